@@ -1,0 +1,89 @@
+// Deadline runner: run work on a fresh detached thread and wait for it only until a deadline.
+// Work that overruns (a read that never returns, an NVML call stuck in the driver) is abandoned:
+// its thread is never joined, its result is discarded when it eventually arrives, and the caller
+// goes on. Because abandoned threads may still be running, the process must leave with
+// std::_Exit after flushing output (see cli/main.cc), never by running static destructors.
+//
+// Work functions must only touch data they own or that outlives the process (captured by value
+// or shared_ptr): an abandoned worker may wake up long after the caller has returned.
+// Thread-safety: all functions are safe to call concurrently.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <system_error>
+#include <thread>
+#include <type_traits>
+#include <utility>
+
+namespace gpudoctor {
+
+using SteadyClock = std::chrono::steady_clock;
+using TimePoint = SteadyClock::time_point;
+
+// Number of workers started and abandoned so far in this process (for diagnostics and tests).
+int AbandonedWorkerCount();
+void CountAbandonedWorker();
+
+template <typename T>
+class PendingResult {
+ public:
+  // Waits until the work finished or `deadline` passed. True when a value is available.
+  bool WaitUntil(TimePoint deadline) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_until(lock, deadline, [&] { return value_.has_value(); });
+  }
+  bool Done() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return value_.has_value();
+  }
+  // Only after WaitUntil returned true.
+  T Take() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return std::move(*value_);
+  }
+  void Set(T v) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      value_.emplace(std::move(v));
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::optional<T> value_;
+};
+
+// Starts fn() on a new detached thread. Returns nullptr if no thread could be started.
+template <typename F>
+auto StartDetached(F fn) -> std::shared_ptr<PendingResult<std::invoke_result_t<F>>> {
+  using T = std::invoke_result_t<F>;
+  auto pending = std::make_shared<PendingResult<T>>();
+  try {
+    std::thread([pending, fn = std::move(fn)]() mutable { pending->Set(fn()); }).detach();
+  } catch (const std::system_error&) {
+    return nullptr;
+  }
+  return pending;
+}
+
+// Runs fn() with a deadline. std::nullopt when it did not finish in time (or no thread could be
+// started); the overrunning worker is abandoned and counted.
+template <typename F>
+auto RunWithDeadline(F fn, TimePoint deadline) -> std::optional<std::invoke_result_t<F>> {
+  auto pending = StartDetached(std::move(fn));
+  if (pending == nullptr) return std::nullopt;
+  if (!pending->WaitUntil(deadline)) {
+    CountAbandonedWorker();
+    return std::nullopt;
+  }
+  return pending->Take();
+}
+
+}  // namespace gpudoctor

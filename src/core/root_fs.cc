@@ -1,0 +1,109 @@
+#include "core/root_fs.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace gpudoctor {
+namespace {
+
+Status ErrnoStatus(const std::string& path, int err) {
+  std::string msg = path + ": " + std::strerror(err);
+  if (err == ENOENT || err == ENOTDIR) return NotFound(msg);
+  if (err == EACCES || err == EPERM) return PermissionDenied(msg);
+  return IoError(msg);
+}
+
+std::string TrimTrailingSlash(std::string s) {
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+RootFs::RootFs() : RootFs("/proc", "/sys", "/") {}
+
+RootFs::RootFs(std::string procfs, std::string sysfs, std::string rootfs)
+    : procfs_(TrimTrailingSlash(std::move(procfs))),
+      sysfs_(TrimTrailingSlash(std::move(sysfs))),
+      rootfs_(TrimTrailingSlash(std::move(rootfs))) {}
+
+std::string RootFs::Join(const std::string& base, std::string_view rel) {
+  while (!rel.empty() && rel.front() == '/') rel.remove_prefix(1);
+  if (rel.empty()) return base;
+  if (base == "/") return "/" + std::string(rel);
+  return base + "/" + std::string(rel);
+}
+
+std::string RootFs::ProcPath(std::string_view rel) const { return Join(procfs_, rel); }
+std::string RootFs::SysPath(std::string_view rel) const { return Join(sysfs_, rel); }
+std::string RootFs::RootPath(std::string_view abs) const { return Join(rootfs_, abs); }
+
+Result<std::string> RootFs::ReadFile(const std::string& path, size_t max_bytes) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus(path, errno);
+  std::string out;
+  char buf[8192];
+  while (out.size() < max_bytes) {
+    size_t want = std::min(sizeof buf, max_bytes - out.size());
+    ssize_t n = ::read(fd, buf, want);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      ::close(fd);
+      return ErrnoStatus(path, err);
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+Result<std::vector<std::string>> RootFs::ListDir(const std::string& path) {
+  DIR* dir = ::opendir(path.c_str());
+  if (dir == nullptr) return ErrnoStatus(path, errno);
+  std::vector<std::string> names;
+  while (struct dirent* e = ::readdir(dir)) {
+    if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
+    names.emplace_back(e->d_name);
+  }
+  ::closedir(dir);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Result<std::string> RootFs::ReadLink(const std::string& path) {
+  char buf[4096];
+  ssize_t n = ::readlink(path.c_str(), buf, sizeof buf - 1);
+  if (n < 0) return ErrnoStatus(path, errno);
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+bool RootFs::Exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+Result<FsUsage> RootFs::StatVfs(std::string_view mount_point) const {
+  std::string path = RootPath(mount_point);
+  struct statvfs sv;
+  if (::statvfs(path.c_str(), &sv) != 0) return ErrnoStatus(path, errno);
+  FsUsage u;
+  uint64_t frsize = sv.f_frsize ? sv.f_frsize : sv.f_bsize;
+  u.total_bytes = static_cast<uint64_t>(sv.f_blocks) * frsize;
+  u.available_bytes = static_cast<uint64_t>(sv.f_bavail) * frsize;
+  u.free_bytes = static_cast<uint64_t>(sv.f_bfree) * frsize;
+  u.inodes_total = sv.f_files;
+  u.inodes_free = sv.f_ffree;
+  u.read_only = (sv.f_flag & ST_RDONLY) != 0;
+  return u;
+}
+
+}  // namespace gpudoctor

@@ -1,0 +1,23 @@
+// Settings: everything a check needs to know, from defaults, the config file and flags (in that
+// order of precedence, flags last). Built once per command, then shared read-only with probe
+// workers through std::shared_ptr<const Settings> (an abandoned worker may outlive the caller).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/root_fs.h"
+#include "rules/thresholds.h"
+
+namespace gpudoctor {
+
+struct Settings {
+  RootFs fs;
+  double deadline_s = 10;  // whole check; `check` returns within deadline + 1 s
+  int sample_ms = 250;     // window for rates (CPU, swap, NIC throughput, ...)
+  std::map<std::string, bool, std::less<>> probe_enabled;  // overrides of the registry default
+  Thresholds thresholds;
+};
+
+}  // namespace gpudoctor

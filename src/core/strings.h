@@ -1,0 +1,38 @@
+// Small string helpers for parsing outside input. All functions are pure and thread-safe.
+// Number parsers reject empty input, trailing garbage and overflow instead of guessing.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpudoctor {
+
+std::string_view Trim(std::string_view s);
+bool StartsWith(std::string_view s, std::string_view prefix);
+bool EndsWith(std::string_view s, std::string_view suffix);
+// Splits on any character of `delims`; empty fields are dropped when skip_empty.
+std::vector<std::string_view> Split(std::string_view s, std::string_view delims,
+                                    bool skip_empty = true);
+std::vector<std::string_view> SplitLines(std::string_view s);
+
+// Decimal integers (leading '+'/'-' allowed for signed), whole string after Trim must be a number.
+std::optional<int64_t> ParseInt64(std::string_view s);
+std::optional<uint64_t> ParseUint64(std::string_view s);
+// Hex with optional 0x prefix.
+std::optional<uint64_t> ParseHex(std::string_view s);
+// Finite decimal floating point; NaN and infinities are rejected.
+std::optional<double> ParseDouble(std::string_view s);
+
+// Replaces bytes that are not printable ASCII or valid UTF-8 with '?', and caps the length, so
+// outside text is safe to print and to embed in JSON.
+std::string Sanitize(std::string_view s, size_t max_len = 512);
+
+// "1.5 GiB", "512 B"; IEC units.
+std::string FormatBytes(uint64_t bytes);
+// Fixed decimals without trailing zeros: 97.25 -> "97.2" with decimals=1.
+std::string FormatDouble(double v, int decimals = 1);
+
+}  // namespace gpudoctor

@@ -1,0 +1,79 @@
+// Facts about the host: CPU, memory, pressure, filesystems, processes. Filled by the host probes
+// (src/probes/{cpu,memory,pressure,disk,process}_probe.cc). Every measured value is optional:
+// absent means unknown/unsupported, never 0.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpudoctor {
+
+struct CpuFacts {
+  std::optional<int> logical_cores;
+  std::optional<double> window_s;     // length of the sampling window
+  std::optional<double> busy_pct;     // all cores, user+nice+system+irq+softirq+steal
+  std::optional<double> iowait_pct;
+  std::optional<double> steal_pct;
+  std::optional<double> load1, load5, load15;
+};
+
+struct MemoryFacts {
+  std::optional<uint64_t> total_bytes;
+  std::optional<uint64_t> available_bytes;
+  std::optional<uint64_t> swap_total_bytes;
+  std::optional<uint64_t> swap_free_bytes;
+  std::optional<double> swap_in_pages_per_s;   // pswpin delta over the window
+  std::optional<double> swap_out_pages_per_s;  // pswpout delta over the window
+  std::optional<uint64_t> oom_kill_count;      // /proc/vmstat oom_kill since boot
+};
+
+struct PressureLine {
+  std::optional<double> avg10_pct, avg60_pct, avg300_pct;
+  std::optional<uint64_t> total_us;
+};
+struct PressureResource {
+  PressureLine some;
+  std::optional<PressureLine> full;  // absent for cpu on older kernels
+};
+struct PressureFacts {
+  std::optional<PressureResource> cpu, memory, io;  // absent: no PSI (kernel < 4.20 or psi=0)
+};
+
+struct MountFacts {
+  std::string device;
+  std::string mount_point;
+  std::string fs_type;
+  bool read_only = false;
+  std::optional<uint64_t> total_bytes, available_bytes;
+  std::optional<uint64_t> inodes_total, inodes_free;  // absent when the fs has no inode limit
+  std::string error;  // why statvfs failed, empty on success
+};
+
+struct StuckProcess {
+  int pid = 0;
+  std::string comm;   // /proc/PID/comm (never cmdline: it can hang on a D task)
+  std::string wchan;  // kernel symbol it waits in; empty when unreadable
+  std::optional<double> stuck_s;  // time since it last ran on a CPU, when the kernel shows it
+  bool nvidia_tool = false;       // nvidia-smi, nvidia-persistenced, nv-hostengine, dcgm...
+};
+
+struct ProcessFacts {
+  int total = 0;
+  int zombie_count = 0;
+  // Tasks in state D at both ends of the sampling window (bounded list, worst first).
+  std::vector<StuckProcess> dstate;
+  int dstate_count = 0;  // all of them, also beyond the bounded list
+};
+
+struct HostFacts {
+  std::optional<CpuFacts> cpu;
+  std::optional<MemoryFacts> memory;
+  std::optional<PressureFacts> pressure;
+  std::optional<std::vector<MountFacts>> mounts;
+  std::optional<ProcessFacts> processes;
+  std::optional<double> uptime_s;
+};
+
+}  // namespace gpudoctor

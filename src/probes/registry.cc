@@ -1,0 +1,34 @@
+#include "probes/registry.h"
+
+namespace gpudoctor {
+
+// Probe entry points, one per file in src/probes/.
+ProbeOutput RunCpuProbe(const ProbeContext& ctx);
+
+const std::vector<ProbeSpec>& ProbeRegistry() {
+  static const std::vector<ProbeSpec> probes = {
+      // name, layer, default on, cadence, entry point, what it reads
+      {"cpu", Layer::kResources, true, Cadence::kFast, RunCpuProbe,
+       "CPU busy/iowait/steal over the window, load average (/proc/stat, /proc/loadavg)"},
+  };
+  return probes;
+}
+
+const ProbeSpec* FindProbe(std::string_view name) {
+  for (const auto& p : ProbeRegistry()) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+std::vector<const ProbeSpec*> EnabledProbes(const Settings& settings) {
+  std::vector<const ProbeSpec*> out;
+  for (const auto& p : ProbeRegistry()) {
+    auto it = settings.probe_enabled.find(p.name);
+    bool on = it == settings.probe_enabled.end() ? p.default_on : it->second;
+    if (on) out.push_back(&p);
+  }
+  return out;
+}
+
+}  // namespace gpudoctor

@@ -1,0 +1,17 @@
+// The probe registry: the one explicit list of probes (registry.cc). Adding a probe = one .cc,
+// one line in the list, one test, one fixture.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "probes/probe.h"
+
+namespace gpudoctor {
+
+const std::vector<ProbeSpec>& ProbeRegistry();
+const ProbeSpec* FindProbe(std::string_view name);
+// Probes enabled by the registry default and the settings' overrides, in registry order.
+std::vector<const ProbeSpec*> EnabledProbes(const Settings& settings);
+
+}  // namespace gpudoctor

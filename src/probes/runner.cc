@@ -1,0 +1,70 @@
+#include "probes/runner.h"
+
+#include <unistd.h>
+
+#include "core/strings.h"
+
+namespace gpudoctor {
+namespace {
+
+double MsSince(TimePoint start, TimePoint end) {
+  return std::chrono::duration<double, std::milli>(end - start).count();
+}
+
+std::string Hostname() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return Sanitize(buf, 255);
+}
+
+struct TimedOutput {
+  ProbeOutput output;
+  double ms = 0;
+};
+
+}  // namespace
+
+Snapshot RunProbes(const std::vector<const ProbeSpec*>& probes,
+                   std::shared_ptr<const Settings> settings, TimePoint deadline) {
+  Snapshot snap;
+  snap.hostname = Hostname();
+  snap.time = std::chrono::system_clock::now();
+  ProbeContext ctx{settings, deadline};
+
+  TimePoint start = SteadyClock::now();
+  std::vector<std::shared_ptr<PendingResult<TimedOutput>>> pending;
+  pending.reserve(probes.size());
+  for (const ProbeSpec* spec : probes) {
+    ProbeFn fn = spec->run;
+    pending.push_back(StartDetached([fn, ctx] {
+      TimePoint t0 = SteadyClock::now();
+      ProbeOutput out = fn(ctx);
+      return TimedOutput{std::move(out), MsSince(t0, SteadyClock::now())};
+    }));
+  }
+
+  for (size_t i = 0; i < probes.size(); ++i) {
+    ProbeRecord rec;
+    rec.name = std::string(probes[i]->name);
+    rec.layer = probes[i]->layer;
+    if (pending[i] == nullptr) {
+      rec.state = ProbeState::kFailed;
+      rec.reason = "could not start a worker thread";
+    } else if (!pending[i]->WaitUntil(deadline)) {
+      CountAbandonedWorker();
+      rec.state = ProbeState::kTimeout;
+      rec.ms = MsSince(start, SteadyClock::now());
+      rec.reason = "did not finish within the deadline; abandoned";
+    } else {
+      TimedOutput done = pending[i]->Take();
+      rec.state = done.output.state;
+      rec.reason = std::move(done.output.reason);
+      rec.ms = done.ms;
+      if (done.output.apply) done.output.apply(snap);
+    }
+    snap.probes.push_back(std::move(rec));
+  }
+  return snap;
+}
+
+}  // namespace gpudoctor

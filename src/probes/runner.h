@@ -1,0 +1,17 @@
+// Runs probes concurrently, each on its own worker, all under one deadline, and assembles the
+// Snapshot. Returns by the deadline whatever happens inside the probes: an overrunning probe is
+// recorded as `timeout` and abandoned. Not re-entrant per Snapshot; safe to call concurrently.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "facts/snapshot.h"
+#include "probes/probe.h"
+
+namespace gpudoctor {
+
+Snapshot RunProbes(const std::vector<const ProbeSpec*>& probes,
+                   std::shared_ptr<const Settings> settings, TimePoint deadline);
+
+}  // namespace gpudoctor

@@ -1,0 +1,65 @@
+#include "rules/catalogue.h"
+
+#include <cmath>
+#include <string>
+
+#include "core/strings.h"
+
+namespace gpudoctor {
+
+std::string FormatThreshold(double v) {
+  if (std::fabs(v) < 1e15 && v == std::floor(v)) return std::to_string(static_cast<int64_t>(v));
+  return FormatDouble(v, 6);
+}
+
+const std::vector<const CatalogueEntry*>& Catalogue() {
+  static const std::vector<const CatalogueEntry*> all = [] {
+    std::vector<const CatalogueEntry*> v;
+    // One line per section, in troubleshooting order where it matters.
+    for (const auto* section : {&HostCatalogue()}) {
+      for (const auto& e : *section) v.push_back(&e);
+    }
+    return v;
+  }();
+  return all;
+}
+
+const CatalogueEntry* FindCatalogueEntry(std::string_view id) {
+  for (const auto* e : Catalogue()) {
+    if (e->id == id) return e;
+  }
+  return nullptr;
+}
+
+std::string CatalogueMarkdown() {
+  std::string md =
+      "# gpudoctor findings\n\n"
+      "Generated from the catalogue (`src/rules/catalogue_*.cc`); do not edit by hand.\n"
+      "Regenerate with `build/gpudoctor explain --markdown > docs/findings.md`.\n"
+      "Thresholds are set per finding in the config file under `[finding.\"ID\"]`.\n";
+  for (Layer layer : {Layer::kNetwork, Layer::kHardware, Layer::kSoftware, Layer::kResources}) {
+    md += "\n## ";
+    md += LayerName(layer);
+    md += "\n";
+    for (const auto* e : Catalogue()) {
+      if (e->layer != layer) continue;
+      md += "\n### `" + std::string(e->id) + "` — " + std::string(e->title) + "\n\n";
+      md += "Severity up to **" + std::string(SeverityName(e->max_severity)) + "**. ";
+      md += std::string(e->description) + "\n";
+      if (!e->thresholds.empty()) {
+        md += "\n| threshold | default | meaning |\n|---|---|---|\n";
+        for (const auto& t : e->thresholds) {
+          md += "| `" + std::string(t.key) + "` | " + FormatThreshold(t.default_value) + " | " +
+                std::string(t.help) + " |\n";
+        }
+      }
+      if (!e->next_steps.empty()) {
+        md += "\nNext steps:\n";
+        for (const auto& s : e->next_steps) md += "- " + std::string(s) + "\n";
+      }
+    }
+  }
+  return md;
+}
+
+}  // namespace gpudoctor

@@ -1,0 +1,44 @@
+// The catalogue: every finding id gpudoctor can emit, with its layer, default thresholds, text and
+// advice. `gpudoctor explain ID`, docs/findings.md and `gpudoctor config --default` come from it.
+// The catalogue is assembled from one section per topic (catalogue_host.cc, catalogue_gpu.cc,
+// ...); ids are unique across sections (a test checks). Immutable static data; thread-safe.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "findings/finding.h"
+
+namespace gpudoctor {
+
+struct ThresholdSpec {
+  std::string_view key;   // config key under [finding."ID"], unit in the name: "warn_used_pct"
+  double default_value;
+  std::string_view help;  // one line: what crossing it means
+};
+
+struct CatalogueEntry {
+  std::string_view id;           // stable: "host.disk.full"
+  Layer layer;
+  Severity max_severity;         // the worst severity this id can carry
+  std::string_view title;        // short: "Filesystem nearly full"
+  std::string_view description;  // what it means and why it matters, a few sentences
+  std::vector<std::string_view> next_steps;
+  std::vector<ThresholdSpec> thresholds;
+};
+
+// One section per topic; each lives in its own catalogue_<topic>.cc.
+const std::vector<CatalogueEntry>& HostCatalogue();
+
+// All entries, in section order.
+const std::vector<const CatalogueEntry*>& Catalogue();
+const CatalogueEntry* FindCatalogueEntry(std::string_view id);
+
+// Markdown for docs/findings.md (a test keeps the committed file equal to this).
+std::string CatalogueMarkdown();
+
+// A threshold value as written in docs and config: integers without a decimal point.
+std::string FormatThreshold(double v);
+
+}  // namespace gpudoctor

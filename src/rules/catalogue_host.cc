@@ -1,0 +1,112 @@
+// Catalogue section: host resources and stuck processes (issue: foundation).
+#include "rules/catalogue.h"
+
+namespace gpudoctor {
+
+const std::vector<CatalogueEntry>& HostCatalogue() {
+  static const std::vector<CatalogueEntry> entries = {
+      {"host.cpu.saturated", Layer::kResources, Severity::kCrit, "CPU saturated",
+       "All CPU cores were busy (user+system+irq+softirq+steal) over the sampling window. Data "
+       "loaders, tokenisers and NCCL proxy threads starve, and GPUs wait for input.",
+       {"Find the top consumers: `top -o %CPU` or `pidstat 1 5`.",
+        "Check data-loader worker counts (num_workers) against the core count.",
+        "If steal is high, the hypervisor is short of CPU: move the VM or ask the provider."},
+       {{"warn_busy_pct", 90, "average busy share of all cores over the window"},
+        {"crit_busy_pct", 98, "average busy share that starves the GPUs"}}},
+      {"host.iowait.high", Layer::kResources, Severity::kCrit, "CPUs waiting for I/O",
+       "A large share of CPU time went to waiting on block I/O: storage is the bottleneck "
+       "(dataset reads, checkpoint writes, swapping).",
+       {"See which device is busy: `iostat -x 1 5`; which process: `iotop -o` or `pidstat -d 1`.",
+        "Stage the dataset on local NVMe, or raise read-ahead and loader prefetching.",
+        "Spread checkpoint writes out or write them asynchronously."},
+       {{"warn_iowait_pct", 20, "share of CPU time in iowait over the window"},
+        {"crit_iowait_pct", 50, "share of CPU time in iowait that stalls training"}}},
+      {"host.load.high", Layer::kResources, Severity::kWarn, "Load average above core count",
+       "The 1-minute load average is well above the number of logical cores: runnable tasks (and "
+       "tasks in uninterruptible sleep, which also count) queue up.",
+       {"Check for tasks in D state (they inflate load without using CPU): `ps -eo state,pid,comm | "
+        "grep ^D`.",
+        "Find CPU hogs with `top`; reduce oversubscribed worker pools."},
+       {{"warn_load_per_core", 2, "1-minute load average divided by logical cores"}}},
+      {"host.memory.low", Layer::kResources, Severity::kCrit, "Little memory available",
+       "MemAvailable (what can be allocated without swapping) is a small share of RAM. The OOM "
+       "killer or heavy swapping follows; pinned-memory allocations for GPUs fail.",
+       {"Find the largest processes: `ps aux --sort=-rss | head`.",
+        "Lower data-loader workers or prefetch depth; check for a memory leak in the job.",
+        "Check /dev/shm usage: `df -h /dev/shm` (shared memory of loaders counts as RAM)."},
+       {{"warn_available_pct", 10, "MemAvailable as a share of MemTotal"},
+        {"crit_available_pct", 5, "MemAvailable share at which the OOM killer is near"}}},
+      {"host.swap.active", Layer::kResources, Severity::kCrit, "Host is actively swapping",
+       "Pages are moving to and from swap during the sampling window. Every swapped page a job "
+       "touches costs milliseconds: throughput collapses.",
+       {"Find who is swapped out: `grep VmSwap /proc/*/status | sort -k2 -n | tail`.",
+        "Reduce memory use or add RAM; consider `vm.swappiness=10` on GPU servers.",
+        "Check `host.memory.low` at the same time: swapping usually follows low memory."},
+       {{"warn_pages_per_s", 100, "pages swapped in + out per second"},
+        {"crit_pages_per_s", 2000, "swap traffic that makes the host unresponsive"}}},
+      {"host.pressure.cpu", Layer::kResources, Severity::kCrit, "CPU pressure (PSI)",
+       "Pressure stall information: the share of the last 10 s in which runnable tasks waited "
+       "for a CPU.",
+       {"Find CPU hogs: `top`; check cgroup CPU limits of the job (`cpu.max`)."},
+       {{"warn_some_avg10_pct", 30, "some avg10: share of time at least one task waited"},
+        {"crit_some_avg10_pct", 70, "some avg10 at which the host is CPU-starved"}}},
+      {"host.pressure.memory", Layer::kResources, Severity::kCrit, "Memory pressure (PSI)",
+       "Pressure stall information: the share of the last 10 s in which tasks stalled on memory "
+       "(reclaim, swap-in, refaults). `full` means all non-idle tasks stalled at once.",
+       {"Free memory: see `host.memory.low`; check the job's cgroup `memory.max`.",
+        "Look at `memory.events` of the job's cgroup for oom and high events."},
+       {{"warn_some_avg10_pct", 10, "some avg10: share of time a task stalled on memory"},
+        {"crit_full_avg10_pct", 10, "full avg10: share of time every task stalled on memory"}}},
+      {"host.pressure.io", Layer::kResources, Severity::kCrit, "I/O pressure (PSI)",
+       "Pressure stall information: the share of the last 10 s in which tasks stalled on I/O.",
+       {"See `iostat -x 1 5` for the busy device and `iotop -o` for the process.",
+        "Move hot data to local NVMe; check network storage latency."},
+       {{"warn_some_avg10_pct", 30, "some avg10: share of time a task waited for I/O"},
+        {"crit_full_avg10_pct", 20, "full avg10: share of time every task waited for I/O"}}},
+      {"host.disk.full", Layer::kResources, Severity::kCrit, "Filesystem nearly full",
+       "A real (non-pseudo) filesystem is nearly full. Checkpoints fail to write, logs stop, "
+       "container images cannot be pulled.",
+       {"Find what is large: `du -xh --max-depth=2 MOUNT | sort -h | tail`.",
+        "Delete old checkpoints, caches (`~/.cache/huggingface`, pip, docker images: `docker "
+        "system df`).",
+        "Check for deleted-but-open files: `lsof +L1`."},
+       {{"warn_used_pct", 90, "used share of the space available to users"},
+        {"crit_used_pct", 97, "used share at which writes are about to fail"}}},
+      {"host.disk.inodes", Layer::kResources, Severity::kCrit, "Filesystem out of inodes",
+       "The filesystem is running out of inodes: new files cannot be created although space is "
+       "left (many small files: datasets unpacked into single files, caches).",
+       {"Find directories with many files: `du --inodes -x MOUNT | sort -n | tail`.",
+        "Pack small files into archives or shards (tar, webdataset, parquet)."},
+       {{"warn_used_pct", 90, "used share of inodes"},
+        {"crit_used_pct", 97, "used share of inodes at which file creation fails"}}},
+      {"proc.dstate", Layer::kSoftware, Severity::kCrit, "Processes stuck in uninterruptible sleep",
+       "Tasks are in state D (uninterruptible sleep) and stayed there. They cannot be killed; "
+       "when an NVIDIA tool (nvidia-smi, nvidia-persistenced, nv-hostengine, dcgm) is among them, "
+       "the driver is hung: this is the classic \"nvidia-smi hangs\" symptom, often with Xid "
+       "119/120 (GSP timeout) in the kernel log.",
+       {"Look at where they wait: `cat /proc/PID/wchan` and, as root, `cat /proc/PID/stack`.",
+        "Do not run more nvidia-smi calls: each one joins the queue of stuck tasks.",
+        "If an NVIDIA tool is stuck: drain the node (Slurm: `scontrol update nodename=$(hostname) "
+        "state=drain reason=gpu-hang`) and reboot; a GPU reset rarely works in this state.",
+        "If the tasks wait on NFS or another network filesystem (wchan rpc_/nfs_), check the "
+        "storage server instead."},
+       {{"min_stuck_s", 10, "a task must be in D state at least this long to count"},
+        {"crit_count", 10, "this many stuck tasks is critical even without an NVIDIA tool"}}},
+      {"proc.zombies", Layer::kSoftware, Severity::kWarn, "Zombie process flood",
+       "Many processes have exited but were not reaped by their parent. They hold pids (and "
+       "sometimes GPU contexts until the parent reaps them).",
+       {"Find the parent: `ps -eo ppid,stat | awk '$2 ~ /Z/ {print $1}' | sort | uniq -c`.",
+        "Restart or fix the parent process (often a launcher or a container init missing)."},
+       {{"warn_count", 200, "zombie processes on the host"}}},
+      {"gpudoctor.probe.timeout", Layer::kSoftware, Severity::kWarn, "A probe did not finish",
+       "A gpudoctor probe was abandoned at its deadline. The files or calls it makes are "
+       "blocking: on a healthy host they answer in microseconds, so this is itself a symptom "
+       "(a hung driver, a stuck filesystem, a task holding kernel locks).",
+       {"Run `gpudoctor check --json` and look at the probe list for which probe timed out.",
+        "Check `proc.dstate` findings and the kernel log (`dmesg | tail -50`) for hung tasks."},
+       {}},
+  };
+  return entries;
+}
+
+}  // namespace gpudoctor

@@ -1,0 +1,21 @@
+// Rules engine: runs every rule set over a Snapshot and returns the findings, with findings
+// switched off in the config removed. Rules are pure functions (no I/O, no clock); thread-safe.
+#pragma once
+
+#include <vector>
+
+#include "facts/snapshot.h"
+#include "findings/finding.h"
+#include "rules/thresholds.h"
+
+namespace gpudoctor {
+
+// One rule set per topic (host_rules.cc, gpu_rules.cc, ...). Appends to `out`.
+using RuleSet = void (*)(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);
+
+void HostRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);
+void ProbeHealthRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);
+
+std::vector<Finding> EvaluateRules(const Snapshot& snap, const Thresholds& thresholds);
+
+}  // namespace gpudoctor

@@ -1,0 +1,17 @@
+// Rules about gpudoctor's own probes: a probe abandoned at its deadline is itself a symptom.
+#include "rules/engine.h"
+
+namespace gpudoctor {
+
+void ProbeHealthRules(const Snapshot& snap, const Thresholds&, std::vector<Finding>& out) {
+  for (const auto& p : snap.probes) {
+    if (p.state != ProbeState::kTimeout) continue;
+    Finding f = MakeFinding("gpudoctor.probe.timeout", Severity::kWarn,
+                            "probe '" + p.name + "' did not finish and was abandoned");
+    f.subject = p.name;
+    f.Add("probe", p.name).Add("waited_ms", static_cast<int64_t>(p.ms));
+    out.push_back(std::move(f));
+  }
+}
+
+}  // namespace gpudoctor

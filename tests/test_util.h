@@ -1,0 +1,52 @@
+// Test helpers shared by unit and end-to-end tests: temporary fixture trees and running the
+// built binary with a timeout. Test-only code.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace gpudoctor::testing {
+
+// A temporary directory removed when the object dies.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  // Writes `content` to path()/rel, creating parent directories.
+  void Write(const std::string& rel, const std::string& content) const;
+  void MakeFifo(const std::string& rel) const;
+  void MakeDir(const std::string& rel) const;
+  void Symlink(const std::string& target, const std::string& rel) const;
+
+ private:
+  std::string path_;
+};
+
+std::string ReadFileOrDie(const std::string& path);
+std::string FixturePath(const std::string& rel);  // tests/fixtures/<rel>
+
+struct RunResult {
+  int exit_code = -1;  // -1: killed by timeout or by a signal
+  std::string out, err;
+  double seconds = 0;
+};
+
+// Runs argv (argv[0] is the program path) with extra environment entries, no stdin, and kills
+// it after `timeout`.
+RunResult RunProgram(const std::vector<std::string>& argv,
+                     std::chrono::milliseconds timeout = std::chrono::seconds(30),
+                     const std::map<std::string, std::string>& env = {},
+                     const std::string& stdin_data = "");
+
+// Runs the built gpudoctor binary with `args`.
+RunResult RunGpudoctor(const std::vector<std::string>& args,
+                       std::chrono::milliseconds timeout = std::chrono::seconds(30),
+                       const std::map<std::string, std::string>& env = {},
+                       const std::string& stdin_data = "");
+
+}  // namespace gpudoctor::testing

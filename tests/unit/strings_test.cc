@@ -1,0 +1,48 @@
+#include "core/strings.h"
+
+#include <gtest/gtest.h>
+
+namespace gpudoctor {
+namespace {
+
+TEST(StringsTest, ParseNumbersRejectGarbage) {
+  EXPECT_EQ(ParseInt64(" 42 "), 42);
+  EXPECT_EQ(ParseInt64("-7"), -7);
+  EXPECT_FALSE(ParseInt64("42x"));
+  EXPECT_FALSE(ParseInt64(""));
+  EXPECT_FALSE(ParseUint64("-1"));
+  EXPECT_FALSE(ParseUint64("99999999999999999999999"));
+  EXPECT_EQ(ParseHex("0x3b"), 0x3bu);
+  EXPECT_EQ(ParseHex("3B"), 0x3bu);
+  EXPECT_FALSE(ParseHex("0x"));
+  EXPECT_DOUBLE_EQ(*ParseDouble("1.5"), 1.5);
+  EXPECT_FALSE(ParseDouble("nan"));
+  EXPECT_FALSE(ParseDouble("inf"));
+}
+
+TEST(StringsTest, SplitAndTrim) {
+  auto f = Split("cpu  1 2\t3", " \t");
+  ASSERT_EQ(f.size(), 4u);
+  EXPECT_EQ(f[3], "3");
+  EXPECT_EQ(Trim("  a b \n"), "a b");
+  auto lines = SplitLines("a\r\nb\n\nc");
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[0], "a");
+  EXPECT_EQ(lines[2], "");
+}
+
+TEST(StringsTest, SanitizeKeepsUtf8AndReplacesBinary) {
+  EXPECT_EQ(Sanitize("ok \xe2\x9c\x93"), "ok \xe2\x9c\x93");
+  EXPECT_EQ(Sanitize(std::string("a\0b\xff", 4)), "a?b?");
+  EXPECT_EQ(Sanitize("abcdef", 3), "abc");
+}
+
+TEST(StringsTest, FormatBytesAndDouble) {
+  EXPECT_EQ(FormatBytes(512), "512 B");
+  EXPECT_EQ(FormatBytes(1536), "1.5 KiB");
+  EXPECT_EQ(FormatDouble(97.25, 1), "97.2");
+  EXPECT_EQ(FormatDouble(3.0, 2), "3");
+}
+
+}  // namespace
+}  // namespace gpudoctor
