@@ -60,11 +60,12 @@ std::string ReadFileOrDie(const std::string& path) {
   return ss.str();
 }
 
-std::string FixturePath(const std::string& rel) { return std::string(GPUDOCTOR_FIXTURES) + "/" + rel; }
+std::string FixturePath(const std::string& rel) {
+  return std::string(GPUDOCTOR_FIXTURES) + "/" + rel;
+}
 
 RunResult RunProgram(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
-                     const std::map<std::string, std::string>& env,
-                     const std::string& stdin_data) {
+                     const std::map<std::string, std::string>& env, const std::string& stdin_data) {
   int out_pipe[2], err_pipe[2], in_pipe[2];
   if (pipe(out_pipe) || pipe(err_pipe) || pipe(in_pipe)) throw std::runtime_error("pipe failed");
   auto start = std::chrono::steady_clock::now();

@@ -4,15 +4,24 @@ namespace gpudoctor {
 
 const char* StatusCodeName(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return "ok";
-    case StatusCode::kNotFound: return "not_found";
-    case StatusCode::kPermissionDenied: return "permission_denied";
-    case StatusCode::kInvalidArgument: return "invalid_argument";
-    case StatusCode::kParseError: return "parse_error";
-    case StatusCode::kUnsupported: return "unsupported";
-    case StatusCode::kTimeout: return "timeout";
-    case StatusCode::kIoError: return "io_error";
-    case StatusCode::kInternal: return "internal";
+    case StatusCode::kOk:
+      return "ok";
+    case StatusCode::kNotFound:
+      return "not_found";
+    case StatusCode::kPermissionDenied:
+      return "permission_denied";
+    case StatusCode::kInvalidArgument:
+      return "invalid_argument";
+    case StatusCode::kParseError:
+      return "parse_error";
+    case StatusCode::kUnsupported:
+      return "unsupported";
+    case StatusCode::kTimeout:
+      return "timeout";
+    case StatusCode::kIoError:
+      return "io_error";
+    case StatusCode::kInternal:
+      return "internal";
   }
   return "unknown";
 }

@@ -12,8 +12,8 @@ namespace gpudoctor {
 
 struct CpuFacts {
   std::optional<int> logical_cores;
-  std::optional<double> window_s;     // length of the sampling window
-  std::optional<double> busy_pct;     // all cores, user+nice+system+irq+softirq+steal
+  std::optional<double> window_s;  // length of the sampling window
+  std::optional<double> busy_pct;  // all cores, user+nice+system+irq+softirq+steal
   std::optional<double> iowait_pct;
   std::optional<double> steal_pct;
   std::optional<double> load1, load5, load15;
@@ -48,13 +48,13 @@ struct MountFacts {
   bool read_only = false;
   std::optional<uint64_t> total_bytes, available_bytes;
   std::optional<uint64_t> inodes_total, inodes_free;  // absent when the fs has no inode limit
-  std::string error;  // why statvfs failed, empty on success
+  std::string error;                                  // why statvfs failed, empty on success
 };
 
 struct StuckProcess {
   int pid = 0;
-  std::string comm;   // /proc/PID/comm (never cmdline: it can hang on a D task)
-  std::string wchan;  // kernel symbol it waits in; empty when unreadable
+  std::string comm;               // /proc/PID/comm (never cmdline: it can hang on a D task)
+  std::string wchan;              // kernel symbol it waits in; empty when unreadable
   std::optional<double> stuck_s;  // time since it last ran on a CPU, when the kernel shows it
   bool nvidia_tool = false;       // nvidia-smi, nvidia-persistenced, nv-hostengine, dcgm...
 };

@@ -10,19 +10,26 @@ namespace gpudoctor {
 
 const char* LayerName(Layer layer) {
   switch (layer) {
-    case Layer::kNetwork: return "network";
-    case Layer::kHardware: return "hardware";
-    case Layer::kSoftware: return "software";
-    case Layer::kResources: return "resources";
+    case Layer::kNetwork:
+      return "network";
+    case Layer::kHardware:
+      return "hardware";
+    case Layer::kSoftware:
+      return "software";
+    case Layer::kResources:
+      return "resources";
   }
   return "unknown";
 }
 
 const char* SeverityName(Severity sev) {
   switch (sev) {
-    case Severity::kInfo: return "info";
-    case Severity::kWarn: return "warn";
-    case Severity::kCrit: return "crit";
+    case Severity::kInfo:
+      return "info";
+    case Severity::kWarn:
+      return "warn";
+    case Severity::kCrit:
+      return "crit";
   }
   return "unknown";
 }

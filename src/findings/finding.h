@@ -16,8 +16,8 @@ namespace gpudoctor {
 enum class Layer { kNetwork = 0, kHardware = 1, kSoftware = 2, kResources = 3 };
 enum class Severity { kInfo = 0, kWarn = 1, kCrit = 2 };
 
-const char* LayerName(Layer layer);        // "network", "hardware", "software", "resources"
-const char* SeverityName(Severity sev);    // "info", "warn", "crit"
+const char* LayerName(Layer layer);      // "network", "hardware", "software", "resources"
+const char* SeverityName(Severity sev);  // "info", "warn", "crit"
 std::optional<Severity> ParseSeverity(std::string_view s);
 
 // One piece of evidence. The unit is part of the name (busy_pct, used_bytes, stuck_s).
@@ -31,7 +31,7 @@ struct GpuRef {
   std::string uuid;
   std::string pci_bus_id;  // "0000:3b:00.0"
   std::string serial;
-  std::string name;        // product name
+  std::string name;  // product name
 };
 
 struct Finding {

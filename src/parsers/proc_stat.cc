@@ -23,9 +23,8 @@ Result<ProcStat> ParseProcStat(std::string_view text) {
       return ParseError("/proc/stat line " + std::to_string(line_no) + ": cpu line has " +
                         std::to_string(fields.size() - 1) + " fields, need at least 4");
     }
-    uint64_t* slots[] = {&st.total.user,   &st.total.nice, &st.total.system,
-                         &st.total.idle,   &st.total.iowait, &st.total.irq,
-                         &st.total.softirq, &st.total.steal};
+    uint64_t* slots[] = {&st.total.user,   &st.total.nice, &st.total.system,  &st.total.idle,
+                         &st.total.iowait, &st.total.irq,  &st.total.softirq, &st.total.steal};
     for (size_t i = 1; i < fields.size() && i <= 8; ++i) {
       auto v = ParseUint64(fields[i]);
       if (!v) {
@@ -57,9 +56,10 @@ std::optional<CpuShares> CpuSharesBetween(const CpuTimes& before, const CpuTimes
   auto delta = [](uint64_t a, uint64_t b) { return b >= a ? static_cast<double>(b - a) : 0.0; };
   double total = static_cast<double>(after.Total() - before.Total());
   CpuShares s;
-  s.busy_pct = 100.0 * (delta(before.user, after.user) + delta(before.nice, after.nice) +
-                        delta(before.system, after.system) + delta(before.irq, after.irq) +
-                        delta(before.softirq, after.softirq) + delta(before.steal, after.steal)) /
+  s.busy_pct = 100.0 *
+               (delta(before.user, after.user) + delta(before.nice, after.nice) +
+                delta(before.system, after.system) + delta(before.irq, after.irq) +
+                delta(before.softirq, after.softirq) + delta(before.steal, after.steal)) /
                total;
   s.iowait_pct = 100.0 * delta(before.iowait, after.iowait) / total;
   s.steal_pct = 100.0 * delta(before.steal, after.steal) / total;

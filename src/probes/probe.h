@@ -27,8 +27,8 @@ struct ProbeContext {
 
 struct ProbeOutput {
   ProbeState state = ProbeState::kOk;
-  std::string reason;                       // for skipped / failed
-  std::function<void(Snapshot&)> apply;     // may be empty
+  std::string reason;                    // for skipped / failed
+  std::function<void(Snapshot&)> apply;  // may be empty
 };
 
 inline ProbeOutput ProbeOk(std::function<void(Snapshot&)> apply) {

@@ -13,13 +13,13 @@
 namespace gpudoctor {
 
 struct ThresholdSpec {
-  std::string_view key;   // config key under [finding."ID"], unit in the name: "warn_used_pct"
+  std::string_view key;  // config key under [finding."ID"], unit in the name: "warn_used_pct"
   double default_value;
   std::string_view help;  // one line: what crossing it means
 };
 
 struct CatalogueEntry {
-  std::string_view id;           // stable: "host.disk.full"
+  std::string_view id;  // stable: "host.disk.full"
   Layer layer;
   Severity max_severity;         // the worst severity this id can carry
   std::string_view title;        // short: "Filesystem nearly full"

@@ -32,9 +32,9 @@ void CpuRules(const CpuFacts& cpu, const Thresholds& t, std::vector<Finding>& ou
     const char* id = "host.iowait.high";
     if (auto sev =
             Grade(*cpu.iowait_pct, t.Get(id, "warn_iowait_pct"), t.Get(id, "crit_iowait_pct"))) {
-      Finding f = MakeFinding(id, *sev,
-                              "CPUs spent " + FormatDouble(*cpu.iowait_pct) +
-                                  "% of the window waiting for I/O");
+      Finding f = MakeFinding(
+          id, *sev,
+          "CPUs spent " + FormatDouble(*cpu.iowait_pct) + "% of the window waiting for I/O");
       f.Add("iowait_pct", *cpu.iowait_pct);
       if (cpu.window_s) f.Add("window_s", *cpu.window_s);
       out.push_back(std::move(f));

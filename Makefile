@@ -1,0 +1,52 @@
+# gpudoctor: `make run` builds and diagnoses this machine; `make test` runs the whole suite.
+BUILD      ?= build
+FUZZ_BUILD ?= build-fuzz
+JOBS       ?= $(shell nproc)
+ARGS       ?=
+FUZZ_SECONDS ?= 8
+
+.PHONY: all deps build run test unit fuzz lint format bench clean docs
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+build: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@cmake --build $(BUILD) -j$(JOBS)
+
+run: build
+	@./$(BUILD)/gpudoctor check $(ARGS); rc=$$?; \
+	  echo "(gpudoctor check exit code $$rc: 0 healthy, 1 warn, 2 crit, 3 could not run)"; \
+	  [ $$rc -le 2 ]
+
+# The whole suite: unit + end-to-end tests, then a short run of every fuzz target.
+test: build
+	ctest --test-dir $(BUILD) --output-on-failure -j2
+	$(MAKE) --no-print-directory fuzz
+
+unit: build
+	ctest --test-dir $(BUILD) --output-on-failure -j2
+
+fuzz: deps
+	@cmake -S . -B $(FUZZ_BUILD) -DGPUDOCTOR_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+	  -DGPUDOCTOR_FUZZ_SECONDS=$(FUZZ_SECONDS) >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j$(JOBS)
+	ctest --test-dir $(FUZZ_BUILD) --output-on-failure
+
+lint: deps
+	@files=$$(git ls-files '*.cc' '*.h'); clang-format --dry-run --Werror $$files && echo "lint: clang-format clean"
+
+format:
+	@clang-format -i $$(git ls-files '*.cc' '*.h')
+
+bench: build
+	@bash bench/run.sh $(BUILD)
+
+docs: build
+	./$(BUILD)/gpudoctor explain --markdown > docs/findings.md
+
+clean:
+	rm -rf $(BUILD) $(FUZZ_BUILD)

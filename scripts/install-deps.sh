@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages gpudoctor needs to build, test and lint, when missing.
+# Needs root (apt-get) only if something is missing. Idempotent and quiet when all is there.
+set -euo pipefail
+packages=(
+  g++ cmake make pkg-config ccache
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libtomlplusplus-dev nlohmann-json3-dev libsystemd-dev libsqlite3-dev
+  clang libclang-rt-14-dev clang-format
+  iproute2 procps
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-deps: missing packages: ${missing[*]}; run as root (or: sudo apt-get install ${missing[*]})" >&2
+  exit 1
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
