@@ -18,6 +18,16 @@ struct Settings {
   int sample_ms = 250;     // window for rates (CPU, swap, NIC throughput, ...)
   std::map<std::string, bool, std::less<>> probe_enabled;  // overrides of the registry default
   Thresholds thresholds;
+
+  // Network layer (issue 5): [network] targets/references, --target/--reference (repeatable).
+  std::vector<std::string> net_targets;     // what the service depends on: "host" or "host:port"
+  std::vector<std::string> net_references;  // other sites, probed only for comparison
+  int net_probe_count = 5;                  // probes per host
+  int net_probe_interval_ms = 200;          // between probe starts
+  int net_probe_timeout_ms = 1000;          // per probe
+  int net_resolve_timeout_ms = 1000;        // getaddrinfo budget per name
+  int net_fallback_tcp_port = 22;           // TCP-connect port when no ICMP socket can be opened
+  std::vector<std::string> net_known_gpu_users;  // users whose GPU processes are expected
 };
 
 }  // namespace gpudoctor

@@ -4,12 +4,29 @@ namespace gpudoctor {
 
 // Probe entry points, one per file in src/probes/.
 ProbeOutput RunCpuProbe(const ProbeContext& ctx);
+// Network layer (issue 5).
+ProbeOutput RunReachabilityProbe(const ProbeContext& ctx);
+ProbeOutput RunNicProbe(const ProbeContext& ctx);
+ProbeOutput RunInfinibandProbe(const ProbeContext& ctx);
+ProbeOutput RunSocketsProbe(const ProbeContext& ctx);
+ProbeOutput RunSuspiciousProbe(const ProbeContext& ctx);
 
 const std::vector<ProbeSpec>& ProbeRegistry() {
   static const std::vector<ProbeSpec> probes = {
       // name, layer, default on, cadence, entry point, what it reads
       {"cpu", Layer::kResources, true, Cadence::kFast, RunCpuProbe,
        "CPU busy/iowait/steal over the window, load average (/proc/stat, /proc/loadavg)"},
+      // Network layer (issue 5).
+      {"reachability", Layer::kNetwork, true, Cadence::kFast, RunReachabilityProbe,
+       "ICMP/TCP RTT and loss to [network] targets and references, else the default gateway"},
+      {"nic", Layer::kNetwork, true, Cadence::kFast, RunNicProbe,
+       "NIC state, errors and throughput vs link speed (/sys/class/net)"},
+      {"infiniband", Layer::kNetwork, true, Cadence::kFast, RunInfinibandProbe,
+       "InfiniBand port state, rate and error counters (/sys/class/infiniband)"},
+      {"sockets", Layer::kNetwork, true, Cadence::kFast, RunSocketsProbe,
+       "bytes per process and peer over the window (sock_diag tcp_info, /proc/PID/fd)"},
+      {"suspicious", Layer::kSoftware, true, Cadence::kSlow, RunSuspiciousProbe,
+       "miner-like process signs: names, stratum ports, deleted exe, CPU, GPU use"},
   };
   return probes;
 }
