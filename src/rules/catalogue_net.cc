@@ -148,7 +148,8 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
         "Compare the binary with the package: `dpkg -S` / `rpm -qf` on the path, or hash it.",
         "If it is unknown, isolate the host and follow the incident process before killing it "
         "(keep evidence: `cp /proc/PID/exe /root/evidence.bin`)."},
-       {{"warn_cpu_pct", 80, "CPU in percent of one core that, with outbound connections, is a sign"}}},
+       {{"warn_cpu_pct", 80,
+         "CPU in percent of one core that, with outbound connections, is a sign"}}},
   };
   return entries;
 }
