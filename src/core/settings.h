@@ -18,6 +18,10 @@ struct Settings {
   int sample_ms = 250;     // window for rates (CPU, swap, NIC throughput, ...)
   std::map<std::string, bool, std::less<>> probe_enabled;  // overrides of the registry default
   Thresholds thresholds;
+
+  // Host probes (issue 2): how long the disk probe waits for all statvfs calls together; a
+  // mount that has not answered by then is reported as unresponsive.
+  int disk_statvfs_timeout_ms = 1000;
 };
 
 }  // namespace gpudoctor

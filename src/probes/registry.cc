@@ -4,12 +4,24 @@ namespace gpudoctor {
 
 // Probe entry points, one per file in src/probes/.
 ProbeOutput RunCpuProbe(const ProbeContext& ctx);
+ProbeOutput RunMemoryProbe(const ProbeContext& ctx);
+ProbeOutput RunPressureProbe(const ProbeContext& ctx);
+ProbeOutput RunDiskProbe(const ProbeContext& ctx);
+ProbeOutput RunProcessProbe(const ProbeContext& ctx);
 
 const std::vector<ProbeSpec>& ProbeRegistry() {
   static const std::vector<ProbeSpec> probes = {
       // name, layer, default on, cadence, entry point, what it reads
       {"cpu", Layer::kResources, true, Cadence::kFast, RunCpuProbe,
        "CPU busy/iowait/steal over the window, load average (/proc/stat, /proc/loadavg)"},
+      {"memory", Layer::kResources, true, Cadence::kFast, RunMemoryProbe,
+       "RAM and swap use, swap traffic over the window, OOM kills (/proc/meminfo, /proc/vmstat)"},
+      {"pressure", Layer::kResources, true, Cadence::kFast, RunPressureProbe,
+       "CPU, memory and I/O pressure stall shares (/proc/pressure/*)"},
+      {"disk", Layer::kResources, true, Cadence::kSlow, RunDiskProbe,
+       "space and inodes of real filesystems, unresponsive mounts (/proc/1/mounts, statvfs)"},
+      {"processes", Layer::kSoftware, true, Cadence::kFast, RunProcessProbe,
+       "tasks stuck in D state with their wchan, zombies (/proc/PID/stat, wchan, sched)"},
   };
   return probes;
 }
