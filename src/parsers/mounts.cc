@@ -102,8 +102,9 @@ bool MountIsChecked(const MountEntry& m) {
   for (std::string_view t : kHelperFuseTypes) {
     if (type == t) return false;
   }
+  // Strictly below: /var/lib/docker on its own disk is checked, its overlay layers are not.
   for (std::string_view dir : kRuntimeDirs) {
-    if (AtOrBelow(m.mount_point, dir)) return false;
+    if (m.mount_point.size() > dir.size() && AtOrBelow(m.mount_point, dir)) return false;
   }
   if (type == "overlay") return m.mount_point == "/";
   if (type == "tmpfs") {

@@ -40,7 +40,8 @@ Result<std::vector<MountEntry>> ParseMounts(std::string_view text, int* skipped_
 //   on the filesystem that holds /var/lib/docker etc., which is checked itself.
 // False for pseudo filesystems (proc, sysfs, cgroup, devpts, debugfs, ...), read-only images
 // (squashfs: snaps, erofs, iso9660), helper FUSE filesystems (lxcfs, gvfs, portals, snapfuse),
-// and anything mounted below container-runtime or kubelet pod directories.
+// and anything mounted strictly below container-runtime or kubelet directories (a dedicated disk
+// at /var/lib/docker itself is checked).
 bool MountIsChecked(const MountEntry& m);
 
 // Key under which bind mounts of the same filesystem collapse to one: the device for block
