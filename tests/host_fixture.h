@@ -51,6 +51,7 @@ class HostFixture {
   }
   // Writes (or overwrites) a file in the copy, e.g. Write("proc/meminfo", "...").
   void Write(const std::string& rel, const std::string& content) const { dir_.Write(rel, content); }
+  void MakeDir(const std::string& rel) const { dir_.MakeDir(rel); }
 
   // Starts watching every X with an X.next under the tree; returns how many were armed. Call it
   // before the probe or binary runs. Each swap happens once.

@@ -36,7 +36,7 @@ bool HasAnyPrefix(std::string_view s, const auto& prefixes) {
 
 struct Candidate {
   int pid = 0, tid = 0;
-  std::string dir;  // "PID/task/TID", or "PID" when the task directory is unreadable
+  std::string dir;  // "PID/task/TID", or "PID" for the main thread
   std::string comm, thread_comm;
 };
 
@@ -95,11 +95,11 @@ FirstScan ScanAll(const RootFs& fs, const std::vector<std::string>& names) {
     for (const std::string& tid_name : *tids) {
       auto tid = ParseInt64(tid_name);
       if (!tid || *tid <= 0) continue;
-      std::string dir = name + "/task/" + tid_name;
-      if (*tid == *pid) {
-        add_if_d(*leader, static_cast<int>(*tid), dir);
+      if (*tid == *pid) {  // the main thread: /proc/PID/stat is its stat, already read
+        add_if_d(*leader, static_cast<int>(*tid), name);
         continue;
       }
+      std::string dir = name + "/task/" + tid_name;
       auto st = ReadStat(fs, dir);
       if (!st) continue;
       ++scan.facts.tasks_scanned;
