@@ -41,23 +41,23 @@ Result<Meminfo> ParseMeminfo(std::string_view text) {
       if (key != slot.key) continue;
       auto bytes = ParseKbValue(line.substr(colon + 1));
       if (!bytes) {
-        return ParseError("/proc/meminfo line " + std::to_string(line_no) + ": " +
-                          std::string(slot.key) + " has a malformed value '" +
-                          Sanitize(Trim(line.substr(colon + 1)), 40) + "'");
+        return ParseError("line " + std::to_string(line_no) + ": " + std::string(slot.key) +
+                          " has a malformed value '" + Sanitize(Trim(line.substr(colon + 1)), 40) +
+                          "'");
       }
       *slot.value = *bytes;
     }
   }
-  if (!m.total_bytes) return ParseError("/proc/meminfo: no MemTotal line");
-  if (*m.total_bytes == 0) return ParseError("/proc/meminfo: MemTotal is 0");
+  if (!m.total_bytes) return ParseError("no MemTotal line");
+  if (*m.total_bytes == 0) return ParseError("MemTotal is 0");
   if (m.available_bytes && *m.available_bytes > *m.total_bytes) {
-    return ParseError("/proc/meminfo: MemAvailable exceeds MemTotal");
+    return ParseError("MemAvailable exceeds MemTotal");
   }
   if (m.free_bytes && *m.free_bytes > *m.total_bytes) {
-    return ParseError("/proc/meminfo: MemFree exceeds MemTotal");
+    return ParseError("MemFree exceeds MemTotal");
   }
   if (m.swap_total_bytes && m.swap_free_bytes && *m.swap_free_bytes > *m.swap_total_bytes) {
-    return ParseError("/proc/meminfo: SwapFree exceeds SwapTotal");
+    return ParseError("SwapFree exceeds SwapTotal");
   }
   return m;
 }

@@ -44,7 +44,9 @@ constexpr std::array<std::string_view, 9> kRuntimeDirs = {
     "/var/snap",           "/snap",
     "/var/lib/lxcfs"};
 
-constexpr std::array<std::string_view, 4> kRuntimeTmpfsDirs = {"/run", "/dev", "/sys", "/proc"};
+// Top-level directories (below "/") whose tmpfs mounts are runtime state. These are paths in
+// the mount table being compared, not files gpudoctor opens (that goes through RootFs).
+constexpr std::array<std::string_view, 4> kRuntimeTmpfsTopDirs = {"run", "dev", "sys", "proc"};
 
 }  // namespace
 
@@ -90,7 +92,7 @@ Result<std::vector<MountEntry>> ParseMounts(std::string_view text, int* skipped_
     out.push_back(std::move(m));
   }
   if (skipped_lines != nullptr) *skipped_lines = skipped;
-  if (out.empty()) return ParseError("mounts: no valid mount line");
+  if (out.empty()) return ParseError("no valid mount line");
   return out;
 }
 
@@ -109,8 +111,11 @@ bool MountIsChecked(const MountEntry& m) {
   if (type == "overlay") return m.mount_point == "/";
   if (type == "tmpfs") {
     if (m.mount_point == "/dev/shm") return true;
-    for (std::string_view dir : kRuntimeTmpfsDirs) {
-      if (AtOrBelow(m.mount_point, dir)) return false;
+    for (std::string_view top : kRuntimeTmpfsTopDirs) {
+      if (m.mount_point.size() > top.size() && m.mount_point[0] == '/' &&
+          AtOrBelow(std::string_view(m.mount_point).substr(1), top)) {
+        return false;
+      }
     }
     return true;
   }

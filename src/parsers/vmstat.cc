@@ -22,14 +22,14 @@ Result<VmstatCounters> ParseVmstat(std::string_view text) {
       if (fields[0] != slot.key) continue;
       auto v = fields.size() == 2 ? ParseUint64(fields[1]) : std::nullopt;
       if (!v) {
-        return ParseError("/proc/vmstat line " + std::to_string(line_no) + ": " +
-                          std::string(slot.key) + " is not a number");
+        return ParseError("line " + std::to_string(line_no) + ": " + std::string(slot.key) +
+                          " is not a number");
       }
       *slot.value = *v;
     }
   }
   if (!c.pswpin && !c.pswpout && !c.oom_kill) {
-    return ParseError("/proc/vmstat: none of pswpin, pswpout, oom_kill present");
+    return ParseError("none of pswpin, pswpout, oom_kill present");
   }
   return c;
 }

@@ -62,11 +62,12 @@ std::vector<MountFacts> StatMounts(const std::vector<MountEntry>& mounts, StatVf
 }
 
 ProbeOutput RunDiskProbe(const ProbeContext& ctx) {
-  auto text = ctx.fs().ReadProc("1/mounts");
-  if (!text.ok()) text = ctx.fs().ReadProc("mounts");
+  std::string table = "1/mounts";
+  auto text = ctx.fs().ReadProc(table);
+  if (!text.ok()) text = ctx.fs().ReadProc(table = "mounts");
   if (!text.ok()) return ProbeFailed("mount table: " + text.status().ToString());
   auto all = ParseMounts(*text);
-  if (!all.ok()) return ProbeFailed(all.status().message());
+  if (!all.ok()) return ProbeFailed(ctx.fs().ProcPath(table) + ": " + all.status().message());
   std::vector<MountEntry> selected = SelectMountsToCheck(*all);
   if (selected.size() > kMaxMountsChecked) selected.resize(kMaxMountsChecked);
 

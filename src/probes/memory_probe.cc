@@ -29,7 +29,9 @@ ProbeOutput RunMemoryProbe(const ProbeContext& ctx) {
   auto meminfo_text = ctx.fs().ReadProc("meminfo");
   if (!meminfo_text.ok()) return ProbeFailed(meminfo_text.status().ToString());
   auto meminfo = ParseMeminfo(*meminfo_text);
-  if (!meminfo.ok()) return ProbeFailed(meminfo.status().message());
+  if (!meminfo.ok()) {
+    return ProbeFailed(ctx.fs().ProcPath("meminfo") + ": " + meminfo.status().message());
+  }
 
   MemoryFacts mem;
   mem.total_bytes = meminfo->total_bytes;

@@ -28,7 +28,8 @@ ProbeOutput RunPressureProbe(const ProbeContext& ctx) {
     }
     auto res = ParsePressure(*text);
     if (!res.ok()) {
-      if (first_error.empty()) first_error = std::string(r.file) + ": " + res.status().message();
+      if (first_error.empty())
+        first_error = ctx.fs().ProcPath(r.file) + ": " + res.status().message();
       continue;
     }
     *r.slot = *res;
