@@ -49,7 +49,7 @@ struct MountFacts {
   std::string fs_type;
   bool read_only = false;
   std::optional<uint64_t> total_bytes, available_bytes;
-  std::optional<uint64_t> free_bytes;  // including root-reserved blocks
+  std::optional<uint64_t> free_bytes;                 // including root-reserved blocks
   std::optional<uint64_t> inodes_total, inodes_free;  // absent when the fs has no inode limit
   std::string error;                                  // why statvfs failed, empty on success
   bool timed_out = false;  // statvfs did not answer in time (stale network mount?)
