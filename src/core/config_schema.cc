@@ -89,6 +89,13 @@ Status ApplyKnownGpuUsers(const SettingSpec&, const SettingValue& v, Settings& s
   return Status::Ok();
 }
 
+Status ApplyStatVfsTimeoutMs(const SettingSpec&, const SettingValue& v, Settings& s) {
+  int64_t ms = std::get<int64_t>(v);
+  if (ms < 10 || ms > 60000) return InvalidArgument("must be milliseconds in [10, 60000]");
+  s.disk_statvfs_timeout_ms = static_cast<int>(ms);
+  return Status::Ok();
+}
+
 std::vector<SettingSpec> StaticSpecs() {
   return {
       {{"check", "deadline_s"},
@@ -101,6 +108,12 @@ std::vector<SettingSpec> StaticSpecs() {
        int64_t{250},
        "Sampling window in milliseconds for rates (CPU, swap, NIC throughput, counter growth).",
        ApplySampleMs},
+      {{"disk", "statvfs_timeout_ms"},
+       SettingType::kInt,
+       int64_t{Settings().disk_statvfs_timeout_ms},
+       "How long the disk probe waits for statvfs of all mounts; a mount that has not answered "
+       "by then (stale NFS) is reported as host.disk.unresponsive.",
+       ApplyStatVfsTimeoutMs},
       {{"paths", "procfs"},
        SettingType::kString,
        RootFs().procfs(),

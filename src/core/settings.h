@@ -29,6 +29,9 @@ struct Settings {
   int net_resolve_timeout_ms = 1000;        // getaddrinfo budget per name
   int net_fallback_tcp_port = 22;           // TCP-connect port when no ICMP socket can be opened
   std::vector<std::string> net_known_gpu_users;  // users whose GPU processes are expected
+  // Host probes (issue 2): how long the disk probe waits for all statvfs calls together; a
+  // mount that has not answered by then is reported as unresponsive.
+  int disk_statvfs_timeout_ms = 1000;
 };
 
 }  // namespace gpudoctor

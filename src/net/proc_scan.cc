@@ -8,26 +8,6 @@
 
 namespace gpudoctor {
 
-std::optional<PidStat> ParsePidStat(std::string_view text) {
-  size_t open = text.find('(');
-  size_t close = text.rfind(')');
-  if (open == std::string_view::npos || close == std::string_view::npos || close < open) {
-    return std::nullopt;
-  }
-  PidStat s;
-  s.comm = Sanitize(text.substr(open + 1, close - open - 1), 64);
-  auto f = Split(text.substr(close + 1), " \n");
-  // After the comm: state(3) ppid(4) ... utime(14) stime(15) → indexes 0 and 11, 12.
-  if (f.size() < 13 || f[0].size() != 1) return std::nullopt;
-  s.state = f[0][0];
-  auto ut = ParseUint64(f[11]);
-  auto st = ParseUint64(f[12]);
-  if (!ut || !st) return std::nullopt;
-  s.utime_ticks = *ut;
-  s.stime_ticks = *st;
-  return s;
-}
-
 std::optional<uint64_t> ParseSocketLink(std::string_view link) {
   if (!StartsWith(link, "socket:[") || !EndsWith(link, "]")) return std::nullopt;
   return ParseUint64(link.substr(8, link.size() - 9));
@@ -65,11 +45,11 @@ ProcessScan ScanProcesses(const RootFs& fs, const ScanOptions& opts) {
     auto stat_text = fs.ReadProc(name + "/stat", 4096);
     if (!stat_text.ok()) continue;  // exited meanwhile
     auto st = ParsePidStat(*stat_text);
-    if (!st) continue;
+    if (!st.ok()) continue;
     ScannedProcess p;
     p.pid = static_cast<int>(*pid);
     p.state = st->state;
-    p.cpu_ticks = st->utime_ticks + st->stime_ticks;
+    p.cpu_ticks = st->utime_ticks.value_or(0) + st->stime_ticks.value_or(0);
     p.comm = st->comm;
     if (auto comm = fs.ReadProc(name + "/comm", 256); comm.ok()) {
       p.comm = Sanitize(Trim(*comm), 64);

@@ -13,16 +13,9 @@
 #include <vector>
 
 #include "core/root_fs.h"
+#include "parsers/pid_stat.h"
 
 namespace gpudoctor {
-
-struct PidStat {
-  std::string comm;  // from the stat line, between the first '(' and the last ')'
-  char state = '?';
-  uint64_t utime_ticks = 0, stime_ticks = 0;
-};
-// Parses /proc/PID/stat. nullopt on malformed text.
-std::optional<PidStat> ParsePidStat(std::string_view text);
 
 // "socket:[12345]" → 12345; nullopt otherwise.
 std::optional<uint64_t> ParseSocketLink(std::string_view link);

@@ -10,6 +10,10 @@ ProbeOutput RunNicProbe(const ProbeContext& ctx);
 ProbeOutput RunInfinibandProbe(const ProbeContext& ctx);
 ProbeOutput RunSocketsProbe(const ProbeContext& ctx);
 ProbeOutput RunSuspiciousProbe(const ProbeContext& ctx);
+ProbeOutput RunMemoryProbe(const ProbeContext& ctx);
+ProbeOutput RunPressureProbe(const ProbeContext& ctx);
+ProbeOutput RunDiskProbe(const ProbeContext& ctx);
+ProbeOutput RunProcessProbe(const ProbeContext& ctx);
 
 const std::vector<ProbeSpec>& ProbeRegistry() {
   static const std::vector<ProbeSpec> probes = {
@@ -27,6 +31,14 @@ const std::vector<ProbeSpec>& ProbeRegistry() {
        "bytes per process and peer over the window (sock_diag tcp_info, /proc/PID/fd)"},
       {"suspicious", Layer::kSoftware, true, Cadence::kSlow, RunSuspiciousProbe,
        "miner-like process signs: names, stratum ports, deleted exe, CPU, GPU use"},
+      {"memory", Layer::kResources, true, Cadence::kFast, RunMemoryProbe,
+       "RAM and swap use, swap traffic over the window, OOM kills (/proc/meminfo, /proc/vmstat)"},
+      {"pressure", Layer::kResources, true, Cadence::kFast, RunPressureProbe,
+       "CPU, memory and I/O pressure stall shares (/proc/pressure/*)"},
+      {"disk", Layer::kResources, true, Cadence::kSlow, RunDiskProbe,
+       "space and inodes of real filesystems, unresponsive mounts (/proc/1/mounts, statvfs)"},
+      {"processes", Layer::kSoftware, true, Cadence::kFast, RunProcessProbe,
+       "tasks stuck in D state with their wchan, zombies (/proc/PID/stat, wchan, sched)"},
   };
   return probes;
 }

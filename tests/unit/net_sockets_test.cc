@@ -123,13 +123,13 @@ TEST(SockDiagTest, ParserRejectsMalformedMessages) {
 
 TEST(ProcScanTest, ParsersForStatLinksAndPasswd) {
   auto s = ParsePidStat("42 (a) (b)) S 1 42 42 0 -1 4194560 0 0 0 0 700 300 0 0 20 0 1 0 9 0 0");
-  ASSERT_TRUE(s);
+  ASSERT_TRUE(s.ok());
   EXPECT_EQ(s->comm, "a) (b)");
   EXPECT_EQ(s->state, 'S');
   EXPECT_EQ(s->utime_ticks, 700u);
   EXPECT_EQ(s->stime_ticks, 300u);
-  EXPECT_FALSE(ParsePidStat("42 (x) S 1"));
-  EXPECT_FALSE(ParsePidStat("garbage"));
+  EXPECT_FALSE(ParsePidStat("42 (x) S 1")->utime_ticks);  // short line: no CPU times
+  EXPECT_FALSE(ParsePidStat("garbage").ok());
   EXPECT_EQ(*ParseSocketLink("socket:[12345]"), 12345u);
   EXPECT_FALSE(ParseSocketLink("pipe:[1]"));
   EXPECT_FALSE(ParseSocketLink("socket:[x]"));
