@@ -380,7 +380,9 @@ void SuspiciousRules(const Snapshot& snap, const Thresholds& t, std::vector<Find
       reasons.push_back("uses a GPU as user '" + (p.user.empty() ? std::string("?") : p.user) +
                         "', not one of the known GPU users");
     }
-    if (reasons.empty()) continue;
+    // A deleted executable alone is everyday noise (binaries replaced by a package upgrade,
+    // runc and systemd executing from sealed memfds): it only counts next to another sign.
+    if (reasons.empty() || (reasons.size() == 1 && p.exe_deleted)) continue;
     std::string joined = Join(reasons, "; ");
     Severity sev = strong || reasons.size() >= 2 ? Severity::kWarn : Severity::kInfo;
     Finding f = MakeFinding(

@@ -235,7 +235,7 @@ TEST(ProcessSignsTest, PersistentOutboundCpuAndDeletedExe) {
   EXPECT_EQ(findings[0].summary.rfind("worth inspecting", 0), 0u);
 }
 
-TEST(ProcessSignsTest, MinerNameAloneWarnsDeletedExeAloneIsInfo) {
+TEST(ProcessSignsTest, MinerNameAloneWarnsDeletedExeAloneIsNotReported) {
   Snapshot snap;
   ProcessSignFacts facts;
   ProcessSigns a;
@@ -249,14 +249,24 @@ TEST(ProcessSignsTest, MinerNameAloneWarnsDeletedExeAloneIsInfo) {
   c.pid = 3;
   c.comm = "python";
   c.gpu_device_open = true;  // no known-user list configured: not a sign
-  facts.processes = {a, b, c};
+  ProcessSigns d;              // a GPU process of an unknown user: a weak sign on its own
+  d.pid = 4;
+  d.comm = "python";
+  d.gpu_device_open = true;
+  d.gpu_user_known = false;
+  ProcessSigns e = d;  // ... and with a deleted executable: two signs
+  e.pid = 5;
+  e.exe_deleted = true;
+  facts.processes = {a, b, c, d, e};
   snap.network.process_signs = facts;
   auto findings = EvaluateRules(snap, Thresholds());
-  ASSERT_EQ(findings.size(), 2u);
+  ASSERT_EQ(findings.size(), 3u);
   EXPECT_EQ(findings[0].severity, Severity::kWarn);
   EXPECT_EQ(findings[0].subject, "1");
   EXPECT_EQ(findings[1].severity, Severity::kInfo);
-  EXPECT_EQ(findings[1].subject, "2");
+  EXPECT_EQ(findings[1].subject, "4");
+  EXPECT_EQ(findings[2].severity, Severity::kWarn);
+  EXPECT_EQ(findings[2].subject, "5");
 }
 
 TEST(OutboundRulesTest, HeavySenderNamedWithPeers) {
