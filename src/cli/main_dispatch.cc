@@ -24,6 +24,7 @@ constexpr CommandEntry kCommands[] = {
     {"explain", ExplainCommand},
     {"config", ConfigCommand},
     {"probes", ProbesCommand},
+    {"logs", LogsCommand},
 };
 
 int Dispatch(int argc, char** argv) {

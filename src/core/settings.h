@@ -3,7 +3,9 @@
 // workers through std::shared_ptr<const Settings> (an abandoned worker may outlive the caller).
 #pragma once
 
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,10 @@ struct Settings {
   std::map<std::string, bool, std::less<>> probe_enabled;  // overrides of the registry default
   std::vector<std::string> only_probes;  // --probes: when non-empty, run exactly these
   Thresholds thresholds;
+  // Kernel log (kmsg probe, `gpudoctor logs`; issue 4).
+  std::string kmsg_file;                     // --kmsg-file PATH or "-": scan it, not live sources
+  std::string kmsg_source = "auto";          // auto (kmsg, then journal) | kmsg | journal
+  std::optional<int64_t> kmsg_since_unix_s;  // --since: ignore older lines (those with a time)
 };
 
 }  // namespace gpudoctor

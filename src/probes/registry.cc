@@ -4,12 +4,15 @@ namespace gpudoctor {
 
 // Probe entry points, one per file in src/probes/.
 ProbeOutput RunCpuProbe(const ProbeContext& ctx);
+ProbeOutput RunKmsgProbe(const ProbeContext& ctx);
 
 const std::vector<ProbeSpec>& ProbeRegistry() {
   static const std::vector<ProbeSpec> probes = {
       // name, layer, default on, cadence, entry point, what it reads
       {"cpu", Layer::kResources, true, Cadence::kFast, RunCpuProbe,
        "CPU busy/iowait/steal over the window, load average (/proc/stat, /proc/loadavg)"},
+      {"kmsg", Layer::kHardware, true, Cadence::kFast, RunKmsgProbe,
+       "kernel log of this boot: Xid, AER, hung tasks, OOM, MCE, NIC links (/dev/kmsg, journal)"},
   };
   return probes;
 }

@@ -7,6 +7,7 @@ namespace gpudoctor {
 std::vector<Finding> EvaluateRules(const Snapshot& snap, const Thresholds& thresholds) {
   static constexpr RuleSet kRuleSets[] = {
       HostRules,
+      KernelRules,
       ProbeHealthRules,
   };
   std::vector<Finding> findings;

@@ -14,6 +14,7 @@ namespace gpudoctor {
 using RuleSet = void (*)(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);
 
 void HostRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);
+void KernelRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);
 void ProbeHealthRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);
 
 std::vector<Finding> EvaluateRules(const Snapshot& snap, const Thresholds& thresholds);
