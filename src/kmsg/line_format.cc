@@ -138,10 +138,17 @@ bool ReadIsoStamp(Cursor& c, int64_t& wall_us) {
   }
   if (sign == '+' || sign == '-') {
     ++c.i;
+    // "+hh:mm" or "+hhmm": exactly two digits each.
+    auto two = [&](uint64_t& v) {
+      if (c.i + 2 > c.s.size() || !IsDigit(c.s[c.i]) || !IsDigit(c.s[c.i + 1])) return false;
+      v = static_cast<uint64_t>((c.s[c.i] - '0') * 10 + (c.s[c.i + 1] - '0'));
+      c.i += 2;
+      return true;
+    };
     uint64_t oh, om;
-    if (!c.ReadUint(oh, 2, 2)) return false;
+    if (!two(oh)) return false;
     c.Eat(':');
-    if (!c.ReadUint(om, 2, 2) || oh > 23 || om > 59) return false;
+    if (!two(om) || IsDigit(c.Peek()) || oh > 23 || om > 59) return false;
     int64_t offset_s = static_cast<int64_t>(oh * 3600 + om * 60) * (sign == '-' ? -1 : 1);
     wall_us =
         (DaysFromCivil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se - offset_s) * 1000000 + frac;
