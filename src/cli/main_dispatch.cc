@@ -20,11 +20,8 @@ struct CommandEntry {
 };
 
 constexpr CommandEntry kCommands[] = {
-    {"check", CheckCommand},
-    {"explain", ExplainCommand},
-    {"config", ConfigCommand},
-    {"probes", ProbesCommand},
-    {"logs", LogsCommand},
+    {"check", CheckCommand},   {"explain", ExplainCommand}, {"config", ConfigCommand},
+    {"probes", ProbesCommand}, {"logs", LogsCommand},
 };
 
 int Dispatch(int argc, char** argv) {

@@ -39,6 +39,19 @@ const AnchorFilter& Filter() {
   return filter;
 }
 
+constexpr size_t kLinkAnchor = 8;  // index of "Link " in Filter()'s list
+
+// After "Link ": the words NIC drivers print for a state change.
+bool LooksLikeLinkChange(const char* p, const char* end) {
+  static constexpr std::string_view kWords[] = {"down", "up",     "Down", "Up",
+                                                "DOWN", "ACTIVE", "is "};
+  std::string_view rest(p, static_cast<size_t>(end - p));
+  for (std::string_view w : kWords) {
+    if (rest.substr(0, w.size()) == w) return true;
+  }
+  return false;
+}
+
 bool Contains(std::string_view s, std::string_view needle) {
   return s.find(needle) != std::string_view::npos;
 }
@@ -108,8 +121,13 @@ void KernelLogScanner::ScanText(std::string_view text) {
   const char* e = b + text.size();
   const char* from = b;
   while (from < e) {
-    const char* hit = filter.Find(b, from, e);
+    size_t anchor = 0;
+    const char* hit = filter.Find(b, from, e, &anchor);
     if (hit == nullptr) return;
+    if (anchor == kLinkAnchor && !LooksLikeLinkChange(hit + 5, e)) {
+      from = hit + 1;  // "PCI Interrupt Link [LNKC]" and the like: keep looking in this line
+      continue;
+    }
     const void* nl_before = memrchr(from, '\n', static_cast<size_t>(hit - from));
     const char* ls = nl_before ? static_cast<const char*>(nl_before) + 1 : from;
     const void* nl_after = std::memchr(hit, '\n', static_cast<size_t>(e - hit));
