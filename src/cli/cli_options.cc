@@ -71,6 +71,8 @@ std::string UsageText() {
       "commands:\n"
       "  check              diagnose this host once (exit 0 ok, 1 warn, 2 crit, 3 could not run)\n"
       "  explain ID         what a finding means and what to do (--list, --markdown)\n"
+      "  explain xid N      the Xid table entry: meaning, class, severity, action\n"
+      "  logs FILE|-        scan a saved kernel log (dmesg, journalctl, syslog) for findings\n"
       "  config --default   print the commented default config file\n"
       "  probes             list the probes and what they read\n"
       "  version            print the version\n"

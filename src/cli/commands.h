@@ -26,5 +26,6 @@ int CheckCommand(const CliOptions& options);
 int ExplainCommand(const CliOptions& options);
 int ConfigCommand(const CliOptions& options);
 int ProbesCommand(const CliOptions& options);
+int LogsCommand(const CliOptions& options);  // logs_command.cc (kernel log)
 
 }  // namespace gpudoctor

@@ -2,6 +2,8 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "core/strings.h"
+#include "kmsg/xid_table.h"
 #include "rules/catalogue.h"
 
 namespace gpudoctor {
@@ -35,6 +37,12 @@ int ExplainCommand(const CliOptions& o) {
       std::printf("%-28s %-9s %s\n", std::string(e->id).c_str(), LayerName(e->layer),
                   std::string(e->title).c_str());
     }
+    return 0;
+  }
+  if (o.positional[0] == "xid") {  // `explain xid N`: the Xid table (src/kmsg/xid_table.cc)
+    auto code = o.positional.size() == 2 ? ParseInt64(o.positional[1]) : std::nullopt;
+    if (!code || *code < 0 || *code > 100000) return CouldNotRun("usage: gpudoctor explain xid N");
+    std::fputs(ExplainXid(static_cast<int>(*code)).c_str(), stdout);
     return 0;
   }
   const std::string& id = o.positional[0];

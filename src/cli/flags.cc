@@ -1,8 +1,10 @@
 // The flag table. Adding a flag = one entry here (and a line in README's flag list).
 #include <algorithm>
+#include <ctime>
 
 #include "cli/cli_options.h"
 #include "core/strings.h"
+#include "kmsg/line_format.h"
 #include "net/target.h"
 
 namespace gpudoctor {
@@ -132,6 +134,35 @@ const std::vector<FlagSpec>& FlagTable() {
          o.Override([spec = t->spec](Settings& s) { s.net_references.push_back(spec); });
          return Status::Ok();
        }},
+      // Kernel log (kmsg probe, `gpudoctor logs`).
+      {"--kmsg-file", "PATH", "read the kernel log from this saved file (or - for stdin)",
+       [](std::string_view v, CliOptions& o) {
+         if (Status s = NonEmpty(v, "kmsg file"); !s.ok()) return s;
+         o.Override([p = std::string(v)](Settings& s) { s.kmsg_file = p; });
+         return Status::Ok();
+       }},
+      {"--kmsg-source", "auto|kmsg|journal", "live kernel log source (default auto)",
+       [](std::string_view v, CliOptions& o) {
+         if (v != "auto" && v != "kmsg" && v != "journal") {
+           return InvalidArgument("expected auto, kmsg or journal, got '" + Sanitize(v, 40) + "'");
+         }
+         o.Override([src = std::string(v)](Settings& s) { s.kmsg_source = src; });
+         return Status::Ok();
+       }},
+      {"--since", "TIME",
+       "kernel log: ignore older lines (@UNIX, 2h, 30m, 2024-03-04, 2024-03-04T12:00:00Z)",
+       [](std::string_view v, CliOptions& o) {
+         auto t = ParseSinceSpec(v, static_cast<int64_t>(std::time(nullptr)));
+         if (!t)
+           return InvalidArgument(
+               "expected a time like 2h, @1700000000 or "
+               "2024-03-04T12:00:00Z, got '" +
+               Sanitize(v, 40) + "'");
+         o.Override([t = *t](Settings& s) { s.kmsg_since_unix_s = t; });
+         return Status::Ok();
+       }},
+      {"--current-boot", "", "logs: keep only what follows the last boot marker in the file",
+       SetSwitch},
       // Command switches (meaning depends on the command).
       {"--default", "", "config: print the commented default config file", SetSwitch},
       {"--markdown", "", "explain: print the whole catalogue as Markdown", SetSwitch},

@@ -20,10 +20,8 @@ struct CommandEntry {
 };
 
 constexpr CommandEntry kCommands[] = {
-    {"check", CheckCommand},
-    {"explain", ExplainCommand},
-    {"config", ConfigCommand},
-    {"probes", ProbesCommand},
+    {"check", CheckCommand},   {"explain", ExplainCommand}, {"config", ConfigCommand},
+    {"probes", ProbesCommand}, {"logs", LogsCommand},  // kernel log (logs_command.cc)
 };
 
 int Dispatch(int argc, char** argv) {

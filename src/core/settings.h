@@ -3,7 +3,9 @@
 // workers through std::shared_ptr<const Settings> (an abandoned worker may outlive the caller).
 #pragma once
 
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +34,10 @@ struct Settings {
   // Host probes (issue 2): how long the disk probe waits for all statvfs calls together; a
   // mount that has not answered by then is reported as unresponsive.
   int disk_statvfs_timeout_ms = 1000;
+  // Kernel log (kmsg probe, `gpudoctor logs`; issue 4).
+  std::string kmsg_file;                     // --kmsg-file PATH or "-": scan it, not live sources
+  std::string kmsg_source = "auto";          // auto (kmsg, then journal) | kmsg | journal
+  std::optional<int64_t> kmsg_since_unix_s;  // --since: ignore older lines (those with a time)
 };
 
 }  // namespace gpudoctor

@@ -14,6 +14,7 @@ ProbeOutput RunMemoryProbe(const ProbeContext& ctx);
 ProbeOutput RunPressureProbe(const ProbeContext& ctx);
 ProbeOutput RunDiskProbe(const ProbeContext& ctx);
 ProbeOutput RunProcessProbe(const ProbeContext& ctx);
+ProbeOutput RunKmsgProbe(const ProbeContext& ctx);
 
 const std::vector<ProbeSpec>& ProbeRegistry() {
   static const std::vector<ProbeSpec> probes = {
@@ -39,6 +40,8 @@ const std::vector<ProbeSpec>& ProbeRegistry() {
        "space and inodes of real filesystems, unresponsive mounts (/proc/1/mounts, statvfs)"},
       {"processes", Layer::kSoftware, true, Cadence::kFast, RunProcessProbe,
        "tasks stuck in D state with their wchan, zombies (/proc/PID/stat, wchan, sched)"},
+      {"kmsg", Layer::kHardware, true, Cadence::kFast, RunKmsgProbe,
+       "kernel log of this boot: Xid, AER, hung tasks, OOM, MCE, NIC links (/dev/kmsg, journal)"},
   };
   return probes;
 }

@@ -84,20 +84,6 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
         "rx drops: raise ring sizes (`ethtool -G`), check IRQ affinity and CPU load."},
        {{"warn_errors", 1, "rx+tx errors within the window"},
         {"warn_drops_per_s", 100, "rx+tx drops per second over the window"}}},
-      // NOTE for the merge: the kernel-log layer owns `net.link` (kernel link up/down flaps);
-      // this entry exists so the NIC rule's sysfs findings resolve on this branch.
-      {"net.link",
-       Layer::kNetwork,
-       Severity::kCrit,
-       "Network link down or flapping",
-       "A physical interface that is administratively up has no carrier (link down), or its "
-       "carrier changed during the check (flapping). Flapping links come from bad cables, "
-       "optics (AOC/transceivers) or switch ports and break long-running collective traffic.",
-       {"Check the link: `ip link show IFACE`, `ethtool IFACE` (Link detected, speed), and the "
-        "kernel log (`dmesg | grep -i 'link'`).",
-        "Reseat or replace the cable/transceiver; check the switch port's error counters.",
-        "Drain the node if it carries training traffic on that link."},
-       {{"warn_carrier_changes", 1, "carrier changes within the sampling window"}}},
       {"net.ib.port",
        Layer::kNetwork,
        Severity::kCrit,

@@ -8,6 +8,7 @@ std::vector<Finding> EvaluateRules(const Snapshot& snap, const Thresholds& thres
   static constexpr RuleSet kRuleSets[] = {
       HostRules,
       NetRules,
+      KernelRules,
       ProbeHealthRules,
   };
   std::vector<Finding> findings;

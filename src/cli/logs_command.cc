@@ -1,0 +1,90 @@
+// `gpudoctor logs FILE|-`: scan a saved kernel log (any common shape), streaming, and print the
+// kernel-log findings (text or --json). Exit code as for check: 0 ok/info, 1 warn, 2 crit, 3 the
+// file could not be read.
+#include <chrono>
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "core/strings.h"
+#include "kmsg/log_scanner.h"
+#include "report/json_report.h"
+#include "report/kernel_log_json.h"
+#include "report/report.h"
+#include "rules/engine.h"
+
+namespace gpudoctor {
+namespace {
+
+std::string EvidenceText(const EvidenceItem& item) {
+  return std::visit(
+      [](const auto& v) -> std::string {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, std::string>) {
+          return v;
+        } else if constexpr (std::is_same_v<T, bool>) {
+          return v ? "yes" : "no";
+        } else if constexpr (std::is_same_v<T, double>) {
+          return FormatDouble(v, 3);
+        } else {
+          return std::to_string(v);
+        }
+      },
+      item.value);
+}
+
+std::string RenderLogsText(const KernelLogFacts& k, const std::vector<Finding>& findings) {
+  std::string out =
+      "gpudoctor logs: " + Sanitize(k.source, 200) + ": " + std::to_string(k.bytes_scanned) +
+      " bytes, " + std::to_string(k.lines_examined) + " lines examined, " +
+      std::to_string(findings.size()) + " finding(s), verdict " + Verdict(findings) + "\n";
+  for (const auto& f : findings) {
+    out += "\n[" + std::string(SeverityName(f.severity)) + "] " + f.id + ": " + f.summary + "\n";
+    if (f.gpu && !f.gpu->uuid.empty()) out += "    gpu: " + f.gpu->uuid + "\n";
+    for (const auto& e : f.evidence) out += "    " + e.name + ": " + EvidenceText(e) + "\n";
+    for (const auto& s : f.next_steps) out += "    - " + s + "\n";
+  }
+  if (k.garbled_lines || k.truncated_lines || k.non_kernel_lines || k.dropped_events) {
+    out += "\nskipped: " + std::to_string(k.garbled_lines) + " garbled, " +
+           std::to_string(k.truncated_lines) + " over-long, " + std::to_string(k.non_kernel_lines) +
+           " from user space, " + std::to_string(k.dropped_events) + " beyond the event table\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+int LogsCommand(const CliOptions& o) {
+  if (o.positional.size() != 1) {
+    return CouldNotRun("logs needs exactly one FILE (or - for stdin)");
+  }
+  auto settings = BuildSettings(o);
+  if (!settings.ok()) return CouldNotRun(settings.status().message());
+  ScanOptions options;
+  if ((*settings)->kmsg_since_unix_s) {
+    options.since_wall_us = *(*settings)->kmsg_since_unix_s * 1000000;
+  }
+  options.current_boot_only = o.Has("--current-boot");
+  auto facts = ScanLogPath(o.positional[0], options);
+  if (!facts.ok()) return CouldNotRun(facts.status().message());
+
+  Snapshot snap;
+  snap.time = std::chrono::system_clock::now();
+  snap.kernel = std::move(*facts);
+  std::vector<Finding> findings = EvaluateRules(snap, (*settings)->thresholds);
+  SortFindings(findings);
+  std::string out;
+  if (o.json) {
+    nlohmann::ordered_json j;
+    j["verdict"] = Verdict(findings);
+    j["kernel_log"] = KernelLogFactsToJson(snap.kernel);
+    j["findings"] = nlohmann::ordered_json::array();
+    for (const auto& f : findings) j["findings"].push_back(FindingToJson(f));
+    out = j.dump(2) + "\n";
+  } else {
+    out = RenderLogsText(snap.kernel, findings);
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return ExitCodeFor(findings);
+}
+
+}  // namespace gpudoctor

@@ -1,0 +1,301 @@
+#include "kmsg/kernel_signals.h"
+
+#include "core/strings.h"
+
+namespace gpudoctor {
+namespace {
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+std::optional<int64_t> Decimal(std::string_view s, size_t max_digits = 12) {
+  if (s.empty() || s.size() > max_digits) return std::nullopt;
+  int64_t v = 0;
+  for (char c : s) {
+    if (!IsDigit(c)) return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+// Digits at the start of s.
+std::string_view LeadingDigits(std::string_view s) {
+  size_t n = 0;
+  while (n < s.size() && IsDigit(s[n])) ++n;
+  return s.substr(0, n);
+}
+
+std::string_view Token(std::string_view s, size_t index) {
+  auto parts = Split(s.substr(0, 256), " ");
+  return index < parts.size() ? parts[index] : std::string_view{};
+}
+
+bool ValidIfName(std::string_view n) {
+  if (n.empty() || n.size() > 31) return false;
+  for (char c : n) {
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || IsDigit(c) || c == '_' || c == '-' ||
+          c == '.' || c == '@' || c == '#')) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string_view StripColon(std::string_view t) {
+  while (!t.empty() && t.back() == ':') t.remove_suffix(1);
+  return t;
+}
+
+// "<driver> <bdf>: ..." → the device address.
+std::optional<PciTuple> PrefixDevice(std::string_view message) {
+  std::string_view t = StripColon(Token(message, 1));
+  return ParsePciTuple(t);
+}
+
+SignalResult Event(KernelEventKind kind, std::string subject) {
+  SignalResult r;
+  r.verdict = SignalVerdict::kEvent;
+  r.event.kind = kind;
+  r.event.subject = std::move(subject);
+  r.event.count = 1;
+  return r;
+}
+
+}  // namespace
+
+bool IsNvidiaTaskName(std::string_view comm) {
+  return StartsWith(comm, "nvidia") || StartsWith(comm, "nv-") || StartsWith(comm, "nv_") ||
+         StartsWith(comm, "dcgm") || comm == "nvc" || StartsWith(comm, "nvc:");
+}
+
+SignalResult ParseAerLine(std::string_view m) {
+  SignalResult none;
+  size_t pbe = m.find("PCIe Bus Error: severity=");
+  if (pbe != std::string_view::npos) {
+    auto pci = PrefixDevice(m);
+    if (!pci) return {SignalVerdict::kGarbled, {}};
+    std::string_view sev_text = m.substr(pbe + 25);
+    sev_text = sev_text.substr(0, sev_text.find(','));
+    AerSeverity sev;
+    if (StartsWith(sev_text, "Correct")) {
+      sev = AerSeverity::kCorrected;
+    } else if (sev_text.find("Non-Fatal") != sev_text.npos) {
+      sev = AerSeverity::kNonFatal;
+    } else if (sev_text.find("Fatal") != sev_text.npos) {
+      sev = AerSeverity::kFatal;
+    } else {
+      return {SignalVerdict::kGarbled, {}};
+    }
+    SignalResult r = Event(KernelEventKind::kPcieAer, pci->ToString());
+    r.event.pci = pci;
+    r.event.aer_severity = sev;
+    if (size_t tp = m.find("type=", pbe); tp != m.npos) {
+      std::string_view t = m.substr(tp + 5);
+      t = t.substr(0, t.find(','));
+      if (t.size() <= 32) r.event.aer_type = std::string(t);
+    }
+    return r;
+  }
+  if (size_t dev = m.find("device ["); dev != m.npos && m.find("error status/mask=") != m.npos) {
+    auto pci = PrefixDevice(m);
+    std::string_view ids = m.substr(dev + 8);
+    size_t colon = ids.find(':'), close = ids.find(']');
+    if (!pci || colon != 4 || close != 9) return {SignalVerdict::kGarbled, {}};
+    auto vendor = ParseHex(ids.substr(0, 4));
+    auto device = ParseHex(ids.substr(5, 4));
+    if (!vendor || !device) return {SignalVerdict::kGarbled, {}};
+    SignalResult r;
+    r.verdict = SignalVerdict::kAttach;
+    r.event.kind = KernelEventKind::kPcieAer;
+    r.event.pci = pci;
+    r.event.subject = pci->ToString();
+    r.event.vendor_id = static_cast<uint32_t>(*vendor);
+    r.event.device_id = static_cast<uint32_t>(*device);
+    return r;
+  }
+  // Error bit lines: "<drv> <bdf>: AER:    [ 0] RxErr                  (First)".
+  if (size_t open = m.find("   ["); open != m.npos) {
+    size_t close = m.find("] ", open);
+    auto pci = PrefixDevice(m);
+    if (close == m.npos || !pci) return none;
+    if (!Decimal(Trim(m.substr(open + 4, close - open - 4)), 2)) return none;
+    std::string_view name = m.substr(close + 2);
+    if (size_t first = name.find("(First)"); first != name.npos) name = name.substr(0, first);
+    name = Trim(name);
+    if (name.empty() || name.size() > 40) return none;
+    SignalResult r;
+    r.verdict = SignalVerdict::kAttach;
+    r.event.kind = KernelEventKind::kPcieAer;
+    r.event.pci = pci;
+    r.event.subject = pci->ToString();
+    r.event.error_names.emplace_back(name);
+    return r;
+  }
+  if (m.find("AER:") != m.npos) return {SignalVerdict::kRecognized, {}};
+  return none;
+}
+
+SignalResult ParseHungTaskLine(std::string_view m) {
+  size_t task = m.find("INFO: task ");
+  size_t blocked = m.find(" blocked for more than ");
+  if (task == m.npos || blocked == m.npos || blocked < task + 11) return {};
+  std::string_view who = m.substr(task + 11, blocked - task - 11);
+  size_t colon = who.rfind(':');
+  if (colon == who.npos || colon == 0 || colon > 64) return {SignalVerdict::kGarbled, {}};
+  auto pid = Decimal(who.substr(colon + 1), 10);
+  std::string_view secs = LeadingDigits(m.substr(blocked + 23));
+  auto blocked_s = Decimal(secs, 10);
+  if (!pid || !blocked_s) return {SignalVerdict::kGarbled, {}};
+  std::string comm(who.substr(0, colon));
+  SignalResult r = Event(KernelEventKind::kHungTask, comm);
+  r.event.max_blocked_s = *blocked_s;
+  r.event.processes.push_back(comm + "[" + std::to_string(*pid) + "]");
+  r.event.nvidia_related = IsNvidiaTaskName(comm);
+  return r;
+}
+
+SignalResult ParseOomLine(std::string_view m, bool memcg) {
+  size_t k = m.find("Killed process ");
+  if (k == m.npos) {
+    if (m.find("invoked oom-killer:") != m.npos || m.find("oom-kill:") != m.npos) {
+      return {SignalVerdict::kRecognized, {}};
+    }
+    return {};
+  }
+  std::string_view t = m.substr(k + 15);
+  std::string_view pid_text = LeadingDigits(t);
+  auto pid = Decimal(pid_text, 10);
+  if (!pid || t.size() < pid_text.size() + 3 || t[pid_text.size()] != ' ' ||
+      t[pid_text.size() + 1] != '(') {
+    return {SignalVerdict::kGarbled, {}};
+  }
+  std::string_view after = t.substr(pid_text.size() + 2);
+  size_t close = after.find(") total-vm:");
+  if (close == after.npos) close = after.rfind(')');
+  if (close == after.npos || close > 64) return {SignalVerdict::kGarbled, {}};
+  std::string comm(after.substr(0, close));
+  bool cgroup = memcg || StartsWith(m, "Memory cgroup out of memory");
+  SignalResult r = Event(KernelEventKind::kOom, comm);
+  r.event.cgroup_oom = cgroup;
+  r.event.processes.push_back(comm + "[" + std::to_string(*pid) + "]");
+  if (size_t a = m.find("anon-rss:"); a != m.npos) {
+    std::string_view kb = LeadingDigits(m.substr(a + 9));
+    auto v = Decimal(kb, 15);
+    if (!v) return {SignalVerdict::kGarbled, {}};
+    r.event.max_anon_rss_kb = *v;
+  }
+  return r;
+}
+
+SignalResult ParseMceLine(std::string_view m) {
+  size_t he = m.find("[Hardware Error]: ");
+  if (m.find("Machine check events logged") != m.npos) {
+    SignalResult r = Event(KernelEventKind::kMce, "machine-check");
+    r.event.mce_events_logged = 1;
+    return r;
+  }
+  if (he == m.npos) return {};
+  std::string_view t = m.substr(he + 18);
+  if (size_t mc = t.find("Machine Check"); mc != t.npos) {
+    SignalResult r = Event(KernelEventKind::kMce, "machine-check");
+    r.event.mce_exception = t.find("Machine Check Exception") != t.npos;
+    if (StartsWith(t, "CPU ")) {
+      auto cpu = Decimal(LeadingDigits(t.substr(4)), 6);
+      if (!cpu) return {SignalVerdict::kGarbled, {}};
+      r.event.ids.push_back(*cpu);
+    }
+    return r;
+  }
+  if (size_t sev = t.find("event severity: "); sev != t.npos) {
+    std::string_view s = Trim(t.substr(sev + 16));
+    if (s.size() > 16) return {SignalVerdict::kGarbled, {}};
+    SignalResult r = Event(KernelEventKind::kMce, "apei-" + std::string(s));
+    r.event.mce_exception = s == "fatal";
+    return r;
+  }
+  return {SignalVerdict::kRecognized, {}};
+}
+
+SignalResult ParseNetLinkLine(std::string_view m) {
+  if (size_t wd = m.find("NETDEV WATCHDOG: "); wd != m.npos) {
+    std::string_view after = m.substr(wd + 17);
+    std::string_view ifname;
+    if (StartsWith(after, "CPU: ")) {  // newest: "<drv> <bdf> <if>: NETDEV WATCHDOG: CPU: n: ..."
+      auto before = Split(m.substr(0, wd), " ");
+      if (!before.empty()) ifname = StripColon(before.back());
+    } else {
+      ifname = Token(after, 0);
+    }
+    if (!ValidIfName(ifname) || m.find("timed out") == m.npos) return {SignalVerdict::kGarbled, {}};
+    SignalResult r = Event(KernelEventKind::kNetLink, std::string(ifname));
+    r.event.tx_timeouts = 1;
+    return r;
+  }
+  struct Form {
+    std::string_view text;
+    bool up;
+  };
+  static constexpr Form kForms[] = {
+      {"NIC Link is Down", false}, {"NIC Link is Up", true}, {"Link is Down", false},
+      {"Link is Up", true},        {"Link is down", false},  {"Link is up", true},
+      {"Link down", false},        {"Link up", true},        {"Link Down", false},
+      {"Link Up", true},           {"Link DOWN", false},     {"Link ACTIVE", true},
+  };
+  for (const Form& f : kForms) {
+    size_t pos = m.find(f.text);
+    if (pos == m.npos) continue;
+    // The text must end there or continue with a space/punctuation ("Link up" vs "Link update").
+    size_t end = pos + f.text.size();
+    if (end < m.size() && m[end] != ' ' && m[end] != '.' && m[end] != ',') continue;
+    auto before = Split(m.substr(0, pos), " ");
+    std::string_view ifname;
+    std::string subject;
+    if (before.size() >= 3 && before[before.size() - 2] == "Port:") {
+      // RDMA: "mlx5_core <bdf> mlx5_0: Port: 1 Link DOWN"
+      ifname = StripColon(before[before.size() - 3]);
+      if (!ValidIfName(ifname) || !Decimal(before.back(), 3)) return {SignalVerdict::kGarbled, {}};
+      subject = std::string(ifname) + "/" + std::string(before.back());
+    } else if (!before.empty()) {
+      ifname = StripColon(before.back());
+      if (ifname == "NIC" && before.size() >= 2) ifname = StripColon(before[before.size() - 2]);
+      if (!ValidIfName(ifname)) return {SignalVerdict::kGarbled, {}};
+      subject = std::string(ifname);
+    } else {
+      return {SignalVerdict::kGarbled, {}};
+    }
+    SignalResult r = Event(KernelEventKind::kNetLink, subject);
+    (f.up ? r.event.link_up : r.event.link_down) = 1;
+    return r;
+  }
+  return {};
+}
+
+SignalResult ParseCpuThermalLine(std::string_view m) {
+  size_t cpu = m.find("CPU");
+  if (cpu == m.npos) return {};
+  std::string_view t = m.substr(cpu + 3);
+  std::string_view num = LeadingDigits(t);
+  if (num.empty() || t.substr(num.size(), 2) != ": ") return {};
+  std::string_view rest = t.substr(num.size() + 2);
+  std::string subject;
+  if (StartsWith(rest, "Core temperature")) {
+    subject = "core";
+  } else if (StartsWith(rest, "Package temperature")) {
+    subject = "package";
+  } else {
+    return {};
+  }
+  if (rest.find("temperature/speed normal") != rest.npos) return {SignalVerdict::kRecognized, {}};
+  if (rest.find("above threshold") == rest.npos) return {};
+  auto cpu_num = Decimal(num, 6);
+  if (!cpu_num) return {SignalVerdict::kGarbled, {}};
+  SignalResult r = Event(KernelEventKind::kCpuThermal, subject);
+  r.event.ids.push_back(*cpu_num);
+  if (size_t te = rest.find("total events = "); te != rest.npos) {
+    auto n = Decimal(LeadingDigits(rest.substr(te + 15)), 12);
+    if (!n) return {SignalVerdict::kGarbled, {}};
+    r.event.max_total_events = *n;
+  }
+  return r;
+}
+
+}  // namespace gpudoctor

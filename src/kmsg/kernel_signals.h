@@ -1,0 +1,40 @@
+// Parsers of the non-NVIDIA kernel messages gpudoctor reads (signals.md §10-§11): PCIe AER
+// reports, the hung-task detector, the OOM killer, machine checks and APEI hardware errors, NIC
+// link changes and NETDEV WATCHDOG transmit timeouts, CPU thermal throttling. Input is the message
+// text after the kernel prefix. Each parser returns an event delta (count 1) that the aggregator
+// folds into the event with the same key. Pure functions; thread-safe.
+#pragma once
+
+#include <string_view>
+
+#include "facts/kernel_facts.h"
+
+namespace gpudoctor {
+
+enum class SignalVerdict {
+  kNoMatch,     // not this parser's line
+  kEvent,       // a new occurrence: fold `event` in and count it
+  kAttach,      // detail of the previous event of the same kind and subject (AER device/bit
+                // lines): merge fields, do not count
+  kRecognized,  // a known companion line with nothing to record
+  kGarbled,     // the line's keywords matched but numbers/fields did not parse
+};
+
+struct SignalResult {
+  SignalVerdict verdict = SignalVerdict::kNoMatch;
+  KernelEvent event;
+};
+
+SignalResult ParseAerLine(std::string_view message);
+SignalResult ParseHungTaskLine(std::string_view message);
+// memcg: the preceding "oom-kill:constraint=" line said CONSTRAINT_MEMCG.
+SignalResult ParseOomLine(std::string_view message, bool memcg);
+SignalResult ParseMceLine(std::string_view message);
+SignalResult ParseNetLinkLine(std::string_view message);
+SignalResult ParseCpuThermalLine(std::string_view message);
+
+// True for names of NVIDIA user-space tools and driver threads (nvidia-smi, nvidia-persistenced,
+// nv-hostengine, dcgm*, nv_queue, nvc).
+bool IsNvidiaTaskName(std::string_view comm);
+
+}  // namespace gpudoctor

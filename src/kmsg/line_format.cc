@@ -1,0 +1,429 @@
+#include "kmsg/line_format.h"
+
+#include <ctime>
+
+namespace gpudoctor {
+namespace {
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// A tiny cursor over the line; every Read* returns false and leaves the cursor unusable on a
+// mismatch (callers then fall back to another shape).
+struct Cursor {
+  std::string_view s;
+  size_t i = 0;
+  bool AtEnd() const { return i >= s.size(); }
+  char Peek() const { return i < s.size() ? s[i] : '\0'; }
+  bool Eat(char c) {
+    if (Peek() != c) return false;
+    ++i;
+    return true;
+  }
+  void SkipSpaces() {
+    while (Peek() == ' ') ++i;
+  }
+  // Reads 1..max_digits decimal digits.
+  bool ReadUint(uint64_t& v, size_t max_digits, size_t min_digits = 1) {
+    size_t start = i;
+    v = 0;
+    while (IsDigit(Peek()) && i - start < max_digits) v = v * 10 + (s[i++] - '0');
+    if (i - start < min_digits) return false;
+    return !IsDigit(Peek());
+  }
+  // Fraction digits after '.' or ',' → microseconds (extra digits dropped).
+  bool ReadFractionUs(int64_t& us) {
+    size_t start = i;
+    int64_t v = 0;
+    int n = 0;
+    while (IsDigit(Peek())) {
+      if (n < 6) {
+        v = v * 10 + (s[i] - '0');
+        ++n;
+      }
+      ++i;
+      if (i - start > 12) return false;
+    }
+    if (i == start) return false;
+    while (n < 6) {
+      v *= 10;
+      ++n;
+    }
+    us = v;
+    return true;
+  }
+};
+
+int MonthFromName(std::string_view m) {
+  static constexpr std::string_view kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                                 "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  for (int k = 0; k < 12; ++k) {
+    if (m == kMonths[k]) return k + 1;
+  }
+  return 0;
+}
+
+// "hh:mm:ss" with optional ".ffffff".
+bool ReadClock(Cursor& c, int& h, int& mi, int& se, int64_t& frac_us) {
+  uint64_t a, b, d;
+  if (!c.ReadUint(a, 2, 2) || !c.Eat(':') || !c.ReadUint(b, 2, 2) || !c.Eat(':') ||
+      !c.ReadUint(d, 2, 2)) {
+    return false;
+  }
+  if (a > 23 || b > 59 || d > 60) return false;
+  h = static_cast<int>(a);
+  mi = static_cast<int>(b);
+  se = static_cast<int>(d);
+  frac_us = 0;
+  if (c.Peek() == '.' || c.Peek() == ',') {
+    ++c.i;
+    if (!c.ReadFractionUs(frac_us)) return false;
+  }
+  return true;
+}
+
+// "[   12.345678]" → boot microseconds. Cursor at '['.
+bool ReadBootStamp(Cursor& c, int64_t& boot_us) {
+  if (!c.Eat('[')) return false;
+  c.SkipSpaces();
+  uint64_t secs;
+  if (!c.ReadUint(secs, 10)) return false;
+  int64_t frac = 0;
+  if (c.Eat('.')) {
+    if (!c.ReadFractionUs(frac)) return false;
+  }
+  if (!c.Eat(']')) return false;
+  boot_us = static_cast<int64_t>(secs) * 1000000 + frac;
+  return true;
+}
+
+// "Mon Mar  4 12:34:56 2024]" (dmesg -T; cursor after '[').
+bool ReadCtimeStamp(Cursor& c, int64_t& wall_us) {
+  if (c.s.size() < c.i + 24) return false;
+  c.i += 3;  // weekday name
+  if (!c.Eat(' ')) return false;
+  int mon = MonthFromName(c.s.substr(c.i, 3));
+  if (mon == 0) return false;
+  c.i += 3;
+  c.SkipSpaces();
+  uint64_t day, year;
+  if (!c.ReadUint(day, 2) || !c.Eat(' ')) return false;
+  int h, mi, se;
+  int64_t frac;
+  if (!ReadClock(c, h, mi, se, frac) || !c.Eat(' ') || !c.ReadUint(year, 4, 4) || !c.Eat(']')) {
+    return false;
+  }
+  auto us = LocalTimeToUnixUs(static_cast<int>(year), mon, static_cast<int>(day), h, mi, se, frac);
+  if (!us) return false;
+  wall_us = *us;
+  return true;
+}
+
+// RFC 3339 / ISO 8601 stamp at the cursor: 2024-03-04T12:34:56[.ffffff|,ffffff][Z|±hh[:]mm].
+bool ReadIsoStamp(Cursor& c, int64_t& wall_us) {
+  uint64_t y, mo, d;
+  if (!c.ReadUint(y, 4, 4) || !c.Eat('-') || !c.ReadUint(mo, 2, 2) || !c.Eat('-') ||
+      !c.ReadUint(d, 2, 2)) {
+    return false;
+  }
+  if (!c.Eat('T') && !c.Eat(' ')) return false;
+  int h, mi, se;
+  int64_t frac;
+  if (!ReadClock(c, h, mi, se, frac)) return false;
+  if (mo < 1 || mo > 12 || d < 1 || d > 31) return false;
+  char sign = c.Peek();
+  if (sign == 'Z') {
+    ++c.i;
+    wall_us = (DaysFromCivil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se) * 1000000 + frac;
+    return true;
+  }
+  if (sign == '+' || sign == '-') {
+    ++c.i;
+    // "+hh:mm" or "+hhmm": exactly two digits each.
+    auto two = [&](uint64_t& v) {
+      if (c.i + 2 > c.s.size() || !IsDigit(c.s[c.i]) || !IsDigit(c.s[c.i + 1])) return false;
+      v = static_cast<uint64_t>((c.s[c.i] - '0') * 10 + (c.s[c.i + 1] - '0'));
+      c.i += 2;
+      return true;
+    };
+    uint64_t oh, om;
+    if (!two(oh)) return false;
+    c.Eat(':');
+    if (!two(om) || IsDigit(c.Peek()) || oh > 23 || om > 59) return false;
+    int64_t offset_s = static_cast<int64_t>(oh * 3600 + om * 60) * (sign == '-' ? -1 : 1);
+    wall_us =
+        (DaysFromCivil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se - offset_s) * 1000000 + frac;
+    return true;
+  }
+  auto us = LocalTimeToUnixUs(static_cast<int>(y), static_cast<int>(mo), static_cast<int>(d), h, mi,
+                              se, frac);
+  if (!us) return false;
+  wall_us = *us;
+  return true;
+}
+
+bool IsTagChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || IsDigit(c) || c == '_' || c == '-' ||
+         c == '.' || c == '@' || c == '/' || c == '(' || c == ')';
+}
+
+// A syslog tag: "name:" or "name[123]:" (no ':' inside, at least one letter).
+bool LooksLikeTag(std::string_view t) {
+  if (t.size() < 2 || t.back() != ':') return false;
+  t.remove_suffix(1);
+  if (t.back() == ']') {
+    size_t open = t.rfind('[');
+    if (open == std::string_view::npos || open == 0) return false;
+    for (char c : t.substr(open + 1, t.size() - open - 2)) {
+      if (!IsDigit(c)) return false;
+    }
+    t = t.substr(0, open);
+  }
+  bool letter = false;
+  for (char c : t) {
+    if (!IsTagChar(c)) return false;
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) letter = true;
+  }
+  return letter;
+}
+
+std::string_view NextToken(std::string_view s) {
+  size_t sp = s.find(' ');
+  return sp == std::string_view::npos ? s : s.substr(0, sp);
+}
+
+// After a syslog/journal time stamp: "[host ]tag: message". Fills message and kernel.
+void SplitSyslogRest(std::string_view rest, bool iso, ParsedLine& out) {
+  static constexpr std::string_view kKernel = "kernel: ";
+  if (rest.substr(0, kKernel.size()) == kKernel) {  // journalctl --no-hostname
+    out.message = rest.substr(kKernel.size());
+    return;
+  }
+  std::string_view t1 = NextToken(rest);
+  if (iso && !t1.empty() && t1.back() == ':') {  // dmesg --time-format=iso: message follows
+    out.shape = LineShape::kDmesgIso;
+    out.message = rest;
+    return;
+  }
+  std::string_view rest2 = t1.size() < rest.size() ? rest.substr(t1.size() + 1) : "";
+  if (rest2.substr(0, kKernel.size()) == kKernel) {
+    out.message = rest2.substr(kKernel.size());
+    return;
+  }
+  std::string_view t2 = NextToken(rest2);
+  if (LooksLikeTag(t2) && !t1.empty() && t1.back() != ':') {
+    out.kernel = false;
+    out.message = t2.size() < rest2.size() ? rest2.substr(t2.size() + 1) : "";
+    return;
+  }
+  if (iso) out.shape = LineShape::kDmesgIso;
+  out.message = rest;  // unknown sub-shape: keep the text
+}
+
+// Strips an inner "[ 12.345678] " kernel stamp (syslog files of older rsyslog setups).
+void StripInnerBootStamp(ParsedLine& out) {
+  if (out.message.empty() || out.message[0] != '[') return;
+  Cursor c{out.message};
+  int64_t boot_us;
+  if (!ReadBootStamp(c, boot_us)) return;
+  out.time.boot_us = boot_us;
+  c.Eat(' ');
+  out.message = out.message.substr(c.i);
+}
+
+bool ParseRawKmsg(std::string_view line, ParsedLine& out) {
+  Cursor c{line};
+  uint64_t prio, seq, usec;
+  if (!c.ReadUint(prio, 4) || !c.Eat(',') || !c.ReadUint(seq, 20) || !c.Eat(',') ||
+      !c.ReadUint(usec, 20) || !c.Eat(',')) {
+    return false;
+  }
+  size_t semi = line.find(';', c.i);
+  if (semi == std::string_view::npos || semi - c.i > 64) return false;
+  if (usec > (uint64_t{1} << 62)) return false;
+  out.shape = LineShape::kRawKmsg;
+  out.kernel = (prio >> 3) == 0;
+  out.time.boot_us = static_cast<int64_t>(usec);
+  out.message = line.substr(semi + 1);
+  return true;
+}
+
+bool ParseSyslogMonth(std::string_view line, LineFormatState& state, ParsedLine& out) {
+  if (line.size() < 16) return false;
+  int mon = MonthFromName(line.substr(0, 3));
+  if (mon == 0 || line[3] != ' ') return false;
+  Cursor c{line, 4};
+  c.SkipSpaces();
+  uint64_t day;
+  if (!c.ReadUint(day, 2) || !c.Eat(' ')) return false;
+  int h, mi, se;
+  int64_t frac;
+  if (!ReadClock(c, h, mi, se, frac) || !c.Eat(' ')) return false;
+  if (state.now_unix_s == 0) state.now_unix_s = static_cast<int64_t>(std::time(nullptr));
+  std::time_t now = static_cast<std::time_t>(state.now_unix_s);
+  std::tm now_tm{};
+  localtime_r(&now, &now_tm);
+  int year = now_tm.tm_year + 1900;
+  auto us = LocalTimeToUnixUs(year, mon, static_cast<int>(day), h, mi, se, frac);
+  if (us && *us / 1000000 > state.now_unix_s + 2 * 86400) {
+    us = LocalTimeToUnixUs(year - 1, mon, static_cast<int>(day), h, mi, se, frac);
+  }
+  out.shape = LineShape::kSyslog;
+  out.time.wall_us = us;
+  SplitSyslogRest(line.substr(c.i), false, out);
+  if (out.kernel) StripInnerBootStamp(out);
+  return true;
+}
+
+bool ParseIsoLine(std::string_view line, ParsedLine& out) {
+  Cursor c{line};
+  int64_t wall;
+  if (!ReadIsoStamp(c, wall) || !c.Eat(' ')) return false;
+  out.shape = LineShape::kSyslogIso;
+  out.time.wall_us = wall;
+  SplitSyslogRest(line.substr(c.i), true, out);
+  if (out.kernel) StripInnerBootStamp(out);
+  return true;
+}
+
+// dmesg family: optional "<N>" or "kern  :warn  : " then "[stamp] ".
+bool ParseDmesg(std::string_view line, ParsedLine& out) {
+  Cursor c{line};
+  if (c.Peek() == '<') {  // dmesg -r: "<6>[ ...]"
+    ++c.i;
+    uint64_t prio;
+    if (!c.ReadUint(prio, 4) || !c.Eat('>')) return false;
+    out.kernel = (prio >> 3) == 0;
+  } else if (line.substr(0, 4) == "kern" || line.substr(0, 4) == "user" ||
+             line.substr(0, 6) == "daemon") {  // dmesg -x: "kern  :warn  : [...]"
+    size_t colon1 = line.find(':');
+    if (colon1 == std::string_view::npos || colon1 > 10) return false;
+    size_t colon2 = line.find(':', colon1 + 1);
+    if (colon2 == std::string_view::npos || colon2 > colon1 + 10) return false;
+    out.kernel = line.substr(0, 4) == "kern";
+    c.i = colon2 + 1;
+    c.SkipSpaces();
+  }
+  if (c.Peek() != '[') return false;
+  size_t open = c.i;
+  int64_t boot_us;
+  if (ReadBootStamp(c, boot_us)) {
+    out.shape = LineShape::kDmesg;
+    out.time.boot_us = boot_us;
+  } else {
+    c.i = open + 1;
+    int64_t wall;
+    if (!ReadCtimeStamp(c, wall)) return false;
+    out.shape = LineShape::kDmesgCtime;
+    out.time.wall_us = wall;
+  }
+  c.Eat(' ');
+  out.message = line.substr(c.i);
+  return true;
+}
+
+}  // namespace
+
+int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
+  y -= m <= 2;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const unsigned yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<int64_t>(doe) - 719468;
+}
+
+std::optional<int64_t> LocalTimeToUnixUs(int y, int mon, int day, int h, int min, int s,
+                                         int64_t frac_us) {
+  if (y < 1970 || y > 9999 || mon < 1 || mon > 12 || day < 1 || day > 31) return std::nullopt;
+  std::tm tm{};
+  tm.tm_year = y - 1900;
+  tm.tm_mon = mon - 1;
+  tm.tm_mday = day;
+  tm.tm_hour = h;
+  tm.tm_min = min;
+  tm.tm_sec = s;
+  tm.tm_isdst = -1;
+  std::time_t t = std::mktime(&tm);
+  if (t == static_cast<std::time_t>(-1)) return std::nullopt;
+  return static_cast<int64_t>(t) * 1000000 + frac_us;
+}
+
+std::optional<int64_t> ParseSinceSpec(std::string_view spec, int64_t now_unix_s) {
+  if (spec.empty() || spec.size() > 40) return std::nullopt;
+  if (spec[0] == '@') {
+    Cursor c{spec, 1};
+    uint64_t v;
+    if (!c.ReadUint(v, 12) || !c.AtEnd()) return std::nullopt;
+    return static_cast<int64_t>(v);
+  }
+  char unit = spec.back();
+  if (unit == 's' || unit == 'm' || unit == 'h' || unit == 'd') {
+    Cursor c{spec.substr(0, spec.size() - 1)};
+    uint64_t v;
+    if (c.ReadUint(v, 8) && c.AtEnd()) {
+      int64_t mult = unit == 's' ? 1 : unit == 'm' ? 60 : unit == 'h' ? 3600 : 86400;
+      return now_unix_s - static_cast<int64_t>(v) * mult;
+    }
+  }
+  if (spec.size() == 10) {
+    Cursor c{spec};
+    uint64_t y, mo, d;
+    if (c.ReadUint(y, 4, 4) && c.Eat('-') && c.ReadUint(mo, 2, 2) && c.Eat('-') &&
+        c.ReadUint(d, 2, 2) && c.AtEnd()) {
+      auto us = LocalTimeToUnixUs(static_cast<int>(y), static_cast<int>(mo), static_cast<int>(d), 0,
+                                  0, 0, 0);
+      if (us) return *us / 1000000;
+    }
+    return std::nullopt;
+  }
+  Cursor c{spec};
+  int64_t wall;
+  if (!ReadIsoStamp(c, wall) || !c.AtEnd()) return std::nullopt;
+  return wall / 1000000;
+}
+
+ParsedLine ParseLinePrefix(std::string_view line, LineFormatState& state) {
+  while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) line.remove_suffix(1);
+  ParsedLine out;
+  if (line.empty()) return out;
+  char c0 = line[0];
+  if (c0 == ' ') {
+    // kmsg dictionary line: " KEY=value"
+    size_t eq = line.find('=');
+    if (eq != std::string_view::npos && eq > 1) {
+      bool key = true;
+      for (char c : line.substr(1, eq - 1)) {
+        if (!((c >= 'A' && c <= 'Z') || c == '_' || IsDigit(c))) key = false;
+      }
+      if (key) {
+        out.shape = LineShape::kKmsgContinuation;
+        out.message = line;
+        return out;
+      }
+    }
+  }
+  if (c0 == '-' && line.substr(0, 3) == "-- ") {
+    out.shape = (line.substr(0, 8) == "-- Boot " || line.substr(0, 12) == "-- Reboot --")
+                    ? LineShape::kJournalBoot
+                    : LineShape::kJournalNote;
+    out.message = line;
+    return out;
+  }
+  if (IsDigit(c0)) {
+    ParsedLine p;
+    if (ParseRawKmsg(line, p)) return p;
+    p = ParsedLine{};
+    if (ParseIsoLine(line, p)) return p;
+  } else if (c0 == '[' || c0 == '<' || c0 == 'k' || c0 == 'u' || c0 == 'd') {
+    ParsedLine p;
+    if (ParseDmesg(line, p)) return p;
+  }
+  if (c0 >= 'A' && c0 <= 'Z') {
+    ParsedLine p;
+    if (ParseSyslogMonth(line, state, p)) return p;
+  }
+  out.message = line;
+  return out;
+}
+
+}  // namespace gpudoctor

@@ -1,0 +1,179 @@
+#include "kmsg/live_sources.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+
+#include "core/strings.h"
+
+namespace gpudoctor {
+namespace {
+
+int64_t ClockUs(clockid_t id) {
+  timespec ts{};
+  clock_gettime(id, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
+}
+
+Status OpenError(const std::string& what, int err) {
+  std::string m = what + ": " + std::strerror(err);
+  if (err == ENOENT || err == ENXIO || err == ENODEV) return NotFound(m);
+  if (err == EACCES || err == EPERM) return PermissionDenied(m);
+  return IoError(m);
+}
+
+// Our own declarations of the few sd-journal calls we use (libsystemd's ABI, stable since v209).
+struct SdId128 {
+  uint8_t bytes[16];
+};
+struct SdJournal;
+struct JournalApi {
+  int (*open)(SdJournal**, int);
+  int (*add_match)(SdJournal*, const void*, size_t);
+  int (*seek_head)(SdJournal*);
+  int (*next)(SdJournal*);
+  int (*get_data)(SdJournal*, const char*, const void**, size_t*);
+  int (*get_realtime_usec)(SdJournal*, uint64_t*);
+  int (*get_monotonic_usec)(SdJournal*, uint64_t*, SdId128*);
+  void (*close)(SdJournal*);
+  int (*get_boot)(SdId128*);
+};
+constexpr int kSdJournalLocalOnly = 1;
+constexpr int kSdJournalSystem = 4;
+
+// Loaded once; nullptr when libsystemd or a symbol is missing. The handle is never closed.
+const JournalApi* LoadJournalApi() {
+  static const JournalApi* api = []() -> const JournalApi* {
+    void* h = dlopen("libsystemd.so.0", RTLD_NOW | RTLD_LOCAL);
+    if (h == nullptr) return nullptr;
+    static JournalApi a;
+    bool ok = true;
+    auto sym = [&](auto& fn, const char* name) {
+      void* p = dlsym(h, name);
+      if (p == nullptr) ok = false;
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
+    };
+    sym(a.open, "sd_journal_open");
+    sym(a.add_match, "sd_journal_add_match");
+    sym(a.seek_head, "sd_journal_seek_head");
+    sym(a.next, "sd_journal_next");
+    sym(a.get_data, "sd_journal_get_data");
+    sym(a.get_realtime_usec, "sd_journal_get_realtime_usec");
+    sym(a.get_monotonic_usec, "sd_journal_get_monotonic_usec");
+    sym(a.close, "sd_journal_close");
+    sym(a.get_boot, "sd_id128_get_boot");
+    return ok ? &a : nullptr;
+  }();
+  return api;
+}
+
+}  // namespace
+
+int64_t BootWallTimeUs() { return ClockUs(CLOCK_REALTIME) - ClockUs(CLOCK_MONOTONIC); }
+
+Status ReadKmsg(const std::string& path, KernelLogScanner& scanner, const LiveReadLimits& limits) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return OpenError(path, errno);
+  KernelLogFacts& facts = scanner.facts();
+  facts.source = "kmsg";
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && !S_ISCHR(st.st_mode)) {
+    // A saved ring in a fixture tree: plain text, one record per line.
+    Status s = ScanLogFd(fd, scanner, limits.deadline);
+    ::close(fd);
+    return s;
+  }
+  constexpr size_t kRecordBuf = 16 * 1024;
+  std::unique_ptr<char[]> buf(new char[kRecordBuf]);
+  std::optional<uint64_t> last_seq;
+  int einval = 0;
+  for (;;) {
+    if (facts.records_read >= limits.max_records || SteadyClock::now() >= limits.deadline) {
+      facts.stopped_at_deadline = true;
+      break;
+    }
+    ssize_t n = ::read(fd, buf.get(), kRecordBuf);
+    if (n < 0) {
+      int err = errno;
+      if (err == EINTR) continue;
+      if (err == EAGAIN) break;  // end of the ring
+      if (err == EPIPE) {        // overwritten while we read: position moved to the oldest
+        ++facts.kmsg_overruns;
+        continue;
+      }
+      if (err == EINVAL && ++einval < 64) {  // record larger than the buffer (skipped)
+        ++facts.truncated_lines;
+        continue;
+      }
+      ::close(fd);
+      return IoError(path + ": read: " + std::strerror(err));
+    }
+    if (n == 0) break;
+    ++facts.records_read;
+    facts.bytes_scanned += static_cast<uint64_t>(n);
+    std::string_view rec(buf.get(), static_cast<size_t>(n));
+    // "prio,seq,usec,flags;text\n KEY=value\n": the first line is the message.
+    if (size_t nl = rec.find('\n'); nl != std::string_view::npos) rec = rec.substr(0, nl);
+    size_t c1 = rec.find(','), c2 = c1 == rec.npos ? rec.npos : rec.find(',', c1 + 1);
+    if (c2 != rec.npos) {
+      if (auto seq = ParseUint64(rec.substr(c1 + 1, c2 - c1 - 1))) {
+        if (last_seq && *seq > *last_seq + 1) facts.kmsg_records_lost += *seq - *last_seq - 1;
+        last_seq = seq;
+      }
+    }
+    scanner.ScanText(rec);
+  }
+  ::close(fd);
+  return Status::Ok();
+}
+
+Status ReadJournal(KernelLogScanner& scanner, const LiveReadLimits& limits) {
+  const JournalApi* api = LoadJournalApi();
+  if (api == nullptr) return Unsupported("libsystemd.so.0 (sd-journal) not available");
+  SdJournal* j = nullptr;
+  int r = api->open(&j, kSdJournalLocalOnly | kSdJournalSystem);
+  if (r < 0) return OpenError("sd_journal_open", -r);
+  KernelLogFacts& facts = scanner.facts();
+  facts.source = "journal";
+  static constexpr char kTransport[] = "_TRANSPORT=kernel";
+  api->add_match(j, kTransport, sizeof(kTransport) - 1);
+  SdId128 boot{};
+  if (api->get_boot(&boot) >= 0) {
+    char match[64] = "_BOOT_ID=";
+    static constexpr char kHex[] = "0123456789abcdef";
+    for (int k = 0; k < 16; ++k) {
+      match[9 + 2 * k] = kHex[boot.bytes[k] >> 4];
+      match[10 + 2 * k] = kHex[boot.bytes[k] & 15];
+    }
+    api->add_match(j, match, 9 + 32);
+  }
+  api->seek_head(j);
+  while (api->next(j) > 0) {
+    if (facts.records_read >= limits.max_records ||
+        ((facts.records_read & 255) == 0 && SteadyClock::now() >= limits.deadline)) {
+      facts.stopped_at_deadline = true;
+      break;
+    }
+    ++facts.records_read;
+    const void* data = nullptr;
+    size_t len = 0;
+    if (api->get_data(j, "MESSAGE", &data, &len) < 0 || len < 8) continue;
+    std::string_view msg(static_cast<const char*>(data) + 8, len - 8);  // skip "MESSAGE="
+    facts.bytes_scanned += msg.size();
+    LogTime t;
+    uint64_t usec = 0;
+    if (api->get_realtime_usec(j, &usec) >= 0) t.wall_us = static_cast<int64_t>(usec);
+    SdId128 entry_boot{};
+    if (api->get_monotonic_usec(j, &usec, &entry_boot) >= 0) t.boot_us = static_cast<int64_t>(usec);
+    scanner.ScanMessage(msg, t);
+  }
+  api->close(j);
+  return Status::Ok();
+}
+
+}  // namespace gpudoctor

@@ -1,0 +1,477 @@
+#include "kmsg/log_scanner.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+#include "core/strings.h"
+#include "kmsg/anchor_filter.h"
+#include "kmsg/kernel_signals.h"
+#include "kmsg/xid_parser.h"
+
+namespace gpudoctor {
+namespace {
+
+// Every line the parsers care about contains one of these; the fingerprint is a rare 3-byte
+// part of it. Anchors that share a fingerprint share a bucket.
+const AnchorFilter& Filter() {
+  static const AnchorFilter filter({
+      {"NVRM: ", "NVR"},
+      {"AER:", "AER"},
+      {"PCIe Bus Error", "e B"},
+      {"blocked for more than", "r m"},
+      {"oom-kill", "m-k"},
+      {"Killed process", "Kil"},
+      {"Hardware Error", "Har"},
+      {"Machine check events", "Mac"},
+      {"Link ", "Lin"},
+      {"Linux version ", "Lin"},
+      {"NETDEV WATCHDOG", "WAT"},
+      {"temperature", "mpe"},
+      {"-- Boot ", "-- "},
+      {"-- Reboot --", "-- "},
+      {"[nvidia", "[nv"},
+  });
+  return filter;
+}
+
+constexpr size_t kLinkAnchor = 8;  // index of "Link " in Filter()'s list
+
+// After "Link ": the words NIC drivers print for a state change.
+bool LooksLikeLinkChange(const char* p, const char* end) {
+  static constexpr std::string_view kWords[] = {"down", "up",     "Down", "Up",
+                                                "DOWN", "ACTIVE", "is "};
+  std::string_view rest(p, static_cast<size_t>(end - p));
+  for (std::string_view w : kWords) {
+    if (rest.substr(0, w.size()) == w) return true;
+  }
+  return false;
+}
+
+bool Contains(std::string_view s, std::string_view needle) {
+  return s.find(needle) != std::string_view::npos;
+}
+
+std::string ProcessLabel(std::string_view name, std::optional<int64_t> pid) {
+  std::string s(name);
+  if (pid) s += "[" + std::to_string(*pid) + "]";
+  return s;
+}
+
+bool CloseInTime(const LogTime& a, const LogTime& b) {
+  if (a.boot_us && b.boot_us) return std::llabs(*a.boot_us - *b.boot_us) <= 2000000;
+  if (a.wall_us && b.wall_us) return std::llabs(*a.wall_us - *b.wall_us) <= 2000000;
+  return true;  // no stamps: adjacency is all we have
+}
+
+}  // namespace
+
+bool IsCleanLogText(std::string_view s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const auto* e = p + s.size();
+  while (p < e) {
+    unsigned char c = *p;
+    if (c < 0x80) {
+      if ((c < 0x20 && c != '\t') || c == 0x7f) return false;
+      ++p;
+      continue;
+    }
+    int n;
+    uint32_t cp;
+    if ((c & 0xe0) == 0xc0) {
+      n = 1;
+      cp = c & 0x1f;
+    } else if ((c & 0xf0) == 0xe0) {
+      n = 2;
+      cp = c & 0x0f;
+    } else if ((c & 0xf8) == 0xf0) {
+      n = 3;
+      cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (e - p <= n) return false;
+    for (int k = 1; k <= n; ++k) {
+      if ((p[k] & 0xc0) != 0x80) return false;
+      cp = (cp << 6) | (p[k] & 0x3f);
+    }
+    if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
+        cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
+      return false;
+    }
+    p += n + 1;
+  }
+  return true;
+}
+
+KernelLogScanner::KernelLogScanner(ScanOptions options) : options_(std::move(options)) {
+  format_state_.now_unix_s = options_.now_unix_s;
+  facts_.current_boot_only = options_.current_boot_only;
+}
+
+KernelLogScanner::~KernelLogScanner() = default;
+
+void KernelLogScanner::ScanText(std::string_view text) {
+  const AnchorFilter& filter = Filter();
+  const char* b = text.data();
+  const char* e = b + text.size();
+  const char* from = b;
+  while (from < e) {
+    size_t anchor = 0;
+    const char* hit = filter.Find(b, from, e, &anchor);
+    if (hit == nullptr) return;
+    if (anchor == kLinkAnchor && !LooksLikeLinkChange(hit + 5, e)) {
+      from = hit + 1;  // "PCI Interrupt Link [LNKC]" and the like: keep looking in this line
+      continue;
+    }
+    const void* nl_before = memrchr(from, '\n', static_cast<size_t>(hit - from));
+    const char* ls = nl_before ? static_cast<const char*>(nl_before) + 1 : from;
+    const void* nl_after = std::memchr(hit, '\n', static_cast<size_t>(e - hit));
+    const char* le = nl_after ? static_cast<const char*>(nl_after) : e;
+    ProcessLine(std::string_view(ls, static_cast<size_t>(le - ls)));
+    from = le + 1;
+  }
+}
+
+void KernelLogScanner::ScanMessage(std::string_view message, const LogTime& time) {
+  const char* b = message.data();
+  if (Filter().Find(b, b, b + message.size()) == nullptr) return;
+  if (message.size() > kMaxLineBytes) {
+    ++facts_.truncated_lines;
+    return;
+  }
+  ParsedLine parsed;
+  parsed.shape = LineShape::kSyslog;  // a known prefix-less kernel message
+  parsed.time = time;
+  parsed.message = message;
+  while (!parsed.message.empty() && parsed.message.back() == '\n') parsed.message.remove_suffix(1);
+  ProcessMessage(parsed, parsed.message);
+}
+
+void KernelLogScanner::ProcessLine(std::string_view line) {
+  if (line.size() > kMaxLineBytes) {
+    ++facts_.truncated_lines;
+    return;
+  }
+  ParsedLine parsed = ParseLinePrefix(line, format_state_);
+  ProcessMessage(parsed, line);
+}
+
+void KernelLogScanner::ProcessMessage(const ParsedLine& parsed, std::string_view line) {
+  switch (parsed.shape) {
+    case LineShape::kKmsgContinuation:
+    case LineShape::kJournalNote:
+      return;
+    case LineShape::kJournalBoot:
+      OnBoot();
+      return;
+    default:
+      break;
+  }
+  if (!parsed.kernel) {
+    ++facts_.non_kernel_lines;
+    return;
+  }
+  ++facts_.lines_examined;
+  if (!IsCleanLogText(line)) {
+    ++facts_.garbled_lines;
+    return;
+  }
+  std::string_view msg = parsed.message;
+  if (parsed.shape == LineShape::kUnknown) {
+    // Unknown prefix (pasted logs, other collectors): NVRM text may sit anywhere.
+    if (size_t pos = msg.find("NVRM: "); pos != std::string_view::npos) msg = msg.substr(pos);
+  }
+  if (StartsWith(msg, "Linux version ")) {
+    OnBoot();
+    return;
+  }
+  LogTime t = parsed.time;
+  if (!t.wall_us && t.boot_us && options_.boot_wall_us) {
+    t.wall_us = *options_.boot_wall_us + *t.boot_us;
+  }
+  if (options_.since_wall_us && t.wall_us && *t.wall_us < *options_.since_wall_us) {
+    ++facts_.before_since_lines;
+    return;
+  }
+  if (StartsWith(msg, "NVRM: ")) {
+    HandleNvrm(msg, t, line);
+    return;
+  }
+  lost_stage_ = 0;
+  HandleSignals(msg, t, line);
+}
+
+void KernelLogScanner::Observe(const KernelEvent& delta, const LogTime& t, std::string_view line) {
+  aggregator_.Observe(delta, t, line);
+}
+
+void KernelLogScanner::HandleNvrm(std::string_view msg, const LogTime& t, std::string_view line) {
+  NvrmLine n = ParseNvrmLine(msg);
+  int stage = lost_stage_;
+  lost_stage_ = 0;
+  switch (n.type) {
+    case NvrmLineType::kNotNvrm:
+    case NvrmLineType::kOther:
+      return;
+    case NvrmLineType::kGarbled:
+      ++facts_.garbled_lines;
+      return;
+    case NvrmLineType::kXid: {
+      const XidLine& x = n.xid;
+      KernelEvent d;
+      d.kind = KernelEventKind::kXid;
+      d.pci = x.pci;
+      d.subject = x.pci.ToString();
+      d.xid = x.xid;
+      if (!x.process.empty() || x.pid) d.processes.push_back(ProcessLabel(x.process, x.pid));
+      if (x.gpu_instance) d.ids.push_back(*x.gpu_instance);
+      d.reset_required = x.reset_required.value_or(false);
+      d.drain_reset_required = x.drain_reset_required.value_or(false);
+      if (!x.nvlink_unit.empty()) {
+        d.nvlink_unit = std::string(x.nvlink_unit);
+        d.nvlink_fatal = x.nvlink_fatal;
+        d.nvlink_intrinfo = x.nvlink_intrinfo;
+        d.nvlink_errstatus = x.nvlink_errstatus;
+        if (x.nvlink_link) d.ids.push_back(*x.nvlink_link);
+      }
+      Observe(d, t, line);
+      return;
+    }
+    case NvrmLineType::kGpuAt: {
+      for (size_t k = 0; k < facts_.gpus.size(); ++k) {
+        if (facts_.gpus[k].pci.SameDevice(*n.pci)) {
+          facts_.gpus[k].uuid = std::string(n.uuid);
+          last_gpu_at_ = k;
+          return;
+        }
+      }
+      if (facts_.gpus.size() >= kMaxGpus) return;
+      facts_.gpus.push_back({*n.pci, std::string(n.uuid), ""});
+      last_gpu_at_ = facts_.gpus.size() - 1;
+      return;
+    }
+    case NvrmLineType::kBoardSerial:
+      if (last_gpu_at_ && *last_gpu_at_ < facts_.gpus.size()) {
+        facts_.gpus[*last_gpu_at_].serial = std::string(n.serial);
+      }
+      last_gpu_at_.reset();
+      return;
+    case NvrmLineType::kFallenOffBus: {
+      KernelEvent d;
+      d.kind = KernelEventKind::kGpuLost;
+      d.pci = n.pci;
+      d.subject = n.pci->ToString();
+      Observe(d, t, line);
+      return;
+    }
+    case NvrmLineType::kTheNvidiaGpu:
+      lost_stage_ = 1;
+      lost_pci_ = n.pci;
+      lost_sample_ = std::string(line.substr(0, 200));
+      return;
+    case NvrmLineType::kInstalledHas:
+      if (stage == 1) {
+        lost_stage_ = 2;
+        lost_sample_ += " / " + std::string(msg.substr(0, 120));
+      }
+      return;
+    case NvrmLineType::kFallenOffTail:
+      if (stage == 2 && lost_pci_) {
+        KernelEvent d;
+        d.kind = KernelEventKind::kGpuLost;
+        d.pci = lost_pci_;
+        d.subject = lost_pci_->ToString();
+        std::string sample = lost_sample_ + " / " + std::string(msg.substr(0, 120));
+        Observe(d, t, sample);
+      }
+      return;
+    case NvrmLineType::kInitFailed: {
+      KernelEvent d;
+      d.kind = KernelEventKind::kDriverInitFailed;
+      d.pci = n.pci;
+      d.subject = n.pci ? n.pci->ToString() : std::string("unknown-gpu");
+      d.error_code = std::string(n.code);
+      Observe(d, t, line);
+      return;
+    }
+    case NvrmLineType::kGspTimeout: {
+      KernelEvent d;
+      d.kind = KernelEventKind::kGspTimeout;
+      d.pci = n.pci;
+      d.subject = n.pci ? n.pci->ToString()
+                        : (n.subject.empty() ? std::string("unknown-gpu") : std::string(n.subject));
+      d.error_code = std::string(n.code);
+      Observe(d, t, line);
+      return;
+    }
+  }
+}
+
+bool KernelLogScanner::HandleSignals(std::string_view msg, const LogTime& t,
+                                     std::string_view line) {
+  // A stack frame of an NVIDIA module right after a hung-task report marks that task.
+  if (Contains(msg, "[nvidia") && Contains(msg, "+0x")) {
+    if (!hung_subject_.empty() && CloseInTime(hung_time_, t)) {
+      KernelEvent d;
+      d.kind = KernelEventKind::kHungTask;
+      d.subject = hung_subject_;
+      d.nvidia_related = true;
+      aggregator_.Attach(d);
+    }
+    return true;
+  }
+  if (Contains(msg, "oom-kill:constraint=")) {
+    pending_memcg_ = Contains(msg, "CONSTRAINT_MEMCG");
+    return true;
+  }
+  SignalResult r;
+  if (Contains(msg, "AER") || Contains(msg, "PCIe Bus Error")) r = ParseAerLine(msg);
+  if (r.verdict == SignalVerdict::kNoMatch && Contains(msg, "blocked for more than")) {
+    r = ParseHungTaskLine(msg);
+  }
+  if (r.verdict == SignalVerdict::kNoMatch &&
+      (Contains(msg, "Killed process") || Contains(msg, "oom-kill"))) {
+    r = ParseOomLine(msg, pending_memcg_);
+    if (r.verdict == SignalVerdict::kEvent) pending_memcg_ = false;
+  }
+  if (r.verdict == SignalVerdict::kNoMatch &&
+      (Contains(msg, "Hardware Error") || Contains(msg, "Machine check events"))) {
+    r = ParseMceLine(msg);
+  }
+  if (r.verdict == SignalVerdict::kNoMatch &&
+      (Contains(msg, "NETDEV WATCHDOG") || Contains(msg, "Link "))) {
+    r = ParseNetLinkLine(msg);
+  }
+  if (r.verdict == SignalVerdict::kNoMatch && Contains(msg, "temperature")) {
+    r = ParseCpuThermalLine(msg);
+  }
+  switch (r.verdict) {
+    case SignalVerdict::kNoMatch:
+    case SignalVerdict::kRecognized:
+      return r.verdict == SignalVerdict::kRecognized;
+    case SignalVerdict::kGarbled:
+      ++facts_.garbled_lines;
+      return true;
+    case SignalVerdict::kAttach:
+      aggregator_.Attach(r.event);
+      return true;
+    case SignalVerdict::kEvent:
+      if (r.event.kind == KernelEventKind::kHungTask) {
+        hung_subject_ = r.event.subject;
+        hung_time_ = t;
+      } else {
+        hung_subject_.clear();
+      }
+      Observe(r.event, t, line);
+      return true;
+  }
+  return false;
+}
+
+void KernelLogScanner::OnBoot() {
+  ++facts_.boots_seen;
+  lost_stage_ = 0;
+  pending_memcg_ = false;
+  hung_subject_.clear();
+  last_gpu_at_.reset();
+  if (options_.current_boot_only) {
+    aggregator_.Clear();
+    facts_.gpus.clear();
+  }
+}
+
+KernelLogFacts KernelLogScanner::Finish() {
+  facts_.dropped_events = aggregator_.dropped();
+  facts_.events = aggregator_.TakeEvents();
+  return std::move(facts_);
+}
+
+Status ScanLogFd(int fd, KernelLogScanner& scanner, TimePoint deadline) {
+  constexpr size_t kBufBytes = 1 << 20;
+  std::unique_ptr<char[]> buf(new char[kBufBytes]);
+  size_t have = 0;
+  bool skipping = false;  // inside an over-long line: drop bytes until its '\n'
+  KernelLogFacts& facts = scanner.facts();
+  int chunks = 0;
+  for (;;) {
+    if ((++chunks & 15) == 0 && SteadyClock::now() >= deadline) {
+      facts.stopped_at_deadline = true;
+      return Status::Ok();
+    }
+    ssize_t n = ::read(fd, buf.get() + have, kBufBytes - have);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return IoError(std::string("read: ") + std::strerror(errno));
+    }
+    if (n == 0) {
+      if (have > 0 && !skipping) scanner.ScanText(std::string_view(buf.get(), have));
+      return Status::Ok();
+    }
+    facts.bytes_scanned += static_cast<uint64_t>(n);
+    have += static_cast<size_t>(n);
+    size_t start = 0;
+    if (skipping) {
+      const void* nl = std::memchr(buf.get(), '\n', have);
+      if (nl == nullptr) {
+        have = 0;
+        continue;
+      }
+      start = static_cast<size_t>(static_cast<const char*>(nl) - buf.get()) + 1;
+      skipping = false;
+    }
+    const void* last = memrchr(buf.get() + start, '\n', have - start);
+    if (last == nullptr) {
+      if (start > 0) {
+        std::memmove(buf.get(), buf.get() + start, have - start);
+        have -= start;
+      }
+      if (have == kBufBytes) {  // a line longer than the buffer
+        ++facts.truncated_lines;
+        skipping = true;
+        have = 0;
+      }
+      continue;
+    }
+    size_t end = static_cast<size_t>(static_cast<const char*>(last) - buf.get()) + 1;
+    scanner.ScanText(std::string_view(buf.get() + start, end - start));
+    std::memmove(buf.get(), buf.get() + end, have - end);
+    have -= end;
+  }
+}
+
+Result<KernelLogFacts> ScanLogPath(const std::string& path, const ScanOptions& options,
+                                   TimePoint deadline) {
+  KernelLogScanner scanner(options);
+  int fd = 0;
+  bool close_fd = false;
+  if (path == "-") {
+    scanner.facts().source = "stdin";
+  } else {
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      int err = errno;
+      std::string m = path + ": " + std::strerror(err);
+      if (err == ENOENT) return NotFound(m);
+      if (err == EACCES || err == EPERM) return PermissionDenied(m);
+      return IoError(m);
+    }
+    close_fd = true;
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+      ::close(fd);
+      return InvalidArgument(path + ": is a directory");
+    }
+    scanner.facts().source = "file:" + path;
+  }
+  Status s = ScanLogFd(fd, scanner, deadline);
+  if (close_fd) ::close(fd);
+  if (!s.ok()) return Status(s.code(), path + ": " + s.message());
+  return scanner.Finish();
+}
+
+}  // namespace gpudoctor

@@ -1,0 +1,84 @@
+// KernelLogScanner: turns kernel log text into KernelLogFacts, streaming and in bounded memory.
+// Text is searched for event keywords with AnchorFilter; only lines that carry one are parsed
+// (prefix shape, then the NVRM / AER / hung-task / OOM / MCE / NIC / thermal parsers) and folded
+// into an EventAggregator. Lines that carry a keyword but hold invalid UTF-8, control bytes,
+// over-long text or absurd numbers are skipped and counted (garbled/truncated), never fatal.
+// Boot markers ("Linux version ...", journalctl "-- Boot") are counted; with current_boot_only
+// everything before the last marker is discarded. Not thread-safe; one scanner per stream.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/deadline.h"
+#include "core/status.h"
+#include "facts/kernel_facts.h"
+#include "kmsg/event_aggregator.h"
+#include "kmsg/line_format.h"
+
+namespace gpudoctor {
+
+struct ScanOptions {
+  std::optional<int64_t> since_wall_us;  // drop lines older than this (lines with a wall time)
+  bool current_boot_only = false;        // keep only what follows the last boot marker
+  // Wall time of boot (µs): converts boot-relative stamps (live /dev/kmsg) to wall time.
+  std::optional<int64_t> boot_wall_us;
+  int64_t now_unix_s = 0;  // syslog year inference; 0 = the clock
+};
+
+class KernelLogScanner {
+ public:
+  static constexpr size_t kMaxLineBytes = 16 * 1024;
+  static constexpr size_t kMaxGpus = 64;
+
+  explicit KernelLogScanner(ScanOptions options = {});
+  ~KernelLogScanner();
+  KernelLogScanner(const KernelLogScanner&) = delete;
+  KernelLogScanner& operator=(const KernelLogScanner&) = delete;
+
+  // Complete lines ('\n'-separated; the last may lack its '\n'), in any shape.
+  void ScanText(std::string_view text);
+  // One kernel message without prefix and its time (journal entries).
+  void ScanMessage(std::string_view message, const LogTime& time);
+
+  KernelLogFacts& facts() { return facts_; }
+  // Moves the events into the facts and returns them; the scanner is spent afterwards.
+  KernelLogFacts Finish();
+
+ private:
+  void ProcessLine(std::string_view line);
+  void ProcessMessage(const ParsedLine& parsed, std::string_view line);
+  void HandleNvrm(std::string_view msg, const LogTime& t, std::string_view line);
+  bool HandleSignals(std::string_view msg, const LogTime& t, std::string_view line);
+  void Observe(const KernelEvent& delta, const LogTime& t, std::string_view line);
+  void OnBoot();
+
+  ScanOptions options_;
+  LineFormatState format_state_;
+  EventAggregator aggregator_;
+  KernelLogFacts facts_;
+  // Multi-line state.
+  int lost_stage_ = 0;  // three-line "fallen off the bus": 1 after line 1, 2 after line 2
+  std::optional<PciTuple> lost_pci_;
+  std::string lost_sample_;
+  std::optional<size_t> last_gpu_at_;  // index into facts_.gpus for the serial line
+  bool pending_memcg_ = false;
+  std::string hung_subject_;  // hung task whose stack trace may follow
+  LogTime hung_time_;
+};
+
+// Reads fd to its end with a fixed 1 MiB buffer (never the whole input) and scans it. Stops at
+// `deadline` (facts.stopped_at_deadline). Errors: io_error from read(2).
+Status ScanLogFd(int fd, KernelLogScanner& scanner, TimePoint deadline = TimePoint::max());
+
+// Scans a file, or standard input for "-". Errors: not_found, permission_denied, io_error,
+// invalid_argument (a directory).
+Result<KernelLogFacts> ScanLogPath(const std::string& path, const ScanOptions& options,
+                                   TimePoint deadline = TimePoint::max());
+
+// True when s is valid UTF-8 without control bytes other than tab.
+bool IsCleanLogText(std::string_view s);
+
+}  // namespace gpudoctor

@@ -1,0 +1,53 @@
+// Parser of NVIDIA driver (NVRM) kernel messages: Xid lines in every known variant (xid.md §6:
+// with/without "PCI:", MIG "GPU-I"/"GPU-CI", pid/name or none, '<unknown>' pid, RST/D-RST tail of
+// 94/95, NVLink5 tail of 144-150) and the companion lines (GPU at PCI → uuid, board serial, fallen
+// off the bus in its one- and three-line forms, RmInitAdapter failures, GSP timeouts).
+// Input is the message text after the kernel prefix, starting at "NVRM: ". Pure functions.
+#pragma once
+
+#include <string_view>
+
+#include "facts/kernel_facts.h"
+
+namespace gpudoctor {
+
+struct XidLine {
+  PciTuple pci;
+  std::optional<int> gpu_instance, compute_instance;  // MIG
+  int xid = 0;
+  std::optional<int64_t> pid;  // absent for '<unknown>' or no pid= field
+  std::string_view process;    // "" when absent or <unknown>
+  std::string_view text;       // free text after pid/name
+  std::optional<bool> reset_required, drain_reset_required;  // RST: / D-RST:
+  // NVLink5 tail (144-150)
+  std::string_view nvlink_unit;
+  bool nvlink_fatal = false;
+  std::optional<int> nvlink_link;
+  std::optional<uint32_t> nvlink_intrinfo, nvlink_errstatus;
+};
+
+enum class NvrmLineType {
+  kNotNvrm,        // message does not start with "NVRM: "
+  kOther,          // an NVRM line of no interest (module banners, RPC history, ...)
+  kGarbled,        // looked like an Xid / companion line but did not parse (bad numbers)
+  kXid,            // xid filled
+  kGpuAt,          // "GPU at PCI:...: GPU-uuid": pci, uuid
+  kBoardSerial,    // "GPU Board Serial Number: sn": serial
+  kFallenOffBus,   // "GPU 0000:2b:00.0: GPU has fallen off the bus.": pci
+  kTheNvidiaGpu,   // "The NVIDIA GPU 0000:b3:00.0" (first of three lines): pci
+  kInstalledHas,   // "(PCI ID: 10de:26b5) installed in this system has" (second line)
+  kFallenOffTail,  // "fallen off the bus and is not responding to commands." (third line)
+  kInitFailed,     // "RmInitAdapter failed! (code)": pci when given, code
+  kGspTimeout,     // GSP RPC / heartbeat timeout outside an Xid line: subject, pci, code
+};
+
+struct NvrmLine {
+  NvrmLineType type = NvrmLineType::kNotNvrm;
+  XidLine xid;
+  std::optional<PciTuple> pci;
+  std::string_view uuid, serial, subject, code;
+};
+
+NvrmLine ParseNvrmLine(std::string_view message);
+
+}  // namespace gpudoctor

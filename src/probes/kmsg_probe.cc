@@ -1,0 +1,57 @@
+// Kernel-log probe. Source: --kmsg-file PATH|- when given, else /dev/kmsg (RootPath, current boot,
+// non-blocking) and, when that cannot be opened, the systemd journal's kernel entries of the
+// current boot (libsystemd via dlopen; live root only). Units: see KernelLogFacts (µs times).
+// Failure modes: no readable source → skipped with both reasons (never a fault); a given file
+// that cannot be read → failed; reading stops at a deadline (marked in the facts).
+// References: shared/reference/xid.md, signals.md §10-§13.
+#include <algorithm>
+
+#include "kmsg/live_sources.h"
+#include "kmsg/log_scanner.h"
+#include "probes/probe.h"
+
+namespace gpudoctor {
+
+ProbeOutput RunKmsgProbe(const ProbeContext& ctx) {
+  const Settings& s = *ctx.settings;
+  ScanOptions options;
+  if (s.kmsg_since_unix_s) options.since_wall_us = *s.kmsg_since_unix_s * 1000000;
+  // Leave the runner time to apply the facts: stop reading well before the check's deadline.
+  LiveReadLimits limits;
+  limits.deadline = std::min(ctx.deadline - std::chrono::milliseconds(300),
+                             SteadyClock::now() + std::chrono::seconds(5));
+
+  if (!s.kmsg_file.empty()) {
+    auto facts = ScanLogPath(s.kmsg_file, options, limits.deadline);
+    if (!facts.ok()) return ProbeFailed(facts.status().ToString());
+    return ProbeOk([f = std::move(*facts)](Snapshot& snap) { snap.kernel = f; });
+  }
+
+  options.current_boot_only = true;
+  options.boot_wall_us = BootWallTimeUs();
+  std::string reasons;
+  if (s.kmsg_source == "auto" || s.kmsg_source == "kmsg") {
+    KernelLogScanner scanner(options);
+    Status st = ReadKmsg(ctx.fs().RootPath("/dev/kmsg"), scanner, limits);
+    if (st.ok()) {
+      return ProbeOk([f = scanner.Finish()](Snapshot& snap) { snap.kernel = f; });
+    }
+    reasons = "kmsg: " + st.ToString();
+  }
+  if (s.kmsg_source == "auto" || s.kmsg_source == "journal") {
+    if (ctx.fs().rootfs() != "/") {
+      reasons += std::string(reasons.empty() ? "" : "; ") +
+                 "journal: only read on the live root (--path.rootfs is set)";
+    } else {
+      KernelLogScanner scanner(options);
+      Status st = ReadJournal(scanner, limits);
+      if (st.ok()) {
+        return ProbeOk([f = scanner.Finish()](Snapshot& snap) { snap.kernel = f; });
+      }
+      reasons += std::string(reasons.empty() ? "" : "; ") + "journal: " + st.ToString();
+    }
+  }
+  return ProbeSkipped(reasons.empty() ? "no kernel log source selected" : reasons);
+}
+
+}  // namespace gpudoctor

@@ -1,0 +1,139 @@
+// Catalogue section: kernel-log findings (issue 4). `gpu.lost` is emitted by the kernel rules as
+// well but its entry belongs to the GPU layer's section (NVML GPU_IS_LOST is the other source).
+#include "rules/catalogue.h"
+
+namespace gpudoctor {
+
+const std::vector<CatalogueEntry>& KernelCatalogue() {
+  static const std::vector<CatalogueEntry> entries = {
+      {"gpu.xid",
+       Layer::kHardware,
+       Severity::kCrit,
+       "NVIDIA Xid error in the kernel log",
+       "The NVIDIA driver logged an Xid: a GPU error event with a numeric code (`NVRM: Xid "
+       "(PCI:...): N, ...`). One finding per GPU and code, with the count, first and last time and "
+       "one sample line. The code decides what it means: application faults (13, 31, 43), memory "
+       "errors (48, 63, 64, 94, 95), a GPU gone from the bus (79), firmware/GSP timeouts (119, "
+       "120), NVLink errors (74, 144-150). Severity comes from gpudoctor's Xid table (`gpudoctor "
+       "explain xid N`); the same Xid from several processes raises it one step. NVML cannot "
+       "report Xid 79/119/120, so the kernel log is the only source for them.",
+       {"Read what the code means and its action: `gpudoctor explain xid N`.",
+        "Look at the lines around the first occurrence: `dmesg -T | grep -n -A3 -B10 'Xid'`.",
+        "Several processes or jobs hitting the same Xid on one GPU point at the GPU: drain it and "
+        "run `dcgmi diag -r 3`.",
+        "Memory Xids (48, 94, 95, 63, 64): check `nvidia-smi -q -d ECC,ROW_REMAPPER` and reset "
+        "the GPU when it is idle."},
+       {{"escalate_distinct_processes", 2,
+         "an Xid seen from this many distinct processes is raised one severity step"}}},
+      {"pcie.aer",
+       Layer::kHardware,
+       Severity::kCrit,
+       "PCIe AER errors in the kernel log",
+       "The PCIe Advanced Error Reporting driver logged errors for a device. Corrected errors "
+       "(RxErr, BadTLP, BadDLLP, Replay) are retried by the link and cost bandwidth; many of them "
+       "mean a marginal link (riser, slot, cable, retimer). Uncorrectable errors (non-fatal or "
+       "fatal) make the kernel recover or reset the link and often come before a GPU falls off "
+       "the bus (Xid 79). Vendor 10de is an NVIDIA GPU or NVSwitch.",
+       {"See the per-device counters: `grep . /sys/bus/pci/devices/BDF/aer_dev_*`.",
+        "Compare the link state with its maximum: `lspci -vvv -s BDF | grep -E 'LnkCap|LnkSta'`.",
+        "Reseat the card/riser or move it to another slot; check the PCIe retimer/switch "
+        "firmware.",
+        "Fatal errors on a GPU: drain the node and power-cycle it; repeated → RMA the part."},
+       {{"warn_corrected_count", 10,
+         "corrected errors of one device in the scanned log before it is a warning"}}},
+      {"kernel.hung_task",
+       Layer::kSoftware,
+       Severity::kCrit,
+       "Kernel reported a hung task",
+       "The kernel's hung-task detector found a task in uninterruptible sleep (D state) for more "
+       "than hung_task_timeout_secs (`INFO: task NAME:PID blocked for more than N seconds`). "
+       "When the task is an NVIDIA tool (nvidia-smi, nvidia-persistenced, nv-hostengine) or its "
+       "stack is in the nvidia modules, the GPU driver is hung, usually after a GSP timeout "
+       "(Xid 119) or a lost GPU; a GPU reset rarely works then. After 10 reports the kernel stays "
+       "silent (hung_task_warnings), so later hangs are not logged.",
+       {"See the task's stack trace after the INFO line: `dmesg -T | grep -A30 'blocked for "
+        "more'`.",
+        "NVIDIA task or nvidia frames: drain the node and reboot it; do not start more "
+        "nvidia-smi calls.",
+        "Tasks waiting on NFS or other network filesystems: check the storage server."},
+       {{"crit_reports", 3, "hung-task reports for one task name that make it critical"}}},
+      {"host.oom",
+       Layer::kResources,
+       Severity::kCrit,
+       "OOM killer killed a process",
+       "The kernel's out-of-memory killer killed a process (`Out of memory: Killed process PID "
+       "(NAME) ... anon-rss:...`). `Memory cgroup out of memory` means the job hit its own "
+       "memory limit (container, Slurm cgroup) rather than the whole host running out.",
+       {"Check what used the memory: the anon-rss in the evidence is the victim's resident size.",
+        "Cgroup kills: raise the job's memory limit or reduce data-loader workers / prefetching.",
+        "Host kills: find the largest processes (`ps aux --sort=-rss | head`) and check "
+        "`host.memory.low`."},
+       {{"crit_kills", 3, "kills of one process name that make it critical (host OOM)"}}},
+      {"hardware.mce",
+       Layer::kHardware,
+       Severity::kCrit,
+       "Machine check / hardware error events",
+       "The CPU reported machine check events (`mce: [Hardware Error]`) or the platform firmware "
+       "reported hardware errors (APEI GHES). Corrected events are memory/cache/bus errors the "
+       "hardware fixed; an uncorrected Machine Check Exception usually crashes the host.",
+       {"Decode the records: `mcelog --client` or `ras-mc-ctl --errors`; check `edac-util -v`.",
+        "Repeated corrected memory errors on one DIMM: schedule its replacement.",
+        "Uncorrected or fatal events: drain the node and have the hardware inspected."},
+       {{"crit_events", 50, "machine check records in the scanned log that make it critical"}}},
+      {"net.link",
+       Layer::kNetwork,
+       Severity::kCrit,
+       "NIC link flapping or transmit timeouts",
+       "A network interface lost its link or stalled. Two sources report it: the kernel log (NIC "
+       "drivers' `Link down`/`NIC Link is Down`, RDMA port state changes, and `NETDEV WATCHDOG: "
+       "... transmit queue N timed out`, after which the driver resets the NIC) and the NIC "
+       "probe's sysfs counters (`carrier_changes`, InfiniBand `link_downed`). Flapping links are "
+       "usually a cable, transceiver (AOC) or switch port; they stall NCCL collectives.",
+       {"Check the cable/transceiver: `ethtool -m IFACE` (optics), `ethtool IFACE` (speed).",
+        "Look at the switch port's error counters and logs for the same time.",
+        "InfiniBand/RoCE: `ibstat`, `perfquery -x` for link_downed and symbol errors.",
+        "Transmit timeouts: update NIC firmware/driver; note the queue and time in the log."},
+       {{"warn_down_events", 2, "link-down events of one interface (kernel log)"},
+        {"crit_down_events", 10, "link-down events of one interface that make it critical"},
+        {"crit_tx_timeouts", 3, "NETDEV WATCHDOG transmit timeouts that make it critical"},
+        {"warn_carrier_changes", 1,
+         "carrier changes of one interface during the sampling window (sysfs, NIC probe)"}}},
+      {"host.thermal",
+       Layer::kHardware,
+       Severity::kWarn,
+       "CPU thermal throttling",
+       "The kernel reported CPU cores or packages above their thermal threshold with the clock "
+       "throttled (`CPUn: Core temperature above threshold, cpu clock throttled`). Throttled CPUs "
+       "slow data loading and NCCL proxy threads; it also hints at poor airflow that hurts GPUs.",
+       {"Read the counters: `grep . /sys/devices/system/cpu/cpu*/thermal_throttle/*`.",
+        "Check fans, airflow and inlet temperature (`ipmitool sdr type temperature`)."},
+       {{"warn_events", 1, "throttling reports in the scanned log before it is a warning"}}},
+      {"driver.init_failed",
+       Layer::kSoftware,
+       Severity::kCrit,
+       "NVIDIA driver failed to initialise a GPU",
+       "The NVIDIA kernel module could not initialise a GPU (`NVRM: RmInitAdapter failed! "
+       "(0xNN:0xNN:NNNN)`): the GPU is unusable until this is fixed. Common causes: driver and "
+       "GSP firmware mismatch, a GPU in a bad state after an error (needs a power cycle), "
+       "insufficient power, or an unsupported GPU for this driver branch.",
+       {"Read the lines before it: `dmesg -T | grep -B20 RmInitAdapter`.",
+        "Reload the driver or reboot; if it persists, power-cycle the node (cold boot).",
+        "Check the driver branch supports this GPU and that the firmware files match the module "
+        "(`modinfo nvidia | grep version`, /lib/firmware/nvidia)."},
+       {}},
+      {"driver.gsp_timeout",
+       Layer::kSoftware,
+       Severity::kCrit,
+       "NVIDIA GSP firmware stopped answering",
+       "The driver timed out waiting for the GPU System Processor firmware (`Timeout waiting for "
+       "RPC from GSP`, `Heartbeat timed out`). The GPU usually stays wedged: nvidia-smi hangs in "
+       "D state, and only a reboot recovers it. Often logged with Xid 119.",
+       {"Drain the node; avoid further nvidia-smi calls (they queue up in D state).",
+        "Reboot the node; if it recurs on this driver, try another driver branch or disable GSP "
+        "only where NVIDIA supports it (NVreg_EnableGpuFirmware=0, pre-Blackwell)."},
+       {}},
+  };
+  return entries;
+}
+
+}  // namespace gpudoctor

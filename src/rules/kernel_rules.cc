@@ -1,0 +1,292 @@
+// Kernel-log rules: Xid, lost GPUs, PCIe AER, hung tasks, OOM kills, machine checks, NIC links,
+// CPU thermal throttling, NVIDIA driver init failures and GSP timeouts (issue 4). Facts come from
+// KernelLogFacts; severities of Xids from the Xid table (src/kmsg/xid_table.cc).
+#include <algorithm>
+#include <ctime>
+
+#include "core/strings.h"
+#include "kmsg/gpu_map.h"
+#include "kmsg/xid_table.h"
+#include "rules/catalogue.h"
+#include "rules/engine.h"
+
+namespace gpudoctor {
+namespace {
+
+// The GPU table used to name GPUs in findings. Today: the log's companion lines; at merge with
+// the GPU layer, NVML devices go first: MergeGpuTables(<NVML entries>, GpusFromLog(...)).
+std::vector<GpuBusEntry> KernelGpuTable(const Snapshot& snap) { return GpusFromLog(snap.kernel); }
+
+std::string FormatLogTime(const LogTime& t) {
+  if (t.wall_us) {
+    std::time_t s = static_cast<std::time_t>(*t.wall_us / 1000000);
+    std::tm tm{};
+    gmtime_r(&s, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+  }
+  if (t.boot_us) return "boot+" + FormatDouble(static_cast<double>(*t.boot_us) / 1e6, 3) + "s";
+  return "";
+}
+
+void AddCommon(Finding& f, const KernelEvent& e) {
+  f.Add("count", e.count);
+  if (std::string s = FormatLogTime(e.first); !s.empty()) f.Add("first_seen", s);
+  if (std::string s = FormatLogTime(e.last); !s.empty()) f.Add("last_seen", s);
+  if (e.first.boot_us) f.Add("first_seen_boot_s", static_cast<double>(*e.first.boot_us) / 1e6);
+  f.Add("sample_line", e.sample);
+  f.subject = e.subject;
+}
+
+void AttachGpu(Finding& f, const std::optional<PciTuple>& pci,
+               const std::vector<GpuBusEntry>& gpus) {
+  if (!pci) return;
+  GpuRef ref;
+  ref.pci_bus_id = pci->ToString();
+  if (const GpuBusEntry* g = MapBusToGpu(*pci, gpus)) {
+    ref.index = g->index;
+    ref.uuid = g->uuid;
+    ref.serial = g->serial;
+  }
+  f.gpu = ref;
+}
+
+std::string Join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ",") + x;
+  return s;
+}
+
+Severity StepUp(Severity s) { return s == Severity::kInfo ? Severity::kWarn : Severity::kCrit; }
+
+Severity FromXidSeverity(XidSeverity s) {
+  switch (s) {
+    case XidSeverity::kInfo:
+      return Severity::kInfo;
+    case XidSeverity::kWarn:
+      return Severity::kWarn;
+    default:
+      return Severity::kCrit;
+  }
+}
+
+void XidFinding(const KernelEvent& e, const Thresholds& t, const std::vector<GpuBusEntry>& gpus,
+                std::vector<Finding>& out) {
+  const char* id = "gpu.xid";
+  XidInfo info = LookupXid(e.xid);
+  Severity sev = FromXidSeverity(info.severity);
+  if (e.xid >= 144 && e.xid <= 150 && e.nvlink_fatal) sev = Severity::kCrit;
+  if ((e.xid == 94 || e.xid == 95) && (e.reset_required || e.drain_reset_required)) {
+    sev = Severity::kCrit;
+  }
+  double distinct = t.Get(id, "escalate_distinct_processes");
+  bool escalated = distinct > 0 && static_cast<double>(e.processes.size()) >= distinct;
+  if (escalated) sev = StepUp(sev);
+  std::string summary = "Xid " + std::to_string(e.xid);
+  if (!info.mnemonic.empty()) summary += " (" + std::string(info.meaning) + ")";
+  summary += " on GPU " + e.subject;
+  if (e.count > 1) summary += ", " + std::to_string(e.count) + " times";
+  Finding f = MakeFinding(id, sev, summary);
+  f.Add("xid", e.xid);
+  f.Add("xid_class", XidClassName(info.xid_class));
+  f.Add("xid_table_severity", XidSeverityName(info.severity));
+  f.AddBool("xid_known", info.known);
+  AddCommon(f, e);
+  if (!e.processes.empty()) {
+    f.Add("processes", Join(e.processes));
+    f.Add("distinct_processes", static_cast<int64_t>(e.processes.size()));
+  }
+  if (e.xid == 94 || e.xid == 95) {
+    f.AddBool("reset_required", e.reset_required);
+    f.AddBool("drain_reset_required", e.drain_reset_required);
+  }
+  if (!e.nvlink_unit.empty()) {
+    f.Add("nvlink_unit", e.nvlink_unit);
+    f.AddBool("nvlink_fatal", e.nvlink_fatal);
+  }
+  if (!e.ids.empty() && e.xid >= 144 && e.xid <= 150) {
+    std::string links;
+    for (int64_t l : e.ids) links += (links.empty() ? "" : ",") + std::to_string(l);
+    f.Add("nvlink_links", links);
+  } else if (!e.ids.empty()) {
+    std::string gi;
+    for (int64_t l : e.ids) gi += (gi.empty() ? "" : ",") + std::to_string(l);
+    f.Add("mig_gpu_instances", gi);
+  }
+  f.next_steps.insert(f.next_steps.begin(),
+                      "Xid " + std::to_string(e.xid) + ": " + std::string(info.action) + ".");
+  AttachGpu(f, e.pci, gpus);
+  out.push_back(std::move(f));
+}
+
+void LostFindings(const KernelLogFacts& k, const std::vector<GpuBusEntry>& gpus,
+                  std::vector<Finding>& out) {
+  // The `gpu.lost` entry belongs to the GPU layer's catalogue section; until it is there, a lost
+  // GPU is still reported by its Xid 79 (gpu.xid, crit).
+  if (FindCatalogueEntry("gpu.lost") == nullptr) return;
+  std::vector<const KernelEvent*> seen;
+  for (const auto& e : k.events) {
+    bool lost =
+        e.kind == KernelEventKind::kGpuLost || (e.kind == KernelEventKind::kXid && e.xid == 79);
+    if (!lost || !e.pci) continue;
+    auto dup = std::find_if(seen.begin(), seen.end(),
+                            [&](const KernelEvent* s) { return s->pci->SameDevice(*e.pci); });
+    if (dup != seen.end()) continue;
+    seen.push_back(&e);
+    Finding f = MakeFinding("gpu.lost", Severity::kCrit,
+                            "GPU " + e.pci->ToString() + " has fallen off the bus");
+    AddCommon(f, e);
+    f.Add("source", e.kind == KernelEventKind::kXid ? "xid 79" : "fallen-off-the-bus line");
+    AttachGpu(f, e.pci, gpus);
+    out.push_back(std::move(f));
+  }
+}
+
+void AerFinding(const KernelEvent& e, const Thresholds& t, const std::vector<GpuBusEntry>& gpus,
+                std::vector<Finding>& out) {
+  const char* id = "pcie.aer";
+  Severity sev = Severity::kInfo;
+  if (e.aer_severity == AerSeverity::kFatal) {
+    sev = Severity::kCrit;
+  } else if (e.aer_severity == AerSeverity::kNonFatal) {
+    sev = Severity::kWarn;
+  } else if (static_cast<double>(e.count) >= t.Get(id, "warn_corrected_count")) {
+    sev = Severity::kWarn;
+  }
+  bool nvidia = e.vendor_id && *e.vendor_id == 0x10de;
+  const GpuBusEntry* gpu = e.pci ? MapBusToGpu(*e.pci, gpus) : nullptr;
+  std::string what = nvidia || gpu ? "NVIDIA device " : "device ";
+  Finding f = MakeFinding(id, sev,
+                          std::to_string(e.count) + " " + AerSeverityName(e.aer_severity) +
+                              " PCIe error(s) on " + what + e.subject);
+  AddCommon(f, e);
+  f.Add("aer_severity", AerSeverityName(e.aer_severity));
+  if (!e.aer_type.empty()) f.Add("aer_type", e.aer_type);
+  if (!e.error_names.empty()) f.Add("error_bits", Join(e.error_names));
+  if (e.vendor_id && e.device_id) {
+    char ids[16];
+    std::snprintf(ids, sizeof ids, "%04x:%04x", *e.vendor_id, *e.device_id);
+    f.Add("pci_id", ids);
+  }
+  if (nvidia || gpu) AttachGpu(f, e.pci, gpus);
+  out.push_back(std::move(f));
+}
+
+void SimpleFindings(const KernelEvent& e, const Thresholds& t, const std::vector<GpuBusEntry>& gpus,
+                    std::vector<Finding>& out) {
+  switch (e.kind) {
+    case KernelEventKind::kHungTask: {
+      const char* id = "kernel.hung_task";
+      bool crit = e.nvidia_related || static_cast<double>(e.count) >= t.Get(id, "crit_reports");
+      Finding f = MakeFinding(id, crit ? Severity::kCrit : Severity::kWarn,
+                              "task " + e.subject + " blocked for more than " +
+                                  std::to_string(e.max_blocked_s.value_or(0)) + " s" +
+                                  (e.nvidia_related ? " (NVIDIA driver involved)" : ""));
+      AddCommon(f, e);
+      if (e.max_blocked_s) f.Add("max_blocked_s", *e.max_blocked_s);
+      f.AddBool("nvidia_related", e.nvidia_related);
+      if (!e.processes.empty()) f.Add("tasks", Join(e.processes));
+      out.push_back(std::move(f));
+      return;
+    }
+    case KernelEventKind::kOom: {
+      const char* id = "host.oom";
+      bool many = static_cast<double>(e.count) >= t.Get(id, "crit_kills");
+      Severity sev = e.cgroup_oom ? (many ? Severity::kWarn : Severity::kInfo)
+                                  : (many ? Severity::kCrit : Severity::kWarn);
+      Finding f =
+          MakeFinding(id, sev,
+                      std::string(e.cgroup_oom ? "memory cgroup" : "host") + " OOM killer killed " +
+                          e.subject + " " + std::to_string(e.count) + " time(s)");
+      AddCommon(f, e);
+      f.AddBool("cgroup_oom", e.cgroup_oom);
+      if (e.max_anon_rss_kb) f.Add("max_anon_rss_bytes", *e.max_anon_rss_kb * 1024);
+      if (!e.processes.empty()) f.Add("victims", Join(e.processes));
+      out.push_back(std::move(f));
+      return;
+    }
+    case KernelEventKind::kMce: {
+      const char* id = "hardware.mce";
+      bool crit = e.mce_exception || static_cast<double>(e.count) >= t.Get(id, "crit_events");
+      Finding f = MakeFinding(id, crit ? Severity::kCrit : Severity::kWarn,
+                              std::to_string(e.count) + " hardware error record(s) (" + e.subject +
+                                  ")" + (e.mce_exception ? ", uncorrected" : ""));
+      AddCommon(f, e);
+      f.AddBool("uncorrected", e.mce_exception);
+      if (e.mce_events_logged) f.Add("events_logged_lines", e.mce_events_logged);
+      out.push_back(std::move(f));
+      return;
+    }
+    case KernelEventKind::kNetLink: {
+      const char* id = "net.link";
+      double downs = static_cast<double>(e.link_down);
+      double tx = static_cast<double>(e.tx_timeouts);
+      Severity sev = Severity::kInfo;
+      if (downs >= t.Get(id, "crit_down_events") || tx >= t.Get(id, "crit_tx_timeouts")) {
+        sev = Severity::kCrit;
+      } else if (downs >= t.Get(id, "warn_down_events") || tx >= 1) {
+        sev = Severity::kWarn;
+      }
+      std::string summary = "interface " + e.subject + ": " + std::to_string(e.link_down) +
+                            " link down, " + std::to_string(e.link_up) + " link up";
+      if (e.tx_timeouts) summary += ", " + std::to_string(e.tx_timeouts) + " transmit timeouts";
+      Finding f = MakeFinding(id, sev, summary + " (kernel log)");
+      AddCommon(f, e);
+      f.Add("link_down_events", e.link_down);
+      f.Add("link_up_events", e.link_up);
+      f.Add("tx_timeouts", e.tx_timeouts);
+      f.Add("source", "kernel log");
+      out.push_back(std::move(f));
+      return;
+    }
+    case KernelEventKind::kCpuThermal: {
+      const char* id = "host.thermal";
+      if (static_cast<double>(e.count) < t.Get(id, "warn_events")) return;
+      Finding f = MakeFinding(id, Severity::kWarn,
+                              "CPU " + e.subject + " temperature above threshold on " +
+                                  std::to_string(e.ids.size()) + " CPU(s), clock throttled");
+      AddCommon(f, e);
+      f.Add("cpus", static_cast<int64_t>(e.ids.size()));
+      if (e.max_total_events) f.Add("max_total_events", *e.max_total_events);
+      out.push_back(std::move(f));
+      return;
+    }
+    case KernelEventKind::kDriverInitFailed:
+    case KernelEventKind::kGspTimeout: {
+      bool init = e.kind == KernelEventKind::kDriverInitFailed;
+      Finding f =
+          MakeFinding(init ? "driver.init_failed" : "driver.gsp_timeout", Severity::kCrit,
+                      std::string(init ? "NVIDIA driver could not initialise GPU "
+                                       : "GSP firmware timeout on GPU ") +
+                          e.subject + (e.error_code.empty() ? "" : " (" + e.error_code + ")"));
+      AddCommon(f, e);
+      if (!e.error_code.empty()) f.Add(init ? "rm_error" : "rpc_function", e.error_code);
+      AttachGpu(f, e.pci, gpus);
+      out.push_back(std::move(f));
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+}  // namespace
+
+void KernelRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out) {
+  const KernelLogFacts& k = snap.kernel;
+  if (k.events.empty()) return;
+  std::vector<GpuBusEntry> gpus = KernelGpuTable(snap);
+  for (const auto& e : k.events) {
+    if (e.kind == KernelEventKind::kXid) {
+      XidFinding(e, t, gpus, out);
+    } else if (e.kind == KernelEventKind::kPcieAer) {
+      AerFinding(e, t, gpus, out);
+    } else {
+      SimpleFindings(e, t, gpus, out);
+    }
+  }
+  LostFindings(k, gpus, out);
+}
+
+}  // namespace gpudoctor

@@ -1,0 +1,95 @@
+// End-to-end: `gpudoctor logs FILE|-`, `explain xid N`, and `check --kmsg-file` on fixtures.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "test_util.h"
+
+namespace gpudoctor {
+namespace {
+
+using testing::FixturePath;
+using ::testing::HasSubstr;
+using testing::RunGpudoctor;
+
+TEST(KmsgLogsE2eTest, JsonFindingsAndExitCode) {
+  auto r = RunGpudoctor({"logs", "--json", FixturePath("kmsg/dmesg_r535_h100.log")});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["verdict"], "crit");
+  EXPECT_EQ(j["kernel_log"]["gpus"].size(), 2u);
+  int xids = 0;
+  bool saw119 = false;
+  for (const auto& f : j["findings"]) {
+    if (f["id"] == "gpu.xid") ++xids;
+    if (f["id"] == "gpu.xid" && f["evidence"]["xid"] == 119) {
+      saw119 = true;
+      EXPECT_EQ(f["evidence"]["count"], 2);
+      EXPECT_EQ(f["gpu"]["uuid"], "GPU-9c03b6f1-7d2e-54a8-b1c9-3e6f0a8d2c47");
+    }
+  }
+  EXPECT_EQ(xids, 6);
+  EXPECT_TRUE(saw119);
+}
+
+TEST(KmsgLogsE2eTest, StdinTextAndCleanLog) {
+  std::string text = testing::ReadFileOrDie(FixturePath("kmsg/syslog_r390_k80.log"));
+  auto r = RunGpudoctor({"logs", "-"}, std::chrono::seconds(30), {{"TZ", "UTC"}}, text);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("gpudoctor logs: stdin"));
+  EXPECT_THAT(r.out, HasSubstr("[crit] pcie.aer"));
+  auto clean = RunGpudoctor({"logs", "-"}, std::chrono::seconds(30), {},
+                            "[ 1.0] usb 1-1: new device\n[ 2.0] EXT4-fs mounted\n");
+  EXPECT_EQ(clean.exit_code, 0);
+  EXPECT_THAT(clean.out, HasSubstr("0 finding(s), verdict ok"));
+}
+
+TEST(KmsgLogsE2eTest, MissingFileExitsThree) {
+  auto r = RunGpudoctor({"logs", "/nonexistent/kern.log"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_THAT(r.err, HasSubstr("/nonexistent/kern.log"));
+  EXPECT_EQ(RunGpudoctor({"logs"}).exit_code, 3);
+}
+
+TEST(KmsgLogsE2eTest, ExplainXid) {
+  auto r = RunGpudoctor({"explain", "xid", "79"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_THAT(r.out, HasSubstr("ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS"));
+  EXPECT_THAT(r.out, HasSubstr("severity: fatal"));
+  auto u = RunGpudoctor({"explain", "xid", "999"});
+  EXPECT_EQ(u.exit_code, 0);
+  EXPECT_THAT(u.out, HasSubstr("look up"));
+  EXPECT_EQ(RunGpudoctor({"explain", "xid", "abc"}).exit_code, 3);
+  auto cat = RunGpudoctor({"explain", "gpu.xid"});
+  EXPECT_EQ(cat.exit_code, 0);
+  EXPECT_THAT(cat.out, HasSubstr("escalate_distinct_processes"));
+}
+
+TEST(KmsgLogsE2eTest, CheckIncludesKernelLogFindings) {
+  auto r = RunGpudoctor({"check", "--json", "--probes", "kmsg", "--kmsg-file",
+                         FixturePath("kmsg/journal_short_iso_r560_gh200.log")});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  bool init = false;
+  for (const auto& f : j["findings"]) init = init || f["id"] == "driver.init_failed";
+  EXPECT_TRUE(init);
+  ASSERT_EQ(j["probes"].size(), 1u);
+  EXPECT_EQ(j["probes"][0]["status"], "ok");
+}
+
+TEST(KmsgLogsE2eTest, CheckWithSavedRingInRootfsAndSince) {
+  testing::TempDir root;
+  root.Write("dev/kmsg", testing::ReadFileOrDie(FixturePath("kmsg/kmsg_raw_r570_b200.log")));
+  auto r = RunGpudoctor({"check", "--json", "--probes", "kmsg", "--path.rootfs", root.path()});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("NETIR_LINK_EVT"));
+  // Boot-relative stamps become wall time from this boot: --since in the future drops them all.
+  auto s = RunGpudoctor({"check", "--json", "--probes", "kmsg", "--path.rootfs", root.path(),
+                         "--since", "@4000000000"});
+  EXPECT_EQ(s.exit_code, 0) << s.out;
+  EXPECT_EQ(RunGpudoctor({"check", "--since", "yesterday-ish"}).exit_code, 3);
+}
+
+}  // namespace
+}  // namespace gpudoctor

@@ -1,0 +1,295 @@
+// Unit tests of the kernel-log parsers: PCI tuples, line shapes, Xid/NVRM lines, other signals.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <ctime>
+
+#include "kmsg/kernel_signals.h"
+#include "kmsg/line_format.h"
+#include "kmsg/pci_tuple.h"
+#include "kmsg/xid_parser.h"
+#include "kmsg/xid_table.h"
+
+namespace gpudoctor {
+namespace {
+
+class UtcEnv : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    setenv("TZ", "UTC", 1);
+    tzset();
+  }
+};
+
+TEST(KmsgPciTest, ParsesEveryFormToTheSameTuple) {
+  auto a = ParsePciTuple("PCI:0000:3b:00");
+  auto b = ParsePciTuple("0000:3B:00.0");
+  auto c = ParsePciTuple("00000000:3B:00.0");
+  ASSERT_TRUE(a && b && c);
+  EXPECT_TRUE(a->SameDevice(*b));
+  EXPECT_TRUE(a->SameDevice(*c));
+  EXPECT_EQ(a->bus, 0x3bu);
+  EXPECT_EQ(a->ToString(), "0000:3b:00.0");
+  auto grace = ParsePciTuple("0018:01:00");
+  ASSERT_TRUE(grace);
+  EXPECT_EQ(grace->domain, 0x18u);
+  EXPECT_FALSE(ParsePciTuple("0000:3b:20"));  // device > 0x1f
+  EXPECT_FALSE(ParsePciTuple("0000:zz:00"));
+  EXPECT_FALSE(ParsePciTuple("0000:3b:00.8"));
+  EXPECT_FALSE(ParsePciTuple("123456789:3b:00"));
+  EXPECT_FALSE(ParsePciTuple(""));
+}
+
+TEST_F(UtcEnv, LineShapesGiveMessageAndTime) {
+  LineFormatState st;
+  st.now_unix_s = 1717400000;  // 2024-06-03
+  auto d = ParseLinePrefix("[ 1021.553181] NVRM: Xid (PCI:0000:18:00): 48, x", st);
+  EXPECT_EQ(d.shape, LineShape::kDmesg);
+  EXPECT_EQ(d.time.boot_us, 1021553181);
+  EXPECT_EQ(d.message, "NVRM: Xid (PCI:0000:18:00): 48, x");
+
+  auto t = ParseLinePrefix("[Tue Jan  9 09:41:02 2024] NVRM: hello", st);
+  EXPECT_EQ(t.shape, LineShape::kDmesgCtime);
+  EXPECT_EQ(t.time.wall_us, int64_t{1704793262} * 1000000);
+  EXPECT_EQ(t.message, "NVRM: hello");
+
+  auto j = ParseLinePrefix("Jun 03 14:22:31 node kernel: NVRM: x", st);
+  EXPECT_EQ(j.shape, LineShape::kSyslog);
+  EXPECT_TRUE(j.kernel);
+  EXPECT_EQ(j.time.wall_us, int64_t{1717424551} * 1000000);
+  EXPECT_EQ(j.message, "NVRM: x");
+
+  auto noh = ParseLinePrefix("Mar 21 21:42:01 kernel: NVRM: GPU0 y", st);
+  EXPECT_TRUE(noh.kernel);
+  EXPECT_EQ(noh.message, "NVRM: GPU0 y");
+
+  auto sys = ParseLinePrefix("Mar  4 02:11:40 oldbox kernel: [   91.553172] NVRM: Xid z", st);
+  EXPECT_EQ(sys.time.boot_us, 91553172);
+  EXPECT_TRUE(sys.time.wall_us.has_value());
+  EXPECT_EQ(sys.message, "NVRM: Xid z");
+
+  auto user = ParseLinePrefix("Jun 03 15:30:00 node nvidia-persistenced[1433]: NVRM: Xid", st);
+  EXPECT_FALSE(user.kernel);
+
+  auto iso = ParseLinePrefix("2024-11-20T10:11:12+0100 gh kernel: NVRM: q", st);
+  EXPECT_EQ(iso.shape, LineShape::kSyslogIso);
+  EXPECT_EQ(iso.time.wall_us, int64_t{1732093872} * 1000000);
+  EXPECT_EQ(iso.message, "NVRM: q");
+
+  auto diso = ParseLinePrefix("2024-11-20T10:11:12,123456+00:00 NVRM: Xid r", st);
+  EXPECT_EQ(diso.shape, LineShape::kDmesgIso);
+  EXPECT_EQ(diso.time.wall_us, int64_t{1732097472} * 1000000 + 123456);
+  EXPECT_EQ(diso.message, "NVRM: Xid r");
+
+  auto raw = ParseLinePrefix("4,2201,3801122090,-;NVRM: Xid (PCI:0018:01:00): 149, t", st);
+  EXPECT_EQ(raw.shape, LineShape::kRawKmsg);
+  EXPECT_EQ(raw.time.boot_us, 3801122090);
+  EXPECT_TRUE(raw.kernel);
+  EXPECT_FALSE(ParseLinePrefix("14,2204,3801122300,-;NVRM: Xid", st).kernel);  // LOG_USER
+  EXPECT_EQ(ParseLinePrefix(" DEVICE=+pci:0018:01:00.0", st).shape, LineShape::kKmsgContinuation);
+  EXPECT_EQ(ParseLinePrefix("-- Boot 1a2b3c --", st).shape, LineShape::kJournalBoot);
+  auto r = ParseLinePrefix("<4>[   12.5] NVRM: a", st);
+  EXPECT_EQ(r.time.boot_us, 12500000);
+  auto x = ParseLinePrefix("kern  :warn  : [   12.5] NVRM: b", st);
+  EXPECT_EQ(x.message, "NVRM: b");
+  auto unknown = ParseLinePrefix("node-7: kern: warning: [2026-04-22T21:27:51Z]: NVRM: c", st);
+  EXPECT_EQ(unknown.shape, LineShape::kUnknown);
+}
+
+TEST_F(UtcEnv, SinceSpecForms) {
+  EXPECT_EQ(ParseSinceSpec("@1700000000", 0), 1700000000);
+  EXPECT_EQ(ParseSinceSpec("2h", 10000), 10000 - 7200);
+  EXPECT_EQ(ParseSinceSpec("2024-03-04", 0), 1709510400);
+  EXPECT_EQ(ParseSinceSpec("2024-03-04T12:00:00Z", 0), 1709553600);
+  EXPECT_FALSE(ParseSinceSpec("yesterday", 0));
+  EXPECT_FALSE(ParseSinceSpec("2h30", 0));
+}
+
+TEST(KmsgXidTest, AllVariants) {
+  auto n = ParseNvrmLine(
+      "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the "
+      "bus.");
+  ASSERT_EQ(n.type, NvrmLineType::kXid);
+  EXPECT_EQ(n.xid.xid, 79);
+  EXPECT_FALSE(n.xid.pid);
+  EXPECT_EQ(n.xid.process, "");
+  EXPECT_EQ(n.xid.text, "GPU has fallen off the bus.");
+
+  auto mig = ParseNvrmLine("NVRM: Xid (PCI:0000:b7:00 GPU-I:02 GPU-CI:01): 13, pid=5, name=a b, x");
+  ASSERT_EQ(mig.type, NvrmLineType::kXid);
+  EXPECT_EQ(mig.xid.gpu_instance, 2);
+  EXPECT_EQ(mig.xid.compute_instance, 1);
+  EXPECT_EQ(mig.xid.process, "a b");
+
+  auto old = ParseNvrmLine("NVRM: Xid (PCI:0000:10:1c): 63, pid=1896, Row Remapper: New row");
+  ASSERT_EQ(old.type, NvrmLineType::kXid);
+  EXPECT_EQ(old.xid.pid, 1896);
+  EXPECT_EQ(old.xid.text, "Row Remapper: New row");
+
+  auto oldest = ParseNvrmLine("NVRM: Xid (0000:03:00): 14, Channel 00000001");
+  ASSERT_EQ(oldest.type, NvrmLineType::kXid);
+  EXPECT_EQ(oldest.xid.xid, 14);
+  EXPECT_EQ(oldest.xid.pci.bus, 3u);
+
+  auto c = ParseNvrmLine(
+      "NVRM: Xid (PCI:0000:18:00): 95, pid=7062, Uncontained: LTC TAG (0x2, "
+      "0x1). RST: Yes, D-RST: No");
+  EXPECT_EQ(c.xid.reset_required, true);
+  EXPECT_EQ(c.xid.drain_reset_required, false);
+
+  auto nv = ParseNvrmLine(
+      "NVRM: Xid (PCI:0018:01:00): 149, NETIR_LINK_EVT Fatal XC0 i0 Link 08 (0x004505c6 "
+      "0x00000000 0x0)");
+  ASSERT_EQ(nv.type, NvrmLineType::kXid);
+  EXPECT_EQ(nv.xid.nvlink_unit, "NETIR_LINK_EVT");
+  EXPECT_TRUE(nv.xid.nvlink_fatal);
+  EXPECT_EQ(nv.xid.nvlink_link, 8);
+  EXPECT_EQ(nv.xid.nvlink_intrinfo, 0x004505c6u);
+  EXPECT_EQ(nv.xid.nvlink_errstatus, 0u);
+  auto nvpid = ParseNvrmLine(
+      "NVRM: Xid (PCI:0018:01:00): 145, pid=7, name=x, RLW_REMAP Nonfatal XC1 i0 Link -1 "
+      "(0x00000040 0x00000080)");
+  EXPECT_EQ(nvpid.xid.nvlink_unit, "RLW_REMAP");
+  EXPECT_FALSE(nvpid.xid.nvlink_fatal);
+  EXPECT_EQ(nvpid.xid.nvlink_link, -1);
+
+  auto gsp = ParseNvrmLine(
+      "NVRM: Xid (PCI:0000:61:00): 119, pid=1346198, name=nvidia-smi, Timeout waiting for RPC "
+      "from GSP! Expected function 103 (GSP_RM_ALLOC) (0x80 0x38).");
+  EXPECT_EQ(gsp.type, NvrmLineType::kXid);  // an Xid, not a separate GSP timeout event
+}
+
+TEST(KmsgXidTest, LookAlikesAndGarbage) {
+  EXPECT_EQ(ParseNvrmLine("nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 12028, Non-fatal").type,
+            NvrmLineType::kNotNvrm);
+  EXPECT_EQ(ParseNvrmLine("NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.161.08").type,
+            NvrmLineType::kOther);
+  EXPECT_EQ(ParseNvrmLine("NVRM: Xid (PCI:0000:3b:00): 0, pid=1, x").type, NvrmLineType::kGarbled);
+  EXPECT_EQ(ParseNvrmLine("NVRM: Xid (PCI:0000:3b:00): 123456, x").type, NvrmLineType::kGarbled);
+  EXPECT_EQ(ParseNvrmLine("NVRM: Xid (PCI:0000:3b:00): 13, pid=99999999999, x").type,
+            NvrmLineType::kGarbled);
+  EXPECT_EQ(ParseNvrmLine("NVRM: Xid (PCI:0000:3b:00").type, NvrmLineType::kGarbled);
+  EXPECT_EQ(ParseNvrmLine("NVRM: Xid (PCI:0000:3b:00 GPU-I:zz): 13, x").type,
+            NvrmLineType::kGarbled);
+  // Same words, not the fallen-off-the-bus sequence: "not supported" variant.
+  EXPECT_EQ(ParseNvrmLine("NVRM: installed in this system is not supported by the").type,
+            NvrmLineType::kOther);
+}
+
+TEST(KmsgXidTest, CompanionLines) {
+  auto at = ParseNvrmLine("NVRM: GPU at PCI:0000:18:00: GPU-4a1e7b52-3b8c-6f9d-2e17-a0c5d3f81b64");
+  ASSERT_EQ(at.type, NvrmLineType::kGpuAt);
+  EXPECT_EQ(at.uuid, "GPU-4a1e7b52-3b8c-6f9d-2e17-a0c5d3f81b64");
+  EXPECT_EQ(at.pci->bus, 0x18u);
+  auto sn = ParseNvrmLine("NVRM: GPU Board Serial Number: 1654123019876");
+  EXPECT_EQ(sn.type, NvrmLineType::kBoardSerial);
+  EXPECT_EQ(sn.serial, "1654123019876");
+  auto lost = ParseNvrmLine("NVRM: GPU 0000:2b:00.0: GPU has fallen off the bus.");
+  ASSERT_EQ(lost.type, NvrmLineType::kFallenOffBus);
+  EXPECT_EQ(lost.pci->bus, 0x2bu);
+  EXPECT_EQ(ParseNvrmLine("NVRM: The NVIDIA GPU 0000:b3:00.0").type, NvrmLineType::kTheNvidiaGpu);
+  EXPECT_EQ(ParseNvrmLine("NVRM: (PCI ID: 10de:26b5) installed in this system has").type,
+            NvrmLineType::kInstalledHas);
+  auto init = ParseNvrmLine("NVRM: GPU 0000:04:01.0: RmInitAdapter failed! (0x11:0x45:2525)");
+  ASSERT_EQ(init.type, NvrmLineType::kInitFailed);
+  EXPECT_EQ(init.code, "0x11:0x45:2525");
+  EXPECT_EQ(init.pci->device, 1u);
+  auto hb = ParseNvrmLine("NVRM: GPU0 _kgspIsHeartbeatTimedOut: Heartbeat timed out, x");
+  ASSERT_EQ(hb.type, NvrmLineType::kGspTimeout);
+  EXPECT_EQ(hb.subject, "GPU0");
+}
+
+TEST(KmsgSignalsTest, AerHungOomMceNetThermal) {
+  auto aer = ParseAerLine(
+      "nvidia 0000:04:00.0: AER: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction "
+      "Layer, (Requester ID)");
+  ASSERT_EQ(aer.verdict, SignalVerdict::kEvent);
+  EXPECT_EQ(aer.event.aer_severity, AerSeverity::kFatal);
+  EXPECT_EQ(aer.event.aer_type, "Transaction Layer");
+  EXPECT_EQ(ParseAerLine("pcieport 0000:00:03.0: PCIe Bus Error: severity=Corrected, type=Data "
+                         "Link Layer, id=0018(Transmitter ID)")
+                .event.aer_severity,
+            AerSeverity::kCorrected);
+  EXPECT_EQ(ParseAerLine("x 0000:00:1c.5: AER: PCIe Bus Error: severity=Uncorrectable "
+                         "(Non-Fatal), type=Transaction Layer, (Completer ID)")
+                .event.aer_severity,
+            AerSeverity::kNonFatal);
+  auto dev = ParseAerLine("nvidia 0000:04:00.0: AER:   device [10de:102d] error status/mask=1/0");
+  EXPECT_EQ(dev.verdict, SignalVerdict::kAttach);
+  EXPECT_EQ(dev.event.vendor_id, 0x10deu);
+  auto bit = ParseAerLine("nvidia 0000:04:00.0: AER:    [14] CmpltTO                (First)");
+  ASSERT_EQ(bit.verdict, SignalVerdict::kAttach);
+  EXPECT_EQ(bit.event.error_names.at(0), "CmpltTO");
+
+  auto hung = ParseHungTaskLine("INFO: task kworker/u96:3:812 blocked for more than 122 seconds.");
+  ASSERT_EQ(hung.verdict, SignalVerdict::kEvent);
+  EXPECT_EQ(hung.event.subject, "kworker/u96:3");
+  EXPECT_EQ(hung.event.max_blocked_s, 122);
+  EXPECT_FALSE(hung.event.nvidia_related);
+  EXPECT_TRUE(ParseHungTaskLine("INFO: task nvidia-smi:3111 blocked for more than 120 seconds.")
+                  .event.nvidia_related);
+  EXPECT_EQ(ParseHungTaskLine("INFO: task foo:abc blocked for more than 120 seconds.").verdict,
+            SignalVerdict::kGarbled);
+
+  auto oom = ParseOomLine(
+      "Out of memory: Killed process 1234 (py thon) total-vm:100kB, anon-rss:2048kB, "
+      "file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:12kB oom_score_adj:0",
+      false);
+  ASSERT_EQ(oom.verdict, SignalVerdict::kEvent);
+  EXPECT_EQ(oom.event.subject, "py thon");
+  EXPECT_EQ(oom.event.max_anon_rss_kb, 2048);
+  EXPECT_FALSE(oom.event.cgroup_oom);
+  EXPECT_TRUE(
+      ParseOomLine("Memory cgroup out of memory: Killed process 1 (a) total-vm:1kB, anon-rss:1kB",
+                   false)
+          .event.cgroup_oom);
+  EXPECT_EQ(ParseOomLine("Out of memory: Kill process 4321 (java) score 912", false).verdict,
+            SignalVerdict::kNoMatch);
+
+  auto mce = ParseMceLine("mce: [Hardware Error]: CPU 3: Machine Check Exception: 5 Bank 4: b2");
+  ASSERT_EQ(mce.verdict, SignalVerdict::kEvent);
+  EXPECT_TRUE(mce.event.mce_exception);
+  EXPECT_EQ(mce.event.ids.at(0), 3);
+  EXPECT_EQ(ParseMceLine("mce: [Hardware Error]: TSC 0 ADDR 1f0b5fc0").verdict,
+            SignalVerdict::kRecognized);
+
+  EXPECT_EQ(ParseNetLinkLine("mlx5_core 0000:41:00.0 ibp65s0: Link down").event.subject, "ibp65s0");
+  EXPECT_EQ(ParseNetLinkLine("e1000e: eno1 NIC Link is Down").event.subject, "eno1");
+  EXPECT_EQ(ParseNetLinkLine("e1000e 0000:00:1f.6 eno1: NIC Link is Up 1000 Mbps").event.link_up,
+            1u);
+  EXPECT_EQ(ParseNetLinkLine("mlx5_core 0000:41:00.0 mlx5_0: Port: 1 Link DOWN").event.subject,
+            "mlx5_0/1");
+  auto wd = ParseNetLinkLine(
+      "mlx5_core 0000:41:00.0 ens1np0: NETDEV WATCHDOG: CPU: 3: transmit queue 7 timed out 5372 "
+      "ms");
+  EXPECT_EQ(wd.event.subject, "ens1np0");
+  EXPECT_EQ(wd.event.tx_timeouts, 1u);
+  EXPECT_EQ(
+      ParseNetLinkLine("NETDEV WATCHDOG: eth0 (e1000e): transmit queue 0 timed out").event.subject,
+      "eth0");
+  EXPECT_EQ(ParseNetLinkLine("pcieport: Link update pending").verdict, SignalVerdict::kNoMatch);
+
+  auto th = ParseCpuThermalLine(
+      "CPU12: Package temperature is above threshold, cpu clock is throttled (total events = 9)");
+  ASSERT_EQ(th.verdict, SignalVerdict::kEvent);
+  EXPECT_EQ(th.event.subject, "package");
+  EXPECT_EQ(th.event.max_total_events, 9);
+  EXPECT_EQ(ParseCpuThermalLine("CPU12: Core temperature/speed normal").verdict,
+            SignalVerdict::kRecognized);
+}
+
+TEST(KmsgXidTableTest, KnownUnknownAndExplain) {
+  EXPECT_EQ(LookupXid(79).severity, XidSeverity::kFatal);
+  EXPECT_EQ(LookupXid(13).xid_class, XidClass::kApplication);
+  EXPECT_EQ(LookupXid(130).mnemonic, "ROBUST_CHANNEL_CE_ERROR");  // range 126-135
+  XidInfo unknown = LookupXid(999);
+  EXPECT_FALSE(unknown.known);
+  EXPECT_EQ(unknown.severity, XidSeverity::kWarn);
+  std::string e = ExplainXid(79);
+  EXPECT_NE(e.find("ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS"), std::string::npos);
+  EXPECT_NE(e.find("fatal"), std::string::npos);
+  EXPECT_NE(ExplainXid(500).find("look up"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpudoctor

@@ -1,0 +1,340 @@
+// Unit tests of the streaming scanner, the anchor filter, the aggregator and the kernel rules.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <random>
+#include <thread>
+
+#include "kmsg/anchor_filter.h"
+#include "kmsg/gpu_map.h"
+#include "kmsg/log_scanner.h"
+#include "rules/catalogue.h"
+#include "rules/engine.h"
+#include "test_util.h"
+
+namespace gpudoctor {
+namespace {
+
+const KernelEvent* FindEvent(const KernelLogFacts& f, KernelEventKind kind, int xid = 0) {
+  for (const auto& e : f.events) {
+    if (e.kind == kind && (kind != KernelEventKind::kXid || e.xid == xid)) return &e;
+  }
+  return nullptr;
+}
+
+KernelLogFacts ScanFixture(const std::string& name, ScanOptions o = {}) {
+  auto r = ScanLogPath(testing::FixturePath("kmsg/" + name), o);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  return r.ok() ? *r : KernelLogFacts{};
+}
+
+TEST(KmsgAnchorFilterTest, MatchesNaiveSearchOnRandomText) {
+  std::vector<Anchor> anchors = {{"NVRM: ", "NVR"}, {"Link ", "Lin"}, {"oom-kill", "m-k"}};
+  AnchorFilter filter(anchors);
+  std::mt19937 rng(7);
+  const std::string alphabet = "NVRM: Linkom-l\nabc";
+  for (int round = 0; round < 200; ++round) {
+    std::string text;
+    for (int i = 0; i < 300; ++i) text += alphabet[rng() % alphabet.size()];
+    if (round % 3 == 0) text.insert(rng() % text.size(), "oom-kill");
+    const char* b = text.data();
+    const char* e = b + text.size();
+    // Naive: every anchor start, in order of fingerprint position; compare the sets.
+    std::vector<const char*> expected, got;
+    for (size_t i = 0; i < text.size(); ++i) {
+      for (const auto& a : anchors) {
+        if (text.compare(i, a.text.size(), a.text) == 0) expected.push_back(b + i);
+      }
+    }
+    for (const char* from = b; from < e;) {
+      const char* hit = filter.Find(b, from, e);
+      if (!hit) break;
+      got.push_back(hit);
+      from = hit + 1;
+    }
+    std::sort(got.begin(), got.end());
+    got.erase(std::unique(got.begin(), got.end()), got.end());
+    EXPECT_EQ(got, expected) << "round " << round;
+  }
+}
+
+TEST(KmsgScannerTest, DmesgFixtureH100) {
+  KernelLogFacts f = ScanFixture("dmesg_r535_h100.log");
+  EXPECT_EQ(f.boots_seen, 1);
+  ASSERT_EQ(f.gpus.size(), 2u);
+  EXPECT_EQ(f.gpus[0].serial, "1654123019876");
+  const KernelEvent* x119 = FindEvent(f, KernelEventKind::kXid, 119);
+  ASSERT_NE(x119, nullptr);
+  EXPECT_EQ(x119->count, 2u);
+  EXPECT_EQ(x119->processes, std::vector<std::string>{"nvidia-smi[3111]"});
+  EXPECT_EQ(x119->first.boot_us, 1107204019);
+  EXPECT_EQ(x119->last.boot_us, 1152881002);
+  const KernelEvent* x95 = FindEvent(f, KernelEventKind::kXid, 95);
+  ASSERT_NE(x95, nullptr);
+  EXPECT_TRUE(x95->reset_required);
+  EXPECT_FALSE(x95->drain_reset_required);
+  const KernelEvent* hung = FindEvent(f, KernelEventKind::kHungTask);
+  ASSERT_NE(hung, nullptr);
+  EXPECT_TRUE(hung->nvidia_related);
+  // The audit line quoting "NVRM: Xid" and the NVSwitch SXid line are not Xids.
+  EXPECT_EQ(FindEvent(f, KernelEventKind::kXid, 12028), nullptr);
+  int xid_events = 0;
+  for (const auto& e : f.events) xid_events += e.kind == KernelEventKind::kXid;
+  EXPECT_EQ(xid_events, 6);  // 48, 94, 63, 45 on 18:00; 119 on 2a:00; 95 on 18:00
+  EXPECT_EQ(f.garbled_lines, 0u);
+}
+
+TEST(KmsgScannerTest, RawKmsgFixtureNvlink5AndThreeLineFallenOff) {
+  KernelLogFacts f = ScanFixture("kmsg_raw_r570_b200.log");
+  const KernelEvent* x149 = FindEvent(f, KernelEventKind::kXid, 149);
+  ASSERT_NE(x149, nullptr);
+  EXPECT_EQ(x149->count, 2u);
+  EXPECT_TRUE(x149->nvlink_fatal);
+  EXPECT_EQ(x149->ids, (std::vector<int64_t>{8, 9}));
+  EXPECT_EQ(x149->pci->domain, 0x18u);
+  const KernelEvent* lost = FindEvent(f, KernelEventKind::kGpuLost);
+  ASSERT_NE(lost, nullptr);
+  EXPECT_EQ(lost->subject, "0000:b3:00.0");
+  EXPECT_NE(lost->sample.find("fallen off the bus"), std::string::npos);
+  EXPECT_EQ(FindEvent(f, KernelEventKind::kXid, 79), nullptr);  // user-space record ignored
+  EXPECT_EQ(f.non_kernel_lines, 1u);
+  ASSERT_NE(FindEvent(f, KernelEventKind::kNetLink), nullptr);
+  EXPECT_EQ(FindEvent(f, KernelEventKind::kNetLink)->tx_timeouts, 1u);
+}
+
+TEST(KmsgScannerTest, JournalAndSyslogFixtures) {
+  setenv("TZ", "UTC", 1);
+  tzset();
+  KernelLogFacts j = ScanFixture("journal_short_r550_a100.log");
+  const KernelEvent* x13 = FindEvent(j, KernelEventKind::kXid, 13);
+  ASSERT_NE(x13, nullptr);
+  EXPECT_EQ(x13->ids, std::vector<int64_t>{2});  // MIG GPU instance
+  const KernelEvent* oom = FindEvent(j, KernelEventKind::kOom);
+  ASSERT_NE(oom, nullptr);
+  EXPECT_TRUE(oom->cgroup_oom);  // from the CONSTRAINT_MEMCG line and the prefix
+  EXPECT_EQ(oom->max_anon_rss_kb, 61440000);
+  const KernelEvent* link = FindEvent(j, KernelEventKind::kNetLink);
+  ASSERT_NE(link, nullptr);
+  EXPECT_EQ(link->link_down, 2u);
+  EXPECT_EQ(link->link_up, 2u);
+  const KernelEvent* th = FindEvent(j, KernelEventKind::kCpuThermal);
+  ASSERT_NE(th, nullptr);
+  EXPECT_EQ(th->ids.size(), 2u);
+  EXPECT_EQ(th->max_total_events, 41);
+  EXPECT_EQ(FindEvent(j, KernelEventKind::kXid, 79), nullptr);  // persistenced's line
+
+  KernelLogFacts s = ScanFixture("syslog_r390_k80.log");
+  EXPECT_NE(FindEvent(s, KernelEventKind::kXid, 14), nullptr);  // oldest form without PCI:
+  const KernelEvent* aer = FindEvent(s, KernelEventKind::kPcieAer);
+  ASSERT_NE(aer, nullptr);
+  EXPECT_EQ(aer->aer_severity, AerSeverity::kFatal);
+  EXPECT_EQ(aer->vendor_id, 0x10deu);
+  EXPECT_EQ(aer->error_names, std::vector<std::string>{"CmpltTO"});
+  const KernelEvent* oldoom = FindEvent(s, KernelEventKind::kOom);
+  ASSERT_NE(oldoom, nullptr);
+  EXPECT_EQ(oldoom->count, 1u);  // "Kill process" + "Killed process" is one kill
+  EXPECT_TRUE(FindEvent(s, KernelEventKind::kMce)->mce_exception);
+  EXPECT_EQ(s.non_kernel_lines, 1u);  // the CRON line quoting NVRM: Xid
+}
+
+TEST(KmsgScannerTest, GarbageIsSkippedAndCounted) {
+  KernelLogFacts f = ScanFixture("garbage.log");
+  ASSERT_EQ(f.events.size(), 1u);
+  EXPECT_EQ(f.events[0].xid, 31);
+  EXPECT_EQ(f.events[0].count, 1u);
+  EXPECT_EQ(f.garbled_lines, 8u);
+}
+
+TEST(KmsgScannerTest, FloodIsOneEventInBoundedMemory) {
+  testing::TempDir dir;
+  std::string chunk;
+  for (int i = 0; i < 1000; ++i) {
+    chunk += "[ 5000.000001] NVRM: Xid (PCI:0000:3b:00): 95, pid=" + std::to_string(7000 + i % 50) +
+             ", name=python, Uncontained: LTC TAG (0x2,0x0). RST: Yes, D-RST: No\n";
+  }
+  std::string path = dir.path() + "/flood.log";
+  {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ASSERT_GE(fd, 0);
+    for (int k = 0; k < 300; ++k)
+      ASSERT_EQ(::write(fd, chunk.data(), chunk.size()), static_cast<ssize_t>(chunk.size()));
+    ::close(fd);
+  }
+  auto r = ScanLogPath(path, {});
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->events.size(), 1u);
+  EXPECT_EQ(r->events[0].count, 300000u);
+  EXPECT_EQ(r->events[0].processes.size(), EventAggregator::kMaxProcesses);
+  EXPECT_TRUE(r->events[0].processes_truncated);
+  EXPECT_EQ(r->bytes_scanned, chunk.size() * 300);
+}
+
+TEST(KmsgScannerTest, ChunkBoundariesDoNotMatter) {
+  std::string text = testing::ReadFileOrDie(testing::FixturePath("kmsg/dmesg_r535_h100.log"));
+  KernelLogScanner whole;
+  whole.ScanText(text);
+  KernelLogFacts a = whole.Finish();
+  int pipefd[2];
+  ASSERT_EQ(pipe(pipefd), 0);
+  std::thread writer([&] {
+    for (size_t i = 0; i < text.size(); i += 7) {
+      ssize_t w = ::write(pipefd[1], text.data() + i, std::min<size_t>(7, text.size() - i));
+      (void)w;
+    }
+    ::close(pipefd[1]);
+  });
+  KernelLogScanner streamed;
+  ASSERT_TRUE(ScanLogFd(pipefd[0], streamed).ok());
+  writer.join();
+  ::close(pipefd[0]);
+  KernelLogFacts b = streamed.Finish();
+  ASSERT_EQ(a.events.size(), b.events.size());
+  for (size_t i = 0; i < a.events.size(); ++i) {
+    EXPECT_EQ(a.events[i].subject, b.events[i].subject);
+    EXPECT_EQ(a.events[i].count, b.events[i].count);
+  }
+}
+
+TEST(KmsgScannerTest, CurrentBootOnlyAndSince) {
+  std::string text =
+      "[    0.000000] Linux version 6.1.0\n"
+      "[   10.000000] NVRM: Xid (PCI:0000:3b:00): 13, pid=1, name=a, old boot\n"
+      "[    0.000000] Linux version 6.1.0\n"
+      "[   20.000000] NVRM: Xid (PCI:0000:3b:00): 31, pid=2, name=b, this boot\n";
+  ScanOptions cur;
+  cur.current_boot_only = true;
+  KernelLogScanner s(cur);
+  s.ScanText(text);
+  KernelLogFacts f = s.Finish();
+  EXPECT_EQ(f.boots_seen, 2);
+  ASSERT_EQ(f.events.size(), 1u);
+  EXPECT_EQ(f.events[0].xid, 31);
+
+  ScanOptions since;
+  since.boot_wall_us = int64_t{1700000000} * 1000000;
+  since.since_wall_us = int64_t{1700000015} * 1000000;
+  KernelLogScanner s2(since);
+  s2.ScanText(text);
+  KernelLogFacts g = s2.Finish();
+  ASSERT_EQ(g.events.size(), 1u);
+  EXPECT_EQ(g.events[0].xid, 31);
+  EXPECT_EQ(g.events[0].first.wall_us, int64_t{1700000020} * 1000000);
+  EXPECT_EQ(g.before_since_lines, 1u);
+}
+
+TEST(KmsgScannerTest, OverlongLinesAreTruncatedNotFatal) {
+  std::string text = "[ 1.0] NVRM: Xid (PCI:0000:3b:00): 13, pid=1, name=a, " +
+                     std::string(20000, 'x') +
+                     "\n[ 2.0] NVRM: Xid (PCI:0000:3b:00): 31, pid=1, x\n";
+  KernelLogScanner s;
+  s.ScanText(text);
+  KernelLogFacts f = s.Finish();
+  EXPECT_EQ(f.truncated_lines, 1u);
+  ASSERT_EQ(f.events.size(), 1u);
+  EXPECT_EQ(f.events[0].xid, 31);
+}
+
+TEST(KmsgGpuMapTest, MapsByIntegerTuple) {
+  std::vector<GpuBusEntry> nvml = {{0, "GPU-a", *ParsePciTuple("00000000:3B:00.0"), ""},
+                                   {1, "GPU-b", *ParsePciTuple("00000000:86:00.0"), ""}};
+  const GpuBusEntry* g = MapBusToGpu(*ParsePciTuple("PCI:0000:3b:00"), nvml);
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g->index, 0);
+  EXPECT_EQ(MapBusToGpu(*ParsePciTuple("0001:3b:00"), nvml), nullptr);  // other domain
+  auto merged = MergeGpuTables(nvml, {{std::nullopt, "GPU-a", *ParsePciTuple("0000:3b:00"), "SN1"},
+                                      {std::nullopt, "GPU-c", *ParsePciTuple("0000:99:00"), ""}});
+  ASSERT_EQ(merged.size(), 3u);
+  EXPECT_EQ(merged[0].serial, "SN1");
+}
+
+std::vector<Finding> RulesOn(const std::string& fixture) {
+  Snapshot snap;
+  snap.kernel = ScanFixture(fixture);
+  Thresholds t;
+  std::vector<Finding> out;
+  KernelRules(snap, t, out);
+  return out;
+}
+
+const Finding* FindFinding(const std::vector<Finding>& v, const std::string& id,
+                           const std::string& summary_part = "") {
+  for (const auto& f : v) {
+    if (f.id == id && f.summary.find(summary_part) != std::string::npos) return &f;
+  }
+  return nullptr;
+}
+
+TEST(KmsgRulesTest, XidFindingsCarrySeverityGpuAndEvidence) {
+  auto out = RulesOn("dmesg_r535_h100.log");
+  const Finding* x48 = FindFinding(out, "gpu.xid", "Xid 48 ");
+  ASSERT_NE(x48, nullptr);
+  EXPECT_EQ(x48->severity, Severity::kCrit);
+  ASSERT_TRUE(x48->gpu.has_value());
+  EXPECT_EQ(x48->gpu->uuid, "GPU-4a1e7b52-3b8c-6f9d-2e17-a0c5d3f81b64");
+  EXPECT_EQ(x48->gpu->serial, "1654123019876");
+  EXPECT_EQ(x48->layer, Layer::kHardware);
+  const Finding* x63 = FindFinding(out, "gpu.xid", "Xid 63 ");
+  ASSERT_NE(x63, nullptr);
+  EXPECT_EQ(x63->severity, Severity::kInfo);
+  const Finding* hung = FindFinding(out, "kernel.hung_task");
+  ASSERT_NE(hung, nullptr);
+  EXPECT_EQ(hung->severity, Severity::kCrit);  // NVIDIA task
+  // Escalation: Xid 13 from two processes goes warn → crit; threshold 0 disables it.
+  Snapshot snap;
+  KernelLogScanner s;
+  s.ScanText(
+      "[1.0] NVRM: Xid (PCI:0000:3b:00): 13, pid=1, name=a, x\n"
+      "[2.0] NVRM: Xid (PCI:0000:3b:00): 13, pid=2, name=b, x\n");
+  snap.kernel = s.Finish();
+  Thresholds t;
+  std::vector<Finding> a;
+  KernelRules(snap, t, a);
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].severity, Severity::kCrit);
+  t.Set("gpu.xid", "escalate_distinct_processes", 3);
+  std::vector<Finding> b;
+  KernelRules(snap, t, b);
+  EXPECT_EQ(b[0].severity, Severity::kWarn);
+}
+
+TEST(KmsgRulesTest, OtherSignalsAndThresholds) {
+  auto out = RulesOn("syslog_r390_k80.log");
+  const Finding* aer = FindFinding(out, "pcie.aer");
+  ASSERT_NE(aer, nullptr);
+  EXPECT_EQ(aer->severity, Severity::kCrit);
+  ASSERT_TRUE(aer->gpu.has_value());  // vendor 10de
+  EXPECT_EQ(aer->gpu->pci_bus_id, "0000:04:00.0");
+  EXPECT_EQ(FindFinding(out, "hardware.mce")->severity, Severity::kCrit);
+  EXPECT_EQ(FindFinding(out, "host.oom")->severity, Severity::kWarn);
+  EXPECT_EQ(FindFinding(out, "net.link")->severity, Severity::kInfo);  // one down/up at boot
+  auto j = RulesOn("journal_short_r550_a100.log");
+  EXPECT_EQ(FindFinding(j, "net.link")->severity, Severity::kWarn);  // two downs: a flap
+  EXPECT_EQ(FindFinding(j, "host.oom")->severity, Severity::kInfo);  // cgroup, once
+  EXPECT_EQ(FindFinding(j, "host.thermal")->severity, Severity::kWarn);
+  auto g = RulesOn("journal_short_iso_r560_gh200.log");
+  const Finding* init = FindFinding(g, "driver.init_failed");
+  ASSERT_NE(init, nullptr);
+  EXPECT_EQ(init->gpu->uuid, "GPU-1b7c93e0-44d2-a1f6-08e5-6c2d9f3a7b15");
+}
+
+TEST(KmsgRulesTest, LostGpuWhenTheCatalogueHasTheEntry) {
+  if (FindCatalogueEntry("gpu.lost") == nullptr) {
+    GTEST_SKIP() << "gpu.lost is defined by the GPU layer's catalogue section";
+  }
+  auto out = RulesOn("kmsg_raw_r570_b200.log");
+  const Finding* lost = FindFinding(out, "gpu.lost");
+  ASSERT_NE(lost, nullptr);
+  EXPECT_EQ(lost->gpu->pci_bus_id, "0000:b3:00.0");
+}
+
+TEST(KmsgRulesTest, EmptyFactsGiveNoFindings) {
+  Snapshot snap;
+  std::vector<Finding> out;
+  KernelRules(snap, Thresholds{}, out);
+  EXPECT_TRUE(out.empty());
+}
+
+}  // namespace
+}  // namespace gpudoctor
