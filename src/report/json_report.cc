@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <ctime>
 
+#include "report/kernel_log_json.h"
 #include "report/report.h"
 
 namespace gpudoctor {
@@ -84,7 +85,10 @@ std::string RenderJson(const Report& report) {
   nlohmann::ordered_json probes = nlohmann::ordered_json::array();
   for (const auto& p : report.snapshot.probes) probes.push_back(ProbeRecordToJson(p));
   j["probes"] = probes;
-  // Layer sections (one line each): "gpus"/"driver", "kernel_log", "network", ...
+  // Layer sections (one line each), present when their probe ran.
+  if (!report.snapshot.kernel.source.empty()) {
+    j["kernel_log"] = KernelLogFactsToJson(report.snapshot.kernel);
+  }
   // Invalid UTF-8 from outside input is replaced, never thrown on.
   return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }

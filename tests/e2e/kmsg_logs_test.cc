@@ -76,6 +76,9 @@ TEST(KmsgLogsE2eTest, CheckIncludesKernelLogFindings) {
   EXPECT_TRUE(init);
   ASSERT_EQ(j["probes"].size(), 1u);
   EXPECT_EQ(j["probes"][0]["status"], "ok");
+  // The kernel-log accounting rides along as its own section.
+  EXPECT_THAT(j["kernel_log"]["source"].get<std::string>(), HasSubstr("journal_short_iso"));
+  EXPECT_GT(j["kernel_log"]["bytes_scanned"].get<int64_t>(), 0);
 }
 
 TEST(KmsgLogsE2eTest, CheckWithSavedRingInRootfsAndSince) {
