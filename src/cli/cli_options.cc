@@ -81,10 +81,11 @@ std::string UsageText() {
   for (const auto& f : FlagTable()) {
     std::string left = "  " + std::string(f.name);
     if (!f.value_name.empty()) left += " " + std::string(f.value_name);
-    if (left.size() < 28)
-      left.resize(28, ' ');
-    else
+    if (left.size() < 34) {
+      left.resize(34, ' ');
+    } else {
       left += "  ";
+    }
     u += left + std::string(f.help) + "\n";
   }
   return u;
