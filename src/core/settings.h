@@ -18,6 +18,11 @@ struct Settings {
   int sample_ms = 250;     // window for rates (CPU, swap, NIC throughput, ...)
   std::map<std::string, bool, std::less<>> probe_enabled;  // overrides of the registry default
   Thresholds thresholds;
+
+  // GPU layer (NVML): library override (--nvml-lib; empty = default search) and the deadline of
+  // each NVML phase (init, one GPU's sample beyond the window) before a call counts as hung.
+  std::string nvml_lib;
+  double nvml_timeout_s = 5;
 };
 
 }  // namespace gpudoctor

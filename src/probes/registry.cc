@@ -4,12 +4,18 @@ namespace gpudoctor {
 
 // Probe entry points, one per file in src/probes/.
 ProbeOutput RunCpuProbe(const ProbeContext& ctx);
+ProbeOutput RunNvmlProbe(const ProbeContext& ctx);
+ProbeOutput RunPciGpuProbe(const ProbeContext& ctx);
 
 const std::vector<ProbeSpec>& ProbeRegistry() {
   static const std::vector<ProbeSpec> probes = {
       // name, layer, default on, cadence, entry point, what it reads
       {"cpu", Layer::kResources, true, Cadence::kFast, RunCpuProbe,
        "CPU busy/iowait/steal over the window, load average (/proc/stat, /proc/loadavg)"},
+      {"nvml", Layer::kHardware, true, Cadence::kFast, RunNvmlProbe,
+       "GPUs through NVML (libnvidia-ml): identity, load, thermals, clocks, ECC, PCIe, NVLink"},
+      {"pci_gpu", Layer::kHardware, true, Cadence::kSlow, RunPciGpuProbe,
+       "NVIDIA GPUs on the PCI bus and the kernel module version (/sys/bus/pci, /sys/module)"},
   };
   return probes;
 }

@@ -8,6 +8,7 @@ std::vector<Finding> EvaluateRules(const Snapshot& snap, const Thresholds& thres
   static constexpr RuleSet kRuleSets[] = {
       HostRules,
       ProbeHealthRules,
+      GpuRules,
   };
   std::vector<Finding> findings;
   for (RuleSet rules : kRuleSets) rules(snap, thresholds, findings);

@@ -15,6 +15,7 @@ using RuleSet = void (*)(const Snapshot& snap, const Thresholds& t, std::vector<
 
 void HostRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);
 void ProbeHealthRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);
+void GpuRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);
 
 std::vector<Finding> EvaluateRules(const Snapshot& snap, const Thresholds& thresholds);
 
