@@ -1,10 +1,30 @@
-// Subcommands. Each returns the process exit code (see DESIGN.md: 0 ok, 1 warn, 2 crit, 3 could
-// not run). Main() dispatches and leaves the process with std::_Exit after flushing, because
-// abandoned probe workers may still be running.
+// Subcommands. Each returns the process exit code (DESIGN.md: 0 ok, 1 warn, 2 crit, 3 could not
+// run, with one line on stderr). Main() dispatches and leaves the process with std::_Exit after
+// flushing, because abandoned probe workers may still be running.
 #pragma once
+
+#include <memory>
+
+#include "cli/cli_options.h"
+#include "core/settings.h"
 
 namespace gpudoctor {
 
+inline constexpr int kExitCouldNotRun = 3;
+
 int Main(int argc, char** argv);
+
+// Defaults, then the config file (explicit --config, or the default path when present), then
+// flag overrides. Prints config warnings to stderr. Errors name file, line and key.
+Result<std::shared_ptr<Settings>> BuildSettings(const CliOptions& options);
+
+// Prints "gpudoctor: <message>" to stderr and returns kExitCouldNotRun.
+int CouldNotRun(const std::string& message);
+bool UseColor(const CliOptions& options);
+
+int CheckCommand(const CliOptions& options);
+int ExplainCommand(const CliOptions& options);
+int ConfigCommand(const CliOptions& options);
+int ProbesCommand(const CliOptions& options);
 
 }  // namespace gpudoctor

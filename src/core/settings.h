@@ -17,6 +17,7 @@ struct Settings {
   double deadline_s = 10;  // whole check; `check` returns within deadline + 1 s
   int sample_ms = 250;     // window for rates (CPU, swap, NIC throughput, ...)
   std::map<std::string, bool, std::less<>> probe_enabled;  // overrides of the registry default
+  std::vector<std::string> only_probes;  // --probes: when non-empty, run exactly these
   Thresholds thresholds;
 
   // GPU layer (NVML): library override (--nvml-lib; empty = default search) and the deadline of

@@ -20,7 +20,7 @@ Result<ProcStat> ParseProcStat(std::string_view text) {
       continue;
     }
     if (fields.size() < 5) {
-      return ParseError("/proc/stat line " + std::to_string(line_no) + ": cpu line has " +
+      return ParseError("line " + std::to_string(line_no) + ": cpu line has " +
                         std::to_string(fields.size() - 1) + " fields, need at least 4");
     }
     uint64_t* slots[] = {&st.total.user,   &st.total.nice, &st.total.system,  &st.total.idle,
@@ -28,24 +28,23 @@ Result<ProcStat> ParseProcStat(std::string_view text) {
     for (size_t i = 1; i < fields.size() && i <= 8; ++i) {
       auto v = ParseUint64(fields[i]);
       if (!v) {
-        return ParseError("/proc/stat line " + std::to_string(line_no) + ": field " +
-                          std::to_string(i) + " is not a number: '" + Sanitize(fields[i], 32) +
-                          "'");
+        return ParseError("line " + std::to_string(line_no) + ": field " + std::to_string(i) +
+                          " is not a number: '" + Sanitize(fields[i], 32) + "'");
       }
       *slots[i - 1] = *v;
     }
     have_total = true;
   }
-  if (!have_total) return ParseError("/proc/stat: no aggregate 'cpu' line");
+  if (!have_total) return ParseError("no aggregate 'cpu' line");
   return st;
 }
 
 Result<LoadAvg> ParseLoadAvg(std::string_view text) {
   auto fields = Split(text, " \t\n");
-  if (fields.size() < 3) return ParseError("/proc/loadavg: expected 3 load values");
+  if (fields.size() < 3) return ParseError("expected 3 load values");
   auto a = ParseDouble(fields[0]), b = ParseDouble(fields[1]), c = ParseDouble(fields[2]);
   if (!a || !b || !c || *a < 0 || *b < 0 || *c < 0) {
-    return ParseError("/proc/loadavg: load values are not non-negative numbers");
+    return ParseError("load values are not non-negative numbers");
   }
   return LoadAvg{*a, *b, *c};
 }

@@ -13,14 +13,16 @@ ProbeOutput RunCpuProbe(const ProbeContext& ctx) {
   auto first_text = ctx.fs().ReadProc("stat");
   if (!first_text.ok()) return ProbeFailed(first_text.status().ToString());
   auto first = ParseProcStat(*first_text);
-  if (!first.ok()) return ProbeFailed(first.status().message());
+  if (!first.ok()) return ProbeFailed(ctx.fs().ProcPath("stat") + ": " + first.status().message());
 
   TimePoint t0 = SteadyClock::now();
   std::this_thread::sleep_for(ctx.sample_window());
   auto second_text = ctx.fs().ReadProc("stat");
   if (!second_text.ok()) return ProbeFailed(second_text.status().ToString());
   auto second = ParseProcStat(*second_text);
-  if (!second.ok()) return ProbeFailed(second.status().message());
+  if (!second.ok()) {
+    return ProbeFailed(ctx.fs().ProcPath("stat") + ": " + second.status().message());
+  }
 
   CpuFacts cpu;
   cpu.window_s = std::chrono::duration<double>(SteadyClock::now() - t0).count();

@@ -29,12 +29,44 @@ const ProbeSpec* FindProbe(std::string_view name) {
 
 std::vector<const ProbeSpec*> EnabledProbes(const Settings& settings) {
   std::vector<const ProbeSpec*> out;
+  if (!settings.only_probes.empty()) {
+    for (const auto& p : ProbeRegistry()) {
+      for (const auto& n : settings.only_probes) {
+        if (p.name == n) {
+          out.push_back(&p);
+          break;
+        }
+      }
+    }
+    return out;
+  }
   for (const auto& p : ProbeRegistry()) {
     auto it = settings.probe_enabled.find(p.name);
     bool on = it == settings.probe_enabled.end() ? p.default_on : it->second;
     if (on) out.push_back(&p);
   }
   return out;
+}
+
+}  // namespace gpudoctor
+
+namespace gpudoctor {
+
+Status ValidateProbeNames(const Settings& settings) {
+  auto check = [](const std::string& name) -> Status {
+    if (FindProbe(name) != nullptr) return Status::Ok();
+    std::string known;
+    for (const auto& p : ProbeRegistry())
+      known += (known.empty() ? "" : ", ") + std::string(p.name);
+    return InvalidArgument("unknown probe '" + name + "' (known: " + known + ")");
+  };
+  for (const auto& n : settings.only_probes) {
+    if (Status s = check(n); !s.ok()) return s;
+  }
+  for (const auto& [n, on] : settings.probe_enabled) {
+    if (Status s = check(n); !s.ok()) return s;
+  }
+  return Status::Ok();
 }
 
 }  // namespace gpudoctor

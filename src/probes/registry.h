@@ -12,6 +12,9 @@ namespace gpudoctor {
 const std::vector<ProbeSpec>& ProbeRegistry();
 const ProbeSpec* FindProbe(std::string_view name);
 // Probes enabled by the registry default and the settings' overrides, in registry order.
+// --probes applies before the on/off settings: a listed probe runs even if off by default.
 std::vector<const ProbeSpec*> EnabledProbes(const Settings& settings);
+// invalid_argument naming the first probe name in the settings that the registry lacks.
+Status ValidateProbeNames(const Settings& settings);
 
 }  // namespace gpudoctor

@@ -1,0 +1,34 @@
+// `gpudoctor check`: run every enabled probe under the deadline, judge, report.
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "probes/registry.h"
+#include "probes/runner.h"
+#include "report/report.h"
+#include "rules/engine.h"
+
+namespace gpudoctor {
+
+int CheckCommand(const CliOptions& o) {
+  if (!o.positional.empty())
+    return CouldNotRun("check takes no arguments: '" + o.positional[0] + "'");
+  TimePoint start = SteadyClock::now();
+  auto settings = BuildSettings(o);
+  if (!settings.ok()) return CouldNotRun(settings.status().message());
+  std::shared_ptr<const Settings> shared = *settings;
+  TimePoint deadline = start + std::chrono::duration_cast<SteadyClock::duration>(
+                                   std::chrono::duration<double>(shared->deadline_s));
+
+  Report report;
+  report.snapshot = RunProbes(EnabledProbes(*shared), shared, deadline);
+  report.findings = EvaluateRules(report.snapshot, shared->thresholds);
+  SortFindings(report.findings);
+  report.duration_ms =
+      std::chrono::duration<double, std::milli>(SteadyClock::now() - start).count();
+
+  std::string out = o.json ? RenderJson(report) : RenderText(report, UseColor(o));
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return ExitCodeFor(report.findings);
+}
+
+}  // namespace gpudoctor

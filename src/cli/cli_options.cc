@@ -1,0 +1,91 @@
+#include "cli/cli_options.h"
+
+#include <algorithm>
+
+#include "core/strings.h"
+
+namespace gpudoctor {
+
+bool CliOptions::Has(std::string_view sw) const {
+  return std::find(switches.begin(), switches.end(), sw) != switches.end();
+}
+
+Result<CliOptions> ParseCommandLine(int argc, const char* const* argv) {
+  CliOptions o;
+  bool positional_only = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (positional_only || arg.empty() || arg[0] != '-' || arg == "-") {
+      if (o.command.empty()) {
+        o.command = std::string(arg);
+      } else {
+        o.positional.emplace_back(arg);
+      }
+      continue;
+    }
+    if (arg == "--") {
+      positional_only = true;
+      continue;
+    }
+    if (arg == "-h") arg = "--help";
+    std::string_view name = arg;
+    std::optional<std::string_view> inline_value;
+    if (size_t eq = arg.find('='); eq != std::string_view::npos) {
+      name = arg.substr(0, eq);
+      inline_value = arg.substr(eq + 1);
+    }
+    const auto& table = FlagTable();
+    auto it =
+        std::find_if(table.begin(), table.end(), [&](const FlagSpec& f) { return f.name == name; });
+    if (it == table.end()) {
+      return InvalidArgument("unknown flag '" + Sanitize(name, 60) + "' (see gpudoctor --help)");
+    }
+    std::string_view value;
+    if (it->value_name.empty()) {
+      if (inline_value) {
+        return InvalidArgument("flag " + std::string(name) + " takes no value");
+      }
+      o.switches.emplace_back(name);
+    } else if (inline_value) {
+      value = *inline_value;
+    } else if (i + 1 < argc) {
+      value = argv[++i];
+    } else {
+      return InvalidArgument("flag " + std::string(name) + " needs a value (" +
+                             std::string(it->value_name) + ")");
+    }
+    if (Status s = it->apply(value, o); !s.ok()) {
+      return InvalidArgument("flag " + std::string(name) + ": " + s.message());
+    }
+  }
+  return o;
+}
+
+std::string UsageText() {
+  std::string u =
+      "usage: gpudoctor COMMAND [flags]\n"
+      "\n"
+      "Why is this GPU server slow or failing? gpudoctor diagnoses it layer by layer\n"
+      "(network -> hardware -> software/driver -> resources) with evidence and next steps.\n"
+      "\n"
+      "commands:\n"
+      "  check              diagnose this host once (exit 0 ok, 1 warn, 2 crit, 3 could not run)\n"
+      "  explain ID         what a finding means and what to do (--list, --markdown)\n"
+      "  config --default   print the commented default config file\n"
+      "  probes             list the probes and what they read\n"
+      "  version            print the version\n"
+      "\n"
+      "flags:\n";
+  for (const auto& f : FlagTable()) {
+    std::string left = "  " + std::string(f.name);
+    if (!f.value_name.empty()) left += " " + std::string(f.value_name);
+    if (left.size() < 28)
+      left.resize(28, ' ');
+    else
+      left += "  ";
+    u += left + std::string(f.help) + "\n";
+  }
+  return u;
+}
+
+}  // namespace gpudoctor

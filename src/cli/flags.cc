@@ -1,0 +1,124 @@
+// The flag table. Adding a flag = one entry here (and a line in README's flag list).
+#include <algorithm>
+
+#include "cli/cli_options.h"
+#include "core/strings.h"
+
+namespace gpudoctor {
+namespace {
+
+Status SetSwitch(std::string_view, CliOptions&) { return Status::Ok(); }
+
+Status NonEmpty(std::string_view v, std::string_view what) {
+  if (v.empty()) return InvalidArgument(std::string(what) + " must not be empty");
+  return Status::Ok();
+}
+
+}  // namespace
+
+const std::vector<FlagSpec>& FlagTable() {
+  static const std::vector<FlagSpec> flags = {
+      {"--help", "", "print usage and exit",
+       [](std::string_view, CliOptions& o) {
+         o.help = true;
+         return Status::Ok();
+       }},
+      {"--version", "", "print the version and exit",
+       [](std::string_view, CliOptions& o) {
+         o.version = true;
+         return Status::Ok();
+       }},
+      {"--json", "", "machine-readable JSON output",
+       [](std::string_view, CliOptions& o) {
+         o.json = true;
+         return Status::Ok();
+       }},
+      {"--color", "auto|always|never", "colour in the text report (default auto: only on a TTY)",
+       [](std::string_view v, CliOptions& o) {
+         if (v == "auto")
+           o.color = ColorMode::kAuto;
+         else if (v == "always")
+           o.color = ColorMode::kAlways;
+         else if (v == "never")
+           o.color = ColorMode::kNever;
+         else
+           return InvalidArgument("expected auto, always or never, got '" + Sanitize(v, 40) + "'");
+         return Status::Ok();
+       }},
+      {"--no-color", "", "same as --color never",
+       [](std::string_view, CliOptions& o) {
+         o.color = ColorMode::kNever;
+         return Status::Ok();
+       }},
+      {"--config", "FILE", "config file (TOML); default /etc/gpudoctor/gpudoctor.toml when present",
+       [](std::string_view v, CliOptions& o) {
+         if (Status s = NonEmpty(v, "config path"); !s.ok()) return s;
+         o.config_path = std::string(v);
+         return Status::Ok();
+       }},
+      {"--deadline", "SECONDS", "the whole check returns within this (default 10)",
+       [](std::string_view v, CliOptions& o) {
+         auto d = ParseDouble(v);
+         if (!d || *d <= 0 || *d > 3600) {
+           return InvalidArgument("expected seconds in (0, 3600], got '" + Sanitize(v, 40) + "'");
+         }
+         o.Override([d = *d](Settings& s) { s.deadline_s = d; });
+         return Status::Ok();
+       }},
+      {"--sample-ms", "MS", "sampling window for rates: CPU, swap, NIC throughput (default 250)",
+       [](std::string_view v, CliOptions& o) {
+         auto ms = ParseInt64(v);
+         if (!ms || *ms < 0 || *ms > 60000) {
+           return InvalidArgument("expected milliseconds in [0, 60000], got '" + Sanitize(v, 40) +
+                                  "'");
+         }
+         o.Override([ms = static_cast<int>(*ms)](Settings& s) { s.sample_ms = ms; });
+         return Status::Ok();
+       }},
+      {"--path.procfs", "DIR", "procfs mount point (default /proc)",
+       [](std::string_view v, CliOptions& o) {
+         if (Status s = NonEmpty(v, "path"); !s.ok()) return s;
+         o.Override(
+             [p = std::string(v)](Settings& s) { s.fs = RootFs(p, s.fs.sysfs(), s.fs.rootfs()); });
+         return Status::Ok();
+       }},
+      {"--path.sysfs", "DIR", "sysfs mount point (default /sys)",
+       [](std::string_view v, CliOptions& o) {
+         if (Status s = NonEmpty(v, "path"); !s.ok()) return s;
+         o.Override(
+             [p = std::string(v)](Settings& s) { s.fs = RootFs(s.fs.procfs(), p, s.fs.rootfs()); });
+         return Status::Ok();
+       }},
+      {"--path.rootfs", "DIR", "host root for mounts, /dev and /etc (default /)",
+       [](std::string_view v, CliOptions& o) {
+         if (Status s = NonEmpty(v, "path"); !s.ok()) return s;
+         o.Override(
+             [p = std::string(v)](Settings& s) { s.fs = RootFs(s.fs.procfs(), s.fs.sysfs(), p); });
+         return Status::Ok();
+       }},
+      {"--probes", "LIST", "run only these probes (comma-separated names, see `gpudoctor probes`)",
+       [](std::string_view v, CliOptions& o) {
+         std::vector<std::string> names;
+         for (auto n : Split(v, ",")) names.emplace_back(Trim(n));
+         if (names.empty()) return InvalidArgument("empty probe list");
+         o.Override([names](Settings& s) { s.only_probes = names; });
+         return Status::Ok();
+       }},
+      {"--skip-probes", "LIST", "do not run these probes (comma-separated names)",
+       [](std::string_view v, CliOptions& o) {
+         std::vector<std::string> names;
+         for (auto n : Split(v, ",")) names.emplace_back(Trim(n));
+         o.Override([names](Settings& s) {
+           for (const auto& n : names) s.probe_enabled[n] = false;
+         });
+         return Status::Ok();
+       }},
+      // Command switches (meaning depends on the command).
+      {"--default", "", "config: print the commented default config file", SetSwitch},
+      {"--markdown", "", "explain: print the whole catalogue as Markdown", SetSwitch},
+      {"--list", "", "explain: list every finding id", SetSwitch},
+  };
+  return flags;
+}
+
+}  // namespace gpudoctor

@@ -1,0 +1,57 @@
+// Config file: TOML, described by one typed schema table (config_schema.cc) that both parses the
+// file and prints the commented default (`gpudoctor config --default`). Unknown keys are warned
+// about, never fatal; a key with a wrong type or an invalid value is an error naming file, line
+// and key (the CLI exits 3). Not thread-safe; used on the main thread before checks start.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "core/settings.h"
+#include "core/status.h"
+
+namespace gpudoctor {
+
+enum class SettingType { kBool, kInt, kDouble, kString, kStringArray };
+
+using SettingValue = std::variant<bool, int64_t, double, std::string, std::vector<std::string>>;
+
+struct SettingSpec {
+  std::vector<std::string> path;  // {"finding", "host.disk.full", "warn_used_pct"}
+  SettingType type;
+  SettingValue default_value;
+  std::string help;
+  // Validates the (type-checked) value and stores it. Error message without key or line.
+  Status (*apply)(const SettingSpec& spec, const SettingValue& value, Settings& settings);
+  // Optional context for apply (e.g. the finding id and threshold key).
+  std::string arg1, arg2;
+};
+
+// The schema: static keys plus one [probes] key per probe and one [finding."ID"] table per
+// catalogue entry (enabled + its thresholds).
+const std::vector<SettingSpec>& ConfigSchema();
+
+// `a.b."c.d".e`: the TOML dotted key of a path (segments quoted when not bare).
+std::string DottedKey(const std::vector<std::string>& path);
+
+struct ConfigLoad {
+  std::vector<std::string> warnings;  // "FILE:LINE: unknown key 'x' (ignored)"
+};
+
+// Parses TOML text (named `source_name` in messages) into `settings`.
+// Errors: parse_error "FILE:LINE:COL: ..." or invalid_argument "FILE:LINE: key 'k': ...".
+Result<ConfigLoad> ApplyConfigText(std::string_view text, const std::string& source_name,
+                                   Settings& settings);
+// Reads and applies a file. not_found is returned as such (the caller decides whether a missing
+// default file matters).
+Result<ConfigLoad> ApplyConfigFile(const std::string& path, Settings& settings);
+
+// The commented default config file.
+std::string DefaultConfigText();
+
+inline constexpr const char* kDefaultConfigPath = "/etc/gpudoctor/gpudoctor.toml";
+
+}  // namespace gpudoctor

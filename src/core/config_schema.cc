@@ -1,0 +1,120 @@
+// The config schema: one typed entry per key. Adding a setting = one entry in StaticSpecs().
+#include <cmath>
+
+#include "core/config.h"
+#include "probes/registry.h"
+#include "rules/catalogue.h"
+
+namespace gpudoctor {
+namespace {
+
+Status ApplyDeadline(const SettingSpec&, const SettingValue& v, Settings& s) {
+  double d = std::get<double>(v);
+  if (!(d > 0 && d <= 3600)) return InvalidArgument("must be seconds in (0, 3600]");
+  s.deadline_s = d;
+  return Status::Ok();
+}
+
+Status ApplySampleMs(const SettingSpec&, const SettingValue& v, Settings& s) {
+  int64_t ms = std::get<int64_t>(v);
+  if (ms < 0 || ms > 60000) return InvalidArgument("must be milliseconds in [0, 60000]");
+  s.sample_ms = static_cast<int>(ms);
+  return Status::Ok();
+}
+
+Status ApplyPath(const SettingSpec& spec, const SettingValue& v, Settings& s) {
+  const std::string& p = std::get<std::string>(v);
+  if (p.empty() || p[0] != '/') return InvalidArgument("must be an absolute path");
+  if (spec.arg1 == "procfs") s.fs = RootFs(p, s.fs.sysfs(), s.fs.rootfs());
+  if (spec.arg1 == "sysfs") s.fs = RootFs(s.fs.procfs(), p, s.fs.rootfs());
+  if (spec.arg1 == "rootfs") s.fs = RootFs(s.fs.procfs(), s.fs.sysfs(), p);
+  return Status::Ok();
+}
+
+Status ApplyProbeEnabled(const SettingSpec& spec, const SettingValue& v, Settings& s) {
+  s.probe_enabled[spec.arg1] = std::get<bool>(v);
+  return Status::Ok();
+}
+
+Status ApplyFindingEnabled(const SettingSpec& spec, const SettingValue& v, Settings& s) {
+  s.thresholds.SetEnabled(spec.arg1, std::get<bool>(v));
+  return Status::Ok();
+}
+
+Status ApplyThreshold(const SettingSpec& spec, const SettingValue& v, Settings& s) {
+  double d = std::get<double>(v);
+  if (!std::isfinite(d) || d < 0) return InvalidArgument("must be a non-negative number");
+  s.thresholds.Set(spec.arg1, spec.arg2, d);
+  return Status::Ok();
+}
+
+std::vector<SettingSpec> StaticSpecs() {
+  return {
+      {{"check", "deadline_s"},
+       SettingType::kDouble,
+       10.0,
+       "Whole-check deadline in seconds; `gpudoctor check` returns within it plus 1 s, always.",
+       ApplyDeadline},
+      {{"check", "sample_ms"},
+       SettingType::kInt,
+       int64_t{250},
+       "Sampling window in milliseconds for rates (CPU, swap, NIC throughput, counter growth).",
+       ApplySampleMs},
+      {{"paths", "procfs"},
+       SettingType::kString,
+       RootFs().procfs(),
+       "Where procfs is mounted (a container with the host's /proc at /host/proc: /host/proc).",
+       ApplyPath,
+       "procfs"},
+      {{"paths", "sysfs"},
+       SettingType::kString,
+       RootFs().sysfs(),
+       "Where sysfs is mounted.",
+       ApplyPath,
+       "sysfs"},
+      {{"paths", "rootfs"},
+       SettingType::kString,
+       RootFs().rootfs(),
+       "The host's root filesystem (mounts, /dev/kmsg, /etc).",
+       ApplyPath,
+       "rootfs"},
+  };
+}
+
+}  // namespace
+
+const std::vector<SettingSpec>& ConfigSchema() {
+  static const std::vector<SettingSpec> schema = [] {
+    std::vector<SettingSpec> v = StaticSpecs();
+    for (const auto& p : ProbeRegistry()) {
+      v.push_back({{"probes", std::string(p.name)},
+                   SettingType::kBool,
+                   p.default_on,
+                   "Probe '" + std::string(p.name) + "': " + std::string(p.description) + ".",
+                   ApplyProbeEnabled,
+                   std::string(p.name)});
+    }
+    for (const auto* e : Catalogue()) {
+      std::string id(e->id);
+      v.push_back({{"finding", id, "enabled"},
+                   SettingType::kBool,
+                   true,
+                   std::string(e->title) + ": report this finding.",
+                   ApplyFindingEnabled,
+                   id});
+      for (const auto& t : e->thresholds) {
+        v.push_back({{"finding", id, std::string(t.key)},
+                     SettingType::kDouble,
+                     t.default_value,
+                     std::string(t.help) + ".",
+                     ApplyThreshold,
+                     id,
+                     std::string(t.key)});
+      }
+    }
+    return v;
+  }();
+  return schema;
+}
+
+}  // namespace gpudoctor

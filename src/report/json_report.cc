@@ -1,0 +1,92 @@
+#include "report/json_report.h"
+
+#include <algorithm>
+#include <ctime>
+
+#include "report/report.h"
+
+namespace gpudoctor {
+
+void SortFindings(std::vector<Finding>& findings) {
+  std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
+    if (a.layer != b.layer) return a.layer < b.layer;
+    if (a.severity != b.severity) return a.severity > b.severity;
+    if (a.id != b.id) return a.id < b.id;
+    return a.subject < b.subject;
+  });
+}
+
+const char* Verdict(const std::vector<Finding>& findings) {
+  auto worst = WorstSeverity(findings);
+  if (!worst || *worst == Severity::kInfo) return "ok";
+  return *worst == Severity::kWarn ? "warn" : "crit";
+}
+
+int ExitCodeFor(const std::vector<Finding>& findings) {
+  auto worst = WorstSeverity(findings);
+  if (!worst || *worst == Severity::kInfo) return 0;
+  return *worst == Severity::kWarn ? 1 : 2;
+}
+
+std::string FormatUtc(std::chrono::system_clock::time_point t) {
+  std::time_t tt = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+nlohmann::ordered_json FindingToJson(const Finding& f) {
+  nlohmann::ordered_json j;
+  j["id"] = f.id;
+  j["layer"] = LayerName(f.layer);
+  j["severity"] = SeverityName(f.severity);
+  j["summary"] = f.summary;
+  nlohmann::ordered_json ev = nlohmann::ordered_json::object();
+  for (const auto& item : f.evidence) {
+    std::visit([&](const auto& v) { ev[item.name] = v; }, item.value);
+  }
+  j["evidence"] = ev;
+  j["next_steps"] = f.next_steps;
+  if (!f.subject.empty()) j["subject"] = f.subject;
+  if (f.gpu) {
+    nlohmann::ordered_json g = nlohmann::ordered_json::object();
+    if (f.gpu->index) g["index"] = *f.gpu->index;
+    if (!f.gpu->uuid.empty()) g["uuid"] = f.gpu->uuid;
+    if (!f.gpu->pci_bus_id.empty()) g["pci_bus_id"] = f.gpu->pci_bus_id;
+    if (!f.gpu->serial.empty()) g["serial"] = f.gpu->serial;
+    if (!f.gpu->name.empty()) g["name"] = f.gpu->name;
+    j["gpu"] = g;
+  }
+  return j;
+}
+
+nlohmann::ordered_json ProbeRecordToJson(const ProbeRecord& p) {
+  nlohmann::ordered_json j;
+  j["name"] = p.name;
+  j["layer"] = LayerName(p.layer);
+  j["status"] = ProbeStateName(p.state);
+  j["ms"] = static_cast<double>(static_cast<int64_t>(p.ms * 1000)) / 1000.0;
+  if (!p.reason.empty()) j["reason"] = p.reason;
+  return j;
+}
+
+std::string RenderJson(const Report& report) {
+  nlohmann::ordered_json j;
+  j["verdict"] = Verdict(report.findings);
+  j["host"] = report.snapshot.hostname;
+  j["time"] = FormatUtc(report.snapshot.time);
+  j["duration_ms"] = static_cast<int64_t>(report.duration_ms);
+  nlohmann::ordered_json findings = nlohmann::ordered_json::array();
+  for (const auto& f : report.findings) findings.push_back(FindingToJson(f));
+  j["findings"] = findings;
+  nlohmann::ordered_json probes = nlohmann::ordered_json::array();
+  for (const auto& p : report.snapshot.probes) probes.push_back(ProbeRecordToJson(p));
+  j["probes"] = probes;
+  // Layer sections (one line each): "gpus"/"driver", "kernel_log", "network", ...
+  // Invalid UTF-8 from outside input is replaced, never thrown on.
+  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace gpudoctor

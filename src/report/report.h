@@ -1,0 +1,35 @@
+// Report: the outcome of one check (snapshot + findings) and its renderings. Rendering is pure:
+// text for people, JSON for machines. Thread-safe (no shared state).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "facts/snapshot.h"
+#include "findings/finding.h"
+
+namespace gpudoctor {
+
+struct Report {
+  Snapshot snapshot;
+  std::vector<Finding> findings;  // sorted with SortFindings
+  double duration_ms = 0;
+};
+
+// Troubleshooting order: layer (network, hardware, software, resources), then worst first, then
+// id and subject for a stable order.
+void SortFindings(std::vector<Finding>& findings);
+
+// "ok" (no findings or info only), "warn", "crit".
+const char* Verdict(const std::vector<Finding>& findings);
+// 0 ok/info, 1 warn, 2 crit.
+int ExitCodeFor(const std::vector<Finding>& findings);
+
+// {"verdict","host","time","duration_ms","findings":[...],"probes":[...], ...layer sections}
+std::string RenderJson(const Report& report);
+std::string RenderText(const Report& report, bool color);
+
+// ISO 8601 UTC with seconds: "2026-12-02T15:04:05Z".
+std::string FormatUtc(std::chrono::system_clock::time_point t);
+
+}  // namespace gpudoctor

@@ -1,0 +1,129 @@
+#include <map>
+#include <string>
+
+#include "core/strings.h"
+#include "report/report.h"
+
+namespace gpudoctor {
+namespace {
+
+struct Palette {
+  bool on;
+  std::string Wrap(const char* code, const std::string& s) const {
+    return on ? std::string("\033[") + code + "m" + s + "\033[0m" : s;
+  }
+  std::string Sev(Severity sev, const std::string& s) const {
+    switch (sev) {
+      case Severity::kCrit:
+        return Wrap("1;31", s);
+      case Severity::kWarn:
+        return Wrap("1;33", s);
+      case Severity::kInfo:
+        return Wrap("36", s);
+    }
+    return s;
+  }
+  std::string Bold(const std::string& s) const { return Wrap("1", s); }
+  std::string Dim(const std::string& s) const { return Wrap("2", s); }
+  std::string Ok(const std::string& s) const { return Wrap("32", s); }
+};
+
+std::string SevLabel(Severity s) {
+  switch (s) {
+    case Severity::kCrit:
+      return "CRIT";
+    case Severity::kWarn:
+      return "WARN";
+    case Severity::kInfo:
+      return "INFO";
+  }
+  return "?";
+}
+
+std::string EvidenceValue(const EvidenceItem& item) {
+  struct Visitor {
+    std::string operator()(int64_t v) const { return std::to_string(v); }
+    std::string operator()(double v) const { return FormatDouble(v, 2); }
+    std::string operator()(const std::string& v) const { return v; }
+    std::string operator()(bool v) const { return v ? "true" : "false"; }
+  };
+  return std::visit(Visitor{}, item.value);
+}
+
+std::string GpuLabel(const GpuRef& g) {
+  std::string s = "GPU";
+  if (g.index) s += " " + std::to_string(*g.index);
+  std::string details;
+  if (!g.pci_bus_id.empty()) details += g.pci_bus_id;
+  if (!g.serial.empty())
+    details += (details.empty() ? "" : ", ") + std::string("serial ") + g.serial;
+  if (!details.empty()) s += " (" + details + ")";
+  return s;
+}
+
+void RenderFinding(const Finding& f, const Palette& p, std::string& out) {
+  out += "  " + p.Sev(f.severity, SevLabel(f.severity)) + "  " + p.Bold(f.id) + "  ";
+  if (f.gpu) out += GpuLabel(*f.gpu) + ": ";
+  out += f.summary + "\n";
+  if (!f.evidence.empty()) {
+    std::string line = "        evidence:";
+    for (const auto& e : f.evidence) line += " " + e.name + "=" + EvidenceValue(e);
+    out += p.Dim(line) + "\n";
+  }
+  for (const auto& step : f.next_steps) out += "        -> " + step + "\n";
+}
+
+}  // namespace
+
+std::string RenderText(const Report& report, bool color) {
+  Palette p{color};
+  const Snapshot& snap = report.snapshot;
+  std::string out =
+      p.Bold("gpudoctor check") + " on " + snap.hostname + " at " + FormatUtc(snap.time) + "\n";
+  for (Layer layer : {Layer::kNetwork, Layer::kHardware, Layer::kSoftware, Layer::kResources}) {
+    std::string upper = LayerName(layer);
+    for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    out += "\n" + p.Bold(upper) + "\n";
+    bool any = false;
+    for (const auto& f : report.findings) {
+      if (f.layer != layer) continue;
+      RenderFinding(f, p, out);
+      any = true;
+    }
+    int probes = 0, not_ok = 0;
+    for (const auto& pr : snap.probes) {
+      if (pr.layer != layer) continue;
+      ++probes;
+      if (pr.state != ProbeState::kOk) ++not_ok;
+    }
+    if (!any) {
+      out += probes == 0 ? p.Dim("  not checked (no probe for this layer ran)") + "\n"
+                         : "  " + p.Ok("ok") + "\n";
+    }
+    for (const auto& pr : snap.probes) {
+      if (pr.layer != layer || pr.state == ProbeState::kOk) continue;
+      out += p.Dim("  probe " + pr.name + " " + ProbeStateName(pr.state) +
+                   (pr.reason.empty() ? "" : ": " + pr.reason)) +
+             "\n";
+    }
+    (void)not_ok;
+  }
+
+  std::map<Severity, int> counts;
+  for (const auto& f : report.findings) counts[f.severity]++;
+  std::string verdict = Verdict(report.findings);
+  std::string line = "verdict: ";
+  std::string word = verdict == "ok" ? "OK" : verdict == "warn" ? "WARN" : "CRIT";
+  if (verdict == "ok")
+    line += p.Ok(word);
+  else
+    line += p.Sev(verdict == "warn" ? Severity::kWarn : Severity::kCrit, word);
+  line += " - " + std::to_string(counts[Severity::kCrit]) + " critical, " +
+          std::to_string(counts[Severity::kWarn]) + " warning, " +
+          std::to_string(counts[Severity::kInfo]) + " info; " + std::to_string(snap.probes.size()) +
+          " probes in " + std::to_string(static_cast<int64_t>(report.duration_ms)) + " ms";
+  out += "\n" + line + "\n";
+  return out;
+}
+
+}  // namespace gpudoctor

@@ -1,0 +1,115 @@
+// End-to-end: the built binary's command-line contract (exit codes, errors, explain, config).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "test_util.h"
+
+namespace gpudoctor {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::RunGpudoctor;
+using testing::TempDir;
+
+TEST(CliE2eTest, BadFlagExitsThreeWithOneLine) {
+  auto r = RunGpudoctor({"check", "--bogus-flag"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_THAT(r.err, HasSubstr("--bogus-flag"));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
+  EXPECT_TRUE(r.out.empty());
+}
+
+TEST(CliE2eTest, UnknownCommandAndNoCommandExitThree) {
+  EXPECT_EQ(RunGpudoctor({"frobnicate"}).exit_code, 3);
+  EXPECT_EQ(RunGpudoctor({}).exit_code, 3);
+  EXPECT_EQ(RunGpudoctor({"--help"}).exit_code, 0);
+}
+
+TEST(CliE2eTest, InvalidConfigValueExitsThreeNamingKeyAndLine) {
+  TempDir dir;
+  dir.Write("bad.toml",
+            "[check]\nsample_ms = 10\n\n[finding.\"host.disk.full\"]\nwarn_used_pct = -5\n");
+  auto r = RunGpudoctor({"check", "--config", dir.path() + "/bad.toml"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_THAT(r.err, HasSubstr("bad.toml:5"));
+  EXPECT_THAT(r.err, HasSubstr("finding.\"host.disk.full\".warn_used_pct"));
+}
+
+TEST(CliE2eTest, UnreadableOrMissingConfigExitsThree) {
+  auto r = RunGpudoctor({"check", "--config", "/nonexistent/gpudoctor.toml"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_THAT(r.err, HasSubstr("/nonexistent/gpudoctor.toml"));
+  TempDir dir;
+  dir.Write("syntax.toml", "[check\n");
+  auto s = RunGpudoctor({"check", "--config", dir.path() + "/syntax.toml"});
+  EXPECT_EQ(s.exit_code, 3);
+  EXPECT_THAT(s.err, HasSubstr("syntax.toml:1"));
+}
+
+TEST(CliE2eTest, UnknownConfigKeyWarnsButRuns) {
+  TempDir dir;
+  dir.Write("warn.toml", "[check]\nsample_ms = 20\ncolour = 1\n");
+  auto r =
+      RunGpudoctor({"check", "--json", "--config", dir.path() + "/warn.toml", "--probes", "cpu"});
+  EXPECT_NE(r.exit_code, 3) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("unknown key 'check.colour'"));
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["probes"].size(), 1u);
+}
+
+TEST(CliE2eTest, UnknownProbeNameExitsThree) {
+  auto r = RunGpudoctor({"check", "--probes", "cpu,warp_drive"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_THAT(r.err, HasSubstr("warp_drive"));
+}
+
+// A probe whose file blocks forever (a FIFO without writer) is abandoned at the deadline; the
+// check still returns on time and reports the probe as timed out.
+TEST(CliE2eTest, BlockingProbeFileTimesOutAndCheckReturnsOnTime) {
+  TempDir dir;
+  dir.MakeFifo("proc/stat");
+  dir.Write("proc/loadavg", "0.10 0.20 0.30 1/100 1234\n");
+  auto r = RunGpudoctor({"check", "--json", "--deadline", "1", "--sample-ms", "10", "--path.procfs",
+                         dir.path() + "/proc", "--path.sysfs", dir.path() + "/sys", "--path.rootfs",
+                         dir.path(), "--probes", "cpu"},
+                        std::chrono::seconds(10));
+  EXPECT_LT(r.seconds, 2.0) << "check must return within deadline + 1 s";
+  ASSERT_EQ(r.exit_code, 1) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["probes"].size(), 1u);
+  EXPECT_EQ(j["probes"][0]["name"], "cpu");
+  EXPECT_EQ(j["probes"][0]["status"], "timeout");
+  bool found = false;
+  for (const auto& f : j["findings"]) {
+    if (f["id"] == "gpudoctor.probe.timeout") {
+      found = true;
+      EXPECT_EQ(f["evidence"]["probe"], "cpu");
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(CliE2eTest, ExplainPrintsEntryAndRejectsUnknownId) {
+  auto r = RunGpudoctor({"explain", "proc.dstate"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_THAT(r.out, HasSubstr("uninterruptible"));
+  EXPECT_THAT(r.out, HasSubstr("min_stuck_s"));
+  auto bad = RunGpudoctor({"explain", "no.such.id"});
+  EXPECT_EQ(bad.exit_code, 3);
+  EXPECT_THAT(bad.err, HasSubstr("no.such.id"));
+}
+
+TEST(CliE2eTest, DefaultConfigIsAValidConfig) {
+  auto r = RunGpudoctor({"config", "--default"});
+  ASSERT_EQ(r.exit_code, 0);
+  TempDir dir;
+  dir.Write("default.toml", r.out);
+  auto v = RunGpudoctor({"config", "--config", dir.path() + "/default.toml"});
+  EXPECT_EQ(v.exit_code, 0) << v.err;
+  EXPECT_TRUE(v.err.empty()) << v.err;
+}
+
+}  // namespace
+}  // namespace gpudoctor

@@ -1,0 +1,96 @@
+#include "report/report.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace gpudoctor {
+namespace {
+
+using ::testing::HasSubstr;
+
+Report SampleReport() {
+  Report r;
+  r.snapshot.hostname = "node-7";
+  r.snapshot.time = std::chrono::system_clock::from_time_t(1796000000);
+  r.snapshot.probes.push_back({"cpu", Layer::kResources, ProbeState::kOk, "", 251.2});
+  r.snapshot.probes.push_back({"pressure", Layer::kResources, ProbeState::kSkipped, "no PSI", 0.1});
+  r.findings.push_back(MakeFinding("host.iowait.high", Severity::kWarn, "iowait 30%"));
+  r.findings.back().Add("iowait_pct", 30.5);
+  Finding dstate = MakeFinding("proc.dstate", Severity::kCrit, "nvidia-smi stuck");
+  dstate.Add("count", 1).Add("comm", "nvidia-smi");
+  dstate.gpu = GpuRef{3, "GPU-abc", "0000:3b:00.0", "1320", "H100"};
+  r.findings.push_back(dstate);
+  r.findings.push_back(MakeFinding("host.disk.full", Severity::kCrit, "/data 98% full"));
+  SortFindings(r.findings);
+  return r;
+}
+
+TEST(ReportTest, SortsByLayerThenSeverity) {
+  Report r = SampleReport();
+  ASSERT_EQ(r.findings.size(), 3u);
+  EXPECT_EQ(r.findings[0].id, "proc.dstate");     // software before resources
+  EXPECT_EQ(r.findings[1].id, "host.disk.full");  // crit before warn
+  EXPECT_EQ(r.findings[2].id, "host.iowait.high");
+}
+
+TEST(ReportTest, VerdictAndExitCode) {
+  std::vector<Finding> none;
+  EXPECT_STREQ(Verdict(none), "ok");
+  EXPECT_EQ(ExitCodeFor(none), 0);
+  std::vector<Finding> info = {MakeFinding("host.load.high", Severity::kInfo, "x")};
+  EXPECT_STREQ(Verdict(info), "ok");
+  EXPECT_EQ(ExitCodeFor(info), 0);
+  std::vector<Finding> warn = {MakeFinding("host.load.high", Severity::kWarn, "x")};
+  EXPECT_EQ(ExitCodeFor(warn), 1);
+  EXPECT_EQ(ExitCodeFor(SampleReport().findings), 2);
+}
+
+TEST(ReportTest, JsonHasContractFields) {
+  auto j = nlohmann::json::parse(RenderJson(SampleReport()));
+  EXPECT_EQ(j["verdict"], "crit");
+  EXPECT_EQ(j["host"], "node-7");
+  EXPECT_EQ(j["time"], "2026-11-30T00:53:20Z");
+  ASSERT_EQ(j["findings"].size(), 3u);
+  const auto& f = j["findings"][0];
+  EXPECT_EQ(f["id"], "proc.dstate");
+  EXPECT_EQ(f["layer"], "software");
+  EXPECT_EQ(f["severity"], "crit");
+  EXPECT_EQ(f["evidence"]["count"], 1);
+  EXPECT_EQ(f["evidence"]["comm"], "nvidia-smi");
+  EXPECT_EQ(f["gpu"]["index"], 3);
+  EXPECT_EQ(f["gpu"]["serial"], "1320");
+  EXPECT_FALSE(f["next_steps"].empty());
+  EXPECT_FALSE(j["findings"][1].contains("gpu"));
+  ASSERT_EQ(j["probes"].size(), 2u);
+  EXPECT_EQ(j["probes"][1]["status"], "skipped");
+  EXPECT_EQ(j["probes"][1]["reason"], "no PSI");
+}
+
+TEST(ReportTest, JsonSurvivesInvalidUtf8) {
+  Report r = SampleReport();
+  r.findings[0].summary = std::string("bad \xff\xfe bytes");
+  auto j = nlohmann::json::parse(RenderJson(r));
+  EXPECT_THAT(j["findings"][0]["summary"].get<std::string>(), HasSubstr("bad"));
+}
+
+TEST(ReportTest, TextGroupsLayersInOrderWithVerdict) {
+  std::string text = RenderText(SampleReport(), false);
+  size_t net = text.find("NETWORK"), hw = text.find("HARDWARE"), sw = text.find("SOFTWARE"),
+         res = text.find("RESOURCES");
+  ASSERT_NE(net, std::string::npos);
+  EXPECT_LT(net, hw);
+  EXPECT_LT(hw, sw);
+  EXPECT_LT(sw, res);
+  EXPECT_LT(sw, text.find("proc.dstate"));
+  EXPECT_LT(res, text.find("host.disk.full"));
+  EXPECT_THAT(text, HasSubstr("GPU 3 (0000:3b:00.0, serial 1320)"));
+  EXPECT_THAT(text, HasSubstr("probe pressure skipped: no PSI"));
+  EXPECT_THAT(text, HasSubstr("verdict: CRIT - 2 critical, 1 warning"));
+  EXPECT_EQ(text.find("\033["), std::string::npos);  // no colour when asked for none
+  EXPECT_NE(RenderText(SampleReport(), true).find("\033["), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpudoctor
