@@ -7,7 +7,7 @@
 namespace gpudoctor {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 template <typename T>
 void Put(json& j, const char* key, const std::optional<T>& v) {
@@ -119,7 +119,7 @@ std::string Cell(const std::optional<uint32_t>& v, const char* unit) {
 
 }  // namespace
 
-json GpuFactsToJson(const GpuLayerFacts& f) {
+nlohmann::ordered_json GpuFactsToJson(const GpuLayerFacts& f) {
   json out;
   json gpus = json::array();
   for (const auto& g : f.gpus) gpus.push_back(GpuJson(g));

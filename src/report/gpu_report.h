@@ -13,7 +13,7 @@ namespace gpudoctor {
 // {"gpus":[{"index","uuid","serial","pci_bus_id","name",...}], "driver":{...},
 //  "nvml":{"state",...}, "nvml_hangs":[...], "nvml_xid_events":[...]} (the last two only when
 // non-empty). Callers merge these keys into the top-level report object.
-nlohmann::json GpuFactsToJson(const GpuLayerFacts& facts);
+nlohmann::ordered_json GpuFactsToJson(const GpuLayerFacts& facts);
 
 // Fixed-width table, one line per GPU, plus a driver line; empty when NVML found no GPU.
 //   GPU  NAME                 BUS ID        SERIAL         TEMP  POWER       UTIL  MEMORY ...

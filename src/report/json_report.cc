@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <ctime>
 
+#include "report/gpu_report.h"
 #include "report/report.h"
 
 namespace gpudoctor {
@@ -85,6 +86,8 @@ std::string RenderJson(const Report& report) {
   for (const auto& p : report.snapshot.probes) probes.push_back(ProbeRecordToJson(p));
   j["probes"] = probes;
   // Layer sections (one line each): "gpus"/"driver", "kernel_log", "network", ...
+  nlohmann::ordered_json gpu_layer = GpuFactsToJson(report.snapshot.gpu);
+  for (auto& [key, value] : gpu_layer.items()) j[key] = value;
   // Invalid UTF-8 from outside input is replaced, never thrown on.
   return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }

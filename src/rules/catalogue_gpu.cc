@@ -247,9 +247,9 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
        {"Reseat the card and its riser or cable; check for bent pins and dust.",
         "Cross-test the card in another slot; check AER counters of the upstream port "
         "(`/sys/bus/pci/devices/BDF/aer_dev_correctable`)."},
-       {{"bit_error_rate", 1e-12,
-         "bit error rate of a healthy link (replays/min/lane = BER x "
-         "line rate x 60 s)"},
+       {{"errors_per_tbit", 1,
+         "bit errors per 10^12 bits on a healthy link; replays/min/lane is that times the line "
+         "rate times 60 s"},
         {"min_replays", 3, "replays needed within the window before a rate is judged"}}},
       {"gpu.nvlink.down",
        Layer::kHardware,

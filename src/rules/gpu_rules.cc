@@ -429,7 +429,8 @@ void PcieRules(const GpuFacts& g, const Thresholds& t, std::vector<Finding>& out
   if (static_cast<double>(*delta) < t.Get(rep, "min_replays")) return;
   auto rate = LineRateGtps(*g.pcie_gen);
   if (!rate) return;
-  double per_lane_per_min = t.Get(rep, "bit_error_rate") * *rate * 1e9 * 60;
+  double ber = t.Get(rep, "errors_per_tbit") * 1e-12;
+  double per_lane_per_min = ber * *rate * 1e9 * 60;
   double limit_per_min = std::ceil(per_lane_per_min * *g.pcie_width);
   double per_min = static_cast<double>(*delta) / *g.window_s * 60;
   if (per_min <= limit_per_min) return;
