@@ -138,7 +138,7 @@ class GpuSampler {
       TimePoint t_first = SteadyClock::now();
       if (!Stop()) FirstSample();
       if (!Stop() && Busy()) PcieThroughput();
-      std::this_thread::sleep_until(t_first + window_);
+      if (!Stop()) std::this_thread::sleep_until(t_first + window_);
       TimePoint t_second = SteadyClock::now();
       if (!Stop()) SecondSample();
       if (!Stop()) f_.window_s = std::chrono::duration<double>(t_second - t_first).count();

@@ -9,7 +9,7 @@
 // GpuLayerFacts::hangs, the other GPUs are still reported. After a hang nothing more is called
 // for that GPU (nor events/shutdown, which would take the same driver locks).
 //
-// Calls per GPU on a healthy idle GPU with a current driver: 29 (see bench/nvml_bench.cc).
+// Calls per GPU per check (fake NVML, bench/nvml_bench.cc): 29 idle, 31 busy (PCIe throughput).
 // Garbage (unknown return codes, unterminated strings, implausible values) leaves the field
 // absent; NOT_SUPPORTED and a missing optional symbol leave it absent silently; other errors are
 // listed in GpuFacts::errors. NVML_ERROR_GPU_IS_LOST marks the GPU lost and stops its sample.
