@@ -3,6 +3,7 @@
 
 #include "cli/cli_options.h"
 #include "core/strings.h"
+#include "net/target.h"
 
 namespace gpudoctor {
 namespace {
@@ -128,6 +129,24 @@ const std::vector<FlagSpec>& FlagTable() {
                                   "'");
          }
          o.Override([d = *d](Settings& s) { s.nvml_timeout_s = d; });
+         return Status::Ok();
+       }},
+      // Network layer (issue 5): added to [network] targets / references of the config file.
+      {"--target", "HOST[:PORT]",
+       "a host the service depends on: HOST for ICMP echo, HOST:PORT for TCP connect "
+       "(repeatable)",
+       [](std::string_view v, CliOptions& o) {
+         auto t = ParseTarget(v);
+         if (!t.ok()) return t.status();
+         o.Override([spec = t->spec](Settings& s) { s.net_targets.push_back(spec); });
+         return Status::Ok();
+       }},
+      {"--reference", "HOST[:PORT]",
+       "another site probed for comparison (is everyone slow, or only us?) (repeatable)",
+       [](std::string_view v, CliOptions& o) {
+         auto t = ParseTarget(v);
+         if (!t.ok()) return t.status();
+         o.Override([spec = t->spec](Settings& s) { s.net_references.push_back(spec); });
          return Status::Ok();
        }},
       // Command switches (meaning depends on the command).

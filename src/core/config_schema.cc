@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "core/config.h"
+#include "net/target.h"
 #include "probes/registry.h"
 #include "rules/catalogue.h"
 
@@ -60,6 +61,53 @@ Status ApplyThreshold(const SettingSpec& spec, const SettingValue& v, Settings& 
   return Status::Ok();
 }
 
+// Network layer (issue 5): [network] keys.
+Status ApplyNetTargets(const SettingSpec& spec, const SettingValue& v, Settings& s) {
+  const auto& list = std::get<std::vector<std::string>>(v);
+  auto parsed = ParseTargets(list);
+  if (!parsed.ok()) return parsed.status();
+  (spec.arg1 == "targets" ? s.net_targets : s.net_references) = list;
+  return Status::Ok();
+}
+
+Status ApplyNetInt(const SettingSpec& spec, const SettingValue& v, Settings& s) {
+  int64_t n = std::get<int64_t>(v);
+  struct Field {
+    const char* key;
+    int Settings::*member;
+    int64_t lo, hi;
+  };
+  static constexpr Field kFields[] = {
+      {"probe_count", &Settings::net_probe_count, 1, 100},
+      {"probe_interval_ms", &Settings::net_probe_interval_ms, 1, 10000},
+      {"probe_timeout_ms", &Settings::net_probe_timeout_ms, 1, 10000},
+      {"resolve_timeout_ms", &Settings::net_resolve_timeout_ms, 1, 10000},
+      {"fallback_tcp_port", &Settings::net_fallback_tcp_port, 1, 65535},
+  };
+  for (const auto& f : kFields) {
+    if (spec.arg1 != f.key) continue;
+    if (n < f.lo || n > f.hi) {
+      return InvalidArgument("must be in [" + std::to_string(f.lo) + ", " + std::to_string(f.hi) +
+                             "]");
+    }
+    s.*f.member = static_cast<int>(n);
+    return Status::Ok();
+  }
+  return Internal("no such network setting");
+}
+
+Status ApplyKnownGpuUsers(const SettingSpec&, const SettingValue& v, Settings& s) {
+  s.net_known_gpu_users = std::get<std::vector<std::string>>(v);
+  return Status::Ok();
+}
+
+Status ApplyStatVfsTimeoutMs(const SettingSpec&, const SettingValue& v, Settings& s) {
+  int64_t ms = std::get<int64_t>(v);
+  if (ms < 10 || ms > 60000) return InvalidArgument("must be milliseconds in [10, 60000]");
+  s.disk_statvfs_timeout_ms = static_cast<int>(ms);
+  return Status::Ok();
+}
+
 std::vector<SettingSpec> StaticSpecs() {
   return {
       {{"check", "deadline_s"},
@@ -72,6 +120,12 @@ std::vector<SettingSpec> StaticSpecs() {
        int64_t{250},
        "Sampling window in milliseconds for rates (CPU, swap, NIC throughput, counter growth).",
        ApplySampleMs},
+      {{"disk", "statvfs_timeout_ms"},
+       SettingType::kInt,
+       int64_t{Settings().disk_statvfs_timeout_ms},
+       "How long the disk probe waits for statvfs of all mounts; a mount that has not answered "
+       "by then (stale NFS) is reported as host.disk.unresponsive.",
+       ApplyStatVfsTimeoutMs},
       {{"paths", "procfs"},
        SettingType::kString,
        RootFs().procfs(),
@@ -100,6 +154,57 @@ std::vector<SettingSpec> StaticSpecs() {
        5.0,
        "Seconds an NVML phase (init, one GPU's sample) may take before its call counts as hung.",
        ApplyNvmlTimeout},
+      // Network layer (issue 5).
+      {{"network", "targets"},
+       SettingType::kStringArray,
+       std::vector<std::string>{},
+       "Hosts the service depends on (cluster peers, storage, the gateway): \"host\" is probed "
+       "with ICMP echo, \"host:port\" with TCP connect. Empty: the default gateway is probed.",
+       ApplyNetTargets,
+       "targets"},
+      {{"network", "references"},
+       SettingType::kStringArray,
+       std::vector<std::string>{},
+       "Other sites probed only for comparison (is everyone slow, or only our targets?).",
+       ApplyNetTargets,
+       "references"},
+      {{"network", "probe_count"},
+       SettingType::kInt,
+       int64_t{5},
+       "Probes per host.",
+       ApplyNetInt,
+       "probe_count"},
+      {{"network", "probe_interval_ms"},
+       SettingType::kInt,
+       int64_t{200},
+       "Milliseconds between probe starts.",
+       ApplyNetInt,
+       "probe_interval_ms"},
+      {{"network", "probe_timeout_ms"},
+       SettingType::kInt,
+       int64_t{1000},
+       "Milliseconds a probe waits for its reply before it counts as lost.",
+       ApplyNetInt,
+       "probe_timeout_ms"},
+      {{"network", "resolve_timeout_ms"},
+       SettingType::kInt,
+       int64_t{1000},
+       "Milliseconds a host name may take to resolve (DNS).",
+       ApplyNetInt,
+       "resolve_timeout_ms"},
+      {{"network", "fallback_tcp_port"},
+       SettingType::kInt,
+       int64_t{22},
+       "TCP port probed for \"host\" targets when no ICMP socket can be opened (an RST counts "
+       "as an answer).",
+       ApplyNetInt,
+       "fallback_tcp_port"},
+      {{"network", "known_gpu_users"},
+       SettingType::kStringArray,
+       std::vector<std::string>{},
+       "User names (or uids) whose GPU processes are expected; when set, a GPU process of any "
+       "other user is a reason to inspect it (proc.suspicious).",
+       ApplyKnownGpuUsers},
   };
 }
 

@@ -24,6 +24,18 @@ struct Settings {
   // each NVML phase (init, one GPU's sample beyond the window) before a call counts as hung.
   std::string nvml_lib;
   double nvml_timeout_s = 5;
+  // Network layer (issue 5): [network] targets/references, --target/--reference (repeatable).
+  std::vector<std::string> net_targets;     // what the service depends on: "host" or "host:port"
+  std::vector<std::string> net_references;  // other sites, probed only for comparison
+  int net_probe_count = 5;                  // probes per host
+  int net_probe_interval_ms = 200;          // between probe starts
+  int net_probe_timeout_ms = 1000;          // per probe
+  int net_resolve_timeout_ms = 1000;        // getaddrinfo budget per name
+  int net_fallback_tcp_port = 22;           // TCP-connect port when no ICMP socket can be opened
+  std::vector<std::string> net_known_gpu_users;  // users whose GPU processes are expected
+  // Host probes (issue 2): how long the disk probe waits for all statvfs calls together; a
+  // mount that has not answered by then is reported as unresponsive.
+  int disk_statvfs_timeout_ms = 1000;
 };
 
 }  // namespace gpudoctor

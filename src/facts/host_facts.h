@@ -27,6 +27,8 @@ struct MemoryFacts {
   std::optional<double> swap_in_pages_per_s;   // pswpin delta over the window
   std::optional<double> swap_out_pages_per_s;  // pswpout delta over the window
   std::optional<uint64_t> oom_kill_count;      // /proc/vmstat oom_kill since boot
+  std::optional<uint64_t> shmem_bytes;         // Shmem: tmpfs and shared memory (/dev/shm)
+  std::optional<double> window_s;              // time between the two vmstat samples
 };
 
 struct PressureLine {
@@ -47,24 +49,32 @@ struct MountFacts {
   std::string fs_type;
   bool read_only = false;
   std::optional<uint64_t> total_bytes, available_bytes;
+  std::optional<uint64_t> free_bytes;                 // including root-reserved blocks
   std::optional<uint64_t> inodes_total, inodes_free;  // absent when the fs has no inode limit
   std::string error;                                  // why statvfs failed, empty on success
+  bool timed_out = false;  // statvfs did not answer in time (stale network mount?)
 };
 
+// One task (thread) in state D at both ends of the sampling window.
 struct StuckProcess {
-  int pid = 0;
-  std::string comm;               // /proc/PID/comm (never cmdline: it can hang on a D task)
+  int pid = 0;                    // process (thread group) id
+  int tid = 0;                    // the task in D; equals pid for the main thread
+  std::string comm;               // process name (main thread's comm; never cmdline)
+  std::string thread_comm;        // the task's own comm when it differs, else empty
   std::string wchan;              // kernel symbol it waits in; empty when unreadable
   std::optional<double> stuck_s;  // time since it last ran on a CPU, when the kernel shows it
   bool nvidia_tool = false;       // nvidia-smi, nvidia-persistenced, nv-hostengine, dcgm...
+  bool nvidia_wait = false;       // waits inside the NVIDIA driver (wchan uvm_*, nv_*, os_*)
 };
 
 struct ProcessFacts {
-  int total = 0;
-  int zombie_count = 0;
-  // Tasks in state D at both ends of the sampling window (bounded list, worst first).
+  int total = 0;          // processes (thread groups)
+  int tasks_scanned = 0;  // threads whose state was read
+  int zombie_count = 0;   // processes in state Z
+  // Tasks in state D at both ends of the sampling window: nvidia first, then longest stuck.
   std::vector<StuckProcess> dstate;
-  int dstate_count = 0;  // all of them, also beyond the bounded list
+  int dstate_count = 0;            // all of them, also beyond the bounded list
+  std::optional<double> window_s;  // time between the two samples
 };
 
 struct HostFacts {

@@ -1,10 +1,120 @@
-// Facts of the network layer: reachability, NICs, sockets (issue: network layer).
-// Placeholder until that layer lands: the Snapshot already carries it, so rules, reports and
-// probes of the layer plug in without touching the others.
+// Facts of the network layer (issue 5): reachability of configured targets and reference sites,
+// NICs and InfiniBand ports from sysfs, per-process socket traffic from sock_diag, and process
+// signs worth inspecting. Filled by src/probes/{reachability,nic,sockets,suspicious}_probe.cc.
+// Every measured value is optional: absent means unknown/unsupported, never 0.
 #pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace gpudoctor {
 
-struct NetworkFacts {};
+// Which list a probed host came from. Targets are what the service depends on; references are
+// other sites probed only for comparison; the gateway is probed when nothing is configured.
+enum class TargetGroup { kTarget, kReference, kGateway };
+const char* TargetGroupName(TargetGroup g);  // "target", "reference", "gateway"
+
+struct TargetProbeFacts {
+  std::string name;  // as configured: "10.0.0.5", "storage:2049"
+  TargetGroup group = TargetGroup::kTarget;
+  std::string address;  // numeric address probed; empty when the name did not resolve
+  std::string method;   // "icmp", "tcp"; empty when nothing was sent
+  int sent = 0;
+  int received = 0;
+  std::optional<double> loss_pct;  // absent when nothing was sent
+  std::optional<double> rtt_min_ms, rtt_median_ms, rtt_p95_ms, rtt_max_ms;
+  std::optional<double> jitter_ms;  // mean absolute difference of consecutive RTTs
+  bool port_closed = false;         // TCP: the host answered with RST (reachable, port closed)
+  // Why the host could not be probed at all (unresolved name, no socket); empty otherwise.
+  // An unreachable host is not an error: it has sent > 0 and received == 0.
+  std::string error;
+};
+
+struct ReachabilityFacts {
+  std::vector<TargetProbeFacts> hosts;
+  bool gateway_fallback = false;  // no targets configured: the default gateway was probed
+};
+
+struct NicFacts {
+  std::string name;              // eth0, ens1f0
+  bool physical = false;         // has a `device` link (not veth, bridge, tun, lo)
+  std::optional<bool> admin_up;  // IFF_UP in `flags`
+  std::string operstate;         // up, down, lowerlayerdown, unknown, dormant, ...
+  std::optional<bool> carrier;
+  std::optional<int64_t> speed_mbps;  // absent when the driver reports none (-1, EINVAL)
+  std::optional<double> window_s;
+  std::optional<uint64_t> carrier_changes;        // since boot, at the end of the window
+  std::optional<uint64_t> carrier_changes_delta;  // within the window
+  std::optional<uint64_t> rx_bytes, tx_bytes, rx_packets, tx_packets;  // since boot
+  std::optional<double> rx_bytes_per_s, tx_bytes_per_s;
+  std::optional<uint64_t> rx_errors_delta, tx_errors_delta, rx_dropped_delta, tx_dropped_delta;
+  std::optional<uint64_t> rx_errors, tx_errors, rx_dropped, tx_dropped;  // since boot
+};
+
+struct IbPortFacts {
+  std::string device;  // mlx5_0
+  int port = 0;
+  std::string state;       // "ACTIVE", "DOWN", "INIT", "ARMED" (number stripped)
+  std::string phys_state;  // "LinkUp", "Polling", "Disabled"
+  std::optional<double> rate_gbps;
+  std::optional<std::string> link_layer;  // "InfiniBand", "Ethernet"
+  std::optional<double> window_s;
+  std::map<std::string, uint64_t> counters;        // counters/* at the end of the window
+  std::map<std::string, uint64_t> counters_delta;  // growth within the window
+};
+
+struct PeerTraffic {
+  std::string peer;  // "10.0.0.7:443"
+  uint64_t tx_bytes = 0, rx_bytes = 0;
+};
+
+struct ProcessTraffic {
+  int pid = 0;
+  std::string comm;
+  std::optional<uint32_t> uid;
+  uint64_t tx_bytes = 0, rx_bytes = 0;  // summed over the window, all of its TCP sockets
+  std::optional<double> tx_bytes_per_s, rx_bytes_per_s;
+  std::vector<PeerTraffic> peers;  // largest first, bounded
+};
+
+struct SocketTrafficFacts {
+  double window_s = 0;
+  int sockets_seen = 0;
+  uint64_t unmapped_tx_bytes = 0;         // traffic of sockets no visible process holds
+  std::vector<ProcessTraffic> processes;  // largest sender first, bounded
+};
+
+// Signs gathered about one process; rules decide whether they are a reason to inspect it.
+struct ProcessSigns {
+  int pid = 0;
+  std::string comm;
+  std::optional<uint32_t> uid;
+  std::string user;                         // from /etc/passwd; empty when unknown
+  bool exe_deleted = false;                 // /proc/PID/exe ends in " (deleted)"
+  std::string exe;                          // the exe link target, sanitised
+  std::optional<double> cpu_pct;            // over the window, 100 = one core
+  std::vector<std::string> outbound_peers;  // established TCP to non-loopback peers, both samples
+  std::vector<int> remote_ports;            // remote ports of those connections
+  bool gpu_device_open = false;             // holds /dev/nvidiaN (not only nvidiactl)
+  // With gpu_device_open and a configured known_gpu_users list: whether `user` is on it.
+  std::optional<bool> gpu_user_known;
+};
+
+struct ProcessSignFacts {
+  std::vector<ProcessSigns> processes;  // only processes with at least one sign worth judging
+  int scanned = 0;
+  int skipped_dstate = 0;  // tasks in D state whose fds/exe were not read
+};
+
+struct NetworkFacts {
+  std::optional<ReachabilityFacts> reachability;
+  std::optional<std::vector<NicFacts>> nics;
+  std::optional<std::vector<IbPortFacts>> ib_ports;
+  std::optional<SocketTrafficFacts> sockets;
+  std::optional<ProcessSignFacts> process_signs;
+};
 
 }  // namespace gpudoctor

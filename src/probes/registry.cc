@@ -6,6 +6,16 @@ namespace gpudoctor {
 ProbeOutput RunCpuProbe(const ProbeContext& ctx);
 ProbeOutput RunNvmlProbe(const ProbeContext& ctx);
 ProbeOutput RunPciGpuProbe(const ProbeContext& ctx);
+// Network layer (issue 5).
+ProbeOutput RunReachabilityProbe(const ProbeContext& ctx);
+ProbeOutput RunNicProbe(const ProbeContext& ctx);
+ProbeOutput RunInfinibandProbe(const ProbeContext& ctx);
+ProbeOutput RunSocketsProbe(const ProbeContext& ctx);
+ProbeOutput RunSuspiciousProbe(const ProbeContext& ctx);
+ProbeOutput RunMemoryProbe(const ProbeContext& ctx);
+ProbeOutput RunPressureProbe(const ProbeContext& ctx);
+ProbeOutput RunDiskProbe(const ProbeContext& ctx);
+ProbeOutput RunProcessProbe(const ProbeContext& ctx);
 
 const std::vector<ProbeSpec>& ProbeRegistry() {
   static const std::vector<ProbeSpec> probes = {
@@ -16,6 +26,25 @@ const std::vector<ProbeSpec>& ProbeRegistry() {
        "GPUs through NVML (libnvidia-ml): identity, load, thermals, clocks, ECC, PCIe, NVLink"},
       {"pci_gpu", Layer::kHardware, true, Cadence::kSlow, RunPciGpuProbe,
        "NVIDIA GPUs on the PCI bus and the kernel module version (/sys/bus/pci, /sys/module)"},
+      // Network layer (issue 5).
+      {"reachability", Layer::kNetwork, true, Cadence::kFast, RunReachabilityProbe,
+       "ICMP/TCP RTT and loss to [network] targets and references, else the default gateway"},
+      {"nic", Layer::kNetwork, true, Cadence::kFast, RunNicProbe,
+       "NIC state, errors and throughput vs link speed (/sys/class/net)"},
+      {"infiniband", Layer::kNetwork, true, Cadence::kFast, RunInfinibandProbe,
+       "InfiniBand port state, rate and error counters (/sys/class/infiniband)"},
+      {"sockets", Layer::kNetwork, true, Cadence::kFast, RunSocketsProbe,
+       "bytes per process and peer over the window (sock_diag tcp_info, /proc/PID/fd)"},
+      {"suspicious", Layer::kSoftware, true, Cadence::kSlow, RunSuspiciousProbe,
+       "miner-like process signs: names, stratum ports, deleted exe, CPU, GPU use"},
+      {"memory", Layer::kResources, true, Cadence::kFast, RunMemoryProbe,
+       "RAM and swap use, swap traffic over the window, OOM kills (/proc/meminfo, /proc/vmstat)"},
+      {"pressure", Layer::kResources, true, Cadence::kFast, RunPressureProbe,
+       "CPU, memory and I/O pressure stall shares (/proc/pressure/*)"},
+      {"disk", Layer::kResources, true, Cadence::kSlow, RunDiskProbe,
+       "space and inodes of real filesystems, unresponsive mounts (/proc/1/mounts, statvfs)"},
+      {"processes", Layer::kSoftware, true, Cadence::kFast, RunProcessProbe,
+       "tasks stuck in D state with their wchan, zombies (/proc/PID/stat, wchan, sched)"},
   };
   return probes;
 }

@@ -31,6 +31,7 @@ struct CatalogueEntry {
 // One section per topic; each lives in its own catalogue_<topic>.cc.
 const std::vector<CatalogueEntry>& HostCatalogue();
 const std::vector<CatalogueEntry>& GpuCatalogue();
+const std::vector<CatalogueEntry>& NetCatalogue();  // network layer (issue 5)
 
 // All entries, in section order.
 const std::vector<const CatalogueEntry*>& Catalogue();

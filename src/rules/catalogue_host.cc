@@ -110,6 +110,20 @@ const std::vector<CatalogueEntry>& HostCatalogue() {
         "Pack small files into archives or shards (tar, webdataset, parquet)."},
        {{"warn_used_pct", 90, "used share of inodes"},
         {"crit_used_pct", 97, "used share of inodes at which file creation fails"}}},
+      {"host.disk.unresponsive",
+       Layer::kResources,
+       Severity::kWarn,
+       "Filesystem does not answer",
+       "statvfs(2) of a mounted filesystem did not return within the probe's timeout. This is "
+       "almost always a network filesystem (NFS, CIFS, Lustre) whose server is gone, or a FUSE "
+       "daemon that died: every process that touches the mount hangs in D state, including "
+       "`df` and data loaders reading from it.",
+       {"Check the server of the mount: `mount | grep MOUNT`, `showmount -e SERVER`, `ping "
+        "SERVER`.",
+        "Look for tasks stuck on it: `ps -eo state,pid,wchan:32,comm | grep ^D`.",
+        "If the server is gone for good, detach it lazily: `umount -l MOUNT` (or `umount -f` "
+        "for NFS)."},
+       {}},
       {"proc.dstate",
        Layer::kSoftware,
        Severity::kCrit,

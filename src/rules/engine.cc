@@ -7,6 +7,7 @@ namespace gpudoctor {
 std::vector<Finding> EvaluateRules(const Snapshot& snap, const Thresholds& thresholds) {
   static constexpr RuleSet kRuleSets[] = {
       HostRules,
+      NetRules,
       ProbeHealthRules,
       GpuRules,
   };

@@ -14,6 +14,7 @@ namespace gpudoctor {
 using RuleSet = void (*)(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);
 
 void HostRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);
+void NetRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);  // issue 5
 void ProbeHealthRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);
 void GpuRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);
 

@@ -1,4 +1,7 @@
-// Host resource rules: CPU, iowait, load, memory, swap, pressure, disks, stuck processes.
+// Host resource rules: CPU, iowait and load here; memory, swap, pressure, disks and stuck
+// processes in their own files (host_rules.h), all run from HostRules.
+#include "rules/host_rules.h"
+
 #include <string>
 
 #include "core/strings.h"
@@ -7,17 +10,11 @@
 namespace gpudoctor {
 namespace {
 
-// Severity for "higher is worse" against warn/crit thresholds; nullopt below warn.
-std::optional<Severity> Grade(double value, double warn, double crit) {
-  if (value >= crit) return Severity::kCrit;
-  if (value >= warn) return Severity::kWarn;
-  return std::nullopt;
-}
-
 void CpuRules(const CpuFacts& cpu, const Thresholds& t, std::vector<Finding>& out) {
   if (cpu.busy_pct) {
     const char* id = "host.cpu.saturated";
-    if (auto sev = Grade(*cpu.busy_pct, t.Get(id, "warn_busy_pct"), t.Get(id, "crit_busy_pct"))) {
+    if (auto sev =
+            GradeHigh(*cpu.busy_pct, t.Get(id, "warn_busy_pct"), t.Get(id, "crit_busy_pct"))) {
       Finding f = MakeFinding(id, *sev,
                               "CPUs " + FormatDouble(*cpu.busy_pct) + "% busy over the last " +
                                   FormatDouble(cpu.window_s.value_or(0), 2) + " s");
@@ -30,8 +27,8 @@ void CpuRules(const CpuFacts& cpu, const Thresholds& t, std::vector<Finding>& ou
   }
   if (cpu.iowait_pct) {
     const char* id = "host.iowait.high";
-    if (auto sev =
-            Grade(*cpu.iowait_pct, t.Get(id, "warn_iowait_pct"), t.Get(id, "crit_iowait_pct"))) {
+    if (auto sev = GradeHigh(*cpu.iowait_pct, t.Get(id, "warn_iowait_pct"),
+                             t.Get(id, "crit_iowait_pct"))) {
       Finding f = MakeFinding(
           id, *sev,
           "CPUs spent " + FormatDouble(*cpu.iowait_pct) + "% of the window waiting for I/O");
@@ -58,6 +55,10 @@ void CpuRules(const CpuFacts& cpu, const Thresholds& t, std::vector<Finding>& ou
 
 void HostRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out) {
   if (snap.host.cpu) CpuRules(*snap.host.cpu, t, out);
+  if (snap.host.memory) MemoryRules(*snap.host.memory, t, out);
+  if (snap.host.pressure) PressureRules(*snap.host.pressure, t, out);
+  if (snap.host.mounts) DiskRules(*snap.host.mounts, t, out);
+  if (snap.host.processes) ProcessRules(*snap.host.processes, t, out);
 }
 
 }  // namespace gpudoctor

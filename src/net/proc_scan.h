@@ -1,0 +1,53 @@
+// Process scan for the network layer: /proc/PID/stat (state, CPU ticks), /proc/PID/comm, the
+// owner uid (stat(2) of /proc/PID), and — only for tasks NOT in state D — the fd links
+// (/proc/PID/fd/N → "socket:[INODE]", "/dev/nvidia0") and the exe link. Tasks in D state get
+// stat and comm only: nothing that could touch their memory map (signals.md §9).
+// /etc/passwd (through RootFs) maps uids to user names. Thread-safe; pure parsers exposed.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/root_fs.h"
+#include "parsers/pid_stat.h"
+
+namespace gpudoctor {
+
+// "socket:[12345]" → 12345; nullopt otherwise.
+std::optional<uint64_t> ParseSocketLink(std::string_view link);
+// "/dev/nvidia0" (a GPU, not nvidiactl / nvidia-uvm / nvidia-modeset) → true.
+bool IsNvidiaGpuDevice(std::string_view link);
+
+// /etc/passwd text → uid → name. Malformed lines are skipped.
+std::map<uint32_t, std::string> ParsePasswd(std::string_view text);
+
+struct ScannedProcess {
+  int pid = 0;
+  std::string comm;
+  char state = '?';
+  uint64_t cpu_ticks = 0;  // utime + stime
+  std::optional<uint32_t> uid;
+  bool fds_read = false;  // false for D-state tasks and unreadable fd dirs
+  std::vector<uint64_t> socket_inodes;
+  bool gpu_device_open = false;
+  std::string exe;  // exe link target; empty when not read
+};
+
+struct ScanOptions {
+  bool read_fds = true;
+  bool read_exe = false;
+  size_t max_processes = 100000;
+};
+
+struct ProcessScan {
+  std::vector<ScannedProcess> processes;
+  int skipped_dstate = 0;
+};
+
+ProcessScan ScanProcesses(const RootFs& fs, const ScanOptions& opts);
+
+}  // namespace gpudoctor

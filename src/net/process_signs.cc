@@ -1,0 +1,88 @@
+#include "net/process_signs.h"
+
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/strings.h"
+
+namespace gpudoctor {
+
+ProcessSignFacts CollectProcessSigns(const ProcessSignInputs& in) {
+  ProcessSignFacts facts;
+  if (in.after == nullptr) return facts;
+  facts.scanned = static_cast<int>(in.after->processes.size());
+  facts.skipped_dstate = in.after->skipped_dstate;
+
+  std::unordered_map<int, uint64_t> ticks_before;
+  if (in.before != nullptr) {
+    for (const auto& p : in.before->processes) ticks_before[p.pid] = p.cpu_ticks;
+  }
+  std::set<uint16_t> listening;
+  std::unordered_set<uint64_t> established_before;
+  if (in.sockets_before != nullptr) {
+    for (const auto& s : *in.sockets_before) {
+      if (s.state == kTcpEstablished) established_before.insert(s.inode);
+    }
+  }
+  std::unordered_map<uint64_t, const TcpSocketInfo*> outbound;  // persistent outbound, by inode
+  if (in.sockets_after != nullptr) {
+    for (const auto& s : *in.sockets_after) {
+      if (s.state == 10) listening.insert(s.local_port);  // TCP_LISTEN
+    }
+    for (const auto& s : *in.sockets_after) {
+      if (s.state != kTcpEstablished || s.remote_loopback || s.inode == 0) continue;
+      if (listening.count(s.local_port) != 0) continue;  // accepted by a local server
+      if (in.sockets_before != nullptr && established_before.count(s.inode) == 0) continue;
+      outbound[s.inode] = &s;
+    }
+  }
+
+  std::vector<ProcessSigns> all;
+  for (const auto& p : in.after->processes) {
+    ProcessSigns s;
+    s.pid = p.pid;
+    s.comm = p.comm;
+    s.uid = p.uid;
+    if (p.uid && in.users != nullptr) {
+      if (auto it = in.users->find(*p.uid); it != in.users->end()) s.user = it->second;
+    }
+    s.exe = p.exe;
+    s.exe_deleted = EndsWith(p.exe, " (deleted)");
+    s.gpu_device_open = p.gpu_device_open;
+    if (auto it = ticks_before.find(p.pid); it != ticks_before.end() && in.window_s > 0 &&
+                                            in.ticks_per_s > 0 && p.cpu_ticks >= it->second) {
+      s.cpu_pct = 100.0 * (p.cpu_ticks - it->second) / in.ticks_per_s / in.window_s;
+    }
+    for (uint64_t inode : p.socket_inodes) {
+      auto it = outbound.find(inode);
+      if (it == outbound.end()) continue;
+      if (s.outbound_peers.size() < 16) s.outbound_peers.push_back(it->second->remote);
+      if (std::find(s.remote_ports.begin(), s.remote_ports.end(), it->second->remote_port) ==
+          s.remote_ports.end()) {
+        s.remote_ports.push_back(it->second->remote_port);
+      }
+    }
+    all.push_back(std::move(s));
+  }
+  // The busiest by CPU are kept whatever their other signs.
+  std::vector<size_t> order(all.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return all[a].cpu_pct.value_or(0) > all[b].cpu_pct.value_or(0);
+  });
+  std::vector<bool> keep(all.size(), false);
+  for (size_t i = 0; i < order.size() && i < in.top_cpu; ++i) {
+    if (all[order[i]].cpu_pct.value_or(0) > 0) keep[order[i]] = true;
+  }
+  for (size_t i = 0; i < all.size(); ++i) {
+    const auto& s = all[i];
+    if (keep[i] || s.exe_deleted || s.gpu_device_open || !s.outbound_peers.empty()) {
+      facts.processes.push_back(all[i]);
+    }
+  }
+  return facts;
+}
+
+}  // namespace gpudoctor

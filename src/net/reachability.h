@@ -1,0 +1,39 @@
+// Reachability of a set of hosts: resolve, probe (ICMP echo, TCP connect for "host:port" or
+// when no ICMP socket can be opened) and summarise each one. All hosts are probed in parallel,
+// one detached worker each, so the whole set takes about as long as its slowest host; a worker
+// still running at `deadline` is abandoned and its host reported as not finished.
+// Thread-safe; owns no global state.
+#pragma once
+
+#include <chrono>
+#include <vector>
+
+#include "core/deadline.h"
+#include "facts/net_facts.h"
+#include "net/pinger.h"
+#include "net/target.h"
+
+namespace gpudoctor {
+
+struct HostToProbe {
+  Target target;
+  TargetGroup group = TargetGroup::kTarget;
+};
+
+struct ReachabilityOptions {
+  PingOptions ping;
+  std::chrono::milliseconds resolve_timeout{1000};
+  uint16_t fallback_tcp_port = 22;
+};
+
+// Longest a single host can take with these options (resolution + series + slack).
+std::chrono::milliseconds HostBudget(const ReachabilityOptions& opts);
+
+// One host, on the calling thread.
+TargetProbeFacts ProbeHost(const HostToProbe& host, const ReachabilityOptions& opts);
+
+// All hosts in parallel; returns by `deadline` at the latest, results in input order.
+std::vector<TargetProbeFacts> ProbeHosts(const std::vector<HostToProbe>& hosts,
+                                         const ReachabilityOptions& opts, TimePoint deadline);
+
+}  // namespace gpudoctor

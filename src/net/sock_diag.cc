@@ -1,0 +1,156 @@
+#include "net/sock_diag.h"
+
+#include <arpa/inet.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+#include <linux/tcp.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+
+namespace gpudoctor {
+namespace {
+
+std::string Endpoint(int family, const uint32_t* addr, uint16_t port_be, bool* loopback) {
+  char buf[INET6_ADDRSTRLEN] = {};
+  uint16_t port = ntohs(port_be);
+  if (family == AF_INET) {
+    inet_ntop(AF_INET, addr, buf, sizeof buf);
+    if (loopback) *loopback = (ntohl(addr[0]) >> 24) == 127;
+    return std::string(buf) + ":" + std::to_string(port);
+  }
+  inet_ntop(AF_INET6, addr, buf, sizeof buf);
+  if (loopback) {
+    in6_addr a;
+    std::memcpy(&a, addr, sizeof a);
+    *loopback = IN6_IS_ADDR_LOOPBACK(&a) || (IN6_IS_ADDR_V4MAPPED(&a) && a.s6_addr[12] == 127);
+  }
+  std::string out = "[";
+  out += buf;
+  out += "]:";
+  out += std::to_string(port);
+  return out;
+}
+
+Status DumpFamily(int fd, int family, uint32_t seq, std::vector<TcpSocketInfo>& out) {
+  struct {
+    nlmsghdr nlh;
+    inet_diag_req_v2 req;
+  } msg{};
+  msg.nlh.nlmsg_len = sizeof msg;
+  msg.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+  msg.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+  msg.nlh.nlmsg_seq = seq;
+  msg.req.sdiag_family = static_cast<uint8_t>(family);
+  msg.req.sdiag_protocol = IPPROTO_TCP;
+  msg.req.idiag_ext = 1u << (INET_DIAG_INFO - 1);
+  msg.req.idiag_states = 0xffffffffu;
+  sockaddr_nl kernel{};
+  kernel.nl_family = AF_NETLINK;
+  if (::sendto(fd, &msg, sizeof msg, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) < 0) {
+    return IoError(std::string("sock_diag send: ") + std::strerror(errno));
+  }
+  std::vector<char> buf(64 * 1024);
+  bool done = false;
+  for (int rounds = 0; !done; ++rounds) {
+    if (rounds > 100000) return IoError("sock_diag: reply does not end");
+    ssize_t n = ::recv(fd, buf.data(), buf.size(), 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return TimeoutError("sock_diag: no reply");
+      return IoError(std::string("sock_diag recv: ") + std::strerror(errno));
+    }
+    if (n == 0) return IoError("sock_diag: socket closed");
+    Status st = ParseSockDiagReply(std::string_view(buf.data(), n), out, &done);
+    if (!st.ok()) return st;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ParseSockDiagReply(std::string_view buf, std::vector<TcpSocketInfo>& out, bool* done) {
+  size_t off = 0;
+  while (off + sizeof(nlmsghdr) <= buf.size()) {
+    nlmsghdr h;
+    std::memcpy(&h, buf.data() + off, sizeof h);
+    if (h.nlmsg_len < NLMSG_HDRLEN || h.nlmsg_len > buf.size() - off) {
+      return ParseError("sock_diag: malformed netlink message length");
+    }
+    std::string_view body = buf.substr(off + NLMSG_HDRLEN, h.nlmsg_len - NLMSG_HDRLEN);
+    off += NLMSG_ALIGN(h.nlmsg_len);
+    if (h.nlmsg_type == NLMSG_DONE) {
+      *done = true;
+      return Status::Ok();
+    }
+    if (h.nlmsg_type == NLMSG_ERROR) {
+      int err = 0;
+      if (body.size() >= sizeof(int)) std::memcpy(&err, body.data(), sizeof err);
+      if (err == 0) continue;  // an ACK
+      return IoError(std::string("sock_diag: kernel error: ") + std::strerror(-err));
+    }
+    if (h.nlmsg_type != SOCK_DIAG_BY_FAMILY) continue;
+    if (body.size() < sizeof(inet_diag_msg)) return ParseError("sock_diag: short inet_diag_msg");
+    inet_diag_msg m;
+    std::memcpy(&m, body.data(), sizeof m);
+    if (m.idiag_family != AF_INET && m.idiag_family != AF_INET6) continue;
+    TcpSocketInfo s;
+    s.inode = m.idiag_inode;
+    s.uid = m.idiag_uid;
+    s.state = m.idiag_state;
+    s.family = m.idiag_family;
+    s.local_port = ntohs(m.id.idiag_sport);
+    s.remote_port = ntohs(m.id.idiag_dport);
+    s.local = Endpoint(m.idiag_family, m.id.idiag_src, m.id.idiag_sport, nullptr);
+    s.remote = Endpoint(m.idiag_family, m.id.idiag_dst, m.id.idiag_dport, &s.remote_loopback);
+    size_t aoff = NLMSG_ALIGN(sizeof(inet_diag_msg));
+    while (aoff + sizeof(rtattr) <= body.size()) {
+      rtattr a;
+      std::memcpy(&a, body.data() + aoff, sizeof a);
+      if (a.rta_len < sizeof(rtattr) || a.rta_len > body.size() - aoff) break;
+      if (a.rta_type == INET_DIAG_INFO) {
+        std::string_view info = body.substr(aoff + RTA_LENGTH(0), a.rta_len - RTA_LENGTH(0));
+        constexpr size_t kAckedOff = offsetof(tcp_info, tcpi_bytes_acked);
+        constexpr size_t kRecvOff = offsetof(tcp_info, tcpi_bytes_received);
+        uint64_t v = 0;
+        if (info.size() >= kAckedOff + sizeof v) {
+          std::memcpy(&v, info.data() + kAckedOff, sizeof v);
+          s.bytes_acked = v;
+        }
+        if (info.size() >= kRecvOff + sizeof v) {
+          std::memcpy(&v, info.data() + kRecvOff, sizeof v);
+          s.bytes_received = v;
+        }
+      }
+      aoff += RTA_ALIGN(a.rta_len);
+    }
+    out.push_back(std::move(s));
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<TcpSocketInfo>> DumpTcpSockets() {
+  int fd = ::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+  if (fd < 0) return Unsupported(std::string("no sock_diag netlink: ") + std::strerror(errno));
+  timeval tv{1, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  std::vector<TcpSocketInfo> out;
+  uint32_t seq = 1;
+  for (int family : {AF_INET, AF_INET6}) {
+    Status st = DumpFamily(fd, family, seq++, out);
+    if (!st.ok()) {
+      ::close(fd);
+      return st;
+    }
+  }
+  ::close(fd);
+  return out;
+}
+
+}  // namespace gpudoctor

@@ -1,0 +1,40 @@
+// TCP sockets from the kernel through netlink sock_diag (NETLINK_SOCK_DIAG, inet_diag_req_v2
+// with INET_DIAG_INFO → struct tcp_info): inode, owner uid, state, endpoints and the byte
+// counters tcpi_bytes_acked (sent and acknowledged) and tcpi_bytes_received (Linux >= 4.1/4.2).
+// Like `ss -ti`, but without parsing text. Reads are bounded by a receive timeout.
+// Needs no privilege for sockets of all users (the kernel reports every socket in this network
+// namespace). Thread-safe: each call owns its netlink socket.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+
+namespace gpudoctor {
+
+struct TcpSocketInfo {
+  uint64_t inode = 0;
+  uint32_t uid = 0;
+  int state = 0;  // TCP_ESTABLISHED = 1, ... TCP_LISTEN = 10
+  int family = 0;
+  std::string local, remote;  // "10.0.0.5:22", "[fd00::1]:443"
+  uint16_t local_port = 0, remote_port = 0;
+  bool remote_loopback = false;                         // 127.0.0.0/8, ::1, ::ffff:127.x
+  std::optional<uint64_t> bytes_acked, bytes_received;  // absent on kernels without them
+};
+
+constexpr int kTcpEstablished = 1;
+
+// Dumps IPv4 and IPv6 TCP sockets. Errors: unsupported (no sock_diag), io_error, timeout.
+Result<std::vector<TcpSocketInfo>> DumpTcpSockets();
+
+// Parses one buffer of a sock_diag dump reply (a sequence of netlink messages), appending
+// sockets to `out`. Sets *done on NLMSG_DONE. Errors: parse_error on malformed messages,
+// io_error on NLMSG_ERROR. Pure; exposed for tests and fuzzing.
+Status ParseSockDiagReply(std::string_view buf, std::vector<TcpSocketInfo>& out, bool* done);
+
+}  // namespace gpudoctor

@@ -1,0 +1,90 @@
+#include "parsers/pid_stat.h"
+
+#include <limits>
+
+#include "core/strings.h"
+
+namespace gpudoctor {
+namespace {
+
+bool IsTaskState(char c) {
+  switch (c) {
+    case 'R':
+    case 'S':
+    case 'D':
+    case 'Z':
+    case 'T':
+    case 't':
+    case 'X':
+    case 'x':
+    case 'K':
+    case 'W':
+    case 'P':
+    case 'I':
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+Result<PidStat> ParsePidStat(std::string_view text) {
+  size_t open = text.find('(');
+  size_t close = text.rfind(')');
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open) {
+    return ParseError("pid stat: no '(comm)' field");
+  }
+  PidStat st;
+  auto pid = ParseInt64(text.substr(0, open));
+  if (!pid || *pid <= 0 || *pid > std::numeric_limits<int>::max()) {
+    return ParseError("pid stat: pid is not a positive number");
+  }
+  st.pid = static_cast<int>(*pid);
+  st.comm = Sanitize(text.substr(open + 1, close - open - 1), 64);
+  auto rest = Split(text.substr(close + 1), " \t\n");
+  if (rest.size() < 2) return ParseError("pid stat: truncated after comm");
+  if (rest[0].size() != 1 || !IsTaskState(rest[0][0])) {
+    return ParseError("pid stat: unknown state '" + Sanitize(rest[0], 8) + "'");
+  }
+  st.state = rest[0][0];
+  auto ppid = ParseInt64(rest[1]);
+  if (!ppid || *ppid < 0 || *ppid > std::numeric_limits<int>::max()) {
+    return ParseError("pid stat: ppid is not a number");
+  }
+  st.ppid = static_cast<int>(*ppid);
+  // After the comm: state is field 3, so utime (14) and stime (15) are rest[11] and rest[12].
+  if (rest.size() >= 13) {
+    st.utime_ticks = ParseUint64(rest[11]);
+    st.stime_ticks = ParseUint64(rest[12]);
+  }
+  return st;
+}
+
+std::optional<double> ParseSchedExecStartMs(std::string_view text) {
+  for (std::string_view line : SplitLines(text)) {
+    size_t colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    if (Trim(line.substr(0, colon)) != "se.exec_start") continue;
+    auto v = ParseDouble(line.substr(colon + 1));
+    if (!v || *v < 0) return std::nullopt;
+    return *v;
+  }
+  return std::nullopt;
+}
+
+std::optional<double> ParseUptimeS(std::string_view text) {
+  auto fields = Split(text, " \t\n");
+  if (fields.empty()) return std::nullopt;
+  auto v = ParseDouble(fields[0]);
+  if (!v || *v < 0) return std::nullopt;
+  return *v;
+}
+
+std::string ParseWchan(std::string_view text) {
+  std::string_view w = Trim(text);
+  if (w.empty() || w == "0") return "";
+  return Sanitize(w, 64);
+}
+
+}  // namespace gpudoctor

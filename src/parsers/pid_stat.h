@@ -1,0 +1,43 @@
+// Parsers for the per-task files the process probe may read: /proc/PID/stat (proc_pid_stat(5)),
+// /proc/PID/sched (scheduler debug, "se.exec_start : <ms>") and /proc/uptime. Pure functions;
+// thread-safe. The probe never reads cmdline, environ, maps, smaps or status of a task: those
+// can block forever on a task stuck in D state while holding its mm lock.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+
+namespace gpudoctor {
+
+struct PidStat {
+  int pid = 0;
+  std::string comm;  // field 2 without the parentheses; may contain spaces and ')'
+  char state = '?';  // R S D Z T t X x K W P I
+  int ppid = 0;
+  // Fields 14 and 15: CPU time in user and kernel mode, in clock ticks (sysconf(_SC_CLK_TCK)).
+  // Absent when the line is shorter (never on a real kernel).
+  std::optional<uint64_t> utime_ticks, stime_ticks;
+};
+
+// The state is the first field after the LAST ')' (comm may contain ')' and spaces).
+// Errors: parse_error when there is no "(...)", the pid or ppid is not a positive/non-negative
+// number, or the state is not one of the kernel's state letters.
+Result<PidStat> ParsePidStat(std::string_view text);
+
+// "se.exec_start  :  123456.789012" of /proc/PID/sched: when the task last started running, in
+// ms of the CPU's task clock since boot. nullopt when absent or malformed (kernels without
+// CONFIG_SCHED_DEBUG before 6.x lack the file).
+std::optional<double> ParseSchedExecStartMs(std::string_view text);
+
+// First field of /proc/uptime, seconds since boot. nullopt when malformed or negative.
+std::optional<double> ParseUptimeS(std::string_view text);
+
+// /proc/PID/wchan: a kernel symbol, or "0" / empty when the task runs or access is denied.
+// Returns the sanitized symbol, or "" for none.
+std::string ParseWchan(std::string_view text);
+
+}  // namespace gpudoctor

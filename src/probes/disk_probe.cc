@@ -1,0 +1,84 @@
+// Disk probe. Source: /proc/1/mounts (the host's mount namespace when /proc is the host's),
+// falling back to /proc/mounts; statvfs(2) of each selected mount through RootFs::StatVfs.
+// Units: bytes and inode counts. Failure modes: no mount table → failed; a statvfs error is
+// recorded on that mount; a statvfs that hangs (stale NFS, dead FUSE daemon) is abandoned at a
+// per-check deadline (Settings::disk_statvfs_timeout_ms) and recorded as timed out.
+// Which mounts count and how bind mounts collapse: parsers/mounts.h (MountIsChecked).
+#include "probes/disk_probe.h"
+
+#include <algorithm>
+
+#include "probes/probe.h"
+
+namespace gpudoctor {
+namespace {
+
+// More mounts than this after filtering is unusual; bounding keeps threads and time bounded.
+constexpr size_t kMaxMountsChecked = 256;
+
+MountFacts FactsOf(const MountEntry& m) {
+  MountFacts f;
+  f.device = m.device;
+  f.mount_point = m.mount_point;
+  f.fs_type = m.fs_type;
+  f.read_only = m.read_only;
+  return f;
+}
+
+}  // namespace
+
+std::vector<MountFacts> StatMounts(const std::vector<MountEntry>& mounts, StatVfsFn stat,
+                                   TimePoint deadline) {
+  std::vector<std::shared_ptr<PendingResult<Result<FsUsage>>>> pending;
+  pending.reserve(mounts.size());
+  for (const MountEntry& m : mounts) {
+    pending.push_back(StartDetached([stat, point = m.mount_point] { return stat(point); }));
+  }
+  std::vector<MountFacts> out;
+  out.reserve(mounts.size());
+  for (size_t i = 0; i < mounts.size(); ++i) {
+    MountFacts f = FactsOf(mounts[i]);
+    if (pending[i] == nullptr) {
+      f.error = "could not start a worker thread";
+    } else if (!pending[i]->WaitUntil(deadline)) {
+      CountAbandonedWorker();
+      f.timed_out = true;
+      f.error = "statvfs did not answer in time";
+    } else if (Result<FsUsage> u = pending[i]->Take(); !u.ok()) {
+      f.error = u.status().ToString();
+    } else {
+      f.total_bytes = u->total_bytes;
+      f.available_bytes = u->available_bytes;
+      f.free_bytes = u->free_bytes;
+      if (u->inodes_total > 0) {
+        f.inodes_total = u->inodes_total;
+        f.inodes_free = std::min(u->inodes_free, u->inodes_total);
+      }
+      f.read_only = f.read_only || u->read_only;
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+ProbeOutput RunDiskProbe(const ProbeContext& ctx) {
+  std::string table = "1/mounts";
+  auto text = ctx.fs().ReadProc(table);
+  if (!text.ok()) text = ctx.fs().ReadProc(table = "mounts");
+  if (!text.ok()) return ProbeFailed("mount table: " + text.status().ToString());
+  auto all = ParseMounts(*text);
+  if (!all.ok()) return ProbeFailed(ctx.fs().ProcPath(table) + ": " + all.status().message());
+  std::vector<MountEntry> selected = SelectMountsToCheck(*all);
+  if (selected.size() > kMaxMountsChecked) selected.resize(kMaxMountsChecked);
+
+  TimePoint deadline =
+      std::min(ctx.deadline, SteadyClock::now() +
+                                 std::chrono::milliseconds(ctx.settings->disk_statvfs_timeout_ms));
+  std::shared_ptr<const Settings> settings = ctx.settings;  // outlives abandoned workers
+  auto mounts = StatMounts(
+      selected, [settings](const std::string& point) { return settings->fs.StatVfs(point); },
+      deadline);
+  return ProbeOk([mounts = std::move(mounts)](Snapshot& s) { s.host.mounts = mounts; });
+}
+
+}  // namespace gpudoctor

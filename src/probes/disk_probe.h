@@ -1,0 +1,26 @@
+// Disk probe internals, exposed for tests. The probe itself is RunDiskProbe (registry.cc).
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <vector>
+
+#include "core/deadline.h"
+#include "core/root_fs.h"
+#include "facts/host_facts.h"
+#include "parsers/mounts.h"
+
+namespace gpudoctor {
+
+// statvfs of one mount point; must be callable from any thread and must not reference data
+// that dies before it returns (it may be abandoned).
+using StatVfsFn = std::function<Result<FsUsage>(const std::string& mount_point)>;
+
+// Runs `stat` for every mount concurrently, each on its own detached worker, and waits for all
+// of them until `deadline`. A mount that does not answer by then (a stale NFS server, a hung
+// FUSE daemon) gets timed_out = true and an error; its worker is abandoned and never blocks the
+// others. Sizes are set only when statvfs succeeded; inodes only when the fs has an inode table.
+std::vector<MountFacts> StatMounts(const std::vector<MountEntry>& mounts, StatVfsFn stat,
+                                   TimePoint deadline);
+
+}  // namespace gpudoctor

@@ -1,0 +1,57 @@
+// Memory probe. Source: /proc/meminfo once; /proc/vmstat (pswpin, pswpout, oom_kill) at both
+// ends of the sampling window. Units: bytes (meminfo kB × 1024), swap pages per second.
+// Failure modes: missing or garbled /proc/meminfo → failed; missing/garbled /proc/vmstat →
+// memory facts without swap rates and OOM count; counters going backwards → rates absent.
+// References: proc(5); Documentation/filesystems/proc.rst (MemAvailable).
+#include <thread>
+
+#include "parsers/meminfo.h"
+#include "parsers/vmstat.h"
+#include "probes/probe.h"
+
+namespace gpudoctor {
+namespace {
+
+std::optional<VmstatCounters> ReadVmstat(const RootFs& fs) {
+  auto text = fs.ReadProc("vmstat");
+  if (!text.ok()) return std::nullopt;
+  auto counters = ParseVmstat(*text);
+  if (!counters.ok()) return std::nullopt;
+  return *counters;
+}
+
+}  // namespace
+
+ProbeOutput RunMemoryProbe(const ProbeContext& ctx) {
+  auto first = ReadVmstat(ctx.fs());
+  TimePoint t0 = SteadyClock::now();
+
+  auto meminfo_text = ctx.fs().ReadProc("meminfo");
+  if (!meminfo_text.ok()) return ProbeFailed(meminfo_text.status().ToString());
+  auto meminfo = ParseMeminfo(*meminfo_text);
+  if (!meminfo.ok()) {
+    return ProbeFailed(ctx.fs().ProcPath("meminfo") + ": " + meminfo.status().message());
+  }
+
+  MemoryFacts mem;
+  mem.total_bytes = meminfo->total_bytes;
+  mem.available_bytes = meminfo->available_bytes;
+  mem.swap_total_bytes = meminfo->swap_total_bytes;
+  mem.swap_free_bytes = meminfo->swap_free_bytes;
+  mem.shmem_bytes = meminfo->shmem_bytes;
+
+  if (first) {
+    std::this_thread::sleep_until(t0 + ctx.sample_window());
+    auto second = ReadVmstat(ctx.fs());
+    double window_s = std::chrono::duration<double>(SteadyClock::now() - t0).count();
+    if (second) {
+      mem.window_s = window_s;
+      mem.swap_in_pages_per_s = CounterRate(first->pswpin, second->pswpin, window_s);
+      mem.swap_out_pages_per_s = CounterRate(first->pswpout, second->pswpout, window_s);
+      mem.oom_kill_count = second->oom_kill;
+    }
+  }
+  return ProbeOk([mem](Snapshot& s) { s.host.memory = mem; });
+}
+
+}  // namespace gpudoctor

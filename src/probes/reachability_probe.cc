@@ -1,0 +1,61 @@
+// Reachability probe. Source: ICMP echo / TCP connect to the configured [network] targets and
+// references (--target/--reference); with none configured, the default gateway from
+// /proc/net/route. Units: RTT in ms, loss in percent of probes sent.
+// Failure modes: nothing configured and no default gateway → skipped; an unresolvable or silent
+// host is a fact (error / 100% loss), never a probe failure. Bounded: all hosts in parallel,
+// each within HostBudget(), the whole probe within the check deadline.
+#include "net/reachability.h"
+#include "net/route_table.h"
+#include "probes/probe.h"
+
+namespace gpudoctor {
+
+ProbeOutput RunReachabilityProbe(const ProbeContext& ctx) {
+  const Settings& s = *ctx.settings;
+  std::vector<HostToProbe> hosts;
+  auto add = [&](const std::vector<std::string>& specs, TargetGroup group) -> Status {
+    for (const auto& spec : specs) {
+      auto t = ParseTarget(spec);
+      if (!t.ok()) return t.status();
+      hosts.push_back({std::move(*t), group});
+    }
+    return Status::Ok();
+  };
+  if (Status st = add(s.net_targets, TargetGroup::kTarget); !st.ok()) {
+    return ProbeFailed(st.message());
+  }
+  if (Status st = add(s.net_references, TargetGroup::kReference); !st.ok()) {
+    return ProbeFailed(st.message());
+  }
+  bool gateway_fallback = false;
+  if (s.net_targets.empty()) {
+    auto routes = ctx.fs().ReadProc("net/route");
+    std::optional<DefaultRoute> gw;
+    if (routes.ok()) gw = ParseDefaultRoute(*routes);
+    if (gw) {
+      if (auto t = ParseTarget(gw->gateway); t.ok()) {
+        hosts.push_back({std::move(*t), TargetGroup::kGateway});
+        gateway_fallback = true;
+      }
+    }
+    if (!gateway_fallback && hosts.empty()) {
+      return ProbeSkipped("no [network] targets configured and no default gateway in " +
+                          ctx.fs().ProcPath("net/route"));
+    }
+  }
+  ReachabilityOptions opts;
+  opts.ping.count = std::clamp(s.net_probe_count, 1, 100);
+  opts.ping.interval = std::chrono::milliseconds(std::clamp(s.net_probe_interval_ms, 1, 10000));
+  opts.ping.timeout = std::chrono::milliseconds(std::clamp(s.net_probe_timeout_ms, 1, 10000));
+  opts.resolve_timeout = std::chrono::milliseconds(std::clamp(s.net_resolve_timeout_ms, 1, 10000));
+  opts.fallback_tcp_port = static_cast<uint16_t>(std::clamp(s.net_fallback_tcp_port, 1, 65535));
+  // Finish a little before the check deadline so the facts still make it into the report.
+  TimePoint deadline = std::min(ctx.deadline - std::chrono::milliseconds(200),
+                                SteadyClock::now() + HostBudget(opts));
+  ReachabilityFacts facts;
+  facts.gateway_fallback = gateway_fallback;
+  facts.hosts = ProbeHosts(hosts, opts, deadline);
+  return ProbeOk([facts = std::move(facts)](Snapshot& snap) { snap.network.reachability = facts; });
+}
+
+}  // namespace gpudoctor

@@ -1,0 +1,157 @@
+// Catalogue section: network layer — reachability, localisation, NICs, InfiniBand, bandwidth
+// consumers, suspicious processes (issue 5).
+#include "rules/catalogue.h"
+
+namespace gpudoctor {
+
+const std::vector<CatalogueEntry>& NetCatalogue() {
+  static const std::vector<CatalogueEntry> entries = {
+      {"net.localize",
+       Layer::kNetwork,
+       Severity::kCrit,
+       "Where the network slowness is",
+       "Compares the hosts the service depends on (targets) with other sites (references) and "
+       "this host's own NICs. Verdict `local`: targets and references are all slow or lossy, so "
+       "the problem is this host's network or uplink. Verdict `target`: only some targets are "
+       "slow while references (or other targets) are fine, so look at that target or its path. "
+       "Verdict `bandwidth`: this host's own NIC is saturated, which slows everything it talks "
+       "to. Slow or lossy means above the `net.latency.high` / `net.loss` warn thresholds.",
+       {"`local`: check this host's NIC (`ip -s link`, `ethtool IFACE`), the uplink switch port "
+        "and the default gateway; compare with a neighbour host in the same rack.",
+        "`target`: test the path hop by hop: `mtr -rwc 20 TARGET`; check the target's own load.",
+        "`bandwidth`: find the top talkers (`net.outbound.heavy`, `ss -tinp`, `iftop -i IFACE`) "
+        "and throttle or move them."},
+       {}},
+      {"net.latency.high",
+       Layer::kNetwork,
+       Severity::kCrit,
+       "High round-trip time to a target",
+       "The median round-trip time of the probes to a target (or the gateway) is high. Inside "
+       "a cluster RTTs are well under a millisecond; tens of milliseconds mean queueing "
+       "(bufferbloat on a saturated link), a long detour or an overloaded host.",
+       {"Look at the path: `mtr -rwc 20 TARGET` (where does the RTT jump?).",
+        "Check whether this host's NIC is saturated (`net.nic.saturated`) and what the "
+        "references show (`net.localize`)."},
+       {{"warn_rtt_ms", 100, "median RTT to a target or the gateway"},
+        {"crit_rtt_ms", 500, "median RTT at which interactive use and RPCs break"},
+        {"reference_warn_rtt_ms", 300, "median RTT at which a reference site counts as slow"}}},
+      {"net.loss",
+       Layer::kNetwork,
+       Severity::kCrit,
+       "Packet loss to a target",
+       "Probes to a target went unanswered. Partial loss slows TCP sharply (retransmits, "
+       "congestion window collapse); 100% loss means the target is unreachable from here (down, "
+       "firewalled, or the path is broken). A TCP target that answers with RST is reachable: "
+       "only its port is closed.",
+       {"Repeat by hand: `ping -c 20 TARGET` or `nc -vz HOST PORT`.",
+        "Check the route and the next hop: `ip route get ADDRESS`, `mtr -rwc 20 TARGET`.",
+        "If all targets are lost at once, check this host's link (`ip -s link`, `net.link`)."},
+       {{"warn_loss_pct", 20, "share of probes lost (1 of 5 by default)"},
+        {"crit_loss_pct", 50, "share of probes lost that breaks the service"}}},
+      {"net.target.unresolved",
+       Layer::kNetwork,
+       Severity::kWarn,
+       "Target name does not resolve",
+       "A configured target or reference is a valid host name that could not be resolved at "
+       "check time (no such name, or DNS did not answer in time). The target could not be "
+       "probed.",
+       {"Check resolution by hand: `getent hosts NAME`; look at /etc/resolv.conf and the DNS "
+        "servers' reachability.",
+        "If the name is wrong, fix `[network] targets` in the config."},
+       {}},
+      {"net.nic.saturated",
+       Layer::kNetwork,
+       Severity::kCrit,
+       "NIC near its link speed",
+       "Received or transmitted throughput over the sampling window is close to the link speed "
+       "the driver reports. Everything this host sends or receives queues behind it: latency "
+       "rises and throughput of every flow drops.",
+       {"Find the top talkers: see `net.outbound.heavy`, or `ss -tinp` and `iftop -i IFACE`.",
+        "Check whether the link negotiated below its rated speed: `ethtool IFACE`.",
+        "Spread traffic (bonding, a second NIC) or schedule bulk copies off-peak."},
+       {{"warn_util_pct", 90, "max(rx, tx) throughput as a share of the link speed"},
+        {"crit_util_pct", 98, "share of the link speed at which queues overflow"}}},
+      {"net.nic.errors",
+       Layer::kNetwork,
+       Severity::kWarn,
+       "NIC errors or drops rising",
+       "The interface's error or drop counters grew during the sampling window. Errors point at "
+       "the physical layer (cable, transceiver, switch port: CRC/frame errors); drops at "
+       "overflowing rings or buffers (the host cannot keep up) or filtered traffic.",
+       {"See which counter grows: `ip -s -s link show IFACE`, `ethtool -S IFACE | grep -iE "
+        "'err|drop|discard'`.",
+        "CRC/frame errors: reseat or replace the cable/transceiver, check the switch port.",
+        "rx drops: raise ring sizes (`ethtool -G`), check IRQ affinity and CPU load."},
+       {{"warn_errors", 1, "rx+tx errors within the window"},
+        {"warn_drops_per_s", 100, "rx+tx drops per second over the window"}}},
+      // NOTE for the merge: the kernel-log layer owns `net.link` (kernel link up/down flaps);
+      // this entry exists so the NIC rule's sysfs findings resolve on this branch.
+      {"net.link",
+       Layer::kNetwork,
+       Severity::kCrit,
+       "Network link down or flapping",
+       "A physical interface that is administratively up has no carrier (link down), or its "
+       "carrier changed during the check (flapping). Flapping links come from bad cables, "
+       "optics (AOC/transceivers) or switch ports and break long-running collective traffic.",
+       {"Check the link: `ip link show IFACE`, `ethtool IFACE` (Link detected, speed), and the "
+        "kernel log (`dmesg | grep -i 'link'`).",
+        "Reseat or replace the cable/transceiver; check the switch port's error counters.",
+        "Drain the node if it carries training traffic on that link."},
+       {{"warn_carrier_changes", 1, "carrier changes within the sampling window"}}},
+      {"net.ib.port",
+       Layer::kNetwork,
+       Severity::kCrit,
+       "InfiniBand port not active",
+       "An InfiniBand/RoCE port is not in state ACTIVE (DOWN, INIT, ARMED), or its physical "
+       "state is not LinkUp. RDMA traffic (NCCL, storage) over it fails or falls back to TCP.",
+       {"Check `ibstat` / `ibv_devinfo` for the port; INIT means no subnet manager answered "
+        "(check opensm / the fabric manager).",
+        "Check cable and switch port; `ibdiagnet` or the switch's port counters."},
+       {}},
+      {"net.ib.errors",
+       Layer::kNetwork,
+       Severity::kCrit,
+       "InfiniBand error counters rising",
+       "Error counters of an InfiniBand port grew during the sampling window: symbol errors and "
+       "link error recoveries point at the cable or optics, link_downed at a link that failed "
+       "recovery, receive errors and transmit discards at congestion or a bad peer.",
+       {"Read the counters: `perfquery -x` or `cat /sys/class/infiniband/DEV/ports/N/counters/*`.",
+        "Rising symbol_error / link_error_recovery: replace the cable or transceiver.",
+        "Drain the node if link_downed grows: collective jobs will hang or fail."},
+       {{"warn_errors", 1, "growth of the error counters within the window"},
+        {"crit_link_downed", 1, "link_downed growth within the window"}}},
+      {"net.outbound.heavy",
+       Layer::kNetwork,
+       Severity::kWarn,
+       "A process sends a lot of traffic",
+       "One process sent (acknowledged) many bytes over TCP during the sampling window. That is "
+       "normal for a data loader, a checkpoint upload or NCCL over TCP, but when the link is "
+       "saturated it is the one to look at; an unknown process sending to unknown peers is a "
+       "reason to inspect the host (a compromised server that sends traffic out eats the "
+       "bandwidth).",
+       {"Check what it is: `ls -l /proc/PID/exe`, `ps -o user,lstart,args -p PID`.",
+        "See its connections: `ss -tinp | grep pid=PID`; are the peers expected?",
+        "Throttle bulk transfers (rsync --bwlimit, tc) or move them off-peak."},
+       {{"warn_tx_bytes_per_s", 50e6, "bytes per second sent by one process over the window"}}},
+      {"proc.suspicious",
+       Layer::kSoftware,
+       Severity::kWarn,
+       "Process worth inspecting",
+       "A process shows signs often seen with cryptocurrency miners or other unwanted software: "
+       "a known miner name, connections to common stratum ports (3333, 4444, 5555, 7777, "
+       "14444), an executable deleted from disk while running, sustained high CPU together "
+       "with persistent outbound connections, or a GPU in use by a user outside the known "
+       "service accounts (`[network] known_gpu_users`). These are reasons to look, not proof: "
+       "a process that was upgraded while running also shows a deleted executable.",
+       {"Inspect it: `ls -l /proc/PID/exe /proc/PID/cwd`, `ps -o user,lstart,args -p PID`, "
+        "`ss -tnp | grep pid=PID`.",
+        "Compare the binary with the package: `dpkg -S` / `rpm -qf` on the path, or hash it.",
+        "If it is unknown, isolate the host and follow the incident process before killing it "
+        "(keep evidence: `cp /proc/PID/exe /root/evidence.bin`)."},
+       {{"warn_cpu_pct", 80,
+         "CPU in percent of one core that, with outbound connections, is a sign"}}},
+  };
+  return entries;
+}
+
+}  // namespace gpudoctor

@@ -1,0 +1,34 @@
+// Host rule sets, one file each (host_rules.cc runs them from HostRules). Pure functions of the
+// facts; they read every threshold through Thresholds::Get. Internal to src/rules.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "facts/host_facts.h"
+#include "findings/finding.h"
+#include "rules/thresholds.h"
+
+namespace gpudoctor {
+
+// Severity for "higher is worse" against warn/crit thresholds; nullopt below warn.
+inline std::optional<Severity> GradeHigh(double value, double warn, double crit) {
+  if (value >= crit) return Severity::kCrit;
+  if (value >= warn) return Severity::kWarn;
+  return std::nullopt;
+}
+
+// Severity for "lower is worse": at or below crit is crit, at or below warn is warn.
+inline std::optional<Severity> GradeLow(double value, double warn, double crit) {
+  if (value <= crit) return Severity::kCrit;
+  if (value <= warn) return Severity::kWarn;
+  return std::nullopt;
+}
+
+void MemoryRules(const MemoryFacts& mem, const Thresholds& t, std::vector<Finding>& out);
+void PressureRules(const PressureFacts& psi, const Thresholds& t, std::vector<Finding>& out);
+void DiskRules(const std::vector<MountFacts>& mounts, const Thresholds& t,
+               std::vector<Finding>& out);
+void ProcessRules(const ProcessFacts& procs, const Thresholds& t, std::vector<Finding>& out);
+
+}  // namespace gpudoctor

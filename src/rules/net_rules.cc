@@ -1,0 +1,417 @@
+// Network layer rules (issue 5): per-target latency and loss, localisation (local / target /
+// bandwidth), NIC saturation, errors and link state, InfiniBand ports, heavy senders and
+// processes worth inspecting. Pure functions of the Snapshot.
+#include <algorithm>
+#include <array>
+#include <string>
+
+#include "core/strings.h"
+#include "rules/engine.h"
+
+namespace gpudoctor {
+namespace {
+
+std::optional<Severity> Grade(double value, double warn, double crit) {
+  if (value >= crit) return Severity::kCrit;
+  if (value >= warn) return Severity::kWarn;
+  return std::nullopt;
+}
+
+std::string Join(const std::vector<std::string>& parts, std::string_view sep) {
+  std::string s;
+  for (const auto& p : parts) {
+    if (!s.empty()) s += sep;
+    s += p;
+  }
+  return s;
+}
+
+bool Probed(const TargetProbeFacts& h) { return h.sent > 0 && h.loss_pct.has_value(); }
+
+// Slow or lossy by the warn thresholds; references use their own RTT threshold.
+bool HostBad(const TargetProbeFacts& h, const Thresholds& t) {
+  if (!Probed(h)) return false;
+  if (*h.loss_pct >= t.Get("net.loss", "warn_loss_pct")) return true;
+  double warn_rtt = h.group == TargetGroup::kReference
+                        ? t.Get("net.latency.high", "reference_warn_rtt_ms")
+                        : t.Get("net.latency.high", "warn_rtt_ms");
+  return h.rtt_median_ms && *h.rtt_median_ms >= warn_rtt;
+}
+
+void AddRtt(Finding& f, const TargetProbeFacts& h) {
+  f.Add("target", h.name).Add("group", TargetGroupName(h.group));
+  if (!h.address.empty()) f.Add("address", h.address);
+  if (!h.method.empty()) f.Add("method", h.method);
+  f.Add("sent", h.sent).Add("received", h.received);
+  if (h.loss_pct) f.Add("loss_pct", *h.loss_pct);
+  if (h.rtt_min_ms) f.Add("rtt_min_ms", *h.rtt_min_ms);
+  if (h.rtt_median_ms) f.Add("rtt_median_ms", *h.rtt_median_ms);
+  if (h.rtt_p95_ms) f.Add("rtt_p95_ms", *h.rtt_p95_ms);
+  if (h.jitter_ms) f.Add("jitter_ms", *h.jitter_ms);
+  if (h.port_closed) f.AddBool("port_closed", true);
+}
+
+void HostRulesFor(const TargetProbeFacts& h, const Thresholds& t, std::vector<Finding>& out) {
+  if (h.group == TargetGroup::kReference) return;  // references only feed net.localize
+  if (!Probed(h)) {
+    if (h.address.empty() && !h.error.empty()) {
+      Finding f = MakeFinding(
+          "net.target.unresolved", Severity::kWarn,
+          TargetGroupName(h.group) + std::string(" '") + h.name + "' could not be resolved");
+      f.subject = h.name;
+      f.Add("target", h.name).Add("group", TargetGroupName(h.group)).Add("error", h.error);
+      out.push_back(std::move(f));
+    }
+    return;
+  }
+  const char* loss_id = "net.loss";
+  if (auto sev =
+          Grade(*h.loss_pct, t.Get(loss_id, "warn_loss_pct"), t.Get(loss_id, "crit_loss_pct"))) {
+    std::string summary =
+        h.received == 0 ? TargetGroupName(h.group) + std::string(" '") + h.name +
+                              "' unreachable: " + std::to_string(h.sent) + " of " +
+                              std::to_string(h.sent) + " probes lost"
+                        : FormatDouble(*h.loss_pct, 0) + "% of probes to '" + h.name + "' lost";
+    Finding f = MakeFinding(loss_id, *sev, summary);
+    f.subject = h.name;
+    AddRtt(f, h);
+    out.push_back(std::move(f));
+  }
+  const char* rtt_id = "net.latency.high";
+  if (h.rtt_median_ms) {
+    if (auto sev =
+            Grade(*h.rtt_median_ms, t.Get(rtt_id, "warn_rtt_ms"), t.Get(rtt_id, "crit_rtt_ms"))) {
+      Finding f = MakeFinding(
+          rtt_id, *sev,
+          "median RTT to '" + h.name + "' is " + FormatDouble(*h.rtt_median_ms, 1) + " ms");
+      f.subject = h.name;
+      AddRtt(f, h);
+      out.push_back(std::move(f));
+    }
+  }
+}
+
+struct Saturation {
+  const NicFacts* nic = nullptr;
+  double util_pct = 0;
+  double bytes_per_s = 0;
+  const char* direction = "tx";
+};
+
+std::optional<Saturation> NicUtilisation(const NicFacts& n) {
+  if (!n.speed_mbps || *n.speed_mbps <= 0 || n.name == "lo") return std::nullopt;
+  if (!n.rx_bytes_per_s && !n.tx_bytes_per_s) return std::nullopt;
+  double rx = n.rx_bytes_per_s.value_or(0), tx = n.tx_bytes_per_s.value_or(0);
+  Saturation s;
+  s.nic = &n;
+  s.direction = rx > tx ? "rx" : "tx";
+  s.bytes_per_s = std::max(rx, tx);
+  s.util_pct = s.bytes_per_s * 8 / (static_cast<double>(*n.speed_mbps) * 1e6) * 100;
+  return s;
+}
+
+std::vector<Saturation> SaturatedNics(const Snapshot& snap, const Thresholds& t) {
+  std::vector<Saturation> out;
+  if (!snap.network.nics) return out;
+  for (const auto& n : *snap.network.nics) {
+    auto s = NicUtilisation(n);
+    if (s && s->util_pct >= t.Get("net.nic.saturated", "warn_util_pct")) out.push_back(*s);
+  }
+  return out;
+}
+
+void LocalizeRule(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out) {
+  const char* id = "net.localize";
+  std::vector<Saturation> saturated = SaturatedNics(snap, t);
+  int targets = 0, targets_bad = 0, refs = 0, refs_bad = 0;
+  std::vector<std::string> bad_names;
+  if (snap.network.reachability) {
+    for (const auto& h : snap.network.reachability->hosts) {
+      if (!Probed(h)) continue;
+      bool bad = HostBad(h, t);
+      if (h.group == TargetGroup::kReference) {
+        ++refs;
+        refs_bad += bad;
+      } else {
+        ++targets;
+        targets_bad += bad;
+        if (bad) bad_names.push_back(h.name);
+      }
+    }
+  }
+  auto add_counts = [&](Finding& f) {
+    f.Add("targets_probed", targets).Add("targets_slow_or_lossy", targets_bad);
+    f.Add("references_probed", refs).Add("references_slow_or_lossy", refs_bad);
+    if (!bad_names.empty()) {
+      f.Add("slow_targets", Join(bad_names, ", "));
+    }
+  };
+  if (!saturated.empty()) {
+    const Saturation& worst = *std::max_element(
+        saturated.begin(), saturated.end(),
+        [](const Saturation& a, const Saturation& b) { return a.util_pct < b.util_pct; });
+    Severity sev = worst.util_pct >= t.Get("net.nic.saturated", "crit_util_pct") ? Severity::kCrit
+                                                                                 : Severity::kWarn;
+    Finding f = MakeFinding(id, sev,
+                            "this host's NIC " + worst.nic->name + " is saturated (" +
+                                FormatDouble(worst.util_pct, 0) + "% of link speed, " +
+                                worst.direction + "): everything it talks to is slowed");
+    f.Add("verdict", "bandwidth").Add("nic", worst.nic->name).Add("util_pct", worst.util_pct);
+    f.Add("direction", worst.direction);
+    if (snap.network.sockets && !snap.network.sockets->processes.empty()) {
+      const auto& top = snap.network.sockets->processes.front();
+      f.Add("top_sender_pid", top.pid).Add("top_sender_comm", top.comm);
+      if (top.tx_bytes_per_s) f.Add("top_sender_tx_bytes_per_s", *top.tx_bytes_per_s);
+    }
+    add_counts(f);
+    out.push_back(std::move(f));
+    return;
+  }
+  if (targets_bad == 0) return;
+  bool all_targets_bad = targets_bad == targets;
+  bool local = all_targets_bad && (refs > 0 ? refs_bad == refs : targets >= 2);
+  Finding f = local ? MakeFinding(id, Severity::kCrit,
+                                  refs > 0 ? "all targets and all references are slow or lossy: "
+                                             "the problem is this host's network or uplink"
+                                           : "all targets are slow or lossy: likely this host's "
+                                             "network or uplink (no references to compare)")
+                    : MakeFinding(id, Severity::kWarn,
+                                  std::to_string(targets_bad) + " of " + std::to_string(targets) +
+                                      " targets slow or lossy while " +
+                                      (refs > refs_bad ? std::string("references are fine")
+                                                       : std::string("other targets are fine")) +
+                                      ": look at those targets or their path");
+  f.Add("verdict", local ? "local" : "target");
+  add_counts(f);
+  out.push_back(std::move(f));
+}
+
+void NicRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out) {
+  if (!snap.network.nics) return;
+  for (const auto& n : *snap.network.nics) {
+    if (n.name == "lo") continue;
+    if (auto s = NicUtilisation(n)) {
+      const char* id = "net.nic.saturated";
+      if (auto sev = Grade(s->util_pct, t.Get(id, "warn_util_pct"), t.Get(id, "crit_util_pct"))) {
+        Finding f =
+            MakeFinding(id, *sev,
+                        n.name + " at " + FormatDouble(s->util_pct, 0) + "% of its " +
+                            std::to_string(*n.speed_mbps) + " Mb/s link (" + s->direction + ")");
+        f.subject = n.name;
+        f.Add("nic", n.name).Add("speed_mbps", *n.speed_mbps).Add("util_pct", s->util_pct);
+        if (n.rx_bytes_per_s) f.Add("rx_bytes_per_s", *n.rx_bytes_per_s);
+        if (n.tx_bytes_per_s) f.Add("tx_bytes_per_s", *n.tx_bytes_per_s);
+        if (n.window_s) f.Add("window_s", *n.window_s);
+        out.push_back(std::move(f));
+      }
+    }
+    {
+      const char* id = "net.nic.errors";
+      uint64_t errors = n.rx_errors_delta.value_or(0) + n.tx_errors_delta.value_or(0);
+      uint64_t drops = n.rx_dropped_delta.value_or(0) + n.tx_dropped_delta.value_or(0);
+      double drops_per_s = n.window_s && *n.window_s > 0 ? drops / *n.window_s : 0;
+      bool err_hit = (n.rx_errors_delta || n.tx_errors_delta) &&
+                     static_cast<double>(errors) >= t.Get(id, "warn_errors");
+      bool drop_hit = drops > 0 && drops_per_s >= t.Get(id, "warn_drops_per_s");
+      if (err_hit || drop_hit) {
+        Finding f = MakeFinding(id, Severity::kWarn,
+                                n.name + ": " + std::to_string(errors) + " errors and " +
+                                    std::to_string(drops) + " drops during the window");
+        f.subject = n.name;
+        f.Add("nic", n.name);
+        if (n.rx_errors_delta) f.Add("rx_errors_delta", *n.rx_errors_delta);
+        if (n.tx_errors_delta) f.Add("tx_errors_delta", *n.tx_errors_delta);
+        if (n.rx_dropped_delta) f.Add("rx_dropped_delta", *n.rx_dropped_delta);
+        if (n.tx_dropped_delta) f.Add("tx_dropped_delta", *n.tx_dropped_delta);
+        f.Add("drops_per_s", drops_per_s);
+        if (n.window_s) f.Add("window_s", *n.window_s);
+        out.push_back(std::move(f));
+      }
+    }
+    if (n.physical && n.admin_up.value_or(false)) {
+      const char* id = "net.link";
+      bool down = n.carrier == false || n.operstate == "down" || n.operstate == "lowerlayerdown";
+      bool flapping = n.carrier_changes_delta && static_cast<double>(*n.carrier_changes_delta) >=
+                                                     t.Get(id, "warn_carrier_changes");
+      if (down || flapping) {
+        Finding f = MakeFinding(
+            id, down ? Severity::kCrit : Severity::kWarn,
+            down ? n.name + " is up but has no link (operstate " +
+                       (n.operstate.empty() ? std::string("unknown") : n.operstate) + ")"
+                 : n.name + " link flapped " + std::to_string(*n.carrier_changes_delta) +
+                       " times during the check");
+        f.subject = n.name;
+        f.Add("nic", n.name).Add("operstate", n.operstate).Add("source", "sysfs");
+        if (n.carrier) f.AddBool("carrier", *n.carrier);
+        if (n.carrier_changes) f.Add("carrier_changes", *n.carrier_changes);
+        if (n.carrier_changes_delta) f.Add("carrier_changes_delta", *n.carrier_changes_delta);
+        out.push_back(std::move(f));
+      }
+    }
+  }
+}
+
+void IbRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out) {
+  if (!snap.network.ib_ports) return;
+  static constexpr std::array<const char*, 7> kErrorCounters = {"symbol_error",
+                                                                "link_error_recovery",
+                                                                "port_rcv_errors",
+                                                                "local_link_integrity_errors",
+                                                                "excessive_buffer_overrun_errors",
+                                                                "port_xmit_discards",
+                                                                "port_rcv_remote_physical_errors"};
+  for (const auto& p : *snap.network.ib_ports) {
+    std::string subject = p.device + "/" + std::to_string(p.port);
+    bool state_bad = !p.state.empty() && p.state != "ACTIVE";
+    bool phys_bad = !p.phys_state.empty() && p.phys_state != "LinkUp";
+    if (state_bad || phys_bad) {
+      // DOWN with no physical link (Polling/Disabled) is often an unused port: warn only.
+      bool unplugged = p.state == "DOWN" && p.phys_state != "LinkUp";
+      Finding f =
+          MakeFinding("net.ib.port", unplugged ? Severity::kWarn : Severity::kCrit,
+                      "InfiniBand port " + subject + " is " + (p.state.empty() ? "?" : p.state) +
+                          " (physical " + (p.phys_state.empty() ? "?" : p.phys_state) + ")");
+      f.subject = subject;
+      f.Add("device", p.device).Add("port", p.port).Add("state", p.state);
+      f.Add("phys_state", p.phys_state);
+      if (p.rate_gbps) f.Add("rate_gbps", *p.rate_gbps);
+      out.push_back(std::move(f));
+    }
+    uint64_t errors = 0;
+    for (const char* c : kErrorCounters) {
+      if (auto it = p.counters_delta.find(c); it != p.counters_delta.end()) errors += it->second;
+    }
+    uint64_t downed = 0;
+    if (auto it = p.counters_delta.find("link_downed"); it != p.counters_delta.end()) {
+      downed = it->second;
+    }
+    const char* id = "net.ib.errors";
+    bool crit = downed > 0 && static_cast<double>(downed) >= t.Get(id, "crit_link_downed");
+    if (crit || (errors > 0 && static_cast<double>(errors) >= t.Get(id, "warn_errors"))) {
+      Finding f =
+          MakeFinding(id, crit ? Severity::kCrit : Severity::kWarn,
+                      "InfiniBand port " + subject + ": " + std::to_string(errors) + " errors, " +
+                          std::to_string(downed) + " link-down events during the window");
+      f.subject = subject;
+      f.Add("device", p.device).Add("port", p.port);
+      for (const auto& [name, v] : p.counters_delta) {
+        if (v > 0) f.Add(name + "_delta", v);
+      }
+      if (p.window_s) f.Add("window_s", *p.window_s);
+      out.push_back(std::move(f));
+    }
+  }
+}
+
+std::string PeerList(const std::vector<PeerTraffic>& peers) {
+  std::string s;
+  for (const auto& p : peers) {
+    if (!s.empty()) s += ", ";
+    s += p.peer + " (" + FormatBytes(p.tx_bytes) + " sent)";
+  }
+  return s;
+}
+
+void OutboundRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out) {
+  if (!snap.network.sockets) return;
+  const char* id = "net.outbound.heavy";
+  for (const auto& p : snap.network.sockets->processes) {
+    if (!p.tx_bytes_per_s || *p.tx_bytes_per_s < t.Get(id, "warn_tx_bytes_per_s")) continue;
+    Finding f =
+        MakeFinding(id, Severity::kWarn,
+                    "process " + p.comm + " (pid " + std::to_string(p.pid) + ") sent " +
+                        FormatBytes(static_cast<uint64_t>(*p.tx_bytes_per_s)) + "/s over TCP");
+    f.subject = std::to_string(p.pid);
+    f.Add("pid", p.pid).Add("comm", p.comm);
+    if (p.uid) f.Add("uid", static_cast<int64_t>(*p.uid));
+    f.Add("tx_bytes_per_s", *p.tx_bytes_per_s).Add("tx_bytes", p.tx_bytes);
+    if (p.rx_bytes_per_s) f.Add("rx_bytes_per_s", *p.rx_bytes_per_s);
+    f.Add("window_s", snap.network.sockets->window_s);
+    if (!p.peers.empty()) f.Add("peers", PeerList(p.peers));
+    out.push_back(std::move(f));
+  }
+}
+
+bool MinerName(std::string_view comm) {
+  static constexpr std::array<std::string_view, 24> kNames = {
+      "xmrig",   "xmr-stak",    "minerd",   "cpuminer",    "ethminer",  "nbminer",
+      "t-rex",   "phoenixmine", "lolminer", "gminer",      "nanominer", "teamredminer",
+      "ccminer", "cgminer",     "bfgminer", "kdevtmpfsi",  "kinsing",   "srbminer",
+      "bzminer", "rigel",       "xmr",      "cryptonight", "nicehash",  "excavator"};
+  std::string lower;
+  for (char c : comm) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (auto n : kNames) {
+    if (StartsWith(lower, n)) return true;
+  }
+  return false;
+}
+
+bool StratumPort(int port) {
+  return port == 3333 || port == 4444 || port == 5555 || port == 7777 || port == 14444;
+}
+
+void SuspiciousRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out) {
+  if (!snap.network.process_signs) return;
+  const char* id = "proc.suspicious";
+  for (const auto& p : snap.network.process_signs->processes) {
+    std::vector<std::string> reasons;
+    bool strong = false;
+    if (MinerName(p.comm)) {
+      reasons.push_back("name '" + p.comm + "' matches a known miner");
+      strong = true;
+    }
+    std::vector<int> stratum;
+    for (int port : p.remote_ports) {
+      if (StratumPort(port)) stratum.push_back(port);
+    }
+    if (!stratum.empty()) {
+      std::vector<std::string> ports;
+      for (int port : stratum) ports.push_back(std::to_string(port));
+      reasons.push_back("connected to common stratum port(s) " + Join(ports, ","));
+      strong = true;
+    }
+    if (p.cpu_pct && *p.cpu_pct >= t.Get(id, "warn_cpu_pct") && !p.outbound_peers.empty()) {
+      reasons.push_back("high CPU (" + FormatDouble(*p.cpu_pct, 0) +
+                        "% of a core) with persistent outbound connections");
+      strong = true;
+    }
+    if (p.exe_deleted) reasons.push_back("its executable was deleted from disk");
+    if (p.gpu_device_open && p.gpu_user_known == false) {
+      reasons.push_back("uses a GPU as user '" + (p.user.empty() ? std::string("?") : p.user) +
+                        "', not one of the known GPU users");
+    }
+    // A deleted executable alone is everyday noise (binaries replaced by a package upgrade,
+    // runc and systemd executing from sealed memfds): it only counts next to another sign.
+    if (reasons.empty() || (reasons.size() == 1 && p.exe_deleted)) continue;
+    std::string joined = Join(reasons, "; ");
+    Severity sev = strong || reasons.size() >= 2 ? Severity::kWarn : Severity::kInfo;
+    Finding f = MakeFinding(
+        id, sev, "worth inspecting: " + p.comm + " (pid " + std::to_string(p.pid) + "): " + joined);
+    f.subject = std::to_string(p.pid);
+    f.Add("pid", p.pid).Add("comm", p.comm).Add("reasons", joined);
+    if (!p.user.empty()) f.Add("user", p.user);
+    if (p.uid) f.Add("uid", static_cast<int64_t>(*p.uid));
+    if (!p.exe.empty()) f.Add("exe", p.exe);
+    if (p.cpu_pct) f.Add("cpu_pct", *p.cpu_pct);
+    if (!p.outbound_peers.empty()) {
+      f.Add("outbound_peers", Join(p.outbound_peers, ", "));
+    }
+    if (p.gpu_device_open) f.AddBool("gpu_device_open", true);
+    out.push_back(std::move(f));
+  }
+}
+
+}  // namespace
+
+void NetRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out) {
+  if (snap.network.reachability) {
+    for (const auto& h : snap.network.reachability->hosts) HostRulesFor(h, t, out);
+  }
+  LocalizeRule(snap, t, out);
+  NicRules(snap, t, out);
+  IbRules(snap, t, out);
+  OutboundRules(snap, t, out);
+  SuspiciousRules(snap, t, out);
+}
+
+}  // namespace gpudoctor

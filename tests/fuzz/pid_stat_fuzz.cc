@@ -1,0 +1,18 @@
+// Fuzzes the per-task parsers of the process probe: /proc/PID/stat, sched, uptime, wchan.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "parsers/pid_stat.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string_view text(reinterpret_cast<const char*>(data), size);
+  auto st = gpudoctor::ParsePidStat(text);
+  if (st.ok() && (st->pid <= 0 || st->ppid < 0)) __builtin_trap();
+  auto exec = gpudoctor::ParseSchedExecStartMs(text);
+  if (exec && *exec < 0) __builtin_trap();
+  auto up = gpudoctor::ParseUptimeS(text);
+  if (up && *up < 0) __builtin_trap();
+  (void)gpudoctor::ParseWchan(text);
+  return 0;
+}

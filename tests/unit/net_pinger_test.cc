@@ -1,0 +1,237 @@
+// Pingers and the reachability layer against real sockets: TCP listeners on 127.0.0.1, and
+// hosts in 192.0.2.0/24 answered by a TUN responder inside a network namespace the test creates
+// (skipped with a message where the machine does not allow namespaces, TUN or raw sockets).
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "net/icmp_packet.h"
+#include "net/pinger.h"
+#include "net/reachability.h"
+#include "net_test_env.h"
+#include "rules/engine.h"
+
+namespace gpudoctor {
+namespace {
+
+using std::chrono::milliseconds;
+using testing::HostBehaviour;
+using testing::RunInFreshNetns;
+using testing::TunResponder;
+
+// A listening socket on 127.0.0.1 with a kernel-chosen port.
+struct Listener {
+  int fd = -1;
+  uint16_t port = 0;
+  Listener() {
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    listen(fd, 64);
+    socklen_t len = sizeof a;
+    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    port = ntohs(a.sin_port);
+  }
+  ~Listener() { close(fd); }
+};
+
+// A port on 127.0.0.1 that nothing listens on (bound, then closed).
+uint16_t ClosedPort() {
+  Listener l;
+  return l.port;
+}
+
+ResolvedAddress Addr(const char* host) {
+  auto a = ResolveTarget(*ParseTarget(host), milliseconds(500));
+  EXPECT_TRUE(a.ok());
+  return *a;
+}
+
+PingOptions Fast(int count = 5) {
+  PingOptions o;
+  o.count = count;
+  o.interval = milliseconds(10);
+  o.timeout = milliseconds(400);
+  return o;
+}
+
+TEST(IcmpPacketTest, RoundTripAndChecksum) {
+  std::string req = BuildEchoRequest({false, 0x1234, 7, 0x0102030405060708ull});
+  ASSERT_EQ(req.size(), 24u);
+  EXPECT_EQ(static_cast<unsigned char>(req[0]), 8);
+  EXPECT_EQ(InternetChecksum(req), 0);  // a correct checksum sums to zero
+  std::string reply = req;
+  reply[0] = 0;
+  auto r = ParseEchoReply(reply, false, false);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->ident, 0x1234);
+  EXPECT_EQ(r->seq, 7);
+  EXPECT_EQ(r->nonce, 0x0102030405060708ull);
+  EXPECT_FALSE(ParseEchoReply(req, false, false));  // a request is not a reply
+  EXPECT_FALSE(ParseEchoReply(reply.substr(0, 10), false, false));
+  std::string with_ip(20, '\0');
+  with_ip[0] = 0x45;
+  EXPECT_TRUE(ParseEchoReply(with_ip + reply, false, true));
+  with_ip[0] = 0x4f;  // IHL 60 bytes: longer than the packet
+  EXPECT_FALSE(ParseEchoReply(with_ip + reply, false, true));
+  std::string v6 = BuildEchoRequest({true, 1, 2, 3});
+  v6[0] = static_cast<char>(129);
+  EXPECT_TRUE(ParseEchoReply(v6, true, false));
+}
+
+TEST(TcpPingTest, MeasuresConnectRttToLoopbackListener) {
+  Listener l;
+  PingResult r = TcpPing(Addr("127.0.0.1"), l.port, Fast());
+  EXPECT_EQ(r.method, "tcp");
+  EXPECT_EQ(r.sent, 5);
+  ASSERT_EQ(r.rtts_ms.size(), 5u);
+  for (double ms : r.rtts_ms) EXPECT_LT(ms, 400);
+  EXPECT_FALSE(r.port_closed);
+}
+
+TEST(TcpPingTest, RefusedPortIsReachableHostWithPortClosed) {
+  PingResult r = TcpPing(Addr("127.0.0.1"), ClosedPort(), Fast(3));
+  EXPECT_EQ(r.sent, 3);
+  EXPECT_EQ(r.rtts_ms.size(), 3u);
+  EXPECT_TRUE(r.port_closed);
+}
+
+TEST(ReachabilityTest, LoopbackTargetsInParallelKeepOrderAndGroups) {
+  Listener a, b;
+  std::vector<HostToProbe> hosts = {
+      {*ParseTarget("127.0.0.1:" + std::to_string(a.port)), TargetGroup::kTarget},
+      {*ParseTarget("127.0.0.1:" + std::to_string(ClosedPort())), TargetGroup::kTarget},
+      {*ParseTarget("localhost:" + std::to_string(b.port)), TargetGroup::kReference},
+  };
+  ReachabilityOptions opts;
+  opts.ping = Fast(3);
+  auto out = ProbeHosts(hosts, opts, SteadyClock::now() + std::chrono::seconds(5));
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].name, hosts[0].target.spec);
+  EXPECT_EQ(out[0].received, 3);
+  EXPECT_DOUBLE_EQ(*out[0].loss_pct, 0);
+  EXPECT_TRUE(out[0].rtt_median_ms.has_value());
+  EXPECT_TRUE(out[1].port_closed);
+  EXPECT_EQ(out[1].received, 3);
+  EXPECT_EQ(out[2].group, TargetGroup::kReference);
+  EXPECT_EQ(out[2].received, 3);
+}
+
+TEST(ReachabilityTest, UnresolvableNameIsReportedNotFatal) {
+  ReachabilityOptions opts;
+  opts.ping = Fast(2);
+  opts.resolve_timeout = milliseconds(1500);
+  auto f = ProbeHost({*ParseTarget("no-such-host.invalid"), TargetGroup::kTarget}, opts);
+  EXPECT_EQ(f.sent, 0);
+  EXPECT_TRUE(f.address.empty());
+  EXPECT_NE(f.error.find("no-such-host.invalid"), std::string::npos);
+  Snapshot snap;
+  snap.network.reachability = ReachabilityFacts{{f}, false};
+  auto findings = EvaluateRules(snap, Thresholds());
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].id, "net.target.unresolved");
+}
+
+TEST(IcmpPingTest, LoopbackEcho) {
+  auto r = IcmpPing(Addr("127.0.0.1"), Fast(3));
+  if (!r.ok()) GTEST_SKIP() << "no ICMP socket on this machine: " << r.status().message();
+  EXPECT_EQ(r->sent, 3);
+  EXPECT_EQ(r->rtts_ms.size(), 3u);
+}
+
+// Runs body inside a fresh namespace with a TUN responder, or skips with the reason.
+void WithTun(const std::function<void(TunResponder&)>& body) {
+  std::string why;
+  bool started = false;
+  bool ran = RunInFreshNetns(
+      [&] {
+        TunResponder tun;
+        if (!tun.Start(&why)) return;
+        started = true;
+        body(tun);
+      },
+      &why);
+  if (!ran || !started) GTEST_SKIP() << "needs network namespaces and /dev/net/tun: " << why;
+}
+
+TEST(TunPingTest, IcmpDelayAndLossAreMeasured) {
+  WithTun([](TunResponder& tun) {
+    tun.SetHost(2, HostBehaviour{milliseconds(30), 40, false, {}});
+    auto r = IcmpPing(Addr("192.0.2.2"), Fast(5));
+    if (!r.ok()) {
+      std::printf("skipped inside: %s\n", r.status().message().c_str());
+      return;
+    }
+    EXPECT_EQ(r->sent, 5);
+    ASSERT_EQ(r->rtts_ms.size(), 3u);  // 40% of 5 dropped by the responder
+    for (double ms : r->rtts_ms) {
+      EXPECT_GE(ms, 29.0);
+      EXPECT_LT(ms, 400.0);
+    }
+  });
+}
+
+TEST(TunPingTest, TcpSynAckDelayAndRst) {
+  WithTun([](TunResponder& tun) {
+    tun.SetHost(3, HostBehaviour{milliseconds(25), 0, false, {81}});
+    PingResult open = TcpPing(Addr("192.0.2.3"), 80, Fast(4));
+    EXPECT_EQ(open.sent, 4);
+    ASSERT_EQ(open.rtts_ms.size(), 4u) << open.last_error;
+    for (double ms : open.rtts_ms) EXPECT_GE(ms, 24.0);
+    EXPECT_FALSE(open.port_closed);
+    PingResult closed = TcpPing(Addr("192.0.2.3"), 81, Fast(2));
+    EXPECT_EQ(closed.rtts_ms.size(), 2u);
+    EXPECT_TRUE(closed.port_closed);
+  });
+}
+
+TEST(TunPingTest, SilentHostIsAllLossWithinTheBound) {
+  WithTun([](TunResponder& tun) {
+    tun.SetHost(99, HostBehaviour{milliseconds(0), 0, true, {}});
+    auto start = SteadyClock::now();
+    PingResult tcp = TcpPing(Addr("192.0.2.99"), 80, Fast(3));
+    double s = std::chrono::duration<double>(SteadyClock::now() - start).count();
+    EXPECT_EQ(tcp.sent, 3);
+    EXPECT_TRUE(tcp.rtts_ms.empty());
+    EXPECT_LT(s, 2.0);  // bound: (count-1)*interval + timeout, not count*timeout
+  });
+}
+
+// The localisation verdict end to end: real probes, then the rules.
+TEST(TunPingTest, LocalizeVerdictFromProbedHosts) {
+  WithTun([](TunResponder& tun) {
+    tun.SetHost(10, HostBehaviour{milliseconds(1), 0, false, {}});    // healthy target
+    tun.SetHost(11, HostBehaviour{milliseconds(150), 0, false, {}});  // slow target
+    tun.SetHost(20, HostBehaviour{milliseconds(2), 0, false, {}});    // healthy reference
+    Thresholds t;
+    t.Set("net.latency.high", "warn_rtt_ms", 100);
+    ReachabilityOptions opts;
+    opts.ping = Fast(3);
+    std::vector<HostToProbe> hosts = {
+        {*ParseTarget("192.0.2.10:80"), TargetGroup::kTarget},
+        {*ParseTarget("192.0.2.11:80"), TargetGroup::kTarget},
+        {*ParseTarget("192.0.2.20:443"), TargetGroup::kReference},
+    };
+    Snapshot snap;
+    snap.network.reachability = ReachabilityFacts{
+        ProbeHosts(hosts, opts, SteadyClock::now() + std::chrono::seconds(5)), false};
+    auto findings = EvaluateRules(snap, t);
+    const Finding* loc = nullptr;
+    const Finding* slow = nullptr;
+    for (const auto& f : findings) {
+      if (f.id == "net.localize") loc = &f;
+      if (f.id == "net.latency.high") slow = &f;
+    }
+    ASSERT_NE(loc, nullptr);
+    EXPECT_EQ(std::get<std::string>(loc->evidence[0].value), "target");
+    ASSERT_NE(slow, nullptr);
+    EXPECT_EQ(slow->subject, "192.0.2.11:80");
+  });
+}
+
+}  // namespace
+}  // namespace gpudoctor

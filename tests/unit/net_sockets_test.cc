@@ -1,0 +1,358 @@
+// sock_diag byte counters, /proc fd → process mapping and the per-process traffic sum, with
+// real loopback sockets of this test process; the process scanner on a fixture procfs with a
+// D-state task; and the rules for heavy senders, suspicious processes and localisation.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "net/proc_scan.h"
+#include "net/process_signs.h"
+#include "net/sock_diag.h"
+#include "net/socket_traffic.h"
+#include "rules/engine.h"
+#include "test_util.h"
+
+namespace gpudoctor {
+namespace {
+
+struct LoopbackPair {
+  int listener = -1, client = -1, server = -1;
+  LoopbackPair() {
+    listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    listen(listener, 4);
+    socklen_t len = sizeof a;
+    getsockname(listener, reinterpret_cast<sockaddr*>(&a), &len);
+    client = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    connect(client, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    server = accept(listener, nullptr, nullptr);
+  }
+  ~LoopbackPair() {
+    close(client);
+    close(server);
+    close(listener);
+  }
+  // Sends n bytes client → server and reads them all, so they are acknowledged.
+  void Transfer(size_t n) {
+    std::string buf(n, 'x');
+    size_t sent = 0;
+    std::string sink(65536, '\0');
+    size_t got = 0;
+    while (got < n) {
+      if (sent < n) {
+        ssize_t w = send(client, buf.data() + sent, n - sent, MSG_DONTWAIT);
+        if (w > 0) sent += w;
+      }
+      ssize_t r = recv(server, sink.data(), sink.size(), MSG_DONTWAIT);
+      if (r > 0) got += r;
+    }
+  }
+};
+
+uint64_t Inode(int fd) {
+  struct stat st {};
+  fstat(fd, &st);
+  return st.st_ino;
+}
+
+const TcpSocketInfo* Find(const std::vector<TcpSocketInfo>& v, uint64_t inode) {
+  for (const auto& s : v) {
+    if (s.inode == inode) return &s;
+  }
+  return nullptr;
+}
+
+TEST(SockDiagTest, SeesLoopbackBytesAndMapsThemToThisProcess) {
+  LoopbackPair pair;
+  pair.Transfer(100000);
+  auto before = DumpTcpSockets();
+  if (!before.ok()) GTEST_SKIP() << "no sock_diag here: " << before.status().message();
+  const TcpSocketInfo* c = Find(*before, Inode(pair.client));
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->state, kTcpEstablished);
+  EXPECT_TRUE(c->remote_loopback);
+  ASSERT_TRUE(c->bytes_acked.has_value()) << "kernel without tcpi_bytes_acked";
+  // The ACK for the last segment may trail by a moment: at least all but one segment.
+  EXPECT_GE(*c->bytes_acked, 100000u - 65536u);
+  EXPECT_EQ(*Find(*before, Inode(pair.server))->bytes_received, 100000u);
+
+  pair.Transfer(250000);
+  usleep(20000);
+  auto after = DumpTcpSockets();
+  ASSERT_TRUE(after.ok());
+  ProcessScan scan = ScanProcesses(RootFs(), ScanOptions{});
+  const ScannedProcess* me = nullptr;
+  for (const auto& p : scan.processes) {
+    if (p.pid == getpid()) me = &p;
+  }
+  ASSERT_NE(me, nullptr);
+  EXPECT_TRUE(me->fds_read);
+  EXPECT_NE(std::find(me->socket_inodes.begin(), me->socket_inodes.end(), Inode(pair.client)),
+            me->socket_inodes.end());
+
+  SocketTrafficFacts t = AggregateSocketTraffic(*before, *after, scan.processes, 0.5);
+  const ProcessTraffic* mine = nullptr;
+  for (const auto& p : t.processes) {
+    if (p.pid == getpid()) mine = &p;
+  }
+  ASSERT_NE(mine, nullptr);
+  // Client sent 250000 (acked), server received 250000, within the window.
+  EXPECT_GE(mine->tx_bytes, 250000u - 65536u);
+  EXPECT_LE(mine->tx_bytes, 250000u + 65536u);
+  EXPECT_GE(mine->rx_bytes, 250000u);
+  EXPECT_DOUBLE_EQ(*mine->tx_bytes_per_s, mine->tx_bytes / 0.5);
+  ASSERT_FALSE(mine->peers.empty());
+  EXPECT_EQ(mine->peers[0].peer.rfind("127.0.0.1:", 0), 0u);
+}
+
+TEST(SockDiagTest, ParserRejectsMalformedMessages) {
+  std::vector<TcpSocketInfo> out;
+  bool done = false;
+  std::string junk(20, '\xff');
+  EXPECT_FALSE(ParseSockDiagReply(junk, out, &done).ok());
+  EXPECT_TRUE(ParseSockDiagReply("", out, &done).ok());
+  EXPECT_FALSE(done);
+  EXPECT_TRUE(out.empty());
+}
+
+TEST(ProcScanTest, ParsersForStatLinksAndPasswd) {
+  auto s = ParsePidStat("42 (a) (b)) S 1 42 42 0 -1 4194560 0 0 0 0 700 300 0 0 20 0 1 0 9 0 0");
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->comm, "a) (b)");
+  EXPECT_EQ(s->state, 'S');
+  EXPECT_EQ(s->utime_ticks, 700u);
+  EXPECT_EQ(s->stime_ticks, 300u);
+  EXPECT_FALSE(ParsePidStat("42 (x) S 1")->utime_ticks);  // short line: no CPU times
+  EXPECT_FALSE(ParsePidStat("garbage").ok());
+  EXPECT_EQ(*ParseSocketLink("socket:[12345]"), 12345u);
+  EXPECT_FALSE(ParseSocketLink("pipe:[1]"));
+  EXPECT_FALSE(ParseSocketLink("socket:[x]"));
+  EXPECT_TRUE(IsNvidiaGpuDevice("/dev/nvidia3"));
+  EXPECT_FALSE(IsNvidiaGpuDevice("/dev/nvidiactl"));
+  EXPECT_FALSE(IsNvidiaGpuDevice("/dev/nvidia-uvm"));
+  auto users =
+      ParsePasswd("root:x:0:0::/root:/bin/sh\nbad line\nslurm:x:64030:64030::/:/bin/false\n");
+  EXPECT_EQ(users.size(), 2u);
+  EXPECT_EQ(users.at(64030), "slurm");
+}
+
+TEST(ProcScanTest, DStateTasksGetNoFdOrExeReads) {
+  testing::TempDir dir;
+  const char* tail = " 1 1 1 0 -1 0 0 0 0 0 50 50 0 0 20 0 1 0 9 0 0\n";
+  dir.Write("proc/100/stat", std::string("100 (stuck) D") + tail);
+  dir.Write("proc/100/comm", "stuck\n");
+  dir.Symlink("socket:[555]", "proc/100/fd/3");
+  dir.Symlink("/usr/bin/stuck", "proc/100/exe");
+  dir.Write("proc/200/stat", std::string("200 (xmrig) R") + tail);
+  dir.Write("proc/200/comm", "xmrig\n");
+  dir.Symlink("socket:[777]", "proc/200/fd/4");
+  dir.Symlink("/dev/nvidia0", "proc/200/fd/5");
+  dir.Symlink("/tmp/.x/xmrig (deleted)", "proc/200/exe");
+  dir.Write("proc/self", "");
+  RootFs fs(dir.path() + "/proc", dir.path() + "/sys", dir.path());
+  ScanOptions opts;
+  opts.read_exe = true;
+  ProcessScan scan = ScanProcesses(fs, opts);
+  ASSERT_EQ(scan.processes.size(), 2u);
+  EXPECT_EQ(scan.skipped_dstate, 1);
+  const auto& stuck = scan.processes[0];
+  EXPECT_EQ(stuck.state, 'D');
+  EXPECT_FALSE(stuck.fds_read);
+  EXPECT_TRUE(stuck.socket_inodes.empty());
+  EXPECT_TRUE(stuck.exe.empty());
+  const auto& miner = scan.processes[1];
+  EXPECT_EQ(miner.comm, "xmrig");
+  EXPECT_EQ(miner.cpu_ticks, 100u);
+  EXPECT_EQ(miner.socket_inodes, std::vector<uint64_t>{777});
+  EXPECT_TRUE(miner.gpu_device_open);
+  EXPECT_EQ(miner.exe, "/tmp/.x/xmrig (deleted)");
+}
+
+TcpSocketInfo Sock(uint64_t inode, int state, const std::string& remote, uint16_t rport,
+                   uint16_t lport = 40000) {
+  TcpSocketInfo s;
+  s.inode = inode;
+  s.state = state;
+  s.remote = remote;
+  s.remote_port = rport;
+  s.local_port = lport;
+  return s;
+}
+
+TEST(ProcessSignsTest, PersistentOutboundCpuAndDeletedExe) {
+  ProcessScan before, after;
+  ScannedProcess miner;
+  miner.pid = 200;
+  miner.comm = "kworker-fake";
+  miner.cpu_ticks = 1000;
+  miner.uid = 1001;
+  before.processes.push_back(miner);
+  miner.cpu_ticks = 1095;  // 95 ticks in 1 s at 100 Hz = 95%
+  miner.socket_inodes = {777, 778, 779};
+  miner.exe = "/tmp/.x/kw (deleted)";
+  miner.gpu_device_open = true;
+  after.processes.push_back(miner);
+  ScannedProcess idle;
+  idle.pid = 300;
+  idle.comm = "sleep";
+  before.processes.push_back(idle);
+  after.processes.push_back(idle);
+  std::vector<TcpSocketInfo> s0 = {Sock(777, kTcpEstablished, "203.0.113.9:4444", 4444),
+                                   Sock(779, kTcpEstablished, "10.0.0.9:22", 40001, 22)};
+  std::vector<TcpSocketInfo> s1 = {
+      Sock(777, kTcpEstablished, "203.0.113.9:4444", 4444),
+      Sock(778, kTcpEstablished, "203.0.113.10:443", 443),   // new: not persistent
+      Sock(779, kTcpEstablished, "10.0.0.9:22", 40001, 22),  // inbound to sshd's port
+      Sock(900, 10, "0.0.0.0:0", 0, 22)};                    // the listener on 22
+  std::map<uint32_t, std::string> users = {{1001, "mallory"}};
+  ProcessSignInputs in{&before, &after, &s0, &s1, &users, 1.0, 100, 20};
+  ProcessSignFacts facts = CollectProcessSigns(in);
+  ASSERT_EQ(facts.processes.size(), 1u);  // the idle process has no sign
+  const auto& p = facts.processes[0];
+  EXPECT_DOUBLE_EQ(*p.cpu_pct, 95);
+  EXPECT_EQ(p.user, "mallory");
+  EXPECT_TRUE(p.exe_deleted);
+  EXPECT_EQ(p.outbound_peers, std::vector<std::string>{"203.0.113.9:4444"});
+  EXPECT_EQ(p.remote_ports, std::vector<int>{4444});
+
+  Snapshot snap;
+  snap.network.process_signs = facts;
+  snap.network.process_signs->processes[0].gpu_user_known = false;
+  auto findings = EvaluateRules(snap, Thresholds());
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].id, "proc.suspicious");
+  EXPECT_EQ(findings[0].severity, Severity::kWarn);
+  EXPECT_NE(findings[0].summary.find("stratum port(s) 4444"), std::string::npos);
+  EXPECT_NE(findings[0].summary.find("high CPU (95%"), std::string::npos);
+  EXPECT_NE(findings[0].summary.find("deleted"), std::string::npos);
+  EXPECT_NE(findings[0].summary.find("not one of the known GPU users"), std::string::npos);
+  EXPECT_EQ(findings[0].summary.rfind("worth inspecting", 0), 0u);
+}
+
+TEST(ProcessSignsTest, MinerNameAloneWarnsDeletedExeAloneIsNotReported) {
+  Snapshot snap;
+  ProcessSignFacts facts;
+  ProcessSigns a;
+  a.pid = 1;
+  a.comm = "XMRig";
+  ProcessSigns b;
+  b.pid = 2;
+  b.comm = "nginx";
+  b.exe_deleted = true;
+  ProcessSigns c;
+  c.pid = 3;
+  c.comm = "python";
+  c.gpu_device_open = true;  // no known-user list configured: not a sign
+  ProcessSigns d;              // a GPU process of an unknown user: a weak sign on its own
+  d.pid = 4;
+  d.comm = "python";
+  d.gpu_device_open = true;
+  d.gpu_user_known = false;
+  ProcessSigns e = d;  // ... and with a deleted executable: two signs
+  e.pid = 5;
+  e.exe_deleted = true;
+  facts.processes = {a, b, c, d, e};
+  snap.network.process_signs = facts;
+  auto findings = EvaluateRules(snap, Thresholds());
+  ASSERT_EQ(findings.size(), 3u);
+  EXPECT_EQ(findings[0].severity, Severity::kWarn);
+  EXPECT_EQ(findings[0].subject, "1");
+  EXPECT_EQ(findings[1].severity, Severity::kInfo);
+  EXPECT_EQ(findings[1].subject, "4");
+  EXPECT_EQ(findings[2].severity, Severity::kWarn);
+  EXPECT_EQ(findings[2].subject, "5");
+}
+
+TEST(OutboundRulesTest, HeavySenderNamedWithPeers) {
+  Snapshot snap;
+  SocketTrafficFacts t;
+  t.window_s = 0.25;
+  ProcessTraffic big;
+  big.pid = 4242;
+  big.comm = "rsync";
+  big.tx_bytes = 50'000'000;
+  big.tx_bytes_per_s = 200e6;
+  big.peers = {{"198.51.100.7:873", 50'000'000, 0}};
+  ProcessTraffic small = big;
+  small.pid = 7;
+  small.tx_bytes_per_s = 1e6;
+  t.processes = {big, small};
+  snap.network.sockets = t;
+  auto findings = EvaluateRules(snap, Thresholds());
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].id, "net.outbound.heavy");
+  EXPECT_EQ(findings[0].subject, "4242");
+  bool has_peers = false;
+  for (const auto& e : findings[0].evidence) {
+    if (e.name == "peers") {
+      has_peers = std::get<std::string>(e.value).find("198.51.100.7:873") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(has_peers);
+}
+
+TargetProbeFacts Host(const char* name, TargetGroup g, double median_ms, double loss_pct) {
+  TargetProbeFacts h;
+  h.name = name;
+  h.group = g;
+  h.address = name;
+  h.method = "icmp-raw";
+  h.sent = 5;
+  h.received = static_cast<int>(5 - loss_pct / 20);
+  h.loss_pct = loss_pct;
+  if (h.received > 0) h.rtt_median_ms = median_ms;
+  return h;
+}
+
+std::string Verdict(const std::vector<Finding>& findings) {
+  for (const auto& f : findings) {
+    if (f.id == "net.localize") return std::get<std::string>(f.evidence[0].value);
+  }
+  return "";
+}
+
+TEST(LocalizeRulesTest, LocalTargetAndNone) {
+  Snapshot snap;
+  snap.network.reachability =
+      ReachabilityFacts{{Host("10.0.0.1", TargetGroup::kTarget, 250, 0),
+                         Host("10.0.0.2", TargetGroup::kTarget, 1, 40),
+                         Host("192.0.2.50", TargetGroup::kReference, 400, 0)},
+                        false};
+  auto all_bad = EvaluateRules(snap, Thresholds());
+  EXPECT_EQ(Verdict(all_bad), "local");
+  int per_target = 0;
+  for (const auto& f : all_bad) per_target += f.id == "net.latency.high" || f.id == "net.loss";
+  EXPECT_EQ(per_target, 2);  // references never get per-host findings
+
+  snap.network.reachability->hosts[2].rtt_median_ms = 20;  // the reference is fine
+  EXPECT_EQ(Verdict(EvaluateRules(snap, Thresholds())), "target");
+
+  snap.network.reachability->hosts[0].rtt_median_ms = 1;
+  snap.network.reachability->hosts[1].loss_pct = 0;
+  snap.network.reachability->hosts[1].received = 5;
+  EXPECT_EQ(Verdict(EvaluateRules(snap, Thresholds())), "");
+}
+
+TEST(LocalizeRulesTest, UnreachableTargetIsCriticalLoss) {
+  Snapshot snap;
+  snap.network.reachability =
+      ReachabilityFacts{{Host("storage:2049", TargetGroup::kTarget, 0, 100)}, false};
+  auto findings = EvaluateRules(snap, Thresholds());
+  const Finding* loss = nullptr;
+  for (const auto& f : findings) {
+    if (f.id == "net.loss") loss = &f;
+  }
+  ASSERT_NE(loss, nullptr);
+  EXPECT_EQ(loss->severity, Severity::kCrit);
+  EXPECT_NE(loss->summary.find("unreachable"), std::string::npos);
+  EXPECT_EQ(Verdict(findings), "target");  // one target, no references: cannot say local
+}
+
+}  // namespace
+}  // namespace gpudoctor

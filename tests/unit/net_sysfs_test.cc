@@ -1,0 +1,163 @@
+// NIC and InfiniBand sysfs readers and the rules that judge them, on two fixture states of a
+// sysfs tree (tests/fixtures/net/sysfs_t0 → sysfs_t1, one second apart):
+// eth0 sends 1.2 GB in the second on a 10 Gb/s link (96%), eth1 gains 5 rx errors and flaps
+// twice, eth2 is up without carrier, veth0 is virtual (speed -1), lo is ignored;
+// mlx5_0/1 is ACTIVE with symbol errors rising, mlx5_1/1 is stuck in INIT.
+#include <gtest/gtest.h>
+
+#include "core/root_fs.h"
+#include "net/infiniband_sysfs.h"
+#include "net/nic_sysfs.h"
+#include "rules/engine.h"
+#include "test_util.h"
+
+namespace gpudoctor {
+namespace {
+
+RootFs FixtureFs(const char* state) {
+  std::string sys = testing::FixturePath(std::string("net/sysfs_") + state);
+  return RootFs("/nonexistent-proc", sys, "/nonexistent-root");
+}
+
+std::vector<NicFacts> FixtureNics() {
+  auto a = ReadNicSamples(FixtureFs("t0"));
+  auto b = ReadNicSamples(FixtureFs("t1"));
+  EXPECT_TRUE(a.ok() && b.ok());
+  return NicFactsBetween(*a, *b, 1.0);
+}
+
+const NicFacts& Nic(const std::vector<NicFacts>& nics, const std::string& name) {
+  for (const auto& n : nics) {
+    if (n.name == name) return n;
+  }
+  ADD_FAILURE() << "no " << name;
+  return nics.front();
+}
+
+std::vector<const Finding*> WithId(const std::vector<Finding>& all, const std::string& id) {
+  std::vector<const Finding*> out;
+  for (const auto& f : all) {
+    if (f.id == id) out.push_back(&f);
+  }
+  return out;
+}
+
+TEST(NicSysfsTest, ReadsStateCountersAndRates) {
+  auto nics = FixtureNics();
+  ASSERT_EQ(nics.size(), 5u);
+  const NicFacts& eth0 = Nic(nics, "eth0");
+  EXPECT_TRUE(eth0.physical);
+  EXPECT_EQ(*eth0.admin_up, true);
+  EXPECT_EQ(*eth0.speed_mbps, 10000);
+  EXPECT_DOUBLE_EQ(*eth0.tx_bytes_per_s, 1.2e9);
+  EXPECT_DOUBLE_EQ(*eth0.rx_bytes_per_s, 1000);
+  EXPECT_EQ(*eth0.carrier_changes_delta, 0u);
+  const NicFacts& eth1 = Nic(nics, "eth1");
+  EXPECT_EQ(*eth1.rx_errors_delta, 5u);
+  EXPECT_EQ(*eth1.rx_dropped_delta, 0u);
+  EXPECT_EQ(*eth1.carrier_changes_delta, 2u);
+  const NicFacts& eth2 = Nic(nics, "eth2");
+  EXPECT_EQ(eth2.operstate, "down");
+  EXPECT_EQ(*eth2.carrier, false);
+  const NicFacts& veth = Nic(nics, "veth0");
+  EXPECT_FALSE(veth.physical);
+  EXPECT_FALSE(veth.speed_mbps);  // -1 means unknown, never a number
+}
+
+TEST(NicSysfsTest, CountersGoingBackwardsGiveNoDelta) {
+  NicSample a, b;
+  a.name = b.name = "eth9";
+  a.stats["rx_bytes"] = 100;
+  b.stats["rx_bytes"] = 10;  // driver reset
+  a.stats["rx_errors"] = 5;
+  b.stats["rx_errors"] = 1;
+  auto f = NicFactsBetween({a}, {b}, 1.0);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_FALSE(f[0].rx_bytes_per_s);
+  EXPECT_FALSE(f[0].rx_errors_delta);
+  auto first = NicFactsBetween({}, {b}, 1.0);  // no first sample: no rates at all
+  EXPECT_FALSE(first[0].rx_bytes_per_s);
+}
+
+TEST(NicSysfsTest, LinkSpeedParsing) {
+  EXPECT_EQ(*ParseLinkSpeedMbps("25000\n"), 25000);
+  EXPECT_FALSE(ParseLinkSpeedMbps("-1"));
+  EXPECT_FALSE(ParseLinkSpeedMbps("0"));
+  EXPECT_FALSE(ParseLinkSpeedMbps("4294967295000"));
+  EXPECT_FALSE(ParseLinkSpeedMbps("fast"));
+}
+
+TEST(NicRulesTest, SaturatedErrorsAndLinkFindings) {
+  Snapshot snap;
+  snap.network.nics = FixtureNics();
+  auto findings = EvaluateRules(snap, Thresholds());
+  auto sat = WithId(findings, "net.nic.saturated");
+  ASSERT_EQ(sat.size(), 1u);
+  EXPECT_EQ(sat[0]->subject, "eth0");
+  EXPECT_EQ(sat[0]->severity, Severity::kWarn);  // 96%: above 90, below 98
+  auto err = WithId(findings, "net.nic.errors");
+  ASSERT_EQ(err.size(), 1u);
+  EXPECT_EQ(err[0]->subject, "eth1");
+  auto link = WithId(findings, "net.link");
+  ASSERT_EQ(link.size(), 2u);
+  EXPECT_EQ(link[0]->subject, "eth1");
+  EXPECT_EQ(link[0]->severity, Severity::kWarn);  // flapping
+  EXPECT_EQ(link[1]->subject, "eth2");
+  EXPECT_EQ(link[1]->severity, Severity::kCrit);  // down
+  // The saturated NIC makes the localisation verdict "bandwidth".
+  auto loc = WithId(findings, "net.localize");
+  ASSERT_EQ(loc.size(), 1u);
+  EXPECT_EQ(std::get<std::string>(loc[0]->evidence[0].value), "bandwidth");
+  // Raising the threshold above 96% silences saturation and the verdict.
+  Thresholds t;
+  t.Set("net.nic.saturated", "warn_util_pct", 97);
+  auto quiet = EvaluateRules(snap, t);
+  EXPECT_TRUE(WithId(quiet, "net.nic.saturated").empty());
+  EXPECT_TRUE(WithId(quiet, "net.localize").empty());
+}
+
+TEST(InfinibandSysfsTest, PortsCountersAndRules) {
+  auto a = ReadIbPorts(FixtureFs("t0"));
+  auto b = ReadIbPorts(FixtureFs("t1"));
+  ASSERT_TRUE(a.ok() && b.ok());
+  auto ports = IbPortFactsBetween(*a, *b, 1.0);
+  ASSERT_EQ(ports.size(), 2u);
+  EXPECT_EQ(ports[0].device, "mlx5_0");
+  EXPECT_EQ(ports[0].state, "ACTIVE");
+  EXPECT_EQ(ports[0].phys_state, "LinkUp");
+  EXPECT_DOUBLE_EQ(*ports[0].rate_gbps, 200);
+  EXPECT_EQ(ports[0].counters_delta.at("symbol_error"), 4u);
+  EXPECT_EQ(ports[0].counters.count("port_rcv_errors"), 0u);  // garbage is absent, not 0
+  EXPECT_EQ(ports[1].state, "INIT");
+
+  Snapshot snap;
+  snap.network.ib_ports = ports;
+  auto findings = EvaluateRules(snap, Thresholds());
+  auto port = WithId(findings, "net.ib.port");
+  ASSERT_EQ(port.size(), 1u);
+  EXPECT_EQ(port[0]->subject, "mlx5_1/1");
+  EXPECT_EQ(port[0]->severity, Severity::kCrit);
+  auto errors = WithId(findings, "net.ib.errors");
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0]->subject, "mlx5_0/1");
+  EXPECT_EQ(errors[0]->severity, Severity::kWarn);
+}
+
+TEST(InfinibandSysfsTest, NoDevicesIsNotFound) {
+  auto r = ReadIbPorts(RootFs("/p", "/nonexistent-sys", "/r"));
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
+}
+
+TEST(InfinibandSysfsTest, StateAndRateParsing) {
+  EXPECT_EQ(ParseIbStateName("4: ACTIVE\n"), "ACTIVE");
+  EXPECT_EQ(ParseIbStateName("3: Disabled"), "Disabled");
+  EXPECT_EQ(ParseIbStateName("x: ACTIVE"), "");
+  EXPECT_EQ(ParseIbStateName("1: DO\x01WN"), "");
+  EXPECT_DOUBLE_EQ(*ParseIbRateGbps("2.5 Gb/sec (1X SDR)"), 2.5);
+  EXPECT_FALSE(ParseIbRateGbps("fast"));
+  EXPECT_FALSE(ParseIbRateGbps("-5 Gb/sec"));
+}
+
+}  // namespace
+}  // namespace gpudoctor

@@ -1,0 +1,189 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "core/config.h"
+#include "net/route_table.h"
+#include "net/rtt_stats.h"
+#include "net/target.h"
+
+namespace gpudoctor {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(NetTargetTest, ParsesIcmpAndTcpForms) {
+  auto a = ParseTarget("10.0.0.5");
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->host, "10.0.0.5");
+  EXPECT_EQ(a->method, ProbeMethod::kIcmp);
+  EXPECT_TRUE(a->numeric);
+  EXPECT_FALSE(a->port);
+
+  auto b = ParseTarget(" storage-01.cluster.local:2049 ");
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->spec, "storage-01.cluster.local:2049");
+  EXPECT_EQ(b->host, "storage-01.cluster.local");
+  EXPECT_EQ(*b->port, 2049);
+  EXPECT_EQ(b->method, ProbeMethod::kTcp);
+  EXPECT_FALSE(b->numeric);
+
+  auto c = ParseTarget("[fd00::5]:22");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->host, "fd00::5");
+  EXPECT_EQ(*c->port, 22);
+
+  auto d = ParseTarget("::1");
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->method, ProbeMethod::kIcmp);
+  EXPECT_TRUE(d->numeric);
+}
+
+TEST(NetTargetTest, BadEntriesNameTheEntryAndTheProblem) {
+  struct Case {
+    const char* spec;
+    const char* why;
+  } cases[] = {
+      {"", "empty entry"},
+      {"host:", "empty port"},
+      {"host:0", "out of range"},
+      {"host:65536", "out of range"},
+      {"host:99999999999999999999", "out of range"},
+      {"host:-1", "not a number"},
+      {"host:+22", "not a number"},
+      {"host:ssh", "not a number"},
+      {"bad host", "invalid character ' '"},
+      {"a..b", "empty label"},
+      {"-a.b", "starts or ends with '-'"},
+      {"300.1.2.3", "malformed IPv4"},
+      {"1.2.3", "malformed IPv4"},
+      {"fd00::zz", "malformed IPv6"},
+      {"[fd00::1", "missing ']'"},
+      {"[fd00::1]x", "expected ':port'"},
+      {"[nothost]:22", "malformed IPv6"},
+      {":22", "empty host"},
+  };
+  for (const auto& c : cases) {
+    auto r = ParseTarget(c.spec);
+    ASSERT_FALSE(r.ok()) << c.spec;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(r.status().message(), HasSubstr(std::string("target '") + c.spec + "'"));
+    EXPECT_THAT(r.status().message(), HasSubstr(c.why)) << c.spec;
+  }
+  std::string long_label(64, 'a');
+  EXPECT_FALSE(ParseTarget(long_label + ".example").ok());
+}
+
+TEST(NetTargetTest, ParseTargetsFailsOnFirstBadEntry) {
+  auto r = ParseTargets({"10.0.0.1", "ok:80", "x:70000", "also bad"});
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("'x:70000'"));
+  auto ok = ParseTargets({"10.0.0.1", "ok:80"});
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->size(), 2u);
+}
+
+TEST(NetTargetTest, ResolvesNumericAndLocalhost) {
+  auto t = ParseTarget("127.0.0.1:80");
+  ASSERT_TRUE(t.ok());
+  auto a = ResolveTarget(*t, std::chrono::milliseconds(500));
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->family(), AF_INET);
+  EXPECT_EQ(AddressToString(*a), "127.0.0.1");
+  auto six = ResolveTarget(*ParseTarget("::1"), std::chrono::milliseconds(500));
+  ASSERT_TRUE(six.ok());
+  EXPECT_EQ(AddressToString(*six), "::1");
+  auto local = ResolveTarget(*ParseTarget("localhost"), std::chrono::milliseconds(2000));
+  ASSERT_TRUE(local.ok()) << local.status().ToString();
+  EXPECT_THAT(AddressToString(*local), ::testing::AnyOf("127.0.0.1", "::1"));
+}
+
+TEST(NetTargetTest, UnresolvableNameIsAnErrorNamingTheHost) {
+  // .invalid is reserved (RFC 6761) and never resolves; with no DNS here it fails fast or times
+  // out — either way an error naming the host, not a crash.
+  auto r = ResolveTarget(*ParseTarget("no-such-host.invalid"), std::chrono::milliseconds(1500));
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("no-such-host.invalid"));
+}
+
+TEST(NetTargetTest, ConfigNetworkTableAppliesAndRejectsBadEntries) {
+  Settings s;
+  auto ok = ApplyConfigText(R"([network]
+targets = ["10.0.0.1", "storage:2049"]
+references = ["192.0.2.10"]
+probe_count = 3
+probe_interval_ms = 50
+known_gpu_users = ["slurm", "1000"]
+)",
+                            "net.toml", s);
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(s.net_targets, (std::vector<std::string>{"10.0.0.1", "storage:2049"}));
+  EXPECT_EQ(s.net_references, (std::vector<std::string>{"192.0.2.10"}));
+  EXPECT_EQ(s.net_probe_count, 3);
+  EXPECT_EQ(s.net_probe_interval_ms, 50);
+  EXPECT_EQ(s.net_known_gpu_users.size(), 2u);
+
+  Settings s2;
+  auto bad = ApplyConfigText("[network]\ntargets = [\"ok\", \"nfs:0\"]\n", "net.toml", s2);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("network.targets"));
+  EXPECT_THAT(bad.status().message(), HasSubstr("'nfs:0'"));
+  Settings s3;
+  auto range = ApplyConfigText("[network]\nprobe_count = 0\n", "net.toml", s3);
+  EXPECT_FALSE(range.ok());
+}
+
+TEST(RttStatsTest, LossPercentilesAndJitter) {
+  RttStats s = ComputeRttStats(5, {10, 30, 20, 40});
+  EXPECT_EQ(s.sent, 5);
+  EXPECT_EQ(s.received, 4);
+  EXPECT_DOUBLE_EQ(*s.loss_pct, 20);
+  EXPECT_DOUBLE_EQ(*s.min_ms, 10);
+  EXPECT_DOUBLE_EQ(*s.max_ms, 40);
+  EXPECT_DOUBLE_EQ(*s.median_ms, 25);
+  EXPECT_DOUBLE_EQ(*s.p95_ms, 40);
+  EXPECT_DOUBLE_EQ(*s.jitter_ms, (20.0 + 10 + 20) / 3);
+
+  RttStats odd = ComputeRttStats(3, {5, 1, 3});
+  EXPECT_DOUBLE_EQ(*odd.median_ms, 3);
+  EXPECT_FALSE(ComputeRttStats(3, {7}).jitter_ms);
+}
+
+TEST(RttStatsTest, NothingReceivedOrSent) {
+  RttStats lost = ComputeRttStats(5, {});
+  EXPECT_DOUBLE_EQ(*lost.loss_pct, 100);
+  EXPECT_FALSE(lost.median_ms);
+  RttStats none = ComputeRttStats(0, {});
+  EXPECT_FALSE(none.loss_pct);
+  // Garbage RTTs are ignored, and never more replies than probes.
+  RttStats junk = ComputeRttStats(2, {-1, 1.0 / 0.0, 4, 5, 6});
+  EXPECT_EQ(junk.received, 2);
+  EXPECT_DOUBLE_EQ(*junk.loss_pct, 0);
+}
+
+TEST(RouteTableTest, PicksLowestMetricDefaultRoute) {
+  const char* text =
+      "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n"
+      "eth1\t00000000\t0101A8C0\t0003\t0\t0\t200\t00000000\t0\t0\t0\n"
+      "eth0\t00000000\t010200C0\t0003\t0\t0\t100\t00000000\t0\t0\t0\n"
+      "eth0\t000200C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n";
+  auto r = ParseDefaultRoute(text);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->iface, "eth0");
+  EXPECT_EQ(r->gateway, "192.0.2.1");
+  EXPECT_EQ(r->metric, 100);
+}
+
+TEST(RouteTableTest, NoDefaultRouteOrGarbage) {
+  EXPECT_FALSE(ParseDefaultRoute(""));
+  EXPECT_FALSE(
+      ParseDefaultRoute("Iface\tDestination\n"
+                        "eth0\t000200C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n"));
+  // A down (flags without UP) default route and a garbled line are ignored.
+  EXPECT_FALSE(
+      ParseDefaultRoute("Iface\n"
+                        "eth0\t00000000\t010200C0\t0002\t0\t0\t0\t00000000\t0\t0\t0\n"
+                        "eth0\t00000000\tZZZZ\t0003\t0\t0\t0\t00000000\n"));
+}
+
+}  // namespace
+}  // namespace gpudoctor

@@ -1,0 +1,87 @@
+#include "parsers/pid_stat.h"
+
+#include <gtest/gtest.h>
+
+namespace gpudoctor {
+namespace {
+
+TEST(PidStatTest, ParsesStateAfterLastParen) {
+  auto st = ParsePidStat("4242 (nvidia-smi) D 4100 4242 4242 0 -1 4194560 1234 0 0 0\n");
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  EXPECT_EQ(st->pid, 4242);
+  EXPECT_EQ(st->comm, "nvidia-smi");
+  EXPECT_EQ(st->state, 'D');
+  EXPECT_EQ(st->ppid, 4100);
+}
+
+TEST(PidStatTest, CommWithSpacesAndParens) {
+  auto st = ParsePidStat("901 (tmux: server) S) S 1 901 901 0\n");
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->comm, "tmux: server) S");
+  EXPECT_EQ(st->state, 'S');
+  EXPECT_EQ(st->ppid, 1);
+  auto sd = ParsePidStat("900 ((sd-pam)) S 899 900 900\n");
+  ASSERT_TRUE(sd.ok());
+  EXPECT_EQ(sd->comm, "(sd-pam)");
+  auto z = ParsePidStat("77 () Z 1 2 3\n");
+  ASSERT_TRUE(z.ok());
+  EXPECT_EQ(z->comm, "");
+  EXPECT_EQ(z->state, 'Z');
+}
+
+TEST(PidStatTest, AllKernelStatesAccepted) {
+  for (char c : std::string("RSDZTtXxKWPI")) {
+    std::string line = "10 (a) " + std::string(1, c) + " 1 0\n";
+    auto st = ParsePidStat(line);
+    ASSERT_TRUE(st.ok()) << line;
+    EXPECT_EQ(st->state, c);
+  }
+}
+
+TEST(PidStatTest, RejectsGarbledAndTruncated) {
+  EXPECT_FALSE(ParsePidStat("").ok());
+  EXPECT_FALSE(ParsePidStat("4242 nvidia-smi D 1").ok());      // no parens
+  EXPECT_FALSE(ParsePidStat("4242 (nvidia-smi").ok());         // truncated in comm
+  EXPECT_FALSE(ParsePidStat("4242 (nvidia-smi)").ok());        // nothing after comm
+  EXPECT_FALSE(ParsePidStat("4242 (nvidia-smi) D").ok());      // no ppid
+  EXPECT_FALSE(ParsePidStat("4242 (nvidia-smi) Q 1 2").ok());  // unknown state
+  EXPECT_FALSE(ParsePidStat("4242 (nvidia-smi) DD 1 2").ok());
+  EXPECT_FALSE(ParsePidStat("abc (x) S 1 2").ok());
+  EXPECT_FALSE(ParsePidStat("0 (x) S 1 2").ok());
+  EXPECT_FALSE(ParsePidStat("-5 (x) S 1 2").ok());
+  EXPECT_FALSE(ParsePidStat("99999999999 (x) S 1 2").ok());  // absurd pid
+  EXPECT_FALSE(ParsePidStat("5 (x) S -1 2").ok());
+  EXPECT_FALSE(ParsePidStat(") 5 (x S 1").ok());  // ')' before '('
+}
+
+TEST(PidStatTest, CommIsSanitized) {
+  auto st = ParsePidStat(std::string("5 (a\xff\x01z) S 1 2", 16));
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->comm, "a??z");
+}
+
+TEST(PidStatTest, SchedExecStart) {
+  EXPECT_DOUBLE_EQ(*ParseSchedExecStartMs("nvidia-smi (4242, #threads: 1)\n-----\n"
+                                          "se.exec_start    :     863700500.000000\n"
+                                          "se.vruntime      :     1234.5\n"),
+                   863700500.0);
+  EXPECT_FALSE(ParseSchedExecStartMs("se.vruntime : 1.0\n"));
+  EXPECT_FALSE(ParseSchedExecStartMs("se.exec_start : abc\n"));
+  EXPECT_FALSE(ParseSchedExecStartMs("se.exec_start : -3\n"));
+  EXPECT_FALSE(ParseSchedExecStartMs("se.exec_start\n"));
+  EXPECT_FALSE(ParseSchedExecStartMs(""));
+}
+
+TEST(PidStatTest, UptimeAndWchan) {
+  EXPECT_DOUBLE_EQ(*ParseUptimeS("864000.50 6543210.12\n"), 864000.5);
+  EXPECT_FALSE(ParseUptimeS(""));
+  EXPECT_FALSE(ParseUptimeS("abc 1\n"));
+  EXPECT_FALSE(ParseUptimeS("-1 1\n"));
+  EXPECT_EQ(ParseWchan("os_acquire_rwlock_read"), "os_acquire_rwlock_read");
+  EXPECT_EQ(ParseWchan("0"), "");
+  EXPECT_EQ(ParseWchan(""), "");
+  EXPECT_EQ(ParseWchan("  io_schedule\n"), "io_schedule");
+}
+
+}  // namespace
+}  // namespace gpudoctor

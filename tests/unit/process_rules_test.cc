@@ -1,0 +1,146 @@
+// Rule tests for proc.dstate and proc.zombies: Snapshot in, findings out.
+#include <gtest/gtest.h>
+
+#include "rules/engine.h"
+
+namespace gpudoctor {
+namespace {
+
+StuckProcess Task(int pid, std::string comm, std::string wchan, std::optional<double> stuck_s,
+                  bool nvidia = false) {
+  StuckProcess p;
+  p.pid = p.tid = pid;
+  p.comm = std::move(comm);
+  p.wchan = std::move(wchan);
+  p.stuck_s = stuck_s;
+  p.nvidia_tool = nvidia;
+  return p;
+}
+
+Snapshot WithTasks(std::vector<StuckProcess> tasks, double window_s = 0.25) {
+  Snapshot s;
+  ProcessFacts p;
+  p.total = 500;
+  p.dstate_count = static_cast<int>(tasks.size());
+  p.dstate = std::move(tasks);
+  p.window_s = window_s;
+  s.host.processes = p;
+  return s;
+}
+
+std::optional<Finding> Find(const std::vector<Finding>& f, std::string_view id) {
+  for (const auto& x : f) {
+    if (x.id == id) return x;
+  }
+  return std::nullopt;
+}
+
+template <typename T>
+std::optional<T> Evidence(const Finding& f, std::string_view name) {
+  for (const auto& e : f.evidence) {
+    if (e.name == name) {
+      if (const T* v = std::get_if<T>(&e.value)) return *v;
+    }
+  }
+  return std::nullopt;
+}
+
+TEST(ProcessRulesTest, HealthyNoFinding) {
+  EXPECT_TRUE(EvaluateRules(WithTasks({}), Thresholds()).empty());
+}
+
+TEST(ProcessRulesTest, ShortIoWaitsAreNotStuck) {
+  // In D at both samples but ran 4 ms ago: ordinary disk I/O.
+  auto f = EvaluateRules(WithTasks({Task(10, "python3", "io_schedule", 0.004),
+                                    Task(11, "jbd2/md0-8", "jbd2_journal_commit", 9.99)}),
+                         Thresholds());
+  EXPECT_TRUE(f.empty());
+}
+
+TEST(ProcessRulesTest, StuckNonNvidiaTaskIsWarn) {
+  auto f = EvaluateRules(WithTasks({Task(10, "tar", "io_schedule", 10.0)}), Thresholds());
+  auto d = Find(f, "proc.dstate");
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->severity, Severity::kWarn);
+  EXPECT_EQ(*Evidence<int64_t>(*d, "stuck_count"), 1);
+  EXPECT_EQ(*Evidence<std::string>(*d, "task1_comm"), "tar");
+  EXPECT_DOUBLE_EQ(*Evidence<double>(*d, "task1_stuck_s"), 10.0);
+}
+
+TEST(ProcessRulesTest, NvidiaToolIsCritWithSpecificAdvice) {
+  auto f = EvaluateRules(
+      WithTasks({Task(4242, "nvidia-smi", "os_acquire_rwlock_read", 300.0, /*nvidia=*/true)}),
+      Thresholds());
+  auto d = Find(f, "proc.dstate");
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->severity, Severity::kCrit);
+  EXPECT_NE(d->summary.find("nvidia-smi (pid 4242) in os_acquire_rwlock_read"), std::string::npos)
+      << d->summary;
+  EXPECT_NE(d->next_steps.front().find("Xid"), std::string::npos);
+  EXPECT_EQ(*Evidence<int64_t>(*d, "nvidia_stuck_count"), 1);
+}
+
+TEST(ProcessRulesTest, DriverWaitCountsAsNvidia) {
+  StuckProcess t = Task(4300, "python3", "uvm_gpu_retain_by_uuid", 280.0);
+  t.tid = 4305;
+  t.thread_comm = "pt_autograd_0";
+  t.nvidia_wait = true;
+  auto d = Find(EvaluateRules(WithTasks({t}), Thresholds()), "proc.dstate");
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->severity, Severity::kCrit);
+  EXPECT_EQ(*Evidence<int64_t>(*d, "task1_tid"), 4305);
+  EXPECT_NE(d->summary.find("thread 4305 'pt_autograd_0'"), std::string::npos) << d->summary;
+}
+
+TEST(ProcessRulesTest, CountThresholdMakesCrit) {
+  std::vector<StuckProcess> nine, ten;
+  for (int i = 0; i < 10; ++i) {
+    (i < 9 ? nine : ten).push_back(Task(100 + i, "cp", "io_schedule", 60));
+  }
+  ten.insert(ten.end(), nine.begin(), nine.end());
+  EXPECT_EQ(Find(EvaluateRules(WithTasks(nine), Thresholds()), "proc.dstate")->severity,
+            Severity::kWarn);
+  EXPECT_EQ(Find(EvaluateRules(WithTasks(ten), Thresholds()), "proc.dstate")->severity,
+            Severity::kCrit);
+}
+
+TEST(ProcessRulesTest, NfsWaitGetsStorageAdvice) {
+  auto d =
+      Find(EvaluateRules(WithTasks({Task(4400, "ls", "rpc_wait_bit_killable", 45)}), Thresholds()),
+           "proc.dstate");
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->severity, Severity::kWarn);
+  EXPECT_NE(d->next_steps.front().find("rpc_wait_bit_killable"), std::string::npos);
+  EXPECT_NE(d->next_steps.front().find("NFS"), std::string::npos);
+  EXPECT_EQ(*Evidence<int64_t>(*d, "network_fs_stuck_count"), 1);
+}
+
+TEST(ProcessRulesTest, UnknownDurationNeedsLongWindow) {
+  // Without /proc/PID/sched the window length is the only evidence of duration.
+  auto t = Task(4242, "nvidia-smi", "", std::nullopt, true);
+  EXPECT_TRUE(EvaluateRules(WithTasks({t}, 0.25), Thresholds()).empty());
+  auto d = Find(EvaluateRules(WithTasks({t}, 10.0), Thresholds()), "proc.dstate");
+  ASSERT_TRUE(d);
+  EXPECT_EQ(*Evidence<std::string>(*d, "task1_wchan"), "unknown");
+}
+
+TEST(ProcessRulesTest, MinStuckFromConfig) {
+  Thresholds t;
+  t.Set("proc.dstate", "min_stuck_s", 0.001);
+  EXPECT_TRUE(Find(EvaluateRules(WithTasks({Task(10, "python3", "io_schedule", 0.004)}), t),
+                   "proc.dstate"));
+}
+
+TEST(ProcessRulesTest, ZombieBoundary) {
+  Snapshot s = WithTasks({});
+  s.host.processes->zombie_count = 199;
+  EXPECT_TRUE(EvaluateRules(s, Thresholds()).empty());
+  s.host.processes->zombie_count = 200;
+  auto z = Find(EvaluateRules(s, Thresholds()), "proc.zombies");
+  ASSERT_TRUE(z);
+  EXPECT_EQ(z->severity, Severity::kWarn);
+  EXPECT_EQ(*Evidence<int64_t>(*z, "zombie_count"), 200);
+}
+
+}  // namespace
+}  // namespace gpudoctor
