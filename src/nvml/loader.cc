@@ -68,6 +68,7 @@ Result<std::shared_ptr<const Library>> LoadNvml(const std::string& override_path
   }
   void* handle = nullptr;
   std::string opened, errors;
+  bool all_absent = true;  // every failure was "No such file": simply no driver installed
   for (const auto& c : candidates) {
     dlerror();
     handle = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -75,10 +76,22 @@ Result<std::shared_ptr<const Library>> LoadNvml(const std::string& override_path
       opened = c;
       break;
     }
-    if (!errors.empty()) errors += "; ";
-    errors += DlError();
+    std::string e = DlError();
+    if (e.find("No such file") == std::string::npos) {
+      all_absent = false;
+      if (!errors.empty()) errors += "; ";
+      errors += e;
+    }
   }
-  if (handle == nullptr) return NotFound("cannot load the NVML library: " + errors);
+  if (handle == nullptr) {
+    if (all_absent) {
+      return NotFound(candidates.size() == 1
+                          ? candidates[0] + " does not exist"
+                          : "libnvidia-ml.so.1 not found (dynamic linker path and " +
+                                std::to_string(candidates.size() - 1) + " driver directories)");
+    }
+    return NotFound("cannot load the NVML library: " + errors);
+  }
 
   auto lib = std::make_shared<Library>();
   lib->path = opened;
