@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -139,6 +140,23 @@ RunResult RunProgram(const std::vector<std::string>& argv, std::chrono::millisec
 RunResult RunGpudoctor(const std::vector<std::string>& args, std::chrono::milliseconds timeout,
                        const std::map<std::string, std::string>& env,
                        const std::string& stdin_data) {
+  // Tests may only send traffic to 127.0.0.1 or to hosts in namespaces they create. A check with
+  // every probe on the real host would ping its default gateway: demand an explicit choice.
+  bool is_check = !args.empty() && args[0] == "check";
+  bool chooses = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--probes" || args[i] == "--target" || args[i] == "--reference") chooses = true;
+    if (args[i] == "--skip-probes" && i + 1 < args.size() &&
+        args[i + 1].find("reachability") != std::string::npos) {
+      chooses = true;
+    }
+  }
+  bool fails_early = std::find(args.begin(), args.end(), "--config") != args.end();
+  if (is_check && !chooses && !fails_early && args.size() > 1) {
+    throw std::logic_error(
+        "test runs `check` with the reachability probe on the real host (it would probe the "
+        "default gateway): pass --probes, --target or --skip-probes reachability");
+  }
   std::vector<std::string> argv = {GPUDOCTOR_BIN};
   argv.insert(argv.end(), args.begin(), args.end());
   return RunProgram(argv, timeout, env, stdin_data);

@@ -116,6 +116,23 @@ const std::vector<FlagSpec>& FlagTable() {
          });
          return Status::Ok();
        }},
+      {"--nvml-lib", "PATH", "NVML library to load instead of searching for libnvidia-ml.so.1",
+       [](std::string_view v, CliOptions& o) {
+         if (Status s = NonEmpty(v, "NVML library path"); !s.ok()) return s;
+         o.Override([p = std::string(v)](Settings& s) { s.nvml_lib = p; });
+         return Status::Ok();
+       }},
+      {"--nvml-timeout", "SECONDS",
+       "an NVML phase (init, one GPU's sample) taking longer counts as hung (default 5)",
+       [](std::string_view v, CliOptions& o) {
+         auto d = ParseDouble(v);
+         if (!d || *d < 0.05 || *d > 3600) {
+           return InvalidArgument("expected seconds in [0.05, 3600], got '" + Sanitize(v, 40) +
+                                  "'");
+         }
+         o.Override([d = *d](Settings& s) { s.nvml_timeout_s = d; });
+         return Status::Ok();
+       }},
       // Network layer (issue 5): added to [network] targets / references of the config file.
       {"--target", "HOST[:PORT]",
        "a host the service depends on: HOST for ICMP echo, HOST:PORT for TCP connect "

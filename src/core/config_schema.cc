@@ -32,6 +32,18 @@ Status ApplyPath(const SettingSpec& spec, const SettingValue& v, Settings& s) {
   return Status::Ok();
 }
 
+Status ApplyNvmlLibrary(const SettingSpec&, const SettingValue& v, Settings& s) {
+  s.nvml_lib = std::get<std::string>(v);
+  return Status::Ok();
+}
+
+Status ApplyNvmlTimeout(const SettingSpec&, const SettingValue& v, Settings& s) {
+  double d = std::get<double>(v);
+  if (!(d >= 0.05 && d <= 3600)) return InvalidArgument("must be seconds in [0.05, 3600]");
+  s.nvml_timeout_s = d;
+  return Status::Ok();
+}
+
 Status ApplyProbeEnabled(const SettingSpec& spec, const SettingValue& v, Settings& s) {
   s.probe_enabled[spec.arg1] = std::get<bool>(v);
   return Status::Ok();
@@ -132,6 +144,16 @@ std::vector<SettingSpec> StaticSpecs() {
        "The host's root filesystem (mounts, /dev/kmsg, /etc).",
        ApplyPath,
        "rootfs"},
+      {{"nvml", "library"},
+       SettingType::kString,
+       std::string(),
+       "NVML library to load; empty searches libnvidia-ml.so.1 and the usual driver paths.",
+       ApplyNvmlLibrary},
+      {{"nvml", "timeout_s"},
+       SettingType::kDouble,
+       5.0,
+       "Seconds an NVML phase (init, one GPU's sample) may take before its call counts as hung.",
+       ApplyNvmlTimeout},
       // Network layer (issue 5).
       {{"network", "targets"},
        SettingType::kStringArray,

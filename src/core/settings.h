@@ -22,6 +22,10 @@ struct Settings {
   std::vector<std::string> only_probes;  // --probes: when non-empty, run exactly these
   Thresholds thresholds;
 
+  // GPU layer (NVML): library override (--nvml-lib; empty = default search) and the deadline of
+  // each NVML phase (init, one GPU's sample beyond the window) before a call counts as hung.
+  std::string nvml_lib;
+  double nvml_timeout_s = 5;
   // Network layer (issue 5): [network] targets/references, --target/--reference (repeatable).
   std::vector<std::string> net_targets;     // what the service depends on: "host" or "host:port"
   std::vector<std::string> net_references;  // other sites, probed only for comparison

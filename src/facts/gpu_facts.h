@@ -1,10 +1,143 @@
-// Facts of the GPU layer: NVML devices, driver versions, PCI cross-check (issue: GPU layer).
-// Placeholder until that layer lands: the Snapshot already carries it, so rules, reports and
-// probes of the layer plug in without touching the others.
+// Facts of the GPU layer: NVML session status, driver versions, one GpuFacts per NVML device,
+// NVIDIA devices on the PCI bus (sysfs), NVML calls that hung, Xid events seen through NVML.
+// Filled by the `nvml` probe (src/probes/nvml_probe.cc) and the `pci_gpu` probe
+// (src/probes/pci_gpu_probe.cc). Every measured value is optional: absent means unknown,
+// unsupported, unreadable or implausible (garbage from the driver is dropped, never stored).
+// Plain data.
 #pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace gpudoctor {
 
-struct GpuLayerFacts {};
+// Counters read twice, at both ends of the sampling window (rates need both).
+struct GpuCounterRead {
+  std::optional<uint64_t> ecc_sbe_volatile;   // corrected (single-bit), since driver load
+  std::optional<uint64_t> ecc_dbe_volatile;   // uncorrected (double-bit), since driver load
+  std::optional<uint64_t> ecc_sbe_aggregate;  // lifetime of the board
+  std::optional<uint64_t> ecc_dbe_aggregate;
+  std::optional<uint64_t> pcie_replays;            // cumulative replay counter
+  std::optional<uint64_t> nvlink_crc_flit_errors;  // totals over all links
+  std::optional<uint64_t> nvlink_crc_data_errors;
+  std::optional<uint64_t> nvlink_replay_errors;
+  std::optional<uint64_t> nvlink_recovery_errors;
+  std::optional<uint64_t> clock_event_reasons;  // bit mask (nvml.md §4.4)
+};
+
+struct GpuProcess {
+  uint32_t pid = 0;
+  std::optional<uint64_t> used_bytes;  // GPU memory; absent when NVML reports "not available"
+  std::string comm;                    // /proc/PID/comm; empty when unreadable (other pid ns)
+  std::string user;                    // owner name (or uid as text); empty when unreadable
+};
+
+struct NvLinkFacts {
+  int link = 0;
+  std::optional<bool> active;
+};
+
+// An NVML call that returned an error other than NOT_SUPPORTED (which is simply absence).
+struct NvmlCallError {
+  std::string call;  // "nvmlDeviceGetTemperature"
+  int code = 0;
+  std::string text;  // "NVML_ERROR_UNKNOWN (Unknown Error)", "unknown NVML error 12345"
+};
+
+struct GpuFacts {
+  int index = 0;  // NVML index (not necessarily the CUDA index)
+  std::string uuid, serial, name, vbios;
+  std::string pci_bus_id;                 // normalised "0000:3b:00.0" (lower-case, 4-digit domain)
+  std::optional<uint32_t> pci_device_id;  // device << 16 | vendor
+
+  std::optional<uint32_t> util_gpu_pct, util_memory_pct;
+  std::optional<uint64_t> memory_used_bytes, memory_total_bytes;
+  std::optional<int> temp_c, memory_temp_c;
+  std::optional<int> temp_slowdown_c, temp_shutdown_c, temp_memory_max_c;
+  std::optional<uint32_t> power_mw, power_limit_mw;
+  std::optional<uint32_t> sm_clock_mhz, memory_clock_mhz, graphics_clock_mhz;
+  std::optional<uint32_t> max_sm_clock_mhz, max_memory_clock_mhz, max_graphics_clock_mhz;
+  std::optional<uint32_t> fan_pct;
+  std::optional<bool> persistence_on;
+  std::optional<bool> ecc_enabled;
+  std::optional<uint64_t> retired_pages_sbe, retired_pages_dbe;
+  std::optional<bool> retired_pages_pending;
+  std::optional<uint64_t> remapped_rows_correctable, remapped_rows_uncorrectable;
+  std::optional<bool> remap_pending, remap_failed;
+  std::optional<uint32_t> pcie_gen, pcie_max_gen, pcie_width, pcie_max_width;
+  std::optional<uint32_t> pcie_tx_kbps, pcie_rx_kbps;  // KB/s, measured by NVML over 20 ms
+  std::optional<int> nvlink_count;                     // links present
+  std::vector<NvLinkFacts> nvlinks;                    // per link state, when readable
+  std::optional<std::vector<GpuProcess>> processes;    // absent: the call is unsupported
+
+  GpuCounterRead first, second;    // at the start and the end of the window
+  std::optional<double> window_s;  // time between the two counter reads
+
+  bool lost = false;      // NVML_ERROR_GPU_IS_LOST from any call
+  std::string lost_call;  // the call that reported it
+  bool hung = false;      // a call on this GPU did not return (see GpuLayerFacts::hangs)
+  std::vector<NvmlCallError> errors;  // bounded list
+  int nvml_calls = 0;                 // NVML calls made for this GPU during the check
+};
+
+enum class NvmlState {
+  kNotRun,          // the probe did not run (default)
+  kLibraryMissing,  // no libnvidia-ml could be loaded: no NVIDIA driver on this host
+  kSymbolMissing,   // the library lacks a required function
+  kInitFailed,      // nvmlInit_v2 returned an error (init_return)
+  kInitHung,        // nvmlInit_v2 (or the device count) did not return
+  kOk,
+};
+const char* NvmlStateName(NvmlState s);
+
+struct NvmlStatus {
+  NvmlState state = NvmlState::kNotRun;
+  std::optional<int> init_return;  // nvmlReturn_t of the failing init / count call
+  std::string error;               // human text: dlerror, NVML error string
+  std::string library_path;        // the library that was loaded
+  std::string library_version;     // from its file name, "550.54.15"; empty when unknown
+  std::optional<int> device_count;
+  int system_calls = 0;  // NVML calls not tied to one GPU (init, versions, events)
+};
+
+struct DriverFacts {
+  std::string driver_version;              // nvmlSystemGetDriverVersion, "550.54.15"
+  std::string nvml_version;                // "12.550.54.15"
+  std::optional<int> cuda_driver_version;  // 12040 = CUDA 12.4
+  std::string kernel_module_version;       // /sys/module/nvidia/version, "550.54.15"
+};
+
+// An NVIDIA display / 3D controller on the PCI bus (sysfs), whatever NVML says.
+struct PciGpuDevice {
+  std::string bus_id;  // "0000:3b:00.0"
+  uint32_t device_id = 0;
+  uint32_t class_code = 0;  // 0x030200 3D controller, 0x030000 VGA
+  std::string driver;       // bound driver ("nvidia", "vfio-pci", ""), from the driver link
+};
+
+struct NvmlHang {
+  std::string call;                            // "nvmlDeviceGetTemperature", "nvmlInit_v2"
+  std::optional<int> gpu_index;                // absent for init / system calls
+  std::string uuid, pci_bus_id, serial, name;  // what was known before it hung
+  double waited_ms = 0;
+};
+
+struct NvmlXidEvent {
+  std::optional<int> gpu_index;  // absent when the event's device is not one we enumerated
+  uint64_t xid = 0;
+};
+
+struct GpuLayerFacts {
+  NvmlStatus nvml;
+  DriverFacts driver;
+  std::vector<GpuFacts> gpus;
+  std::optional<std::vector<PciGpuDevice>> pci_devices;  // absent: the sysfs scan did not run
+  std::vector<NvmlHang> hangs;
+  // Xid events drained from the NVML event API during the check. Facts only: the kernel-log
+  // layer owns `gpu.xid`; a rule joining both lands with that merge.
+  std::vector<NvmlXidEvent> nvml_xid_events;
+};
 
 }  // namespace gpudoctor

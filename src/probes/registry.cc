@@ -4,6 +4,8 @@ namespace gpudoctor {
 
 // Probe entry points, one per file in src/probes/.
 ProbeOutput RunCpuProbe(const ProbeContext& ctx);
+ProbeOutput RunNvmlProbe(const ProbeContext& ctx);
+ProbeOutput RunPciGpuProbe(const ProbeContext& ctx);
 // Network layer (issue 5).
 ProbeOutput RunReachabilityProbe(const ProbeContext& ctx);
 ProbeOutput RunNicProbe(const ProbeContext& ctx);
@@ -21,6 +23,10 @@ const std::vector<ProbeSpec>& ProbeRegistry() {
       // name, layer, default on, cadence, entry point, what it reads
       {"cpu", Layer::kResources, true, Cadence::kFast, RunCpuProbe,
        "CPU busy/iowait/steal over the window, load average (/proc/stat, /proc/loadavg)"},
+      {"nvml", Layer::kHardware, true, Cadence::kFast, RunNvmlProbe,
+       "GPUs through NVML (libnvidia-ml): identity, load, thermals, clocks, ECC, PCIe, NVLink"},
+      {"pci_gpu", Layer::kHardware, true, Cadence::kSlow, RunPciGpuProbe,
+       "NVIDIA GPUs on the PCI bus and the kernel module version (/sys/bus/pci, /sys/module)"},
       // Network layer (issue 5).
       {"reachability", Layer::kNetwork, true, Cadence::kFast, RunReachabilityProbe,
        "ICMP/TCP RTT and loss to [network] targets and references, else the default gateway"},

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <ctime>
 
+#include "report/gpu_report.h"
 #include "report/kernel_log_json.h"
 #include "report/report.h"
 
@@ -89,6 +90,8 @@ std::string RenderJson(const Report& report) {
   if (!report.snapshot.kernel.source.empty()) {
     j["kernel_log"] = KernelLogFactsToJson(report.snapshot.kernel);
   }
+  nlohmann::ordered_json gpu_layer = GpuFactsToJson(report.snapshot.gpu);
+  for (auto& [key, value] : gpu_layer.items()) j[key] = value;
   // Invalid UTF-8 from outside input is replaced, never thrown on.
   return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }

@@ -2,6 +2,7 @@
 #include <string>
 
 #include "core/strings.h"
+#include "report/gpu_report.h"
 #include "report/report.h"
 
 namespace gpudoctor {
@@ -107,6 +108,12 @@ std::string RenderText(const Report& report, bool color) {
              "\n";
     }
     (void)not_ok;
+    if (layer == Layer::kHardware) {
+      const std::string table = GpuTable(snap.gpu);
+      for (auto row : SplitLines(table)) {
+        if (!row.empty()) out += p.Dim("  " + std::string(row)) + "\n";
+      }
+    }
   }
 
   std::map<Severity, int> counts;

@@ -30,7 +30,8 @@ struct CatalogueEntry {
 
 // One section per topic; each lives in its own catalogue_<topic>.cc.
 const std::vector<CatalogueEntry>& HostCatalogue();
-const std::vector<CatalogueEntry>& NetCatalogue();  // network layer (issue 5)
+const std::vector<CatalogueEntry>& GpuCatalogue();
+const std::vector<CatalogueEntry>& NetCatalogue();     // network layer (issue 5)
 const std::vector<CatalogueEntry>& KernelCatalogue();  // catalogue_kernel.cc (kernel log)
 
 // All entries, in section order.

@@ -17,6 +17,7 @@ void HostRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& 
 void NetRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);  // issue 5
 void KernelRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);
 void ProbeHealthRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);
+void GpuRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);
 
 std::vector<Finding> EvaluateRules(const Snapshot& snap, const Thresholds& thresholds);
 

@@ -14,7 +14,7 @@ using testing::RunGpudoctor;
 using testing::TempDir;
 
 TEST(CliE2eTest, BadFlagExitsThreeWithOneLine) {
-  auto r = RunGpudoctor({"check", "--bogus-flag"});
+  auto r = RunGpudoctor({"check", "--probes", "cpu", "--bogus-flag"});
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_THAT(r.err, HasSubstr("--bogus-flag"));
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);

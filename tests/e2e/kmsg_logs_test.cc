@@ -91,7 +91,7 @@ TEST(KmsgLogsE2eTest, CheckWithSavedRingInRootfsAndSince) {
   auto s = RunGpudoctor({"check", "--json", "--probes", "kmsg", "--path.rootfs", root.path(),
                          "--since", "@4000000000"});
   EXPECT_EQ(s.exit_code, 0) << s.out;
-  EXPECT_EQ(RunGpudoctor({"check", "--since", "yesterday-ish"}).exit_code, 3);
+  EXPECT_EQ(RunGpudoctor({"check", "--probes", "kmsg", "--since", "yesterday-ish"}).exit_code, 3);
 }
 
 }  // namespace

@@ -249,7 +249,7 @@ TEST(ProcessSignsTest, MinerNameAloneWarnsDeletedExeAloneIsNotReported) {
   c.pid = 3;
   c.comm = "python";
   c.gpu_device_open = true;  // no known-user list configured: not a sign
-  ProcessSigns d;              // a GPU process of an unknown user: a weak sign on its own
+  ProcessSigns d;            // a GPU process of an unknown user: a weak sign on its own
   d.pid = 4;
   d.comm = "python";
   d.gpu_device_open = true;

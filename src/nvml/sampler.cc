@@ -1,0 +1,884 @@
+#include "nvml/sampler.h"
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "core/strings.h"
+#include "nvml/guarded.h"
+#include "nvml/loader.h"
+#include "parsers/pci_bus_id.h"
+
+namespace gpudoctor {
+namespace {
+
+using nvml::Breadcrumb;
+using nvml::Library;
+using nvml::nvmlDevice_t;
+using nvml::nvmlEventSet_t;
+using nvml::nvmlFieldValue_t;
+using nvml::nvmlReturn_t;
+
+constexpr size_t kMaxErrorsPerGpu = 16;
+constexpr unsigned kMaxProcesses = 4096;
+constexpr unsigned kBatchedNvLinks = 18;  // links whose state is asked for in the first batch
+constexpr int kMaxEventsDrained = 256;
+
+// Plausibility limits: values outside are garbage from the driver, dropped as unknown.
+constexpr int kMinTempC = -40, kMaxTempC = 150;
+constexpr uint32_t kMaxPowerMw = 10'000'000;  // 10 kW
+constexpr uint32_t kMaxClockMhz = 20'000;
+constexpr uint64_t kMaxMemoryBytes = 1ULL << 44;  // 16 TiB
+constexpr uint64_t kMaxCounter = 1ULL << 48;
+constexpr uint64_t kMaxRows = 1'000'000;
+constexpr unsigned long long kMaxReasonMask = 0xFFFF;
+
+std::optional<uint32_t> InRange(uint32_t v, uint32_t lo, uint32_t hi) {
+  if (v < lo || v > hi) return std::nullopt;
+  return v;
+}
+
+bool ValidPcieWidth(uint32_t w) {
+  return w == 1 || w == 2 || w == 4 || w == 8 || w == 12 || w == 16 || w == 32;
+}
+
+// State shared between a worker and its owner; outlives both (shared_ptr).
+struct WorkerShared {
+  Breadcrumb crumb;
+};
+
+// One GPU's (or the init phase's) calls: counts, records errors, notices GPU_IS_LOST.
+class Calls {
+ public:
+  Calls(const Library& lib, Breadcrumb& crumb) : lib_(lib), crumb_(crumb) {}
+
+  template <typename Fn, typename... Args>
+  nvmlReturn_t Make(const std::string& symbol, Fn fn, Args... args) {
+    return nvml::GuardedCall(crumb_, symbol.c_str(), fn, args...);
+  }
+
+  const Library& lib() const { return lib_; }
+  Breadcrumb& crumb() { return crumb_; }
+
+ private:
+  const Library& lib_;
+  Breadcrumb& crumb_;
+};
+
+#define NVML_CALL(calls, member, ...) \
+  (calls).Make((calls).lib().names.member, (calls).lib().api.member, __VA_ARGS__)
+#define NVML_CALL0(calls, member) (calls).Make((calls).lib().names.member, (calls).lib().api.member)
+
+// A fixed-size string result: an unterminated buffer is garbage (empty); non-printable bytes
+// are replaced.
+std::string TerminatedString(const char* buf, size_t size) {
+  size_t len = strnlen(buf, size);
+  if (len == size) return "";
+  return Sanitize(std::string_view(buf, len), size);
+}
+
+// Value of a field entry as an unsigned integer; nullopt for errors, negatives, unknown types.
+std::optional<uint64_t> FieldUnsigned(const nvmlFieldValue_t& f) {
+  if (f.nvmlReturn != nvml::NVML_SUCCESS) return std::nullopt;
+  switch (f.valueType) {
+    case nvml::NVML_VALUE_TYPE_UNSIGNED_INT:
+      return f.value.uiVal;
+    case nvml::NVML_VALUE_TYPE_UNSIGNED_LONG:
+      return f.value.ulVal;
+    case nvml::NVML_VALUE_TYPE_UNSIGNED_LONG_LONG:
+      if (f.value.ullVal == nvml::kValueNotAvailable) return std::nullopt;
+      return f.value.ullVal;
+    case nvml::NVML_VALUE_TYPE_SIGNED_LONG_LONG:
+      if (f.value.sllVal < 0) return std::nullopt;
+      return static_cast<uint64_t>(f.value.sllVal);
+    case nvml::NVML_VALUE_TYPE_SIGNED_INT:
+      if (f.value.siVal < 0) return std::nullopt;
+      return static_cast<uint64_t>(f.value.siVal);
+    case nvml::NVML_VALUE_TYPE_UNSIGNED_SHORT:
+      return f.value.usVal;
+    case nvml::NVML_VALUE_TYPE_DOUBLE:
+      if (!std::isfinite(f.value.dVal) || f.value.dVal < 0 || f.value.dVal > 1.8e19) {
+        return std::nullopt;
+      }
+      return static_cast<uint64_t>(f.value.dVal);
+    default:
+      return std::nullopt;
+  }
+}
+
+std::optional<uint64_t> Counter(std::optional<uint64_t> v, uint64_t max = kMaxCounter) {
+  if (!v || *v > max) return std::nullopt;
+  return v;
+}
+
+std::optional<bool> Flag(std::optional<uint64_t> v) {
+  if (!v || *v > 1) return std::nullopt;
+  return *v == 1;
+}
+
+class GpuSampler {
+ public:
+  GpuSampler(const Library& lib, WorkerShared& shared, int index, nvmlEventSet_t events,
+             std::chrono::milliseconds window)
+      : calls_(lib, shared.crumb),
+        shared_(shared),
+        index_(index),
+        events_(events),
+        window_(window) {
+    f_.index = index;
+  }
+
+  GpuFacts Run() {
+    if (Handle()) {
+      RegisterEvents();
+      Identity();
+      if (!Stop()) Limits();
+      TimePoint t_first = SteadyClock::now();
+      if (!Stop()) FirstSample();
+      if (!Stop() && Busy()) PcieThroughput();
+      if (!Stop()) std::this_thread::sleep_until(t_first + window_);
+      TimePoint t_second = SteadyClock::now();
+      if (!Stop()) SecondSample();
+      if (!Stop()) f_.window_s = std::chrono::duration<double>(t_second - t_first).count();
+    }
+    f_.nvml_calls = shared_.crumb.calls.load();
+    return std::move(f_);
+  }
+
+  nvmlDevice_t device() const { return dev_; }
+
+ private:
+  bool Stop() const { return f_.lost; }
+
+  // Classifies a return: true on success. NOT_SUPPORTED / FUNCTION_NOT_FOUND are silent absence.
+  bool Ok(nvmlReturn_t r, const std::string& symbol) {
+    if (r == nvml::NVML_SUCCESS) return true;
+    if (r == nvml::NVML_ERROR_NOT_SUPPORTED || r == nvml::NVML_ERROR_FUNCTION_NOT_FOUND) {
+      return false;
+    }
+    if (r == nvml::NVML_ERROR_GPU_IS_LOST && !f_.lost) {
+      f_.lost = true;
+      f_.lost_call = symbol;
+    }
+    if (f_.errors.size() < kMaxErrorsPerGpu) {
+      f_.errors.push_back({symbol, r, nvml::DescribeReturn(&calls_.lib(), r)});
+    }
+    return false;
+  }
+
+  const nvml::SymbolNames& names() const { return calls_.lib().names; }
+  const nvml::Api& api() const { return calls_.lib().api; }
+
+  bool Handle() {
+    nvmlReturn_t r =
+        NVML_CALL(calls_, DeviceGetHandleByIndex, static_cast<unsigned>(index_), &dev_);
+    if (!Ok(r, names().DeviceGetHandleByIndex)) {
+      dev_ = nullptr;
+      return false;
+    }
+    return true;
+  }
+
+  void RegisterEvents() {
+    if (events_ == nullptr) return;
+    // NOT_SUPPORTED is common (and may mean nothing registered); never an error for us.
+    nvmlReturn_t r =
+        NVML_CALL(calls_, DeviceRegisterEvents, dev_, nvml::kEventTypeXidCriticalError, events_);
+    if (r == nvml::NVML_ERROR_GPU_IS_LOST) Ok(r, names().DeviceRegisterEvents);
+  }
+
+  std::string ReadString(nvmlReturn_t (*fn)(nvmlDevice_t, char*, unsigned),
+                         const std::string& symbol, unsigned size) {
+    char buf[128];
+    std::memset(buf, 0, sizeof buf);
+    if (size >= sizeof buf) size = sizeof buf - 1;
+    if (!Ok(calls_.Make(symbol, fn, dev_, buf, size), symbol)) return "";
+    return TerminatedString(buf, size);
+  }
+
+  void Identity() {
+    f_.name = ReadString(api().DeviceGetName, names().DeviceGetName, nvml::kDeviceNameBufferSize);
+    if (Stop()) return;
+    f_.uuid = ReadString(api().DeviceGetUuid, names().DeviceGetUuid, nvml::kDeviceUuidBufferSize);
+    if (Stop()) return;
+    f_.serial =
+        ReadString(api().DeviceGetSerial, names().DeviceGetSerial, nvml::kDeviceSerialBufferSize);
+    if (Stop()) return;
+    nvml::nvmlPciInfo_t pci;
+    std::memset(&pci, 0, sizeof pci);
+    if (Ok(NVML_CALL(calls_, DeviceGetPciInfo, dev_, &pci), names().DeviceGetPciInfo)) {
+      f_.pci_bus_id = NormalizePciBusId(TerminatedString(pci.busId, sizeof pci.busId));
+      if (f_.pci_bus_id.empty() && pci.bus <= 0xff && pci.device <= 0x1f) {
+        f_.pci_bus_id = FormatPciBusId({pci.domain, pci.bus, pci.device, 0});
+      }
+      if ((pci.pciDeviceId & 0xffff) == 0x10de) f_.pci_device_id = pci.pciDeviceId;
+    }
+    if (Stop()) return;
+    {
+      std::lock_guard<std::mutex> lock(shared_.crumb.mu);
+      shared_.crumb.uuid = f_.uuid;
+      shared_.crumb.pci_bus_id = f_.pci_bus_id;
+      shared_.crumb.serial = f_.serial;
+      shared_.crumb.name = f_.name;
+    }
+    f_.vbios = ReadString(api().DeviceGetVbiosVersion, names().DeviceGetVbiosVersion,
+                          nvml::kDeviceVbiosVersionBufferSize);
+  }
+
+  std::optional<uint32_t> ReadUint(nvmlReturn_t (*fn)(nvmlDevice_t, unsigned*),
+                                   const std::string& symbol) {
+    unsigned v = 0;
+    if (!Ok(calls_.Make(symbol, fn, dev_, &v), symbol)) return std::nullopt;
+    return v;
+  }
+  std::optional<uint32_t> ReadUintArg(nvmlReturn_t (*fn)(nvmlDevice_t, int, unsigned*),
+                                      const std::string& symbol, int arg) {
+    unsigned v = 0;
+    if (!Ok(calls_.Make(symbol, fn, dev_, arg, &v), symbol)) return std::nullopt;
+    return v;
+  }
+
+  std::optional<int> Threshold(int which) {
+    auto v = ReadUintArg(api().DeviceGetTemperatureThreshold, names().DeviceGetTemperatureThreshold,
+                         which);
+    if (!v || *v < 1 || *v > static_cast<uint32_t>(kMaxTempC) + 50) return std::nullopt;
+    return static_cast<int>(*v);
+  }
+
+  std::optional<uint32_t> MaxClock(int type) {
+    auto v = ReadUintArg(api().DeviceGetMaxClockInfo, names().DeviceGetMaxClockInfo, type);
+    return v ? InRange(*v, 1, kMaxClockMhz) : std::nullopt;
+  }
+
+  void Limits() {
+    f_.temp_shutdown_c = Threshold(nvml::NVML_TEMPERATURE_THRESHOLD_SHUTDOWN);
+    if (Stop()) return;
+    f_.temp_slowdown_c = Threshold(nvml::NVML_TEMPERATURE_THRESHOLD_SLOWDOWN);
+    if (Stop()) return;
+    f_.temp_memory_max_c = Threshold(nvml::NVML_TEMPERATURE_THRESHOLD_MEM_MAX);
+    if (Stop()) return;
+    f_.max_sm_clock_mhz = MaxClock(nvml::NVML_CLOCK_SM);
+    if (Stop()) return;
+    f_.max_memory_clock_mhz = MaxClock(nvml::NVML_CLOCK_MEM);
+    if (Stop()) return;
+    f_.max_graphics_clock_mhz = MaxClock(nvml::NVML_CLOCK_GRAPHICS);
+    if (Stop()) return;
+    int mode = -1;
+    if (Ok(NVML_CALL(calls_, DeviceGetPersistenceMode, dev_, &mode),
+           names().DeviceGetPersistenceMode) &&
+        (mode == 0 || mode == 1)) {
+      f_.persistence_on = mode == 1;
+    }
+    if (Stop()) return;
+    if (auto g = ReadUint(api().DeviceGetMaxPcieLinkGeneration,
+                          names().DeviceGetMaxPcieLinkGeneration)) {
+      f_.pcie_max_gen = InRange(*g, 1, 7);
+    }
+    if (Stop()) return;
+    if (auto w = ReadUint(api().DeviceGetMaxPcieLinkWidth, names().DeviceGetMaxPcieLinkWidth);
+        w && ValidPcieWidth(*w)) {
+      f_.pcie_max_width = *w;
+    }
+  }
+
+  // Entries of the first batched read: counters, flags, NVLink count and per-link state, power.
+  std::vector<nvmlFieldValue_t> FirstBatch() const {
+    std::vector<nvmlFieldValue_t> v;
+    auto add = [&](unsigned id, unsigned scope = 0) {
+      nvmlFieldValue_t f;
+      std::memset(&f, 0, sizeof f);
+      f.fieldId = id;
+      f.scopeId = scope;
+      v.push_back(f);
+    };
+    for (unsigned id : {nvml::kFieldEccCurrent,
+                        nvml::kFieldEccSbeVolatileTotal,
+                        nvml::kFieldEccDbeVolatileTotal,
+                        nvml::kFieldEccSbeAggregateTotal,
+                        nvml::kFieldEccDbeAggregateTotal,
+                        nvml::kFieldRetiredSbe,
+                        nvml::kFieldRetiredDbe,
+                        nvml::kFieldRetiredPending,
+                        nvml::kFieldNvLinkCrcFlitErrorTotal,
+                        nvml::kFieldNvLinkCrcDataErrorTotal,
+                        nvml::kFieldNvLinkReplayErrorTotal,
+                        nvml::kFieldNvLinkRecoveryErrorTotal,
+                        nvml::kFieldMemoryTemp,
+                        nvml::kFieldNvLinkLinkCount,
+                        nvml::kFieldPcieReplayCounter,
+                        nvml::kFieldRemappedCorrectable,
+                        nvml::kFieldRemappedUncorrectable,
+                        nvml::kFieldRemappedPending,
+                        nvml::kFieldRemappedFailure,
+                        nvml::kFieldPowerInstant,
+                        nvml::kFieldPowerCurrentLimit}) {
+      add(id);
+    }
+    for (unsigned link = 0; link < kBatchedNvLinks; ++link) add(nvml::kFieldNvLinkGetState, link);
+    return v;
+  }
+
+  // Reads `batch` in one call. False when the call itself failed (entries then all absent).
+  bool ReadBatch(std::vector<nvmlFieldValue_t>& batch) {
+    nvmlReturn_t r =
+        NVML_CALL(calls_, DeviceGetFieldValues, dev_, static_cast<int>(batch.size()), batch.data());
+    return Ok(r, names().DeviceGetFieldValues);
+  }
+
+  static std::optional<uint64_t> Find(const std::vector<nvmlFieldValue_t>& batch, unsigned id,
+                                      unsigned scope = 0) {
+    for (const auto& f : batch) {
+      if (f.fieldId == id && f.scopeId == scope) return FieldUnsigned(f);
+    }
+    return std::nullopt;
+  }
+
+  void CountersFromBatch(const std::vector<nvmlFieldValue_t>& b, GpuCounterRead& c) {
+    c.ecc_sbe_volatile = Counter(Find(b, nvml::kFieldEccSbeVolatileTotal));
+    c.ecc_dbe_volatile = Counter(Find(b, nvml::kFieldEccDbeVolatileTotal));
+    c.ecc_sbe_aggregate = Counter(Find(b, nvml::kFieldEccSbeAggregateTotal));
+    c.ecc_dbe_aggregate = Counter(Find(b, nvml::kFieldEccDbeAggregateTotal));
+    c.pcie_replays = Counter(Find(b, nvml::kFieldPcieReplayCounter));
+    c.nvlink_crc_flit_errors = Counter(Find(b, nvml::kFieldNvLinkCrcFlitErrorTotal));
+    c.nvlink_crc_data_errors = Counter(Find(b, nvml::kFieldNvLinkCrcDataErrorTotal));
+    c.nvlink_replay_errors = Counter(Find(b, nvml::kFieldNvLinkReplayErrorTotal));
+    c.nvlink_recovery_errors = Counter(Find(b, nvml::kFieldNvLinkRecoveryErrorTotal));
+  }
+
+  // Without nvmlDeviceGetFieldValues (very old drivers): the per-metric calls.
+  void CountersFallback(GpuCounterRead& c, bool first) {
+    auto ecc = [&](int type, int counter) -> std::optional<uint64_t> {
+      unsigned long long v = 0;
+      if (!Ok(NVML_CALL(calls_, DeviceGetTotalEccErrors, dev_, type, counter, &v),
+              names().DeviceGetTotalEccErrors)) {
+        return std::nullopt;
+      }
+      return Counter(v);
+    };
+    c.ecc_sbe_volatile = ecc(nvml::NVML_MEMORY_ERROR_TYPE_CORRECTED, nvml::NVML_VOLATILE_ECC);
+    if (Stop()) return;
+    c.ecc_dbe_volatile = ecc(nvml::NVML_MEMORY_ERROR_TYPE_UNCORRECTED, nvml::NVML_VOLATILE_ECC);
+    if (Stop()) return;
+    c.ecc_sbe_aggregate = ecc(nvml::NVML_MEMORY_ERROR_TYPE_CORRECTED, nvml::NVML_AGGREGATE_ECC);
+    if (Stop()) return;
+    c.ecc_dbe_aggregate = ecc(nvml::NVML_MEMORY_ERROR_TYPE_UNCORRECTED, nvml::NVML_AGGREGATE_ECC);
+    if (Stop()) return;
+    if (auto v = ReadUint(api().DeviceGetPcieReplayCounter, names().DeviceGetPcieReplayCounter)) {
+      c.pcie_replays = Counter(*v);
+    }
+    if (Stop() || !first) return;
+    unsigned corr = 0, unc = 0, pending = 0, failed = 0;
+    if (Ok(NVML_CALL(calls_, DeviceGetRemappedRows, dev_, &corr, &unc, &pending, &failed),
+           names().DeviceGetRemappedRows)) {
+      f_.remapped_rows_correctable = Counter(corr, kMaxRows);
+      f_.remapped_rows_uncorrectable = Counter(unc, kMaxRows);
+      f_.remap_pending = Flag(pending);
+      f_.remap_failed = Flag(failed);
+    }
+  }
+
+  std::optional<unsigned long long> ClockReasons() {
+    unsigned long long mask = 0;
+    if (!Ok(NVML_CALL(calls_, DeviceGetCurrentClocksEventReasons, dev_, &mask),
+            names().DeviceGetCurrentClocksEventReasons) ||
+        mask > kMaxReasonMask) {
+      return std::nullopt;
+    }
+    return mask;
+  }
+
+  void Memory() {
+    if (api().DeviceGetMemoryInfoV2 != nullptr) {
+      nvml::nvmlMemory_v2_t m;
+      std::memset(&m, 0, sizeof m);
+      m.version = nvml::kMemoryV2Version;
+      nvmlReturn_t r = NVML_CALL(calls_, DeviceGetMemoryInfoV2, dev_, &m);
+      if (r == nvml::NVML_SUCCESS) {
+        if (m.total > 0 && m.total <= kMaxMemoryBytes && m.used <= m.total) {
+          f_.memory_total_bytes = m.total;
+          f_.memory_used_bytes = m.used;
+        }
+        return;
+      }
+      // Version mismatch or unsupported: fall back to v1. Other errors are recorded.
+      if (r != nvml::NVML_ERROR_ARGUMENT_VERSION_MISMATCH && r != nvml::NVML_ERROR_NOT_SUPPORTED) {
+        Ok(r, names().DeviceGetMemoryInfoV2);
+        return;
+      }
+    }
+    nvml::nvmlMemory_t m;
+    std::memset(&m, 0, sizeof m);
+    if (Ok(NVML_CALL(calls_, DeviceGetMemoryInfo, dev_, &m), names().DeviceGetMemoryInfo) &&
+        m.total > 0 && m.total <= kMaxMemoryBytes && m.used <= m.total) {
+      f_.memory_total_bytes = m.total;
+      f_.memory_used_bytes = m.used;
+    }
+  }
+
+  void Temperature() {
+    if (api().DeviceGetTemperature != nullptr) {
+      if (auto t = ReadUintArg(api().DeviceGetTemperature, names().DeviceGetTemperature,
+                               nvml::NVML_TEMPERATURE_GPU);
+          t && *t <= static_cast<uint32_t>(kMaxTempC)) {
+        f_.temp_c = static_cast<int>(*t);
+      }
+      return;
+    }
+    nvml::nvmlTemperature_t t;
+    std::memset(&t, 0, sizeof t);
+    t.version = nvml::kTemperatureV1Version;
+    t.sensorType = nvml::NVML_TEMPERATURE_GPU;
+    if (Ok(NVML_CALL(calls_, DeviceGetTemperatureV, dev_, &t), names().DeviceGetTemperatureV) &&
+        t.temperature >= kMinTempC && t.temperature <= kMaxTempC) {
+      f_.temp_c = t.temperature;
+    }
+  }
+
+  void Processes() {
+    if (api().DeviceGetComputeRunningProcesses != nullptr) {
+      std::vector<nvml::nvmlProcessInfo_t> buf(64);
+      for (int attempt = 0; attempt < 3; ++attempt) {
+        unsigned count = static_cast<unsigned>(buf.size());
+        nvmlReturn_t r =
+            NVML_CALL(calls_, DeviceGetComputeRunningProcesses, dev_, &count, buf.data());
+        if (r == nvml::NVML_ERROR_INSUFFICIENT_SIZE && count > buf.size() &&
+            count <= kMaxProcesses) {
+          buf.resize(count + 16);  // slack: the list can grow between calls
+          continue;
+        }
+        if (!Ok(r, names().DeviceGetComputeRunningProcesses) || count > buf.size()) return;
+        std::vector<GpuProcess> procs;
+        for (unsigned i = 0; i < count; ++i) {
+          if (buf[i].pid == 0) continue;
+          GpuProcess p;
+          p.pid = buf[i].pid;
+          if (buf[i].usedGpuMemory != nvml::kValueNotAvailable &&
+              buf[i].usedGpuMemory <= kMaxMemoryBytes) {
+            p.used_bytes = buf[i].usedGpuMemory;
+          }
+          procs.push_back(std::move(p));
+        }
+        f_.processes = std::move(procs);
+        return;
+      }
+      return;
+    }
+    std::vector<nvml::nvmlProcessInfo_v1_t> buf(64);
+    unsigned count = static_cast<unsigned>(buf.size());
+    if (!Ok(NVML_CALL(calls_, DeviceGetComputeRunningProcessesV1, dev_, &count, buf.data()),
+            names().DeviceGetComputeRunningProcessesV1) ||
+        count > buf.size()) {
+      return;
+    }
+    std::vector<GpuProcess> procs;
+    for (unsigned i = 0; i < count; ++i) {
+      if (buf[i].pid == 0) continue;
+      GpuProcess p;
+      p.pid = buf[i].pid;
+      if (buf[i].usedGpuMemory != nvml::kValueNotAvailable &&
+          buf[i].usedGpuMemory <= kMaxMemoryBytes) {
+        p.used_bytes = buf[i].usedGpuMemory;
+      }
+      procs.push_back(std::move(p));
+    }
+    f_.processes = std::move(procs);
+  }
+
+  void NvLinks(const std::vector<nvmlFieldValue_t>& batch, bool batch_ok) {
+    if (!batch_ok) return;
+    auto count = Find(batch, nvml::kFieldNvLinkLinkCount);
+    if (!count || *count > nvml::kNvLinkMaxLinks) return;
+    f_.nvlink_count = static_cast<int>(*count);
+    unsigned n = static_cast<unsigned>(*count);
+    bool batched = false;
+    for (unsigned link = 0; link < n && link < kBatchedNvLinks; ++link) {
+      auto st = Find(batch, nvml::kFieldNvLinkGetState, link);
+      if (st && *st <= 1) batched = true;
+    }
+    if (batched && n > kBatchedNvLinks) {
+      std::vector<nvmlFieldValue_t> more;
+      for (unsigned link = kBatchedNvLinks; link < n; ++link) {
+        nvmlFieldValue_t f;
+        std::memset(&f, 0, sizeof f);
+        f.fieldId = nvml::kFieldNvLinkGetState;
+        f.scopeId = link;
+        more.push_back(f);
+      }
+      if (!ReadBatch(more)) more.clear();
+      for (unsigned link = 0; link < n; ++link) {
+        const auto& src = link < kBatchedNvLinks ? batch : more;
+        auto st = Find(src, nvml::kFieldNvLinkGetState, link);
+        f_.nvlinks.push_back({static_cast<int>(link), Flag(st)});
+      }
+      return;
+    }
+    for (unsigned link = 0; link < n; ++link) {
+      std::optional<bool> active;
+      if (batched) {
+        active = Flag(Find(batch, nvml::kFieldNvLinkGetState, link));
+      } else {
+        int state = -1;  // pre-Hopper: one call per link
+        if (Ok(NVML_CALL(calls_, DeviceGetNvLinkState, dev_, link, &state),
+               names().DeviceGetNvLinkState) &&
+            (state == 0 || state == 1)) {
+          active = state == 1;
+        }
+        if (Stop()) return;
+      }
+      f_.nvlinks.push_back({static_cast<int>(link), active});
+    }
+  }
+
+  void FirstSample() {
+    nvml::nvmlUtilization_t u{};
+    if (Ok(NVML_CALL(calls_, DeviceGetUtilizationRates, dev_, &u),
+           names().DeviceGetUtilizationRates) &&
+        u.gpu <= 100 && u.memory <= 100) {
+      f_.util_gpu_pct = u.gpu;
+      f_.util_memory_pct = u.memory;
+    }
+    if (Stop()) return;
+    Memory();
+    if (Stop()) return;
+    Temperature();
+    if (Stop()) return;
+    auto clock = [&](int type) -> std::optional<uint32_t> {
+      auto v = ReadUintArg(api().DeviceGetClockInfo, names().DeviceGetClockInfo, type);
+      return v ? InRange(*v, 0, kMaxClockMhz) : std::nullopt;
+    };
+    f_.sm_clock_mhz = clock(nvml::NVML_CLOCK_SM);
+    if (Stop()) return;
+    f_.memory_clock_mhz = clock(nvml::NVML_CLOCK_MEM);
+    if (Stop()) return;
+    f_.graphics_clock_mhz = clock(nvml::NVML_CLOCK_GRAPHICS);
+    if (Stop()) return;
+    f_.first.clock_event_reasons = ClockReasons();
+    if (Stop()) return;
+    if (auto fan = ReadUint(api().DeviceGetFanSpeed, names().DeviceGetFanSpeed)) {
+      f_.fan_pct = InRange(*fan, 0, 100);
+    }
+    if (Stop()) return;
+    if (auto g = ReadUint(api().DeviceGetCurrPcieLinkGeneration,
+                          names().DeviceGetCurrPcieLinkGeneration)) {
+      f_.pcie_gen = InRange(*g, 1, 7);
+    }
+    if (Stop()) return;
+    if (auto w = ReadUint(api().DeviceGetCurrPcieLinkWidth, names().DeviceGetCurrPcieLinkWidth);
+        w && ValidPcieWidth(*w)) {
+      f_.pcie_width = *w;
+    }
+    if (Stop()) return;
+
+    std::vector<nvmlFieldValue_t> batch = FirstBatch();
+    bool batch_ok = api().DeviceGetFieldValues != nullptr && ReadBatch(batch);
+    if (Stop()) return;
+    if (batch_ok) {
+      CountersFromBatch(batch, f_.first);
+      f_.ecc_enabled = Flag(Find(batch, nvml::kFieldEccCurrent));
+      f_.retired_pages_sbe = Counter(Find(batch, nvml::kFieldRetiredSbe), kMaxRows);
+      f_.retired_pages_dbe = Counter(Find(batch, nvml::kFieldRetiredDbe), kMaxRows);
+      f_.retired_pages_pending = Flag(Find(batch, nvml::kFieldRetiredPending));
+      f_.remapped_rows_correctable =
+          Counter(Find(batch, nvml::kFieldRemappedCorrectable), kMaxRows);
+      f_.remapped_rows_uncorrectable =
+          Counter(Find(batch, nvml::kFieldRemappedUncorrectable), kMaxRows);
+      f_.remap_pending = Flag(Find(batch, nvml::kFieldRemappedPending));
+      f_.remap_failed = Flag(Find(batch, nvml::kFieldRemappedFailure));
+      if (auto mt = Find(batch, nvml::kFieldMemoryTemp); mt && *mt <= kMaxTempC) {
+        f_.memory_temp_c = static_cast<int>(*mt);
+      }
+      if (auto p = Find(batch, nvml::kFieldPowerInstant); p && *p <= kMaxPowerMw) {
+        f_.power_mw = static_cast<uint32_t>(*p);
+      }
+      if (auto p = Find(batch, nvml::kFieldPowerCurrentLimit); p && *p > 0 && *p <= kMaxPowerMw) {
+        f_.power_limit_mw = static_cast<uint32_t>(*p);
+      }
+    } else {
+      CountersFallback(f_.first, true);
+    }
+    if (Stop()) return;
+    // Power fields are recent (R535+); older drivers answer through the dedicated calls.
+    if (!f_.power_mw) {
+      if (auto p = ReadUint(api().DeviceGetPowerUsage, names().DeviceGetPowerUsage)) {
+        f_.power_mw = InRange(*p, 0, kMaxPowerMw);
+      }
+      if (Stop()) return;
+    }
+    if (!f_.power_limit_mw) {
+      if (auto p =
+              ReadUint(api().DeviceGetEnforcedPowerLimit, names().DeviceGetEnforcedPowerLimit)) {
+        f_.power_limit_mw = InRange(*p, 1, kMaxPowerMw);
+      }
+      if (Stop()) return;
+    }
+    NvLinks(batch, batch_ok);
+    if (Stop()) return;
+    Processes();
+  }
+
+  bool Busy() const {
+    return (f_.util_gpu_pct && *f_.util_gpu_pct > 0) || (f_.processes && !f_.processes->empty());
+  }
+
+  void PcieThroughput() {
+    f_.pcie_tx_kbps = ReadUintArg(api().DeviceGetPcieThroughput, names().DeviceGetPcieThroughput,
+                                  nvml::NVML_PCIE_UTIL_TX_BYTES);
+    if (Stop()) return;
+    f_.pcie_rx_kbps = ReadUintArg(api().DeviceGetPcieThroughput, names().DeviceGetPcieThroughput,
+                                  nvml::NVML_PCIE_UTIL_RX_BYTES);
+  }
+
+  static bool FaultReason(std::optional<unsigned long long> mask) {
+    constexpr unsigned long long kFaultBits =
+        nvml::kClocksReasonHwSlowdown | nvml::kClocksReasonSwThermal |
+        nvml::kClocksReasonHwThermal | nvml::kClocksReasonHwPowerBrake;
+    return mask && (*mask & kFaultBits) != 0;
+  }
+
+  void SecondSample() {
+    if (api().DeviceGetFieldValues != nullptr) {
+      std::vector<nvmlFieldValue_t> batch;
+      for (unsigned id : {nvml::kFieldEccSbeVolatileTotal, nvml::kFieldEccDbeVolatileTotal,
+                          nvml::kFieldEccSbeAggregateTotal, nvml::kFieldEccDbeAggregateTotal,
+                          nvml::kFieldPcieReplayCounter, nvml::kFieldNvLinkCrcFlitErrorTotal,
+                          nvml::kFieldNvLinkCrcDataErrorTotal, nvml::kFieldNvLinkReplayErrorTotal,
+                          nvml::kFieldNvLinkRecoveryErrorTotal}) {
+        nvmlFieldValue_t f;
+        std::memset(&f, 0, sizeof f);
+        f.fieldId = id;
+        batch.push_back(f);
+      }
+      if (ReadBatch(batch)) CountersFromBatch(batch, f_.second);
+    } else {
+      CountersFallback(f_.second, false);
+    }
+    if (Stop()) return;
+    // A fault reason must persist across the window to count (HwSlowdown flashes during P-state
+    // changes, signals.md §7); a clean first read needs no confirmation.
+    if (FaultReason(f_.first.clock_event_reasons)) f_.second.clock_event_reasons = ClockReasons();
+  }
+
+  Calls calls_;
+  WorkerShared& shared_;
+  int index_;
+  nvmlEventSet_t events_;
+  std::chrono::milliseconds window_;
+  nvmlDevice_t dev_ = nullptr;
+  GpuFacts f_;
+};
+
+struct InitOutcome {
+  NvmlStatus status;
+  DriverFacts driver;
+  std::shared_ptr<const Library> lib;
+  nvmlEventSet_t events = nullptr;
+};
+
+InitOutcome RunInit(const NvmlSampleOptions& opts, Breadcrumb& crumb) {
+  InitOutcome out;
+  auto loaded = nvml::LoadNvml(opts.library_path);
+  if (!loaded.ok()) {
+    out.status.state = loaded.status().code() == StatusCode::kNotFound ? NvmlState::kLibraryMissing
+                                                                       : NvmlState::kSymbolMissing;
+    out.status.error = loaded.status().message();
+    return out;
+  }
+  out.lib = *loaded;
+  const Library& lib = *out.lib;
+  out.status.library_path = lib.path;
+  out.status.library_version = lib.file_version;
+  Calls calls(lib, crumb);
+  nvmlReturn_t r = NVML_CALL0(calls, Init);
+  if (r != nvml::NVML_SUCCESS) {
+    out.status.state = NvmlState::kInitFailed;
+    out.status.init_return = r;
+    out.status.error = lib.names.Init + ": " + nvml::DescribeReturn(&lib, r);
+    out.status.system_calls = crumb.calls.load();
+    return out;
+  }
+  unsigned count = 0;
+  r = NVML_CALL(calls, DeviceGetCount, &count);
+  if (r != nvml::NVML_SUCCESS || count > 1024) {
+    out.status.state = NvmlState::kInitFailed;
+    out.status.init_return = r;
+    out.status.error = r != nvml::NVML_SUCCESS
+                           ? lib.names.DeviceGetCount + ": " + nvml::DescribeReturn(&lib, r)
+                           : "implausible device count " + std::to_string(count);
+    out.status.system_calls = crumb.calls.load();
+    return out;
+  }
+  out.status.state = NvmlState::kOk;
+  out.status.device_count = static_cast<int>(count);
+
+  char buf[nvml::kSystemDriverVersionBufferSize + 1] = {};
+  if (NVML_CALL(calls, SystemGetDriverVersion, buf, nvml::kSystemDriverVersionBufferSize) ==
+      nvml::NVML_SUCCESS) {
+    out.driver.driver_version = TerminatedString(buf, nvml::kSystemDriverVersionBufferSize);
+  }
+  std::memset(buf, 0, sizeof buf);
+  if (NVML_CALL(calls, SystemGetNvmlVersion, buf, nvml::kSystemNvmlVersionBufferSize) ==
+      nvml::NVML_SUCCESS) {
+    out.driver.nvml_version = TerminatedString(buf, nvml::kSystemNvmlVersionBufferSize);
+  }
+  int cuda = 0;
+  if (NVML_CALL(calls, SystemGetCudaDriverVersion, &cuda) == nvml::NVML_SUCCESS && cuda >= 1000 &&
+      cuda < 100000) {
+    out.driver.cuda_driver_version = cuda;
+  }
+  if (opts.read_events && count > 0 && lib.api.DeviceRegisterEvents != nullptr &&
+      lib.api.EventSetWait != nullptr) {
+    nvmlEventSet_t set = nullptr;
+    if (NVML_CALL(calls, EventSetCreate, &set) == nvml::NVML_SUCCESS) out.events = set;
+  }
+  out.status.system_calls = crumb.calls.load();
+  return out;
+}
+
+struct DrainOutcome {
+  std::vector<std::pair<nvmlDevice_t, uint64_t>> xids;
+  int calls = 0;
+};
+
+DrainOutcome DrainEvents(const Library& lib, Breadcrumb& crumb, nvmlEventSet_t set) {
+  DrainOutcome out;
+  Calls calls(lib, crumb);
+  for (int i = 0; i < kMaxEventsDrained; ++i) {
+    nvml::nvmlEventData_t data;
+    std::memset(&data, 0, sizeof data);
+    nvmlReturn_t r = NVML_CALL(calls, EventSetWait, set, &data, 0u);  // timeout 0: never block
+    if (r != nvml::NVML_SUCCESS) break;  // TIMEOUT: no more pending events
+    if (data.eventType == nvml::kEventTypeXidCriticalError) {
+      out.xids.emplace_back(data.device, data.eventData);
+    }
+  }
+  NVML_CALL(calls, EventSetFree, set);
+  out.calls = crumb.calls.load();
+  return out;
+}
+
+double MsSince(TimePoint t) {
+  return std::chrono::duration<double, std::milli>(SteadyClock::now() - t).count();
+}
+
+}  // namespace
+
+GpuLayerFacts SampleNvml(const NvmlSampleOptions& opts) {
+  GpuLayerFacts facts;
+  TimePoint start = SteadyClock::now();
+
+  // Phase 1: init.
+  auto init_shared = std::make_shared<WorkerShared>();
+  auto init_pending =
+      StartDetached([opts, init_shared] { return RunInit(opts, init_shared->crumb); });
+  if (init_pending == nullptr) {
+    facts.nvml.state = NvmlState::kInitFailed;
+    facts.nvml.error = "could not start a worker thread";
+    return facts;
+  }
+  TimePoint init_deadline = std::min(opts.deadline, start + opts.timeout);
+  if (!init_pending->WaitUntil(init_deadline)) {
+    CountAbandonedWorker();
+    const char* call = init_shared->crumb.current.load();
+    facts.nvml.state = NvmlState::kInitHung;
+    facts.nvml.error = std::string(call ? call : "nvmlInit_v2") + " did not return";
+    facts.hangs.push_back(
+        {call ? call : "loading libnvidia-ml", std::nullopt, "", "", "", "", MsSince(start)});
+    return facts;
+  }
+  InitOutcome init = init_pending->Take();
+  facts.nvml = init.status;
+  facts.driver = init.driver;
+  if (init.status.state != NvmlState::kOk) return facts;
+  std::shared_ptr<const Library> lib = init.lib;
+
+  // Phase 2: one worker per GPU.
+  int count = *init.status.device_count;
+  struct Worker {
+    std::shared_ptr<WorkerShared> shared;
+    std::shared_ptr<PendingResult<std::pair<GpuFacts, nvmlDevice_t>>> pending;
+  };
+  std::vector<Worker> workers;
+  TimePoint gpu_start = SteadyClock::now();
+  for (int i = 0; i < count; ++i) {
+    auto shared = std::make_shared<WorkerShared>();
+    auto window = opts.window;
+    nvmlEventSet_t events = init.events;
+    auto pending = StartDetached([lib, shared, i, events, window] {
+      GpuSampler sampler(*lib, *shared, i, events, window);
+      GpuFacts f = sampler.Run();
+      return std::make_pair(std::move(f), sampler.device());
+    });
+    workers.push_back({shared, pending});
+  }
+  TimePoint gpu_deadline = std::min(opts.deadline, gpu_start + opts.window + opts.timeout);
+  std::vector<std::pair<nvmlDevice_t, int>> handles;
+  for (int i = 0; i < count; ++i) {
+    Worker& w = workers[i];
+    if (w.pending != nullptr && w.pending->WaitUntil(gpu_deadline)) {
+      auto [f, dev] = w.pending->Take();
+      if (dev != nullptr) handles.emplace_back(dev, i);
+      facts.gpus.push_back(std::move(f));
+      continue;
+    }
+    GpuFacts f;
+    f.index = i;
+    f.hung = w.pending != nullptr;
+    NvmlHang hang;
+    hang.gpu_index = i;
+    {
+      std::lock_guard<std::mutex> lock(w.shared->crumb.mu);
+      f.uuid = hang.uuid = w.shared->crumb.uuid;
+      f.pci_bus_id = hang.pci_bus_id = w.shared->crumb.pci_bus_id;
+      f.serial = hang.serial = w.shared->crumb.serial;
+      f.name = hang.name = w.shared->crumb.name;
+    }
+    f.nvml_calls = w.shared->crumb.calls.load();
+    if (w.pending == nullptr) {
+      f.errors.push_back({"worker", 0, "could not start a worker thread"});
+    } else {
+      CountAbandonedWorker();
+      const char* call = w.shared->crumb.current.load();
+      hang.call = call ? call : "(between NVML calls)";
+      hang.waited_ms = MsSince(gpu_start);
+      facts.hangs.push_back(std::move(hang));
+    }
+    facts.gpus.push_back(std::move(f));
+  }
+  if (!facts.hangs.empty()) return facts;  // the driver is wedged: no events, no shutdown
+
+  // Phase 3 and 4: drain Xid events without blocking, then shut down.
+  auto tail_shared = std::make_shared<WorkerShared>();
+  nvmlEventSet_t events = init.events;
+  auto tail = StartDetached([lib, tail_shared, events] {
+    DrainOutcome d;
+    if (events != nullptr) d = DrainEvents(*lib, tail_shared->crumb, events);
+    Calls calls(*lib, tail_shared->crumb);
+    NVML_CALL0(calls, Shutdown);
+    d.calls = tail_shared->crumb.calls.load();
+    return d;
+  });
+  TimePoint tail_deadline = std::min(opts.deadline, SteadyClock::now() + opts.timeout);
+  if (tail == nullptr) return facts;
+  if (!tail->WaitUntil(tail_deadline)) {
+    CountAbandonedWorker();
+    const char* call = tail_shared->crumb.current.load();
+    facts.hangs.push_back(
+        {call ? call : "(between NVML calls)", std::nullopt, "", "", "", "", MsSince(start)});
+    return facts;
+  }
+  DrainOutcome d = tail->Take();
+  facts.nvml.system_calls += d.calls;
+  for (const auto& [dev, xid] : d.xids) {
+    NvmlXidEvent e;
+    e.xid = xid;
+    for (const auto& [h, index] : handles) {
+      if (h == dev) e.gpu_index = index;
+    }
+    facts.nvml_xid_events.push_back(e);
+  }
+  return facts;
+}
+
+}  // namespace gpudoctor

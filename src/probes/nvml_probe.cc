@@ -1,0 +1,91 @@
+// NVML probe. Source: libnvidia-ml through our own loader (src/nvml), every call under a
+// deadline (src/nvml/sampler.h); process names from /proc/PID/comm and owners from
+// /proc/PID/status + /etc/passwd (never cmdline: it can hang on a task stuck in the driver).
+// Units: as in facts/gpu_facts.h. Failure modes: no library → skipped (facts still say so, for
+// the no-driver findings); init error → failed with the NVML text; a hung call → the probe
+// returns on time with the hang recorded. References: nvml.md, signals.md.
+#include <algorithm>
+#include <chrono>
+
+#include "core/strings.h"
+#include "nvml/sampler.h"
+#include "parsers/gpu_sysfs.h"
+#include "probes/probe.h"
+
+namespace gpudoctor {
+namespace {
+
+constexpr auto kReturnMargin = std::chrono::milliseconds(300);
+
+void NameProcesses(const RootFs& fs, GpuLayerFacts& facts) {
+  std::optional<std::string> passwd;
+  for (auto& gpu : facts.gpus) {
+    if (!gpu.processes) continue;
+    for (auto& p : *gpu.processes) {
+      std::string dir = std::to_string(p.pid);
+      if (auto comm = fs.ReadProc(dir + "/comm", 256); comm.ok()) {
+        p.comm = Sanitize(Trim(*comm), 64);
+      }
+      auto status = fs.ReadProc(dir + "/status", 64 << 10);
+      if (!status.ok()) continue;
+      auto uid = ParseStatusUid(*status);
+      if (!uid) continue;
+      if (!passwd) {
+        auto text = RootFs::ReadFile(fs.RootPath("/etc/passwd"), 1 << 20);
+        passwd = text.ok() ? *text : "";
+      }
+      p.user = PasswdUserName(*passwd, *uid);
+      if (p.user.empty()) p.user = std::to_string(*uid);
+    }
+  }
+}
+
+}  // namespace
+
+ProbeOutput RunNvmlProbe(const ProbeContext& ctx) {
+  const Settings& s = *ctx.settings;
+  NvmlSampleOptions opts;
+  opts.library_path = s.nvml_lib;
+  opts.window = ctx.sample_window();
+  opts.timeout = std::chrono::milliseconds(
+      static_cast<int64_t>(std::clamp(s.nvml_timeout_s, 0.05, 3600.0) * 1000));
+  opts.deadline = ctx.deadline - kReturnMargin;
+  GpuLayerFacts facts = SampleNvml(opts);
+  NameProcesses(ctx.fs(), facts);
+
+  ProbeState state = ProbeState::kOk;
+  std::string reason;
+  switch (facts.nvml.state) {
+    case NvmlState::kLibraryMissing:
+      state = ProbeState::kSkipped;
+      reason = "no NVIDIA driver: " + facts.nvml.error;
+      break;
+    case NvmlState::kSymbolMissing:
+    case NvmlState::kInitFailed:
+    case NvmlState::kInitHung:
+      state = ProbeState::kFailed;
+      reason = facts.nvml.error;
+      break;
+    case NvmlState::kOk:
+    case NvmlState::kNotRun:
+      if (!facts.hangs.empty()) {
+        state = ProbeState::kFailed;
+        reason = std::to_string(facts.hangs.size()) + " NVML call(s) hung and were abandoned";
+      }
+      break;
+  }
+  // The pci_gpu probe owns pci_devices and the kernel module version; leave them alone.
+  auto apply = [facts = std::move(facts)](Snapshot& snap) mutable {
+    GpuLayerFacts& g = snap.gpu;
+    g.nvml = std::move(facts.nvml);
+    g.driver.driver_version = std::move(facts.driver.driver_version);
+    g.driver.nvml_version = std::move(facts.driver.nvml_version);
+    g.driver.cuda_driver_version = facts.driver.cuda_driver_version;
+    g.gpus = std::move(facts.gpus);
+    g.hangs = std::move(facts.hangs);
+    g.nvml_xid_events = std::move(facts.nvml_xid_events);
+  };
+  return {state, std::move(reason), std::move(apply)};
+}
+
+}  // namespace gpudoctor

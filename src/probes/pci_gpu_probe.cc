@@ -1,0 +1,49 @@
+// PCI GPU probe. Source: /sys/bus/pci/devices/*/{vendor,device,class,driver} and
+// /sys/module/nvidia/version. Lists NVIDIA display/3D controllers whatever NVML says, so rules can
+// tell "card on the bus but NVML does not see it" (gpu.missing) and "no driver loaded" apart.
+// Failure modes: no /sys/bus/pci → skipped; unreadable or malformed device entries are ignored.
+// References: xid.md §7 (bus id forms), signals.md §4.
+#include "core/strings.h"
+#include "parsers/gpu_sysfs.h"
+#include "parsers/pci_bus_id.h"
+#include "probes/probe.h"
+
+namespace gpudoctor {
+
+ProbeOutput RunPciGpuProbe(const ProbeContext& ctx) {
+  const RootFs& fs = ctx.fs();
+  auto entries = RootFs::ListDir(fs.SysPath("bus/pci/devices"));
+  if (!entries.ok()) return ProbeSkipped("no PCI bus in sysfs: " + entries.status().ToString());
+  std::vector<PciGpuDevice> devices;
+  for (const auto& name : *entries) {
+    std::string bus_id = NormalizePciBusId(name);
+    if (bus_id.empty()) continue;
+    std::string dir = "bus/pci/devices/" + name + "/";
+    auto vendor = fs.ReadSys(dir + "vendor", 64);
+    if (!vendor.ok()) continue;
+    auto device = fs.ReadSys(dir + "device", 64);
+    auto cls = fs.ReadSys(dir + "class", 64);
+    if (!device.ok() || !cls.ok()) continue;
+    auto ids = ParsePciIds(*vendor, *device, *cls);
+    if (!ids || !IsNvidiaGpu(*ids)) continue;
+    PciGpuDevice d;
+    d.bus_id = bus_id;
+    d.device_id = ids->device;
+    d.class_code = ids->class_code;
+    if (auto link = RootFs::ReadLink(fs.SysPath(dir + "driver")); link.ok()) {
+      size_t slash = link->rfind('/');
+      d.driver = Sanitize(slash == std::string::npos ? *link : link->substr(slash + 1), 64);
+    }
+    devices.push_back(std::move(d));
+  }
+  std::string module_version;
+  if (auto v = fs.ReadSys("module/nvidia/version", 256); v.ok()) {
+    module_version = ParseModuleVersion(*v);
+  }
+  return ProbeOk([devices = std::move(devices), module_version](Snapshot& snap) {
+    snap.gpu.pci_devices = devices;
+    snap.gpu.driver.kernel_module_version = module_version;
+  });
+}
+
+}  // namespace gpudoctor

@@ -1,0 +1,217 @@
+#include "report/gpu_report.h"
+
+#include <cstdio>
+
+#include "core/strings.h"
+
+namespace gpudoctor {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+template <typename T>
+void Put(json& j, const char* key, const std::optional<T>& v) {
+  if (v) j[key] = *v;
+}
+void PutStr(json& j, const char* key, const std::string& v) {
+  if (!v.empty()) j[key] = v;
+}
+
+json CountersJson(const GpuCounterRead& c) {
+  json j = json::object();
+  Put(j, "ecc_sbe_volatile", c.ecc_sbe_volatile);
+  Put(j, "ecc_dbe_volatile", c.ecc_dbe_volatile);
+  Put(j, "ecc_sbe_aggregate", c.ecc_sbe_aggregate);
+  Put(j, "ecc_dbe_aggregate", c.ecc_dbe_aggregate);
+  Put(j, "pcie_replays", c.pcie_replays);
+  Put(j, "nvlink_crc_flit_errors", c.nvlink_crc_flit_errors);
+  Put(j, "nvlink_crc_data_errors", c.nvlink_crc_data_errors);
+  Put(j, "nvlink_replay_errors", c.nvlink_replay_errors);
+  Put(j, "nvlink_recovery_errors", c.nvlink_recovery_errors);
+  Put(j, "clock_event_reasons", c.clock_event_reasons);
+  return j;
+}
+
+json GpuJson(const GpuFacts& g) {
+  json j;
+  j["index"] = g.index;
+  PutStr(j, "uuid", g.uuid);
+  PutStr(j, "serial", g.serial);
+  PutStr(j, "pci_bus_id", g.pci_bus_id);
+  PutStr(j, "name", g.name);
+  PutStr(j, "vbios", g.vbios);
+  Put(j, "pci_device_id", g.pci_device_id);
+  Put(j, "util_gpu_pct", g.util_gpu_pct);
+  Put(j, "util_memory_pct", g.util_memory_pct);
+  Put(j, "memory_used_bytes", g.memory_used_bytes);
+  Put(j, "memory_total_bytes", g.memory_total_bytes);
+  Put(j, "temp_c", g.temp_c);
+  Put(j, "memory_temp_c", g.memory_temp_c);
+  Put(j, "temp_slowdown_c", g.temp_slowdown_c);
+  Put(j, "temp_shutdown_c", g.temp_shutdown_c);
+  Put(j, "temp_memory_max_c", g.temp_memory_max_c);
+  Put(j, "power_mw", g.power_mw);
+  Put(j, "power_limit_mw", g.power_limit_mw);
+  Put(j, "sm_clock_mhz", g.sm_clock_mhz);
+  Put(j, "memory_clock_mhz", g.memory_clock_mhz);
+  Put(j, "graphics_clock_mhz", g.graphics_clock_mhz);
+  Put(j, "max_sm_clock_mhz", g.max_sm_clock_mhz);
+  Put(j, "max_memory_clock_mhz", g.max_memory_clock_mhz);
+  Put(j, "max_graphics_clock_mhz", g.max_graphics_clock_mhz);
+  Put(j, "fan_pct", g.fan_pct);
+  Put(j, "persistence_on", g.persistence_on);
+  Put(j, "ecc_enabled", g.ecc_enabled);
+  Put(j, "retired_pages_sbe", g.retired_pages_sbe);
+  Put(j, "retired_pages_dbe", g.retired_pages_dbe);
+  Put(j, "retired_pages_pending", g.retired_pages_pending);
+  Put(j, "remapped_rows_correctable", g.remapped_rows_correctable);
+  Put(j, "remapped_rows_uncorrectable", g.remapped_rows_uncorrectable);
+  Put(j, "remap_pending", g.remap_pending);
+  Put(j, "remap_failed", g.remap_failed);
+  Put(j, "pcie_gen", g.pcie_gen);
+  Put(j, "pcie_max_gen", g.pcie_max_gen);
+  Put(j, "pcie_width", g.pcie_width);
+  Put(j, "pcie_max_width", g.pcie_max_width);
+  Put(j, "pcie_tx_kbps", g.pcie_tx_kbps);
+  Put(j, "pcie_rx_kbps", g.pcie_rx_kbps);
+  Put(j, "nvlink_count", g.nvlink_count);
+  if (!g.nvlinks.empty()) {
+    json links = json::array();
+    for (const auto& l : g.nvlinks) {
+      json lj{{"link", l.link}};
+      Put(lj, "active", l.active);
+      links.push_back(std::move(lj));
+    }
+    j["nvlinks"] = std::move(links);
+  }
+  if (g.processes) {
+    json procs = json::array();
+    for (const auto& p : *g.processes) {
+      json pj{{"pid", p.pid}};
+      Put(pj, "used_bytes", p.used_bytes);
+      PutStr(pj, "comm", p.comm);
+      PutStr(pj, "user", p.user);
+      procs.push_back(std::move(pj));
+    }
+    j["processes"] = std::move(procs);
+  }
+  if (json c = CountersJson(g.first); !c.empty()) j["counters_first"] = std::move(c);
+  if (json c = CountersJson(g.second); !c.empty()) j["counters_second"] = std::move(c);
+  Put(j, "window_s", g.window_s);
+  if (g.lost) {
+    j["lost"] = true;
+    PutStr(j, "lost_call", g.lost_call);
+  }
+  if (g.hung) j["hung"] = true;
+  if (!g.errors.empty()) {
+    json errs = json::array();
+    for (const auto& e : g.errors)
+      errs.push_back({{"call", e.call}, {"code", e.code}, {"text", e.text}});
+    j["nvml_errors"] = std::move(errs);
+  }
+  j["nvml_calls"] = g.nvml_calls;
+  return j;
+}
+
+std::string Cell(const std::optional<uint32_t>& v, const char* unit) {
+  return v ? std::to_string(*v) + unit : "-";
+}
+
+}  // namespace
+
+nlohmann::ordered_json GpuFactsToJson(const GpuLayerFacts& f) {
+  json out;
+  json gpus = json::array();
+  for (const auto& g : f.gpus) gpus.push_back(GpuJson(g));
+  out["gpus"] = std::move(gpus);
+  json driver = json::object();
+  PutStr(driver, "driver_version", f.driver.driver_version);
+  PutStr(driver, "nvml_version", f.driver.nvml_version);
+  Put(driver, "cuda_driver_version", f.driver.cuda_driver_version);
+  PutStr(driver, "kernel_module_version", f.driver.kernel_module_version);
+  PutStr(driver, "library_path", f.nvml.library_path);
+  PutStr(driver, "library_version", f.nvml.library_version);
+  out["driver"] = std::move(driver);
+  json nvml{{"state", NvmlStateName(f.nvml.state)}, {"system_calls", f.nvml.system_calls}};
+  Put(nvml, "init_return", f.nvml.init_return);
+  PutStr(nvml, "error", f.nvml.error);
+  Put(nvml, "device_count", f.nvml.device_count);
+  out["nvml"] = std::move(nvml);
+  if (!f.hangs.empty()) {
+    json hangs = json::array();
+    for (const auto& h : f.hangs) {
+      json hj{{"call", h.call}, {"waited_ms", h.waited_ms}};
+      Put(hj, "gpu_index", h.gpu_index);
+      PutStr(hj, "uuid", h.uuid);
+      PutStr(hj, "pci_bus_id", h.pci_bus_id);
+      PutStr(hj, "serial", h.serial);
+      hangs.push_back(std::move(hj));
+    }
+    out["nvml_hangs"] = std::move(hangs);
+  }
+  if (!f.nvml_xid_events.empty()) {
+    json ev = json::array();
+    for (const auto& e : f.nvml_xid_events) {
+      json ej{{"xid", e.xid}};
+      Put(ej, "gpu_index", e.gpu_index);
+      ev.push_back(std::move(ej));
+    }
+    out["nvml_xid_events"] = std::move(ev);
+  }
+  if (f.pci_devices) {
+    json pci = json::array();
+    for (const auto& d : *f.pci_devices) {
+      pci.push_back({{"pci_bus_id", d.bus_id}, {"device_id", d.device_id}, {"driver", d.driver}});
+    }
+    out["pci_gpus"] = std::move(pci);
+  }
+  return out;
+}
+
+std::string GpuTable(const GpuLayerFacts& f) {
+  if (f.gpus.empty()) return "";
+  std::string out;
+  char line[512];
+  std::snprintf(line, sizeof line, "%-3s %-24s %-12s %-14s %5s %11s %5s %19s %9s %s\n", "GPU",
+                "NAME", "BUS ID", "SERIAL", "TEMP", "POWER W", "UTIL", "MEMORY", "PCIE", "STATE");
+  out += line;
+  for (const auto& g : f.gpus) {
+    std::string power = "-";
+    if (g.power_mw) {
+      power = FormatDouble(*g.power_mw / 1000.0, 0);
+      if (g.power_limit_mw) power += "/" + FormatDouble(*g.power_limit_mw / 1000.0, 0);
+    }
+    std::string mem = "-";
+    if (g.memory_used_bytes && g.memory_total_bytes) {
+      mem = FormatDouble(*g.memory_used_bytes / 1073741824.0, 1) + "/" +
+            FormatDouble(*g.memory_total_bytes / 1073741824.0, 0) + " GiB";
+    }
+    std::string pcie = "-";
+    if (g.pcie_gen && g.pcie_width) {
+      pcie = "Gen";
+      pcie += std::to_string(*g.pcie_gen);
+      pcie += " x";
+      pcie += std::to_string(*g.pcie_width);
+    }
+    std::string state = g.hung ? "HUNG" : g.lost ? "LOST" : "ok";
+    std::string temp = "-";
+    if (g.temp_c) temp = std::to_string(*g.temp_c) + "C";
+    std::snprintf(line, sizeof line, "%-3d %-24.24s %-12.12s %-14.14s %5s %11s %5s %19s %9s %s\n",
+                  g.index, g.name.empty() ? "-" : g.name.c_str(),
+                  g.pci_bus_id.empty() ? "-" : g.pci_bus_id.c_str(),
+                  g.serial.empty() ? "-" : g.serial.c_str(), temp.c_str(), power.c_str(),
+                  Cell(g.util_gpu_pct, "%").c_str(), mem.c_str(), pcie.c_str(), state.c_str());
+    out += line;
+  }
+  std::string drv = "driver ";
+  drv += f.driver.driver_version.empty() ? "-" : f.driver.driver_version;
+  if (f.driver.cuda_driver_version) {
+    int v = *f.driver.cuda_driver_version;
+    drv += ", CUDA " + std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+  }
+  if (!f.driver.nvml_version.empty()) drv += ", NVML " + f.driver.nvml_version;
+  out += drv + "\n";
+  return out;
+}
+
+}  // namespace gpudoctor

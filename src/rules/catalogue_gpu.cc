@@ -1,0 +1,318 @@
+// Catalogue section: GPUs and the NVIDIA driver (issue: GPU layer). Thresholds from
+// ../shared/reference/signals.md (DCGM health limits, per-generation PCIe replay rates).
+#include "rules/catalogue.h"
+
+namespace gpudoctor {
+
+const std::vector<CatalogueEntry>& GpuCatalogue() {
+  static const std::vector<CatalogueEntry> entries = {
+      {"gpu.none",
+       Layer::kHardware,
+       Severity::kInfo,
+       "No NVIDIA GPU or driver found",
+       "No NVIDIA driver library (libnvidia-ml) could be loaded and no NVIDIA GPU is visible on "
+       "the PCI bus. On a GPU server this means the cards or the driver are not there at all; on "
+       "other hosts it is simply the normal state. The other layers are still diagnosed.",
+       {"If this host should have GPUs: `lspci -d 10de:` lists NVIDIA devices on the bus.",
+        "Install the NVIDIA driver matching your CUDA stack, or pass `--nvml-lib PATH` when the "
+        "library lives somewhere unusual."},
+       {}},
+      {"driver.not_loaded",
+       Layer::kSoftware,
+       Severity::kCrit,
+       "NVIDIA driver not loaded",
+       "NVIDIA GPUs are on the PCI bus but the driver is not usable: the NVML library is missing "
+       "or reports that the kernel module is not loaded. No CUDA program can run.",
+       {"Check the module: `lsmod | grep nvidia`; load it: `modprobe nvidia` and read `dmesg | "
+        "grep -i nvrm` for why it failed.",
+        "After a kernel update, rebuild the module (DKMS: `dkms status`, `dkms autoinstall`).",
+        "Check Secure Boot: an unsigned module is refused (`mokutil --sb-state`)."},
+       {}},
+      {"driver.mismatch",
+       Layer::kSoftware,
+       Severity::kCrit,
+       "Driver library and kernel module versions differ",
+       "NVML returned LIB_RM_VERSION_MISMATCH: the user-space driver libraries and the loaded "
+       "kernel module come from different driver versions, typically after a driver upgrade "
+       "without a reboot or module reload. CUDA programs fail to start.",
+       {"Reboot, or unload and reload the modules: stop GPU users, then `rmmod nvidia_uvm "
+        "nvidia_drm nvidia_modeset nvidia && modprobe nvidia`.",
+        "Make sure only one driver version is installed (`dpkg -l | grep nvidia-driver` or `rpm "
+        "-qa | grep nvidia`); containers must not ship their own driver libraries."},
+       {}},
+      {"driver.no_permission",
+       Layer::kSoftware,
+       Severity::kWarn,
+       "No permission to use the NVIDIA driver",
+       "NVML refused access (NO_PERMISSION or OPERATING_SYSTEM): the /dev/nvidia* device nodes "
+       "are not accessible to this user, or a container/cgroup blocks them.",
+       {"Check `ls -l /dev/nvidia*` and the user's groups; run gpudoctor as root to compare.",
+        "In containers use the NVIDIA container toolkit (`--gpus all`) so the devices are "
+        "exposed."},
+       {}},
+      {"driver.nvml_init_failed",
+       Layer::kSoftware,
+       Severity::kCrit,
+       "NVML could not be initialised",
+       "The NVIDIA management library loaded but failed to initialise or enumerate GPUs, or it "
+       "lacks functions every supported driver has. Monitoring and most tools (nvidia-smi, DCGM) "
+       "will fail the same way.",
+       {"Run `nvidia-smi` and read its error; check `dmesg | grep -i nvrm` for driver errors.",
+        "Reinstall the driver if the library is damaged or far older than the kernel module."},
+       {}},
+      {"driver.nvml_hang",
+       Layer::kSoftware,
+       Severity::kCrit,
+       "NVML call hung",
+       "An NVML call did not return within the deadline and was abandoned: the classic "
+       "\"nvidia-smi hangs\" case. The driver is stuck on this GPU (often GSP timeouts, Xid "
+       "119/120, or a GPU that stopped responding); every tool that touches it will hang too.",
+       {"Do not start more nvidia-smi or monitoring calls: they queue up in D state.",
+        "Look for Xid 79/119/120 in the kernel log: `dmesg | grep -i xid`.",
+        "Drain the node and try a GPU reset (`nvidia-smi -r -i N`); usually only a reboot helps.",
+        "If it recurs on the same GPU after reboots, reseat or replace that card."},
+       {}},
+      {"driver.persistence_off",
+       Layer::kSoftware,
+       Severity::kWarn,
+       "Persistence mode off",
+       "Without persistence the driver tears GPU state down when the last client exits and "
+       "re-initialises it (with ECC scrubbing, 1-3 s per GPU) on the next use: nvidia-smi and the "
+       "first CUDA call of every job are slow, and volatile ECC counters reset between clients.",
+       {"Enable the persistence daemon: `systemctl enable --now nvidia-persistenced`.",
+        "Or the legacy setting: `nvidia-smi -pm 1` (lost at reboot)."},
+       {}},
+      {"driver.version",
+       Layer::kSoftware,
+       Severity::kWarn,
+       "Inconsistent driver or firmware versions",
+       "Components that should agree report different versions: the NVML library and the driver, "
+       "the loaded kernel module and the user-space driver, or GPUs of the same model running "
+       "different VBIOS versions. Mixed versions cause subtle failures and make a node behave "
+       "unlike its peers.",
+       {"Compare `cat /sys/module/nvidia/version` with `nvidia-smi` and reboot after driver "
+        "upgrades.",
+        "Align VBIOS versions across GPUs of a node with the vendor's firmware update tool."},
+       {}},
+      {"gpu.missing",
+       Layer::kHardware,
+       Severity::kCrit,
+       "GPU on the PCI bus but not visible to the driver",
+       "An NVIDIA GPU is present on the PCI bus (sysfs) but NVML does not list it: the driver "
+       "failed to initialise it (RmInitAdapter failed, insufficient power, fallen off the bus) or "
+       "no driver is bound. Jobs see fewer GPUs than the node should have.",
+       {"Read the kernel log for that bus id: `dmesg | grep -i -e nvrm -e BUSID`.",
+        "Check the card's power cables and seating; reseat the card.",
+        "Cross-test: move the card to another slot (or another card into this slot) to tell a "
+        "faulty card from a faulty slot."},
+       {}},
+      {"gpu.lost",
+       Layer::kHardware,
+       Severity::kCrit,
+       "GPU has fallen off the bus",
+       "NVML reports GPU_IS_LOST: the GPU stopped responding on the PCI bus (Xid 79). It cannot "
+       "run work until it is reset, usually by a reboot.",
+       {"Drain the node; try `nvidia-smi -r -i N`, otherwise reboot.",
+        "Check `dmesg` for Xid 79 and PCIe AER errors around the same time.",
+        "If it recurs, check power and cooling of that slot, reseat the card and cross-test it in "
+        "another slot; replace the card when the fault follows it."},
+       {}},
+      {"gpu.ecc.dbe",
+       Layer::kHardware,
+       Severity::kCrit,
+       "Uncorrectable (double-bit) ECC errors",
+       "The GPU reported uncorrectable memory errors since the driver loaded, or new ones during "
+       "the check. Data in GPU memory was corrupted; the affected application has usually been "
+       "killed (Xid 48/94/95).",
+       {"Drain the node and reset the GPU (`nvidia-smi -r -i N`) so pending retirement or row "
+        "remapping takes effect.",
+        "Check remapped rows / retired pages after the reset (`nvidia-smi -q -d "
+        "ROW_REMAPPER,PAGE_RETIREMENT`).",
+        "Run the field diagnostic (`dcgmi diag -r 3`); RMA when errors recur."},
+       {{"crit_volatile_count", 1, "uncorrectable errors since the driver loaded"}}},
+      {"gpu.ecc.sbe_rate",
+       Layer::kHardware,
+       Severity::kWarn,
+       "Correctable ECC errors growing",
+       "Correctable (single-bit) ECC errors increased during the check. Single corrected errors "
+       "are harmless, but a sustained rate precedes page retirement, row remapping and "
+       "uncorrectable errors.",
+       {"Watch the trend: `nvidia-smi -q -d ECC` a few minutes apart.",
+        "Reset the GPU at the next idle point; if the rate persists, run `dcgmi diag -r 3` and "
+        "plan a replacement."},
+       {{"warn_per_min", 10, "correctable errors per minute over the window (DCGM limit 10)"}}},
+      {"gpu.retired_pages",
+       Layer::kHardware,
+       Severity::kCrit,
+       "Memory pages retired",
+       "The driver retired GPU memory pages after ECC errors (pre-Ampere page retirement). A "
+       "pending retirement takes effect only after a GPU reset; many retired pages mean the "
+       "memory is wearing out (DCGM fails the GPU at 63).",
+       {"Reset the GPU at the next idle point when a retirement is pending (`nvidia-smi -r -i N`).",
+        "Above the limit: drain the node, run `dcgmi diag -r 3` and RMA the card."},
+       {{"warn_count", 10, "retired pages (single- plus double-bit) worth watching"},
+        {"crit_count", 63, "retired pages at which DCGM fails the GPU"}}},
+      {"gpu.remap.pending",
+       Layer::kHardware,
+       Severity::kWarn,
+       "Row remap pending",
+       "A memory row remap (Ampere and later) is waiting for the next GPU reset. Running work is "
+       "protected by containment meanwhile, but the spare row is only used after the reset.",
+       {"Reset the GPU at the next idle point: drain it, then `nvidia-smi -r -i N` (or reboot)."},
+       {}},
+      {"gpu.remap.failed",
+       Layer::kHardware,
+       Severity::kCrit,
+       "Row remapping failed",
+       "The GPU's row remapper failed (no spare rows left in a bank, or a remapped row failed "
+       "again), or uncorrectable remaps reached the limit. This is NVIDIA's RMA criterion once a "
+       "field diagnostic confirms it.",
+       {"Drain the node and run the field diagnostic (`dcgmi diag -r 3`).",
+        "Open an RMA with the serial number shown in the evidence."},
+       {{"warn_uncorrectable_rows", 512, "rows remapped for uncorrectable errors (DCGM warns)"}}},
+      {"gpu.thermal",
+       Layer::kHardware,
+       Severity::kCrit,
+       "GPU hot or thermally throttled",
+       "The GPU reports thermal slowdown, or its temperature is within a few degrees of the "
+       "slowdown threshold. Clocks drop and the GPU becomes the straggler of every collective "
+       "job; a hot GPU among cool ones points at its slot, fan or airflow.",
+       {"Check cooling: inlet temperature, fans and airflow of the chassis (`ipmitool sdr type "
+        "Temperature`), blanking panels and cable clutter.",
+        "Compare with the other GPUs: one hot card points at its slot or heatsink; reseat it and "
+        "cross-test in another slot.",
+        "Check the data-centre side: hot aisle containment, CRAC setpoints."},
+       {{"warn_margin_c", 5, "degrees below the slowdown threshold that count as too hot"}}},
+      {"gpu.power.brake",
+       Layer::kHardware,
+       Severity::kCrit,
+       "Power brake slowdown",
+       "The GPU's clocks are cut by the external power brake signal (HwPowerBrakeSlowdown): the "
+       "power supply or the board's power controller is asking GPUs to draw less.",
+       {"Check the PSUs and their redundancy (`ipmitool sdr type 'Power Supply'`), and the rack's "
+        "power budget.",
+        "Check the BMC event log for power events (`ipmitool sel elist`)."},
+       {}},
+      {"gpu.power.cap",
+       Layer::kHardware,
+       Severity::kInfo,
+       "Busy GPU held back by its power cap",
+       "The GPU is busy and its clocks are reduced by the software power cap. Normal under heavy "
+       "load at the rated limit; worth checking when the enforced limit is below the board's "
+       "default (someone ran `nvidia-smi -pl`).",
+       {"Compare the enforced and default limits: `nvidia-smi -q -d POWER`.",
+        "Reset a lowered limit with `nvidia-smi -pl <default W>` if it was not intended."},
+       {{"busy_util_pct", 50, "GPU utilisation from which the GPU counts as busy"},
+        {"max_clock_pct", 90, "SM clock below this share of its maximum counts as held back"}}},
+      {"gpu.hw_slowdown",
+       Layer::kHardware,
+       Severity::kCrit,
+       "Hardware slowdown",
+       "The GPU reports HW slowdown (clocks cut by at least half) across the sampling window: "
+       "triggered by temperature, the power brake or excessive power draw. It flashes briefly "
+       "during clock changes, so it only counts when it persists.",
+       {"Check cooling and power (see gpu.thermal and gpu.power.brake).",
+        "If it persists on one GPU only, reseat and cross-test the card; replace it when the "
+        "slowdown follows the card."},
+       {{"busy_util_pct", 50, "utilisation above which the slowdown is critical"}}},
+      {"gpu.clocks.low",
+       Layer::kHardware,
+       Severity::kWarn,
+       "Busy GPU running at low clocks without a reason",
+       "The GPU is busy but its SM clock is far below its maximum and the driver reports no "
+       "throttle reason. Typical causes: locked clocks (`nvidia-smi -lgc`), application clocks, "
+       "or a GPU stuck in a low performance state.",
+       {"Check clock locks and application clocks: `nvidia-smi -q -d CLOCK,PERFORMANCE`.",
+        "Reset them: `nvidia-smi -rgc` and `nvidia-smi -rac`."},
+       {{"busy_util_pct", 50, "GPU utilisation from which the GPU counts as busy"},
+        {"low_clock_pct", 50, "SM clock below this share of its maximum is low"}}},
+      {"gpu.pcie.degraded",
+       Layer::kHardware,
+       Severity::kWarn,
+       "PCIe link degraded under load",
+       "While busy, the GPU's PCIe link runs at a lower generation or fewer lanes than it and its "
+       "slot support. Idle GPUs lower their link speed on purpose, so only busy GPUs are judged. "
+       "Host-device copies, GPUDirect RDMA and NCCL across PCIe slow down.",
+       {"Check the link: `lspci -vv -s BUS_ID | grep -e LnkCap -e LnkSta`.",
+        "Reseat the card and its riser; cross-test it in another slot to tell card from slot.",
+        "Check BIOS PCIe settings (forced generation, bifurcation)."},
+       {{"busy_util_pct", 50, "GPU utilisation from which the link is judged"}}},
+      {"gpu.pcie.replays",
+       Layer::kHardware,
+       Severity::kWarn,
+       "PCIe replays above the expected rate",
+       "The PCIe replay counter grows faster than the bit-error rate of a healthy link allows for "
+       "its current generation and width (DCGM's per-generation rule). Replays cost bandwidth "
+       "and precede link errors and Xid 79.",
+       {"Reseat the card and its riser or cable; check for bent pins and dust.",
+        "Cross-test the card in another slot; check AER counters of the upstream port "
+        "(`/sys/bus/pci/devices/BDF/aer_dev_correctable`)."},
+       {{"errors_per_tbit", 1,
+         "bit errors per 10^12 bits on a healthy link; replays/min/lane is that times the line "
+         "rate times 60 s"},
+        {"min_replays", 3, "replays needed within the window before a rate is judged"}}},
+      {"gpu.nvlink.down",
+       Layer::kHardware,
+       Severity::kCrit,
+       "NVLink down",
+       "NVLinks of this GPU are inactive while others are up (or while its peers' links are "
+       "up). Peer-to-peer traffic falls back to PCIe or fails; NCCL performance collapses.",
+       {"Check `nvidia-smi nvlink -s` and the fabric manager (`systemctl status "
+        "nvidia-fabricmanager`) on NVSwitch systems.",
+        "Reset the GPUs or reboot; if the link stays down, reseat the GPU baseboard or RMA."},
+       {}},
+      {"gpu.nvlink.errors",
+       Layer::kHardware,
+       Severity::kCrit,
+       "NVLink errors growing",
+       "NVLink error counters grew during the check: replay or recovery errors (DCGM fails on "
+       "any), or CRC errors (a warning; critical at 100 per second). Lifetime totals are not "
+       "judged, only growth.",
+       {"Check per-link counters: `nvidia-smi nvlink -e -i N`.",
+        "Reset the GPU; if errors keep growing on the same link, reseat or RMA the board."},
+       {{"crit_crc_per_s", 100, "CRC errors per second that make it critical"}}},
+      {"gpu.fan",
+       Layer::kHardware,
+       Severity::kCrit,
+       "GPU fan problem",
+       "The GPU's fan reports 0% while the GPU is hot (a stopped fan), or runs at full speed "
+       "while the GPU is still hot (cooling at its limit).",
+       {"Inspect the card's fan; clean dust; check the chassis airflow.",
+        "Replace the fan or the card if it stays stopped."},
+       {{"hot_temp_c", 70, "GPU temperature above which the fan is judged"},
+        {"max_fan_pct", 95, "fan speed counted as full speed"}}},
+      {"gpu.memory.full",
+       Layer::kResources,
+       Severity::kWarn,
+       "GPU memory nearly full",
+       "Almost all GPU memory is allocated. New allocations fail with out-of-memory. Caching "
+       "allocators (PyTorch, vLLM) reserve most memory on purpose, so check the job's own view "
+       "before acting.",
+       {"See who holds it: `nvidia-smi --query-compute-apps=pid,used_memory --format=csv`.",
+        "Reduce batch size or sequence length; look for leftover processes holding memory."},
+       {{"warn_used_pct", 98, "share of GPU memory allocated"}}},
+      {"gpu.util.low",
+       Layer::kResources,
+       Severity::kInfo,
+       "Processes attached but GPU idle",
+       "Processes hold this GPU but it is nearly idle: the job may be waiting for input (data "
+       "loading, CPU), for other ranks (a hung collective), or be an idle notebook.",
+       {"Check the job: `py-spy dump --pid PID` for Python, or its logs for a hung collective.",
+        "Check CPU and I/O findings of this report: input pipelines starve GPUs."},
+       {{"max_util_pct", 10, "utilisation at or below which an occupied GPU counts as idle"}}},
+      {"gpu.util.imbalance",
+       Layer::kResources,
+       Severity::kWarn,
+       "GPU load imbalanced on the node",
+       "Some GPUs of this node are saturated while others are idle. When the idle ones hold "
+       "processes of the same job, a rank is stuck or the work is badly partitioned.",
+       {"Check which processes run where: `nvidia-smi --query-compute-apps=pid,gpu_uuid "
+        "--format=csv`.",
+        "For distributed jobs, look for the straggler rank (NCCL_DEBUG=INFO, py-spy dump)."},
+       {{"busy_util_pct", 90, "utilisation counted as saturated"},
+        {"idle_util_pct", 10, "utilisation counted as idle"}}},
+  };
+  return entries;
+}
+
+}  // namespace gpudoctor

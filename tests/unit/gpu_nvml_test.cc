@@ -1,0 +1,439 @@
+// The NVML sampler, probes and GPU rules against the fake NVML library (tests/fake_nvml) and
+// fixture sysfs trees (tests/fixtures/sysfs). No GPU or driver needed.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+
+#include "nvml/loader.h"
+#include "nvml/sampler.h"
+#include "probes/probe.h"
+#include "rules/engine.h"
+#include "test_util.h"
+
+namespace gpudoctor {
+ProbeOutput RunPciGpuProbe(const ProbeContext& ctx);
+
+namespace {
+
+using std::chrono::milliseconds;
+
+std::string FakeLib() {
+  return std::string(GPUDOCTOR_BUILD_DIR) + "/tests/fake_nvml/libnvidia-ml.so.1";
+}
+std::string MinimalLib() {
+  return std::string(GPUDOCTOR_BUILD_DIR) + "/tests/fake_nvml/minimal/libnvidia-ml.so.1";
+}
+
+GpuLayerFacts Sample(const std::string& scenario, const std::string& lib = FakeLib(),
+                     milliseconds timeout = milliseconds(2000)) {
+  setenv("FAKE_NVML_SCENARIO", testing::FixturePath("nvml/" + scenario).c_str(), 1);
+  NvmlSampleOptions o;
+  o.library_path = lib;
+  o.window = milliseconds(60);
+  o.timeout = timeout;
+  o.deadline = SteadyClock::now() + std::chrono::seconds(20);
+  return SampleNvml(o);
+}
+
+// Snapshot with the NVML facts plus the pci_gpu probe run on a fixture sysfs tree.
+Snapshot WithSysfs(GpuLayerFacts facts, const std::string& sysfs) {
+  Snapshot snap;
+  snap.gpu = std::move(facts);
+  if (!sysfs.empty()) {
+    auto settings = std::make_shared<Settings>();
+    settings->fs = RootFs("/nonexistent-proc", testing::FixturePath("sysfs/" + sysfs), "/");
+    ProbeContext ctx{settings, SteadyClock::now() + std::chrono::seconds(5)};
+    ProbeOutput out = RunPciGpuProbe(ctx);
+    EXPECT_EQ(out.state, ProbeState::kOk) << out.reason;
+    if (out.apply) out.apply(snap);
+  }
+  return snap;
+}
+
+std::vector<Finding> Judge(const Snapshot& snap) {
+  std::vector<Finding> out;
+  GpuRules(snap, Thresholds(), out);
+  return out;
+}
+
+std::vector<Finding> ScenarioFindings(const std::string& scenario,
+                                      const std::string& sysfs = "hgx_h100") {
+  return Judge(WithSysfs(Sample(scenario), sysfs));
+}
+
+const Finding* FindId(const std::vector<Finding>& fs, std::string_view id, int gpu = -1) {
+  for (const auto& f : fs) {
+    if (f.id != id) continue;
+    if (gpu >= 0 && !(f.gpu && f.gpu->index == gpu)) continue;
+    return &f;
+  }
+  return nullptr;
+}
+
+std::string Ids(const std::vector<Finding>& fs) {
+  std::string s;
+  for (const auto& f : fs) {
+    s += f.id;
+    if (f.gpu && f.gpu->index) s += "@" + std::to_string(*f.gpu->index);
+    s += " ";
+  }
+  return s;
+}
+
+template <typename T>
+std::optional<T> EvidenceOf(const Finding& f, const std::string& name) {
+  for (const auto& e : f.evidence) {
+    if (e.name == name) {
+      if (auto* v = std::get_if<T>(&e.value)) return *v;
+    }
+  }
+  return std::nullopt;
+}
+
+TEST(GpuNvmlTest, HealthyNodeIsFullyReportedWithoutFindings) {
+  GpuLayerFacts f = Sample("h100_healthy.scenario");
+  ASSERT_EQ(f.nvml.state, NvmlState::kOk) << f.nvml.error;
+  EXPECT_EQ(f.driver.driver_version, "550.54.15");
+  EXPECT_EQ(f.driver.nvml_version, "12.550.54.15");
+  EXPECT_EQ(f.driver.cuda_driver_version, 12040);
+  ASSERT_EQ(f.gpus.size(), 8u);
+  const GpuFacts& g = f.gpus[3];
+  EXPECT_EQ(g.index, 3);
+  EXPECT_EQ(g.uuid, "GPU-3e6d9f51-8074-4cad-afb1-4d5e6f708193");
+  EXPECT_EQ(g.serial, "1654922000013");
+  EXPECT_EQ(g.pci_bus_id, "0000:5d:00.0");
+  EXPECT_EQ(g.name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(g.vbios, "96.00.74.00.0D");
+  EXPECT_EQ(g.temp_c, 33);
+  EXPECT_EQ(g.temp_slowdown_c, 87);
+  EXPECT_EQ(g.temp_shutdown_c, 92);
+  EXPECT_EQ(g.temp_memory_max_c, 95);
+  EXPECT_EQ(g.memory_temp_c, 38);
+  EXPECT_EQ(g.power_mw, 71000u);
+  EXPECT_EQ(g.power_limit_mw, 700000u);
+  EXPECT_EQ(g.memory_total_bytes, 85520809984u);
+  EXPECT_EQ(g.max_sm_clock_mhz, 1980u);
+  EXPECT_EQ(g.persistence_on, true);
+  EXPECT_EQ(g.ecc_enabled, true);
+  EXPECT_EQ(g.pcie_gen, 5u);
+  EXPECT_EQ(g.pcie_max_width, 16u);
+  EXPECT_EQ(g.nvlink_count, 18);
+  ASSERT_EQ(g.nvlinks.size(), 18u);
+  EXPECT_EQ(g.nvlinks[17].active, true);
+  EXPECT_EQ(g.remap_failed, false);
+  ASSERT_TRUE(g.processes);
+  EXPECT_TRUE(g.processes->empty());
+  EXPECT_EQ(g.first.ecc_dbe_volatile, 0u);
+  EXPECT_EQ(g.second.pcie_replays, 0u);
+  ASSERT_TRUE(g.window_s);
+  EXPECT_GE(*g.window_s, 0.05);
+  EXPECT_FALSE(g.fan_pct);                // SXM boards have no fan: NOT_SUPPORTED
+  EXPECT_FALSE(g.retired_pages_pending);  // no page retirement on H100
+  EXPECT_FALSE(g.pcie_tx_kbps);           // idle GPU: throughput not measured
+  EXPECT_TRUE(g.errors.empty()) << g.errors[0].call;
+  EXPECT_TRUE(f.hangs.empty());
+
+  auto findings = Judge(WithSysfs(f, "hgx_h100"));
+  EXPECT_TRUE(findings.empty()) << Ids(findings);
+}
+
+TEST(GpuNvmlTest, CallBudgetPerGpu) {
+  for (const char* scenario : {"h100_healthy.scenario", "h100_busy.scenario"}) {
+    GpuLayerFacts f = Sample(scenario);
+    ASSERT_EQ(f.gpus.size(), 8u);
+    for (const auto& g : f.gpus) EXPECT_LE(g.nvml_calls, 31) << scenario << " GPU " << g.index;
+    // The fake's own counter agrees with ours.
+    void* h = dlopen(FakeLib().c_str(), RTLD_NOW | RTLD_NOLOAD);
+    ASSERT_NE(h, nullptr);
+    auto count = reinterpret_cast<int (*)(int)>(dlsym(h, "fake_nvml_call_count"));
+    ASSERT_NE(count, nullptr);
+    EXPECT_EQ(count(0), f.gpus[0].nvml_calls);
+    int total = f.nvml.system_calls;
+    for (const auto& g : f.gpus) total += g.nvml_calls;
+    EXPECT_EQ(count(-1), total);
+  }
+}
+
+TEST(GpuNvmlTest, BusyGpuMeasuresPcieThroughputInsideTheWindow) {
+  GpuLayerFacts f = Sample("h100_busy.scenario");
+  ASSERT_EQ(f.gpus.size(), 8u);
+  EXPECT_EQ(f.gpus[0].pcie_tx_kbps, 1200000u);
+  EXPECT_EQ(f.gpus[0].pcie_rx_kbps, 900000u);
+  ASSERT_TRUE(f.gpus[0].processes);
+  ASSERT_EQ(f.gpus[0].processes->size(), 1u);
+  EXPECT_EQ((*f.gpus[0].processes)[0].pid, 4101u);
+  EXPECT_EQ((*f.gpus[0].processes)[0].used_bytes, 70000000000u);
+  EXPECT_TRUE(Judge(WithSysfs(f, "hgx_h100")).empty());
+}
+
+TEST(GpuNvmlTest, HungCallOnOneGpuIsNamedAndOthersAreReported) {
+  TimePoint t0 = SteadyClock::now();
+  GpuLayerFacts f = Sample("hang_gpu2.scenario", FakeLib(), milliseconds(500));
+  double s = std::chrono::duration<double>(SteadyClock::now() - t0).count();
+  EXPECT_LT(s, 1.5);
+  ASSERT_EQ(f.hangs.size(), 1u);
+  EXPECT_EQ(f.hangs[0].call, "nvmlDeviceGetTemperature");
+  EXPECT_EQ(f.hangs[0].gpu_index, 2);
+  EXPECT_EQ(f.hangs[0].uuid, "GPU-2d5c8e40-7f63-4b9c-9ea0-3c4d5e6f7082");
+  EXPECT_EQ(f.hangs[0].pci_bus_id, "0000:3a:00.0");
+  ASSERT_EQ(f.gpus.size(), 8u);
+  EXPECT_TRUE(f.gpus[2].hung);
+  EXPECT_EQ(f.gpus[2].serial, "1654922000012");
+  for (int i : {0, 1, 3, 4, 5, 6, 7}) {
+    EXPECT_FALSE(f.gpus[i].hung);
+    EXPECT_EQ(f.gpus[i].temp_c, 33) << i;
+    EXPECT_TRUE(f.gpus[i].second.pcie_replays) << i;
+  }
+  auto findings = Judge(WithSysfs(f, "hgx_h100"));
+  const Finding* hang = FindId(findings, "driver.nvml_hang", 2);
+  ASSERT_NE(hang, nullptr) << Ids(findings);
+  EXPECT_NE(hang->summary.find("nvmlDeviceGetTemperature"), std::string::npos);
+  EXPECT_NE(hang->summary.find("GPU 2"), std::string::npos);
+  EXPECT_EQ(hang->gpu->serial, "1654922000012");
+  EXPECT_FALSE(FindId(findings, "gpu.missing")) << Ids(findings);  // the hung GPU is known
+}
+
+TEST(GpuNvmlTest, InitThatBlocksIsAbandonedOnTime) {
+  TimePoint t0 = SteadyClock::now();
+  GpuLayerFacts f = Sample("init_hang.scenario", FakeLib(), milliseconds(300));
+  EXPECT_LT(std::chrono::duration<double>(SteadyClock::now() - t0).count(), 1.0);
+  EXPECT_EQ(f.nvml.state, NvmlState::kInitHung);
+  ASSERT_EQ(f.hangs.size(), 1u);
+  EXPECT_EQ(f.hangs[0].call, "nvmlInit_v2");
+  auto findings = Judge(WithSysfs(f, "hgx_h100"));
+  ASSERT_NE(FindId(findings, "driver.nvml_hang"), nullptr) << Ids(findings);
+}
+
+TEST(GpuNvmlTest, InitFailuresBecomeClearFindings) {
+  auto mismatch = ScenarioFindings("init_mismatch.scenario", "hgx_h100_module_570");
+  const Finding* m = FindId(mismatch, "driver.mismatch");
+  ASSERT_NE(m, nullptr) << Ids(mismatch);
+  EXPECT_EQ(m->severity, Severity::kCrit);
+  EXPECT_EQ(EvidenceOf<std::string>(*m, "kernel_module_version"), "570.124.06");
+
+  auto perm = ScenarioFindings("init_no_permission.scenario");
+  ASSERT_NE(FindId(perm, "driver.no_permission"), nullptr) << Ids(perm);
+
+  auto not_loaded = ScenarioFindings("driver_not_loaded.scenario");
+  const Finding* nl = FindId(not_loaded, "driver.not_loaded");
+  ASSERT_NE(nl, nullptr) << Ids(not_loaded);
+  EXPECT_EQ(nl->severity, Severity::kCrit);
+  EXPECT_EQ(EvidenceOf<int64_t>(*nl, "pci_nvidia_gpus"), 8);
+
+  auto nogpu = ScenarioFindings("driver_not_loaded.scenario", "nogpu");
+  ASSERT_NE(FindId(nogpu, "gpu.none"), nullptr) << Ids(nogpu);
+}
+
+TEST(GpuNvmlTest, NoLibraryMeansNoGpuOrDriverNotLoaded) {
+  GpuLayerFacts f = Sample("h100_healthy.scenario", "/nonexistent/libnvidia-ml.so.1");
+  EXPECT_EQ(f.nvml.state, NvmlState::kLibraryMissing);
+  auto plain = Judge(WithSysfs(f, "nogpu"));
+  ASSERT_EQ(plain.size(), 1u) << Ids(plain);
+  EXPECT_EQ(plain[0].id, "gpu.none");
+  EXPECT_EQ(plain[0].severity, Severity::kInfo);
+  auto cards = Judge(WithSysfs(f, "hgx_h100"));
+  ASSERT_NE(FindId(cards, "driver.not_loaded"), nullptr) << Ids(cards);
+}
+
+TEST(GpuNvmlTest, LostGpus) {
+  GpuLayerFacts f = Sample("gpu_lost.scenario");
+  ASSERT_EQ(f.gpus.size(), 8u);
+  EXPECT_TRUE(f.gpus[3].lost);
+  EXPECT_EQ(f.gpus[3].lost_call, "nvmlDeviceGetHandleByIndex_v2");
+  EXPECT_TRUE(f.gpus[5].lost);
+  EXPECT_EQ(f.gpus[5].lost_call, "nvmlDeviceGetClockInfo");
+  EXPECT_EQ(f.gpus[5].temp_c, 33);  // read before the loss
+  auto findings = Judge(WithSysfs(f, "hgx_h100"));
+  ASSERT_NE(FindId(findings, "gpu.lost", 3), nullptr) << Ids(findings);
+  ASSERT_NE(FindId(findings, "gpu.lost", 5), nullptr) << Ids(findings);
+  // GPU 3's bus id is unknown to NVML, so the PCI cross-check cannot blame a card.
+  EXPECT_EQ(FindId(findings, "gpu.missing"), nullptr) << Ids(findings);
+}
+
+struct Expect {
+  const char* scenario;
+  const char* id;
+  int gpu;  // -1: node-level
+  Severity severity;
+};
+
+class GpuScenarioTest : public ::testing::TestWithParam<Expect> {};
+
+TEST_P(GpuScenarioTest, ProducesTheFinding) {
+  const Expect& e = GetParam();
+  auto findings = ScenarioFindings(e.scenario);
+  const Finding* f = FindId(findings, e.id, e.gpu);
+  ASSERT_NE(f, nullptr) << e.scenario << ": " << Ids(findings);
+  EXPECT_EQ(f->severity, e.severity) << f->summary;
+  EXPECT_FALSE(f->evidence.empty());
+  EXPECT_FALSE(f->next_steps.empty());
+  if (e.gpu >= 0) {
+    EXPECT_FALSE(f->gpu->serial.empty());
+    EXPECT_FALSE(f->gpu->pci_bus_id.empty());
+  }
+  // Nothing else is wrong on these nodes.
+  for (const auto& other : findings) {
+    bool expected = other.id == e.id;
+    EXPECT_TRUE(expected || other.severity == Severity::kInfo ||
+                std::string(e.scenario) == "thermal.scenario")
+        << e.scenario << ": unexpected " << other.id << ": " << other.summary;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Findings, GpuScenarioTest,
+    ::testing::Values(Expect{"ecc_dbe.scenario", "gpu.ecc.dbe", 1, Severity::kCrit},
+                      Expect{"ecc_sbe_rate.scenario", "gpu.ecc.sbe_rate", 4, Severity::kWarn},
+                      Expect{"retired_pages.scenario", "gpu.retired_pages", 0, Severity::kCrit},
+                      Expect{"remap_pending.scenario", "gpu.remap.pending", 6, Severity::kWarn},
+                      Expect{"remap_failed.scenario", "gpu.remap.failed", 6, Severity::kCrit},
+                      Expect{"thermal.scenario", "gpu.thermal", 2, Severity::kWarn},
+                      Expect{"thermal.scenario", "gpu.thermal", 3, Severity::kCrit},
+                      Expect{"power_brake.scenario", "gpu.power.brake", 5, Severity::kCrit},
+                      Expect{"power_cap.scenario", "gpu.power.cap", 0, Severity::kInfo},
+                      Expect{"hw_slowdown.scenario", "gpu.hw_slowdown", 4, Severity::kCrit},
+                      Expect{"clocks_low.scenario", "gpu.clocks.low", 7, Severity::kWarn},
+                      Expect{"pcie_degraded.scenario", "gpu.pcie.degraded", 1, Severity::kWarn},
+                      Expect{"pcie_replays.scenario", "gpu.pcie.replays", 0, Severity::kWarn},
+                      Expect{"nvlink_down.scenario", "gpu.nvlink.down", 7, Severity::kCrit},
+                      Expect{"nvlink_errors.scenario", "gpu.nvlink.errors", 7, Severity::kCrit},
+                      Expect{"persistence_off.scenario", "driver.persistence_off", -1,
+                             Severity::kWarn},
+                      Expect{"memory_full.scenario", "gpu.memory.full", 0, Severity::kWarn},
+                      Expect{"util_low.scenario", "gpu.util.low", 3, Severity::kInfo},
+                      Expect{"util_imbalance.scenario", "gpu.util.imbalance", -1, Severity::kWarn},
+                      Expect{"driver_version.scenario", "driver.version", -1, Severity::kWarn},
+                      Expect{"gpu_missing.scenario", "gpu.missing", -1, Severity::kCrit}));
+
+TEST(GpuNvmlTest, PcieDegradedOnlyJudgesBusyGpus) {
+  auto findings = ScenarioFindings("pcie_degraded.scenario");
+  EXPECT_NE(FindId(findings, "gpu.pcie.degraded", 1), nullptr);
+  EXPECT_EQ(FindId(findings, "gpu.pcie.degraded", 2), nullptr) << Ids(findings);
+}
+
+TEST(GpuNvmlTest, MissingCardIsNamedBySlot) {
+  auto findings = ScenarioFindings("gpu_missing.scenario");
+  const Finding* f = FindId(findings, "gpu.missing");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->gpu->pci_bus_id, "0000:db:00.0");
+  EXPECT_EQ(EvidenceOf<std::string>(*f, "bound_driver"), "nvidia");
+  auto unbound = ScenarioFindings("gpu_missing.scenario", "hgx_h100_unbound");
+  const Finding* u = FindId(unbound, "gpu.missing");
+  ASSERT_NE(u, nullptr) << Ids(unbound);
+  EXPECT_EQ(EvidenceOf<std::string>(*u, "bound_driver"), "(none)");
+}
+
+TEST(GpuNvmlTest, FanScenario) {
+  auto findings = ScenarioFindings("l40s_fan.scenario", "");
+  const Finding* stopped = FindId(findings, "gpu.fan", 0);
+  ASSERT_NE(stopped, nullptr) << Ids(findings);
+  EXPECT_EQ(stopped->severity, Severity::kCrit);
+  const Finding* full = FindId(findings, "gpu.fan", 1);
+  ASSERT_NE(full, nullptr) << Ids(findings);
+  EXPECT_EQ(full->severity, Severity::kWarn);
+}
+
+TEST(GpuNvmlTest, GarbageIsSkippedNeverAFault) {
+  GpuLayerFacts f = Sample("garbage.scenario");
+  ASSERT_EQ(f.gpus.size(), 8u);
+  EXPECT_EQ(f.gpus[0].name, "");  // unterminated: dropped
+  EXPECT_EQ(f.gpus[0].serial, "");
+  EXPECT_EQ(f.gpus[0].uuid, "GPU-0b3a6c2e-5d41-4f7a-9c8e-1a2b3c4d5e60");
+  EXPECT_FALSE(f.gpus[1].temp_c);
+  ASSERT_FALSE(f.gpus[1].errors.empty());
+  bool saw_unknown = false;
+  for (const auto& e : f.gpus[1].errors) {
+    saw_unknown |= e.text.find("unknown NVML error 12345") != std::string::npos;
+  }
+  EXPECT_TRUE(saw_unknown);
+  EXPECT_FALSE(f.gpus[2].temp_c);
+  EXPECT_FALSE(f.gpus[2].temp_slowdown_c);
+  EXPECT_FALSE(f.gpus[3].util_gpu_pct);
+  EXPECT_FALSE(f.gpus[3].memory_used_bytes);
+  EXPECT_FALSE(f.gpus[4].first.clock_event_reasons);
+  EXPECT_FALSE(f.gpus[4].sm_clock_mhz);
+  EXPECT_FALSE(f.gpus[5].first.ecc_dbe_volatile);
+  EXPECT_FALSE(f.gpus[5].first.ecc_sbe_volatile);
+  EXPECT_FALSE(f.gpus[5].first.pcie_replays);
+  EXPECT_FALSE(f.gpus[6].pcie_width);
+  EXPECT_FALSE(f.gpus[6].pcie_gen);
+  EXPECT_FALSE(f.gpus[6].power_mw);
+  EXPECT_TRUE(f.gpus[7].pci_bus_id.empty());
+  EXPECT_FALSE(f.gpus[7].nvlink_count);
+  ASSERT_TRUE(f.gpus[7].processes);
+  ASSERT_EQ(f.gpus[7].processes->size(), 1u);  // pid 0 dropped
+  EXPECT_FALSE((*f.gpus[7].processes)[0].used_bytes);
+
+  auto findings = Judge(WithSysfs(f, "hgx_h100"));
+  for (const auto& x : findings) {
+    ADD_FAILURE() << "false finding from garbage: " << x.id << ": " << x.summary;
+  }
+}
+
+TEST(GpuNvmlTest, MissingOptionalSymbolsSkipOnlyThoseFields) {
+  GpuLayerFacts f = Sample("h100_healthy.scenario", MinimalLib());
+  ASSERT_EQ(f.nvml.state, NvmlState::kOk) << f.nvml.error;
+  ASSERT_EQ(f.gpus.size(), 8u);
+  const GpuFacts& g = f.gpus[0];
+  EXPECT_EQ(g.temp_c, 33);                       // nvmlDeviceGetTemperatureV
+  EXPECT_EQ(g.memory_used_bytes, 579928064u);    // v1 memory struct
+  EXPECT_EQ(g.first.clock_event_reasons, 0x1u);  // ...ThrottleReasons fallback
+  EXPECT_EQ(g.first.ecc_dbe_volatile, 0u);       // nvmlDeviceGetTotalEccErrors
+  EXPECT_EQ(g.first.pcie_replays, 0u);           // nvmlDeviceGetPcieReplayCounter
+  EXPECT_EQ(g.remap_failed, false);              // nvmlDeviceGetRemappedRows
+  EXPECT_EQ(g.power_mw, 71000u);                 // nvmlDeviceGetPowerUsage
+  ASSERT_TRUE(g.processes);                      // v1 process struct
+  EXPECT_FALSE(g.nvlink_count);                  // only known through field values
+  EXPECT_FALSE(g.fan_pct);
+  EXPECT_TRUE(g.errors.empty());
+  auto findings = Judge(WithSysfs(f, "hgx_h100"));
+  EXPECT_TRUE(findings.empty()) << Ids(findings);
+}
+
+TEST(GpuNvmlTest, XidEventsThroughTheEventApi) {
+  GpuLayerFacts f = Sample("xid_events.scenario");
+  ASSERT_EQ(f.nvml_xid_events.size(), 2u);
+  EXPECT_EQ(f.nvml_xid_events[0].gpu_index, 2);
+  EXPECT_EQ(f.nvml_xid_events[0].xid, 79u);
+  EXPECT_EQ(f.nvml_xid_events[1].xid, 48u);
+}
+
+TEST(GpuLoaderTest, RequiredSymbolMissingFailsTheLoad) {
+  auto r = nvml::LoadNvml("libm.so.6");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(r.status().message().find("'Init'"), std::string::npos) << r.status().message();
+  auto missing = nvml::LoadNvml("/nonexistent/libnvidia-ml.so.1");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+}
+
+TEST(GpuLoaderTest, VersionedSymbolsAndFallbacks) {
+  auto full = nvml::LoadNvml(FakeLib());
+  ASSERT_TRUE(full.ok()) << full.status().ToString();
+  EXPECT_EQ((*full)->names.DeviceGetPciInfo, "nvmlDeviceGetPciInfo_v3");
+  EXPECT_EQ((*full)->names.DeviceGetComputeRunningProcesses,
+            "nvmlDeviceGetComputeRunningProcesses_v3");
+  EXPECT_EQ((*full)->names.DeviceGetCurrentClocksEventReasons,
+            "nvmlDeviceGetCurrentClocksEventReasons");
+  auto minimal = nvml::LoadNvml(MinimalLib());
+  ASSERT_TRUE(minimal.ok());
+  EXPECT_EQ((*minimal)->names.DeviceGetCurrentClocksEventReasons,
+            "nvmlDeviceGetCurrentClocksThrottleReasons");
+  EXPECT_EQ((*minimal)->api.DeviceGetFieldValues, nullptr);
+  EXPECT_EQ((*minimal)->api.DeviceGetComputeRunningProcesses, nullptr);
+  EXPECT_NE((*minimal)->api.DeviceGetComputeRunningProcessesV1, nullptr);
+}
+
+TEST(GpuLoaderTest, ReturnCodeNames) {
+  EXPECT_EQ(nvml::ReturnCodeName(15), "NVML_ERROR_GPU_IS_LOST");
+  EXPECT_EQ(nvml::ReturnCodeName(30), "NVML_ERROR_RESET_TYPE_NOT_SUPPORTED");
+  EXPECT_EQ(nvml::ReturnCodeName(12345), "unknown NVML error 12345");
+  EXPECT_EQ(nvml::ReturnCodeName(-7), "unknown NVML error -7");
+}
+
+}  // namespace
+}  // namespace gpudoctor
