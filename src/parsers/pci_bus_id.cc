@@ -76,4 +76,6 @@ std::string NormalizePciBusId(std::string_view text) {
   return a ? FormatPciBusId(*a) : std::string();
 }
 
+std::string PciAddress::ToString() const { return FormatPciBusId(*this); }
+
 }  // namespace gpudoctor

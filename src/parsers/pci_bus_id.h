@@ -18,6 +18,13 @@ struct PciAddress {
   uint32_t device = 0;    // 0 .. 0x1f
   uint32_t function = 0;  // 0 .. 7; 0 when the form has none
   auto operator<=>(const PciAddress&) const = default;
+  // Same GPU: domain, bus and device equal (the function is ignored: GPUs are function 0 and the
+  // kernel's Xid form carries none).
+  bool SameDevice(const PciAddress& o) const {
+    return domain == o.domain && bus == o.bus && device == o.device;
+  }
+  // "0000:3b:00.0" (see FormatPciBusId).
+  std::string ToString() const;
 };
 
 // Accepts [domain:]bus:device[.function], hex, any case, domain up to 8 hex digits.
