@@ -28,6 +28,15 @@ int CheckCommand(const CliOptions& o) {
 
   std::string out = o.json ? RenderJson(report) : RenderText(report, UseColor(o));
   std::fwrite(out.data(), 1, out.size(), stdout);
+  // Nothing measured at all (every probe failed, was skipped or timed out): the tool could not
+  // do its job, and "ok" would be a lie.
+  int ok_probes = 0;
+  for (const auto& p : report.snapshot.probes) ok_probes += p.state == ProbeState::kOk ? 1 : 0;
+  if (ok_probes == 0) {
+    return CouldNotRun("no probe could measure anything (" +
+                       std::to_string(report.snapshot.probes.size()) +
+                       " probes failed, were skipped or timed out); check the --path.* flags");
+  }
   return ExitCodeFor(report.findings);
 }
 

@@ -79,7 +79,7 @@ int LogsCommand(const CliOptions& o) {
     j["kernel_log"] = KernelLogFactsToJson(snap.kernel);
     j["findings"] = nlohmann::ordered_json::array();
     for (const auto& f : findings) j["findings"].push_back(FindingToJson(f));
-    out = j.dump(2) + "\n";
+    out = j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
   } else {
     out = RenderLogsText(snap.kernel, findings);
   }

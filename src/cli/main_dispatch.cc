@@ -1,5 +1,6 @@
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -7,6 +8,8 @@
 
 #include "cli/commands.h"
 #include "core/config.h"
+#include "core/deadline.h"
+#include "core/strings.h"
 #include "probes/registry.h"
 
 namespace gpudoctor {
@@ -61,22 +64,59 @@ bool UseColor(const CliOptions& o) {
   return isatty(STDOUT_FILENO) == 1;
 }
 
+namespace {
+
+// The config file is outside input on a filesystem that may hang (a stale NFS mount, a FIFO):
+// stat and read it under a deadline like every probe.
+struct ConfigRead {
+  bool present = false;
+  Result<std::string> text = std::string();
+};
+
+}  // namespace
+
 Result<std::shared_ptr<Settings>> BuildSettings(const CliOptions& o) {
   auto settings = std::make_shared<Settings>();
+  // The flags' deadline (or the default) also bounds reading the config file itself.
+  Settings flags_only;
+  for (const auto& apply : o.overrides) apply(flags_only);
+  double read_budget_s = std::min(1.0, flags_only.deadline_s);
+
   std::string path = o.config_path.value_or(kDefaultConfigPath);
   bool explicit_path = o.config_path.has_value();
-  if (explicit_path || RootFs::Exists(path)) {
-    auto load = ApplyConfigFile(path, *settings);
-    if (!load.ok()) {
-      if (load.status().code() == StatusCode::kNotFound) {
+  auto read = RunWithDeadline(
+      [path, explicit_path] {
+        ConfigRead r;
+        r.present = explicit_path || RootFs::Exists(path);
+        if (r.present) r.text = RootFs::ReadFile(path, 1 << 20);
+        return r;
+      },
+      SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(
+                               std::chrono::duration<double>(read_budget_s)));
+  if (!read) {
+    return InvalidArgument("config file " + path + " did not answer within " +
+                           FormatDouble(read_budget_s, 1) + " s (hung filesystem?)");
+  }
+  if (read->present) {
+    if (!read->text.ok()) {
+      if (read->text.status().code() == StatusCode::kNotFound) {
         return InvalidArgument("config file " + path + " not found");
       }
-      return InvalidArgument("config " + load.status().message());
+      return InvalidArgument("config " + read->text.status().message());
     }
+    auto load = ApplyConfigText(*read->text, path, *settings);
+    if (!load.ok()) return InvalidArgument("config " + load.status().message());
     for (const auto& w : load->warnings) std::fprintf(stderr, "gpudoctor: config %s\n", w.c_str());
   }
   for (const auto& apply : o.overrides) apply(*settings);
   if (Status s = ValidateProbeNames(*settings); !s.ok()) return s;
+  // Probes sample over the window and then still need time to read and parse.
+  if (settings->sample_ms > settings->deadline_s * 1000 / 2) {
+    return InvalidArgument("sampling window of " + std::to_string(settings->sample_ms) +
+                           " ms (check.sample_ms / --sample-ms) does not fit in the deadline of " +
+                           FormatDouble(settings->deadline_s, 2) +
+                           " s (check.deadline_s / --deadline): keep it at most half the deadline");
+  }
   return settings;
 }
 

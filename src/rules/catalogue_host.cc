@@ -149,6 +149,19 @@ const std::vector<CatalogueEntry>& HostCatalogue() {
        {"Find the parent: `ps -eo ppid,stat | awk '$2 ~ /Z/ {print $1}' | sort | uniq -c`.",
         "Restart or fix the parent process (often a launcher or a container init missing)."},
        {{"warn_count", 200, "zombie processes on the host"}}},
+      {"gpudoctor.probe.failed",
+       Layer::kSoftware,
+       Severity::kWarn,
+       "A probe could not measure",
+       "A gpudoctor probe failed: the files or interfaces it reads exist but could not be read "
+       "or made no sense (unreadable /proc files, a procfs path that is wrong, garbled content). "
+       "What it would have checked is unknown, so a healthy verdict would be misleading. (Data "
+       "that is simply absent, such as PSI on old kernels or InfiniBand on hosts without it, "
+       "makes a probe `skipped`, not failed.)",
+       {"Read the reason in the finding; check --path.procfs/--path.sysfs/--path.rootfs when "
+        "running in a container (mount the host's /proc and /sys and point the flags at them).",
+        "Run as root if the reason is a permission error."},
+       {}},
       {"gpudoctor.probe.timeout",
        Layer::kSoftware,
        Severity::kWarn,

@@ -12,6 +12,14 @@ void ProbeHealthRules(const Snapshot& snap, const Thresholds&, std::vector<Findi
     f.Add("probe", p.name).Add("waited_ms", static_cast<int64_t>(p.ms));
     out.push_back(std::move(f));
   }
+  for (const auto& p : snap.probes) {
+    if (p.state != ProbeState::kFailed) continue;
+    Finding f = MakeFinding("gpudoctor.probe.failed", Severity::kWarn,
+                            "probe '" + p.name + "' could not measure: " + p.reason);
+    f.subject = p.name;
+    f.Add("probe", p.name).Add("reason", p.reason);
+    out.push_back(std::move(f));
+  }
 }
 
 }  // namespace gpudoctor

@@ -73,14 +73,15 @@ TEST(CliE2eTest, BlockingProbeFileTimesOutAndCheckReturnsOnTime) {
   dir.Write("proc/loadavg", "0.10 0.20 0.30 1/100 1234\n");
   auto r = RunGpudoctor({"check", "--json", "--deadline", "1", "--sample-ms", "10", "--path.procfs",
                          dir.path() + "/proc", "--path.sysfs", dir.path() + "/sys", "--path.rootfs",
-                         dir.path(), "--probes", "cpu"},
+                         dir.path(), "--probes", "cpu,processes"},
                         std::chrono::seconds(10));
   EXPECT_LT(r.seconds, 2.0) << "check must return within deadline + 1 s";
   ASSERT_EQ(r.exit_code, 1) << r.err;
   auto j = nlohmann::json::parse(r.out);
-  ASSERT_EQ(j["probes"].size(), 1u);
+  ASSERT_EQ(j["probes"].size(), 2u);
   EXPECT_EQ(j["probes"][0]["name"], "cpu");
   EXPECT_EQ(j["probes"][0]["status"], "timeout");
+  EXPECT_EQ(j["probes"][1]["status"], "ok");
   bool found = false;
   for (const auto& f : j["findings"]) {
     if (f["id"] == "gpudoctor.probe.timeout") {
@@ -109,6 +110,45 @@ TEST(CliE2eTest, DefaultConfigIsAValidConfig) {
   auto v = RunGpudoctor({"config", "--config", dir.path() + "/default.toml"});
   EXPECT_EQ(v.exit_code, 0) << v.err;
   EXPECT_TRUE(v.err.empty()) << v.err;
+}
+
+}  // namespace
+}  // namespace gpudoctor
+
+namespace gpudoctor {
+namespace {
+
+// A config file on a hung filesystem (here: a FIFO without writer) must not hang the check.
+TEST(CliE2eTest, ConfigFileThatBlocksIsAnErrorNotAHang) {
+  TempDir dir;
+  dir.MakeFifo("hung.toml");
+  auto r = RunGpudoctor(
+      {"check", "--probes", "cpu", "--deadline", "1", "--config", dir.path() + "/hung.toml"},
+      std::chrono::seconds(10));
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_LT(r.seconds, 2.0);
+  EXPECT_THAT(r.err, HasSubstr("did not answer"));
+}
+
+TEST(CliE2eTest, FailedProbesAreFindingsAndNothingMeasuredIsExitThree) {
+  TempDir dir;
+  dir.Write("proc/stat", "garbage without a cpu line\n");
+  dir.Write("proc/meminfo", "MemTotal: 100 kB\n");
+  auto r = RunGpudoctor({"check", "--json", "--probes", "cpu", "--sample-ms", "10", "--path.procfs",
+                         dir.path() + "/proc"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_THAT(r.err, HasSubstr("no probe could measure"));
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["findings"].size(), 1u);
+  EXPECT_EQ(j["findings"][0]["id"], "gpudoctor.probe.failed");
+  EXPECT_EQ(j["findings"][0]["evidence"]["probe"], "cpu");
+}
+
+TEST(CliE2eTest, SampleWindowMustFitTheDeadline) {
+  auto r = RunGpudoctor({"check", "--probes", "cpu", "--sample-ms", "20000", "--deadline", "2"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_THAT(r.err, HasSubstr("--sample-ms"));
+  EXPECT_THAT(r.err, HasSubstr("--deadline"));
 }
 
 }  // namespace
