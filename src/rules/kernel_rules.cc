@@ -2,20 +2,40 @@
 // CPU thermal throttling, NVIDIA driver init failures and GSP timeouts (issue 4). Facts come from
 // KernelLogFacts; severities of Xids from the Xid table (src/kmsg/xid_table.cc).
 #include <algorithm>
+#include <cstdint>
 #include <ctime>
+#include <map>
 
 #include "core/strings.h"
 #include "kmsg/gpu_map.h"
 #include "kmsg/xid_table.h"
+#include "parsers/pci_bus_id.h"
 #include "rules/catalogue.h"
 #include "rules/engine.h"
 
 namespace gpudoctor {
 namespace {
 
-// The GPU table used to name GPUs in findings. Today: the log's companion lines; at merge with
-// the GPU layer, NVML devices go first: MergeGpuTables(<NVML entries>, GpusFromLog(...)).
-std::vector<GpuBusEntry> KernelGpuTable(const Snapshot& snap) { return GpusFromLog(snap.kernel); }
+// The GPU table used to name GPUs in findings: NVML devices first (index, uuid, serial), then
+// what the log's own companion lines add ("GPU at PCI:...: GPU-uuid", board serials).
+std::vector<GpuBusEntry> KernelGpuTable(const Snapshot& snap) {
+  std::vector<GpuBusEntry> nvml;
+  for (const auto& g : snap.gpu.gpus) {
+    auto pci = ParsePciBusId(g.pci_bus_id);
+    if (!pci) continue;
+    nvml.push_back({g.index, g.uuid, *pci, g.serial});
+  }
+  return MergeGpuTables(std::move(nvml), GpusFromLog(snap.kernel));
+}
+
+// NVML already reported this GPU as lost (GPU_IS_LOST): the GPU rules own that finding.
+bool NvmlSawLost(const Snapshot& snap, const PciTuple& pci) {
+  for (const auto& g : snap.gpu.gpus) {
+    auto a = ParsePciBusId(g.pci_bus_id);
+    if (g.lost && a && a->SameDevice(pci)) return true;
+  }
+  return false;
+}
 
 std::string FormatLogTime(const LogTime& t) {
   if (t.wall_us) {
@@ -120,16 +140,14 @@ void XidFinding(const KernelEvent& e, const Thresholds& t, const std::vector<Gpu
   out.push_back(std::move(f));
 }
 
-void LostFindings(const KernelLogFacts& k, const std::vector<GpuBusEntry>& gpus,
+void LostFindings(const Snapshot& snap, const std::vector<GpuBusEntry>& gpus,
                   std::vector<Finding>& out) {
-  // The `gpu.lost` entry belongs to the GPU layer's catalogue section; until it is there, a lost
-  // GPU is still reported by its Xid 79 (gpu.xid, crit).
-  if (FindCatalogueEntry("gpu.lost") == nullptr) return;
+  const KernelLogFacts& k = snap.kernel;
   std::vector<const KernelEvent*> seen;
   for (const auto& e : k.events) {
     bool lost =
         e.kind == KernelEventKind::kGpuLost || (e.kind == KernelEventKind::kXid && e.xid == 79);
-    if (!lost || !e.pci) continue;
+    if (!lost || !e.pci || NvmlSawLost(snap, *e.pci)) continue;
     auto dup = std::find_if(seen.begin(), seen.end(),
                             [&](const KernelEvent* s) { return s->pci->SameDevice(*e.pci); });
     if (dup != seen.end()) continue;
@@ -271,12 +289,53 @@ void SimpleFindings(const KernelEvent& e, const Thresholds& t, const std::vector
   }
 }
 
+// Xids that NVML's event API delivered during the check but the kernel log did not show (no
+// access to /dev/kmsg in a container, a rotated journal): still one gpu.xid per GPU and code.
+void NvmlXidFindings(const Snapshot& snap, const std::vector<GpuBusEntry>& gpus,
+                     std::vector<Finding>& out) {
+  std::map<std::pair<int, uint64_t>, int64_t> counts;  // (gpu index or -1, xid) -> events
+  for (const auto& ev : snap.gpu.nvml_xid_events) counts[{ev.gpu_index.value_or(-1), ev.xid}]++;
+  for (const auto& [key, count] : counts) {
+    const auto& [index, xid] = key;
+    const GpuFacts* gpu = nullptr;
+    for (const auto& g : snap.gpu.gpus) {
+      if (g.index == index) gpu = &g;
+    }
+    auto pci = gpu ? ParsePciBusId(gpu->pci_bus_id) : std::nullopt;
+    bool in_log = false;
+    for (const auto& e : snap.kernel.events) {
+      in_log = in_log || (e.kind == KernelEventKind::kXid && static_cast<uint64_t>(e.xid) == xid &&
+                          e.pci && pci && e.pci->SameDevice(*pci));
+    }
+    if (in_log) continue;
+    XidInfo info = LookupXid(static_cast<int>(std::min<uint64_t>(xid, 1u << 30)));
+    std::string where = index >= 0 ? "GPU " + std::to_string(index) : "an unlisted GPU";
+    Finding f =
+        MakeFinding("gpu.xid", FromXidSeverity(info.severity),
+                    "Xid " + std::to_string(xid) +
+                        (info.mnemonic.empty() ? "" : " (" + std::string(info.meaning) + ")") +
+                        " on " + where + " (NVML event)");
+    f.Add("xid", static_cast<int64_t>(std::min<uint64_t>(xid, INT64_MAX)));
+    f.Add("xid_class", XidClassName(info.xid_class));
+    f.Add("xid_table_severity", XidSeverityName(info.severity));
+    f.AddBool("xid_known", info.known);
+    f.Add("count", count);
+    f.Add("source", "nvml events");
+    if (!info.action.empty()) f.next_steps.insert(f.next_steps.begin(), std::string(info.action));
+    f.subject = pci ? pci->ToString() : where;
+    AttachGpu(f, pci, gpus);
+    if (f.gpu && gpu) f.gpu->name = gpu->name;
+    out.push_back(std::move(f));
+  }
+}
+
 }  // namespace
 
 void KernelRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out) {
   const KernelLogFacts& k = snap.kernel;
-  if (k.events.empty()) return;
   std::vector<GpuBusEntry> gpus = KernelGpuTable(snap);
+  NvmlXidFindings(snap, gpus, out);
+  if (k.events.empty()) return;
   for (const auto& e : k.events) {
     if (e.kind == KernelEventKind::kXid) {
       XidFinding(e, t, gpus, out);
@@ -286,7 +345,7 @@ void KernelRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>
       SimpleFindings(e, t, gpus, out);
     }
   }
-  LostFindings(k, gpus, out);
+  LostFindings(snap, gpus, out);
 }
 
 }  // namespace gpudoctor

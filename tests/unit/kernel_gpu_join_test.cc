@@ -1,0 +1,89 @@
+// The kernel-log rules joined with the GPU layer's NVML facts: kernel PCI tuples name NVML GPUs,
+// NVML Xid events surface when the log lacks them, and a lost GPU is reported once.
+#include <gtest/gtest.h>
+
+#include "kmsg/log_scanner.h"
+#include "rules/engine.h"
+
+namespace gpudoctor {
+namespace {
+
+Snapshot WithLog(std::string_view log) {
+  KernelLogScanner scanner;
+  scanner.ScanText(log);
+  Snapshot snap;
+  snap.kernel = scanner.Finish();
+  snap.kernel.source = "test";
+  return snap;
+}
+
+GpuFacts Gpu(int index, std::string bus, std::string uuid, std::string serial) {
+  GpuFacts g;
+  g.index = index;
+  g.pci_bus_id = std::move(bus);
+  g.uuid = std::move(uuid);
+  g.serial = std::move(serial);
+  g.name = "NVIDIA H100 80GB HBM3";
+  return g;
+}
+
+std::vector<const Finding*> ById(const std::vector<Finding>& fs, std::string_view id) {
+  std::vector<const Finding*> out;
+  for (const auto& f : fs) {
+    if (f.id == id) out.push_back(&f);
+  }
+  return out;
+}
+
+TEST(KernelGpuJoinTest, XidLineNamesTheNvmlGpu) {
+  Snapshot snap = WithLog(
+      "[ 12.5] NVRM: Xid (PCI:0000:3b:00): 48, pid=4242, name=python, An uncorrectable double "
+      "bit error (DBE) has been detected on GPU (0x3b:0x0:0x0)\n");
+  snap.gpu.gpus = {Gpu(0, "0000:18:00.0", "GPU-aaa", "S0"), Gpu(3, "0000:3b:00.0", "GPU-ddd", "S3")};
+  auto findings = EvaluateRules(snap, Thresholds());
+  auto xids = ById(findings, "gpu.xid");
+  ASSERT_EQ(xids.size(), 1u);
+  ASSERT_TRUE(xids[0]->gpu);
+  EXPECT_EQ(xids[0]->gpu->index, 3);
+  EXPECT_EQ(xids[0]->gpu->uuid, "GPU-ddd");
+  EXPECT_EQ(xids[0]->gpu->serial, "S3");
+}
+
+TEST(KernelGpuJoinTest, NvmlXidEventsAppearOnlyWhenTheLogLacksThem) {
+  Snapshot snap = WithLog("[ 12.5] NVRM: Xid (PCI:0000:3b:00): 48, pid=1, name=x, DBE\n");
+  snap.gpu.gpus = {Gpu(0, "0000:18:00.0", "GPU-aaa", "S0"), Gpu(3, "0000:3b:00.0", "GPU-ddd", "S3")};
+  snap.gpu.nvml_xid_events = {{3, 48}, {0, 13}, {0, 13}};
+  auto findings = EvaluateRules(snap, Thresholds());
+  auto xids = ById(findings, "gpu.xid");
+  ASSERT_EQ(xids.size(), 2u);  // 48 on GPU 3 from the log, 13 on GPU 0 from NVML only
+  const Finding* nvml_only = nullptr;
+  for (const Finding* f : xids) {
+    if (f->gpu && f->gpu->index == 0) nvml_only = f;
+  }
+  ASSERT_NE(nvml_only, nullptr);
+  bool saw_source = false, saw_count = false;
+  for (const auto& e : nvml_only->evidence) {
+    if (e.name == "source") saw_source = std::get<std::string>(e.value) == "nvml events";
+    if (e.name == "count") saw_count = std::get<int64_t>(e.value) == 2;
+  }
+  EXPECT_TRUE(saw_source);
+  EXPECT_TRUE(saw_count);
+}
+
+TEST(KernelGpuJoinTest, LostGpuReportedOnceWhenNvmlAlsoSawIt) {
+  const char* log =
+      "[ 99.1] NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen "
+      "off the bus.\n";
+  Snapshot from_log = WithLog(log);
+  EXPECT_EQ(ById(EvaluateRules(from_log, Thresholds()), "gpu.lost").size(), 1u);
+
+  Snapshot both = WithLog(log);
+  GpuFacts lost = Gpu(3, "0000:3b:00.0", "GPU-ddd", "S3");
+  lost.lost = true;
+  lost.lost_call = "nvmlDeviceGetTemperature";
+  both.gpu.gpus = {lost};
+  EXPECT_EQ(ById(EvaluateRules(both, Thresholds()), "gpu.lost").size(), 1u);
+}
+
+}  // namespace
+}  // namespace gpudoctor
