@@ -135,8 +135,8 @@ struct GpuLayerFacts {
   std::vector<GpuFacts> gpus;
   std::optional<std::vector<PciGpuDevice>> pci_devices;  // absent: the sysfs scan did not run
   std::vector<NvmlHang> hangs;
-  // Xid events drained from the NVML event API during the check. Facts only: the kernel-log
-  // layer owns `gpu.xid`; a rule joining both lands with that merge.
+  // Xid events drained from the NVML event API during the check. The kernel-log rules turn
+  // those the kernel log does not show into `gpu.xid` findings (kernel_rules.cc).
   std::vector<NvmlXidEvent> nvml_xid_events;
 };
 

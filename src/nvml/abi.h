@@ -110,6 +110,9 @@ enum : unsigned {
   kFieldNvLinkGetState = 165,  // scopeId = link
   kFieldPowerInstant = 186,    // mW, scopeId 0 = GPU
   kFieldPowerCurrentLimit = 190,
+  kFieldTempShutdownLimit = 193,  // degrees C; Ada/Hopper-era drivers, else NOT_SUPPORTED
+  kFieldTempSlowdownLimit = 194,
+  kFieldTempMemMaxLimit = 195,
 };
 
 // Event type bits (nvml.md §4.3).

@@ -252,13 +252,34 @@ class GpuSampler {
     return v ? InRange(*v, 1, kMaxClockMhz) : std::nullopt;
   }
 
+  // Temperature limits: from the first batch when the driver has the fields (one call for all),
+  // else one call per threshold.
+  void TemperatureLimits(const std::vector<nvmlFieldValue_t>& batch, bool batch_ok) {
+    struct Limit {
+      unsigned field;
+      int threshold;
+      std::optional<int> GpuFacts::*member;
+    };
+    static constexpr Limit kLimits[] = {
+        {nvml::kFieldTempShutdownLimit, nvml::NVML_TEMPERATURE_THRESHOLD_SHUTDOWN,
+         &GpuFacts::temp_shutdown_c},
+        {nvml::kFieldTempSlowdownLimit, nvml::NVML_TEMPERATURE_THRESHOLD_SLOWDOWN,
+         &GpuFacts::temp_slowdown_c},
+        {nvml::kFieldTempMemMaxLimit, nvml::NVML_TEMPERATURE_THRESHOLD_MEM_MAX,
+         &GpuFacts::temp_memory_max_c},
+    };
+    for (const auto& l : kLimits) {
+      if (Stop()) return;
+      if (auto v = batch_ok ? Find(batch, l.field) : std::nullopt;
+          v && *v >= 1 && *v <= static_cast<uint64_t>(kMaxTempC) + 50) {
+        f_.*l.member = static_cast<int>(*v);
+      } else {
+        f_.*l.member = Threshold(l.threshold);
+      }
+    }
+  }
+
   void Limits() {
-    f_.temp_shutdown_c = Threshold(nvml::NVML_TEMPERATURE_THRESHOLD_SHUTDOWN);
-    if (Stop()) return;
-    f_.temp_slowdown_c = Threshold(nvml::NVML_TEMPERATURE_THRESHOLD_SLOWDOWN);
-    if (Stop()) return;
-    f_.temp_memory_max_c = Threshold(nvml::NVML_TEMPERATURE_THRESHOLD_MEM_MAX);
-    if (Stop()) return;
     f_.max_sm_clock_mhz = MaxClock(nvml::NVML_CLOCK_SM);
     if (Stop()) return;
     f_.max_memory_clock_mhz = MaxClock(nvml::NVML_CLOCK_MEM);
@@ -313,7 +334,10 @@ class GpuSampler {
                         nvml::kFieldRemappedPending,
                         nvml::kFieldRemappedFailure,
                         nvml::kFieldPowerInstant,
-                        nvml::kFieldPowerCurrentLimit}) {
+                        nvml::kFieldPowerCurrentLimit,
+                        nvml::kFieldTempShutdownLimit,
+                        nvml::kFieldTempSlowdownLimit,
+                        nvml::kFieldTempMemMaxLimit}) {
       add(id);
     }
     for (unsigned link = 0; link < kBatchedNvLinks; ++link) add(nvml::kFieldNvLinkGetState, link);
@@ -613,6 +637,8 @@ class GpuSampler {
       }
       if (Stop()) return;
     }
+    TemperatureLimits(batch, batch_ok);
+    if (Stop()) return;
     NvLinks(batch, batch_ok);
     if (Stop()) return;
     Processes();

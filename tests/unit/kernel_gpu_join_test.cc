@@ -39,7 +39,8 @@ TEST(KernelGpuJoinTest, XidLineNamesTheNvmlGpu) {
   Snapshot snap = WithLog(
       "[ 12.5] NVRM: Xid (PCI:0000:3b:00): 48, pid=4242, name=python, An uncorrectable double "
       "bit error (DBE) has been detected on GPU (0x3b:0x0:0x0)\n");
-  snap.gpu.gpus = {Gpu(0, "0000:18:00.0", "GPU-aaa", "S0"), Gpu(3, "0000:3b:00.0", "GPU-ddd", "S3")};
+  snap.gpu.gpus = {Gpu(0, "0000:18:00.0", "GPU-aaa", "S0"),
+                   Gpu(3, "0000:3b:00.0", "GPU-ddd", "S3")};
   auto findings = EvaluateRules(snap, Thresholds());
   auto xids = ById(findings, "gpu.xid");
   ASSERT_EQ(xids.size(), 1u);
@@ -51,7 +52,8 @@ TEST(KernelGpuJoinTest, XidLineNamesTheNvmlGpu) {
 
 TEST(KernelGpuJoinTest, NvmlXidEventsAppearOnlyWhenTheLogLacksThem) {
   Snapshot snap = WithLog("[ 12.5] NVRM: Xid (PCI:0000:3b:00): 48, pid=1, name=x, DBE\n");
-  snap.gpu.gpus = {Gpu(0, "0000:18:00.0", "GPU-aaa", "S0"), Gpu(3, "0000:3b:00.0", "GPU-ddd", "S3")};
+  snap.gpu.gpus = {Gpu(0, "0000:18:00.0", "GPU-aaa", "S0"),
+                   Gpu(3, "0000:3b:00.0", "GPU-ddd", "S3")};
   snap.gpu.nvml_xid_events = {{3, 48}, {0, 13}, {0, 13}};
   auto findings = EvaluateRules(snap, Thresholds());
   auto xids = ById(findings, "gpu.xid");
