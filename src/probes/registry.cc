@@ -20,14 +20,8 @@ ProbeOutput RunKmsgProbe(const ProbeContext& ctx);
 
 const std::vector<ProbeSpec>& ProbeRegistry() {
   static const std::vector<ProbeSpec> probes = {
-      // name, layer, default on, cadence, entry point, what it reads
-      {"cpu", Layer::kResources, true, Cadence::kFast, RunCpuProbe,
-       "CPU busy/iowait/steal over the window, load average (/proc/stat, /proc/loadavg)"},
-      {"nvml", Layer::kHardware, true, Cadence::kFast, RunNvmlProbe,
-       "GPUs through NVML (libnvidia-ml): identity, load, thermals, clocks, ECC, PCIe, NVLink"},
-      {"pci_gpu", Layer::kHardware, true, Cadence::kSlow, RunPciGpuProbe,
-       "NVIDIA GPUs on the PCI bus and the kernel module version (/sys/bus/pci, /sys/module)"},
-      // Network layer (issue 5).
+      // In troubleshooting order. name, layer, default on, cadence, entry point, what it reads
+      // network
       {"reachability", Layer::kNetwork, true, Cadence::kFast, RunReachabilityProbe,
        "ICMP/TCP RTT and loss to [network] targets and references, else the default gateway"},
       {"nic", Layer::kNetwork, true, Cadence::kFast, RunNicProbe,
@@ -36,18 +30,27 @@ const std::vector<ProbeSpec>& ProbeRegistry() {
        "InfiniBand port state, rate and error counters (/sys/class/infiniband)"},
       {"sockets", Layer::kNetwork, true, Cadence::kFast, RunSocketsProbe,
        "bytes per process and peer over the window (sock_diag tcp_info, /proc/PID/fd)"},
+      // hardware
+      {"nvml", Layer::kHardware, true, Cadence::kFast, RunNvmlProbe,
+       "GPUs through NVML (libnvidia-ml): identity, load, thermals, clocks, ECC, PCIe, NVLink"},
+      {"pci_gpu", Layer::kHardware, true, Cadence::kSlow, RunPciGpuProbe,
+       "NVIDIA GPUs on the PCI bus and the kernel module version (/sys/bus/pci, /sys/module)"},
+      {"kmsg", Layer::kHardware, true, Cadence::kFast, RunKmsgProbe,
+       "kernel log of this boot: Xid, AER, hung tasks, OOM, MCE, NIC links (/dev/kmsg, journal)"},
+      // software
+      {"processes", Layer::kSoftware, true, Cadence::kFast, RunProcessProbe,
+       "tasks stuck in D state with their wchan, zombies (/proc/PID/stat, wchan, sched)"},
       {"suspicious", Layer::kSoftware, true, Cadence::kSlow, RunSuspiciousProbe,
        "miner-like process signs: names, stratum ports, deleted exe, CPU, GPU use"},
+      // resources
+      {"cpu", Layer::kResources, true, Cadence::kFast, RunCpuProbe,
+       "CPU busy/iowait/steal over the window, load average (/proc/stat, /proc/loadavg)"},
       {"memory", Layer::kResources, true, Cadence::kFast, RunMemoryProbe,
        "RAM and swap use, swap traffic over the window, OOM kills (/proc/meminfo, /proc/vmstat)"},
       {"pressure", Layer::kResources, true, Cadence::kFast, RunPressureProbe,
        "CPU, memory and I/O pressure stall shares (/proc/pressure/*)"},
       {"disk", Layer::kResources, true, Cadence::kSlow, RunDiskProbe,
        "space and inodes of real filesystems, unresponsive mounts (/proc/1/mounts, statvfs)"},
-      {"processes", Layer::kSoftware, true, Cadence::kFast, RunProcessProbe,
-       "tasks stuck in D state with their wchan, zombies (/proc/PID/stat, wchan, sched)"},
-      {"kmsg", Layer::kHardware, true, Cadence::kFast, RunKmsgProbe,
-       "kernel log of this boot: Xid, AER, hung tasks, OOM, MCE, NIC links (/dev/kmsg, journal)"},
   };
   return probes;
 }
