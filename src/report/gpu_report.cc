@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "core/strings.h"
+#include "parsers/pci_bus_id.h"
 
 namespace gpudoctor {
 namespace {
@@ -168,7 +169,7 @@ nlohmann::ordered_json GpuFactsToJson(const GpuLayerFacts& f) {
   return out;
 }
 
-std::string GpuTable(const GpuLayerFacts& f) {
+std::string GpuTable(const GpuLayerFacts& f, const std::vector<Finding>& findings) {
   if (f.gpus.empty()) return "";
   std::string out;
   char line[512];
@@ -193,7 +194,21 @@ std::string GpuTable(const GpuLayerFacts& f) {
       pcie += " x";
       pcie += std::to_string(*g.pcie_width);
     }
-    std::string state = g.hung ? "HUNG" : g.lost ? "LOST" : "ok";
+    // The worst finding about this GPU (by index or slot), so the table alone shows which card
+    // needs attention.
+    std::optional<Severity> worst;
+    for (const auto& fi : findings) {
+      if (!fi.gpu) continue;
+      bool same = (fi.gpu->index && *fi.gpu->index == g.index) ||
+                  (!fi.gpu->index && !fi.gpu->pci_bus_id.empty() &&
+                   NormalizePciBusId(fi.gpu->pci_bus_id) == g.pci_bus_id);
+      if (same && (!worst || fi.severity > *worst)) worst = fi.severity;
+    }
+    std::string state = g.hung                               ? "HUNG"
+                        : g.lost                             ? "LOST"
+                        : worst && *worst == Severity::kCrit ? "CRIT"
+                        : worst && *worst == Severity::kWarn ? "WARN"
+                                                             : "ok";
     std::string temp = "-";
     if (g.temp_c) temp = std::to_string(*g.temp_c) + "C";
     std::snprintf(line, sizeof line, "%-3d %-24.24s %-12.12s %-14.14s %5s %11s %5s %19s %9s %s\n",

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "facts/gpu_facts.h"
+#include "findings/finding.h"
 
 namespace gpudoctor {
 
@@ -17,6 +18,7 @@ nlohmann::ordered_json GpuFactsToJson(const GpuLayerFacts& facts);
 
 // Fixed-width table, one line per GPU, plus a driver line; empty when NVML found no GPU.
 //   GPU  NAME                 BUS ID        SERIAL         TEMP  POWER       UTIL  MEMORY ...
-std::string GpuTable(const GpuLayerFacts& facts);
+// One line per GPU; STATE is HUNG/LOST, else the worst severity among `findings` naming the GPU.
+std::string GpuTable(const GpuLayerFacts& facts, const std::vector<Finding>& findings = {});
 
 }  // namespace gpudoctor

@@ -109,7 +109,7 @@ std::string RenderText(const Report& report, bool color) {
     }
     (void)not_ok;
     if (layer == Layer::kHardware) {
-      const std::string table = GpuTable(snap.gpu);
+      const std::string table = GpuTable(snap.gpu, report.findings);
       for (auto row : SplitLines(table)) {
         if (!row.empty()) out += p.Dim("  " + std::string(row)) + "\n";
       }

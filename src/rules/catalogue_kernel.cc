@@ -17,6 +17,7 @@ const std::vector<CatalogueEntry>& KernelCatalogue() {
        "120), NVLink errors (74, 144-150). Severity comes from gpudoctor's Xid table (`gpudoctor "
        "explain xid N`); the same Xid from several processes raises it one step. NVML cannot "
        "report Xid 79/119/120, so the kernel log is the only source for them.",
+       // Order matters: kernel_rules.cc XidNextSteps keeps steps 3 and 4 only when they apply.
        {"Read what the code means and its action: `gpudoctor explain xid N`.",
         "Look at the lines around the first occurrence: `dmesg -T | grep -n -A3 -B10 'Xid'`.",
         "Several processes or jobs hitting the same Xid on one GPU point at the GPU: drain it and "

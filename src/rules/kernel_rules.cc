@@ -91,6 +91,20 @@ Severity FromXidSeverity(XidSeverity s) {
   }
 }
 
+// Next steps for one Xid: its own action first, then the catalogue's general steps that apply
+// (the catalogue lists them in this order: explain, log lines, several processes, memory Xids).
+std::vector<std::string> XidNextSteps(int64_t xid, const XidInfo& info, bool escalated) {
+  const auto& general = FindCatalogueEntry("gpu.xid")->next_steps;
+  std::vector<std::string> steps = {"Xid " + std::to_string(xid) + ": " + std::string(info.action) +
+                                    "."};
+  for (size_t i = 0; i < general.size(); ++i) {
+    if (i == 2 && !escalated) continue;
+    if (i == 3 && info.xid_class != XidClass::kHardwareMemory) continue;
+    steps.emplace_back(general[i]);
+  }
+  return steps;
+}
+
 void XidFinding(const KernelEvent& e, const Thresholds& t, const std::vector<GpuBusEntry>& gpus,
                 std::vector<Finding>& out) {
   const char* id = "gpu.xid";
@@ -134,8 +148,7 @@ void XidFinding(const KernelEvent& e, const Thresholds& t, const std::vector<Gpu
     for (int64_t l : e.ids) gi += (gi.empty() ? "" : ",") + std::to_string(l);
     f.Add("mig_gpu_instances", gi);
   }
-  f.next_steps.insert(f.next_steps.begin(),
-                      "Xid " + std::to_string(e.xid) + ": " + std::string(info.action) + ".");
+  f.next_steps = XidNextSteps(e.xid, info, escalated);
   AttachGpu(f, e.pci, gpus);
   out.push_back(std::move(f));
 }
@@ -321,7 +334,8 @@ void NvmlXidFindings(const Snapshot& snap, const std::vector<GpuBusEntry>& gpus,
     f.AddBool("xid_known", info.known);
     f.Add("count", count);
     f.Add("source", "nvml events");
-    if (!info.action.empty()) f.next_steps.insert(f.next_steps.begin(), std::string(info.action));
+    f.next_steps =
+        XidNextSteps(static_cast<int64_t>(std::min<uint64_t>(xid, INT64_MAX)), info, false);
     f.subject = pci ? pci->ToString() : where;
     AttachGpu(f, pci, gpus);
     if (f.gpu && gpu) f.gpu->name = gpu->name;

@@ -89,3 +89,31 @@ TEST(KernelGpuJoinTest, LostGpuReportedOnceWhenNvmlAlsoSawIt) {
 
 }  // namespace
 }  // namespace gpudoctor
+
+namespace gpudoctor {
+namespace {
+
+bool HasStep(const Finding& f, std::string_view text) {
+  for (const auto& s : f.next_steps) {
+    if (s.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(KernelXidStepsTest, NextStepsFitTheXid) {
+  Snapshot snap = WithLog(
+      "[ 1.0] NVRM: Xid (PCI:0000:3b:00): 31, pid=7, name=python, MMU Fault\n"
+      "[ 2.0] NVRM: Xid (PCI:0000:5d:00): 48, pid=8, name=python, DBE\n");
+  auto findings = EvaluateRules(snap, Thresholds());
+  auto xids = ById(findings, "gpu.xid");
+  ASSERT_EQ(xids.size(), 2u);
+  for (const Finding* f : xids) {
+    bool memory = f->subject.find("5d") != std::string::npos;
+    EXPECT_EQ(HasStep(*f, "Memory Xids"), memory) << f->summary;
+    EXPECT_TRUE(HasStep(*f, memory ? "Xid 48:" : "Xid 31:")) << f->summary;
+    EXPECT_FALSE(HasStep(*f, "Several processes")) << "one process only: " << f->summary;
+  }
+}
+
+}  // namespace
+}  // namespace gpudoctor

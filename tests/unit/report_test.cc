@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/strings.h"
+
 namespace gpudoctor {
 namespace {
 
@@ -90,6 +92,37 @@ TEST(ReportTest, TextGroupsLayersInOrderWithVerdict) {
   EXPECT_THAT(text, HasSubstr("verdict: CRIT - 2 critical, 1 warning"));
   EXPECT_EQ(text.find("\033["), std::string::npos);  // no colour when asked for none
   EXPECT_NE(RenderText(SampleReport(), true).find("\033["), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpudoctor
+
+#include "report/gpu_report.h"
+
+namespace gpudoctor {
+namespace {
+
+TEST(GpuTableTest, StateColumnShowsTheWorstFindingPerGpu) {
+  GpuLayerFacts facts;
+  for (int i = 0; i < 3; ++i) {
+    GpuFacts g;
+    g.index = i;
+    g.name = "NVIDIA H100 80GB HBM3";
+    g.pci_bus_id = "0000:1" + std::to_string(i) + ":00.0";
+    facts.gpus.push_back(g);
+  }
+  facts.gpus[2].hung = true;
+  Finding dbe = MakeFinding("host.disk.full", Severity::kCrit, "stand-in GPU finding");
+  dbe.gpu = GpuRef{1, "", "0000:11:00.0", "", ""};
+  Finding by_slot = MakeFinding("host.disk.full", Severity::kWarn, "named by slot only");
+  by_slot.gpu = GpuRef{std::nullopt, "", "0000:10:00.0", "", ""};
+  std::string table = GpuTable(facts, {dbe, by_slot});
+  auto lines = SplitLines(table);
+  ASSERT_GE(lines.size(), 4u);
+  EXPECT_TRUE(EndsWith(lines[1], "WARN")) << lines[1];
+  EXPECT_TRUE(EndsWith(lines[2], "CRIT")) << lines[2];
+  EXPECT_TRUE(EndsWith(lines[3], "HUNG")) << lines[3];
+  EXPECT_TRUE(EndsWith(SplitLines(GpuTable(facts))[1], "ok"));
 }
 
 }  // namespace
