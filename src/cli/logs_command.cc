@@ -15,34 +15,14 @@
 namespace gpudoctor {
 namespace {
 
-std::string EvidenceText(const EvidenceItem& item) {
-  return std::visit(
-      [](const auto& v) -> std::string {
-        using T = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, std::string>) {
-          return v;
-        } else if constexpr (std::is_same_v<T, bool>) {
-          return v ? "yes" : "no";
-        } else if constexpr (std::is_same_v<T, double>) {
-          return FormatDouble(v, 3);
-        } else {
-          return std::to_string(v);
-        }
-      },
-      item.value);
-}
-
-std::string RenderLogsText(const KernelLogFacts& k, const std::vector<Finding>& findings) {
+std::string RenderLogsText(const KernelLogFacts& k, const std::vector<Finding>& findings,
+                           bool color) {
   std::string out =
       "gpudoctor logs: " + Sanitize(k.source, 200) + ": " + std::to_string(k.bytes_scanned) +
       " bytes, " + std::to_string(k.lines_examined) + " lines examined, " +
       std::to_string(findings.size()) + " finding(s), verdict " + Verdict(findings) + "\n";
-  for (const auto& f : findings) {
-    out += "\n[" + std::string(SeverityName(f.severity)) + "] " + f.id + ": " + f.summary + "\n";
-    if (f.gpu && !f.gpu->uuid.empty()) out += "    gpu: " + f.gpu->uuid + "\n";
-    for (const auto& e : f.evidence) out += "    " + e.name + ": " + EvidenceText(e) + "\n";
-    for (const auto& s : f.next_steps) out += "    - " + s + "\n";
-  }
+  if (!findings.empty()) out += "\n";
+  for (const auto& f : findings) out += RenderFindingText(f, color);
   if (k.garbled_lines || k.truncated_lines || k.non_kernel_lines || k.dropped_events) {
     out += "\nskipped: " + std::to_string(k.garbled_lines) + " garbled, " +
            std::to_string(k.truncated_lines) + " over-long, " + std::to_string(k.non_kernel_lines) +
@@ -81,7 +61,7 @@ int LogsCommand(const CliOptions& o) {
     for (const auto& f : findings) j["findings"].push_back(FindingToJson(f));
     out = j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
   } else {
-    out = RenderLogsText(snap.kernel, findings);
+    out = RenderLogsText(snap.kernel, findings, UseColor(o));
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
   return ExitCodeFor(findings);

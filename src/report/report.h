@@ -28,6 +28,8 @@ int ExitCodeFor(const std::vector<Finding>& findings);
 // {"verdict","host","time","duration_ms","findings":[...],"probes":[...], ...layer sections}
 std::string RenderJson(const Report& report);
 std::string RenderText(const Report& report, bool color);
+// One finding as in the text report: severity, id, GPU, summary, evidence line, next steps.
+std::string RenderFindingText(const Finding& f, bool color);
 
 // ISO 8601 UTC with seconds: "2026-12-02T15:04:05Z".
 std::string FormatUtc(std::chrono::system_clock::time_point t);

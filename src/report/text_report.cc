@@ -62,7 +62,7 @@ std::string GpuLabel(const GpuRef& g) {
   return s;
 }
 
-void RenderFinding(const Finding& f, const Palette& p, std::string& out) {
+void RenderFindingTo(const Finding& f, const Palette& p, std::string& out) {
   out += "  " + p.Sev(f.severity, SevLabel(f.severity)) + "  " + p.Bold(f.id) + "  ";
   if (f.gpu) out += GpuLabel(*f.gpu) + ": ";
   out += f.summary + "\n";
@@ -76,6 +76,12 @@ void RenderFinding(const Finding& f, const Palette& p, std::string& out) {
 
 }  // namespace
 
+std::string RenderFindingText(const Finding& f, bool color) {
+  std::string out;
+  RenderFindingTo(f, Palette{color}, out);
+  return out;
+}
+
 std::string RenderText(const Report& report, bool color) {
   Palette p{color};
   const Snapshot& snap = report.snapshot;
@@ -88,7 +94,7 @@ std::string RenderText(const Report& report, bool color) {
     bool any = false;
     for (const auto& f : report.findings) {
       if (f.layer != layer) continue;
-      RenderFinding(f, p, out);
+      RenderFindingTo(f, p, out);
       any = true;
     }
     int probes = 0, not_ok = 0;

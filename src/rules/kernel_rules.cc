@@ -251,6 +251,8 @@ void SimpleFindings(const KernelEvent& e, const Thresholds& t, const std::vector
     }
     case KernelEventKind::kNetLink: {
       const char* id = "net.link";
+      // Links coming up (every boot, every cable plugged in) are not a problem by themselves.
+      if (e.link_down == 0 && e.tx_timeouts == 0) return;
       double downs = static_cast<double>(e.link_down);
       double tx = static_cast<double>(e.tx_timeouts);
       Severity sev = Severity::kInfo;

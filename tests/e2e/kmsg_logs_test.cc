@@ -38,7 +38,7 @@ TEST(KmsgLogsE2eTest, StdinTextAndCleanLog) {
   auto r = RunGpudoctor({"logs", "-"}, std::chrono::seconds(30), {{"TZ", "UTC"}}, text);
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_THAT(r.out, HasSubstr("gpudoctor logs: stdin"));
-  EXPECT_THAT(r.out, HasSubstr("[crit] pcie.aer"));
+  EXPECT_THAT(r.out, HasSubstr("CRIT  pcie.aer"));
   auto clean = RunGpudoctor({"logs", "-"}, std::chrono::seconds(30), {},
                             "[ 1.0] usb 1-1: new device\n[ 2.0] EXT4-fs mounted\n");
   EXPECT_EQ(clean.exit_code, 0);
