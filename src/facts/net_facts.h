@@ -31,6 +31,10 @@ struct TargetProbeFacts {
   // Why the host could not be probed at all (unresolved name, no socket); empty otherwise.
   // An unreachable host is not an error: it has sent > 0 and received == 0.
   std::string error;
+  // Probes went out but the result says nothing about the host: the implicit default gateway,
+  // no ICMP socket, and the TCP fallback got no answer at all (routers drop SYNs to closed
+  // ports silently). Rules judge no loss or latency for it; `error` says why.
+  bool inconclusive = false;
 };
 
 struct ReachabilityFacts {
@@ -83,7 +87,11 @@ struct ProcessTraffic {
 struct SocketTrafficFacts {
   double window_s = 0;
   int sockets_seen = 0;
-  uint64_t unmapped_tx_bytes = 0;         // traffic of sockets no visible process holds
+  uint64_t unmapped_tx_bytes = 0;  // traffic of sockets no visible process holds
+  uint64_t loopback_tx_bytes = 0;  // sent to 127.0.0.0/8 or ::1: not counted anywhere else
+  // The /proc scan stopped at the check deadline: processes not reached have no traffic here.
+  bool process_scan_truncated = false;
+  int processes_scanned = 0;
   std::vector<ProcessTraffic> processes;  // largest sender first, bounded
 };
 
@@ -107,6 +115,8 @@ struct ProcessSignFacts {
   std::vector<ProcessSigns> processes;  // only processes with at least one sign worth judging
   int scanned = 0;
   int skipped_dstate = 0;  // tasks in D state whose fds/exe were not read
+  // The /proc scan stopped at the check deadline: processes after `scanned` were not looked at.
+  bool truncated = false;
 };
 
 struct NetworkFacts {

@@ -38,8 +38,14 @@ ProcessScan ScanProcesses(const RootFs& fs, const ScanOptions& opts) {
   ProcessScan scan;
   auto entries = RootFs::ListDir(fs.procfs());
   if (!entries.ok()) return scan;
+  auto past_deadline = [&opts] { return opts.deadline && SteadyClock::now() >= *opts.deadline; };
+  size_t visited = 0;
   for (const auto& name : *entries) {
     if (scan.processes.size() >= opts.max_processes) break;
+    if (visited++ % kScanDeadlineStride == 0 && past_deadline()) {
+      scan.truncated = true;
+      break;
+    }
     auto pid = ParseInt64(name);
     if (!pid || *pid <= 0 || *pid > 0x3fffffff) continue;
     auto stat_text = fs.ReadProc(name + "/stat", 4096);
@@ -65,7 +71,12 @@ ProcessScan ScanProcesses(const RootFs& fs, const ScanOptions& opts) {
       std::string fd_dir = fs.ProcPath(name + "/fd");
       if (auto fds = RootFs::ListDir(fd_dir); fds.ok()) {
         p.fds_read = true;
+        size_t fds_visited = 0;
         for (const auto& fd : *fds) {
+          if (++fds_visited % kScanDeadlineStride == 0 && past_deadline()) {
+            scan.truncated = true;
+            break;
+          }
           auto link = RootFs::ReadLink(fd_dir + "/" + fd);
           if (!link.ok()) continue;
           if (auto inode = ParseSocketLink(*link)) {
@@ -82,6 +93,7 @@ ProcessScan ScanProcesses(const RootFs& fs, const ScanOptions& opts) {
       }
     }
     scan.processes.push_back(std::move(p));
+    if (scan.truncated) break;
   }
   return scan;
 }

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/deadline.h"
 #include "core/root_fs.h"
 #include "parsers/pid_stat.h"
 
@@ -41,13 +42,22 @@ struct ScanOptions {
   bool read_fds = true;
   bool read_exe = false;
   size_t max_processes = 100000;
+  // Stop when this passes (checked every kScanDeadlineStride /proc entries and fds); nullopt:
+  // no limit.
+  std::optional<TimePoint> deadline;
 };
+
+inline constexpr size_t kScanDeadlineStride = 32;
 
 struct ProcessScan {
   std::vector<ScannedProcess> processes;
   int skipped_dstate = 0;
+  // Stopped at the deadline: processes after the last one listed were not read (and the last
+  // one's fd list may be partial).
+  bool truncated = false;
 };
 
+// Never fails: an unreadable /proc gives an empty scan.
 ProcessScan ScanProcesses(const RootFs& fs, const ScanOptions& opts);
 
 }  // namespace gpudoctor

@@ -14,6 +14,7 @@ ProcessSignFacts CollectProcessSigns(const ProcessSignInputs& in) {
   if (in.after == nullptr) return facts;
   facts.scanned = static_cast<int>(in.after->processes.size());
   facts.skipped_dstate = in.after->skipped_dstate;
+  facts.truncated = in.after->truncated || (in.before != nullptr && in.before->truncated);
 
   std::unordered_map<int, uint64_t> ticks_before;
   if (in.before != nullptr) {

@@ -2,7 +2,8 @@
 // window, persistent outbound TCP connections (established to a non-loopback peer in both
 // dumps, from a local port that is not a listening port) and an open NVIDIA GPU device.
 // Keeps only processes with at least one such sign, plus the busiest by CPU (so a miner that
-// hides its connections is still looked at by name). Pure function; thread-safe.
+// hides its connections is still looked at by name). A truncated scan (either one) makes the
+// facts truncated. Pure function; thread-safe.
 #pragma once
 
 #include <map>

@@ -1,5 +1,7 @@
 #include "net/reachability.h"
 
+#include <optional>
+
 #include "net/rtt_stats.h"
 
 namespace gpudoctor {
@@ -8,6 +10,11 @@ std::chrono::milliseconds HostBudget(const ReachabilityOptions& opts) {
   int count = std::max(opts.ping.count, 1);
   return opts.resolve_timeout + (count - 1) * opts.ping.interval + opts.ping.timeout +
          std::chrono::milliseconds(100);
+}
+
+bool FallbackInconclusive(TargetGroup group, bool tcp_fallback, const PingResult& ping) {
+  return group == TargetGroup::kGateway && tcp_fallback && ping.sent > 0 && ping.rtts_ms.empty() &&
+         !ping.port_closed;
 }
 
 TargetProbeFacts ProbeHost(const HostToProbe& host, const ReachabilityOptions& opts) {
@@ -21,13 +28,21 @@ TargetProbeFacts ProbeHost(const HostToProbe& host, const ReachabilityOptions& o
   }
   f.address = AddressToString(*addr);
   PingResult ping;
+  bool tcp_fallback = false;
   if (host.target.method == ProbeMethod::kTcp) {
     ping = TcpPing(*addr, *host.target.port, opts.ping);
-  } else if (auto icmp = IcmpPing(*addr, opts.ping); icmp.ok()) {
-    ping = std::move(*icmp);
   } else {
-    ping = TcpPing(*addr, opts.fallback_tcp_port, opts.ping);
-    ping.method = "tcp-fallback:" + std::to_string(opts.fallback_tcp_port);
+    std::optional<PingResult> icmp;
+    if (opts.use_icmp) {
+      if (auto r = IcmpPing(*addr, opts.ping); r.ok()) icmp = std::move(*r);
+    }
+    if (icmp) {
+      ping = std::move(*icmp);
+    } else {
+      ping = TcpPing(*addr, opts.fallback_tcp_port, opts.ping);
+      ping.method = "tcp-fallback:" + std::to_string(opts.fallback_tcp_port);
+      tcp_fallback = true;
+    }
   }
   f.method = ping.method;
   RttStats s = ComputeRttStats(ping.sent, ping.rtts_ms);
@@ -41,6 +56,10 @@ TargetProbeFacts ProbeHost(const HostToProbe& host, const ReachabilityOptions& o
   f.jitter_ms = s.jitter_ms;
   f.port_closed = ping.port_closed;
   if (ping.sent == 0) f.error = ping.last_error.empty() ? "nothing sent" : ping.last_error;
+  if (FallbackInconclusive(host.group, tcp_fallback, ping)) {
+    f.inconclusive = true;
+    f.error = kGatewayUnprobed;
+  }
   return f;
 }
 

@@ -24,12 +24,21 @@ struct ReachabilityOptions {
   PingOptions ping;
   std::chrono::milliseconds resolve_timeout{1000};
   uint16_t fallback_tcp_port = 22;
+  // false: skip ICMP and use the TCP fallback directly, as when no ICMP socket can be opened.
+  bool use_icmp = true;
 };
+
+// The implicit gateway probed over the TCP fallback with not one answer (no SYN-ACK, no RST):
+// routers silently drop SYNs to ports they do not serve, so 100% loss says nothing. Such a
+// host is marked inconclusive with this text in `error`; configured targets never are.
+inline constexpr const char* kGatewayUnprobed =
+    "could not be probed (no ICMP socket; TCP fallback unanswered)";
+bool FallbackInconclusive(TargetGroup group, bool tcp_fallback, const PingResult& ping);
 
 // Longest a single host can take with these options (resolution + series + slack).
 std::chrono::milliseconds HostBudget(const ReachabilityOptions& opts);
 
-// One host, on the calling thread.
+// One host, on the calling thread. Resolution or socket failures go into `error`.
 TargetProbeFacts ProbeHost(const HostToProbe& host, const ReachabilityOptions& opts);
 
 // All hosts in parallel; returns by `deadline` at the latest, results in input order.

@@ -38,6 +38,12 @@ SocketTrafficFacts AggregateSocketTraffic(const std::vector<TcpSocketInfo>& befo
     uint64_t tx = grow(s.bytes_acked, prev ? prev->bytes_acked : std::nullopt);
     uint64_t rx = grow(s.bytes_received, prev ? prev->bytes_received : std::nullopt);
     if (tx == 0 && rx == 0) continue;
+    // A process talking to this host (127.0.0.0/8, ::1) moves no byte over a NIC: counting it
+    // would name a local pipe "heavy outbound traffic".
+    if (s.remote_loopback) {
+      facts.loopback_tx_bytes += tx;
+      continue;
+    }
     auto it = owner.find(s.inode);
     if (it == owner.end()) {
       facts.unmapped_tx_bytes += tx;

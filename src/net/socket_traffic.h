@@ -18,7 +18,9 @@ struct TrafficLimits {
 
 // A socket in `after` but not in `before` was opened during the window: all its bytes count.
 // A counter that went backwards (inode reused) counts from zero. Processes sorted by bytes sent,
-// then received; processes that moved nothing are left out.
+// then received; processes that moved nothing are left out. Sockets whose peer is loopback
+// (remote_loopback) are not traffic of this host's network: their sent bytes only go into
+// loopback_tx_bytes, never into a process or peer sum.
 SocketTrafficFacts AggregateSocketTraffic(const std::vector<TcpSocketInfo>& before,
                                           const std::vector<TcpSocketInfo>& after,
                                           const std::vector<ScannedProcess>& processes,

@@ -2,8 +2,10 @@
 // references (--target/--reference); with none configured, the default gateway from
 // /proc/net/route. Units: RTT in ms, loss in percent of probes sent.
 // Failure modes: nothing configured and no default gateway → skipped; an unresolvable or silent
-// host is a fact (error / 100% loss), never a probe failure. Bounded: all hosts in parallel,
-// each within HostBudget(), the whole probe within the check deadline.
+// host is a fact (error / 100% loss), never a probe failure. The implicit gateway probed over
+// the TCP fallback without a single answer is inconclusive (routers drop such SYNs), not lost.
+// Bounded: all hosts in parallel, each within HostBudget(), the whole probe within the check
+// deadline.
 #include "net/reachability.h"
 #include "net/route_table.h"
 #include "probes/probe.h"
@@ -55,6 +57,12 @@ ProbeOutput RunReachabilityProbe(const ProbeContext& ctx) {
   ReachabilityFacts facts;
   facts.gateway_fallback = gateway_fallback;
   facts.hosts = ProbeHosts(hosts, opts, deadline);
+  // Only the implicit gateway, and it said nothing: no reachability data at all.
+  if (facts.hosts.size() == 1 && facts.hosts[0].inconclusive) {
+    return ProbeSkipped(
+        "default gateway " + facts.hosts[0].name + " " + kGatewayUnprobed,
+        [facts = std::move(facts)](Snapshot& snap) { snap.network.reachability = facts; });
+  }
   return ProbeOk([facts = std::move(facts)](Snapshot& snap) { snap.network.reachability = facts; });
 }
 

@@ -2,7 +2,8 @@
 // exe links (never for D-state tasks), sock_diag TCP dumps at both ends of the window,
 // /etc/passwd for user names. Units: CPU percent of one core over the window.
 // Failure modes: no /proc → skipped; no sock_diag → signs without connections; unreadable fds
-// of other users (not root) → those processes lack connection and GPU signs.
+// of other users (not root) → those processes lack connection and GPU signs; a /proc scan cut
+// short by the check deadline gives partial facts marked truncated.
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,8 +18,10 @@ ProbeOutput RunSuspiciousProbe(const ProbeContext& ctx) {
   if (!RootFs::Exists(ctx.fs().ProcPath("self"))) {
     return ProbeSkipped("no procfs at " + ctx.fs().procfs());
   }
+  TimePoint scan_deadline = ctx.deadline - std::chrono::milliseconds(200);  // time to report
   ScanOptions light;
   light.read_fds = false;
+  light.deadline = scan_deadline;
   ProcessScan before = ScanProcesses(ctx.fs(), light);
   auto sockets_before = DumpTcpSockets();
   TimePoint t0 = SteadyClock::now();
@@ -27,6 +30,7 @@ ProbeOutput RunSuspiciousProbe(const ProbeContext& ctx) {
   double window_s = std::chrono::duration<double>(SteadyClock::now() - t0).count();
   ScanOptions full;
   full.read_exe = true;
+  full.deadline = scan_deadline;
   ProcessScan after = ScanProcesses(ctx.fs(), full);
   std::map<uint32_t, std::string> users;
   if (auto passwd = RootFs::ReadFile(ctx.fs().RootPath("/etc/passwd")); passwd.ok()) {

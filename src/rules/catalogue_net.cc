@@ -128,14 +128,20 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
        "14444), an executable deleted from disk while running, sustained high CPU together "
        "with persistent outbound connections, or a GPU in use by a user outside the known "
        "service accounts (`[network] known_gpu_users`). These are reasons to look, not proof: "
-       "a process that was upgraded while running also shows a deleted executable.",
+       "a process that was upgraded while running also shows a deleted executable. Two signs are "
+       "weak and never reported alone: a deleted executable, and high CPU with persistent "
+       "outbound connections (every rank of a multi-node training job talking to its master "
+       "port, and every data loader streaming from S3, looks exactly like that).",
        {"Inspect it: `ls -l /proc/PID/exe /proc/PID/cwd`, `ps -o user,lstart,args -p PID`, "
         "`ss -tnp | grep pid=PID`.",
+        "A busy process with outbound connections alone is not reported (training ranks and "
+        "data loaders look the same); when it is listed, judge the other signs first.",
         "Compare the binary with the package: `dpkg -S` / `rpm -qf` on the path, or hash it.",
         "If it is unknown, isolate the host and follow the incident process before killing it "
         "(keep evidence: `cp /proc/PID/exe /root/evidence.bin`)."},
        {{"warn_cpu_pct", 80,
-         "CPU in percent of one core that, with outbound connections, is a sign"}}},
+         "CPU in percent of one core that, with outbound connections, is a weak sign (reported "
+         "only together with another sign)"}}},
   };
   return entries;
 }

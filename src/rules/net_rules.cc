@@ -26,7 +26,10 @@ std::string Join(const std::vector<std::string>& parts, std::string_view sep) {
   return s;
 }
 
-bool Probed(const TargetProbeFacts& h) { return h.sent > 0 && h.loss_pct.has_value(); }
+// Inconclusive hosts (the implicit gateway, TCP fallback unanswered) count as not probed.
+bool Probed(const TargetProbeFacts& h) {
+  return h.sent > 0 && h.loss_pct.has_value() && !h.inconclusive;
+}
 
 // Slow or lossy by the warn thresholds; references use their own RTT threshold.
 bool HostBad(const TargetProbeFacts& h, const Thresholds& t) {
@@ -99,7 +102,9 @@ struct Saturation {
 };
 
 std::optional<Saturation> NicUtilisation(const NicFacts& n) {
-  if (!n.speed_mbps || *n.speed_mbps <= 0 || n.name == "lo") return std::nullopt;
+  // Virtual interfaces (tun, veth, bridges, bonds' slaves aside) report a nominal speed that
+  // says nothing about a wire: tun claims 10 Mb/s or 10000 Mb/s whatever it carries.
+  if (!n.physical || !n.speed_mbps || *n.speed_mbps <= 0 || n.name == "lo") return std::nullopt;
   if (!n.rx_bytes_per_s && !n.tx_bytes_per_s) return std::nullopt;
   double rx = n.rx_bytes_per_s.value_or(0), tx = n.tx_bytes_per_s.value_or(0);
   Saturation s;
@@ -162,6 +167,9 @@ void LocalizeRule(const Snapshot& snap, const Thresholds& t, std::vector<Finding
       const auto& top = snap.network.sockets->processes.front();
       f.Add("top_sender_pid", top.pid).Add("top_sender_comm", top.comm);
       if (top.tx_bytes_per_s) f.Add("top_sender_tx_bytes_per_s", *top.tx_bytes_per_s);
+      if (snap.network.sockets->process_scan_truncated) {
+        f.AddBool("process_scan_truncated", true);
+      }
     }
     add_counts(f);
     out.push_back(std::move(f));
@@ -233,13 +241,20 @@ void NicRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& o
       bool down = n.carrier == false || n.operstate == "down" || n.operstate == "lowerlayerdown";
       bool flapping = n.carrier_changes_delta && static_cast<double>(*n.carrier_changes_delta) >=
                                                      t.Get(id, "warn_carrier_changes");
+      // Admin-up without carrier and not one carrier change since boot: a spare port that never
+      // had a cable, left up as operators do. Worth a note, not an alarm.
+      bool never_linked = down && !flapping && n.carrier_changes && *n.carrier_changes == 0;
       if (down || flapping) {
-        Finding f = MakeFinding(
-            id, down ? Severity::kCrit : Severity::kWarn,
-            down ? n.name + " is up but has no link (operstate " +
-                       (n.operstate.empty() ? std::string("unknown") : n.operstate) + ")"
-                 : n.name + " link flapped " + std::to_string(*n.carrier_changes_delta) +
-                       " times during the check");
+        std::string state = n.operstate.empty() ? std::string("unknown") : n.operstate;
+        Severity sev = never_linked ? Severity::kInfo : down ? Severity::kCrit : Severity::kWarn;
+        std::string summary =
+            never_linked
+                ? n.name + " is up but has never had a link since boot (unused port? operstate " +
+                      state + ")"
+            : down ? n.name + " is up but has no link (operstate " + state + ")"
+                   : n.name + " link flapped " + std::to_string(*n.carrier_changes_delta) +
+                         " times during the check";
+        Finding f = MakeFinding(id, sev, summary);
         f.subject = n.name;
         f.Add("nic", n.name).Add("operstate", n.operstate).Add("source", "sysfs");
         if (n.carrier) f.AddBool("carrier", *n.carrier);
@@ -328,6 +343,11 @@ void OutboundRules(const Snapshot& snap, const Thresholds& t, std::vector<Findin
     if (p.rx_bytes_per_s) f.Add("rx_bytes_per_s", *p.rx_bytes_per_s);
     f.Add("window_s", snap.network.sockets->window_s);
     if (!p.peers.empty()) f.Add("peers", PeerList(p.peers));
+    if (snap.network.sockets->process_scan_truncated) {
+      // The scan stopped at the check deadline: other processes may send more.
+      f.AddBool("process_scan_truncated", true);
+      f.Add("processes_scanned", snap.network.sockets->processes_scanned);
+    }
     out.push_back(std::move(f));
   }
 }
@@ -370,10 +390,14 @@ void SuspiciousRules(const Snapshot& snap, const Thresholds& t, std::vector<Find
       reasons.push_back("connected to common stratum port(s) " + Join(ports, ","));
       strong = true;
     }
-    if (p.cpu_pct && *p.cpu_pct >= t.Get(id, "warn_cpu_pct") && !p.outbound_peers.empty()) {
+    // High CPU with long-lived outbound connections is also what every rank of a multi-node
+    // training job (to the master port) and every data loader streaming from S3 looks like:
+    // a weak sign that only counts next to another one.
+    bool busy_and_connected =
+        p.cpu_pct && *p.cpu_pct >= t.Get(id, "warn_cpu_pct") && !p.outbound_peers.empty();
+    if (busy_and_connected) {
       reasons.push_back("high CPU (" + FormatDouble(*p.cpu_pct, 0) +
                         "% of a core) with persistent outbound connections");
-      strong = true;
     }
     if (p.exe_deleted) reasons.push_back("its executable was deleted from disk");
     if (p.gpu_device_open && p.gpu_user_known == false) {
@@ -382,7 +406,10 @@ void SuspiciousRules(const Snapshot& snap, const Thresholds& t, std::vector<Find
     }
     // A deleted executable alone is everyday noise (binaries replaced by a package upgrade,
     // runc and systemd executing from sealed memfds): it only counts next to another sign.
-    if (reasons.empty() || (reasons.size() == 1 && p.exe_deleted)) continue;
+    // So does busy_and_connected (see above).
+    if (reasons.empty() || (reasons.size() == 1 && (p.exe_deleted || busy_and_connected))) {
+      continue;
+    }
     std::string joined = Join(reasons, "; ");
     Severity sev = strong || reasons.size() >= 2 ? Severity::kWarn : Severity::kInfo;
     Finding f = MakeFinding(
@@ -397,6 +424,11 @@ void SuspiciousRules(const Snapshot& snap, const Thresholds& t, std::vector<Find
       f.Add("outbound_peers", Join(p.outbound_peers, ", "));
     }
     if (p.gpu_device_open) f.AddBool("gpu_device_open", true);
+    if (snap.network.process_signs->truncated) {
+      // The scan stopped at the check deadline: not every process was looked at.
+      f.AddBool("process_scan_truncated", true);
+      f.Add("processes_scanned", snap.network.process_signs->scanned);
+    }
     out.push_back(std::move(f));
   }
 }

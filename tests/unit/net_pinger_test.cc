@@ -136,6 +136,52 @@ TEST(ReachabilityTest, UnresolvableNameIsReportedNotFatal) {
   EXPECT_EQ(findings[0].id, "net.target.unresolved");
 }
 
+TEST(ReachabilityTest, OnlyTheImplicitGatewayWithoutAnyAnswerIsInconclusive) {
+  PingResult silent;
+  silent.sent = 5;
+  EXPECT_TRUE(FallbackInconclusive(TargetGroup::kGateway, true, silent));
+  EXPECT_FALSE(FallbackInconclusive(TargetGroup::kTarget, true, silent));
+  EXPECT_FALSE(FallbackInconclusive(TargetGroup::kReference, true, silent));
+  EXPECT_FALSE(FallbackInconclusive(TargetGroup::kGateway, false, silent));  // ICMP was used
+  PingResult rst = silent;
+  rst.port_closed = true;
+  EXPECT_FALSE(FallbackInconclusive(TargetGroup::kGateway, true, rst));
+  PingResult one_reply = silent;
+  one_reply.rtts_ms = {1.5};
+  EXPECT_FALSE(FallbackInconclusive(TargetGroup::kGateway, true, one_reply));
+  PingResult nothing_sent;  // e.g. network unreachable: an error, not inconclusive
+  EXPECT_FALSE(FallbackInconclusive(TargetGroup::kGateway, true, nothing_sent));
+
+  // The rules: an inconclusive gateway gets neither net.loss nor a localisation verdict.
+  TargetProbeFacts gw;
+  gw.name = gw.address = "10.0.0.1";
+  gw.group = TargetGroup::kGateway;
+  gw.method = "tcp-fallback:22";
+  gw.sent = 5;
+  gw.loss_pct = 100;
+  gw.error = kGatewayUnprobed;
+  gw.inconclusive = true;
+  Snapshot snap;
+  snap.network.reachability = ReachabilityFacts{{gw}, true};
+  EXPECT_TRUE(EvaluateRules(snap, Thresholds()).empty());
+  snap.network.reachability->hosts[0].inconclusive = false;  // as before the fix: crit loss
+  auto findings = EvaluateRules(snap, Thresholds());
+  ASSERT_FALSE(findings.empty());
+  EXPECT_EQ(findings[0].id, "net.loss");
+}
+
+TEST(ReachabilityTest, GatewayAnsweringRstOnTheFallbackPortIsReachable) {
+  ReachabilityOptions opts;
+  opts.ping = Fast(2);
+  opts.use_icmp = false;
+  opts.fallback_tcp_port = ClosedPort();
+  TargetProbeFacts f = ProbeHost({*ParseTarget("127.0.0.1"), TargetGroup::kGateway}, opts);
+  EXPECT_EQ(f.method, "tcp-fallback:" + std::to_string(opts.fallback_tcp_port));
+  EXPECT_FALSE(f.inconclusive);
+  EXPECT_TRUE(f.port_closed);
+  EXPECT_DOUBLE_EQ(*f.loss_pct, 0);
+}
+
 TEST(IcmpPingTest, LoopbackEcho) {
   auto r = IcmpPing(Addr("127.0.0.1"), Fast(3));
   if (!r.ok()) GTEST_SKIP() << "no ICMP socket on this machine: " << r.status().message();
@@ -198,6 +244,43 @@ TEST(TunPingTest, SilentHostIsAllLossWithinTheBound) {
     EXPECT_EQ(tcp.sent, 3);
     EXPECT_TRUE(tcp.rtts_ms.empty());
     EXPECT_LT(s, 2.0);  // bound: (count-1)*interval + timeout, not count*timeout
+  });
+}
+
+// Without ICMP, the implicit gateway is probed on the TCP fallback port; a router that drops
+// those SYNs silently is "could not be probed", not "unreachable". A configured target that
+// stays silent is still 100% loss, and a gateway that answers RST is reachable.
+TEST(TunPingTest, SilentGatewayOnTcpFallbackIsInconclusiveNotLost) {
+  WithTun([](TunResponder& tun) {
+    tun.SetHost(98, HostBehaviour{milliseconds(0), 0, true, {}});     // drops everything
+    tun.SetHost(97, HostBehaviour{milliseconds(0), 0, false, {22}});  // RST on port 22
+    ReachabilityOptions opts;
+    opts.ping = Fast(2);
+    opts.use_icmp = false;
+    TargetProbeFacts gw = ProbeHost({*ParseTarget("192.0.2.98"), TargetGroup::kGateway}, opts);
+    EXPECT_EQ(gw.method, "tcp-fallback:22");
+    EXPECT_EQ(gw.sent, 2);
+    EXPECT_TRUE(gw.inconclusive);
+    EXPECT_EQ(gw.error, "could not be probed (no ICMP socket; TCP fallback unanswered)");
+    TargetProbeFacts target = ProbeHost({*ParseTarget("192.0.2.98"), TargetGroup::kTarget}, opts);
+    EXPECT_FALSE(target.inconclusive);
+    EXPECT_DOUBLE_EQ(*target.loss_pct, 100);
+    TargetProbeFacts answering =
+        ProbeHost({*ParseTarget("192.0.2.97"), TargetGroup::kGateway}, opts);
+    EXPECT_FALSE(answering.inconclusive);
+    EXPECT_TRUE(answering.port_closed);
+    EXPECT_DOUBLE_EQ(*answering.loss_pct, 0);
+
+    Snapshot snap;
+    snap.network.reachability = ReachabilityFacts{{gw}, true};
+    for (const auto& f : EvaluateRules(snap, Thresholds())) {
+      ADD_FAILURE() << "unexpected finding " << f.id << ": " << f.summary;
+    }
+    snap.network.reachability = ReachabilityFacts{{target}, false};
+    auto findings = EvaluateRules(snap, Thresholds());
+    ASSERT_FALSE(findings.empty());
+    EXPECT_EQ(findings[0].id, "net.loss");
+    EXPECT_EQ(findings[0].severity, Severity::kCrit);
   });
 }
 
