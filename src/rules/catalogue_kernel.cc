@@ -89,7 +89,10 @@ const std::vector<CatalogueEntry>& KernelCatalogue() {
        "drivers' `Link down`/`NIC Link is Down`, RDMA port state changes, and `NETDEV WATCHDOG: "
        "... transmit queue N timed out`, after which the driver resets the NIC) and the NIC "
        "probe's sysfs counters (`carrier_changes`, InfiniBand `link_downed`). Flapping links are "
-       "usually a cable, transceiver (AOC) or switch port; they stall NCCL collectives.",
+       "usually a cable, transceiver (AOC) or switch port; they stall NCCL collectives. A port "
+       "that "
+       "is up with no link and never had one since boot (a spare port without cable) is only info; "
+       "links coming up are not reported.",
        {"Check the cable/transceiver: `ethtool -m IFACE` (optics), `ethtool IFACE` (speed).",
         "Look at the switch port's error counters and logs for the same time.",
         "InfiniBand/RoCE: `ibstat`, `perfquery -x` for link_downed and symbol errors.",
