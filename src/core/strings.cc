@@ -67,6 +67,16 @@ std::optional<uint64_t> ParseUint64(std::string_view s) {
   return v;
 }
 
+std::optional<int64_t> ParseBoundedDecimal(std::string_view s, size_t max_digits) {
+  if (s.empty() || s.size() > max_digits || max_digits > 18) return std::nullopt;
+  int64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
 std::optional<uint64_t> ParseHex(std::string_view s) {
   s = Trim(s);
   if (StartsWith(s, "0x") || StartsWith(s, "0X")) s.remove_prefix(2);

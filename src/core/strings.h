@@ -21,6 +21,9 @@ std::vector<std::string_view> SplitLines(std::string_view s);
 // Decimal integers (leading '+'/'-' allowed for signed), whole string after Trim must be a number.
 std::optional<int64_t> ParseInt64(std::string_view s);
 std::optional<uint64_t> ParseUint64(std::string_view s);
+// Only ASCII digits, at most max_digits of them (no sign, no spaces): the cheap parser for
+// numbers inside log lines, where absurd lengths mean garbage rather than big values.
+std::optional<int64_t> ParseBoundedDecimal(std::string_view s, size_t max_digits = 12);
 // Hex with optional 0x prefix.
 std::optional<uint64_t> ParseHex(std::string_view s);
 // Finite decimal floating point; NaN and infinities are rejected.

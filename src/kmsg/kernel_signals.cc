@@ -7,16 +7,6 @@ namespace {
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
-std::optional<int64_t> Decimal(std::string_view s, size_t max_digits = 12) {
-  if (s.empty() || s.size() > max_digits) return std::nullopt;
-  int64_t v = 0;
-  for (char c : s) {
-    if (!IsDigit(c)) return std::nullopt;
-    v = v * 10 + (c - '0');
-  }
-  return v;
-}
-
 // Digits at the start of s.
 std::string_view LeadingDigits(std::string_view s) {
   size_t n = 0;
@@ -117,7 +107,7 @@ SignalResult ParseAerLine(std::string_view m) {
     size_t close = m.find("] ", open);
     auto pci = PrefixDevice(m);
     if (close == m.npos || !pci) return none;
-    if (!Decimal(Trim(m.substr(open + 4, close - open - 4)), 2)) return none;
+    if (!ParseBoundedDecimal(Trim(m.substr(open + 4, close - open - 4)), 2)) return none;
     std::string_view name = m.substr(close + 2);
     if (size_t first = name.find("(First)"); first != name.npos) name = name.substr(0, first);
     name = Trim(name);
@@ -141,9 +131,9 @@ SignalResult ParseHungTaskLine(std::string_view m) {
   std::string_view who = m.substr(task + 11, blocked - task - 11);
   size_t colon = who.rfind(':');
   if (colon == who.npos || colon == 0 || colon > 64) return {SignalVerdict::kGarbled, {}};
-  auto pid = Decimal(who.substr(colon + 1), 10);
+  auto pid = ParseBoundedDecimal(who.substr(colon + 1), 10);
   std::string_view secs = LeadingDigits(m.substr(blocked + 23));
-  auto blocked_s = Decimal(secs, 10);
+  auto blocked_s = ParseBoundedDecimal(secs, 10);
   if (!pid || !blocked_s) return {SignalVerdict::kGarbled, {}};
   std::string comm(who.substr(0, colon));
   SignalResult r = Event(KernelEventKind::kHungTask, comm);
@@ -163,7 +153,7 @@ SignalResult ParseOomLine(std::string_view m, bool memcg) {
   }
   std::string_view t = m.substr(k + 15);
   std::string_view pid_text = LeadingDigits(t);
-  auto pid = Decimal(pid_text, 10);
+  auto pid = ParseBoundedDecimal(pid_text, 10);
   if (!pid || t.size() < pid_text.size() + 3 || t[pid_text.size()] != ' ' ||
       t[pid_text.size() + 1] != '(') {
     return {SignalVerdict::kGarbled, {}};
@@ -179,7 +169,7 @@ SignalResult ParseOomLine(std::string_view m, bool memcg) {
   r.event.processes.push_back(comm + "[" + std::to_string(*pid) + "]");
   if (size_t a = m.find("anon-rss:"); a != m.npos) {
     std::string_view kb = LeadingDigits(m.substr(a + 9));
-    auto v = Decimal(kb, 15);
+    auto v = ParseBoundedDecimal(kb, 15);
     if (!v) return {SignalVerdict::kGarbled, {}};
     r.event.max_anon_rss_kb = *v;
   }
@@ -199,7 +189,7 @@ SignalResult ParseMceLine(std::string_view m) {
     SignalResult r = Event(KernelEventKind::kMce, "machine-check");
     r.event.mce_exception = t.find("Machine Check Exception") != t.npos;
     if (StartsWith(t, "CPU ")) {
-      auto cpu = Decimal(LeadingDigits(t.substr(4)), 6);
+      auto cpu = ParseBoundedDecimal(LeadingDigits(t.substr(4)), 6);
       if (!cpu) return {SignalVerdict::kGarbled, {}};
       r.event.ids.push_back(*cpu);
     }
@@ -252,7 +242,8 @@ SignalResult ParseNetLinkLine(std::string_view m) {
     if (before.size() >= 3 && before[before.size() - 2] == "Port:") {
       // RDMA: "mlx5_core <bdf> mlx5_0: Port: 1 Link DOWN"
       ifname = StripColon(before[before.size() - 3]);
-      if (!ValidIfName(ifname) || !Decimal(before.back(), 3)) return {SignalVerdict::kGarbled, {}};
+      if (!ValidIfName(ifname) || !ParseBoundedDecimal(before.back(), 3))
+        return {SignalVerdict::kGarbled, {}};
       subject = std::string(ifname) + "/" + std::string(before.back());
     } else if (!before.empty()) {
       ifname = StripColon(before.back());
@@ -286,12 +277,12 @@ SignalResult ParseCpuThermalLine(std::string_view m) {
   }
   if (rest.find("temperature/speed normal") != rest.npos) return {SignalVerdict::kRecognized, {}};
   if (rest.find("above threshold") == rest.npos) return {};
-  auto cpu_num = Decimal(num, 6);
+  auto cpu_num = ParseBoundedDecimal(num, 6);
   if (!cpu_num) return {SignalVerdict::kGarbled, {}};
   SignalResult r = Event(KernelEventKind::kCpuThermal, subject);
   r.event.ids.push_back(*cpu_num);
   if (size_t te = rest.find("total events = "); te != rest.npos) {
-    auto n = Decimal(LeadingDigits(rest.substr(te + 15)), 12);
+    auto n = ParseBoundedDecimal(LeadingDigits(rest.substr(te + 15)), 12);
     if (!n) return {SignalVerdict::kGarbled, {}};
     r.event.max_total_events = *n;
   }

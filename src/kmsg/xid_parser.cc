@@ -8,16 +8,6 @@ namespace {
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsHex(char c) { return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 
-std::optional<int64_t> SmallDecimal(std::string_view s, size_t max_digits) {
-  if (s.empty() || s.size() > max_digits) return std::nullopt;
-  int64_t v = 0;
-  for (char c : s) {
-    if (!IsDigit(c)) return std::nullopt;
-    v = v * 10 + (c - '0');
-  }
-  return v;
-}
-
 std::optional<uint32_t> Hex32(std::string_view s) {
   if (s.substr(0, 2) == "0x" || s.substr(0, 2) == "0X") s.remove_prefix(2);
   if (s.empty() || s.size() > 8) return std::nullopt;
@@ -68,7 +58,7 @@ void ParseNvlinkTail(std::string_view text, XidLine& x) {
   if (parts[4] != "Link") return;
   std::string_view link = parts[5];
   bool neg = !link.empty() && link[0] == '-';
-  auto link_num = SmallDecimal(neg ? link.substr(1) : link, 4);
+  auto link_num = ParseBoundedDecimal(neg ? link.substr(1) : link, 4);
   if (!link_num) return;
   x.nvlink_unit = unit;
   x.nvlink_fatal = parts[1] == "Fatal";
@@ -95,11 +85,11 @@ bool ParseXid(std::string_view body, XidLine& x) {
   for (size_t k = 1; k < inner.size(); ++k) {
     std::string_view t = inner[k];
     if (StartsWith(t, "GPU-I:")) {
-      auto v = SmallDecimal(t.substr(6), 3);
+      auto v = ParseBoundedDecimal(t.substr(6), 3);
       if (!v) return false;
       x.gpu_instance = static_cast<int>(*v);
     } else if (StartsWith(t, "GPU-CI:")) {
-      auto v = SmallDecimal(t.substr(7), 3);
+      auto v = ParseBoundedDecimal(t.substr(7), 3);
       if (!v) return false;
       x.compute_instance = static_cast<int>(*v);
     } else {
@@ -111,7 +101,7 @@ bool ParseXid(std::string_view body, XidLine& x) {
   rest.remove_prefix(2);
   size_t n = 0;
   while (n < rest.size() && IsDigit(rest[n])) ++n;
-  auto code = SmallDecimal(rest.substr(0, n), 5);
+  auto code = ParseBoundedDecimal(rest.substr(0, n), 5);
   if (!code || *code < 1 || *code > 9999) return false;
   x.xid = static_cast<int>(*code);
   rest.remove_prefix(n);
@@ -124,7 +114,7 @@ bool ParseXid(std::string_view body, XidLine& x) {
     size_t comma = rest.find(',');
     std::string_view pid = rest.substr(0, comma);
     if (pid != "'<unknown>'" && pid != "<unknown>") {
-      auto v = SmallDecimal(pid, 10);
+      auto v = ParseBoundedDecimal(pid, 10);
       if (!v || *v > 0x7fffffff) return false;
       x.pid = *v;
     }

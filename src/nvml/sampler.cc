@@ -473,18 +473,7 @@ class GpuSampler {
           continue;
         }
         if (!Ok(r, names().DeviceGetComputeRunningProcesses) || count > buf.size()) return;
-        std::vector<GpuProcess> procs;
-        for (unsigned i = 0; i < count; ++i) {
-          if (buf[i].pid == 0) continue;
-          GpuProcess p;
-          p.pid = buf[i].pid;
-          if (buf[i].usedGpuMemory != nvml::kValueNotAvailable &&
-              buf[i].usedGpuMemory <= kMaxMemoryBytes) {
-            p.used_bytes = buf[i].usedGpuMemory;
-          }
-          procs.push_back(std::move(p));
-        }
-        f_.processes = std::move(procs);
+        f_.processes = ToGpuProcesses(buf, count);
         return;
       }
       return;
@@ -496,8 +485,14 @@ class GpuSampler {
         count > buf.size()) {
       return;
     }
+    f_.processes = ToGpuProcesses(buf, count);
+  }
+
+  // Both process structs (v1 and v2/v3) carry pid and usedGpuMemory; pid 0 entries are padding.
+  template <typename Info>
+  static std::vector<GpuProcess> ToGpuProcesses(const std::vector<Info>& buf, unsigned count) {
     std::vector<GpuProcess> procs;
-    for (unsigned i = 0; i < count; ++i) {
+    for (unsigned i = 0; i < count && i < buf.size(); ++i) {
       if (buf[i].pid == 0) continue;
       GpuProcess p;
       p.pid = buf[i].pid;
@@ -507,7 +502,7 @@ class GpuSampler {
       }
       procs.push_back(std::move(p));
     }
-    f_.processes = std::move(procs);
+    return procs;
   }
 
   void NvLinks(const std::vector<nvmlFieldValue_t>& batch, bool batch_ok) {

@@ -20,6 +20,16 @@ TEST(StringsTest, ParseNumbersRejectGarbage) {
   EXPECT_FALSE(ParseDouble("inf"));
 }
 
+TEST(StringsTest, BoundedDecimalRejectsSignsSpacesAndLength) {
+  EXPECT_EQ(ParseBoundedDecimal("79"), 79);
+  EXPECT_EQ(ParseBoundedDecimal("007", 3), 7);
+  EXPECT_FALSE(ParseBoundedDecimal("1234", 3));
+  EXPECT_FALSE(ParseBoundedDecimal("-1"));
+  EXPECT_FALSE(ParseBoundedDecimal(" 1"));
+  EXPECT_FALSE(ParseBoundedDecimal(""));
+  EXPECT_FALSE(ParseBoundedDecimal("1", 19));  // would overflow int64: refused outright
+}
+
 TEST(StringsTest, SplitAndTrim) {
   auto f = Split("cpu  1 2\t3", " \t");
   ASSERT_EQ(f.size(), 4u);
