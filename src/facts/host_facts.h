@@ -57,14 +57,22 @@ struct MountFacts {
 
 // One task (thread) in state D at both ends of the sampling window.
 struct StuckProcess {
-  int pid = 0;                    // process (thread group) id
-  int tid = 0;                    // the task in D; equals pid for the main thread
-  std::string comm;               // process name (main thread's comm; never cmdline)
-  std::string thread_comm;        // the task's own comm when it differs, else empty
-  std::string wchan;              // kernel symbol it waits in; empty when unreadable
-  std::optional<double> stuck_s;  // time since it last ran on a CPU, when the kernel shows it
-  bool nvidia_tool = false;       // nvidia-smi, nvidia-persistenced, nv-hostengine, dcgm...
-  bool nvidia_wait = false;       // waits inside the NVIDIA driver (wchan uvm_*, nv_*, os_*)
+  int pid = 0;              // process (thread group) id
+  int tid = 0;              // the task in D; equals pid for the main thread
+  std::string comm;         // process name (main thread's comm; never cmdline)
+  std::string thread_comm;  // the task's own comm when it differs, else empty
+  std::string wchan;        // kernel symbol it waits in; empty when unreadable
+  // Whether it got the CPU between the two samples (its run time or context-switch count
+  // moved): true = it cycles through short D sleeps (I/O), not stuck; false = it did not run
+  // at all during the window; nullopt = the kernel shows neither counter.
+  std::optional<bool> ran_in_window;
+  // Time since it last ran, measured on the clock of the CPU it last ran on. Only for tasks
+  // that did not run in the window; nullopt when that CPU's clock could not be read or the
+  // estimate was not sane (negative, or longer than the uptime).
+  std::optional<double> stuck_s;
+  std::optional<int> cpu;    // the CPU it last ran on (stat field 39)
+  bool nvidia_tool = false;  // nvidia-smi, nvidia-persistenced, nv-hostengine, dcgm...
+  bool nvidia_wait = false;  // waits inside the NVIDIA driver (wchan uvm_*, nv_*, os_*)
 };
 
 struct ProcessFacts {
@@ -75,6 +83,9 @@ struct ProcessFacts {
   std::vector<StuckProcess> dstate;
   int dstate_count = 0;            // all of them, also beyond the bounded list
   std::optional<double> window_s;  // time between the two samples
+  // The scan stopped early (the check's deadline came near, or the task cap was hit): every
+  // count above covers only the tasks_scanned tasks read.
+  bool truncated = false;
 };
 
 struct HostFacts {

@@ -58,19 +58,42 @@ Result<PidStat> ParsePidStat(std::string_view text) {
     st.utime_ticks = ParseUint64(rest[11]);
     st.stime_ticks = ParseUint64(rest[12]);
   }
+  if (rest.size() >= 37) {  // field 39
+    auto cpu = ParseInt64(rest[36]);
+    if (cpu && *cpu >= 0 && *cpu < (1 << 20)) st.processor = static_cast<int>(*cpu);
+  }
   return st;
 }
 
 std::optional<double> ParseSchedExecStartMs(std::string_view text) {
+  return ParseSchedInfo(text).exec_start_ms;
+}
+
+SchedInfo ParseSchedInfo(std::string_view text) {
+  SchedInfo info;
   for (std::string_view line : SplitLines(text)) {
     size_t colon = line.find(':');
     if (colon == std::string_view::npos) continue;
-    if (Trim(line.substr(0, colon)) != "se.exec_start") continue;
-    auto v = ParseDouble(line.substr(colon + 1));
-    if (!v || *v < 0) return std::nullopt;
-    return *v;
+    std::string_view key = Trim(line.substr(0, colon));
+    std::string_view value = Trim(line.substr(colon + 1));
+    if (key == "se.exec_start" || key == "se.sum_exec_runtime") {
+      auto v = ParseDouble(value);
+      if (!v || !(*v >= 0) || *v > 1e15) continue;  // also rejects NaN
+      (key == "se.exec_start" ? info.exec_start_ms : info.sum_exec_runtime_ms) = *v;
+    } else if (key == "nr_switches") {
+      info.nr_switches = ParseUint64(value);
+    }
   }
-  return std::nullopt;
+  return info;
+}
+
+std::optional<Schedstat> ParseSchedstat(std::string_view text) {
+  auto fields = Split(text, " \t\n");
+  if (fields.size() != 3) return std::nullopt;
+  auto run = ParseUint64(fields[0]), wait = ParseUint64(fields[1]), slices = ParseUint64(fields[2]);
+  if (!run || !wait || !slices) return std::nullopt;
+  if (*run == 0 && *wait == 0 && *slices == 0) return std::nullopt;  // schedstats off
+  return Schedstat{*run, *wait, *slices};
 }
 
 std::optional<double> ParseUptimeS(std::string_view text) {

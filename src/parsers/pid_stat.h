@@ -1,5 +1,5 @@
 // Parsers for the per-task files the process probe may read: /proc/PID/stat (proc_pid_stat(5)),
-// /proc/PID/sched (scheduler debug, "se.exec_start : <ms>") and /proc/uptime. Pure functions;
+// /proc/PID/sched (scheduler debug), /proc/PID/schedstat and /proc/uptime. Pure functions;
 // thread-safe. The probe never reads cmdline, environ, maps, smaps or status of a task: those
 // can block forever on a task stuck in D state while holding its mm lock.
 #pragma once
@@ -21,6 +21,26 @@ struct PidStat {
   // Fields 14 and 15: CPU time in user and kernel mode, in clock ticks (sysconf(_SC_CLK_TCK)).
   // Absent when the line is shorter (never on a real kernel).
   std::optional<uint64_t> utime_ticks, stime_ticks;
+  // Field 39: the CPU the task last ran on. Absent when the line is shorter (kernels < 2.2).
+  std::optional<int> processor;
+};
+
+// What /proc/PID/sched shows about when and how much a task ran. All absent when malformed.
+struct SchedInfo {
+  // "se.exec_start": when the task last started running (updated while it runs), in ms of the
+  // task clock of the CPU it ran on (rq clock_task: per CPU, excludes irq/steal time, NOT
+  // comparable across CPUs nor with /proc/uptime).
+  std::optional<double> exec_start_ms;
+  std::optional<double> sum_exec_runtime_ms;  // "se.sum_exec_runtime": total CPU time, ms
+  std::optional<uint64_t> nr_switches;        // "nr_switches": context switches, all kinds
+};
+
+// /proc/PID/schedstat: "run_ns wait_ns timeslices". nullopt when malformed, or "0 0 0" (what
+// kernels print when schedstats are off: a task that exists has run at least once).
+struct Schedstat {
+  uint64_t run_ns = 0;
+  uint64_t wait_ns = 0;
+  uint64_t timeslices = 0;
 };
 
 // The state is the first field after the LAST ')' (comm may contain ')' and spaces).
@@ -32,6 +52,12 @@ Result<PidStat> ParsePidStat(std::string_view text);
 // ms of the CPU's task clock since boot. nullopt when absent or malformed (kernels without
 // CONFIG_SCHED_DEBUG before 6.x lack the file).
 std::optional<double> ParseSchedExecStartMs(std::string_view text);
+
+// The fields of SchedInfo from /proc/PID/sched ("name : value" lines); negative or malformed
+// values are left absent.
+SchedInfo ParseSchedInfo(std::string_view text);
+
+std::optional<Schedstat> ParseSchedstat(std::string_view text);
 
 // First field of /proc/uptime, seconds since boot. nullopt when malformed or negative.
 std::optional<double> ParseUptimeS(std::string_view text);

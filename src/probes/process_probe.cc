@@ -1,12 +1,20 @@
-// Process probe. Source: /proc/[0-9]*/stat and /proc/PID/task/TID/stat (state, comm), then for
-// tasks in D only: /proc/.../wchan and /proc/.../sched (se.exec_start), with /proc/thread-self/
-// sched (or /proc/uptime) as the clock reference. NEVER cmdline, environ, maps, smaps or status:
-// they take the task's mm lock and block forever on a task stuck in D.
-// Units: seconds. Failure modes: tasks that exit mid-scan (ENOENT) are skipped; unreadable
-// wchan/sched leave those fields empty; no /proc listing → failed.
-// References: proc_pid_stat(5); shared/reference/signals.md §9 (GPUd, nvidia-persistenced#15).
+// Process probe. Source: /proc/[0-9]*/stat and /proc/PID/task/TID/stat (state, comm, CPU), then
+// for tasks in D only: wchan and sched (or schedstat). NEVER cmdline, environ, maps, smaps or
+// status: they take the task's mm lock and block forever on a task stuck in D.
+// Stuck test: a task in D at both ends of the window whose run time and switch count did not
+// move never ran in between (one that did cycles through short D sleeps: I/O, not stuck). How
+// long it has not run = now - se.exec_start, only with "now" read from this thread's own sched
+// while pinned to the task's last CPU: per-CPU task clocks exclude irq/steal time and drift
+// apart (hundreds of ms within an hour, seconds vs /proc/uptime), so no cross-CPU or uptime
+// comparison is made; an estimate above the uptime is dropped.
+// Units: seconds. Failure modes: tasks that exit mid-scan are skipped; unreadable files leave
+// fields empty; the scan stops near the check deadline (facts.truncated); no /proc → failed.
+// References: proc_pid_stat(5), kernel/sched/debug.c; shared/reference/signals.md §9.
+#include <sched.h>
+
 #include <algorithm>
 #include <array>
+#include <map>
 #include <thread>
 
 #include "core/strings.h"
@@ -34,10 +42,34 @@ bool HasAnyPrefix(std::string_view s, const auto& prefixes) {
   return false;
 }
 
+// What the kernel shows about how much a task ran. Both samples of one task come from the same
+// file (sched, else schedstat), so the counters are comparable.
+struct RunCounters {
+  std::optional<double> runtime_ms;
+  std::optional<uint64_t> switches;
+  std::optional<double> exec_start_ms;  // only from sched
+};
+
+// nullopt when no counter is comparable; true when any of them moved.
+std::optional<bool> RanBetween(const RunCounters& a, const RunCounters& b) {
+  bool known = false, ran = false;
+  if (a.runtime_ms && b.runtime_ms) {
+    known = true;
+    ran = ran || *a.runtime_ms != *b.runtime_ms;
+  }
+  if (a.switches && b.switches) {
+    known = true;
+    ran = ran || *a.switches != *b.switches;
+  }
+  if (!known) return std::nullopt;
+  return ran;
+}
+
 struct Candidate {
   int pid = 0, tid = 0;
   std::string dir;  // "PID/task/TID", or "PID" for the main thread
   std::string comm, thread_comm;
+  RunCounters first;  // at the first sample
 };
 
 std::optional<PidStat> ReadStat(const RootFs& fs, const std::string& dir) {
@@ -48,21 +80,59 @@ std::optional<PidStat> ReadStat(const RootFs& fs, const std::string& dir) {
   return *st;
 }
 
-std::optional<double> ReadExecStartMs(const RootFs& fs, const std::string& dir) {
-  auto text = fs.ReadProc(dir + "/sched", 16384);
-  if (!text.ok()) return std::nullopt;
-  return ParseSchedExecStartMs(*text);
+RunCounters ReadRunCounters(const RootFs& fs, const std::string& dir) {
+  RunCounters c;
+  if (auto text = fs.ReadProc(dir + "/sched", 16384); text.ok()) {
+    SchedInfo info = ParseSchedInfo(*text);
+    c.runtime_ms = info.sum_exec_runtime_ms;
+    c.switches = info.nr_switches;
+    c.exec_start_ms = info.exec_start_ms;
+    if (c.runtime_ms || c.switches) return c;
+  }
+  if (auto text = fs.ReadProc(dir + "/schedstat", 256); text.ok()) {
+    if (auto ss = ParseSchedstat(*text)) {
+      c.runtime_ms = static_cast<double>(ss->run_ns) / 1e6;
+      c.switches = ss->timeslices;
+    }
+  }
+  return c;
 }
 
-// "Now" on the scheduler clock, in ms: our own running thread's exec_start is current within a
-// tick and uses the same clock as the tasks' (which excludes suspend, and irq/steal time where
-// the kernel accounts them). Falls back to uptime when the kernel has no sched file.
-std::optional<double> SchedClockNowMs(const RootFs& fs) {
-  if (auto self = ReadExecStartMs(fs, "thread-self")) return self;
-  auto text = fs.ReadProc("uptime", 256);
+// Pins the calling thread to one CPU for its lifetime and restores the previous affinity after.
+// ok() is false when the CPU is outside this thread's allowed set (cpuset) or the calls fail.
+class CpuPin {
+ public:
+  explicit CpuPin(int cpu) {
+    if (cpu < 0 || cpu >= CPU_SETSIZE) return;
+    CPU_ZERO(&saved_);
+    if (sched_getaffinity(0, sizeof saved_, &saved_) != 0 || !CPU_ISSET(cpu, &saved_)) return;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    if (sched_setaffinity(0, sizeof one, &one) != 0) return;
+    pinned_ = true;
+    ok_ = sched_getcpu() == cpu;
+  }
+  ~CpuPin() {
+    if (pinned_) sched_setaffinity(0, sizeof saved_, &saved_);
+  }
+  CpuPin(const CpuPin&) = delete;
+  CpuPin& operator=(const CpuPin&) = delete;
+  bool ok() const { return ok_; }
+
+ private:
+  cpu_set_t saved_;
+  bool pinned_ = false, ok_ = false;
+};
+
+// "Now" on CPU `cpu`'s task clock, in ms: this thread's own se.exec_start while it runs there
+// (set when it was switched in, current within a tick). nullopt when it cannot run there.
+std::optional<double> SchedClockOnCpuMs(const RootFs& fs, int cpu) {
+  CpuPin pin(cpu);
+  if (!pin.ok()) return std::nullopt;
+  auto text = fs.ReadProc("thread-self/sched", 16384);
   if (!text.ok()) return std::nullopt;
-  if (auto up = ParseUptimeS(*text)) return *up * 1000.0;
-  return std::nullopt;
+  return ParseSchedExecStartMs(*text);
 }
 
 struct FirstScan {
@@ -70,12 +140,23 @@ struct FirstScan {
   std::vector<Candidate> in_d;
 };
 
-FirstScan ScanAll(const RootFs& fs, const std::vector<std::string>& names) {
+constexpr int kDeadlineCheckEvery = 128;  // stat reads between two looks at the clock
+
+FirstScan ScanAll(const RootFs& fs, const std::vector<std::string>& names, TimePoint stop_at) {
   FirstScan scan;
+  int reads = 0;
+  // True when the scan must stop here: the task cap, or (every N reads) the deadline.
+  auto must_stop = [&] {
+    if (scan.facts.tasks_scanned >= kMaxTasksScanned) return true;
+    return ++reads % kDeadlineCheckEvery == 0 && SteadyClock::now() >= stop_at;
+  };
   for (const std::string& name : names) {
     auto pid = ParseInt64(name);
     if (!pid || *pid <= 0) continue;
-    if (scan.facts.tasks_scanned >= kMaxTasksScanned) break;
+    if (must_stop()) {
+      scan.facts.truncated = true;
+      break;
+    }
     auto leader = ReadStat(fs, name);
     if (!leader) continue;
     ++scan.facts.total;
@@ -83,8 +164,9 @@ FirstScan ScanAll(const RootFs& fs, const std::vector<std::string>& names) {
     if (leader->state == 'Z') ++scan.facts.zombie_count;
     auto add_if_d = [&](const PidStat& st, int tid, std::string dir) {
       if (st.state != 'D') return;
-      Candidate c{static_cast<int>(*pid), tid, std::move(dir), leader->comm, ""};
+      Candidate c{static_cast<int>(*pid), tid, std::move(dir), leader->comm, "", {}};
       if (st.comm != leader->comm) c.thread_comm = st.comm;
+      c.first = ReadRunCounters(fs, c.dir);
       scan.in_d.push_back(std::move(c));
     };
     auto tids = RootFs::ListDir(fs.ProcPath(name + "/task"));
@@ -99,23 +181,56 @@ FirstScan ScanAll(const RootFs& fs, const std::vector<std::string>& names) {
         add_if_d(*leader, static_cast<int>(*tid), name);
         continue;
       }
+      if (must_stop()) {
+        scan.facts.truncated = true;
+        break;
+      }
       std::string dir = name + "/task/" + tid_name;
       auto st = ReadStat(fs, dir);
       if (!st) continue;
       ++scan.facts.tasks_scanned;
       add_if_d(*st, static_cast<int>(*tid), dir);
     }
+    if (scan.facts.truncated) break;
   }
   return scan;
 }
 
+// Fills stuck_s of the tasks that did not run in the window, one CPU at a time (one migration
+// of this thread per CPU). exec_ms[i] is the task's exec_start from its second sample.
+void EstimateStuck(const RootFs& fs, std::vector<StuckProcess>& tasks,
+                   const std::vector<std::optional<double>>& exec_ms) {
+  std::optional<double> uptime_s;
+  if (auto text = fs.ReadProc("uptime", 256); text.ok()) uptime_s = ParseUptimeS(*text);
+  std::map<int, std::vector<size_t>> by_cpu;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    if (tasks[i].ran_in_window == false && tasks[i].cpu && exec_ms[i]) {
+      by_cpu[*tasks[i].cpu].push_back(i);
+    }
+  }
+  for (const auto& [cpu, indices] : by_cpu) {
+    std::optional<double> now_ms = SchedClockOnCpuMs(fs, cpu);
+    if (!now_ms) continue;
+    for (size_t i : indices) {
+      double s = (*now_ms - *exec_ms[i]) / 1000.0;
+      if (s < 0 || (uptime_s && s > *uptime_s)) continue;  // not sane: no estimate
+      tasks[i].stuck_s = s;
+    }
+  }
+}
+
 bool Worse(const StuckProcess& a, const StuckProcess& b) {
+  bool ar = a.ran_in_window.value_or(false), br = b.ran_in_window.value_or(false);
+  if (ar != br) return br;  // tasks that ran (not stuck) last
   bool an = a.nvidia_tool || a.nvidia_wait, bn = b.nvidia_tool || b.nvidia_wait;
   if (an != bn) return an;
   double as = a.stuck_s.value_or(-1), bs = b.stuck_s.value_or(-1);
   if (as != bs) return as > bs;
   return a.tid < b.tid;
 }
+
+// Time kept free before the check's deadline for the second sample and the patch.
+constexpr auto kDeadlineReserve = std::chrono::milliseconds(100);
 
 }  // namespace
 
@@ -125,16 +240,24 @@ ProbeOutput RunProcessProbe(const ProbeContext& ctx) {
   if (!names.ok()) return ProbeFailed("process list: " + names.status().ToString());
 
   TimePoint t0 = SteadyClock::now();
-  FirstScan scan = ScanAll(fs, *names);
+  TimePoint window_end = t0 + ctx.sample_window();
+  // The scan leaves room for the window and the second sample before the deadline.
+  FirstScan scan = ScanAll(fs, *names, ctx.deadline - ctx.sample_window() - kDeadlineReserve);
 
   ProcessFacts facts = std::move(scan.facts);
   // Healthy hosts have no task in D: they skip the wait.
-  if (!scan.in_d.empty()) std::this_thread::sleep_until(t0 + ctx.sample_window());
+  if (!scan.in_d.empty())
+    std::this_thread::sleep_until(std::min(window_end, ctx.deadline - kDeadlineReserve));
   facts.window_s = std::chrono::duration<double>(SteadyClock::now() - t0).count();
 
-  std::optional<double> now_ms = SchedClockNowMs(fs);
   std::vector<StuckProcess> stuck;
+  std::vector<std::optional<double>> exec_ms;
   for (size_t i = 0; i < scan.in_d.size(); ++i) {
+    if (i % kDeadlineCheckEvery == kDeadlineCheckEvery - 1 &&
+        SteadyClock::now() >= ctx.deadline - kDeadlineReserve / 2) {
+      facts.truncated = true;
+      break;
+    }
     const Candidate& c = scan.in_d[i];
     auto st = ReadStat(fs, c.dir);
     if (!st || st->state != 'D') continue;
@@ -143,17 +266,17 @@ ProbeOutput RunProcessProbe(const ProbeContext& ctx) {
     p.tid = c.tid;
     p.comm = c.comm;
     p.thread_comm = c.thread_comm;
+    p.cpu = st->processor;
     if (auto w = fs.ReadProc(c.dir + "/wchan", 256); w.ok()) p.wchan = ParseWchan(*w);
-    auto exec_ms = ReadExecStartMs(fs, c.dir);
-    if (exec_ms && now_ms) {
-      // If it ran during the window, exec_start moved and stuck_s is just the time since then.
-      p.stuck_s = std::max(0.0, *now_ms - *exec_ms) / 1000.0;
-    }
+    RunCounters second = ReadRunCounters(fs, c.dir);
+    p.ran_in_window = RanBetween(c.first, second);
     p.nvidia_tool = HasAnyPrefix(p.comm, kNvidiaCommPrefixes) ||
                     HasAnyPrefix(p.thread_comm, kNvidiaCommPrefixes);
     p.nvidia_wait = HasAnyPrefix(p.wchan, kNvidiaWchanPrefixes);
     stuck.push_back(std::move(p));
+    exec_ms.push_back(second.exec_start_ms);
   }
+  EstimateStuck(fs, stuck, exec_ms);
   facts.dstate_count = static_cast<int>(stuck.size());
   std::sort(stuck.begin(), stuck.end(), Worse);
   if (stuck.size() > kMaxStuckListed) stuck.resize(kMaxStuckListed);

@@ -128,7 +128,9 @@ const std::vector<CatalogueEntry>& HostCatalogue() {
        Layer::kSoftware,
        Severity::kCrit,
        "Processes stuck in uninterruptible sleep",
-       "Tasks are in state D (uninterruptible sleep) and stayed there. They cannot be killed; "
+       "Tasks are in state D (uninterruptible sleep) and did not get the CPU at all between two "
+       "samples (a task cycling through short D sleeps, as in disk I/O, is not stuck); how long "
+       "each has not run is read from the clock of the CPU it last ran on. They cannot be killed; "
        "when an NVIDIA tool (nvidia-smi, nvidia-persistenced, nv-hostengine, dcgm) is among them, "
        "the driver is hung: this is the classic \"nvidia-smi hangs\" symptom, often with Xid "
        "119/120 (GSP timeout) in the kernel log.",
@@ -138,7 +140,7 @@ const std::vector<CatalogueEntry>& HostCatalogue() {
         "state=drain reason=gpu-hang`) and reboot; a GPU reset rarely works in this state.",
         "If the tasks wait on NFS or another network filesystem (wchan rpc_/nfs_), check the "
         "storage server instead."},
-       {{"min_stuck_s", 10, "a task must be in D state at least this long to count"},
+       {{"min_stuck_s", 10, "a task must be in D without running at least this long to count"},
         {"crit_count", 10, "this many stuck tasks is critical even without an NVIDIA tool"}}},
       {"proc.zombies",
        Layer::kSoftware,

@@ -1,4 +1,5 @@
 // Process rules: proc.dstate (tasks stuck in uninterruptible sleep) and proc.zombies.
+#include <algorithm>
 #include <string>
 
 #include "core/strings.h"
@@ -22,14 +23,28 @@ std::string Describe(const StuckProcess& p) {
   s += ")";
   if (!p.wchan.empty()) s += " in " + p.wchan;
   if (p.stuck_s) s += " for " + FormatDouble(*p.stuck_s, 0) + " s";
+  if (!p.stuck_s && p.ran_in_window == false) s += " (did not run during the window)";
   return s;
 }
 
-// A task counts when it has not run for min_stuck_s. When the kernel does not show when it
-// last ran, being in D at both ends of a window at least that long is the evidence instead.
+// A task counts when the evidence says it has not run for min_stuck_s: it did not run at all
+// during the window (a task that ran is cycling through short D sleeps: I/O), and the longer of
+// its measured time off-CPU and the window reaches min_stuck_s. A task that did not run but has
+// no measurement (its CPU's clock was not readable, e.g. outside our cpuset) and a window
+// shorter than min_stuck_s does NOT count, NVIDIA or not: a driver call can legitimately wait a
+// few seconds on the RM lock (another nvidia-smi initialising GPUs), and calling that critical
+// would be a false fault; with --sample-ms >= min_stuck_s the window itself is the evidence.
+// Unknown (no run counters readable): no evidence either way, not counted.
 bool Qualifies(const StuckProcess& p, std::optional<double> window_s, double min_stuck_s) {
-  if (p.stuck_s) return *p.stuck_s >= min_stuck_s;
-  return window_s && *window_s >= min_stuck_s;
+  if (p.ran_in_window != false) return false;
+  double off_cpu_s = std::max(p.stuck_s.value_or(0), window_s.value_or(0));
+  return off_cpu_s >= min_stuck_s;
+}
+
+// Evidence that the counts cover only part of the host's tasks.
+void AddTruncation(const ProcessFacts& procs, Finding& f) {
+  if (!procs.truncated) return;
+  f.AddBool("scan_truncated", true).Add("tasks_scanned", procs.tasks_scanned);
 }
 
 void DstateRule(const ProcessFacts& procs, const Thresholds& t, std::vector<Finding>& out) {
@@ -69,6 +84,7 @@ void DstateRule(const ProcessFacts& procs, const Thresholds& t, std::vector<Find
   f.Add("dstate_both_samples_count", procs.dstate_count);
   if (max_stuck_s > 0) f.Add("max_stuck_s", max_stuck_s);
   if (procs.window_s) f.Add("window_s", *procs.window_s);
+  AddTruncation(procs, f);
   for (size_t i = 0; i < stuck.size() && i < kTasksInEvidence; ++i) {
     std::string k = "task" + std::to_string(i + 1) + "_";
     const StuckProcess& p = *stuck[i];
@@ -100,6 +116,7 @@ void ZombieRule(const ProcessFacts& procs, const Thresholds& t, std::vector<Find
       id, Severity::kWarn,
       std::to_string(procs.zombie_count) + " zombie processes of " + std::to_string(procs.total));
   f.Add("zombie_count", procs.zombie_count).Add("process_count", procs.total);
+  AddTruncation(procs, f);
   out.push_back(std::move(f));
 }
 

@@ -1,6 +1,7 @@
 // Probe-level tests: each host probe runs on a copied fixture tree (tests/fixtures/hosts),
 // its patch is applied to a Snapshot, and the facts are checked.
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <thread>
@@ -28,6 +29,26 @@ ProbeContext Context(const RootFs& fs, int sample_ms) {
   settings->fs = fs;
   settings->sample_ms = sample_ms;
   return ProbeContext{settings, SteadyClock::now() + std::chrono::seconds(10)};
+}
+
+// The process fixtures' tasks last ran on CPU 0; the probe reads CPU 0's clock pinned there.
+bool Cpu0Allowed() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  return sched_getaffinity(0, sizeof set, &set) == 0 && CPU_ISSET(0, &set);
+}
+
+// A /proc/PID/sched text with se.exec_start `exec_ms` (what the fixtures' thread-self shows).
+std::string SchedAt(double exec_ms) {
+  return "gpudoctor (99999, #threads: 1)\nse.exec_start : " + std::to_string(exec_ms) +
+         "\nse.sum_exec_runtime : 1.5\nnr_switches : 3\n";
+}
+constexpr double kFixtureUptimeS = 864000.50;
+constexpr double kFixtureSchedNowMs = (kFixtureUptimeS - 6.0) * 1000;  // lags uptime by 6 s
+
+bool HasFinding(const std::vector<Finding>& findings, std::string_view id) {
+  return std::any_of(findings.begin(), findings.end(),
+                     [&](const Finding& f) { return f.id == id; });
 }
 
 Snapshot Apply(const ProbeOutput& out) {
@@ -193,10 +214,12 @@ TEST(ProcessProbeTest, HealthyHostHasNoStuckTasks) {
   EXPECT_EQ(p.tasks_scanned, 9);  // + threads 1501, 1502
   EXPECT_EQ(p.zombie_count, 1);
   EXPECT_EQ(p.dstate_count, 0);
+  EXPECT_FALSE(p.truncated);
   EXPECT_TRUE(EvaluateRules(s, Thresholds()).empty());
 }
 
 TEST(ProcessProbeTest, StuckNvidiaSmiAndUvmThread) {
+  if (!Cpu0Allowed()) GTEST_SKIP() << "CPU 0 is outside this test's cpuset";
   HostFixture fx("dstate-nvidia-smi");
   Snapshot s = Apply(RunProcessProbe(Context(fx.fs(), 50)));
   ASSERT_TRUE(s.host.processes);
@@ -208,8 +231,12 @@ TEST(ProcessProbeTest, StuckNvidiaSmiAndUvmThread) {
   EXPECT_EQ(p.dstate[0].comm, "nvidia-smi");
   EXPECT_EQ(p.dstate[0].wchan, "os_acquire_rwlock_read");
   EXPECT_TRUE(p.dstate[0].nvidia_tool);
+  EXPECT_EQ(p.dstate[0].ran_in_window, false);  // sched counters did not move
+  EXPECT_EQ(p.dstate[0].cpu, 0);
+  // Against CPU 0's own task clock (thread-self/sched), not /proc/uptime, which runs 6 s ahead.
   ASSERT_TRUE(p.dstate[0].stuck_s);
   EXPECT_NEAR(*p.dstate[0].stuck_s, 300.0, 0.01);
+  EXPECT_FALSE(p.truncated);
   EXPECT_EQ(p.dstate[1].pid, 4300);
   EXPECT_EQ(p.dstate[1].tid, 4305);
   EXPECT_EQ(p.dstate[1].comm, "python3");
@@ -228,12 +255,88 @@ TEST(ProcessProbeTest, StuckNvidiaSmiAndUvmThread) {
 
 TEST(ProcessProbeTest, IoBoundTasksInDAreNotStuck) {
   HostFixture fx("heavy-iowait");
-  Snapshot s = Apply(RunProcessProbe(Context(fx.fs(), 20)));
+  ASSERT_EQ(fx.ArmSecondSamples(), 7);  // stat, vmstat and 5 sched files of the D tasks
+  Snapshot s = Apply(RunProcessProbe(Context(fx.fs(), 50)));
   ASSERT_TRUE(s.host.processes);
   EXPECT_EQ(s.host.processes->dstate_count, 3);  // python3, its loader thread, jbd2
+  for (const StuckProcess& t : s.host.processes->dstate) {
+    EXPECT_EQ(t.ran_in_window, true) << t.tid;  // sum_exec_runtime and nr_switches moved
+    EXPECT_FALSE(t.stuck_s) << t.tid;
+  }
+  EXPECT_FALSE(HasFinding(EvaluateRules(s, Thresholds()), "proc.dstate"));
+}
+
+// The review case: per-CPU task clocks drift apart (755 ms after 46 min on a 2-CPU VM), so our
+// thread's clock can be far ahead of the one a task last ran on. A task that keeps running
+// through short D sleeps must not look stuck however far the clocks are apart.
+TEST(ProcessProbeTest, ClockDriftDoesNotMakeRunningTaskStuck) {
+  HostFixture fx("heavy-iowait");
+  fx.Write("proc/thread-self/sched", SchedAt(kFixtureSchedNowMs + 40000));  // 40 s ahead
+  fx.ArmSecondSamples();
+  Snapshot s = Apply(RunProcessProbe(Context(fx.fs(), 50)));
+  ASSERT_TRUE(s.host.processes);
+  EXPECT_EQ(s.host.processes->dstate_count, 3);
+  EXPECT_FALSE(HasFinding(EvaluateRules(s, Thresholds()), "proc.dstate"));
+}
+
+// A task whose last CPU this thread cannot run on (outside the cpuset) gets no estimate: its
+// clock is not comparable with ours. It still shows it did not run during the window.
+TEST(ProcessProbeTest, NoEstimateWithoutTheTasksCpuClock) {
+  HostFixture fx("dstate-nvidia-smi");
+  std::string stat = "4242 (nvidia-smi) D 4100";
+  for (int field = 5; field <= 38; ++field) stat += " 0";
+  stat += " 4000 0 0\n";  // field 39: CPU 4000
+  fx.Write("proc/4242/stat", stat);
+  Snapshot s = Apply(RunProcessProbe(Context(fx.fs(), 50)));
+  ASSERT_TRUE(s.host.processes);
+  auto it = std::find_if(s.host.processes->dstate.begin(), s.host.processes->dstate.end(),
+                         [](const StuckProcess& t) { return t.pid == 4242; });
+  ASSERT_NE(it, s.host.processes->dstate.end());
+  EXPECT_EQ(it->cpu, 4000);
+  EXPECT_EQ(it->ran_in_window, false);
+  EXPECT_FALSE(it->stuck_s);
+  // 50 ms without running is no evidence of being stuck for min_stuck_s (10 s): nvidia-smi is
+  // not counted; the UVM thread (280 s on CPU 0) still is.
   auto findings = EvaluateRules(s, Thresholds());
-  EXPECT_TRUE(std::none_of(findings.begin(), findings.end(),
-                           [](const Finding& f) { return f.id == "proc.dstate"; }));
+  for (const Finding& f : findings) {
+    if (f.id != "proc.dstate") continue;
+    EXPECT_EQ(f.summary.find("nvidia-smi"), std::string::npos) << f.summary;
+  }
+}
+
+TEST(ProcessProbeTest, EstimateLongerThanUptimeIsDropped) {
+  HostFixture fx("dstate-nvidia-smi");
+  fx.Write("proc/thread-self/sched", SchedAt(kFixtureUptimeS * 1000 * 3));
+  Snapshot s = Apply(RunProcessProbe(Context(fx.fs(), 50)));
+  ASSERT_TRUE(s.host.processes);
+  ASSERT_EQ(s.host.processes->dstate_count, 3);
+  for (const StuckProcess& t : s.host.processes->dstate) EXPECT_FALSE(t.stuck_s) << t.tid;
+  EXPECT_FALSE(HasFinding(EvaluateRules(s, Thresholds()), "proc.dstate"));
+}
+
+TEST(ProcessProbeTest, ScanStopsAtTheDeadline) {
+  TempDir dir;
+  for (int pid = 1; pid <= 1000; ++pid) {
+    dir.Write("proc/" + std::to_string(pid) + "/stat",
+              std::to_string(pid) + " (worker) Z 1 0 0 0\n");
+  }
+  auto settings = std::make_shared<Settings>();
+  settings->fs = RootFs(dir.path() + "/proc", dir.path() + "/sys", dir.path());
+  settings->sample_ms = 250;
+  // Deadline already gone: the probe must return what it has instead of reading everything.
+  Snapshot s = Apply(RunProcessProbe(ProbeContext{settings, SteadyClock::now()}));
+  ASSERT_TRUE(s.host.processes);
+  const ProcessFacts& p = *s.host.processes;
+  EXPECT_TRUE(p.truncated);
+  EXPECT_GT(p.total, 0);
+  EXPECT_LT(p.total, 1000);
+  EXPECT_EQ(p.zombie_count, p.total);
+  // With time left, the same tree is read whole.
+  Snapshot full =
+      Apply(RunProcessProbe(ProbeContext{settings, SteadyClock::now() + std::chrono::seconds(30)}));
+  ASSERT_TRUE(full.host.processes);
+  EXPECT_FALSE(full.host.processes->truncated);
+  EXPECT_EQ(full.host.processes->total, 1000);
 }
 
 TEST(ProcessProbeTest, TaskThatLeavesDDuringWindowIsNotCounted) {

@@ -72,6 +72,58 @@ TEST(PidStatTest, SchedExecStart) {
   EXPECT_FALSE(ParseSchedExecStartMs(""));
 }
 
+TEST(PidStatTest, ProcessorIsField39) {
+  // A real line (kernel 6.1) of a thread that last ran on CPU 7; a space in the comm.
+  auto st = ParsePidStat(
+      "4305 (pt autograd) D 4300 4300 4300 0 -1 4194624 120 0 0 0 8 3 0 0 20 0 12 0 5000 "
+      "123456789 2345 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 7 0 0 0 0 0 0 0 0 0 0 0 0 "
+      "0\n");
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  EXPECT_EQ(st->utime_ticks, 8u);
+  EXPECT_EQ(st->stime_ticks, 3u);
+  EXPECT_EQ(st->processor, 7);
+  EXPECT_FALSE(ParsePidStat("4242 (nvidia-smi) D 4100 4242 4242 0 -1 4194560 1234 0 0 0\n")
+                   ->processor);  // short line: absent, not CPU 0
+  EXPECT_FALSE(
+      ParsePidStat(
+          "1 (a) S 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 -3 0\n")
+          ->processor);  // negative CPU: absent
+}
+
+TEST(PidStatTest, SchedInfoCounters) {
+  SchedInfo info = ParseSchedInfo(
+      "nvidia-smi (4242, #threads: 1)\n"
+      "-------------------------------------------------------------------\n"
+      "se.exec_start                                :     863700500.125000\n"
+      "se.vruntime                                  :          1234.567890\n"
+      "se.sum_exec_runtime                          :           456.789012\n"
+      "nr_switches                                  :                 2345\n"
+      "nr_voluntary_switches                        :                 2300\n");
+  EXPECT_DOUBLE_EQ(*info.exec_start_ms, 863700500.125);
+  EXPECT_DOUBLE_EQ(*info.sum_exec_runtime_ms, 456.789012);
+  EXPECT_EQ(info.nr_switches, 2345u);
+  SchedInfo bad =
+      ParseSchedInfo("se.exec_start : nan\nse.sum_exec_runtime : -1\nnr_switches : 12x\n");
+  EXPECT_FALSE(bad.exec_start_ms);
+  EXPECT_FALSE(bad.sum_exec_runtime_ms);
+  EXPECT_FALSE(bad.nr_switches);
+  SchedInfo none = ParseSchedInfo("");
+  EXPECT_FALSE(none.exec_start_ms || none.sum_exec_runtime_ms || none.nr_switches);
+}
+
+TEST(PidStatTest, Schedstat) {
+  auto ss = ParseSchedstat("456789012 1234567 2345\n");
+  ASSERT_TRUE(ss);
+  EXPECT_EQ(ss->run_ns, 456789012u);
+  EXPECT_EQ(ss->wait_ns, 1234567u);
+  EXPECT_EQ(ss->timeslices, 2345u);
+  EXPECT_FALSE(ParseSchedstat("0 0 0\n"));  // schedstats off
+  EXPECT_FALSE(ParseSchedstat("1 2\n"));
+  EXPECT_FALSE(ParseSchedstat("1 2 3 4\n"));
+  EXPECT_FALSE(ParseSchedstat("1 -2 3\n"));
+  EXPECT_FALSE(ParseSchedstat(""));
+}
+
 TEST(PidStatTest, UptimeAndWchan) {
   EXPECT_DOUBLE_EQ(*ParseUptimeS("864000.50 6543210.12\n"), 864000.5);
   EXPECT_FALSE(ParseUptimeS(""));

@@ -12,6 +12,7 @@ StuckProcess Task(int pid, std::string comm, std::string wchan, std::optional<do
   p.pid = p.tid = pid;
   p.comm = std::move(comm);
   p.wchan = std::move(wchan);
+  p.ran_in_window = false;  // its run counters did not move between the samples
   p.stuck_s = stuck_s;
   p.nvidia_tool = nvidia;
   return p;
@@ -115,8 +116,42 @@ TEST(ProcessRulesTest, NfsWaitGetsStorageAdvice) {
   EXPECT_EQ(*Evidence<int64_t>(*d, "network_fs_stuck_count"), 1);
 }
 
+TEST(ProcessRulesTest, TaskThatRanIsNeverStuck) {
+  // In D at both samples with an old-looking exec_start, but it got the CPU in between: the
+  // exec_start gap is clock drift between CPUs, not a hang.
+  auto t = Task(4242, "nvidia-smi", "os_acquire_rwlock_read", 300.0, true);
+  t.ran_in_window = true;
+  EXPECT_TRUE(EvaluateRules(WithTasks({t}, 20.0), Thresholds()).empty());
+}
+
+TEST(ProcessRulesTest, NoRunCountersNoEvidence) {
+  auto t = Task(4242, "nvidia-smi", "os_acquire_rwlock_read", 300.0, true);
+  t.ran_in_window = std::nullopt;
+  EXPECT_TRUE(EvaluateRules(WithTasks({t}, 20.0), Thresholds()).empty());
+}
+
+TEST(ProcessRulesTest, TruncatedScanIsInTheEvidence) {
+  Snapshot s = WithTasks({Task(10, "tar", "io_schedule", 30.0)});
+  s.host.processes->zombie_count = 250;
+  s.host.processes->tasks_scanned = 127;
+  s.host.processes->truncated = true;
+  auto findings = EvaluateRules(s, Thresholds());
+  for (std::string_view id : {"proc.dstate", "proc.zombies"}) {
+    auto f = Find(findings, id);
+    ASSERT_TRUE(f) << id;
+    EXPECT_EQ(Evidence<bool>(*f, "scan_truncated"), true) << id;
+    EXPECT_EQ(Evidence<int64_t>(*f, "tasks_scanned"), 127) << id;
+  }
+  s.host.processes->truncated = false;
+  auto whole = Find(EvaluateRules(s, Thresholds()), "proc.dstate");
+  ASSERT_TRUE(whole);
+  EXPECT_FALSE(Evidence<bool>(*whole, "scan_truncated"));
+}
+
 TEST(ProcessRulesTest, UnknownDurationNeedsLongWindow) {
-  // Without /proc/PID/sched the window length is the only evidence of duration.
+  // It did not run during the window but its CPU's clock was not readable: the window length is
+  // the only evidence of duration, even for an NVIDIA tool (a driver call may wait seconds on a
+  // lock while another tool initialises the GPUs).
   auto t = Task(4242, "nvidia-smi", "", std::nullopt, true);
   EXPECT_TRUE(EvaluateRules(WithTasks({t}, 0.25), Thresholds()).empty());
   auto d = Find(EvaluateRules(WithTasks({t}, 10.0), Thresholds()), "proc.dstate");

@@ -1,15 +1,23 @@
 #include "probes/runner.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
 
 #include "test_util.h"
 
 namespace gpudoctor {
 namespace {
 
+std::atomic<bool> fifo_probe_returned{false};
+
 ProbeOutput ReadFifoProbe(const ProbeContext& ctx) {
   // Blocks in open(2): the FIFO has no writer.
   auto r = ctx.fs().ReadProc("blocked");
+  fifo_probe_returned = true;
   return ProbeOk([](Snapshot& s) { s.hostname = "must-not-be-applied"; });
 }
 
@@ -43,9 +51,18 @@ TEST(RunnerTest, BlockedProbeTimesOutOthersComplete) {
   EXPECT_EQ(snap.host.uptime_s, 42.0);
   EXPECT_NE(snap.hostname, "must-not-be-applied");
   EXPECT_EQ(AbandonedWorkerCount(), abandoned_before + 1);
-  // Unblock the abandoned worker so the test process leaves no thread stuck behind.
-  auto w = RootFs::ReadFile("/dev/null");
-  (void)w;
+  EXPECT_FALSE(fifo_probe_returned);
+  // Unblock the abandoned worker so the test process leaves no thread stuck behind: opening the
+  // FIFO for writing (non-blocking: it succeeds once the reader waits in open) releases the
+  // reader's open, and closing it gives the reader end-of-file.
+  std::string fifo = dir.path() + "/proc/blocked";
+  auto give_up = SteadyClock::now() + std::chrono::seconds(5);
+  while (!fifo_probe_returned && SteadyClock::now() < give_up) {
+    int fd = open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd >= 0) close(fd);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(fifo_probe_returned) << "the abandoned worker is still blocked in open()";
 }
 
 TEST(DeadlineTest, ReturnsValueOrNulloptAtDeadline) {
