@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "finding_test_util.h"
 #include "nvml/loader.h"
 #include "nvml/sampler.h"
 #include "probes/probe.h"
@@ -17,6 +18,8 @@ namespace gpudoctor {
 ProbeOutput RunPciGpuProbe(const ProbeContext& ctx);
 
 namespace {
+
+using testing::EvidenceOf;
 
 using std::chrono::milliseconds;
 
@@ -81,16 +84,6 @@ std::string Ids(const std::vector<Finding>& fs) {
     s += " ";
   }
   return s;
-}
-
-template <typename T>
-std::optional<T> EvidenceOf(const Finding& f, const std::string& name) {
-  for (const auto& e : f.evidence) {
-    if (e.name == name) {
-      if (auto* v = std::get_if<T>(&e.value)) return *v;
-    }
-  }
-  return std::nullopt;
 }
 
 TEST(GpuNvmlTest, HealthyNodeIsFullyReportedWithoutFindings) {

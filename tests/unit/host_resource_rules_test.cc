@@ -3,10 +3,13 @@
 
 #include <algorithm>
 
+#include "finding_test_util.h"
 #include "rules/engine.h"
 
 namespace gpudoctor {
 namespace {
+
+using testing::EvidenceOf;
 
 constexpr uint64_t kGiB = 1ull << 30;
 
@@ -18,16 +21,6 @@ std::optional<Finding> Find(const std::vector<Finding>& f, std::string_view id,
                             std::string subject = "") {
   for (const auto& x : f) {
     if (x.id == id && (subject.empty() || x.subject == subject)) return x;
-  }
-  return std::nullopt;
-}
-
-template <typename T>
-std::optional<T> Evidence(const Finding& f, std::string_view name) {
-  for (const auto& e : f.evidence) {
-    if (e.name == name) {
-      if (const T* v = std::get_if<T>(&e.value)) return *v;
-    }
   }
   return std::nullopt;
 }
@@ -58,9 +51,9 @@ TEST(MemoryRulesTest, LowMemoryBoundaries) {
   auto f = Find(crit, "host.memory.low");
   ASSERT_TRUE(f);
   EXPECT_EQ(f->severity, Severity::kCrit);
-  EXPECT_DOUBLE_EQ(*Evidence<double>(*f, "available_pct"), 5.0);
-  EXPECT_EQ(*Evidence<int64_t>(*f, "available_bytes"), static_cast<int64_t>(50 * kGiB));
-  EXPECT_EQ(*Evidence<int64_t>(*f, "swap_used_bytes"), 0);
+  EXPECT_DOUBLE_EQ(*EvidenceOf<double>(*f, "available_pct"), 5.0);
+  EXPECT_EQ(*EvidenceOf<int64_t>(*f, "available_bytes"), static_cast<int64_t>(50 * kGiB));
+  EXPECT_EQ(*EvidenceOf<int64_t>(*f, "swap_used_bytes"), 0);
   EXPECT_FALSE(f->next_steps.empty());
 }
 
@@ -100,8 +93,8 @@ TEST(SwapRulesTest, Boundaries) {
   auto f = Find(crit, "host.swap.active");
   ASSERT_TRUE(f);
   EXPECT_EQ(f->severity, Severity::kCrit);
-  EXPECT_DOUBLE_EQ(*Evidence<double>(*f, "swap_pages_per_s"), 10000.0);
-  EXPECT_EQ(*Evidence<int64_t>(*f, "swap_used_bytes"), static_cast<int64_t>(6 * kGiB));
+  EXPECT_DOUBLE_EQ(*EvidenceOf<double>(*f, "swap_pages_per_s"), 10000.0);
+  EXPECT_EQ(*EvidenceOf<int64_t>(*f, "swap_used_bytes"), static_cast<int64_t>(6 * kGiB));
   EXPECT_NE(f->summary.find("6 GiB"), std::string::npos) << f->summary;
 }
 
@@ -146,14 +139,14 @@ TEST(PressureRulesTest, HealthyAndBoundaries) {
   EXPECT_EQ(Find(f, "host.pressure.cpu")->severity, Severity::kWarn);
   EXPECT_EQ(Find(f, "host.pressure.memory")->severity, Severity::kWarn);
   EXPECT_EQ(Find(f, "host.pressure.io")->severity, Severity::kCrit);
-  EXPECT_DOUBLE_EQ(*Evidence<double>(*Find(f, "host.pressure.io"), "full_avg10_pct"), 20.0);
+  EXPECT_DOUBLE_EQ(*EvidenceOf<double>(*Find(f, "host.pressure.io"), "full_avg10_pct"), 20.0);
 
   p.cpu = Psi(70, 100);  // system-wide cpu "full" is ignored
   s.host.pressure = p;
   auto cpu = Find(Eval(s), "host.pressure.cpu");
   ASSERT_TRUE(cpu);
   EXPECT_EQ(cpu->severity, Severity::kCrit);
-  EXPECT_FALSE(Evidence<double>(*cpu, "full_avg10_pct").has_value());
+  EXPECT_FALSE(EvidenceOf<double>(*cpu, "full_avg10_pct").has_value());
 }
 
 MountFacts Mount(std::string point, uint64_t total, uint64_t avail, bool ro = false) {
@@ -191,8 +184,8 @@ TEST(DiskRulesTest, FullBoundariesPerMount) {
   auto shm = Find(f, "host.disk.full", "/dev/shm");
   ASSERT_TRUE(shm);
   EXPECT_NE(shm->next_steps.front().find("shm-size"), std::string::npos);
-  EXPECT_EQ(*Evidence<std::string>(*shm, "mount_point"), "/dev/shm");
-  EXPECT_DOUBLE_EQ(*Evidence<double>(*shm, "used_pct"), 100.0);
+  EXPECT_EQ(*EvidenceOf<std::string>(*shm, "mount_point"), "/dev/shm");
+  EXPECT_DOUBLE_EQ(*EvidenceOf<double>(*shm, "used_pct"), 100.0);
 }
 
 TEST(DiskRulesTest, ReservedBlocksCountLikeDf) {
@@ -201,7 +194,7 @@ TEST(DiskRulesTest, ReservedBlocksCountLikeDf) {
   m.free_bytes = 60;
   auto f = Find(Eval(WithMounts({m})), "host.disk.full");
   ASSERT_TRUE(f);
-  EXPECT_NEAR(*Evidence<double>(*f, "used_pct"), 98.947, 0.01);
+  EXPECT_NEAR(*EvidenceOf<double>(*f, "used_pct"), 98.947, 0.01);
 }
 
 TEST(DiskRulesTest, ReadOnlyAndErroredMountsAreNotFull) {
@@ -223,7 +216,7 @@ TEST(DiskRulesTest, InodeBoundaries) {
   ASSERT_TRUE(f);
   EXPECT_EQ(f->severity, Severity::kCrit);
   EXPECT_EQ(f->subject, "/data");
-  EXPECT_EQ(*Evidence<int64_t>(*f, "inodes_free_count"), 0);
+  EXPECT_EQ(*EvidenceOf<int64_t>(*f, "inodes_free_count"), 0);
   m.inodes_total.reset();  // btrfs: no inode table
   m.inodes_free.reset();
   EXPECT_TRUE(Eval(WithMounts({m})).empty());

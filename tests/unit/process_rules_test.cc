@@ -1,10 +1,13 @@
 // Rule tests for proc.dstate and proc.zombies: Snapshot in, findings out.
 #include <gtest/gtest.h>
 
+#include "finding_test_util.h"
 #include "rules/engine.h"
 
 namespace gpudoctor {
 namespace {
+
+using testing::EvidenceOf;
 
 StuckProcess Task(int pid, std::string comm, std::string wchan, std::optional<double> stuck_s,
                   bool nvidia = false) {
@@ -36,16 +39,6 @@ std::optional<Finding> Find(const std::vector<Finding>& f, std::string_view id) 
   return std::nullopt;
 }
 
-template <typename T>
-std::optional<T> Evidence(const Finding& f, std::string_view name) {
-  for (const auto& e : f.evidence) {
-    if (e.name == name) {
-      if (const T* v = std::get_if<T>(&e.value)) return *v;
-    }
-  }
-  return std::nullopt;
-}
-
 TEST(ProcessRulesTest, HealthyNoFinding) {
   EXPECT_TRUE(EvaluateRules(WithTasks({}), Thresholds()).empty());
 }
@@ -63,9 +56,9 @@ TEST(ProcessRulesTest, StuckNonNvidiaTaskIsWarn) {
   auto d = Find(f, "proc.dstate");
   ASSERT_TRUE(d);
   EXPECT_EQ(d->severity, Severity::kWarn);
-  EXPECT_EQ(*Evidence<int64_t>(*d, "stuck_count"), 1);
-  EXPECT_EQ(*Evidence<std::string>(*d, "task1_comm"), "tar");
-  EXPECT_DOUBLE_EQ(*Evidence<double>(*d, "task1_stuck_s"), 10.0);
+  EXPECT_EQ(*EvidenceOf<int64_t>(*d, "stuck_count"), 1);
+  EXPECT_EQ(*EvidenceOf<std::string>(*d, "task1_comm"), "tar");
+  EXPECT_DOUBLE_EQ(*EvidenceOf<double>(*d, "task1_stuck_s"), 10.0);
 }
 
 TEST(ProcessRulesTest, NvidiaToolIsCritWithSpecificAdvice) {
@@ -78,7 +71,7 @@ TEST(ProcessRulesTest, NvidiaToolIsCritWithSpecificAdvice) {
   EXPECT_NE(d->summary.find("nvidia-smi (pid 4242) in os_acquire_rwlock_read"), std::string::npos)
       << d->summary;
   EXPECT_NE(d->next_steps.front().find("Xid"), std::string::npos);
-  EXPECT_EQ(*Evidence<int64_t>(*d, "nvidia_stuck_count"), 1);
+  EXPECT_EQ(*EvidenceOf<int64_t>(*d, "nvidia_stuck_count"), 1);
 }
 
 TEST(ProcessRulesTest, DriverWaitCountsAsNvidia) {
@@ -89,7 +82,7 @@ TEST(ProcessRulesTest, DriverWaitCountsAsNvidia) {
   auto d = Find(EvaluateRules(WithTasks({t}), Thresholds()), "proc.dstate");
   ASSERT_TRUE(d);
   EXPECT_EQ(d->severity, Severity::kCrit);
-  EXPECT_EQ(*Evidence<int64_t>(*d, "task1_tid"), 4305);
+  EXPECT_EQ(*EvidenceOf<int64_t>(*d, "task1_tid"), 4305);
   EXPECT_NE(d->summary.find("thread 4305 'pt_autograd_0'"), std::string::npos) << d->summary;
 }
 
@@ -113,7 +106,7 @@ TEST(ProcessRulesTest, NfsWaitGetsStorageAdvice) {
   EXPECT_EQ(d->severity, Severity::kWarn);
   EXPECT_NE(d->next_steps.front().find("rpc_wait_bit_killable"), std::string::npos);
   EXPECT_NE(d->next_steps.front().find("NFS"), std::string::npos);
-  EXPECT_EQ(*Evidence<int64_t>(*d, "network_fs_stuck_count"), 1);
+  EXPECT_EQ(*EvidenceOf<int64_t>(*d, "network_fs_stuck_count"), 1);
 }
 
 TEST(ProcessRulesTest, TaskThatRanIsNeverStuck) {
@@ -139,13 +132,13 @@ TEST(ProcessRulesTest, TruncatedScanIsInTheEvidence) {
   for (std::string_view id : {"proc.dstate", "proc.zombies"}) {
     auto f = Find(findings, id);
     ASSERT_TRUE(f) << id;
-    EXPECT_EQ(Evidence<bool>(*f, "scan_truncated"), true) << id;
-    EXPECT_EQ(Evidence<int64_t>(*f, "tasks_scanned"), 127) << id;
+    EXPECT_EQ(EvidenceOf<bool>(*f, "scan_truncated"), true) << id;
+    EXPECT_EQ(EvidenceOf<int64_t>(*f, "tasks_scanned"), 127) << id;
   }
   s.host.processes->truncated = false;
   auto whole = Find(EvaluateRules(s, Thresholds()), "proc.dstate");
   ASSERT_TRUE(whole);
-  EXPECT_FALSE(Evidence<bool>(*whole, "scan_truncated"));
+  EXPECT_FALSE(EvidenceOf<bool>(*whole, "scan_truncated"));
 }
 
 TEST(ProcessRulesTest, UnknownDurationNeedsLongWindow) {
@@ -156,7 +149,7 @@ TEST(ProcessRulesTest, UnknownDurationNeedsLongWindow) {
   EXPECT_TRUE(EvaluateRules(WithTasks({t}, 0.25), Thresholds()).empty());
   auto d = Find(EvaluateRules(WithTasks({t}, 10.0), Thresholds()), "proc.dstate");
   ASSERT_TRUE(d);
-  EXPECT_EQ(*Evidence<std::string>(*d, "task1_wchan"), "unknown");
+  EXPECT_EQ(*EvidenceOf<std::string>(*d, "task1_wchan"), "unknown");
 }
 
 TEST(ProcessRulesTest, MinStuckFromConfig) {
@@ -174,7 +167,7 @@ TEST(ProcessRulesTest, ZombieBoundary) {
   auto z = Find(EvaluateRules(s, Thresholds()), "proc.zombies");
   ASSERT_TRUE(z);
   EXPECT_EQ(z->severity, Severity::kWarn);
-  EXPECT_EQ(*Evidence<int64_t>(*z, "zombie_count"), 200);
+  EXPECT_EQ(*EvidenceOf<int64_t>(*z, "zombie_count"), 200);
 }
 
 }  // namespace
