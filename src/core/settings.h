@@ -30,7 +30,7 @@ struct Settings {
   std::vector<std::string> net_targets;     // what the service depends on: "host" or "host:port"
   std::vector<std::string> net_references;  // other sites, probed only for comparison
   int net_probe_count = 5;                  // probes per host
-  int net_probe_interval_ms = 200;          // between probe starts
+  int net_probe_interval_ms = 100;          // between probe starts (5 probes: ~0.4 s a host)
   int net_probe_timeout_ms = 1000;          // per probe
   int net_resolve_timeout_ms = 1000;        // getaddrinfo budget per name
   int net_fallback_tcp_port = 22;           // TCP-connect port when no ICMP socket can be opened
