@@ -7,7 +7,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libtomlplusplus-dev nlohmann-json3-dev libsystemd-dev libsqlite3-dev
   clang libclang-rt-14-dev clang-format
-  iproute2 procps time
+  iproute2 procps time python3
 )
 missing=()
 for p in "${packages[@]}"; do
