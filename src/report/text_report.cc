@@ -3,6 +3,7 @@
 
 #include "core/strings.h"
 #include "report/gpu_report.h"
+#include "report/net_report.h"
 #include "report/report.h"
 
 namespace gpudoctor {
@@ -97,12 +98,8 @@ std::string RenderText(const Report& report, bool color) {
       RenderFindingTo(f, p, out);
       any = true;
     }
-    int probes = 0, not_ok = 0;
-    for (const auto& pr : snap.probes) {
-      if (pr.layer != layer) continue;
-      ++probes;
-      if (pr.state != ProbeState::kOk) ++not_ok;
-    }
+    int probes = 0;
+    for (const auto& pr : snap.probes) probes += pr.layer == layer ? 1 : 0;
     if (!any) {
       out += probes == 0 ? p.Dim("  not checked (no probe for this layer ran)") + "\n"
                          : "  " + p.Ok("ok") + "\n";
@@ -113,7 +110,12 @@ std::string RenderText(const Report& report, bool color) {
                    (pr.reason.empty() ? "" : ": " + pr.reason)) +
              "\n";
     }
-    (void)not_ok;
+    if (layer == Layer::kNetwork) {
+      const std::string lines = ReachabilityLines(snap.network);
+      for (auto row : SplitLines(lines)) {
+        if (!row.empty()) out += p.Dim("  " + std::string(row)) + "\n";
+      }
+    }
     if (layer == Layer::kHardware) {
       const std::string table = GpuTable(snap.gpu, report.findings);
       for (auto row : SplitLines(table)) {

@@ -33,7 +33,8 @@ void ReplaceAll(std::string& s, const std::string& from, const std::string& to) 
 // Removes what legitimately changes between runs and machines.
 void Normalise(ordered_json& j) {
   if (j.is_object()) {
-    for (const char* volatile_key : {"time", "duration_ms", "host", "ms", "waited_ms", "window_s"}) {
+    for (const char* volatile_key :
+         {"time", "duration_ms", "host", "ms", "waited_ms", "window_s"}) {
       if (j.contains(volatile_key)) j[volatile_key] = "<varies>";
     }
     for (auto& [k, v] : j.items()) Normalise(v);
@@ -59,11 +60,11 @@ std::vector<GoldenCase> Cases() {
   for (const char* scenario :
        {"h100_healthy", "ecc_dbe", "remap_failed", "gpu_missing", "persistence_off", "thermal"}) {
     std::string sysfs = "sysfs/hgx_h100";
-    cases.push_back({std::string("check_gpu_") + scenario,
-                     {"check", "--json", "--probes", "nvml,pci_gpu", "--nvml-lib", fake,
-                      "--path.sysfs", FixturePath(sysfs)},
-                     {{"FAKE_NVML_SCENARIO", FixturePath(std::string("nvml/") + scenario +
-                                                         ".scenario")}}});
+    cases.push_back(
+        {std::string("check_gpu_") + scenario,
+         {"check", "--json", "--probes", "nvml,pci_gpu", "--nvml-lib", fake, "--path.sysfs",
+          FixturePath(sysfs)},
+         {{"FAKE_NVML_SCENARIO", FixturePath(std::string("nvml/") + scenario + ".scenario")}}});
   }
   return cases;
 }
@@ -80,8 +81,7 @@ TEST_P(GoldenTest, OutputMatchesGoldenFile) {
   ordered_json got = ordered_json::parse(r.out);
   got["exit_code"] = r.exit_code;
   Normalise(got);
-  std::string path =
-      std::string(GPUDOCTOR_SOURCE_DIR) + "/tests/e2e/golden/" + c.name + ".json";
+  std::string path = std::string(GPUDOCTOR_SOURCE_DIR) + "/tests/e2e/golden/" + c.name + ".json";
   const char* update = std::getenv("GPUDOCTOR_UPDATE_GOLDEN");
   if (update != nullptr && std::string(update) == "1") {
     std::ofstream(path) << got.dump(2) << "\n";

@@ -127,3 +127,39 @@ TEST(GpuTableTest, StateColumnShowsTheWorstFindingPerGpu) {
 
 }  // namespace
 }  // namespace gpudoctor
+
+#include "report/net_report.h"
+
+namespace gpudoctor {
+namespace {
+
+TEST(NetReportTest, OneLinePerProbedHostInTheTextReport) {
+  Report r;
+  r.snapshot.hostname = "n";
+  r.snapshot.probes.push_back({"reachability", Layer::kNetwork, ProbeState::kOk, "", 400});
+  ReachabilityFacts reach;
+  TargetProbeFacts t;
+  t.name = "storage01:2049";
+  t.address = "10.0.0.5";
+  t.method = "tcp";
+  t.sent = 5;
+  t.received = 4;
+  t.rtt_median_ms = 1.25;
+  t.rtt_p95_ms = 3.5;
+  TargetProbeFacts gw;
+  gw.name = "192.0.2.1";
+  gw.group = TargetGroup::kGateway;
+  gw.address = "192.0.2.1";
+  gw.inconclusive = true;
+  gw.error = "could not be probed (no ICMP socket; TCP fallback unanswered)";
+  reach.hosts = {t, gw};
+  r.snapshot.network.reachability = reach;
+  std::string text = RenderText(r, false);
+  EXPECT_THAT(text, HasSubstr("target storage01:2049 (10.0.0.5) tcp: 4/5 replies, median 1.25 ms, "
+                              "p95 3.5 ms"));
+  EXPECT_THAT(text, HasSubstr("gateway 192.0.2.1: could not be probed"));
+  EXPECT_EQ(ReachabilityLines(NetworkFacts{}), "");
+}
+
+}  // namespace
+}  // namespace gpudoctor

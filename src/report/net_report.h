@@ -1,0 +1,14 @@
+// Text lines for the network layer: one line per probed host (target, reference or gateway) with
+// replies, RTT and loss, so the operator sees what "ok" was measured on. Pure; thread-safe.
+#pragma once
+
+#include <string>
+
+#include "facts/net_facts.h"
+
+namespace gpudoctor {
+
+// Empty when the reachability probe did not run.
+std::string ReachabilityLines(const NetworkFacts& facts);
+
+}  // namespace gpudoctor
