@@ -110,9 +110,7 @@ enum : unsigned {
   kFieldNvLinkGetState = 165,  // scopeId = link
   kFieldPowerInstant = 186,    // mW, scopeId 0 = GPU
   kFieldPowerCurrentLimit = 190,
-  kFieldTempShutdownLimit = 193,  // degrees C; Ada/Hopper-era drivers, else NOT_SUPPORTED
-  kFieldTempSlowdownLimit = 194,
-  kFieldTempMemMaxLimit = 195,
+  // 193-196 (*_TLIMIT) are distances to the temperature limits, not limits: unused, see sampler.
 };
 
 // Event type bits (nvml.md §4.3).

@@ -252,31 +252,15 @@ class GpuSampler {
     return v ? InRange(*v, 1, kMaxClockMhz) : std::nullopt;
   }
 
-  // Temperature limits: from the first batch when the driver has the fields (one call for all),
-  // else one call per threshold.
-  void TemperatureLimits(const std::vector<nvmlFieldValue_t>& batch, bool batch_ok) {
-    struct Limit {
-      unsigned field;
-      int threshold;
-      std::optional<int> GpuFacts::*member;
-    };
-    static constexpr Limit kLimits[] = {
-        {nvml::kFieldTempShutdownLimit, nvml::NVML_TEMPERATURE_THRESHOLD_SHUTDOWN,
-         &GpuFacts::temp_shutdown_c},
-        {nvml::kFieldTempSlowdownLimit, nvml::NVML_TEMPERATURE_THRESHOLD_SLOWDOWN,
-         &GpuFacts::temp_slowdown_c},
-        {nvml::kFieldTempMemMaxLimit, nvml::NVML_TEMPERATURE_THRESHOLD_MEM_MAX,
-         &GpuFacts::temp_memory_max_c},
-    };
-    for (const auto& l : kLimits) {
-      if (Stop()) return;
-      if (auto v = batch_ok ? Find(batch, l.field) : std::nullopt;
-          v && *v >= 1 && *v <= static_cast<uint64_t>(kMaxTempC) + 50) {
-        f_.*l.member = static_cast<int>(*v);
-      } else {
-        f_.*l.member = Threshold(l.threshold);
-      }
-    }
+  // Temperature limits (absolute degrees C) from nvmlDeviceGetTemperatureThreshold. Fields
+  // 193-195 are not used: they report the distance to the limit (nvidia-smi's "T.Limit"), not
+  // the limit itself.
+  void TemperatureLimits() {
+    f_.temp_shutdown_c = Threshold(nvml::NVML_TEMPERATURE_THRESHOLD_SHUTDOWN);
+    if (Stop()) return;
+    f_.temp_slowdown_c = Threshold(nvml::NVML_TEMPERATURE_THRESHOLD_SLOWDOWN);
+    if (Stop()) return;
+    f_.temp_memory_max_c = Threshold(nvml::NVML_TEMPERATURE_THRESHOLD_MEM_MAX);
   }
 
   void Limits() {
@@ -334,10 +318,7 @@ class GpuSampler {
                         nvml::kFieldRemappedPending,
                         nvml::kFieldRemappedFailure,
                         nvml::kFieldPowerInstant,
-                        nvml::kFieldPowerCurrentLimit,
-                        nvml::kFieldTempShutdownLimit,
-                        nvml::kFieldTempSlowdownLimit,
-                        nvml::kFieldTempMemMaxLimit}) {
+                        nvml::kFieldPowerCurrentLimit}) {
       add(id);
     }
     for (unsigned link = 0; link < kBatchedNvLinks; ++link) add(nvml::kFieldNvLinkGetState, link);
@@ -632,7 +613,7 @@ class GpuSampler {
       }
       if (Stop()) return;
     }
-    TemperatureLimits(batch, batch_ok);
+    TemperatureLimits();
     if (Stop()) return;
     NvLinks(batch, batch_ok);
     if (Stop()) return;

@@ -207,16 +207,6 @@ nvmlReturn_t FieldRead(int gpu, unsigned id, unsigned scope, unsigned long long*
   } else if (!v && scope == 0) {
     v = Gpu(gpu, base);
   }
-  // Temperature limits as fields (193-195), as current drivers answer them; a scenario with
-  // field_thresholds=0 models an older driver that only has the per-threshold call.
-  if (!v &&
-      (id == kFieldTempShutdownLimit || id == kFieldTempSlowdownLimit ||
-       id == kFieldTempMemMaxLimit) &&
-      Gpu(gpu, "field_thresholds").value_or("1") != "0") {
-    v = Gpu(gpu, id == kFieldTempShutdownLimit   ? "temp_shutdown"
-                 : id == kFieldTempSlowdownLimit ? "temp_slowdown"
-                                                 : "temp_mem_max");
-  }
   auto n = Num(v);
   if (!n) return NVML_ERROR_NOT_SUPPORTED;
   long long reads;
