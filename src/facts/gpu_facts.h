@@ -67,10 +67,10 @@ struct GpuFacts {
   std::optional<uint64_t> remapped_rows_correctable, remapped_rows_uncorrectable;
   std::optional<bool> remap_pending, remap_failed;
   std::optional<uint32_t> pcie_gen, pcie_max_gen, pcie_width, pcie_max_width;
-  std::optional<uint32_t> pcie_tx_kbps, pcie_rx_kbps;  // KB/s, measured by NVML over 20 ms
-  std::optional<int> nvlink_count;                     // links present
-  std::vector<NvLinkFacts> nvlinks;                    // per link state, when readable
-  std::optional<std::vector<GpuProcess>> processes;    // absent: the call is unsupported
+  std::optional<uint64_t> pcie_tx_bytes_per_s, pcie_rx_bytes_per_s;  // NVML, over 20 ms
+  std::optional<int> nvlink_count;                                   // links present
+  std::vector<NvLinkFacts> nvlinks;                  // per link state, when readable
+  std::optional<std::vector<GpuProcess>> processes;  // absent: the call is unsupported
 
   GpuCounterRead first, second;    // at the start and the end of the window
   std::optional<double> window_s;  // time between the two counter reads

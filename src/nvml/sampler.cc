@@ -624,12 +624,17 @@ class GpuSampler {
     return (f_.util_gpu_pct && *f_.util_gpu_pct > 0) || (f_.processes && !f_.processes->empty());
   }
 
+  // NVML reports KB/s (1024 bytes) measured over 20 ms; facts carry bytes per second.
   void PcieThroughput() {
-    f_.pcie_tx_kbps = ReadUintArg(api().DeviceGetPcieThroughput, names().DeviceGetPcieThroughput,
-                                  nvml::NVML_PCIE_UTIL_TX_BYTES);
+    auto read = [&](int counter) -> std::optional<uint64_t> {
+      auto kb =
+          ReadUintArg(api().DeviceGetPcieThroughput, names().DeviceGetPcieThroughput, counter);
+      if (!kb) return std::nullopt;
+      return static_cast<uint64_t>(*kb) * 1024;
+    };
+    f_.pcie_tx_bytes_per_s = read(nvml::NVML_PCIE_UTIL_TX_BYTES);
     if (Stop()) return;
-    f_.pcie_rx_kbps = ReadUintArg(api().DeviceGetPcieThroughput, names().DeviceGetPcieThroughput,
-                                  nvml::NVML_PCIE_UTIL_RX_BYTES);
+    f_.pcie_rx_bytes_per_s = read(nvml::NVML_PCIE_UTIL_RX_BYTES);
   }
 
   static bool FaultReason(std::optional<unsigned long long> mask) {

@@ -73,8 +73,8 @@ json GpuJson(const GpuFacts& g) {
   Put(j, "pcie_max_gen", g.pcie_max_gen);
   Put(j, "pcie_width", g.pcie_width);
   Put(j, "pcie_max_width", g.pcie_max_width);
-  Put(j, "pcie_tx_kbps", g.pcie_tx_kbps);
-  Put(j, "pcie_rx_kbps", g.pcie_rx_kbps);
+  Put(j, "pcie_tx_bytes_per_s", g.pcie_tx_bytes_per_s);
+  Put(j, "pcie_rx_bytes_per_s", g.pcie_rx_bytes_per_s);
   Put(j, "nvlink_count", g.nvlink_count);
   if (!g.nvlinks.empty()) {
     json links = json::array();

@@ -140,7 +140,10 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
        {"Watch the trend: `nvidia-smi -q -d ECC` a few minutes apart.",
         "Reset the GPU at the next idle point; if the rate persists, run `dcgmi diag -r 3` and "
         "plan a replacement."},
-       {{"warn_per_min", 10, "correctable errors per minute over the window (DCGM limit 10)"}}},
+       {{"warn_per_min", 10, "correctable errors per minute over the window (DCGM limit 10)"},
+        {"min_new_count", 10,
+         "new correctable errors needed within the window before a rate is judged (the window "
+         "is short: one error in 0.25 s would read as 240/min)"}}},
       {"gpu.retired_pages",
        Layer::kHardware,
        Severity::kCrit,
@@ -229,14 +232,15 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
       {"gpu.pcie.degraded",
        Layer::kHardware,
        Severity::kWarn,
-       "PCIe link degraded under load",
-       "While busy, the GPU's PCIe link runs at a lower generation or fewer lanes than it and its "
-       "slot support. Idle GPUs lower their link speed on purpose, so only busy GPUs are judged. "
+       "PCIe link degraded",
+       "The GPU's PCIe link runs with fewer lanes than it and its slot support (judged always: "
+       "lanes are not given up at idle), or at a lower generation while the GPU is busy (idle "
+       "GPUs lower their link generation on purpose, so generation is judged only under load). "
        "Host-device copies, GPUDirect RDMA and NCCL across PCIe slow down.",
        {"Check the link: `lspci -vv -s BUS_ID | grep -e LnkCap -e LnkSta`.",
         "Reseat the card and its riser; cross-test it in another slot to tell card from slot.",
         "Check BIOS PCIe settings (forced generation, bifurcation)."},
-       {{"busy_util_pct", 50, "GPU utilisation from which the link is judged"}}},
+       {{"busy_util_pct", 50, "GPU utilisation from which the link generation is judged"}}},
       {"gpu.pcie.replays",
        Layer::kHardware,
        Severity::kWarn,
@@ -250,7 +254,7 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
        {{"errors_per_tbit", 1,
          "bit errors per 10^12 bits on a healthy link; replays/min/lane is that times the line "
          "rate times 60 s"},
-        {"min_replays", 3, "replays needed within the window before a rate is judged"}}},
+        {"min_replays", 10, "replays needed within the window before a rate is judged"}}},
       {"gpu.nvlink.down",
        Layer::kHardware,
        Severity::kCrit,
@@ -286,10 +290,16 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
        Severity::kWarn,
        "GPU memory nearly full",
        "Almost all GPU memory is allocated. New allocations fail with out-of-memory. Caching "
-       "allocators (PyTorch, vLLM) reserve most memory on purpose, so check the job's own view "
-       "before acting.",
+       "allocators (PyTorch, vLLM) and frameworks that preallocate (TensorFlow, JAX) reserve most "
+       "memory on purpose, so check the job's own view before acting. For LLM serving, a KV "
+       "cache that grows with long prompts ends here: requests queue or are preempted.",
        {"See who holds it: `nvidia-smi --query-compute-apps=pid,used_memory --format=csv`.",
-        "Reduce batch size or sequence length; look for leftover processes holding memory."},
+        "Reduce batch size or sequence length; look for leftover processes holding memory.",
+        "Preallocation is expected with TensorFlow (`allow_growth`) and JAX "
+        "(`XLA_PYTHON_CLIENT_PREALLOCATE=false`); vLLM reserves `gpu_memory_utilization` (0.9 by "
+        "default) on purpose.",
+        "LLM serving: cap context length and concurrent sequences (`max_model_len`, "
+        "`max_num_seqs`) so the KV cache fits."},
        {{"warn_used_pct", 98, "share of GPU memory allocated"}}},
       {"gpu.util.low",
        Layer::kResources,

@@ -61,9 +61,10 @@ bool Busy(const GpuFacts& g, double busy_pct) {
 bool HasReason(std::optional<uint64_t> mask, uint64_t bit) { return mask && (*mask & bit) != 0; }
 
 // A fault reason counts when it is in the first read and (when taken) also in the second.
+// A fault reason counts only when both reads show it: a failed confirming read is no evidence.
 bool PersistentReason(const GpuFacts& g, uint64_t bit) {
-  if (!HasReason(g.first.clock_event_reasons, bit)) return false;
-  return !g.second.clock_event_reasons || HasReason(g.second.clock_event_reasons, bit);
+  return HasReason(g.first.clock_event_reasons, bit) && g.second.clock_event_reasons &&
+         HasReason(g.second.clock_event_reasons, bit);
 }
 
 // ---- NVML session and PCI cross-check ----
@@ -247,7 +248,9 @@ void EccRules(const GpuFacts& g, const Thresholds& t, std::vector<Finding>& out)
   auto growth = Delta(g.first.ecc_sbe_volatile, g.second.ecc_sbe_volatile);
   auto agg = Delta(g.first.ecc_sbe_aggregate, g.second.ecc_sbe_aggregate);
   if (!growth || (agg && *agg > *growth)) growth = agg;
-  if (!growth || *growth == 0) return;
+  // The window is short: a single error in 0.25 s extrapolates to 240/min. Judge a rate only on
+  // enough new errors.
+  if (!growth || static_cast<double>(*growth) < t.Get(sbe, "min_new_count")) return;
   double per_min = static_cast<double>(*growth) / *g.window_s * 60;
   if (per_min < t.Get(sbe, "warn_per_min")) return;
   Finding f =
@@ -406,22 +409,26 @@ std::optional<double> LineRateGtps(uint32_t gen) {
 
 void PcieRules(const GpuFacts& g, const Thresholds& t, std::vector<Finding>& out) {
   const char* deg = "gpu.pcie.degraded";
-  if (Busy(g, t.Get(deg, "busy_util_pct"))) {
-    bool gen_low = g.pcie_gen && g.pcie_max_gen && *g.pcie_gen < *g.pcie_max_gen;
-    bool width_low = g.pcie_width && g.pcie_max_width && *g.pcie_width < *g.pcie_max_width;
-    if (gen_low || width_low) {
-      Finding f = GpuFinding(deg, Severity::kWarn, g,
-                             "PCIe link at Gen" + std::to_string(g.pcie_gen.value_or(0)) + " x" +
-                                 std::to_string(g.pcie_width.value_or(0)) + " while busy (max Gen" +
-                                 std::to_string(g.pcie_max_gen.value_or(0)) + " x" +
-                                 std::to_string(g.pcie_max_width.value_or(0)) + ")");
-      if (g.pcie_gen) f.Add("pcie_gen", static_cast<int64_t>(*g.pcie_gen));
-      if (g.pcie_max_gen) f.Add("pcie_max_gen", static_cast<int64_t>(*g.pcie_max_gen));
-      if (g.pcie_width) f.Add("pcie_width_lanes", static_cast<int64_t>(*g.pcie_width));
-      if (g.pcie_max_width) f.Add("pcie_max_width_lanes", static_cast<int64_t>(*g.pcie_max_width));
-      if (g.util_gpu_pct) f.Add("util_gpu_pct", static_cast<int64_t>(*g.util_gpu_pct));
-      out.push_back(std::move(f));
-    }
+  // Idle GPUs legitimately lower their link generation, so a low generation counts only while
+  // busy; lanes are not given up at idle, so a narrow link counts always (signals.md section 4).
+  bool busy = Busy(g, t.Get(deg, "busy_util_pct"));
+  bool gen_low = busy && g.pcie_gen && g.pcie_max_gen && *g.pcie_gen < *g.pcie_max_gen;
+  bool width_low = g.pcie_width && g.pcie_max_width && *g.pcie_width < *g.pcie_max_width;
+  if (gen_low || width_low) {
+    Finding f = GpuFinding(deg, Severity::kWarn, g,
+                           "PCIe link at Gen" + std::to_string(g.pcie_gen.value_or(0)) + " x" +
+                               std::to_string(g.pcie_width.value_or(0)) +
+                               (busy ? " while busy" : " (idle)") + " (max Gen" +
+                               std::to_string(g.pcie_max_gen.value_or(0)) + " x" +
+                               std::to_string(g.pcie_max_width.value_or(0)) + ")" +
+                               (width_low ? ": lanes missing" : ""));
+    if (g.pcie_gen) f.Add("pcie_gen", static_cast<int64_t>(*g.pcie_gen));
+    if (g.pcie_max_gen) f.Add("pcie_max_gen", static_cast<int64_t>(*g.pcie_max_gen));
+    if (g.pcie_width) f.Add("pcie_width_lanes", static_cast<int64_t>(*g.pcie_width));
+    if (g.pcie_max_width) f.Add("pcie_max_width_lanes", static_cast<int64_t>(*g.pcie_max_width));
+    if (g.util_gpu_pct) f.Add("util_gpu_pct", static_cast<int64_t>(*g.util_gpu_pct));
+    f.AddBool("busy", busy);
+    out.push_back(std::move(f));
   }
   const char* rep = "gpu.pcie.replays";
   auto delta = Delta(g.first.pcie_replays, g.second.pcie_replays);

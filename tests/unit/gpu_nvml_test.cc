@@ -125,7 +125,7 @@ TEST(GpuNvmlTest, HealthyNodeIsFullyReportedWithoutFindings) {
   EXPECT_GE(*g.window_s, 0.05);
   EXPECT_FALSE(g.fan_pct);                // SXM boards have no fan: NOT_SUPPORTED
   EXPECT_FALSE(g.retired_pages_pending);  // no page retirement on H100
-  EXPECT_FALSE(g.pcie_tx_kbps);           // idle GPU: throughput not measured
+  EXPECT_FALSE(g.pcie_tx_bytes_per_s);    // idle GPU: throughput not measured
   EXPECT_TRUE(g.errors.empty()) << g.errors[0].call;
   EXPECT_TRUE(f.hangs.empty());
 
@@ -158,8 +158,8 @@ TEST(GpuNvmlTest, CallBudgetPerGpu) {
 TEST(GpuNvmlTest, BusyGpuMeasuresPcieThroughputInsideTheWindow) {
   GpuLayerFacts f = Sample("h100_busy.scenario");
   ASSERT_EQ(f.gpus.size(), 8u);
-  EXPECT_EQ(f.gpus[0].pcie_tx_kbps, 1200000u);
-  EXPECT_EQ(f.gpus[0].pcie_rx_kbps, 900000u);
+  EXPECT_EQ(f.gpus[0].pcie_tx_bytes_per_s, 1200000u * 1024);  // NVML KB/s -> B/s
+  EXPECT_EQ(f.gpus[0].pcie_rx_bytes_per_s, 900000u * 1024);
   ASSERT_TRUE(f.gpus[0].processes);
   ASSERT_EQ(f.gpus[0].processes->size(), 1u);
   EXPECT_EQ((*f.gpus[0].processes)[0].pid, 4101u);

@@ -2,6 +2,7 @@
 // NVLink and ECC edge cases. Pure functions, no NVML.
 #include <gtest/gtest.h>
 
+#include "nvml/abi.h"
 #include "rules/engine.h"
 
 namespace gpudoctor {
@@ -102,6 +103,58 @@ TEST(GpuRulesTest, ThrottleReasonMustPersistAcrossTheWindow) {
   EXPECT_FALSE(Has(Judge({g}), "gpu.hw_slowdown"));
   g.second.clock_event_reasons = 0x8;
   EXPECT_TRUE(Has(Judge({g}), "gpu.hw_slowdown"));
+}
+
+}  // namespace
+}  // namespace gpudoctor
+
+namespace gpudoctor {
+namespace {
+
+// The probe's real window is 0.25 s: one new error must not extrapolate into a warning.
+TEST(GpuRulesShortWindowTest, RatesNeedEnoughEventsInAShortWindow) {
+  GpuFacts g = Gpu(2);
+  g.window_s = 0.25;
+  g.first.ecc_sbe_volatile = 10;
+  g.second.ecc_sbe_volatile = 11;  // 1 in 0.25 s ("240/min")
+  EXPECT_FALSE(Has(Judge({g}), "gpu.ecc.sbe_rate"));
+  g.second.ecc_sbe_volatile = 30;  // 20 in 0.25 s
+  EXPECT_TRUE(Has(Judge({g}), "gpu.ecc.sbe_rate"));
+
+  GpuFacts p = Gpu(3);
+  p.window_s = 0.25;
+  p.pcie_gen = 5;
+  p.pcie_width = 16;
+  p.first.pcie_replays = 0;
+  p.second.pcie_replays = 3;  // "720/min" from three replays
+  EXPECT_FALSE(Has(Judge({p}), "gpu.pcie.replays"));
+  p.second.pcie_replays = 40;
+  EXPECT_TRUE(Has(Judge({p}), "gpu.pcie.replays"));
+}
+
+TEST(GpuRulesShortWindowTest, SlowdownNeedsTheConfirmingRead) {
+  GpuFacts g = Gpu(4);
+  g.util_gpu_pct = 95;
+  g.first.clock_event_reasons = nvml::kClocksReasonHwSlowdown;
+  // The confirming read failed: no evidence that the slowdown persisted.
+  EXPECT_FALSE(Has(Judge({g}), "gpu.hw_slowdown"));
+  g.second.clock_event_reasons = nvml::kClocksReasonHwSlowdown;
+  EXPECT_TRUE(Has(Judge({g}), "gpu.hw_slowdown"));
+}
+
+TEST(GpuRulesShortWindowTest, LostLanesCountAtIdleLowGenerationOnlyUnderLoad) {
+  GpuFacts g = Gpu(5);
+  g.util_gpu_pct = 0;
+  g.pcie_gen = 1;
+  g.pcie_max_gen = 5;
+  g.pcie_width = 16;
+  g.pcie_max_width = 16;
+  EXPECT_FALSE(Has(Judge({g}), "gpu.pcie.degraded"));  // idle downtraining: normal
+  g.pcie_width = 8;
+  EXPECT_TRUE(Has(Judge({g}), "gpu.pcie.degraded"));  // half the lanes gone: always suspicious
+  g.pcie_width = 16;
+  g.util_gpu_pct = 90;
+  EXPECT_TRUE(Has(Judge({g}), "gpu.pcie.degraded"));  // Gen1 under load
 }
 
 }  // namespace
