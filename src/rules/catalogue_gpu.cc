@@ -72,6 +72,20 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
         "Drain the node and try a GPU reset (`nvidia-smi -r -i N`); usually only a reboot helps.",
         "If it recurs on the same GPU after reboots, reseat or replace that card."},
        {}},
+      {"gpu.nvml_error",
+       Layer::kHardware,
+       Severity::kCrit,
+       "The driver refuses the GPU",
+       "NVML answered a call on this GPU with an error that is a fault in its own right "
+       "(nvml.md §4.1): INSUFFICIENT_POWER (8, auxiliary power missing), IRQ_ISSUE (11, "
+       "interrupts not delivered), CORRUPTED_INFOROM (14), RESET_REQUIRED (16), or any error "
+       "from the handle lookup itself, which leaves the GPU unusable for every tool and CUDA "
+       "program. The evidence names the call and the NVML return code; the first next step is "
+       "specific to that code.",
+       {"Run `nvidia-smi -q -i N` and read `dmesg | grep -i nvrm` for the driver's view of it.",
+        "If the error persists after a reset or reboot, drain the node and replace the card "
+        "(by serial)."},
+       {}},
       {"driver.persistence_off",
        Layer::kSoftware,
        Severity::kWarn,

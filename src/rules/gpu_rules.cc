@@ -84,6 +84,7 @@ void SessionRules(const GpuLayerFacts& gpu, std::vector<Finding>& out) {
   switch (st.state) {
     case NvmlState::kNotRun:
     case NvmlState::kOk:
+    case NvmlState::kInitUnfinished:  // the check's deadline, not the driver: no finding
       return;
     case NvmlState::kLibraryMissing:
       if (CardsOnBus(gpu)) {
@@ -159,6 +160,7 @@ void SessionRules(const GpuLayerFacts& gpu, std::vector<Finding>& out) {
 void HangRules(const GpuLayerFacts& gpu, std::vector<Finding>& out) {
   if (gpu.nvml.state != NvmlState::kOk) return;  // init hangs are reported by SessionRules
   for (const auto& h : gpu.hangs) {
+    if (h.check_deadline) continue;  // cut short by the check's deadline: not a hang
     std::string who = h.gpu_index ? "GPU " + std::to_string(*h.gpu_index) : "the driver";
     Finding f = MakeFinding("driver.nvml_hang", Severity::kCrit,
                             h.call + " on " + who + " did not return; the call was abandoned");
@@ -223,6 +225,68 @@ void LostRule(const GpuFacts& g, std::vector<Finding>& out) {
   Finding f = GpuFinding("gpu.lost", Severity::kCrit, g, "NVML reports the GPU is lost");
   f.Add("call", g.lost_call).Add("nvml_return", "NVML_ERROR_GPU_IS_LOST");
   out.push_back(std::move(f));
+}
+
+// NVML returns that are findings in their own right (nvml.md §4.1): the driver refuses the GPU
+// or part of it. 15 (lost) is LostRule's; 3 and 13 are plain absence and never recorded.
+struct RefusalKind {
+  int code;
+  const char* id;
+  Severity severity;
+  const char* what;
+  const char* step;  // the code-specific next step, before the catalogue's
+};
+constexpr RefusalKind kRefusals[] = {
+    {n::NVML_ERROR_INSUFFICIENT_POWER, "gpu.nvml_error", Severity::kCrit,
+     "not enough power (INSUFFICIENT_POWER)",
+     "Check the GPU's auxiliary power cables and the PSU/baseboard power feed; reseat the power "
+     "connectors."},
+    {n::NVML_ERROR_IRQ_ISSUE, "gpu.nvml_error", Severity::kCrit, "interrupt problem (IRQ_ISSUE)",
+     "Check interrupt setup: `dmesg | grep -iE 'nvrm|irq|msi'`; interrupt remapping / IOMMU "
+     "settings in the BIOS and kernel command line (intremap, iommu)."},
+    {n::NVML_ERROR_CORRUPTED_INFOROM, "gpu.nvml_error", Severity::kWarn,
+     "InfoROM corrupted (CORRUPTED_INFOROM)",
+     "The board's InfoROM is corrupted: run the vendor field diagnostic and open an RMA for the "
+     "card (by serial)."},
+    {n::NVML_ERROR_RESET_REQUIRED, "gpu.nvml_error", Severity::kCrit,
+     "GPU reset required (RESET_REQUIRED)",
+     "Drain the GPU and reset it: `nvidia-smi -r -i N` (or reboot); if it recurs, replace the "
+     "card."},
+    {n::NVML_ERROR_LIB_RM_VERSION_MISMATCH, "driver.mismatch", Severity::kCrit,
+     "driver library and kernel module versions differ (LIB_RM_VERSION_MISMATCH)", nullptr},
+    {n::NVML_ERROR_NO_PERMISSION, "driver.no_permission", Severity::kWarn,
+     "no permission (NO_PERMISSION)", nullptr},
+    {n::NVML_ERROR_OPERATING_SYSTEM, "driver.no_permission", Severity::kWarn,
+     "blocked by the operating system or a cgroup (OPERATING_SYSTEM)", nullptr},
+};
+
+bool IsHandleLookup(const std::string& call) { return call.rfind("nvmlDeviceGetHandleBy", 0) == 0; }
+
+// One finding per refusal kind per GPU; a failed handle lookup (any code) means the driver
+// refuses the whole GPU, which is never "ok".
+void NvmlErrorRule(const GpuFacts& g, std::vector<Finding>& out) {
+  if (g.lost) return;  // LostRule
+  std::set<int> done;
+  for (const auto& e : g.errors) {
+    const RefusalKind* kind = nullptr;
+    for (const auto& k : kRefusals) {
+      if (k.code == e.code) kind = &k;
+    }
+    bool whole_gpu = IsHandleLookup(e.call);
+    if (kind == nullptr && !whole_gpu) continue;  // other call errors stay in the facts only
+    if (!done.insert(e.code).second) continue;
+    std::string id = kind ? kind->id : "gpu.nvml_error";
+    Severity sev = kind ? kind->severity : Severity::kCrit;
+    if (whole_gpu && id == "gpu.nvml_error") sev = Severity::kCrit;
+    std::string what = kind ? kind->what : e.text;
+    Finding f = GpuFinding(id, sev, g,
+                           whole_gpu ? "the driver refuses the GPU: " + what
+                                     : "NVML reports " + what + " from " + e.call);
+    f.subject = "nvml_return_" + std::to_string(e.code);
+    f.Add("call", e.call).Add("nvml_return", static_cast<int64_t>(e.code)).Add("error", e.text);
+    if (kind && kind->step) f.next_steps.insert(f.next_steps.begin(), kind->step);
+    out.push_back(std::move(f));
+  }
 }
 
 void EccRules(const GpuFacts& g, const Thresholds& t, std::vector<Finding>& out) {
@@ -646,7 +710,8 @@ void GpuRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& o
                                [](const GpuFacts& g) { return ActiveLinks(g) > 0; });
   for (const auto& g : gpu.gpus) {
     LostRule(g, out);
-    if (g.hung) continue;  // reported by HangRules; its partial facts are not judged
+    NvmlErrorRule(g, out);
+    if (g.hung || g.unfinished) continue;  // partial facts are not judged (HangRules: hangs)
     EccRules(g, t, out);
     RetiredPagesRule(g, t, out);
     RemapRules(g, t, out);

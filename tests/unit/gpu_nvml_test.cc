@@ -11,6 +11,7 @@
 #include "nvml/loader.h"
 #include "nvml/sampler.h"
 #include "probes/probe.h"
+#include "report/gpu_report.h"
 #include "rules/engine.h"
 #include "test_util.h"
 
@@ -204,6 +205,90 @@ TEST(GpuNvmlTest, HungCallOnOneGpuIsNamedAndOthersAreReported) {
   EXPECT_NE(hang->summary.find("GPU 2"), std::string::npos);
   EXPECT_EQ(hang->gpu->serial, "1654922000012");
   EXPECT_FALSE(FindId(findings, "gpu.missing")) << Ids(findings);  // the hung GPU is known
+}
+
+TEST(GpuNvmlTest, CheckDeadlineBeforeNvmlTimeoutIsNotAHang) {
+  setenv("FAKE_NVML_SCENARIO", testing::FixturePath("nvml/slow_handles.scenario").c_str(), 1);
+  NvmlSampleOptions o;
+  o.library_path = FakeLib();
+  o.window = milliseconds(60);
+  o.timeout = milliseconds(5000);                       // --nvml-timeout 5
+  o.deadline = SteadyClock::now() + milliseconds(400);  // the check ends long before
+  TimePoint t0 = SteadyClock::now();
+  GpuLayerFacts f = SampleNvml(o);
+  EXPECT_LT(std::chrono::duration<double>(SteadyClock::now() - t0).count(), 1.2);
+  ASSERT_EQ(f.nvml.state, NvmlState::kOk) << f.nvml.error;
+  ASSERT_EQ(f.gpus.size(), 8u);
+  for (const auto& g : f.gpus) {
+    EXPECT_FALSE(g.hung) << g.index;
+    EXPECT_TRUE(g.unfinished) << g.index;
+  }
+  ASSERT_EQ(f.hangs.size(), 8u);
+  for (const auto& h : f.hangs) EXPECT_TRUE(h.check_deadline);
+  auto findings = Judge(WithSysfs(f, "hgx_h100"));
+  EXPECT_EQ(FindId(findings, "driver.nvml_hang"), nullptr) << Ids(findings);
+  for (const auto& fi : findings) EXPECT_NE(fi.severity, Severity::kCrit) << fi.id;
+
+  // The same slowness against a short NVML timeout is a hang.
+  o.timeout = milliseconds(300);
+  o.deadline = SteadyClock::now() + std::chrono::seconds(20);
+  GpuLayerFacts hung = SampleNvml(o);
+  ASSERT_EQ(hung.hangs.size(), 8u);
+  EXPECT_FALSE(hung.hangs[0].check_deadline);
+  EXPECT_TRUE(hung.gpus[0].hung);
+  EXPECT_NE(FindId(Judge(WithSysfs(hung, "hgx_h100")), "driver.nvml_hang"), nullptr);
+}
+
+TEST(GpuNvmlTest, InitCutByCheckDeadlineIsUnfinishedNotHung) {
+  setenv("FAKE_NVML_SCENARIO", testing::FixturePath("nvml/init_hang.scenario").c_str(), 1);
+  NvmlSampleOptions o;
+  o.library_path = FakeLib();
+  o.timeout = milliseconds(5000);
+  o.deadline = SteadyClock::now() + milliseconds(200);
+  GpuLayerFacts f = SampleNvml(o);
+  EXPECT_EQ(f.nvml.state, NvmlState::kInitUnfinished);
+  EXPECT_NE(f.nvml.error.find("not finished in the check's deadline"), std::string::npos);
+  auto findings = Judge(WithSysfs(f, "hgx_h100"));
+  EXPECT_EQ(FindId(findings, "driver.nvml_hang"), nullptr) << Ids(findings);
+}
+
+TEST(GpuNvmlTest, GpusTheDriverRefusesAreFindingsNotOk) {
+  GpuLayerFacts f = Sample("gpu_refused.scenario");
+  ASSERT_EQ(f.gpus.size(), 8u);
+  auto findings = Judge(WithSysfs(f, "hgx_h100"));
+  struct Want {
+    int gpu;
+    const char* id;
+    Severity sev;
+    int code;
+    const char* step_word;  // in the first next step
+  };
+  for (const Want& w : {Want{1, "gpu.nvml_error", Severity::kCrit, 8, "power cables"},
+                        Want{2, "gpu.nvml_error", Severity::kCrit, 11, "interrupt"},
+                        Want{3, "gpu.nvml_error", Severity::kCrit, 14, "InfoROM"},
+                        Want{4, "gpu.nvml_error", Severity::kCrit, 16, "nvidia-smi -r"},
+                        Want{5, "driver.mismatch", Severity::kCrit, 18, "Reboot"},
+                        Want{6, "driver.no_permission", Severity::kWarn, 4, "/dev/nvidia"},
+                        Want{7, "driver.no_permission", Severity::kWarn, 17, "/dev/nvidia"}}) {
+    const Finding* fi = FindId(findings, w.id, w.gpu);
+    ASSERT_NE(fi, nullptr) << w.gpu << " " << Ids(findings);
+    EXPECT_EQ(fi->severity, w.sev) << w.gpu;
+    EXPECT_EQ(EvidenceOf<int64_t>(*fi, "nvml_return"), w.code) << w.gpu;
+    EXPECT_EQ(EvidenceOf<std::string>(*fi, "call"), "nvmlDeviceGetHandleByIndex_v2");
+    ASSERT_FALSE(fi->next_steps.empty());
+    EXPECT_NE(fi->next_steps[0].find(w.step_word), std::string::npos) << fi->next_steps[0];
+  }
+  for (const auto& fi : findings) {
+    EXPECT_FALSE(fi.gpu && fi.gpu->index == 0) << fi.id;  // the healthy GPU stays clean
+    EXPECT_NE(fi.id, "gpu.missing");  // refused GPUs have no bus id: not counted as missing
+  }
+  std::string table = GpuTable(f, findings);
+  auto row = [&](int i) {
+    size_t at = table.find("\n" + std::to_string(i) + " ");
+    return table.substr(at + 1, table.find('\n', at + 1) - at - 1);
+  };
+  EXPECT_NE(row(0).find(" ok"), std::string::npos) << table;
+  for (int i = 1; i < 8; ++i) EXPECT_NE(row(i).find("ERROR"), std::string::npos) << table;
 }
 
 TEST(GpuNvmlTest, InitThatBlocksIsAbandonedOnTime) {
