@@ -141,6 +141,11 @@ struct GpuLayerFacts {
   DriverFacts driver;
   std::vector<GpuFacts> gpus;
   std::optional<std::vector<PciGpuDevice>> pci_devices;  // absent: the sysfs scan did not run
+  // Normalised bus ids of the directories under /proc/driver/nvidia/gpus: the GPUs the driver
+  // manages, and inside a GPU container only those the container toolkit exposes (it masks the
+  // others, while /sys/bus/pci is not namespaced). Absent: no such directory (no driver loaded,
+  // or the pci_gpu probe did not run).
+  std::optional<std::vector<std::string>> driver_proc_gpus;
   std::vector<NvmlHang> hangs;
   // Xid events drained from the NVML event API during the check. The kernel-log rules turn
   // those the kernel log does not show into `gpu.xid` findings (kernel_rules.cc).

@@ -72,6 +72,19 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
         "Drain the node and try a GPU reset (`nvidia-smi -r -i N`); usually only a reboot helps.",
         "If it recurs on the same GPU after reboots, reseat or replace that card."},
        {}},
+      {"gpu.not_in_container",
+       Layer::kHardware,
+       Severity::kInfo,
+       "GPU on the bus but hidden from this container",
+       "The card is on the PCI bus (sysfs is not namespaced, so a container sees every card of "
+       "the node) but neither NVML nor /proc/driver/nvidia/gpus lists it: the NVIDIA container "
+       "toolkit exposes only the GPUs given to this container. Normal for a pod or container "
+       "with fewer GPUs than the node.",
+       {"Nothing to do if this container was given fewer GPUs on purpose "
+        "(NVIDIA_VISIBLE_DEVICES, `--gpus`, the pod's nvidia.com/gpu limit).",
+        "To judge the whole node, run gpudoctor on the host (or in a privileged container with "
+        "all GPUs)."},
+       {}},
       {"gpu.nvml_error",
        Layer::kHardware,
        Severity::kCrit,

@@ -202,7 +202,35 @@ void MissingRules(const GpuLayerFacts& gpu, std::vector<Finding>& out) {
     if (!seen.count(*a)) unmatched.push_back(&d);
   }
   if (static_cast<int>(unmatched.size()) <= unknown) return;  // may be the GPUs we could not read
+  // Inside a GPU container /sys/bus/pci shows every card of the node while the toolkit exposes
+  // only some in /proc/driver/nvidia/gpus: a card the driver's procfs does not list (while that
+  // procfs exists) is hidden from this container, not missing.
+  std::set<PciAddress> in_procfs;
+  if (gpu.driver_proc_gpus) {
+    for (const auto& id : *gpu.driver_proc_gpus) {
+      if (auto a = ParsePciBusId(id)) {
+        a->function = 0;
+        in_procfs.insert(*a);
+      }
+    }
+  }
   for (const PciGpuDevice* d : unmatched) {
+    auto a = ParsePciBusId(d->bus_id);
+    a->function = 0;
+    if (gpu.driver_proc_gpus && !in_procfs.count(*a)) {
+      Finding f = MakeFinding(
+          "gpu.not_in_container", Severity::kInfo,
+          "GPU at " + d->bus_id + " is on the PCI bus but not visible to NVML in this container");
+      GpuRef r;
+      r.pci_bus_id = d->bus_id;
+      f.gpu = r;
+      f.subject = d->bus_id;
+      f.Add("pci_bus_id", d->bus_id).Add("pci_device_id", Hex(d->device_id));
+      f.Add("nvml_gpus", static_cast<int64_t>(gpu.gpus.size()));
+      f.Add("driver_procfs_gpus", static_cast<int64_t>(gpu.driver_proc_gpus->size()));
+      out.push_back(std::move(f));
+      continue;
+    }
     Finding f = MakeFinding("gpu.missing", Severity::kCrit,
                             "GPU at " + d->bus_id + " is on the PCI bus but NVML does not list it");
     GpuRef r;

@@ -42,13 +42,16 @@ GpuLayerFacts Sample(const std::string& scenario, const std::string& lib = FakeL
   return SampleNvml(o);
 }
 
-// Snapshot with the NVML facts plus the pci_gpu probe run on a fixture sysfs tree.
-Snapshot WithSysfs(GpuLayerFacts facts, const std::string& sysfs) {
+// Snapshot with the NVML facts plus the pci_gpu probe run on a fixture sysfs tree (and a
+// fixture procfs tree under tests/fixtures/procfs/, when named).
+Snapshot WithSysfs(GpuLayerFacts facts, const std::string& sysfs, const std::string& procfs = "") {
   Snapshot snap;
   snap.gpu = std::move(facts);
   if (!sysfs.empty()) {
     auto settings = std::make_shared<Settings>();
-    settings->fs = RootFs("/nonexistent-proc", testing::FixturePath("sysfs/" + sysfs), "/");
+    std::string proc =
+        procfs.empty() ? "/nonexistent-proc" : testing::FixturePath("procfs/" + procfs);
+    settings->fs = RootFs(proc, testing::FixturePath("sysfs/" + sysfs), "/");
     ProbeContext ctx{settings, SteadyClock::now() + std::chrono::seconds(5)};
     ProbeOutput out = RunPciGpuProbe(ctx);
     EXPECT_EQ(out.state, ProbeState::kOk) << out.reason;
@@ -289,6 +292,37 @@ TEST(GpuNvmlTest, GpusTheDriverRefusesAreFindingsNotOk) {
   };
   EXPECT_NE(row(0).find(" ok"), std::string::npos) << table;
   for (int i = 1; i < 8; ++i) EXPECT_NE(row(i).find("ERROR"), std::string::npos) << table;
+}
+
+TEST(GpuNvmlTest, GpusHiddenByTheContainerToolkitAreNotMissing) {
+  // A 1-GPU pod on the 8-GPU node: sysfs lists eight cards, the driver's procfs (masked by the
+  // toolkit) and NVML only the one given to the container.
+  Snapshot pod = WithSysfs(Sample("container_1gpu.scenario"), "hgx_h100", "nvidia_container_1gpu");
+  ASSERT_TRUE(pod.gpu.driver_proc_gpus);
+  EXPECT_EQ(*pod.gpu.driver_proc_gpus, std::vector<std::string>{"0000:18:00.0"});
+  auto findings = Judge(pod);
+  EXPECT_EQ(FindId(findings, "gpu.missing"), nullptr) << Ids(findings);
+  int hidden = 0;
+  for (const auto& f : findings) {
+    if (f.id != "gpu.not_in_container") continue;
+    ++hidden;
+    EXPECT_EQ(f.severity, Severity::kInfo);
+    EXPECT_NE(f.summary.find("not visible to NVML in this container"), std::string::npos);
+  }
+  EXPECT_EQ(hidden, 7) << Ids(findings);
+
+  // On the host the driver's procfs lists the card NVML lost: that is missing.
+  auto host = Judge(WithSysfs(Sample("gpu_missing.scenario"), "hgx_h100", "nvidia_host_8gpu"));
+  const Finding* missing = FindId(host, "gpu.missing");
+  ASSERT_NE(missing, nullptr) << Ids(host);
+  EXPECT_EQ(EvidenceOf<std::string>(*missing, "pci_bus_id"), "0000:db:00.0");
+  EXPECT_EQ(FindId(host, "gpu.not_in_container"), nullptr) << Ids(host);
+
+  // No driver procfs at all: judged as before (missing).
+  auto bare = ScenarioFindings("container_1gpu.scenario");
+  int crit = 0;
+  for (const auto& f : bare) crit += f.id == "gpu.missing";
+  EXPECT_EQ(crit, 7) << Ids(bare);
 }
 
 TEST(GpuNvmlTest, InitThatBlocksIsAbandonedOnTime) {
