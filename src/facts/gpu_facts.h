@@ -146,6 +146,9 @@ struct GpuLayerFacts {
   // others, while /sys/bus/pci is not namespaced). Absent: no such directory (no driver loaded,
   // or the pci_gpu probe did not run).
   std::optional<std::vector<std::string>> driver_proc_gpus;
+  // NVIDIA bridges (vendor 0x10de, class 0x0680xx) on the PCI bus: the NVSwitches of an HGX/DGX
+  // baseboard, whose GPUs are SXM parts with NVLinks that must be up. Absent: no sysfs scan.
+  std::optional<int> pci_nvswitches;
   std::vector<NvmlHang> hangs;
   // Xid events drained from the NVML event API during the check. The kernel-log rules turn
   // those the kernel log does not show into `gpu.xid` findings (kernel_rules.cc).

@@ -16,6 +16,7 @@ ProbeOutput RunPciGpuProbe(const ProbeContext& ctx) {
   auto entries = RootFs::ListDir(fs.SysPath("bus/pci/devices"));
   if (!entries.ok()) return ProbeSkipped("no PCI bus in sysfs: " + entries.status().ToString());
   std::vector<PciGpuDevice> devices;
+  int nvswitches = 0;
   for (const auto& name : *entries) {
     std::string bus_id = NormalizePciBusId(name);
     if (bus_id.empty()) continue;
@@ -26,6 +27,7 @@ ProbeOutput RunPciGpuProbe(const ProbeContext& ctx) {
     auto cls = fs.ReadSys(dir + "class", 64);
     if (!device.ok() || !cls.ok()) continue;
     auto ids = ParsePciIds(*vendor, *device, *cls);
+    if (ids && IsNvidiaNvSwitch(*ids)) ++nvswitches;
     if (!ids || !IsNvidiaGpu(*ids)) continue;
     PciGpuDevice d;
     d.bus_id = bus_id;
@@ -49,11 +51,13 @@ ProbeOutput RunPciGpuProbe(const ProbeContext& ctx) {
   if (auto v = fs.ReadSys("module/nvidia/version", 256); v.ok()) {
     module_version = ParseModuleVersion(*v);
   }
-  return ProbeOk([devices = std::move(devices), module_version, proc_gpus](Snapshot& snap) {
-    snap.gpu.pci_devices = devices;
-    snap.gpu.driver_proc_gpus = proc_gpus;
-    snap.gpu.driver.kernel_module_version = module_version;
-  });
+  return ProbeOk(
+      [devices = std::move(devices), module_version, proc_gpus, nvswitches](Snapshot& snap) {
+        snap.gpu.pci_devices = devices;
+        snap.gpu.pci_nvswitches = nvswitches;
+        snap.gpu.driver_proc_gpus = proc_gpus;
+        snap.gpu.driver.kernel_module_version = module_version;
+      });
 }
 
 }  // namespace gpudoctor

@@ -544,8 +544,17 @@ int ActiveLinks(const GpuFacts& g) {
   return n;
 }
 
+// Whether this GPU's NVLinks must be up: peers have active links, NVSwitches sit on the PCI bus
+// (HGX/DGX baseboard: every link down on every GPU is the fabric manager / NVSwitch failure),
+// or NVML names an SXM part. A PCIe card without a bridge has links that are simply unused.
+bool NvLinksExpected(const GpuFacts& g, const GpuLayerFacts& gpu, bool peers_have_links) {
+  if (peers_have_links) return true;
+  if (gpu.pci_nvswitches && *gpu.pci_nvswitches > 0) return true;
+  return g.name.find("SXM") != std::string::npos;
+}
+
 void NvLinkRules(const GpuFacts& g, bool peers_have_links, const Thresholds& t,
-                 std::vector<Finding>& out) {
+                 std::vector<Finding>& out, const GpuLayerFacts& gpu) {
   int known = 0, active = 0;
   std::string down;
   for (const auto& l : g.nvlinks) {
@@ -557,11 +566,19 @@ void NvLinkRules(const GpuFacts& g, bool peers_have_links, const Thresholds& t,
       Append(down, std::to_string(l.link), ",");
     }
   }
-  if (known > 0 && active < known && (active > 0 || peers_have_links)) {
+  bool expected = NvLinksExpected(g, gpu, peers_have_links);
+  if (known > 0 && active < known && (active > 0 || expected)) {
     Finding f = GpuFinding("gpu.nvlink.down", Severity::kCrit, g,
                            std::to_string(known - active) + " of " + std::to_string(known) +
                                " NVLinks inactive (links " + down + ")");
     f.Add("nvlinks_active", active).Add("nvlinks_known", known).Add("links_down", down);
+    if (gpu.pci_nvswitches) f.Add("pci_nvswitches", static_cast<int64_t>(*gpu.pci_nvswitches));
+    if (active == 0 && !peers_have_links) {
+      f.next_steps.insert(f.next_steps.begin(),
+                          "No GPU of the node has an active NVLink: check the fabric manager "
+                          "(`systemctl status nvidia-fabricmanager`, its log) and the NVSwitches "
+                          "(`nvidia-smi -q | grep -i fabric`).");
+    }
     out.push_back(std::move(f));
   }
   const char* id = "gpu.nvlink.errors";
@@ -746,7 +763,7 @@ void GpuRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& o
     ThermalRule(g, t, out);
     ClockRules(g, t, out);
     PcieRules(g, t, out);
-    NvLinkRules(g, any_links, t, out);
+    NvLinkRules(g, any_links, t, out, gpu);
     FanRule(g, t, out);
     MemoryRule(g, t, out);
     UtilLowRule(g, t, out);

@@ -325,6 +325,24 @@ TEST(GpuNvmlTest, GpusHiddenByTheContainerToolkitAreNotMissing) {
   EXPECT_EQ(crit, 7) << Ids(bare);
 }
 
+TEST(GpuNvmlTest, AllNvLinksDownOnAnHgxNodeIsCritical) {
+  // hgx_h100 has an NVSwitch (10de:22a3, class 0x068000) on the bus: the links must be up.
+  Snapshot hgx = WithSysfs(Sample("nvlink_all_down.scenario"), "hgx_h100");
+  EXPECT_EQ(hgx.gpu.pci_nvswitches, 1);
+  auto findings = Judge(hgx);
+  for (int i = 0; i < 8; ++i) {
+    const Finding* f = FindId(findings, "gpu.nvlink.down", i);
+    ASSERT_NE(f, nullptr) << i << " " << Ids(findings);
+    EXPECT_EQ(f->severity, Severity::kCrit);
+    EXPECT_EQ(EvidenceOf<int64_t>(*f, "nvlinks_active"), 0);
+    EXPECT_EQ(EvidenceOf<int64_t>(*f, "pci_nvswitches"), 1);
+    EXPECT_NE(f->next_steps[0].find("fabric manager"), std::string::npos);
+  }
+  // The same facts without the sysfs scan (no NVSwitch known, PCIe-card names): not judged.
+  auto pcie = Judge(WithSysfs(Sample("nvlink_all_down.scenario"), ""));
+  EXPECT_EQ(FindId(pcie, "gpu.nvlink.down"), nullptr) << Ids(pcie);
+}
+
 TEST(GpuNvmlTest, InitThatBlocksIsAbandonedOnTime) {
   TimePoint t0 = SteadyClock::now();
   GpuLayerFacts f = Sample("init_hang.scenario", FakeLib(), milliseconds(300));
