@@ -11,6 +11,7 @@
 #include "nvml/abi.h"
 #include "parsers/pci_bus_id.h"
 #include "rules/engine.h"
+#include "rules/lost_gpu_match.h"
 
 namespace gpudoctor {
 namespace {
@@ -753,8 +754,11 @@ void GpuRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& o
   MissingRules(gpu, out);
   bool any_links = std::any_of(gpu.gpus.begin(), gpu.gpus.end(),
                                [](const GpuFacts& g) { return ActiveLinks(g) > 0; });
+  // GPUs lost at the handle lookup that the kernel log names: kernel_rules reports them (once).
+  std::set<int> lost_in_log;
+  for (const auto& p : PairBuslessLostGpus(snap)) lost_in_log.insert(p.nvml_index);
   for (const auto& g : gpu.gpus) {
-    LostRule(g, out);
+    if (!lost_in_log.count(g.index)) LostRule(g, out);
     NvmlErrorRule(g, out);
     if (g.hung || g.unfinished) continue;  // partial facts are not judged (HangRules: hangs)
     EccRules(g, t, out);

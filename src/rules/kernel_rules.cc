@@ -12,6 +12,7 @@
 #include "parsers/pci_bus_id.h"
 #include "rules/catalogue.h"
 #include "rules/engine.h"
+#include "rules/lost_gpu_match.h"
 
 namespace gpudoctor {
 namespace {
@@ -157,6 +158,7 @@ void LostFindings(const Snapshot& snap, const std::vector<GpuBusEntry>& gpus,
                   std::vector<Finding>& out) {
   const KernelLogFacts& k = snap.kernel;
   std::vector<const KernelEvent*> seen;
+  std::vector<LostGpuPair> pairs = PairBuslessLostGpus(snap);
   for (const auto& e : k.events) {
     bool lost =
         e.kind == KernelEventKind::kGpuLost || (e.kind == KernelEventKind::kXid && e.xid == 79);
@@ -165,11 +167,22 @@ void LostFindings(const Snapshot& snap, const std::vector<GpuBusEntry>& gpus,
                             [&](const KernelEvent* s) { return s->pci->SameDevice(*e.pci); });
     if (dup != seen.end()) continue;
     seen.push_back(&e);
-    Finding f = MakeFinding("gpu.lost", Severity::kCrit,
-                            "GPU " + e.pci->ToString() + " has fallen off the bus");
+    // NVML lost this GPU at the handle lookup (no bus id): one finding with both views.
+    const LostGpuPair* pair = nullptr;
+    for (const auto& p : pairs) {
+      if (p.slot.SameDevice(*e.pci)) pair = &p;
+    }
+    std::string who =
+        pair ? "GPU " + std::to_string(pair->nvml_index) + " (" + e.pci->ToString() + ")"
+             : "GPU " + e.pci->ToString();
+    Finding f = MakeFinding("gpu.lost", Severity::kCrit, who + " has fallen off the bus");
     AddCommon(f, e);
     f.Add("source", e.kind == KernelEventKind::kXid ? "xid 79" : "fallen-off-the-bus line");
     AttachGpu(f, e.pci, gpus);
+    if (pair) {
+      f.gpu->index = pair->nvml_index;
+      f.Add("gpu_index", pair->nvml_index).Add("nvml_return", "NVML_ERROR_GPU_IS_LOST");
+    }
     out.push_back(std::move(f));
   }
 }

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "finding_test_util.h"
+#include "kmsg/log_scanner.h"
 #include "nvml/loader.h"
 #include "nvml/sampler.h"
 #include "probes/probe.h"
@@ -341,6 +342,32 @@ TEST(GpuNvmlTest, AllNvLinksDownOnAnHgxNodeIsCritical) {
   // The same facts without the sysfs scan (no NVSwitch known, PCIe-card names): not judged.
   auto pcie = Judge(WithSysfs(Sample("nvlink_all_down.scenario"), ""));
   EXPECT_EQ(FindId(pcie, "gpu.nvlink.down"), nullptr) << Ids(pcie);
+}
+
+TEST(GpuNvmlTest, GpuLostAtHandleLookupAndInTheLogIsOneFinding) {
+  // GPU 3 (0000:5d:00.0) is lost at the handle lookup, so NVML has no bus id for it; the log's
+  // Xid 79 names the slot. GPU 5 is lost mid-sample (bus id known) and not in the log.
+  Snapshot snap = WithSysfs(Sample("gpu_lost.scenario"), "hgx_h100");
+  ASSERT_TRUE(snap.gpu.gpus[3].lost);
+  ASSERT_TRUE(snap.gpu.gpus[3].pci_bus_id.empty());
+  KernelLogScanner scanner;
+  scanner.ScanText(
+      "[ 88.1] NVRM: Xid (PCI:0000:5d:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen "
+      "off the bus.\n");
+  snap.kernel = scanner.Finish();
+  snap.kernel.source = "test";
+  auto findings = EvaluateRules(snap, Thresholds());
+  std::vector<const Finding*> lost;
+  for (const auto& f : findings) {
+    if (f.id == "gpu.lost") lost.push_back(&f);
+  }
+  ASSERT_EQ(lost.size(), 2u) << Ids(findings);
+  const Finding* merged = FindId(findings, "gpu.lost", 3);
+  ASSERT_NE(merged, nullptr) << Ids(findings);
+  EXPECT_EQ(merged->gpu->pci_bus_id, "0000:5d:00.0");
+  EXPECT_EQ(EvidenceOf<std::string>(*merged, "source"), "xid 79");
+  EXPECT_NE(merged->summary.find("GPU 3"), std::string::npos) << merged->summary;
+  EXPECT_NE(FindId(findings, "gpu.lost", 5), nullptr) << Ids(findings);
 }
 
 TEST(GpuNvmlTest, InitThatBlocksIsAbandonedOnTime) {
