@@ -14,6 +14,8 @@ const char* NvmlStateName(NvmlState s) {
       return "init_failed";
     case NvmlState::kInitHung:
       return "init_hung";
+    case NvmlState::kInitUnfinished:
+      return "init_unfinished";
     case NvmlState::kOk:
       return "ok";
   }

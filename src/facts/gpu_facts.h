@@ -78,6 +78,9 @@ struct GpuFacts {
   bool lost = false;      // NVML_ERROR_GPU_IS_LOST from any call
   std::string lost_call;  // the call that reported it
   bool hung = false;      // a call on this GPU did not return (see GpuLayerFacts::hangs)
+  // The check's deadline expired while this GPU was still being sampled, before the NVML
+  // timeout: its facts are partial, but nothing says the driver is hung.
+  bool unfinished = false;
   std::vector<NvmlCallError> errors;  // bounded list
   int nvml_calls = 0;                 // NVML calls made for this GPU during the check
 };
@@ -87,7 +90,8 @@ enum class NvmlState {
   kLibraryMissing,  // no libnvidia-ml could be loaded: no NVIDIA driver on this host
   kSymbolMissing,   // the library lacks a required function
   kInitFailed,      // nvmlInit_v2 returned an error (init_return)
-  kInitHung,        // nvmlInit_v2 (or the device count) did not return
+  kInitHung,        // nvmlInit_v2 (or the device count) did not return within the NVML timeout
+  kInitUnfinished,  // the check's deadline expired before init returned (and before the timeout)
   kOk,
 };
 const char* NvmlStateName(NvmlState s);
@@ -122,6 +126,9 @@ struct NvmlHang {
   std::optional<int> gpu_index;                // absent for init / system calls
   std::string uuid, pci_bus_id, serial, name;  // what was known before it hung
   double waited_ms = 0;
+  // The check's deadline (--deadline) expired before the NVML timeout (--nvml-timeout): the call
+  // was slow or the check short, not proven hung. Rules report no hang for it.
+  bool check_deadline = false;
 };
 
 struct NvmlXidEvent {
@@ -134,6 +141,14 @@ struct GpuLayerFacts {
   DriverFacts driver;
   std::vector<GpuFacts> gpus;
   std::optional<std::vector<PciGpuDevice>> pci_devices;  // absent: the sysfs scan did not run
+  // Normalised bus ids of the directories under /proc/driver/nvidia/gpus: the GPUs the driver
+  // manages, and inside a GPU container only those the container toolkit exposes (it masks the
+  // others, while /sys/bus/pci is not namespaced). Absent: no such directory (no driver loaded,
+  // or the pci_gpu probe did not run).
+  std::optional<std::vector<std::string>> driver_proc_gpus;
+  // NVIDIA bridges (vendor 0x10de, class 0x0680xx) on the PCI bus: the NVSwitches of an HGX/DGX
+  // baseboard, whose GPUs are SXM parts with NVLinks that must be up. Absent: no sysfs scan.
+  std::optional<int> pci_nvswitches;
   std::vector<NvmlHang> hangs;
   // Xid events drained from the NVML event API during the check. The kernel-log rules turn
   // those the kernel log does not show into `gpu.xid` findings (kernel_rules.cc).

@@ -784,14 +784,21 @@ GpuLayerFacts SampleNvml(const NvmlSampleOptions& opts) {
     facts.nvml.error = "could not start a worker thread";
     return facts;
   }
+  // Each phase waits for the earlier of the check's deadline and the NVML timeout; only the
+  // timeout expiring proves a hang (a short --deadline merely leaves the phase unfinished).
+  bool init_cut_by_check = opts.deadline < start + opts.timeout;
   TimePoint init_deadline = std::min(opts.deadline, start + opts.timeout);
   if (!init_pending->WaitUntil(init_deadline)) {
     CountAbandonedWorker();
     const char* call = init_shared->crumb.current.load();
-    facts.nvml.state = NvmlState::kInitHung;
-    facts.nvml.error = std::string(call ? call : "nvmlInit_v2") + " did not return";
-    facts.hangs.push_back(
-        {call ? call : "loading libnvidia-ml", std::nullopt, "", "", "", "", MsSince(start)});
+    std::string name = call ? call : "nvmlInit_v2";
+    facts.nvml.state = init_cut_by_check ? NvmlState::kInitUnfinished : NvmlState::kInitHung;
+    facts.nvml.error = init_cut_by_check ? name + " not finished in the check's deadline"
+                                         : name + " did not return";
+    NvmlHang hang{
+        call ? call : "loading libnvidia-ml", std::nullopt, "", "", "", "", MsSince(start)};
+    hang.check_deadline = init_cut_by_check;
+    facts.hangs.push_back(std::move(hang));
     return facts;
   }
   InitOutcome init = init_pending->Take();
@@ -819,6 +826,7 @@ GpuLayerFacts SampleNvml(const NvmlSampleOptions& opts) {
     });
     workers.push_back({shared, pending});
   }
+  bool gpu_cut_by_check = opts.deadline < gpu_start + opts.window + opts.timeout;
   TimePoint gpu_deadline = std::min(opts.deadline, gpu_start + opts.window + opts.timeout);
   std::vector<std::pair<nvmlDevice_t, int>> handles;
   for (int i = 0; i < count; ++i) {
@@ -831,9 +839,11 @@ GpuLayerFacts SampleNvml(const NvmlSampleOptions& opts) {
     }
     GpuFacts f;
     f.index = i;
-    f.hung = w.pending != nullptr;
+    f.hung = w.pending != nullptr && !gpu_cut_by_check;
+    f.unfinished = w.pending != nullptr && gpu_cut_by_check;
     NvmlHang hang;
     hang.gpu_index = i;
+    hang.check_deadline = gpu_cut_by_check;
     {
       std::lock_guard<std::mutex> lock(w.shared->crumb.mu);
       f.uuid = hang.uuid = w.shared->crumb.uuid;
@@ -866,13 +876,17 @@ GpuLayerFacts SampleNvml(const NvmlSampleOptions& opts) {
     d.calls = tail_shared->crumb.calls.load();
     return d;
   });
-  TimePoint tail_deadline = std::min(opts.deadline, SteadyClock::now() + opts.timeout);
+  TimePoint tail_start = SteadyClock::now();
+  bool tail_cut_by_check = opts.deadline < tail_start + opts.timeout;
+  TimePoint tail_deadline = std::min(opts.deadline, tail_start + opts.timeout);
   if (tail == nullptr) return facts;
   if (!tail->WaitUntil(tail_deadline)) {
     CountAbandonedWorker();
     const char* call = tail_shared->crumb.current.load();
-    facts.hangs.push_back(
-        {call ? call : "(between NVML calls)", std::nullopt, "", "", "", "", MsSince(start)});
+    NvmlHang hang{
+        call ? call : "(between NVML calls)", std::nullopt, "", "", "", "", MsSince(start)};
+    hang.check_deadline = tail_cut_by_check;
+    facts.hangs.push_back(std::move(hang));
     return facts;
   }
   DrainOutcome d = tail->Take();

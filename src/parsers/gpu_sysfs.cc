@@ -17,6 +17,10 @@ bool IsNvidiaGpu(const PciIds& ids) {
   return ids.vendor == 0x10de && (ids.class_code >> 16) == 0x03;
 }
 
+bool IsNvidiaNvSwitch(const PciIds& ids) {
+  return ids.vendor == 0x10de && (ids.class_code >> 8) == 0x0680;
+}
+
 std::string ParseModuleVersion(std::string_view text) {
   std::string_view t = Trim(text);
   if (t.empty() || t.size() > 64) return "";

@@ -23,6 +23,8 @@ std::optional<PciIds> ParsePciIds(std::string_view vendor, std::string_view devi
 
 // NVIDIA (0x10de) display controller (base class 0x03: VGA 0x0300, 3D 0x0302, other 0x0380).
 bool IsNvidiaGpu(const PciIds& ids);
+// An NVIDIA "other bridge" (class 0x0680xx): an NVSwitch on HGX/DGX baseboards.
+bool IsNvidiaNvSwitch(const PciIds& ids);
 
 // "550.54.15\n" -> "550.54.15"; empty when the text is not a plausible version.
 std::string ParseModuleVersion(std::string_view text);

@@ -66,13 +66,23 @@ ProbeOutput RunNvmlProbe(const ProbeContext& ctx) {
       state = ProbeState::kFailed;
       reason = facts.nvml.error;
       break;
+    case NvmlState::kInitUnfinished:
+      state = ProbeState::kTimeout;
+      reason = facts.nvml.error;
+      break;
     case NvmlState::kOk:
-    case NvmlState::kNotRun:
-      if (!facts.hangs.empty()) {
+    case NvmlState::kNotRun: {
+      size_t cut = std::count_if(facts.hangs.begin(), facts.hangs.end(),
+                                 [](const NvmlHang& h) { return h.check_deadline; });
+      if (cut < facts.hangs.size()) {
         state = ProbeState::kFailed;
-        reason = std::to_string(facts.hangs.size()) + " NVML call(s) hung and were abandoned";
+        reason = std::to_string(facts.hangs.size() - cut) + " NVML call(s) hung and were abandoned";
+      } else if (cut > 0) {
+        state = ProbeState::kTimeout;
+        reason = std::to_string(cut) + " NVML call(s) not finished in the check's deadline";
       }
       break;
+    }
   }
   // The pci_gpu probe owns pci_devices and the kernel module version; leave them alone.
   auto apply = [facts = std::move(facts)](Snapshot& snap) mutable {

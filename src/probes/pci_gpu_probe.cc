@@ -1,8 +1,9 @@
-// PCI GPU probe. Source: /sys/bus/pci/devices/*/{vendor,device,class,driver} and
-// /sys/module/nvidia/version. Lists NVIDIA display/3D controllers whatever NVML says, so rules can
-// tell "card on the bus but NVML does not see it" (gpu.missing) and "no driver loaded" apart.
-// Failure modes: no /sys/bus/pci → skipped; unreadable or malformed device entries are ignored.
-// References: xid.md §7 (bus id forms), signals.md §4.
+// PCI GPU probe. Source: /sys/bus/pci/devices/*/{vendor,device,class,driver},
+// /sys/module/nvidia/version and the directory names under /proc/driver/nvidia/gpus. Lists NVIDIA
+// display/3D controllers whatever NVML says, so rules can tell "card on the bus but NVML does not
+// see it" (gpu.missing) and "no driver loaded" apart. Failure modes: no /sys/bus/pci → skipped;
+// unreadable or malformed device entries are ignored. References: xid.md §7 (bus id forms),
+// signals.md §4.
 #include "core/strings.h"
 #include "parsers/gpu_sysfs.h"
 #include "parsers/pci_bus_id.h"
@@ -15,6 +16,7 @@ ProbeOutput RunPciGpuProbe(const ProbeContext& ctx) {
   auto entries = RootFs::ListDir(fs.SysPath("bus/pci/devices"));
   if (!entries.ok()) return ProbeSkipped("no PCI bus in sysfs: " + entries.status().ToString());
   std::vector<PciGpuDevice> devices;
+  int nvswitches = 0;
   for (const auto& name : *entries) {
     std::string bus_id = NormalizePciBusId(name);
     if (bus_id.empty()) continue;
@@ -25,6 +27,7 @@ ProbeOutput RunPciGpuProbe(const ProbeContext& ctx) {
     auto cls = fs.ReadSys(dir + "class", 64);
     if (!device.ok() || !cls.ok()) continue;
     auto ids = ParsePciIds(*vendor, *device, *cls);
+    if (ids && IsNvidiaNvSwitch(*ids)) ++nvswitches;
     if (!ids || !IsNvidiaGpu(*ids)) continue;
     PciGpuDevice d;
     d.bus_id = bus_id;
@@ -36,14 +39,25 @@ ProbeOutput RunPciGpuProbe(const ProbeContext& ctx) {
     }
     devices.push_back(std::move(d));
   }
+  std::optional<std::vector<std::string>> proc_gpus;
+  if (auto dirs = RootFs::ListDir(fs.ProcPath("driver/nvidia/gpus")); dirs.ok()) {
+    proc_gpus.emplace();
+    for (const auto& name : *dirs) {
+      std::string id = NormalizePciBusId(name);  // "0000:3b:00.0"
+      if (!id.empty()) proc_gpus->push_back(std::move(id));
+    }
+  }
   std::string module_version;
   if (auto v = fs.ReadSys("module/nvidia/version", 256); v.ok()) {
     module_version = ParseModuleVersion(*v);
   }
-  return ProbeOk([devices = std::move(devices), module_version](Snapshot& snap) {
-    snap.gpu.pci_devices = devices;
-    snap.gpu.driver.kernel_module_version = module_version;
-  });
+  return ProbeOk(
+      [devices = std::move(devices), module_version, proc_gpus, nvswitches](Snapshot& snap) {
+        snap.gpu.pci_devices = devices;
+        snap.gpu.pci_nvswitches = nvswitches;
+        snap.gpu.driver_proc_gpus = proc_gpus;
+        snap.gpu.driver.kernel_module_version = module_version;
+      });
 }
 
 }  // namespace gpudoctor

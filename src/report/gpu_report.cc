@@ -104,6 +104,7 @@ json GpuJson(const GpuFacts& g) {
     PutStr(j, "lost_call", g.lost_call);
   }
   if (g.hung) j["hung"] = true;
+  if (g.unfinished) j["unfinished"] = true;
   if (!g.errors.empty()) {
     json errs = json::array();
     for (const auto& e : g.errors)
@@ -143,6 +144,7 @@ nlohmann::ordered_json GpuFactsToJson(const GpuLayerFacts& f) {
     for (const auto& h : f.hangs) {
       json hj{{"call", h.call}, {"waited_ms", h.waited_ms}};
       Put(hj, "gpu_index", h.gpu_index);
+      if (h.check_deadline) hj["check_deadline"] = true;
       PutStr(hj, "uuid", h.uuid);
       PutStr(hj, "pci_bus_id", h.pci_bus_id);
       PutStr(hj, "serial", h.serial);
@@ -197,15 +199,22 @@ std::string GpuTable(const GpuLayerFacts& f, const std::vector<Finding>& finding
     // The worst finding about this GPU (by index or slot), so the table alone shows which card
     // needs attention.
     std::optional<Severity> worst;
+    bool refused = false;  // the driver answers this GPU with an error (gpu_rules NvmlErrorRule)
     for (const auto& fi : findings) {
       if (!fi.gpu) continue;
       bool same = (fi.gpu->index && *fi.gpu->index == g.index) ||
                   (!fi.gpu->index && !fi.gpu->pci_bus_id.empty() &&
                    NormalizePciBusId(fi.gpu->pci_bus_id) == g.pci_bus_id);
       if (same && (!worst || fi.severity > *worst)) worst = fi.severity;
+      if (same && (fi.id == "gpu.nvml_error" ||
+                   (fi.subject.rfind("nvml_return_", 0) == 0 && fi.id.rfind("driver.", 0) == 0))) {
+        refused = true;
+      }
     }
     std::string state = g.hung                               ? "HUNG"
+                        : g.unfinished                       ? "UNFINISHED"
                         : g.lost                             ? "LOST"
+                        : refused                            ? "ERROR"
                         : worst && *worst == Severity::kCrit ? "CRIT"
                         : worst && *worst == Severity::kWarn ? "WARN"
                                                              : "ok";

@@ -72,6 +72,33 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
         "Drain the node and try a GPU reset (`nvidia-smi -r -i N`); usually only a reboot helps.",
         "If it recurs on the same GPU after reboots, reseat or replace that card."},
        {}},
+      {"gpu.not_in_container",
+       Layer::kHardware,
+       Severity::kInfo,
+       "GPU on the bus but hidden from this container",
+       "The card is on the PCI bus (sysfs is not namespaced, so a container sees every card of "
+       "the node) but neither NVML nor /proc/driver/nvidia/gpus lists it: the NVIDIA container "
+       "toolkit exposes only the GPUs given to this container. Normal for a pod or container "
+       "with fewer GPUs than the node.",
+       {"Nothing to do if this container was given fewer GPUs on purpose "
+        "(NVIDIA_VISIBLE_DEVICES, `--gpus`, the pod's nvidia.com/gpu limit).",
+        "To judge the whole node, run gpudoctor on the host (or in a privileged container with "
+        "all GPUs)."},
+       {}},
+      {"gpu.nvml_error",
+       Layer::kHardware,
+       Severity::kCrit,
+       "The driver refuses the GPU",
+       "NVML answered a call on this GPU with an error that is a fault in its own right "
+       "(nvml.md §4.1): INSUFFICIENT_POWER (8, auxiliary power missing), IRQ_ISSUE (11, "
+       "interrupts not delivered), CORRUPTED_INFOROM (14), RESET_REQUIRED (16), or any error "
+       "from the handle lookup itself, which leaves the GPU unusable for every tool and CUDA "
+       "program. The evidence names the call and the NVML return code; the first next step is "
+       "specific to that code.",
+       {"Run `nvidia-smi -q -i N` and read `dmesg | grep -i nvrm` for the driver's view of it.",
+        "If the error persists after a reset or reboot, drain the node and replace the card "
+        "(by serial)."},
+       {}},
       {"driver.persistence_off",
        Layer::kSoftware,
        Severity::kWarn,

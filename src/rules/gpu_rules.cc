@@ -11,6 +11,7 @@
 #include "nvml/abi.h"
 #include "parsers/pci_bus_id.h"
 #include "rules/engine.h"
+#include "rules/lost_gpu_match.h"
 
 namespace gpudoctor {
 namespace {
@@ -85,6 +86,7 @@ void SessionRules(const GpuLayerFacts& gpu, std::vector<Finding>& out) {
   switch (st.state) {
     case NvmlState::kNotRun:
     case NvmlState::kOk:
+    case NvmlState::kInitUnfinished:  // the check's deadline, not the driver: no finding
       return;
     case NvmlState::kLibraryMissing:
       if (CardsOnBus(gpu)) {
@@ -160,6 +162,7 @@ void SessionRules(const GpuLayerFacts& gpu, std::vector<Finding>& out) {
 void HangRules(const GpuLayerFacts& gpu, std::vector<Finding>& out) {
   if (gpu.nvml.state != NvmlState::kOk) return;  // init hangs are reported by SessionRules
   for (const auto& h : gpu.hangs) {
+    if (h.check_deadline) continue;  // cut short by the check's deadline: not a hang
     std::string who = h.gpu_index ? "GPU " + std::to_string(*h.gpu_index) : "the driver";
     Finding f = MakeFinding("driver.nvml_hang", Severity::kCrit,
                             h.call + " on " + who + " did not return; the call was abandoned");
@@ -201,7 +204,35 @@ void MissingRules(const GpuLayerFacts& gpu, std::vector<Finding>& out) {
     if (!seen.count(*a)) unmatched.push_back(&d);
   }
   if (static_cast<int>(unmatched.size()) <= unknown) return;  // may be the GPUs we could not read
+  // Inside a GPU container /sys/bus/pci shows every card of the node while the toolkit exposes
+  // only some in /proc/driver/nvidia/gpus: a card the driver's procfs does not list (while that
+  // procfs exists) is hidden from this container, not missing.
+  std::set<PciAddress> in_procfs;
+  if (gpu.driver_proc_gpus) {
+    for (const auto& id : *gpu.driver_proc_gpus) {
+      if (auto a = ParsePciBusId(id)) {
+        a->function = 0;
+        in_procfs.insert(*a);
+      }
+    }
+  }
   for (const PciGpuDevice* d : unmatched) {
+    auto a = ParsePciBusId(d->bus_id);
+    a->function = 0;
+    if (gpu.driver_proc_gpus && !in_procfs.count(*a)) {
+      Finding f = MakeFinding(
+          "gpu.not_in_container", Severity::kInfo,
+          "GPU at " + d->bus_id + " is on the PCI bus but not visible to NVML in this container");
+      GpuRef r;
+      r.pci_bus_id = d->bus_id;
+      f.gpu = r;
+      f.subject = d->bus_id;
+      f.Add("pci_bus_id", d->bus_id).Add("pci_device_id", Hex(d->device_id));
+      f.Add("nvml_gpus", static_cast<int64_t>(gpu.gpus.size()));
+      f.Add("driver_procfs_gpus", static_cast<int64_t>(gpu.driver_proc_gpus->size()));
+      out.push_back(std::move(f));
+      continue;
+    }
     Finding f = MakeFinding("gpu.missing", Severity::kCrit,
                             "GPU at " + d->bus_id + " is on the PCI bus but NVML does not list it");
     GpuRef r;
@@ -224,6 +255,68 @@ void LostRule(const GpuFacts& g, std::vector<Finding>& out) {
   Finding f = GpuFinding("gpu.lost", Severity::kCrit, g, "NVML reports the GPU is lost");
   f.Add("call", g.lost_call).Add("nvml_return", "NVML_ERROR_GPU_IS_LOST");
   out.push_back(std::move(f));
+}
+
+// NVML returns that are findings in their own right (nvml.md §4.1): the driver refuses the GPU
+// or part of it. 15 (lost) is LostRule's; 3 and 13 are plain absence and never recorded.
+struct RefusalKind {
+  int code;
+  const char* id;
+  Severity severity;
+  const char* what;
+  const char* step;  // the code-specific next step, before the catalogue's
+};
+constexpr RefusalKind kRefusals[] = {
+    {n::NVML_ERROR_INSUFFICIENT_POWER, "gpu.nvml_error", Severity::kCrit,
+     "not enough power (INSUFFICIENT_POWER)",
+     "Check the GPU's auxiliary power cables and the PSU/baseboard power feed; reseat the power "
+     "connectors."},
+    {n::NVML_ERROR_IRQ_ISSUE, "gpu.nvml_error", Severity::kCrit, "interrupt problem (IRQ_ISSUE)",
+     "Check interrupt setup: `dmesg | grep -iE 'nvrm|irq|msi'`; interrupt remapping / IOMMU "
+     "settings in the BIOS and kernel command line (intremap, iommu)."},
+    {n::NVML_ERROR_CORRUPTED_INFOROM, "gpu.nvml_error", Severity::kWarn,
+     "InfoROM corrupted (CORRUPTED_INFOROM)",
+     "The board's InfoROM is corrupted: run the vendor field diagnostic and open an RMA for the "
+     "card (by serial)."},
+    {n::NVML_ERROR_RESET_REQUIRED, "gpu.nvml_error", Severity::kCrit,
+     "GPU reset required (RESET_REQUIRED)",
+     "Drain the GPU and reset it: `nvidia-smi -r -i N` (or reboot); if it recurs, replace the "
+     "card."},
+    {n::NVML_ERROR_LIB_RM_VERSION_MISMATCH, "driver.mismatch", Severity::kCrit,
+     "driver library and kernel module versions differ (LIB_RM_VERSION_MISMATCH)", nullptr},
+    {n::NVML_ERROR_NO_PERMISSION, "driver.no_permission", Severity::kWarn,
+     "no permission (NO_PERMISSION)", nullptr},
+    {n::NVML_ERROR_OPERATING_SYSTEM, "driver.no_permission", Severity::kWarn,
+     "blocked by the operating system or a cgroup (OPERATING_SYSTEM)", nullptr},
+};
+
+bool IsHandleLookup(const std::string& call) { return call.rfind("nvmlDeviceGetHandleBy", 0) == 0; }
+
+// One finding per refusal kind per GPU; a failed handle lookup (any code) means the driver
+// refuses the whole GPU, which is never "ok".
+void NvmlErrorRule(const GpuFacts& g, std::vector<Finding>& out) {
+  if (g.lost) return;  // LostRule
+  std::set<int> done;
+  for (const auto& e : g.errors) {
+    const RefusalKind* kind = nullptr;
+    for (const auto& k : kRefusals) {
+      if (k.code == e.code) kind = &k;
+    }
+    bool whole_gpu = IsHandleLookup(e.call);
+    if (kind == nullptr && !whole_gpu) continue;  // other call errors stay in the facts only
+    if (!done.insert(e.code).second) continue;
+    std::string id = kind ? kind->id : "gpu.nvml_error";
+    Severity sev = kind ? kind->severity : Severity::kCrit;
+    if (whole_gpu && id == "gpu.nvml_error") sev = Severity::kCrit;
+    std::string what = kind ? kind->what : e.text;
+    Finding f = GpuFinding(id, sev, g,
+                           whole_gpu ? "the driver refuses the GPU: " + what
+                                     : "NVML reports " + what + " from " + e.call);
+    f.subject = "nvml_return_" + std::to_string(e.code);
+    f.Add("call", e.call).Add("nvml_return", static_cast<int64_t>(e.code)).Add("error", e.text);
+    if (kind && kind->step) f.next_steps.insert(f.next_steps.begin(), kind->step);
+    out.push_back(std::move(f));
+  }
 }
 
 void EccRules(const GpuFacts& g, const Thresholds& t, std::vector<Finding>& out) {
@@ -459,8 +552,17 @@ int ActiveLinks(const GpuFacts& g) {
   return n;
 }
 
+// Whether this GPU's NVLinks must be up: peers have active links, NVSwitches sit on the PCI bus
+// (HGX/DGX baseboard: every link down on every GPU is the fabric manager / NVSwitch failure),
+// or NVML names an SXM part. A PCIe card without a bridge has links that are simply unused.
+bool NvLinksExpected(const GpuFacts& g, const GpuLayerFacts& gpu, bool peers_have_links) {
+  if (peers_have_links) return true;
+  if (gpu.pci_nvswitches && *gpu.pci_nvswitches > 0) return true;
+  return g.name.find("SXM") != std::string::npos;
+}
+
 void NvLinkRules(const GpuFacts& g, bool peers_have_links, const Thresholds& t,
-                 std::vector<Finding>& out) {
+                 std::vector<Finding>& out, const GpuLayerFacts& gpu) {
   int known = 0, active = 0;
   std::string down;
   for (const auto& l : g.nvlinks) {
@@ -472,11 +574,19 @@ void NvLinkRules(const GpuFacts& g, bool peers_have_links, const Thresholds& t,
       Append(down, std::to_string(l.link), ",");
     }
   }
-  if (known > 0 && active < known && (active > 0 || peers_have_links)) {
+  bool expected = NvLinksExpected(g, gpu, peers_have_links);
+  if (known > 0 && active < known && (active > 0 || expected)) {
     Finding f = GpuFinding("gpu.nvlink.down", Severity::kCrit, g,
                            std::to_string(known - active) + " of " + std::to_string(known) +
                                " NVLinks inactive (links " + down + ")");
     f.Add("nvlinks_active", active).Add("nvlinks_known", known).Add("links_down", down);
+    if (gpu.pci_nvswitches) f.Add("pci_nvswitches", static_cast<int64_t>(*gpu.pci_nvswitches));
+    if (active == 0 && !peers_have_links) {
+      f.next_steps.insert(f.next_steps.begin(),
+                          "No GPU of the node has an active NVLink: check the fabric manager "
+                          "(`systemctl status nvidia-fabricmanager`, its log) and the NVSwitches "
+                          "(`nvidia-smi -q | grep -i fabric`).");
+    }
     out.push_back(std::move(f));
   }
   const char* id = "gpu.nvlink.errors";
@@ -651,16 +761,20 @@ void GpuRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& o
   MissingRules(gpu, out);
   bool any_links = std::any_of(gpu.gpus.begin(), gpu.gpus.end(),
                                [](const GpuFacts& g) { return ActiveLinks(g) > 0; });
+  // GPUs lost at the handle lookup that the kernel log names: kernel_rules reports them (once).
+  std::set<int> lost_in_log;
+  for (const auto& p : PairBuslessLostGpus(snap)) lost_in_log.insert(p.nvml_index);
   for (const auto& g : gpu.gpus) {
-    LostRule(g, out);
-    if (g.hung) continue;  // reported by HangRules; its partial facts are not judged
+    if (!lost_in_log.count(g.index)) LostRule(g, out);
+    NvmlErrorRule(g, out);
+    if (g.hung || g.unfinished) continue;  // partial facts are not judged (HangRules: hangs)
     EccRules(g, t, out);
     RetiredPagesRule(g, t, out);
     RemapRules(g, t, out);
     ThermalRule(g, t, out);
     ClockRules(g, t, out);
     PcieRules(g, t, out);
-    NvLinkRules(g, any_links, t, out);
+    NvLinkRules(g, any_links, t, out, gpu);
     FanRule(g, t, out);
     MemoryRule(g, t, out);
     UtilLowRule(g, t, out);

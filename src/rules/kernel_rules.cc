@@ -2,6 +2,7 @@
 // CPU thermal throttling, NVIDIA driver init failures and GSP timeouts (issue 4). Facts come from
 // KernelLogFacts; severities of Xids from the Xid table (src/kmsg/xid_table.cc).
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <ctime>
 #include <map>
@@ -12,6 +13,7 @@
 #include "parsers/pci_bus_id.h"
 #include "rules/catalogue.h"
 #include "rules/engine.h"
+#include "rules/lost_gpu_match.h"
 
 namespace gpudoctor {
 namespace {
@@ -157,6 +159,7 @@ void LostFindings(const Snapshot& snap, const std::vector<GpuBusEntry>& gpus,
                   std::vector<Finding>& out) {
   const KernelLogFacts& k = snap.kernel;
   std::vector<const KernelEvent*> seen;
+  std::vector<LostGpuPair> pairs = PairBuslessLostGpus(snap);
   for (const auto& e : k.events) {
     bool lost =
         e.kind == KernelEventKind::kGpuLost || (e.kind == KernelEventKind::kXid && e.xid == 79);
@@ -165,11 +168,22 @@ void LostFindings(const Snapshot& snap, const std::vector<GpuBusEntry>& gpus,
                             [&](const KernelEvent* s) { return s->pci->SameDevice(*e.pci); });
     if (dup != seen.end()) continue;
     seen.push_back(&e);
-    Finding f = MakeFinding("gpu.lost", Severity::kCrit,
-                            "GPU " + e.pci->ToString() + " has fallen off the bus");
+    // NVML lost this GPU at the handle lookup (no bus id): one finding with both views.
+    const LostGpuPair* pair = nullptr;
+    for (const auto& p : pairs) {
+      if (p.slot.SameDevice(*e.pci)) pair = &p;
+    }
+    std::string who =
+        pair ? "GPU " + std::to_string(pair->nvml_index) + " (" + e.pci->ToString() + ")"
+             : "GPU " + e.pci->ToString();
+    Finding f = MakeFinding("gpu.lost", Severity::kCrit, who + " has fallen off the bus");
     AddCommon(f, e);
     f.Add("source", e.kind == KernelEventKind::kXid ? "xid 79" : "fallen-off-the-bus line");
     AttachGpu(f, e.pci, gpus);
+    if (pair) {
+      f.gpu->index = pair->nvml_index;
+      f.Add("gpu_index", pair->nvml_index).Add("nvml_return", "NVML_ERROR_GPU_IS_LOST");
+    }
     out.push_back(std::move(f));
   }
 }
@@ -306,6 +320,17 @@ void SimpleFindings(const KernelEvent& e, const Thresholds& t, const std::vector
 
 // Xids that NVML's event API delivered during the check but the kernel log did not show (no
 // access to /dev/kmsg in a container, a rotated journal): still one gpu.xid per GPU and code.
+// NVML events are registered at the start of the check, so they happened during it. A log line
+// with a wall-clock time well before the check (journal, dmesg -T sources) is another, older
+// occurrence; a line without wall time (raw printk clock) may be this one.
+bool RecentEnoughForNvmlEvent(const KernelEvent& e, const Snapshot& snap) {
+  if (!e.last.wall_us || snap.time.time_since_epoch().count() == 0) return true;
+  int64_t check_us =
+      std::chrono::duration_cast<std::chrono::microseconds>(snap.time.time_since_epoch()).count();
+  constexpr int64_t kSlackUs = 120'000'000;  // clock skew and the check's own duration
+  return *e.last.wall_us >= check_us - kSlackUs;
+}
+
 void NvmlXidFindings(const Snapshot& snap, const std::vector<GpuBusEntry>& gpus,
                      std::vector<Finding>& out) {
   std::map<std::pair<int, uint64_t>, int64_t> counts;  // (gpu index or -1, xid) -> events
@@ -319,8 +344,11 @@ void NvmlXidFindings(const Snapshot& snap, const std::vector<GpuBusEntry>& gpus,
     auto pci = gpu ? ParsePciBusId(gpu->pci_bus_id) : std::nullopt;
     bool in_log = false;
     for (const auto& e : snap.kernel.events) {
-      in_log = in_log || (e.kind == KernelEventKind::kXid && static_cast<uint64_t>(e.xid) == xid &&
-                          e.pci && pci && e.pci->SameDevice(*pci));
+      if (e.kind != KernelEventKind::kXid || static_cast<uint64_t>(e.xid) != xid) continue;
+      if (!RecentEnoughForNvmlEvent(e, snap)) continue;  // an old line cannot be this event
+      // Limitation: an event on a device handle we did not enumerate (index -1) carries no bus
+      // id (nvmlEventData_t has none), so it matches any recent log Xid with the same code.
+      if (index < 0 || (e.pci && pci && e.pci->SameDevice(*pci))) in_log = true;
     }
     if (in_log) continue;
     XidInfo info = LookupXid(static_cast<int>(std::min<uint64_t>(xid, 1u << 30)));

@@ -110,6 +110,27 @@ TEST(GpuE2eTest, HungCallOnGpu2IsReportedOnTime) {
   }
 }
 
+TEST(GpuE2eTest, SlowHandlesCutByCheckDeadlineAreNotHangs) {
+  RunResult r =
+      Check("slow_handles.scenario", "hgx_h100", {"--deadline", "1.5", "--nvml-timeout", "5"});
+  EXPECT_LT(r.seconds, 3.0);
+  json j = Parse(r);
+  EXPECT_EQ(FindingById(j, "driver.nvml_hang"), nullptr) << j["findings"].dump(2);
+  for (const auto& f : j["findings"]) EXPECT_NE(f["severity"], "crit") << f.dump();
+  bool saw_probe = false;
+  for (const auto& p : j["probes"]) {
+    if (p["name"] != "nvml") continue;
+    saw_probe = true;
+    EXPECT_EQ(p["status"], "timeout") << p.dump();
+    EXPECT_NE(p["reason"].get<std::string>().find("not finished in the check's deadline"),
+              std::string::npos);
+  }
+  EXPECT_TRUE(saw_probe) << j["probes"].dump();
+  ASSERT_EQ(j["gpus"].size(), 8u);
+  EXPECT_EQ(j["gpus"][0]["unfinished"], true);
+  EXPECT_FALSE(j["gpus"][0].contains("hung"));
+}
+
 TEST(GpuE2eTest, BlockedInitStillReturnsOnTime) {
   RunResult r = Check("init_hang.scenario", "hgx_h100", {"--deadline", "3", "--nvml-timeout", "1"});
   EXPECT_LT(r.seconds, 4.0);

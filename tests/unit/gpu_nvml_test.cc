@@ -8,9 +8,11 @@
 #include <memory>
 
 #include "finding_test_util.h"
+#include "kmsg/log_scanner.h"
 #include "nvml/loader.h"
 #include "nvml/sampler.h"
 #include "probes/probe.h"
+#include "report/gpu_report.h"
 #include "rules/engine.h"
 #include "test_util.h"
 
@@ -41,13 +43,16 @@ GpuLayerFacts Sample(const std::string& scenario, const std::string& lib = FakeL
   return SampleNvml(o);
 }
 
-// Snapshot with the NVML facts plus the pci_gpu probe run on a fixture sysfs tree.
-Snapshot WithSysfs(GpuLayerFacts facts, const std::string& sysfs) {
+// Snapshot with the NVML facts plus the pci_gpu probe run on a fixture sysfs tree (and a
+// fixture procfs tree under tests/fixtures/procfs/, when named).
+Snapshot WithSysfs(GpuLayerFacts facts, const std::string& sysfs, const std::string& procfs = "") {
   Snapshot snap;
   snap.gpu = std::move(facts);
   if (!sysfs.empty()) {
     auto settings = std::make_shared<Settings>();
-    settings->fs = RootFs("/nonexistent-proc", testing::FixturePath("sysfs/" + sysfs), "/");
+    std::string proc =
+        procfs.empty() ? "/nonexistent-proc" : testing::FixturePath("procfs/" + procfs);
+    settings->fs = RootFs(proc, testing::FixturePath("sysfs/" + sysfs), "/");
     ProbeContext ctx{settings, SteadyClock::now() + std::chrono::seconds(5)};
     ProbeOutput out = RunPciGpuProbe(ctx);
     EXPECT_EQ(out.state, ProbeState::kOk) << out.reason;
@@ -192,6 +197,165 @@ TEST(GpuNvmlTest, HungCallOnOneGpuIsNamedAndOthersAreReported) {
   EXPECT_NE(hang->summary.find("GPU 2"), std::string::npos);
   EXPECT_EQ(hang->gpu->serial, "1654922000012");
   EXPECT_FALSE(FindId(findings, "gpu.missing")) << Ids(findings);  // the hung GPU is known
+}
+
+TEST(GpuNvmlTest, CheckDeadlineBeforeNvmlTimeoutIsNotAHang) {
+  setenv("FAKE_NVML_SCENARIO", testing::FixturePath("nvml/slow_handles.scenario").c_str(), 1);
+  NvmlSampleOptions o;
+  o.library_path = FakeLib();
+  o.window = milliseconds(60);
+  o.timeout = milliseconds(5000);                       // --nvml-timeout 5
+  o.deadline = SteadyClock::now() + milliseconds(400);  // the check ends long before
+  TimePoint t0 = SteadyClock::now();
+  GpuLayerFacts f = SampleNvml(o);
+  EXPECT_LT(std::chrono::duration<double>(SteadyClock::now() - t0).count(), 1.2);
+  ASSERT_EQ(f.nvml.state, NvmlState::kOk) << f.nvml.error;
+  ASSERT_EQ(f.gpus.size(), 8u);
+  for (const auto& g : f.gpus) {
+    EXPECT_FALSE(g.hung) << g.index;
+    EXPECT_TRUE(g.unfinished) << g.index;
+  }
+  ASSERT_EQ(f.hangs.size(), 8u);
+  for (const auto& h : f.hangs) EXPECT_TRUE(h.check_deadline);
+  auto findings = Judge(WithSysfs(f, "hgx_h100"));
+  EXPECT_EQ(FindId(findings, "driver.nvml_hang"), nullptr) << Ids(findings);
+  for (const auto& fi : findings) EXPECT_NE(fi.severity, Severity::kCrit) << fi.id;
+
+  // The same slowness against a short NVML timeout is a hang.
+  o.timeout = milliseconds(300);
+  o.deadline = SteadyClock::now() + std::chrono::seconds(20);
+  GpuLayerFacts hung = SampleNvml(o);
+  ASSERT_EQ(hung.hangs.size(), 8u);
+  EXPECT_FALSE(hung.hangs[0].check_deadline);
+  EXPECT_TRUE(hung.gpus[0].hung);
+  EXPECT_NE(FindId(Judge(WithSysfs(hung, "hgx_h100")), "driver.nvml_hang"), nullptr);
+}
+
+TEST(GpuNvmlTest, InitCutByCheckDeadlineIsUnfinishedNotHung) {
+  setenv("FAKE_NVML_SCENARIO", testing::FixturePath("nvml/init_hang.scenario").c_str(), 1);
+  NvmlSampleOptions o;
+  o.library_path = FakeLib();
+  o.timeout = milliseconds(5000);
+  o.deadline = SteadyClock::now() + milliseconds(200);
+  GpuLayerFacts f = SampleNvml(o);
+  EXPECT_EQ(f.nvml.state, NvmlState::kInitUnfinished);
+  EXPECT_NE(f.nvml.error.find("not finished in the check's deadline"), std::string::npos);
+  auto findings = Judge(WithSysfs(f, "hgx_h100"));
+  EXPECT_EQ(FindId(findings, "driver.nvml_hang"), nullptr) << Ids(findings);
+}
+
+TEST(GpuNvmlTest, GpusTheDriverRefusesAreFindingsNotOk) {
+  GpuLayerFacts f = Sample("gpu_refused.scenario");
+  ASSERT_EQ(f.gpus.size(), 8u);
+  auto findings = Judge(WithSysfs(f, "hgx_h100"));
+  struct Want {
+    int gpu;
+    const char* id;
+    Severity sev;
+    int code;
+    const char* step_word;  // in the first next step
+  };
+  for (const Want& w : {Want{1, "gpu.nvml_error", Severity::kCrit, 8, "power cables"},
+                        Want{2, "gpu.nvml_error", Severity::kCrit, 11, "interrupt"},
+                        Want{3, "gpu.nvml_error", Severity::kCrit, 14, "InfoROM"},
+                        Want{4, "gpu.nvml_error", Severity::kCrit, 16, "nvidia-smi -r"},
+                        Want{5, "driver.mismatch", Severity::kCrit, 18, "Reboot"},
+                        Want{6, "driver.no_permission", Severity::kWarn, 4, "/dev/nvidia"},
+                        Want{7, "driver.no_permission", Severity::kWarn, 17, "/dev/nvidia"}}) {
+    const Finding* fi = FindId(findings, w.id, w.gpu);
+    ASSERT_NE(fi, nullptr) << w.gpu << " " << Ids(findings);
+    EXPECT_EQ(fi->severity, w.sev) << w.gpu;
+    EXPECT_EQ(EvidenceOf<int64_t>(*fi, "nvml_return"), w.code) << w.gpu;
+    EXPECT_EQ(EvidenceOf<std::string>(*fi, "call"), "nvmlDeviceGetHandleByIndex_v2");
+    ASSERT_FALSE(fi->next_steps.empty());
+    EXPECT_NE(fi->next_steps[0].find(w.step_word), std::string::npos) << fi->next_steps[0];
+  }
+  for (const auto& fi : findings) {
+    EXPECT_FALSE(fi.gpu && fi.gpu->index == 0) << fi.id;  // the healthy GPU stays clean
+    EXPECT_NE(fi.id, "gpu.missing");  // refused GPUs have no bus id: not counted as missing
+  }
+  std::string table = GpuTable(f, findings);
+  auto row = [&](int i) {
+    size_t at = table.find("\n" + std::to_string(i) + " ");
+    return table.substr(at + 1, table.find('\n', at + 1) - at - 1);
+  };
+  EXPECT_NE(row(0).find(" ok"), std::string::npos) << table;
+  for (int i = 1; i < 8; ++i) EXPECT_NE(row(i).find("ERROR"), std::string::npos) << table;
+}
+
+TEST(GpuNvmlTest, GpusHiddenByTheContainerToolkitAreNotMissing) {
+  // A 1-GPU pod on the 8-GPU node: sysfs lists eight cards, the driver's procfs (masked by the
+  // toolkit) and NVML only the one given to the container.
+  Snapshot pod = WithSysfs(Sample("container_1gpu.scenario"), "hgx_h100", "nvidia_container_1gpu");
+  ASSERT_TRUE(pod.gpu.driver_proc_gpus);
+  EXPECT_EQ(*pod.gpu.driver_proc_gpus, std::vector<std::string>{"0000:18:00.0"});
+  auto findings = Judge(pod);
+  EXPECT_EQ(FindId(findings, "gpu.missing"), nullptr) << Ids(findings);
+  int hidden = 0;
+  for (const auto& f : findings) {
+    if (f.id != "gpu.not_in_container") continue;
+    ++hidden;
+    EXPECT_EQ(f.severity, Severity::kInfo);
+    EXPECT_NE(f.summary.find("not visible to NVML in this container"), std::string::npos);
+  }
+  EXPECT_EQ(hidden, 7) << Ids(findings);
+
+  // On the host the driver's procfs lists the card NVML lost: that is missing.
+  auto host = Judge(WithSysfs(Sample("gpu_missing.scenario"), "hgx_h100", "nvidia_host_8gpu"));
+  const Finding* missing = FindId(host, "gpu.missing");
+  ASSERT_NE(missing, nullptr) << Ids(host);
+  EXPECT_EQ(EvidenceOf<std::string>(*missing, "pci_bus_id"), "0000:db:00.0");
+  EXPECT_EQ(FindId(host, "gpu.not_in_container"), nullptr) << Ids(host);
+
+  // No driver procfs at all: judged as before (missing).
+  auto bare = ScenarioFindings("container_1gpu.scenario");
+  int crit = 0;
+  for (const auto& f : bare) crit += f.id == "gpu.missing";
+  EXPECT_EQ(crit, 7) << Ids(bare);
+}
+
+TEST(GpuNvmlTest, AllNvLinksDownOnAnHgxNodeIsCritical) {
+  // hgx_h100 has an NVSwitch (10de:22a3, class 0x068000) on the bus: the links must be up.
+  Snapshot hgx = WithSysfs(Sample("nvlink_all_down.scenario"), "hgx_h100");
+  EXPECT_EQ(hgx.gpu.pci_nvswitches, 1);
+  auto findings = Judge(hgx);
+  for (int i = 0; i < 8; ++i) {
+    const Finding* f = FindId(findings, "gpu.nvlink.down", i);
+    ASSERT_NE(f, nullptr) << i << " " << Ids(findings);
+    EXPECT_EQ(f->severity, Severity::kCrit);
+    EXPECT_EQ(EvidenceOf<int64_t>(*f, "nvlinks_active"), 0);
+    EXPECT_EQ(EvidenceOf<int64_t>(*f, "pci_nvswitches"), 1);
+    EXPECT_NE(f->next_steps[0].find("fabric manager"), std::string::npos);
+  }
+  // The same facts without the sysfs scan (no NVSwitch known, PCIe-card names): not judged.
+  auto pcie = Judge(WithSysfs(Sample("nvlink_all_down.scenario"), ""));
+  EXPECT_EQ(FindId(pcie, "gpu.nvlink.down"), nullptr) << Ids(pcie);
+}
+
+TEST(GpuNvmlTest, GpuLostAtHandleLookupAndInTheLogIsOneFinding) {
+  // GPU 3 (0000:5d:00.0) is lost at the handle lookup, so NVML has no bus id for it; the log's
+  // Xid 79 names the slot. GPU 5 is lost mid-sample (bus id known) and not in the log.
+  Snapshot snap = WithSysfs(Sample("gpu_lost.scenario"), "hgx_h100");
+  ASSERT_TRUE(snap.gpu.gpus[3].lost);
+  ASSERT_TRUE(snap.gpu.gpus[3].pci_bus_id.empty());
+  KernelLogScanner scanner;
+  scanner.ScanText(
+      "[ 88.1] NVRM: Xid (PCI:0000:5d:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen "
+      "off the bus.\n");
+  snap.kernel = scanner.Finish();
+  snap.kernel.source = "test";
+  auto findings = EvaluateRules(snap, Thresholds());
+  std::vector<const Finding*> lost;
+  for (const auto& f : findings) {
+    if (f.id == "gpu.lost") lost.push_back(&f);
+  }
+  ASSERT_EQ(lost.size(), 2u) << Ids(findings);
+  const Finding* merged = FindId(findings, "gpu.lost", 3);
+  ASSERT_NE(merged, nullptr) << Ids(findings);
+  EXPECT_EQ(merged->gpu->pci_bus_id, "0000:5d:00.0");
+  EXPECT_EQ(EvidenceOf<std::string>(*merged, "source"), "xid 79");
+  EXPECT_NE(merged->summary.find("GPU 3"), std::string::npos) << merged->summary;
+  EXPECT_NE(FindId(findings, "gpu.lost", 5), nullptr) << Ids(findings);
 }
 
 TEST(GpuNvmlTest, InitThatBlocksIsAbandonedOnTime) {

@@ -2,6 +2,8 @@
 // NVLink and ECC edge cases. Pure functions, no NVML.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "nvml/abi.h"
 #include "rules/engine.h"
 
@@ -84,6 +86,26 @@ TEST(GpuRulesTest, NvLinkAllDownOnlyCountsWhenPeersHaveLinks) {
   peer.first.nvlink_crc_flit_errors = 5000;
   peer.second.nvlink_crc_flit_errors = 5000;
   EXPECT_FALSE(Has(Judge({peer}), "gpu.nvlink.errors"));
+}
+
+TEST(GpuRulesTest, NvLinkAllDownOnSxmPartsOrWithNvSwitches) {
+  GpuFacts a = Gpu(0), b = Gpu(1);
+  a.nvlinks = b.nvlinks = {{0, false}, {1, false}};
+  Snapshot snap;
+  snap.gpu.nvml.state = NvmlState::kOk;
+  snap.gpu.gpus = {a, b};
+  snap.gpu.pci_nvswitches = 0;  // PCIe cards, no bridge: unused links are no fault
+  std::vector<Finding> out;
+  GpuRules(snap, Thresholds(), out);
+  EXPECT_FALSE(Has(out, "gpu.nvlink.down"));
+  snap.gpu.pci_nvswitches = 4;  // HGX baseboard: fabric down
+  out.clear();
+  GpuRules(snap, Thresholds(), out);
+  EXPECT_EQ(std::count_if(out.begin(), out.end(),
+                          [](const Finding& f) { return f.id == "gpu.nvlink.down"; }),
+            2);
+  a.name = "NVIDIA A100-SXM4-80GB";  // an SXM part by name, even without the sysfs scan
+  EXPECT_TRUE(Has(Judge({a}), "gpu.nvlink.down"));
 }
 
 TEST(GpuRulesTest, HungGpuIsNotJudgedOnPartialFacts) {

@@ -50,6 +50,31 @@ TEST(KernelGpuJoinTest, XidLineNamesTheNvmlGpu) {
   EXPECT_EQ(xids[0]->gpu->serial, "S3");
 }
 
+TEST(KernelGpuJoinTest, NvmlXidEventOnUnlistedDeviceMatchesTheLogByCode) {
+  Snapshot snap = WithLog("[ 12.5] NVRM: Xid (PCI:0000:3b:00): 48, pid=1, name=x, DBE\n");
+  snap.gpu.gpus = {Gpu(0, "0000:18:00.0", "GPU-aaa", "S0")};
+  snap.gpu.nvml_xid_events = {{std::nullopt, 48}, {std::nullopt, 31}};
+  auto xids = ById(EvaluateRules(snap, Thresholds()), "gpu.xid");
+  ASSERT_EQ(xids.size(), 2u);  // 48 from the log (matched by code), 31 from NVML only
+  int from_nvml = 0;
+  for (const Finding* f : xids) from_nvml += f->summary.find("(NVML event)") != std::string::npos;
+  EXPECT_EQ(from_nvml, 1);
+}
+
+TEST(KernelGpuJoinTest, OldLogLineDoesNotHideANewNvmlEvent) {
+  Snapshot snap = WithLog("[ 12.5] NVRM: Xid (PCI:0000:3b:00): 48, pid=1, name=x, DBE\n");
+  snap.gpu.gpus = {Gpu(3, "0000:3b:00.0", "GPU-ddd", "S3")};
+  snap.gpu.nvml_xid_events = {{3, 48}};
+  // The log line is dated an hour before the check.
+  for (auto& e : snap.kernel.events) e.last.wall_us = int64_t{1'700'000'000} * 1'000'000;
+  snap.time = std::chrono::system_clock::time_point(std::chrono::seconds(1'700'003'600));
+  auto xids = ById(EvaluateRules(snap, Thresholds()), "gpu.xid");
+  ASSERT_EQ(xids.size(), 2u);
+  // Dated during the check: it is the same event, reported once.
+  for (auto& e : snap.kernel.events) e.last.wall_us = int64_t{1'700'003'590} * 1'000'000;
+  EXPECT_EQ(ById(EvaluateRules(snap, Thresholds()), "gpu.xid").size(), 1u);
+}
+
 TEST(KernelGpuJoinTest, NvmlXidEventsAppearOnlyWhenTheLogLacksThem) {
   Snapshot snap = WithLog("[ 12.5] NVRM: Xid (PCI:0000:3b:00): 48, pid=1, name=x, DBE\n");
   snap.gpu.gpus = {Gpu(0, "0000:18:00.0", "GPU-aaa", "S0"),
