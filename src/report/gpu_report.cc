@@ -4,83 +4,76 @@
 
 #include "core/strings.h"
 #include "parsers/pci_bus_id.h"
+#include "report/json_util.h"
 
 namespace gpudoctor {
 namespace {
 
 using json = nlohmann::ordered_json;
 
-template <typename T>
-void Put(json& j, const char* key, const std::optional<T>& v) {
-  if (v) j[key] = *v;
-}
-void PutStr(json& j, const char* key, const std::string& v) {
-  if (!v.empty()) j[key] = v;
-}
-
 json CountersJson(const GpuCounterRead& c) {
   json j = json::object();
-  Put(j, "ecc_sbe_volatile", c.ecc_sbe_volatile);
-  Put(j, "ecc_dbe_volatile", c.ecc_dbe_volatile);
-  Put(j, "ecc_sbe_aggregate", c.ecc_sbe_aggregate);
-  Put(j, "ecc_dbe_aggregate", c.ecc_dbe_aggregate);
-  Put(j, "pcie_replays", c.pcie_replays);
-  Put(j, "nvlink_crc_flit_errors", c.nvlink_crc_flit_errors);
-  Put(j, "nvlink_crc_data_errors", c.nvlink_crc_data_errors);
-  Put(j, "nvlink_replay_errors", c.nvlink_replay_errors);
-  Put(j, "nvlink_recovery_errors", c.nvlink_recovery_errors);
-  Put(j, "clock_event_reasons", c.clock_event_reasons);
+  PutIfKnown(j, "ecc_sbe_volatile", c.ecc_sbe_volatile);
+  PutIfKnown(j, "ecc_dbe_volatile", c.ecc_dbe_volatile);
+  PutIfKnown(j, "ecc_sbe_aggregate", c.ecc_sbe_aggregate);
+  PutIfKnown(j, "ecc_dbe_aggregate", c.ecc_dbe_aggregate);
+  PutIfKnown(j, "pcie_replays", c.pcie_replays);
+  PutIfKnown(j, "nvlink_crc_flit_errors", c.nvlink_crc_flit_errors);
+  PutIfKnown(j, "nvlink_crc_data_errors", c.nvlink_crc_data_errors);
+  PutIfKnown(j, "nvlink_replay_errors", c.nvlink_replay_errors);
+  PutIfKnown(j, "nvlink_recovery_errors", c.nvlink_recovery_errors);
+  PutIfKnown(j, "clock_event_reasons", c.clock_event_reasons);
   return j;
 }
 
 json GpuJson(const GpuFacts& g) {
   json j;
   j["index"] = g.index;
-  PutStr(j, "uuid", g.uuid);
-  PutStr(j, "serial", g.serial);
-  PutStr(j, "pci_bus_id", g.pci_bus_id);
-  PutStr(j, "name", g.name);
-  PutStr(j, "vbios", g.vbios);
-  Put(j, "pci_device_id", g.pci_device_id);
-  Put(j, "util_gpu_pct", g.util_gpu_pct);
-  Put(j, "util_memory_pct", g.util_memory_pct);
-  Put(j, "memory_used_bytes", g.memory_used_bytes);
-  Put(j, "memory_total_bytes", g.memory_total_bytes);
-  Put(j, "temp_c", g.temp_c);
-  Put(j, "memory_temp_c", g.memory_temp_c);
-  Put(j, "temp_slowdown_c", g.temp_slowdown_c);
-  Put(j, "temp_shutdown_c", g.temp_shutdown_c);
-  Put(j, "temp_memory_max_c", g.temp_memory_max_c);
-  Put(j, "power_mw", g.power_mw);
-  Put(j, "power_limit_mw", g.power_limit_mw);
-  Put(j, "sm_clock_mhz", g.sm_clock_mhz);
-  Put(j, "memory_clock_mhz", g.memory_clock_mhz);
-  Put(j, "graphics_clock_mhz", g.graphics_clock_mhz);
-  Put(j, "max_sm_clock_mhz", g.max_sm_clock_mhz);
-  Put(j, "max_memory_clock_mhz", g.max_memory_clock_mhz);
-  Put(j, "max_graphics_clock_mhz", g.max_graphics_clock_mhz);
-  Put(j, "fan_pct", g.fan_pct);
-  Put(j, "persistence_on", g.persistence_on);
-  Put(j, "ecc_enabled", g.ecc_enabled);
-  Put(j, "retired_pages_sbe", g.retired_pages_sbe);
-  Put(j, "retired_pages_dbe", g.retired_pages_dbe);
-  Put(j, "retired_pages_pending", g.retired_pages_pending);
-  Put(j, "remapped_rows_correctable", g.remapped_rows_correctable);
-  Put(j, "remapped_rows_uncorrectable", g.remapped_rows_uncorrectable);
-  Put(j, "remap_pending", g.remap_pending);
-  Put(j, "remap_failed", g.remap_failed);
-  Put(j, "pcie_gen", g.pcie_gen);
-  Put(j, "pcie_max_gen", g.pcie_max_gen);
-  Put(j, "pcie_width", g.pcie_width);
-  Put(j, "pcie_max_width", g.pcie_max_width);
-  Put(j, "pcie_tx_bytes_per_s", g.pcie_tx_bytes_per_s);
-  Put(j, "pcie_rx_bytes_per_s", g.pcie_rx_bytes_per_s);
-  Put(j, "nvlink_count", g.nvlink_count);
+  PutIfNotEmpty(j, "uuid", g.uuid);
+  PutIfNotEmpty(j, "serial", g.serial);
+  PutIfNotEmpty(j, "pci_bus_id", g.pci_bus_id);
+  PutIfNotEmpty(j, "name", g.name);
+  PutIfNotEmpty(j, "vbios", g.vbios);
+  PutIfKnown(j, "pci_device_id", g.pci_device_id);
+  PutIfKnown(j, "util_gpu_pct", g.util_gpu_pct);
+  PutIfKnown(j, "util_memory_pct", g.util_memory_pct);
+  PutIfKnown(j, "memory_used_bytes", g.memory_used_bytes);
+  PutIfKnown(j, "memory_total_bytes", g.memory_total_bytes);
+  PutIfKnown(j, "temp_c", g.temp_c);
+  PutIfKnown(j, "memory_temp_c", g.memory_temp_c);
+  PutIfKnown(j, "temp_slowdown_c", g.temp_slowdown_c);
+  PutIfKnown(j, "temp_shutdown_c", g.temp_shutdown_c);
+  PutIfKnown(j, "temp_memory_max_c", g.temp_memory_max_c);
+  PutIfKnown(j, "power_mw", g.power_mw);
+  PutIfKnown(j, "power_limit_mw", g.power_limit_mw);
+  PutIfKnown(j, "sm_clock_mhz", g.sm_clock_mhz);
+  PutIfKnown(j, "memory_clock_mhz", g.memory_clock_mhz);
+  PutIfKnown(j, "graphics_clock_mhz", g.graphics_clock_mhz);
+  PutIfKnown(j, "max_sm_clock_mhz", g.max_sm_clock_mhz);
+  PutIfKnown(j, "max_memory_clock_mhz", g.max_memory_clock_mhz);
+  PutIfKnown(j, "max_graphics_clock_mhz", g.max_graphics_clock_mhz);
+  PutIfKnown(j, "fan_pct", g.fan_pct);
+  PutIfKnown(j, "persistence_on", g.persistence_on);
+  PutIfKnown(j, "ecc_enabled", g.ecc_enabled);
+  PutIfKnown(j, "retired_pages_sbe", g.retired_pages_sbe);
+  PutIfKnown(j, "retired_pages_dbe", g.retired_pages_dbe);
+  PutIfKnown(j, "retired_pages_pending", g.retired_pages_pending);
+  PutIfKnown(j, "remapped_rows_correctable", g.remapped_rows_correctable);
+  PutIfKnown(j, "remapped_rows_uncorrectable", g.remapped_rows_uncorrectable);
+  PutIfKnown(j, "remap_pending", g.remap_pending);
+  PutIfKnown(j, "remap_failed", g.remap_failed);
+  PutIfKnown(j, "pcie_gen", g.pcie_gen);
+  PutIfKnown(j, "pcie_max_gen", g.pcie_max_gen);
+  PutIfKnown(j, "pcie_width", g.pcie_width);
+  PutIfKnown(j, "pcie_max_width", g.pcie_max_width);
+  PutIfKnown(j, "pcie_tx_bytes_per_s", g.pcie_tx_bytes_per_s);
+  PutIfKnown(j, "pcie_rx_bytes_per_s", g.pcie_rx_bytes_per_s);
+  PutIfKnown(j, "nvlink_count", g.nvlink_count);
   if (!g.nvlinks.empty()) {
     json links = json::array();
     for (const auto& l : g.nvlinks) {
       json lj{{"link", l.link}};
-      Put(lj, "active", l.active);
+      PutIfKnown(lj, "active", l.active);
       links.push_back(std::move(lj));
     }
     j["nvlinks"] = std::move(links);
@@ -89,19 +82,19 @@ json GpuJson(const GpuFacts& g) {
     json procs = json::array();
     for (const auto& p : *g.processes) {
       json pj{{"pid", p.pid}};
-      Put(pj, "used_bytes", p.used_bytes);
-      PutStr(pj, "comm", p.comm);
-      PutStr(pj, "user", p.user);
+      PutIfKnown(pj, "used_bytes", p.used_bytes);
+      PutIfNotEmpty(pj, "comm", p.comm);
+      PutIfNotEmpty(pj, "user", p.user);
       procs.push_back(std::move(pj));
     }
     j["processes"] = std::move(procs);
   }
   if (json c = CountersJson(g.first); !c.empty()) j["counters_first"] = std::move(c);
   if (json c = CountersJson(g.second); !c.empty()) j["counters_second"] = std::move(c);
-  Put(j, "window_s", g.window_s);
+  PutIfKnown(j, "window_s", g.window_s);
   if (g.lost) {
     j["lost"] = true;
-    PutStr(j, "lost_call", g.lost_call);
+    PutIfNotEmpty(j, "lost_call", g.lost_call);
   }
   if (g.hung) j["hung"] = true;
   if (g.unfinished) j["unfinished"] = true;
@@ -127,27 +120,27 @@ nlohmann::ordered_json GpuFactsToJson(const GpuLayerFacts& f) {
   for (const auto& g : f.gpus) gpus.push_back(GpuJson(g));
   out["gpus"] = std::move(gpus);
   json driver = json::object();
-  PutStr(driver, "driver_version", f.driver.driver_version);
-  PutStr(driver, "nvml_version", f.driver.nvml_version);
-  Put(driver, "cuda_driver_version", f.driver.cuda_driver_version);
-  PutStr(driver, "kernel_module_version", f.driver.kernel_module_version);
-  PutStr(driver, "library_path", f.nvml.library_path);
-  PutStr(driver, "library_version", f.nvml.library_version);
+  PutIfNotEmpty(driver, "driver_version", f.driver.driver_version);
+  PutIfNotEmpty(driver, "nvml_version", f.driver.nvml_version);
+  PutIfKnown(driver, "cuda_driver_version", f.driver.cuda_driver_version);
+  PutIfNotEmpty(driver, "kernel_module_version", f.driver.kernel_module_version);
+  PutIfNotEmpty(driver, "library_path", f.nvml.library_path);
+  PutIfNotEmpty(driver, "library_version", f.nvml.library_version);
   out["driver"] = std::move(driver);
   json nvml{{"state", NvmlStateName(f.nvml.state)}, {"system_calls", f.nvml.system_calls}};
-  Put(nvml, "init_return", f.nvml.init_return);
-  PutStr(nvml, "error", f.nvml.error);
-  Put(nvml, "device_count", f.nvml.device_count);
+  PutIfKnown(nvml, "init_return", f.nvml.init_return);
+  PutIfNotEmpty(nvml, "error", f.nvml.error);
+  PutIfKnown(nvml, "device_count", f.nvml.device_count);
   out["nvml"] = std::move(nvml);
   if (!f.hangs.empty()) {
     json hangs = json::array();
     for (const auto& h : f.hangs) {
       json hj{{"call", h.call}, {"waited_ms", h.waited_ms}};
-      Put(hj, "gpu_index", h.gpu_index);
+      PutIfKnown(hj, "gpu_index", h.gpu_index);
       if (h.check_deadline) hj["check_deadline"] = true;
-      PutStr(hj, "uuid", h.uuid);
-      PutStr(hj, "pci_bus_id", h.pci_bus_id);
-      PutStr(hj, "serial", h.serial);
+      PutIfNotEmpty(hj, "uuid", h.uuid);
+      PutIfNotEmpty(hj, "pci_bus_id", h.pci_bus_id);
+      PutIfNotEmpty(hj, "serial", h.serial);
       hangs.push_back(std::move(hj));
     }
     out["nvml_hangs"] = std::move(hangs);
@@ -156,7 +149,7 @@ nlohmann::ordered_json GpuFactsToJson(const GpuLayerFacts& f) {
     json ev = json::array();
     for (const auto& e : f.nvml_xid_events) {
       json ej{{"xid", e.xid}};
-      Put(ej, "gpu_index", e.gpu_index);
+      PutIfKnown(ej, "gpu_index", e.gpu_index);
       ev.push_back(std::move(ej));
     }
     out["nvml_xid_events"] = std::move(ev);

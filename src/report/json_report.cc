@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <ctime>
 
+#include "report/facts_json.h"
 #include "report/gpu_report.h"
 #include "report/kernel_log_json.h"
 #include "report/report.h"
@@ -87,6 +88,8 @@ std::string RenderJson(const Report& report) {
   for (const auto& p : report.snapshot.probes) probes.push_back(ProbeRecordToJson(p));
   j["probes"] = probes;
   // Layer sections (one line each), present when their probe ran.
+  if (auto net = NetworkFactsToJson(report.snapshot.network); !net.empty()) j["network"] = net;
+  if (auto host = HostFactsToJson(report.snapshot.host); !host.empty()) j["resources"] = host;
   if (!report.snapshot.kernel.source.empty()) {
     j["kernel_log"] = KernelLogFactsToJson(report.snapshot.kernel);
   }

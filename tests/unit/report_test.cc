@@ -163,3 +163,43 @@ TEST(NetReportTest, OneLinePerProbedHostInTheTextReport) {
 
 }  // namespace
 }  // namespace gpudoctor
+
+namespace gpudoctor {
+namespace {
+
+TEST(FactsJsonTest, MeasuredHostAndNetworkFactsAppearUnknownOnesDoNot) {
+  Report r = SampleReport();
+  auto bare = nlohmann::json::parse(RenderJson(r));
+  EXPECT_FALSE(bare.contains("resources"));
+  EXPECT_FALSE(bare.contains("network"));
+  CpuFacts cpu;
+  cpu.busy_pct = 97.5;
+  cpu.logical_cores = 64;
+  r.snapshot.host.cpu = cpu;
+  MountFacts m;
+  m.mount_point = "/data";
+  m.device = "/dev/nvme0n1p1";
+  m.fs_type = "xfs";
+  m.total_bytes = 1000;
+  r.snapshot.host.mounts = std::vector<MountFacts>{m};
+  ReachabilityFacts reach;
+  TargetProbeFacts t;
+  t.name = "storage01";
+  t.sent = 5;
+  t.received = 5;
+  t.rtt_median_ms = 0.5;
+  reach.hosts = {t};
+  r.snapshot.network.reachability = reach;
+  auto j = nlohmann::json::parse(RenderJson(r));
+  EXPECT_EQ(j["resources"]["cpu"]["busy_pct"], 97.5);
+  EXPECT_EQ(j["resources"]["cpu"]["logical_cores"], 64);
+  EXPECT_FALSE(j["resources"]["cpu"].contains("iowait_pct"));  // not measured: absent, not 0
+  EXPECT_EQ(j["resources"]["mounts"][0]["mount_point"], "/data");
+  EXPECT_FALSE(j["resources"]["mounts"][0].contains("available_bytes"));
+  EXPECT_EQ(j["network"]["reachability"][0]["name"], "storage01");
+  EXPECT_EQ(j["network"]["reachability"][0]["group"], "target");
+  EXPECT_EQ(j["network"]["reachability"][0]["rtt_median_ms"], 0.5);
+}
+
+}  // namespace
+}  // namespace gpudoctor
