@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -28,6 +29,10 @@ class TempDir {
 };
 
 std::string ReadFileOrDie(const std::string& path);
+
+// A TCP socket bound to 127.0.0.1 on a kernel-chosen port, listening with `backlog` (0: bound
+// only, nothing accepts). Returns the fd (caller closes) and sets *port.
+int BindLoopback(int backlog, uint16_t* port);
 std::string FixturePath(const std::string& rel);  // tests/fixtures/<rel>
 
 struct RunResult {

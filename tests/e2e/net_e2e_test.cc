@@ -21,14 +21,9 @@ TEST(NetE2eTest, BadTargetIsExit3NamingTheEntry) {
 }
 
 TEST(NetE2eTest, ClosedLoopbackPortIsReachableNotAFailure) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  std::string target = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+  uint16_t port = 0;
+  int fd = testing::BindLoopback(0, &port);
+  std::string target = "127.0.0.1:" + std::to_string(port);
   close(fd);  // nothing listens: connections are refused (RST)
   auto r = RunGpudoctor({"check", "--json", "--probes", "reachability", "--target", target});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;

@@ -12,6 +12,7 @@
 #include "net/reachability.h"
 #include "net_test_env.h"
 #include "rules/engine.h"
+#include "test_util.h"
 
 namespace gpudoctor {
 namespace {
@@ -25,17 +26,7 @@ using testing::TunResponder;
 struct Listener {
   int fd = -1;
   uint16_t port = 0;
-  Listener() {
-    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    listen(fd, 64);
-    socklen_t len = sizeof a;
-    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    port = ntohs(a.sin_port);
-  }
+  Listener() { fd = testing::BindLoopback(64, &port); }
   ~Listener() { close(fd); }
 };
 

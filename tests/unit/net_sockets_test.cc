@@ -21,14 +21,12 @@ namespace {
 struct LoopbackPair {
   int listener = -1, client = -1, server = -1;
   LoopbackPair() {
-    listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    uint16_t port = 0;
+    listener = testing::BindLoopback(4, &port);
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    listen(listener, 4);
-    socklen_t len = sizeof a;
-    getsockname(listener, reinterpret_cast<sockaddr*>(&a), &len);
+    a.sin_port = htons(port);
     client = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     connect(client, reinterpret_cast<sockaddr*>(&a), sizeof a);
     server = accept(listener, nullptr, nullptr);
