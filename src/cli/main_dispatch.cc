@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "cli/commands.h"
-#include "core/config.h"
+#include "config/config.h"
 #include "core/deadline.h"
 #include "core/strings.h"
 #include "probes/registry.h"

@@ -17,6 +17,7 @@
 #include "facts/kernel_facts.h"
 #include "kmsg/event_aggregator.h"
 #include "kmsg/line_format.h"
+#include "kmsg/pci_tuple.h"
 
 namespace gpudoctor {
 

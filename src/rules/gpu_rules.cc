@@ -8,7 +8,7 @@
 #include <string>
 
 #include "core/strings.h"
-#include "nvml/abi.h"
+#include "facts/gpu_codes.h"
 #include "parsers/pci_bus_id.h"
 #include "rules/engine.h"
 #include "rules/lost_gpu_match.h"
@@ -16,7 +16,7 @@
 namespace gpudoctor {
 namespace {
 
-namespace n = nvml;
+namespace n = gpu_codes;
 
 GpuRef RefOf(const GpuFacts& g) {
   GpuRef r;
@@ -129,18 +129,18 @@ void SessionRules(const GpuLayerFacts& gpu, std::vector<Finding>& out) {
   }
   int code = st.init_return.value_or(-1);
   Finding f = [&] {
-    if (code == n::NVML_ERROR_LIB_RM_VERSION_MISMATCH) {
+    if (code == n::kLibRmVersionMismatch) {
       std::string what = "driver library and kernel module versions differ";
       if (!st.library_version.empty() && !module.empty()) {
         what += " (library " + st.library_version + ", kernel module " + module + ")";
       }
       return MakeFinding("driver.mismatch", Severity::kCrit, what);
     }
-    if (code == n::NVML_ERROR_NO_PERMISSION || code == n::NVML_ERROR_OPERATING_SYSTEM) {
+    if (code == n::kNoPermission || code == n::kOperatingSystem) {
       return MakeFinding("driver.no_permission", Severity::kWarn,
                          "no permission to use the NVIDIA driver: " + st.error);
     }
-    if (code == n::NVML_ERROR_DRIVER_NOT_LOADED) {
+    if (code == n::kDriverNotLoaded) {
       if (gpu.pci_devices && gpu.pci_devices->empty()) {
         return MakeFinding("gpu.none", Severity::kInfo,
                            "no NVIDIA GPU found (driver library installed, kernel module not "
@@ -267,26 +267,26 @@ struct RefusalKind {
   const char* step;  // the code-specific next step, before the catalogue's
 };
 constexpr RefusalKind kRefusals[] = {
-    {n::NVML_ERROR_INSUFFICIENT_POWER, "gpu.nvml_error", Severity::kCrit,
+    {n::kInsufficientPower, "gpu.nvml_error", Severity::kCrit,
      "not enough power (INSUFFICIENT_POWER)",
      "Check the GPU's auxiliary power cables and the PSU/baseboard power feed; reseat the power "
      "connectors."},
-    {n::NVML_ERROR_IRQ_ISSUE, "gpu.nvml_error", Severity::kCrit, "interrupt problem (IRQ_ISSUE)",
+    {n::kIrqIssue, "gpu.nvml_error", Severity::kCrit, "interrupt problem (IRQ_ISSUE)",
      "Check interrupt setup: `dmesg | grep -iE 'nvrm|irq|msi'`; interrupt remapping / IOMMU "
      "settings in the BIOS and kernel command line (intremap, iommu)."},
-    {n::NVML_ERROR_CORRUPTED_INFOROM, "gpu.nvml_error", Severity::kWarn,
+    {n::kCorruptedInforom, "gpu.nvml_error", Severity::kWarn,
      "InfoROM corrupted (CORRUPTED_INFOROM)",
      "The board's InfoROM is corrupted: run the vendor field diagnostic and open an RMA for the "
      "card (by serial)."},
-    {n::NVML_ERROR_RESET_REQUIRED, "gpu.nvml_error", Severity::kCrit,
+    {n::kResetRequired, "gpu.nvml_error", Severity::kCrit,
      "GPU reset required (RESET_REQUIRED)",
      "Drain the GPU and reset it: `nvidia-smi -r -i N` (or reboot); if it recurs, replace the "
      "card."},
-    {n::NVML_ERROR_LIB_RM_VERSION_MISMATCH, "driver.mismatch", Severity::kCrit,
+    {n::kLibRmVersionMismatch, "driver.mismatch", Severity::kCrit,
      "driver library and kernel module versions differ (LIB_RM_VERSION_MISMATCH)", nullptr},
-    {n::NVML_ERROR_NO_PERMISSION, "driver.no_permission", Severity::kWarn,
+    {n::kNoPermission, "driver.no_permission", Severity::kWarn,
      "no permission (NO_PERMISSION)", nullptr},
-    {n::NVML_ERROR_OPERATING_SYSTEM, "driver.no_permission", Severity::kWarn,
+    {n::kOperatingSystem, "driver.no_permission", Severity::kWarn,
      "blocked by the operating system or a cgroup (OPERATING_SYSTEM)", nullptr},
 };
 
@@ -409,8 +409,8 @@ void RemapRules(const GpuFacts& g, const Thresholds& t, std::vector<Finding>& ou
 void ThermalRule(const GpuFacts& g, const Thresholds& t, std::vector<Finding>& out) {
   const char* id = "gpu.thermal";
   double margin = t.Get(id, "warn_margin_c");
-  bool hw = PersistentReason(g, n::kClocksReasonHwThermal);
-  bool sw = PersistentReason(g, n::kClocksReasonSwThermal);
+  bool hw = PersistentReason(g, n::kReasonHwThermal);
+  bool sw = PersistentReason(g, n::kReasonSwThermal);
   bool at_slowdown = g.temp_c && g.temp_slowdown_c && *g.temp_c >= *g.temp_slowdown_c;
   bool near = g.temp_c && g.temp_slowdown_c && *g.temp_c >= *g.temp_slowdown_c - margin;
   bool mem_near =
@@ -449,7 +449,7 @@ void AddClockEvidence(const GpuFacts& g, Finding& f) {
 }
 
 void ClockRules(const GpuFacts& g, const Thresholds& t, std::vector<Finding>& out) {
-  if (PersistentReason(g, n::kClocksReasonHwPowerBrake)) {
+  if (PersistentReason(g, n::kReasonHwPowerBrake)) {
     Finding f =
         GpuFinding("gpu.power.brake", Severity::kCrit, g, "clocks cut by the external power brake");
     AddClockEvidence(g, f);
@@ -457,9 +457,9 @@ void ClockRules(const GpuFacts& g, const Thresholds& t, std::vector<Finding>& ou
   }
   // HW slowdown is also raised by the power brake and HW thermal slowdown; those have their own
   // findings, so it only counts alone.
-  if (PersistentReason(g, n::kClocksReasonHwSlowdown) &&
-      !PersistentReason(g, n::kClocksReasonHwPowerBrake) &&
-      !PersistentReason(g, n::kClocksReasonHwThermal)) {
+  if (PersistentReason(g, n::kReasonHwSlowdown) &&
+      !PersistentReason(g, n::kReasonHwPowerBrake) &&
+      !PersistentReason(g, n::kReasonHwThermal)) {
     bool busy = Busy(g, t.Get("gpu.hw_slowdown", "busy_util_pct"));
     Finding f = GpuFinding("gpu.hw_slowdown", busy ? Severity::kCrit : Severity::kWarn, g,
                            "hardware slowdown active across the sampling window");
@@ -467,7 +467,7 @@ void ClockRules(const GpuFacts& g, const Thresholds& t, std::vector<Finding>& ou
     out.push_back(std::move(f));
   }
   const char* cap = "gpu.power.cap";
-  if (HasReason(g.first.clock_event_reasons, n::kClocksReasonSwPowerCap) &&
+  if (HasReason(g.first.clock_event_reasons, n::kReasonSwPowerCap) &&
       Busy(g, t.Get(cap, "busy_util_pct")) && g.sm_clock_mhz && g.max_sm_clock_mhz &&
       *g.sm_clock_mhz < *g.max_sm_clock_mhz * t.Get(cap, "max_clock_pct") / 100) {
     Finding f =
@@ -478,9 +478,9 @@ void ClockRules(const GpuFacts& g, const Thresholds& t, std::vector<Finding>& ou
   }
   const char* low = "gpu.clocks.low";
   constexpr uint64_t kExplained =
-      n::kClocksReasonGpuIdle | n::kClocksReasonApplicationsClocks | n::kClocksReasonSwPowerCap |
-      n::kClocksReasonHwSlowdown | n::kClocksReasonSyncBoost | n::kClocksReasonSwThermal |
-      n::kClocksReasonHwThermal | n::kClocksReasonHwPowerBrake | n::kClocksReasonDisplayClock;
+      n::kReasonGpuIdle | n::kReasonApplicationsClocks | n::kReasonSwPowerCap |
+      n::kReasonHwSlowdown | n::kReasonSyncBoost | n::kReasonSwThermal |
+      n::kReasonHwThermal | n::kReasonHwPowerBrake | n::kReasonDisplayClock;
   if (Busy(g, t.Get(low, "busy_util_pct")) && g.sm_clock_mhz && g.max_sm_clock_mhz &&
       g.first.clock_event_reasons && (*g.first.clock_event_reasons & kExplained) == 0 &&
       *g.sm_clock_mhz < *g.max_sm_clock_mhz * t.Get(low, "low_clock_pct") / 100) {

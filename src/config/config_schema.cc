@@ -1,7 +1,7 @@
 // The config schema: one typed entry per key. Adding a setting = one entry in StaticSpecs().
 #include <cmath>
 
-#include "core/config.h"
+#include "config/config.h"
 #include "net/target.h"
 #include "probes/registry.h"
 #include "rules/catalogue.h"
