@@ -9,6 +9,7 @@
 #include "core/strings.h"
 #include "nvml/guarded.h"
 #include "nvml/loader.h"
+#include "nvml/session.h"
 #include "parsers/pci_bus_id.h"
 
 namespace gpudoctor {
@@ -147,10 +148,67 @@ class GpuSampler {
     return std::move(f_);
   }
 
+  // One tick of a long-lived session: per-boot constants come from `constants` (read once by
+  // Run or RunIdentity), the handle from `dev`; counters are read once (into `first`: the
+  // session moves them to `second` and puts the previous tick's read in `first`). No window.
+  GpuFacts RunTick(const GpuFacts& constants, nvmlDevice_t dev) {
+    tick_mode_ = true;
+    dev_ = dev;
+    CopyConstants(constants);
+    PublishIdentity();
+    int mode = -1;
+    if (Ok(NVML_CALL(calls_, DeviceGetPersistenceMode, dev_, &mode),
+           names().DeviceGetPersistenceMode) &&
+        (mode == 0 || mode == 1)) {
+      f_.persistence_on = mode == 1;
+    }
+    if (!Stop()) FirstSample();
+    if (!Stop() && Busy()) PcieThroughput();
+    f_.nvml_calls = shared_.crumb.calls.load();
+    return std::move(f_);
+  }
+
+  // The per-boot part of Run: handle, event registration, identity, limits, temperature limits.
+  GpuFacts RunIdentity() {
+    if (Handle()) {
+      RegisterEvents();
+      Identity();
+      if (!Stop()) Limits();
+      if (!Stop()) TemperatureLimits();
+    }
+    f_.nvml_calls = shared_.crumb.calls.load();
+    return std::move(f_);
+  }
+
   nvmlDevice_t device() const { return dev_; }
 
  private:
   bool Stop() const { return f_.lost; }
+
+  void CopyConstants(const GpuFacts& c) {
+    f_.name = c.name;
+    f_.uuid = c.uuid;
+    f_.serial = c.serial;
+    f_.vbios = c.vbios;
+    f_.pci_bus_id = c.pci_bus_id;
+    f_.pci_device_id = c.pci_device_id;
+    f_.max_sm_clock_mhz = c.max_sm_clock_mhz;
+    f_.max_memory_clock_mhz = c.max_memory_clock_mhz;
+    f_.max_graphics_clock_mhz = c.max_graphics_clock_mhz;
+    f_.pcie_max_gen = c.pcie_max_gen;
+    f_.pcie_max_width = c.pcie_max_width;
+    f_.temp_slowdown_c = c.temp_slowdown_c;
+    f_.temp_shutdown_c = c.temp_shutdown_c;
+    f_.temp_memory_max_c = c.temp_memory_max_c;
+  }
+
+  void PublishIdentity() {
+    std::lock_guard<std::mutex> lock(shared_.crumb.mu);
+    shared_.crumb.uuid = f_.uuid;
+    shared_.crumb.pci_bus_id = f_.pci_bus_id;
+    shared_.crumb.serial = f_.serial;
+    shared_.crumb.name = f_.name;
+  }
 
   // Classifies a return: true on success. NOT_SUPPORTED / FUNCTION_NOT_FOUND are silent absence.
   bool Ok(nvmlReturn_t r, const std::string& symbol) {
@@ -216,13 +274,7 @@ class GpuSampler {
       if ((pci.pciDeviceId & 0xffff) == 0x10de) f_.pci_device_id = pci.pciDeviceId;
     }
     if (Stop()) return;
-    {
-      std::lock_guard<std::mutex> lock(shared_.crumb.mu);
-      shared_.crumb.uuid = f_.uuid;
-      shared_.crumb.pci_bus_id = f_.pci_bus_id;
-      shared_.crumb.serial = f_.serial;
-      shared_.crumb.name = f_.name;
-    }
+    PublishIdentity();
     f_.vbios = ReadString(api().DeviceGetVbiosVersion, names().DeviceGetVbiosVersion,
                           nvml::kDeviceVbiosVersionBufferSize);
   }
@@ -552,7 +604,7 @@ class GpuSampler {
     if (Stop()) return;
     f_.memory_clock_mhz = clock(nvml::NVML_CLOCK_MEM);
     if (Stop()) return;
-    f_.graphics_clock_mhz = clock(nvml::NVML_CLOCK_GRAPHICS);
+    if (!tick_mode_) f_.graphics_clock_mhz = clock(nvml::NVML_CLOCK_GRAPHICS);
     if (Stop()) return;
     f_.first.clock_event_reasons = ClockReasons();
     if (Stop()) return;
@@ -613,7 +665,7 @@ class GpuSampler {
       }
       if (Stop()) return;
     }
-    TemperatureLimits();
+    if (!tick_mode_) TemperatureLimits();  // per-boot: a session reads them once
     if (Stop()) return;
     NvLinks(batch, batch_ok);
     if (Stop()) return;
@@ -673,6 +725,7 @@ class GpuSampler {
   nvmlEventSet_t events_;
   std::chrono::milliseconds window_;
   nvmlDevice_t dev_ = nullptr;
+  bool tick_mode_ = false;
   GpuFacts f_;
 };
 
@@ -896,6 +949,252 @@ GpuLayerFacts SampleNvml(const NvmlSampleOptions& opts) {
     e.xid = xid;
     for (const auto& [h, index] : handles) {
       if (h == dev) e.gpu_index = index;
+    }
+    facts.nvml_xid_events.push_back(e);
+  }
+  return facts;
+}
+
+// ---- NvmlSession (session.h) ----
+
+namespace {
+
+constexpr auto kInitBackoffMin = std::chrono::seconds(1);
+constexpr auto kInitBackoffMax = std::chrono::seconds(60);
+
+struct TickOutcome {
+  GpuFacts facts;
+  nvmlDevice_t dev = nullptr;
+  bool identity_read = false;  // this run read the per-boot constants
+};
+
+}  // namespace
+
+struct NvmlSession::State {
+  NvmlSampleOptions opts;
+  // Init.
+  std::shared_ptr<WorkerShared> init_shared;
+  std::shared_ptr<PendingResult<InitOutcome>> init_pending;
+  TimePoint init_started{};
+  TimePoint next_init_try{};
+  std::chrono::seconds backoff = kInitBackoffMin;
+  int init_attempts = 0;
+  NvmlStatus status;  // last init outcome
+  DriverFacts driver;
+  std::shared_ptr<const Library> lib;
+  nvmlEventSet_t events = nullptr;
+  // Per GPU.
+  struct Gpu {
+    bool have_constants = false;
+    GpuFacts constants;
+    nvmlDevice_t dev = nullptr;
+    std::optional<GpuCounterRead> previous;
+    TimePoint previous_at{};
+    std::shared_ptr<WorkerShared> shared;
+    std::shared_ptr<PendingResult<TickOutcome>> pending;  // still in flight from a tick
+    TimePoint started{};
+  };
+  std::vector<Gpu> gpus;
+};
+
+NvmlSession::NvmlSession(NvmlSampleOptions options) : state_(std::make_unique<State>()) {
+  state_->opts = std::move(options);
+}
+
+NvmlSession::~NvmlSession() = default;
+
+int NvmlSession::init_attempts() const { return state_->init_attempts; }
+
+GpuLayerFacts NvmlSession::Sample(TimePoint deadline) {
+  std::lock_guard<std::mutex> lock(mu_);
+  State& st = *state_;
+  GpuLayerFacts facts;
+  TimePoint now = SteadyClock::now();
+
+  // Init (once, with backoff on failure).
+  if (st.status.state != NvmlState::kOk) {
+    if (st.init_pending == nullptr && now >= st.next_init_try) {
+      ++st.init_attempts;
+      st.init_shared = std::make_shared<WorkerShared>();
+      auto shared = st.init_shared;
+      NvmlSampleOptions opts = st.opts;
+      st.init_pending = StartDetached([opts, shared] { return RunInit(opts, shared->crumb); });
+      st.init_started = now;
+    }
+    if (st.init_pending != nullptr) {
+      TimePoint wait = std::min(deadline, st.init_started + st.opts.timeout);
+      if (!st.init_pending->WaitUntil(wait)) {
+        const char* call = st.init_shared->crumb.current.load();
+        std::string name = call ? call : "nvmlInit_v2";
+        bool hung = SteadyClock::now() >= st.init_started + st.opts.timeout;
+        facts.nvml.state = hung ? NvmlState::kInitHung : NvmlState::kInitUnfinished;
+        facts.nvml.error = hung ? name + " did not return" : name + " not finished yet";
+        NvmlHang h{call ? call : "loading libnvidia-ml",
+                   std::nullopt,
+                   "",
+                   "",
+                   "",
+                   "",
+                   MsSince(st.init_started)};
+        h.check_deadline = !hung;
+        facts.hangs.push_back(std::move(h));
+        return facts;
+      }
+      InitOutcome init = st.init_pending->Take();
+      st.init_pending = nullptr;
+      st.status = init.status;
+      st.driver = init.driver;
+      if (init.status.state == NvmlState::kOk) {
+        st.lib = init.lib;
+        st.events = init.events;
+        st.gpus.assign(static_cast<size_t>(*init.status.device_count), State::Gpu{});
+        st.backoff = kInitBackoffMin;
+      } else {
+        st.next_init_try = SteadyClock::now() + st.backoff;
+        st.backoff = std::min(st.backoff * 2,
+                              std::chrono::duration_cast<std::chrono::seconds>(kInitBackoffMax));
+      }
+    }
+    if (st.status.state != NvmlState::kOk) {
+      facts.nvml = st.status;
+      facts.driver = st.driver;
+      return facts;
+    }
+  }
+  facts.nvml = st.status;
+  facts.driver = st.driver;
+  std::shared_ptr<const Library> lib = st.lib;
+
+  // One worker per GPU; a GPU whose previous worker is still stuck is not called again.
+  TimePoint start = SteadyClock::now();
+  for (size_t i = 0; i < st.gpus.size(); ++i) {
+    State::Gpu& g = st.gpus[i];
+    if (g.pending != nullptr) {
+      if (!g.pending->Done()) continue;
+      g.pending = nullptr;  // it came back late: sample it afresh this tick
+    }
+    g.shared = std::make_shared<WorkerShared>();
+    auto shared = g.shared;
+    int index = static_cast<int>(i);
+    nvmlEventSet_t events = st.events;
+    bool have = g.have_constants;
+    GpuFacts constants = g.constants;
+    nvmlDevice_t dev = g.dev;
+    g.pending = StartDetached([lib, shared, index, events, have, constants, dev] {
+      TickOutcome out;
+      if (!have) {
+        GpuSampler id(*lib, *shared, index, events, std::chrono::milliseconds(0));
+        GpuFacts c = id.RunIdentity();
+        out.dev = id.device();
+        out.identity_read = true;
+        if (out.dev == nullptr || c.lost) {
+          out.facts = std::move(c);
+          return out;
+        }
+        GpuSampler tick(*lib, *shared, index, events, std::chrono::milliseconds(0));
+        out.facts = tick.RunTick(c, out.dev);
+        out.facts.persistence_on =
+            out.facts.persistence_on ? out.facts.persistence_on : c.persistence_on;
+        for (auto& e : c.errors) {
+          if (out.facts.errors.size() < kMaxErrorsPerGpu) out.facts.errors.push_back(e);
+        }
+        return out;
+      }
+      GpuSampler tick(*lib, *shared, index, events, std::chrono::milliseconds(0));
+      out.dev = dev;
+      out.facts = tick.RunTick(constants, dev);
+      return out;
+    });
+    g.started = start;
+  }
+
+  TimePoint wait = std::min(deadline, start + st.opts.timeout);
+  bool any_hung = false;
+  for (size_t i = 0; i < st.gpus.size(); ++i) {
+    State::Gpu& g = st.gpus[i];
+    int index = static_cast<int>(i);
+    if (g.pending != nullptr && g.pending->WaitUntil(wait)) {
+      TickOutcome out = g.pending->Take();
+      g.pending = nullptr;
+      if (out.identity_read && out.dev != nullptr && !out.facts.lost) {
+        g.have_constants = true;
+        g.constants = out.facts;
+        g.dev = out.dev;
+      }
+      GpuFacts f = std::move(out.facts);
+      f.index = index;
+      // This tick's read becomes `second`; the previous tick's is `first`.
+      GpuCounterRead now_read = f.first;
+      TimePoint now_at = g.started;
+      if (g.previous) {
+        f.first = *g.previous;
+        f.second = now_read;
+        f.window_s = std::chrono::duration<double>(now_at - g.previous_at).count();
+      }
+      g.previous = now_read;
+      g.previous_at = now_at;
+      facts.gpus.push_back(std::move(f));
+      continue;
+    }
+    // Still running: hung (past the NVML timeout) or merely unfinished at this tick's deadline.
+    GpuFacts f = g.constants;
+    f.index = index;
+    f.first = f.second = GpuCounterRead{};
+    bool hung = SteadyClock::now() >= g.started + st.opts.timeout;
+    f.hung = hung;
+    f.unfinished = !hung;
+    NvmlHang h;
+    h.gpu_index = index;
+    h.check_deadline = !hung;
+    if (g.shared != nullptr) {
+      std::lock_guard<std::mutex> lock(g.shared->crumb.mu);
+      if (f.uuid.empty()) f.uuid = g.shared->crumb.uuid;
+      if (f.pci_bus_id.empty()) f.pci_bus_id = g.shared->crumb.pci_bus_id;
+      if (f.serial.empty()) f.serial = g.shared->crumb.serial;
+      if (f.name.empty()) f.name = g.shared->crumb.name;
+      h.uuid = f.uuid;
+      h.pci_bus_id = f.pci_bus_id;
+      h.serial = f.serial;
+      h.name = f.name;
+      const char* call = g.shared->crumb.current.load();
+      h.call = call ? call : "(between NVML calls)";
+    }
+    h.waited_ms = MsSince(g.started);
+    if (hung) any_hung = true;
+    facts.hangs.push_back(std::move(h));
+    facts.gpus.push_back(std::move(f));
+  }
+  if (any_hung || st.events == nullptr) return facts;
+
+  // Drain pending Xid events without blocking (never while a GPU is stuck in the driver).
+  auto tail_shared = std::make_shared<WorkerShared>();
+  nvmlEventSet_t events = st.events;
+  auto drained = RunWithDeadline(
+      [lib, tail_shared, events] {
+        DrainOutcome d;
+        Calls calls(*lib, tail_shared->crumb);
+        for (int i = 0; i < kMaxEventsDrained; ++i) {
+          nvml::nvmlEventData_t data;
+          std::memset(&data, 0, sizeof data);
+          if (NVML_CALL(calls, EventSetWait, events, &data, 0u) != nvml::NVML_SUCCESS) break;
+          if (data.eventType == nvml::kEventTypeXidCriticalError) {
+            d.xids.emplace_back(data.device, data.eventData);
+          }
+        }
+        d.calls = tail_shared->crumb.calls.load();
+        return d;
+      },
+      std::min(deadline, SteadyClock::now() + st.opts.timeout));
+  if (!drained) {
+    st.events = nullptr;  // the event API hung once: never again in this session
+    return facts;
+  }
+  facts.nvml.system_calls = drained->calls;
+  for (const auto& [dev, xid] : drained->xids) {
+    NvmlXidEvent e;
+    e.xid = xid;
+    for (size_t i = 0; i < st.gpus.size(); ++i) {
+      if (st.gpus[i].dev == dev) e.gpu_index = static_cast<int>(i);
     }
     facts.nvml_xid_events.push_back(e);
   }

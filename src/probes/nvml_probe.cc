@@ -9,6 +9,7 @@
 
 #include "core/strings.h"
 #include "nvml/sampler.h"
+#include "nvml/session.h"
 #include "parsers/gpu_sysfs.h"
 #include "probes/probe.h"
 
@@ -40,6 +41,11 @@ void NameProcesses(const RootFs& fs, GpuLayerFacts& facts) {
   }
 }
 
+// Under `watch`: the NVML session kept open between ticks.
+struct NvmlCarry : ProbeCarry {
+  std::shared_ptr<NvmlSession> session;
+};
+
 }  // namespace
 
 ProbeOutput RunNvmlProbe(const ProbeContext& ctx) {
@@ -50,7 +56,20 @@ ProbeOutput RunNvmlProbe(const ProbeContext& ctx) {
   opts.timeout = std::chrono::milliseconds(
       static_cast<int64_t>(std::clamp(s.nvml_timeout_s, 0.05, 3600.0) * 1000));
   opts.deadline = ctx.deadline - kReturnMargin;
-  GpuLayerFacts facts = SampleNvml(opts);
+  GpuLayerFacts facts;
+  std::shared_ptr<NvmlCarry> carry;
+  if (ctx.continuous) {
+    carry = std::dynamic_pointer_cast<NvmlCarry>(ctx.previous);
+    if (carry == nullptr) {
+      carry = std::make_shared<NvmlCarry>();
+      carry->session = std::make_shared<NvmlSession>(opts);
+    }
+    facts = carry->session->Sample(opts.deadline);
+  } else {
+    facts = SampleNvml(opts);
+  }
+  // Process names and owners come from /proc after the NVML phase, never inside it: a stuck
+  // /proc read cannot cost the GPU facts.
   NameProcesses(ctx.fs(), facts);
 
   ProbeState state = ProbeState::kOk;
@@ -95,7 +114,7 @@ ProbeOutput RunNvmlProbe(const ProbeContext& ctx) {
     g.hangs = std::move(facts.hangs);
     g.nvml_xid_events = std::move(facts.nvml_xid_events);
   };
-  return {state, std::move(reason), std::move(apply)};
+  return {state, std::move(reason), std::move(apply), std::move(carry)};
 }
 
 }  // namespace gpudoctor

@@ -15,20 +15,29 @@
 namespace gpudoctor {
 
 ProbeOutput RunSocketsProbe(const ProbeContext& ctx) {
-  auto first = DumpTcpSockets();
+  using Dump = std::vector<TcpSocketInfo>;
+  auto first = TakeFirstSample<Dump>(ctx, [] { return DumpTcpSockets(); });
   if (!first.ok()) return ProbeSkipped("sock_diag unavailable: " + first.status().message());
-  TimePoint t0 = SteadyClock::now();
-  std::this_thread::sleep_for(ctx.sample_window());
+  TimePoint t1 = SteadyClock::now();
   auto second = DumpTcpSockets();
   if (!second.ok()) return ProbeFailed("second sock_diag dump: " + second.status().message());
-  double window_s = std::chrono::duration<double>(SteadyClock::now() - t0).count();
+  auto carry = std::make_shared<SampleCarry<Dump>>(*second, t1);
+  if (!first->sample) {
+    ProbeOutput out = ProbeSkipped("first sample of a watch: rates from the next tick");
+    out.next = std::move(carry);
+    return out;
+  }
+  double window_s = std::chrono::duration<double>(t1 - first->at).count();
   ScanOptions opts;
   opts.deadline = ctx.deadline - std::chrono::milliseconds(200);  // leave time to report
   ProcessScan scan = ScanProcesses(ctx.fs(), opts);
-  SocketTrafficFacts facts = AggregateSocketTraffic(*first, *second, scan.processes, window_s);
+  SocketTrafficFacts facts =
+      AggregateSocketTraffic(*first->sample, *second, scan.processes, window_s);
   facts.process_scan_truncated = scan.truncated;
   facts.processes_scanned = static_cast<int>(scan.processes.size());
-  return ProbeOk([facts = std::move(facts)](Snapshot& s) { s.network.sockets = facts; });
+  ProbeOutput out = ProbeOk([facts = std::move(facts)](Snapshot& s) { s.network.sockets = facts; });
+  out.next = std::move(carry);
+  return out;
 }
 
 }  // namespace gpudoctor
