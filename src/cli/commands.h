@@ -27,5 +27,6 @@ int ExplainCommand(const CliOptions& options);
 int ConfigCommand(const CliOptions& options);
 int ProbesCommand(const CliOptions& options);
 int LogsCommand(const CliOptions& options);  // logs_command.cc (kernel log)
+int WatchCommand(const CliOptions& options);  // watch_command.cc (issue 9)
 
 }  // namespace gpudoctor

@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "config/config.h"
+#include "core/strings.h"
 #include "net/target.h"
 #include "probes/registry.h"
 #include "rules/catalogue.h"
@@ -108,8 +109,65 @@ Status ApplyStatVfsTimeoutMs(const SettingSpec&, const SettingValue& v, Settings
   return Status::Ok();
 }
 
+// [watch] intervals (issue 9).
+Status ApplyWatchSeconds(const SettingSpec& spec, const SettingValue& v, Settings& s) {
+  double d = std::get<double>(v);
+  struct Field {
+    const char* key;
+    double Settings::*member;
+    double lo, hi;
+  };
+  static constexpr Field kFields[] = {
+      {"interval_s", &Settings::watch_interval_s, 0.1, 3600},
+      {"slow_interval_s", &Settings::watch_slow_interval_s, 0.1, 86400},
+      {"rate_window_s", &Settings::watch_rate_window_s, 1, 86400},
+  };
+  for (const auto& f : kFields) {
+    if (spec.arg1 != f.key) continue;
+    if (!std::isfinite(d) || d < f.lo || d > f.hi) {
+      return InvalidArgument("must be seconds in [" + FormatDouble(f.lo, 1) + ", " +
+                             FormatDouble(f.hi, 0) + "]");
+    }
+    s.*f.member = d;
+    return Status::Ok();
+  }
+  return Internal("no such watch setting");
+}
+
+Status ApplyDbPath(const SettingSpec&, const SettingValue& v, Settings& s) {
+  const auto& p = std::get<std::string>(v);
+  if (p.empty()) return InvalidArgument("must not be empty");
+  s.db_path = p;
+  return Status::Ok();
+}
+
 std::vector<SettingSpec> StaticSpecs() {
   return {
+      {{"watch", "interval_s"},
+       SettingType::kDouble,
+       Settings().watch_interval_s,
+       "`watch`: seconds between ticks; fast probes run every tick.",
+       ApplyWatchSeconds,
+       "interval_s"},
+      {{"watch", "slow_interval_s"},
+       SettingType::kDouble,
+       Settings().watch_slow_interval_s,
+       "`watch`: seconds between runs of the slow probes (disk, pci_gpu, suspicious, "
+       "reachability).",
+       ApplyWatchSeconds,
+       "slow_interval_s"},
+      {{"watch", "rate_window_s"},
+       SettingType::kDouble,
+       Settings().watch_rate_window_s,
+       "`watch`: counter rates (ECC errors, PCIe replays, NVLink errors) are judged over this "
+       "window of history.",
+       ApplyWatchSeconds,
+       "rate_window_s"},
+      {{"watch", "db"},
+       SettingType::kString,
+       Settings().db_path,
+       "`watch`, `history`, `ack`: the SQLite history database (its directory is created).",
+       ApplyDbPath},
       {{"check", "deadline_s"},
        SettingType::kDouble,
        Settings().deadline_s,

@@ -22,7 +22,7 @@ const std::vector<ProbeSpec>& ProbeRegistry() {
   static const std::vector<ProbeSpec> probes = {
       // In troubleshooting order. name, layer, default on, cadence, entry point, what it reads
       // network
-      {"reachability", Layer::kNetwork, true, Cadence::kFast, RunReachabilityProbe,
+      {"reachability", Layer::kNetwork, true, Cadence::kSlow, RunReachabilityProbe,
        "ICMP/TCP RTT and loss to [network] targets and references, else the default gateway"},
       {"nic", Layer::kNetwork, true, Cadence::kFast, RunNicProbe,
        "NIC state, errors and throughput vs link speed (/sys/class/net)"},
