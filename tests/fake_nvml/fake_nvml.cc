@@ -2,7 +2,10 @@
 // the unchanged gpudoctor binary can be tested on machines without a GPU. Test-only code.
 //
 // Environment:
-//   FAKE_NVML_SCENARIO  path of the scenario (re-read at every nvmlInit_v2)
+//   FAKE_NVML_SCENARIO  path of the scenario (re-read at every nvmlInit_v2, and while
+//                       initialised whenever the file's mtime or size changes: a test can
+//                       inject a fault into a running `gpudoctor watch` by rewriting it;
+//                       counter reads keep counting across such a change)
 //   FAKE_NVML_COUNTS    optional file rewritten after every call: "total N" then "gpuI N" lines
 //
 // Scenario: `key=value` lines, `#` comments, `include=other.scenario` (relative to the file).
@@ -23,6 +26,7 @@
 // Build variant FAKE_NVML_MINIMAL leaves out some optional and versioned symbols to test the
 // loader's fallbacks (see CMakeLists.txt).
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -87,7 +91,41 @@ void ParseFile(const std::string& path, int depth) {
   }
 }
 
+// The scenario file's identity when last parsed (mtime ns + size).
+std::mutex g_stat_mu;
+long long g_scenario_mtime_ns = -1;
+long long g_scenario_size = -1;
+
+bool ScenarioStat(long long& mtime_ns, long long& size) {
+  const char* path = getenv("FAKE_NVML_SCENARIO");
+  struct stat st {};
+  if (path == nullptr || stat(path, &st) != 0) return false;
+  mtime_ns = static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec;
+  size = static_cast<long long>(st.st_size);
+  return true;
+}
+
+// Re-parses the scenario when the file changed since it was last read (not at init).
+void ReloadIfChanged() {
+  long long mtime = 0, size = 0;
+  if (!ScenarioStat(mtime, size)) return;
+  {
+    std::lock_guard<std::mutex> lock(g_stat_mu);
+    if (mtime == g_scenario_mtime_ns && size == g_scenario_size) return;
+    g_scenario_mtime_ns = mtime;
+    g_scenario_size = size;
+  }
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_scenario.clear();
+  const char* path = getenv("FAKE_NVML_SCENARIO");
+  if (path != nullptr) ParseFile(path, 0);
+}
+
 void Reload() {
+  {
+    std::lock_guard<std::mutex> lock(g_stat_mu);
+    if (!ScenarioStat(g_scenario_mtime_ns, g_scenario_size)) g_scenario_mtime_ns = -1;
+  }
   std::lock_guard<std::mutex> lock(g_mu);
   g_scenario.clear();
   g_reads.clear();
@@ -149,6 +187,7 @@ int GpuIndex(nvmlDevice_t dev) {
 // Common prologue: counts the call and applies block / delay / return / lost rules.
 // Returns the code to return early, or nullopt to go on answering.
 std::optional<nvmlReturn_t> Enter(const char* symbol, int gpu) {
+  ReloadIfChanged();
   g_total_calls.fetch_add(1);
   if (gpu >= 0 && gpu < kMaxGpus) g_gpu_calls[gpu].fetch_add(1);
   WriteCounts();
