@@ -185,14 +185,14 @@ const std::vector<FlagSpec>& FlagTable() {
        [](std::string_view v, CliOptions& o) {
          auto d = ParseDouble(v);
          if (!d || *d < 0.1 || *d > 3600) {
-           return InvalidArgument("expected seconds in [0.1, 3600], got '" + Sanitize(v, 40) +
-                                  "'");
+           return InvalidArgument("expected seconds in [0.1, 3600], got '" + Sanitize(v, 40) + "'");
          }
          o.Override([d = *d](Settings& s) { s.watch_interval_s = d; });
          return Status::Ok();
        }},
-      {"--db", "PATH", "watch/history/ack: the history database (default "
-                       "/var/lib/gpudoctor/history.db)",
+      {"--db", "PATH",
+       "watch/history/ack: the history database (default "
+       "/var/lib/gpudoctor/history.db)",
        [](std::string_view v, CliOptions& o) {
          if (Status s = NonEmpty(v, "database path"); !s.ok()) return s;
          o.Override([p = std::string(v)](Settings& s) { s.db_path = p; });
@@ -202,7 +202,8 @@ const std::vector<FlagSpec>& FlagTable() {
       {"--ticks", "N", "watch: stop after N ticks (tests, benchmarks; default: until a signal)",
        [](std::string_view v, CliOptions& o) {
          auto n = ParseInt64(v);
-         if (!n || *n < 1) return InvalidArgument("expected a count >= 1, got '" + Sanitize(v, 40) + "'");
+         if (!n || *n < 1)
+           return InvalidArgument("expected a count >= 1, got '" + Sanitize(v, 40) + "'");
          o.Override([n = *n](Settings& s) { s.watch_max_ticks = n; });
          return Status::Ok();
        }},

@@ -72,9 +72,9 @@ int WatchCommand(const CliOptions& o) {
   WatchDaemon daemon(settings, options, store.get(), std::move(stored_findings), stored_boot_id);
 
   std::string boot_id = ReadBootId(*settings);
-  LogInfo(kLog, "started: interval " + FormatDouble(options.interval_s, 2) + " s, slow probes every " +
-                    FormatDouble(options.slow_interval_s, 1) + " s, history " +
-                    (store ? settings->db_path : std::string("off")));
+  LogInfo(kLog, "started: interval " + FormatDouble(options.interval_s, 2) +
+                    " s, slow probes every " + FormatDouble(options.slow_interval_s, 1) +
+                    " s, history " + (store ? settings->db_path : std::string("off")));
   SdNotify("READY=1");
 
   bool first = true;
@@ -99,18 +99,20 @@ int WatchCommand(const CliOptions& o) {
       std::string gpu = f.gpu && f.gpu->index ? " gpu " + std::to_string(*f.gpu->index) : "";
       LogLevel level = f.severity == Severity::kCrit ? LogLevel::kError : LogLevel::kWarn;
       if (t.kind == TransitionKind::kResolved) level = LogLevel::kInfo;
-      Log(level, kLog, std::string(TransitionKindName(t.kind)) + " " + f.id + gpu + " (" +
-                           SeverityName(f.severity) + "): " + f.summary);
+      Log(level, kLog,
+          std::string(TransitionKindName(t.kind)) + " " + f.id + gpu + " (" +
+              SeverityName(f.severity) + "): " + f.summary);
     }
     SdNotify("WATCHDOG=1");
     if (settings->watch_max_ticks > 0 && ++ticks >= settings->watch_max_ticks) break;
 
     // Sleep until the next tick, waking for signals.
-    double wait_s = std::chrono::duration<double>(
-                        started + std::chrono::duration_cast<SteadyClock::duration>(
-                                      std::chrono::duration<double>(options.interval_s)) -
-                        SteadyClock::now())
-                        .count();
+    double wait_s =
+        std::chrono::duration<double>(started +
+                                      std::chrono::duration_cast<SteadyClock::duration>(
+                                          std::chrono::duration<double>(options.interval_s)) -
+                                      SteadyClock::now())
+            .count();
     bool stop = false;
     while (wait_s > 0 && !stop) {
       timespec ts;
@@ -123,19 +125,20 @@ int WatchCommand(const CliOptions& o) {
       } else if (sig == SIGHUP) {
         auto reloaded = BuildSettings(o);
         if (!reloaded.ok()) {
-          LogError(kLog, "config reload rejected, keeping the old one: " +
-                             reloaded.status().message());
+          LogError(kLog,
+                   "config reload rejected, keeping the old one: " + reloaded.status().message());
         } else {
           settings = *reloaded;
           daemon.Reload(settings);
           LogInfo(kLog, "config reloaded");
         }
       }
-      wait_s = std::chrono::duration<double>(
-                   started + std::chrono::duration_cast<SteadyClock::duration>(
-                                 std::chrono::duration<double>(options.interval_s)) -
-                   SteadyClock::now())
-                   .count();
+      wait_s =
+          std::chrono::duration<double>(started +
+                                        std::chrono::duration_cast<SteadyClock::duration>(
+                                            std::chrono::duration<double>(options.interval_s)) -
+                                        SteadyClock::now())
+              .count();
     }
     if (stop) break;
   }

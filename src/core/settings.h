@@ -20,7 +20,7 @@ struct Settings {
   int sample_ms = 250;     // window for rates (CPU, swap, NIC throughput, ...)
   std::map<std::string, bool, std::less<>> probe_enabled;  // overrides of the registry default
   std::vector<std::string> only_probes;  // --probes: when non-empty, run exactly these
-  ThresholdOverrides thresholds;  // the rules see them through rules/thresholds.h
+  ThresholdOverrides thresholds;         // the rules see them through rules/thresholds.h
 
   // GPU layer (NVML): library override (--nvml-lib; empty = default search) and the deadline of
   // each NVML phase (init, one GPU's sample beyond the window) before a call counts as hung.

@@ -20,9 +20,9 @@ void AddStoreFinding(const HistoryStore* store, std::vector<Finding>& findings) 
   if (store == nullptr) return;
   std::string error = store->write_error();
   if (error.empty()) return;
-  Finding f = MakeFinding("host.disk.full", Severity::kCrit,
-                          "gpudoctor cannot write its history database " + store->path() + ": " +
-                              error);
+  Finding f =
+      MakeFinding("host.disk.full", Severity::kCrit,
+                  "gpudoctor cannot write its history database " + store->path() + ": " + error);
   f.subject = store->path();
   f.Add("database", store->path());
   f.Add("error", error);
@@ -85,8 +85,8 @@ std::shared_ptr<const TickResult> WatchDaemon::Tick() {
   // Probes get most of the interval; whatever is still running then is left running.
   double budget_s = std::max(0.2, options_.interval_s * 0.8);
   TimePoint deadline =
-      start + std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(
-                  std::min(budget_s, settings_->deadline_s)));
+      start + std::chrono::duration_cast<SteadyClock::duration>(
+                  std::chrono::duration<double>(std::min(budget_s, settings_->deadline_s)));
 
   auto result = std::make_shared<TickResult>();
   result->tick = tick_;
@@ -100,7 +100,8 @@ std::shared_ptr<const TickResult> WatchDaemon::Tick() {
   report.findings = EvaluateRules(report.snapshot, settings_->thresholds);
   AddStoreFinding(store_, report.findings);
   SortFindings(report.findings);
-  report.duration_ms = std::chrono::duration<double, std::milli>(SteadyClock::now() - start).count();
+  report.duration_ms =
+      std::chrono::duration<double, std::milli>(SteadyClock::now() - start).count();
   result->points = FlattenSnapshot(report.snapshot);
 
   LifecycleInput in;
@@ -114,8 +115,8 @@ std::shared_ptr<const TickResult> WatchDaemon::Tick() {
   result->findings = std::move(out.tracked);
   result->transitions = std::move(out.transitions);
 
-  result->events = DeriveEvents(baseline_, report.snapshot, result->boot_id, stored_boot_id_,
-                                result->unix_ms);
+  result->events =
+      DeriveEvents(baseline_, report.snapshot, result->boot_id, stored_boot_id_, result->unix_ms);
   baseline_ = BaselineOf(report.snapshot, result->boot_id);
   last_boot_id_ = result->boot_id;
 

@@ -136,8 +136,8 @@ Snapshot ProbeScheduler::Tick(uint64_t tick, bool run_slow, TimePoint deadline) 
     ProbeRecord& rec = slot->last_record;
     rec.state = ProbeState::kTimeout;
     rec.ms = MsBetween(slot->started_at, SteadyClock::now());
-    rec.reason = "still running since tick " + std::to_string(slot->started_tick) +
-                 "; not started again";
+    rec.reason =
+        "still running since tick " + std::to_string(slot->started_tick) + "; not started again";
   }
 
   // Apply every probe's latest facts in registry order (slow probes' facts persist between

@@ -96,8 +96,8 @@ std::vector<HistoryEvent> DeriveEvents(const EventBaseline& before, const Snapsh
     size_t bar = key.rfind('|');
     std::string bus = key.substr(0, bar);
     std::string xid = key.substr(bar + 1);
-    HistoryEvent& e = event("xid", "Xid " + xid + " (" + std::to_string(count - old) +
-                                       " new line(s)) at " + bus);
+    HistoryEvent& e =
+        event("xid", "Xid " + xid + " (" + std::to_string(count - old) + " new line(s)) at " + bus);
     e.pci_bus_id = bus;
     if (const GpuFacts* g = GpuByBus(now, bus)) {
       e.gpu_index = g->index;

@@ -17,7 +17,7 @@ struct EventBaseline {
   bool valid = false;  // false on the daemon's first tick: only a reboot seen in the store
   std::string boot_id;
   std::string driver_version;
-  std::vector<std::string> gpu_keys;  // GpuIdentityKey of every GPU seen
+  std::vector<std::string> gpu_keys;                         // GpuIdentityKey of every GPU seen
   std::vector<std::pair<std::string, uint64_t>> xid_counts;  // "<bus>|<xid>" -> lines
 };
 

@@ -96,9 +96,9 @@ TEST(CounterWindowTest, RatesSpanTheWindowNotOneTick) {
   const GpuFacts& g = last.gpu.gpus[0];
   ASSERT_TRUE(g.window_s);
   EXPECT_NEAR(*g.window_s, 60, 1.01);
-  EXPECT_NEAR(static_cast<double>(*g.second.ecc_sbe_volatile - *g.first.ecc_sbe_volatile) /
-                  *g.window_s,
-              2.0, 0.01);
+  EXPECT_NEAR(
+      static_cast<double>(*g.second.ecc_sbe_volatile - *g.first.ecc_sbe_volatile) / *g.window_s,
+      2.0, 0.01);
   EXPECT_EQ(g.first.clock_event_reasons, 0x40u);
 }
 

@@ -93,7 +93,7 @@ TEST(ProbeSchedulerTest, CarriesFlowAndSlowFactsPersistBetweenRuns) {
   EXPECT_EQ(s1.host.uptime_s, 0);
   EXPECT_EQ(s3.host.uptime_s, 2);  // the third run saw two earlier carries
   EXPECT_EQ(g_counter_runs.load(), 3);
-  EXPECT_EQ(g_slow_runs.load(), 1);  // slow probe not due on ticks 2 and 3 ...
+  EXPECT_EQ(g_slow_runs.load(), 1);                     // slow probe not due on ticks 2 and 3 ...
   EXPECT_EQ(s3.gpu.driver.kernel_module_version, "1");  // ... but its facts are still there
   Snapshot s4 = sched.Tick(4, true, deadline());
   EXPECT_EQ(s4.gpu.driver.kernel_module_version, "2");
@@ -119,8 +119,7 @@ TEST(ProbeSchedulerTest, StuckProbeIsNotStartedAgainAndDoesNotDelayOthers) {
   EXPECT_EQ(g_counter_runs.load(), 3);   // the others kept running
   ASSERT_NE(RecordOf(s3, "blocking"), nullptr);
   EXPECT_EQ(RecordOf(s3, "blocking")->state, ProbeState::kTimeout);
-  EXPECT_NE(RecordOf(s3, "blocking")->reason.find("still running since tick 1"),
-            std::string::npos);
+  EXPECT_NE(RecordOf(s3, "blocking")->reason.find("still running since tick 1"), std::string::npos);
   EXPECT_EQ(s3.host.uptime_s, 2);
 
   // Released: its late result is taken, and it runs again on the following tick.

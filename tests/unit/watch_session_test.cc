@@ -86,8 +86,7 @@ TEST(NvmlSessionTest, HungGpuIsMarkedAndTheOthersKeepBeingSampled) {
 }
 
 TEST(NvmlSessionTest, FailedInitIsRetriedWithBackoff) {
-  setenv("FAKE_NVML_SCENARIO", testing::FixturePath("nvml/driver_not_loaded.scenario").c_str(),
-         1);
+  setenv("FAKE_NVML_SCENARIO", testing::FixturePath("nvml/driver_not_loaded.scenario").c_str(), 1);
   NvmlSession session(Options());
   GpuLayerFacts t1 = session.Sample(In(5000));
   EXPECT_EQ(t1.nvml.state, NvmlState::kInitFailed);
