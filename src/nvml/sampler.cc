@@ -48,6 +48,10 @@ bool ValidPcieWidth(uint32_t w) {
 // State shared between a worker and its owner; outlives both (shared_ptr).
 struct WorkerShared {
   Breadcrumb crumb;
+  // The GPU's facts as far as the worker got, published after each phase: a hang later in the
+  // sample must not cost the readings taken before it.
+  std::mutex partial_mu;
+  std::optional<GpuFacts> partial;
 };
 
 // One GPU's (or the init phase's) calls: counts, records errors, notices GPU_IS_LOST.
@@ -136,8 +140,10 @@ class GpuSampler {
       RegisterEvents();
       Identity();
       if (!Stop()) Limits();
+      Publish();
       TimePoint t_first = SteadyClock::now();
       if (!Stop()) FirstSample();
+      Publish();
       if (!Stop() && Busy()) PcieThroughput();
       if (!Stop()) std::this_thread::sleep_until(t_first + window_);
       TimePoint t_second = SteadyClock::now();
@@ -156,6 +162,7 @@ class GpuSampler {
     dev_ = dev;
     CopyConstants(constants);
     PublishIdentity();
+    Publish();
     int mode = -1;
     if (Ok(NVML_CALL(calls_, DeviceGetPersistenceMode, dev_, &mode),
            names().DeviceGetPersistenceMode) &&
@@ -200,6 +207,12 @@ class GpuSampler {
     f_.temp_slowdown_c = c.temp_slowdown_c;
     f_.temp_shutdown_c = c.temp_shutdown_c;
     f_.temp_memory_max_c = c.temp_memory_max_c;
+  }
+
+  void Publish() {
+    f_.nvml_calls = shared_.crumb.calls.load();
+    std::lock_guard<std::mutex> lock(shared_.partial_mu);
+    shared_.partial = f_;
   }
 
   void PublishIdentity() {
@@ -591,40 +604,51 @@ class GpuSampler {
       f_.util_gpu_pct = u.gpu;
       f_.util_memory_pct = u.memory;
     }
+    Publish();
     if (Stop()) return;
     Memory();
+    Publish();
     if (Stop()) return;
     Temperature();
+    Publish();
     if (Stop()) return;
     auto clock = [&](int type) -> std::optional<uint32_t> {
       auto v = ReadUintArg(api().DeviceGetClockInfo, names().DeviceGetClockInfo, type);
       return v ? InRange(*v, 0, kMaxClockMhz) : std::nullopt;
     };
     f_.sm_clock_mhz = clock(nvml::NVML_CLOCK_SM);
+    Publish();
     if (Stop()) return;
     f_.memory_clock_mhz = clock(nvml::NVML_CLOCK_MEM);
+    Publish();
     if (Stop()) return;
     if (!tick_mode_) f_.graphics_clock_mhz = clock(nvml::NVML_CLOCK_GRAPHICS);
+    Publish();
     if (Stop()) return;
     f_.first.clock_event_reasons = ClockReasons();
+    Publish();
     if (Stop()) return;
     if (auto fan = ReadUint(api().DeviceGetFanSpeed, names().DeviceGetFanSpeed)) {
       f_.fan_pct = InRange(*fan, 0, 100);
     }
+    Publish();
     if (Stop()) return;
     if (auto g = ReadUint(api().DeviceGetCurrPcieLinkGeneration,
                           names().DeviceGetCurrPcieLinkGeneration)) {
       f_.pcie_gen = InRange(*g, 1, 7);
     }
+    Publish();
     if (Stop()) return;
     if (auto w = ReadUint(api().DeviceGetCurrPcieLinkWidth, names().DeviceGetCurrPcieLinkWidth);
         w && ValidPcieWidth(*w)) {
       f_.pcie_width = *w;
     }
+    Publish();
     if (Stop()) return;
 
     std::vector<nvmlFieldValue_t> batch = FirstBatch();
     bool batch_ok = api().DeviceGetFieldValues != nullptr && ReadBatch(batch);
+    Publish();
     if (Stop()) return;
     if (batch_ok) {
       CountersFromBatch(batch, f_.first);
@@ -650,12 +674,14 @@ class GpuSampler {
     } else {
       CountersFallback(f_.first, true);
     }
+    Publish();
     if (Stop()) return;
     // Power fields are recent (R535+); older drivers answer through the dedicated calls.
     if (!f_.power_mw) {
       if (auto p = ReadUint(api().DeviceGetPowerUsage, names().DeviceGetPowerUsage)) {
         f_.power_mw = InRange(*p, 0, kMaxPowerMw);
       }
+      Publish();
       if (Stop()) return;
     }
     if (!f_.power_limit_mw) {
@@ -663,11 +689,14 @@ class GpuSampler {
               ReadUint(api().DeviceGetEnforcedPowerLimit, names().DeviceGetEnforcedPowerLimit)) {
         f_.power_limit_mw = InRange(*p, 1, kMaxPowerMw);
       }
+      Publish();
       if (Stop()) return;
     }
     if (!tick_mode_) TemperatureLimits();  // per-boot: a session reads them once
+    Publish();
     if (Stop()) return;
     NvLinks(batch, batch_ok);
+    Publish();
     if (Stop()) return;
     Processes();
   }
@@ -801,7 +830,7 @@ struct DrainOutcome {
   int calls = 0;
 };
 
-DrainOutcome DrainEvents(const Library& lib, Breadcrumb& crumb, nvmlEventSet_t set) {
+DrainOutcome DrainEvents(const Library& lib, Breadcrumb& crumb, nvmlEventSet_t set, bool free_set) {
   DrainOutcome out;
   Calls calls(lib, crumb);
   for (int i = 0; i < kMaxEventsDrained; ++i) {
@@ -813,7 +842,7 @@ DrainOutcome DrainEvents(const Library& lib, Breadcrumb& crumb, nvmlEventSet_t s
       out.xids.emplace_back(data.device, data.eventData);
     }
   }
-  NVML_CALL(calls, EventSetFree, set);
+  if (free_set) NVML_CALL(calls, EventSetFree, set);
   out.calls = crumb.calls.load();
   return out;
 }
@@ -891,6 +920,10 @@ GpuLayerFacts SampleNvml(const NvmlSampleOptions& opts) {
       continue;
     }
     GpuFacts f;
+    {
+      std::lock_guard<std::mutex> lock(w.shared->partial_mu);
+      if (w.shared->partial) f = *w.shared->partial;  // readings taken before the hang
+    }
     f.index = i;
     f.hung = w.pending != nullptr && !gpu_cut_by_check;
     f.unfinished = w.pending != nullptr && gpu_cut_by_check;
@@ -899,10 +932,14 @@ GpuLayerFacts SampleNvml(const NvmlSampleOptions& opts) {
     hang.check_deadline = gpu_cut_by_check;
     {
       std::lock_guard<std::mutex> lock(w.shared->crumb.mu);
-      f.uuid = hang.uuid = w.shared->crumb.uuid;
-      f.pci_bus_id = hang.pci_bus_id = w.shared->crumb.pci_bus_id;
-      f.serial = hang.serial = w.shared->crumb.serial;
-      f.name = hang.name = w.shared->crumb.name;
+      if (f.uuid.empty()) f.uuid = w.shared->crumb.uuid;
+      if (f.pci_bus_id.empty()) f.pci_bus_id = w.shared->crumb.pci_bus_id;
+      if (f.serial.empty()) f.serial = w.shared->crumb.serial;
+      if (f.name.empty()) f.name = w.shared->crumb.name;
+      hang.uuid = f.uuid;
+      hang.pci_bus_id = f.pci_bus_id;
+      hang.serial = f.serial;
+      hang.name = f.name;
     }
     f.nvml_calls = w.shared->crumb.calls.load();
     if (w.pending == nullptr) {
@@ -916,25 +953,32 @@ GpuLayerFacts SampleNvml(const NvmlSampleOptions& opts) {
     }
     facts.gpus.push_back(std::move(f));
   }
-  if (!facts.hangs.empty()) return facts;  // the driver is wedged: no events, no shutdown
-
-  // Phase 3 and 4: drain Xid events without blocking, then shut down.
+  // Phase 3 and 4: drain Xid events without blocking, then shut down. After a hang the events
+  // of the other GPUs are still drained (a GPU that hangs is often the one with the Xid), but
+  // nvmlShutdown is skipped: it would wait for the stuck call's locks.
+  bool hung_before = !facts.hangs.empty();
   auto tail_shared = std::make_shared<WorkerShared>();
   nvmlEventSet_t events = init.events;
-  auto tail = StartDetached([lib, tail_shared, events] {
+  if (hung_before && events == nullptr) return facts;
+  auto tail = StartDetached([lib, tail_shared, events, hung_before] {
     DrainOutcome d;
-    if (events != nullptr) d = DrainEvents(*lib, tail_shared->crumb, events);
-    Calls calls(*lib, tail_shared->crumb);
-    NVML_CALL0(calls, Shutdown);
+    if (events != nullptr) d = DrainEvents(*lib, tail_shared->crumb, events, !hung_before);
+    if (!hung_before) {
+      Calls calls(*lib, tail_shared->crumb);
+      NVML_CALL0(calls, Shutdown);
+    }
     d.calls = tail_shared->crumb.calls.load();
     return d;
   });
   TimePoint tail_start = SteadyClock::now();
   bool tail_cut_by_check = opts.deadline < tail_start + opts.timeout;
-  TimePoint tail_deadline = std::min(opts.deadline, tail_start + opts.timeout);
+  // After a hang the check has already waited a whole timeout: the drain gets a short budget.
+  TimePoint tail_deadline = std::min(
+      opts.deadline, tail_start + (hung_before ? std::chrono::milliseconds(200) : opts.timeout));
   if (tail == nullptr) return facts;
   if (!tail->WaitUntil(tail_deadline)) {
     CountAbandonedWorker();
+    if (hung_before) return facts;  // the wedged driver took the event API with it
     const char* call = tail_shared->crumb.current.load();
     NvmlHang hang{
         call ? call : "(between NVML calls)", std::nullopt, "", "", "", "", MsSince(start)};
@@ -1137,7 +1181,12 @@ GpuLayerFacts NvmlSession::Sample(TimePoint deadline) {
       continue;
     }
     // Still running: hung (past the NVML timeout) or merely unfinished at this tick's deadline.
+    // Readings it took before the stuck call are kept.
     GpuFacts f = g.constants;
+    if (g.shared != nullptr && g.started == start) {
+      std::lock_guard<std::mutex> lock(g.shared->partial_mu);
+      if (g.shared->partial) f = *g.shared->partial;
+    }
     f.index = index;
     f.first = f.second = GpuCounterRead{};
     bool hung = SteadyClock::now() >= g.started + st.opts.timeout;

@@ -56,6 +56,14 @@ ProbeOutput RunNvmlProbe(const ProbeContext& ctx) {
   opts.timeout = std::chrono::milliseconds(
       static_cast<int64_t>(std::clamp(s.nvml_timeout_s, 0.05, 3600.0) * 1000));
   opts.deadline = ctx.deadline - kReturnMargin;
+  if (!ctx.continuous) {
+    // The hang timeout must fit in the check's deadline, so a hung call is named as a hang
+    // whatever --deadline is: init and the GPU phase (plus its window) may each use it.
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(opts.deadline - SteadyClock::now());
+    auto fit = (left - opts.window) / 2;
+    if (fit < opts.timeout) opts.timeout = std::max(fit, std::chrono::milliseconds(50));
+  }
   GpuLayerFacts facts;
   std::shared_ptr<NvmlCarry> carry;
   if (ctx.continuous) {
