@@ -141,8 +141,21 @@ Status ApplyDbPath(const SettingSpec&, const SettingValue& v, Settings& s) {
   return Status::Ok();
 }
 
+Status ApplyExpectedGpus(const SettingSpec&, const SettingValue& v, Settings& s) {
+  int64_t n = std::get<int64_t>(v);
+  if (n < 0 || n > 1024) return InvalidArgument("must be a GPU count in [0, 1024]");
+  s.thresholds.Set("gpu.missing", "expected_count", static_cast<double>(n));
+  return Status::Ok();
+}
+
 std::vector<SettingSpec> StaticSpecs() {
   return {
+      {{"gpu", "expected_count"},
+       SettingType::kInt,
+       int64_t{0},
+       "GPUs this node should have; fewer on the PCI bus is gpu.missing (crit), the card that "
+       "fell off after a reboot. 0: not checked.",
+       ApplyExpectedGpus},
       {{"watch", "interval_s"},
        SettingType::kDouble,
        Settings().watch_interval_s,

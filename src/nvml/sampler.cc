@@ -136,6 +136,7 @@ class GpuSampler {
   }
 
   GpuFacts Run() {
+    TimePoint t_start = SteadyClock::now();
     if (Handle()) {
       RegisterEvents();
       Identity();
@@ -149,6 +150,10 @@ class GpuSampler {
       TimePoint t_second = SteadyClock::now();
       if (!Stop()) SecondSample();
       if (!Stop()) f_.window_s = std::chrono::duration<double>(t_second - t_first).count();
+      double total_ms =
+          std::chrono::duration<double, std::milli>(SteadyClock::now() - t_start).count();
+      double window_ms = std::chrono::duration<double, std::milli>(window_).count();
+      f_.sample_ms = std::max(0.0, total_ms - window_ms);
     }
     f_.nvml_calls = shared_.crumb.calls.load();
     return std::move(f_);
@@ -169,8 +174,10 @@ class GpuSampler {
         (mode == 0 || mode == 1)) {
       f_.persistence_on = mode == 1;
     }
+    TimePoint t_start = SteadyClock::now();
     if (!Stop()) FirstSample();
     if (!Stop() && Busy()) PcieThroughput();
+    f_.sample_ms = std::chrono::duration<double, std::milli>(SteadyClock::now() - t_start).count();
     f_.nvml_calls = shared_.crumb.calls.load();
     return std::move(f_);
   }
@@ -885,6 +892,7 @@ GpuLayerFacts SampleNvml(const NvmlSampleOptions& opts) {
   }
   InitOutcome init = init_pending->Take();
   facts.nvml = init.status;
+  facts.nvml.init_ms = MsSince(start);
   facts.driver = init.driver;
   if (init.status.state != NvmlState::kOk) return facts;
   std::shared_ptr<const Library> lib = init.lib;
@@ -1087,6 +1095,7 @@ GpuLayerFacts NvmlSession::Sample(TimePoint deadline) {
       InitOutcome init = st.init_pending->Take();
       st.init_pending = nullptr;
       st.status = init.status;
+      st.status.init_ms = MsSince(st.init_started);
       st.driver = init.driver;
       if (init.status.state == NvmlState::kOk) {
         st.lib = init.lib;
@@ -1107,6 +1116,7 @@ GpuLayerFacts NvmlSession::Sample(TimePoint deadline) {
   }
   facts.nvml = st.status;
   facts.driver = st.driver;
+  st.status.init_ms.reset();  // reported on the tick init finished, not on every tick after
   std::shared_ptr<const Library> lib = st.lib;
 
   // One worker per GPU; a GPU whose previous worker is still stuck is not called again.
