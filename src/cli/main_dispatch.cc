@@ -23,8 +23,9 @@ struct CommandEntry {
 };
 
 constexpr CommandEntry kCommands[] = {
-    {"check", CheckCommand},   {"explain", ExplainCommand}, {"config", ConfigCommand},
-    {"probes", ProbesCommand}, {"logs", LogsCommand},  // kernel log (logs_command.cc)
+    {"check", CheckCommand},     {"explain", ExplainCommand}, {"config", ConfigCommand},
+    {"probes", ProbesCommand},   {"logs", LogsCommand},  // kernel log (logs_command.cc)
+    {"compare", CompareCommand},
 };
 
 int Dispatch(int argc, char** argv) {
