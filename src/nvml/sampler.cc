@@ -877,6 +877,9 @@ GpuLayerFacts SampleNvml(const NvmlSampleOptions& opts) {
   // timeout expiring proves a hang (a short --deadline merely leaves the phase unfinished).
   bool init_cut_by_check = opts.deadline < start + opts.timeout;
   TimePoint init_deadline = std::min(opts.deadline, start + opts.timeout);
+  // Loading the library takes milliseconds; even a check with almost no time left waits that
+  // long, so a missing library reads as "no driver", not as an init that did not finish.
+  init_deadline = std::max(init_deadline, start + std::chrono::milliseconds(150));
   if (!init_pending->WaitUntil(init_deadline)) {
     CountAbandonedWorker();
     const char* call = init_shared->crumb.current.load();
