@@ -27,5 +27,8 @@ int ExplainCommand(const CliOptions& options);
 int ConfigCommand(const CliOptions& options);
 int ProbesCommand(const CliOptions& options);
 int LogsCommand(const CliOptions& options);  // logs_command.cc (kernel log)
+int HistoryCommand(const CliOptions& options);  // history_command.cc (watch store)
+int AckCommand(const CliOptions& options);      // ack_command.cc
+int SilenceCommand(const CliOptions& options);  // ack_command.cc
 
 }  // namespace gpudoctor
