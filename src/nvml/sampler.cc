@@ -1170,10 +1170,7 @@ GpuLayerFacts NvmlSession::Sample(TimePoint deadline) {
   TimePoint start = SteadyClock::now();
   for (size_t i = 0; i < st.gpus.size(); ++i) {
     State::Gpu& g = st.gpus[i];
-    if (g.pending != nullptr) {
-      if (!g.pending->Done()) continue;
-      g.pending = nullptr;  // it came back late: sample it afresh this tick
-    }
+    if (g.pending != nullptr) continue;  // still running, or back late: collected below
     g.shared = std::make_shared<WorkerShared>();
     auto shared = g.shared;
     int index = static_cast<int>(i);
