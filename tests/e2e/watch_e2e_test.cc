@@ -126,7 +126,7 @@ TEST(WatchE2eTest, FaultInjectedMidRunOpensAndResolvesInHistory) {
   auto mj = nlohmann::json::parse(m.out, nullptr, false);
   ASSERT_FALSE(mj.is_discarded()) << m.out;
   const auto& series = mj.is_array() ? mj[0] : mj;
-  EXPECT_GE(series["points"].size(), 10u) << m.out;
+  EXPECT_GE(series["points"].size(), 5u) << m.out;  // one point a second at most
   bool hot = false;
   for (const auto& p : series["points"]) hot = hot || p[1].get<double>() >= 88;
   EXPECT_TRUE(hot) << m.out;
