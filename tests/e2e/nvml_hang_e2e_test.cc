@@ -28,10 +28,10 @@ TEST(NvmlHangE2eTest, OnlyAHungGpuIsCritNotCouldNotRun) {
 
 // A missing library under a very short deadline is "no driver", not an init that did not finish.
 TEST(NvmlHangE2eTest, MissingLibraryUnderAShortDeadlineIsNoDriver) {
-  auto r = RunGpudoctor({"check", "--json", "--probes", "nvml,cpu", "--nvml-lib",
-                         "/nonexistent/libnvidia-ml.so.1", "--deadline", "0.35", "--sample-ms",
-                         "100"},
-                        std::chrono::seconds(10));
+  auto r =
+      RunGpudoctor({"check", "--json", "--probes", "nvml,cpu", "--nvml-lib",
+                    "/nonexistent/libnvidia-ml.so.1", "--deadline", "0.35", "--sample-ms", "100"},
+                   std::chrono::seconds(10));
   auto j = nlohmann::json::parse(r.out, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << r.out << r.err;
   EXPECT_EQ(j["nvml"]["state"], "library_missing") << j["nvml"].dump();
