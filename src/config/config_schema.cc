@@ -172,18 +172,6 @@ Status ApplyExpectedGpus(const SettingSpec&, const SettingValue& v, Settings& s)
 
 std::vector<SettingSpec> StaticSpecs() {
   return {
-      {{"network", "plan_mbps"},
-       SettingType::kDouble,
-       0.0,
-       "Bandwidth bought for this host in Mb/s (hosted servers often buy 100 Mb/s on a 10 Gb/s "
-       "port; virtio NICs report no speed): NIC saturation and heavy senders are judged against "
-       "it. 0: the link speed.",
-       ApplyPlanMbps},
-      {{"network", "plan_mbps_nics"},
-       SettingType::kStringArray,
-       std::vector<std::string>{},
-       "Per-NIC bandwidth plans, \"NIC=MBPS\" (\"eth0=100\"); they win over plan_mbps.",
-       ApplyPlanMbpsNics},
       {{"gpu", "expected_count"},
        SettingType::kInt,
        int64_t{0},
@@ -304,6 +292,18 @@ std::vector<SettingSpec> StaticSpecs() {
        "as an answer).",
        ApplyNetInt,
        "fallback_tcp_port"},
+      {{"network", "plan_mbps"},
+       SettingType::kDouble,
+       0.0,
+       "Bandwidth bought for this host in Mb/s (hosted servers often buy 100 Mb/s on a 10 Gb/s "
+       "port; virtio NICs report no speed): NIC saturation and heavy senders are judged against "
+       "it. 0: the link speed.",
+       ApplyPlanMbps},
+      {{"network", "plan_mbps_nics"},
+       SettingType::kStringArray,
+       std::vector<std::string>{},
+       "Per-NIC bandwidth plans, \"NIC=MBPS\" (\"eth0=100\"); they win over plan_mbps.",
+       ApplyPlanMbpsNics},
       {{"network", "known_gpu_users"},
        SettingType::kStringArray,
        std::vector<std::string>{},
