@@ -84,6 +84,15 @@ struct ProcessTraffic {
   std::vector<PeerTraffic> peers;  // largest first, bounded
 };
 
+// Remote peers of established TCP connections grouped by network (/24 for IPv4, /64 for IPv6):
+// how the server's clients see it, with no setup (issue 8 item 8).
+struct ClientNetworkFacts {
+  std::string network;  // "203.0.113.0/24", "2001:db8:1:2::/64"
+  int connections = 0;
+  std::optional<double> rtt_median_ms;  // of the connections' smoothed RTTs
+  std::optional<double> retrans_pct;    // retransmitted / sent segments, all connections
+};
+
 struct SocketTrafficFacts {
   double window_s = 0;
   int sockets_seen = 0;
@@ -92,7 +101,8 @@ struct SocketTrafficFacts {
   // The /proc scan stopped at the check deadline: processes not reached have no traffic here.
   bool process_scan_truncated = false;
   int processes_scanned = 0;
-  std::vector<ProcessTraffic> processes;  // largest sender first, bounded
+  std::vector<ProcessTraffic> processes;            // largest sender first, bounded
+  std::vector<ClientNetworkFacts> client_networks;  // most connections first, bounded
 };
 
 // Signs gathered about one process; rules decide whether they are a reason to inspect it.

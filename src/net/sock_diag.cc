@@ -127,6 +127,16 @@ Status ParseSockDiagReply(std::string_view buf, std::vector<TcpSocketInfo>& out,
           std::memcpy(&v, info.data() + kRecvOff, sizeof v);
           s.bytes_received = v;
         }
+        auto u32 = [&](size_t off) -> std::optional<uint32_t> {
+          uint32_t x = 0;
+          if (info.size() < off + sizeof x) return std::nullopt;
+          std::memcpy(&x, info.data() + off, sizeof x);
+          return x;
+        };
+        s.rtt_us = u32(offsetof(tcp_info, tcpi_rtt));
+        s.rttvar_us = u32(offsetof(tcp_info, tcpi_rttvar));
+        s.total_retrans = u32(offsetof(tcp_info, tcpi_total_retrans));
+        s.segs_out = u32(offsetof(tcp_info, tcpi_segs_out));
       }
       aoff += RTA_ALIGN(a.rta_len);
     }

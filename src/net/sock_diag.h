@@ -25,6 +25,9 @@ struct TcpSocketInfo {
   uint16_t local_port = 0, remote_port = 0;
   bool remote_loopback = false;                         // 127.0.0.0/8, ::1, ::ffff:127.x
   std::optional<uint64_t> bytes_acked, bytes_received;  // absent on kernels without them
+  // tcp_info: smoothed RTT and its variance (µs), retransmitted and sent segments.
+  std::optional<uint32_t> rtt_us, rttvar_us, total_retrans;
+  std::optional<uint32_t> segs_out;
 };
 
 constexpr int kTcpEstablished = 1;

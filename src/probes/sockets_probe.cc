@@ -8,6 +8,7 @@
 // The suspicious probe scans /proc again on its own: probes are independent by design.
 #include <thread>
 
+#include "net/client_networks.h"
 #include "net/proc_scan.h"
 #include "net/socket_traffic.h"
 #include "probes/probe.h"
@@ -34,6 +35,7 @@ ProbeOutput FromSharedSamples(const ProbeContext& ctx) {
   const ProcessScan& scan = shared.ProcessesAfter(window_end);
   SocketTrafficFacts facts =
       AggregateSocketTraffic(*before.sockets, *after.sockets, scan.processes, window_s);
+  facts.client_networks = GroupClientNetworks(*after.sockets);
   facts.process_scan_truncated = scan.truncated;
   facts.processes_scanned = static_cast<int>(scan.processes.size());
   return ProbeOk([facts = std::move(facts)](Snapshot& s) { s.network.sockets = facts; });
@@ -61,6 +63,7 @@ ProbeOutput RunSocketsProbe(const ProbeContext& ctx) {
   ProcessScan scan = ScanProcesses(ctx.fs(), opts);
   SocketTrafficFacts facts =
       AggregateSocketTraffic(*first->sample, *second, scan.processes, window_s);
+  facts.client_networks = GroupClientNetworks(*second);
   facts.process_scan_truncated = scan.truncated;
   facts.processes_scanned = static_cast<int>(scan.processes.size());
   ProbeOutput out = ProbeOk([facts = std::move(facts)](Snapshot& s) { s.network.sockets = facts; });

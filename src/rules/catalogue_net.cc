@@ -76,6 +76,24 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
         {"plan_mbps", 0,
          "bandwidth bought for this host in Mb/s ([network] plan_mbps; 0: judge against the link "
          "speed). Hosted servers often buy 100 Mb/s on a 10 Gb/s port"}}},
+      {"net.clients.degraded",
+       Layer::kNetwork,
+       Severity::kWarn,
+       "Some client networks see a slow server",
+       "From the server's own TCP connections (no setup): peers are grouped by network (/24, "
+       "/64) and compared. When a few networks see high round-trip times or retransmissions "
+       "while the rest are fine, the problem is on their path (an ISP, a region, a VPN), not "
+       "this server; when nearly all of them are degraded, it points at this server or its "
+       "uplink.",
+       {"Only some networks: trace from the server to one of them (`mtr -rwc 50 HOST`) and "
+        "compare with a healthy one; contact that network's provider with the numbers.",
+        "Everyone: check this host's NIC and uplink (net.nic.saturated, net.nic.errors), the "
+        "server's CPU and the service itself.",
+        "See the connections: `ss -ti state established` shows rtt and retrans per connection."},
+       {{"warn_rtt_ms", 150, "median smoothed RTT of a client network that counts as degraded"},
+        {"warn_retrans_pct", 5, "retransmitted share of sent segments that counts as degraded"},
+        {"min_networks", 3, "client networks needed before they are compared"},
+        {"everyone_pct", 80, "share of degraded networks that means everyone is affected"}}},
       {"net.nic.capacity_unknown",
        Layer::kNetwork,
        Severity::kInfo,

@@ -369,6 +369,49 @@ std::string PeerList(const std::vector<PeerTraffic>& peers) {
   return s;
 }
 
+// "Is it everyone, or only some users?" from the server's own connections.
+void ClientNetworkRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out) {
+  if (!snap.network.sockets) return;
+  const auto& groups = snap.network.sockets->client_networks;
+  const char* id = "net.clients.degraded";
+  std::vector<const ClientNetworkFacts*> judged, degraded;
+  for (const auto& g : groups) {
+    if (!g.rtt_median_ms && !g.retrans_pct) continue;
+    judged.push_back(&g);
+    bool slow = g.rtt_median_ms && *g.rtt_median_ms >= t.Get(id, "warn_rtt_ms");
+    bool lossy = g.retrans_pct && *g.retrans_pct >= t.Get(id, "warn_retrans_pct");
+    if (slow || lossy) degraded.push_back(&g);
+  }
+  if (degraded.empty() || static_cast<double>(judged.size()) < t.Get(id, "min_networks")) return;
+  double share = 100.0 * degraded.size() / judged.size();
+  bool everyone = share >= t.Get(id, "everyone_pct");
+  std::string worst;
+  for (size_t i = 0; i < degraded.size() && i < 5; ++i) {
+    const auto* g = degraded[i];
+    if (!worst.empty()) worst += ", ";
+    worst += g->network;
+    if (g->rtt_median_ms) worst += " rtt " + FormatDouble(*g->rtt_median_ms, 0) + " ms";
+    if (g->retrans_pct) worst += " retrans " + FormatDouble(*g->retrans_pct, 1) + "%";
+  }
+  std::string summary =
+      everyone ? std::to_string(degraded.size()) + " of " + std::to_string(judged.size()) +
+                     " client networks see a slow server: it points at this server or its uplink"
+               : std::to_string(degraded.size()) + " of " + std::to_string(judged.size()) +
+                     " client networks see high latency or retransmissions while " +
+                     FormatDouble(100 - share, 0) + "% are fine: their path, not this server";
+  Finding f = MakeFinding(id, Severity::kWarn, summary);
+  f.Add("degraded_networks", static_cast<int64_t>(degraded.size()))
+      .Add("client_networks", static_cast<int64_t>(judged.size()))
+      .Add("healthy_pct", 100 - share)
+      .Add("worst", worst)
+      .Add("verdict", everyone ? "everyone" : "some");
+  // Next steps that fit the verdict (the catalogue lists the "some" step first).
+  const auto& steps = f.next_steps;
+  f.next_steps = everyone ? std::vector<std::string>{steps[1], steps[2]}
+                          : std::vector<std::string>{steps[0], steps[2]};
+  out.push_back(std::move(f));
+}
+
 void OutboundRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out) {
   if (!snap.network.sockets) return;
   const char* id = "net.outbound.heavy";
@@ -492,6 +535,7 @@ void NetRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& o
   NicRules(snap, t, out);
   IbRules(snap, t, out);
   OutboundRules(snap, t, out);
+  ClientNetworkRules(snap, t, out);
   SuspiciousRules(snap, t, out);
 }
 
