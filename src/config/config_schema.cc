@@ -108,6 +108,19 @@ Status ApplyStatVfsTimeoutMs(const SettingSpec&, const SettingValue& v, Settings
   return Status::Ok();
 }
 
+// Watch history store (issue 9): [watch] retention keys.
+Status ApplyWatchRetention(const SettingSpec& spec, const SettingValue& v, Settings& s) {
+  double d = std::get<double>(v);
+  if (spec.arg1 == "raw_retention_h") {
+    if (!(d >= 1 && d <= 24 * 31)) return InvalidArgument("must be hours in [1, 744]");
+    s.watch_raw_retention_h = d;
+  } else {
+    if (!(d >= 1 && d <= 3660)) return InvalidArgument("must be days in [1, 3660]");
+    s.watch_rollup_retention_d = d;
+  }
+  return Status::Ok();
+}
+
 std::vector<SettingSpec> StaticSpecs() {
   return {
       {{"check", "deadline_s"},
@@ -205,6 +218,19 @@ std::vector<SettingSpec> StaticSpecs() {
        "User names (or uids) whose GPU processes are expected; when set, a GPU process of any "
        "other user is a reason to inspect it (proc.suspicious).",
        ApplyKnownGpuUsers},
+      // Watch history store (issue 9).
+      {{"watch", "raw_retention_h"},
+       SettingType::kDouble,
+       Settings().watch_raw_retention_h,
+       "Hours the history keeps every raw sample; older data lives on as 1-minute rollups.",
+       ApplyWatchRetention,
+       "raw_retention_h"},
+      {{"watch", "rollup_retention_d"},
+       SettingType::kDouble,
+       Settings().watch_rollup_retention_d,
+       "Days the history keeps 1-minute rollups (min/avg/max/count) of every series.",
+       ApplyWatchRetention,
+       "rollup_retention_d"},
   };
 }
 

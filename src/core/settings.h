@@ -42,6 +42,9 @@ struct Settings {
   std::string kmsg_file;                     // --kmsg-file PATH or "-": scan it, not live sources
   std::string kmsg_source = "auto";          // auto (kmsg, then journal) | kmsg | journal
   std::optional<int64_t> kmsg_since_unix_s;  // --since: ignore older lines (those with a time)
+  // Watch history store (issue 9; StoreOptions): raw samples, then 1-minute rollups.
+  double watch_raw_retention_h = 24;
+  double watch_rollup_retention_d = 30;
 };
 
 }  // namespace gpudoctor
