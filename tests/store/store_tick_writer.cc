@@ -31,10 +31,13 @@ int main(int argc, char** argv) {
       return 1;
     }
     std::string s = std::to_string(t) + "\n";
-    int fd = ::open(argv[3], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    // Atomically replaced, so a kill never leaves it empty.
+    std::string tmp = std::string(argv[3]) + ".tmp";
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd >= 0) {
       (void)!::write(fd, s.data(), s.size());
       ::close(fd);
+      ::rename(tmp.c_str(), argv[3]);
     }
   }
 }
