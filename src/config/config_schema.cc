@@ -163,6 +163,19 @@ Status ApplyPlanMbpsNics(const SettingSpec&, const SettingValue& v, Settings& s)
   return Status::Ok();
 }
 
+// Watch history store (issue 9): [watch] retention keys.
+Status ApplyWatchRetention(const SettingSpec& spec, const SettingValue& v, Settings& s) {
+  double d = std::get<double>(v);
+  if (spec.arg1 == "raw_retention_h") {
+    if (!(d >= 1 && d <= 24 * 31)) return InvalidArgument("must be hours in [1, 744]");
+    s.watch_raw_retention_h = d;
+  } else {
+    if (!(d >= 1 && d <= 3660)) return InvalidArgument("must be days in [1, 3660]");
+    s.watch_rollup_retention_d = d;
+  }
+  return Status::Ok();
+}
+
 Status ApplyExpectedGpus(const SettingSpec&, const SettingValue& v, Settings& s) {
   int64_t n = std::get<int64_t>(v);
   if (n < 0 || n > 1024) return InvalidArgument("must be a GPU count in [0, 1024]");
@@ -203,6 +216,13 @@ std::vector<SettingSpec> StaticSpecs() {
        Settings().db_path,
        "`watch`, `history`, `ack`: the SQLite history database (its directory is created).",
        ApplyDbPath},
+      {{"watch", "raw_retention_h"},
+       SettingType::kDouble,
+       Settings().watch_raw_retention_h,
+       "Hours the history keeps every raw sample; older data lives on as 1-minute rollups.",
+       ApplyWatchRetention,
+       "raw_retention_h"},
+      {{"watch", "rollup_retention_d"},
       {{"check", "deadline_s"},
        SettingType::kDouble,
        Settings().deadline_s,
@@ -310,6 +330,12 @@ std::vector<SettingSpec> StaticSpecs() {
        "User names (or uids) whose GPU processes are expected; when set, a GPU process of any "
        "other user is a reason to inspect it (proc.suspicious).",
        ApplyKnownGpuUsers},
+      // Watch history store (issue 9).
+       SettingType::kDouble,
+       Settings().watch_rollup_retention_d,
+       "Days the history keeps 1-minute rollups (min/avg/max/count) of every series.",
+       ApplyWatchRetention,
+       "rollup_retention_d"},
   };
 }
 

@@ -49,6 +49,9 @@ struct Settings {
   double watch_rate_window_s = 300;   // counter rates (ECC, replays, NVLink) over this window
   std::string db_path = "/var/lib/gpudoctor/history.db";
   int64_t watch_max_ticks = 0;  // --ticks: stop after this many (0: run until a signal)
+  // Watch history store (issue 9; StoreOptions): raw samples, then 1-minute rollups.
+  double watch_raw_retention_h = 24;
+  double watch_rollup_retention_d = 30;
 };
 
 }  // namespace gpudoctor

@@ -229,7 +229,7 @@ Result<std::unique_ptr<SqliteDb>> OpenStoreForWriting(const std::string& path) {
   if (!db.ok()) return db.status();
   SqliteDb& d = **db;
   for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL",
-                             "PRAGMA foreign_keys=OFF", "PRAGMA auto_vacuum=INCREMENTAL"}) {
+                             "PRAGMA foreign_keys=OFF", "PRAGMA journal_size_limit=16777216"}) {
     if (Status s = d.Exec(pragma); !s.ok()) return s;
   }
   std::string init = "BEGIN IMMEDIATE;" + std::string(kStoreSchemaSql) +
