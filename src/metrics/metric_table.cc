@@ -8,221 +8,270 @@
 namespace gpudoctor {
 namespace {
 
-template <typename T>
-std::optional<double> D(const std::optional<T>& v, double scale = 1) {
-  if (!v) return std::nullopt;
-  return static_cast<double>(*v) * scale;
-}
-
-// Counters read at both ends of the window: the later read when there is one.
-template <typename F>
-std::optional<double> Counter(const GpuFacts& g, F field) {
-  if (auto v = field(g.second)) return static_cast<double>(*v);
-  if (auto v = field(g.first)) return static_cast<double>(*v);
-  return std::nullopt;
-}
-
 constexpr MetricType G = MetricType::kGauge;
 constexpr MetricType C = MetricType::kCounter;
 
+std::optional<FactValue> Count(size_t n) { return Fact(std::optional<uint64_t>(n)); }
+
 }  // namespace
+
+double FactValue::AsDouble() const {
+  switch (kind) {
+    case Kind::kInt:
+      return static_cast<double>(i);
+    case Kind::kUint:
+      return static_cast<double>(u);
+    case Kind::kDouble:
+      return d;
+    case Kind::kBool:
+      return b ? 1.0 : 0.0;
+  }
+  return 0;
+}
 
 const char* MetricTypeName(MetricType t) { return t == MetricType::kCounter ? "counter" : "gauge"; }
 
+// Table order is the JSON key order of `check --json` (golden files pin it).
 const std::vector<FieldDescriptor<GpuFacts>>& GpuFieldTable() {
   using F = FieldDescriptor<GpuFacts>;
   static const std::vector<F> t = {
-      {"temp_c",
-       {"gpudoctor_gpu_temperature_celsius", G, "GPU core temperature.", "",
-        "DCGM_FI_DEV_GPU_TEMP"},
-       [](const GpuFacts& g) { return D(g.temp_c); }},
-      {"memory_temp_c",
-       {"gpudoctor_gpu_memory_temperature_celsius", G, "GPU memory (HBM) temperature.", "",
-        "DCGM_FI_DEV_MEMORY_TEMP"},
-       [](const GpuFacts& g) { return D(g.memory_temp_c); }},
-      {"temp_slowdown_c",
-       {"gpudoctor_gpu_temperature_slowdown_celsius", G,
-        "Temperature at which the GPU starts to slow down.", "", "DCGM_FI_DEV_SLOWDOWN_TEMP"},
-       [](const GpuFacts& g) { return D(g.temp_slowdown_c); }},
-      {"temp_shutdown_c",
-       {"gpudoctor_gpu_temperature_shutdown_celsius", G, "Temperature at which the GPU shuts down.",
-        "", "DCGM_FI_DEV_SHUTDOWN_TEMP"},
-       [](const GpuFacts& g) { return D(g.temp_shutdown_c); }},
-      {"power_w",
-       {"gpudoctor_gpu_power_watts", G, "Power draw.", "", "DCGM_FI_DEV_POWER_USAGE"},
-       [](const GpuFacts& g) { return D(g.power_mw, 1e-3); }},
-      {"power_limit_w",
-       {"gpudoctor_gpu_power_limit_watts", G, "Enforced power limit.", "",
-        "DCGM_FI_DEV_ENFORCED_POWER_LIMIT"},
-       [](const GpuFacts& g) { return D(g.power_limit_mw, 1e-3); }},
+      {"pci_device_id", {}, 1, [](const GpuFacts& g) { return Fact(g.pci_device_id); }},
       {"util_gpu_pct",
        {"gpudoctor_gpu_utilization_ratio", G,
         "Share of time a kernel ran on the GPU over the driver's sample period (0-1).", "",
         "DCGM_FI_DEV_GPU_UTIL", 100},
-       [](const GpuFacts& g) { return D(g.util_gpu_pct, 0.01); }},
+       0.01,
+       [](const GpuFacts& g) { return Fact(g.util_gpu_pct); }},
       {"util_memory_pct",
        {"gpudoctor_gpu_memory_utilization_ratio", G,
         "Share of time device memory was read or written (0-1).", "", "DCGM_FI_DEV_MEM_COPY_UTIL",
         100},
-       [](const GpuFacts& g) { return D(g.util_memory_pct, 0.01); }},
+       0.01,
+       [](const GpuFacts& g) { return Fact(g.util_memory_pct); }},
       {"memory_used_bytes",
        {"gpudoctor_gpu_memory_used_bytes", G, "Device memory in use.", "", "DCGM_FI_DEV_FB_USED",
         1.0 / (1 << 20)},
-       [](const GpuFacts& g) { return D(g.memory_used_bytes); }},
+       1,
+       [](const GpuFacts& g) { return Fact(g.memory_used_bytes); }},
       {"memory_total_bytes",
        {"gpudoctor_gpu_memory_total_bytes", G, "Device memory in total.", "",
         "DCGM_FI_DEV_FB_TOTAL", 1.0 / (1 << 20)},
-       [](const GpuFacts& g) { return D(g.memory_total_bytes); }},
+       1,
+       [](const GpuFacts& g) { return Fact(g.memory_total_bytes); }},
       {"",
        {"gpudoctor_gpu_memory_free_bytes", G, "Device memory free (total - used).", "",
         "DCGM_FI_DEV_FB_FREE", 1.0 / (1 << 20)},
-       [](const GpuFacts& g) -> std::optional<double> {
+       1,
+       [](const GpuFacts& g) -> std::optional<FactValue> {
          if (!g.memory_total_bytes || !g.memory_used_bytes) return std::nullopt;
-         if (*g.memory_used_bytes > *g.memory_total_bytes) return 0.0;
-         return static_cast<double>(*g.memory_total_bytes - *g.memory_used_bytes);
+         uint64_t used = std::min(*g.memory_used_bytes, *g.memory_total_bytes);
+         return Fact(std::optional<uint64_t>(*g.memory_total_bytes - used));
        }},
+      {"temp_c",
+       {"gpudoctor_gpu_temperature_celsius", G, "GPU core temperature.", "",
+        "DCGM_FI_DEV_GPU_TEMP"},
+       1,
+       [](const GpuFacts& g) { return Fact(g.temp_c); }},
+      {"memory_temp_c",
+       {"gpudoctor_gpu_memory_temperature_celsius", G, "GPU memory (HBM) temperature.", "",
+        "DCGM_FI_DEV_MEMORY_TEMP"},
+       1,
+       [](const GpuFacts& g) { return Fact(g.memory_temp_c); }},
+      {"temp_slowdown_c",
+       {"gpudoctor_gpu_temperature_slowdown_celsius", G,
+        "Temperature at which the GPU starts to slow down.", "", "DCGM_FI_DEV_SLOWDOWN_TEMP"},
+       1,
+       [](const GpuFacts& g) { return Fact(g.temp_slowdown_c); }},
+      {"temp_shutdown_c",
+       {"gpudoctor_gpu_temperature_shutdown_celsius", G, "Temperature at which the GPU shuts down.",
+        "", "DCGM_FI_DEV_SHUTDOWN_TEMP"},
+       1,
+       [](const GpuFacts& g) { return Fact(g.temp_shutdown_c); }},
+      {"temp_memory_max_c",
+       {"gpudoctor_gpu_memory_temperature_max_celsius", G, "Maximum memory temperature.", "", ""},
+       1,
+       [](const GpuFacts& g) { return Fact(g.temp_memory_max_c); }},
+      {"power_mw",
+       {"gpudoctor_gpu_power_watts", G, "Power draw.", "", "DCGM_FI_DEV_POWER_USAGE"},
+       1e-3,
+       [](const GpuFacts& g) { return Fact(g.power_mw); }},
+      {"power_limit_mw",
+       {"gpudoctor_gpu_power_limit_watts", G, "Enforced power limit.", "",
+        "DCGM_FI_DEV_ENFORCED_POWER_LIMIT"},
+       1e-3,
+       [](const GpuFacts& g) { return Fact(g.power_limit_mw); }},
       {"sm_clock_mhz",
        {"gpudoctor_gpu_sm_clock_hertz", G, "SM clock.", "", "DCGM_FI_DEV_SM_CLOCK", 1e-6},
-       [](const GpuFacts& g) { return D(g.sm_clock_mhz, 1e6); }},
-      {"max_sm_clock_mhz",
-       {"gpudoctor_gpu_sm_clock_max_hertz", G, "Maximum SM clock.", "", "", 1},
-       [](const GpuFacts& g) { return D(g.max_sm_clock_mhz, 1e6); }},
+       1e6,
+       [](const GpuFacts& g) { return Fact(g.sm_clock_mhz); }},
       {"memory_clock_mhz",
        {"gpudoctor_gpu_memory_clock_hertz", G, "Memory clock.", "", "DCGM_FI_DEV_MEM_CLOCK", 1e-6},
-       [](const GpuFacts& g) { return D(g.memory_clock_mhz, 1e6); }},
+       1e6,
+       [](const GpuFacts& g) { return Fact(g.memory_clock_mhz); }},
+      {"graphics_clock_mhz",
+       {"gpudoctor_gpu_graphics_clock_hertz", G, "Graphics clock.", "", "", 1},
+       1e6,
+       [](const GpuFacts& g) { return Fact(g.graphics_clock_mhz); }},
+      {"max_sm_clock_mhz",
+       {"gpudoctor_gpu_sm_clock_max_hertz", G, "Maximum SM clock.", "", "", 1},
+       1e6,
+       [](const GpuFacts& g) { return Fact(g.max_sm_clock_mhz); }},
       {"max_memory_clock_mhz",
        {"gpudoctor_gpu_memory_clock_max_hertz", G, "Maximum memory clock.", "", "", 1},
-       [](const GpuFacts& g) { return D(g.max_memory_clock_mhz, 1e6); }},
+       1e6,
+       [](const GpuFacts& g) { return Fact(g.max_memory_clock_mhz); }},
+      {"max_graphics_clock_mhz",
+       {},
+       1,
+       [](const GpuFacts& g) { return Fact(g.max_graphics_clock_mhz); }},
       {"fan_pct",
        {"gpudoctor_gpu_fan_speed_ratio", G, "Fan speed as a share of its maximum (0-1).", "",
         "DCGM_FI_DEV_FAN_SPEED", 100},
-       [](const GpuFacts& g) { return D(g.fan_pct, 0.01); }},
-      {"clock_event_reasons",
-       {"gpudoctor_gpu_clock_event_reasons", G,
-        "Clock event (throttle) reason bit mask as NVML reports it.", "",
-        "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS"},
-       [](const GpuFacts& g) {
-         return Counter(g, [](const GpuCounterRead& r) { return r.clock_event_reasons; });
-       }},
+       0.01,
+       [](const GpuFacts& g) { return Fact(g.fan_pct); }},
       {"persistence_on",
        {"gpudoctor_gpu_persistence_mode", G, "1 when persistence mode is on.", "", ""},
-       [](const GpuFacts& g) -> std::optional<double> {
-         if (!g.persistence_on) return std::nullopt;
-         return *g.persistence_on ? 1.0 : 0.0;
-       }},
+       1,
+       [](const GpuFacts& g) { return Fact(g.persistence_on); }},
       {"ecc_enabled",
        {"gpudoctor_gpu_ecc_enabled", G, "1 when ECC is enabled.", "", ""},
-       [](const GpuFacts& g) -> std::optional<double> {
-         if (!g.ecc_enabled) return std::nullopt;
-         return *g.ecc_enabled ? 1.0 : 0.0;
+       1,
+       [](const GpuFacts& g) { return Fact(g.ecc_enabled); }},
+      {"retired_pages_sbe",
+       {"gpudoctor_gpu_retired_pages_sbe", G, "Pages retired for corrected errors.", "",
+        "DCGM_FI_DEV_RETIRED_SBE"},
+       1,
+       [](const GpuFacts& g) { return Fact(g.retired_pages_sbe); }},
+      {"retired_pages_dbe",
+       {"gpudoctor_gpu_retired_pages_dbe", G, "Pages retired for uncorrected errors.", "",
+        "DCGM_FI_DEV_RETIRED_DBE"},
+       1,
+       [](const GpuFacts& g) { return Fact(g.retired_pages_dbe); }},
+      {"retired_pages_pending",
+       {"gpudoctor_gpu_retired_pages_pending", G,
+        "1 when a page retirement waits for the next driver reload.", "",
+        "DCGM_FI_DEV_RETIRED_PENDING"},
+       1,
+       [](const GpuFacts& g) { return Fact(g.retired_pages_pending); }},
+      {"remapped_rows_correctable",
+       {"gpudoctor_gpu_remapped_rows_correctable", G, "HBM rows remapped for corrected errors.", "",
+        "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS"},
+       1,
+       [](const GpuFacts& g) { return Fact(g.remapped_rows_correctable); }},
+      {"remapped_rows_uncorrectable",
+       {"gpudoctor_gpu_remapped_rows_uncorrectable", G, "HBM rows remapped for uncorrected errors.",
+        "", "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS"},
+       1,
+       [](const GpuFacts& g) { return Fact(g.remapped_rows_uncorrectable); }},
+      {"remap_pending",
+       {"gpudoctor_gpu_row_remap_pending", G, "1 when a row remapping waits for a GPU reset.", "",
+        ""},
+       1,
+       [](const GpuFacts& g) { return Fact(g.remap_pending); }},
+      {"remap_failed",
+       {"gpudoctor_gpu_row_remap_failed", G, "1 when a row remapping failed.", "",
+        "DCGM_FI_DEV_ROW_REMAP_FAILURE"},
+       1,
+       [](const GpuFacts& g) { return Fact(g.remap_failed); }},
+      {"pcie_gen",
+       {"gpudoctor_gpu_pcie_link_gen", G, "Current PCIe link generation.", "",
+        "DCGM_FI_DEV_PCIE_LINK_GEN"},
+       1,
+       [](const GpuFacts& g) { return Fact(g.pcie_gen); }},
+      {"pcie_max_gen",
+       {"gpudoctor_gpu_pcie_link_gen_max", G, "Maximum PCIe link generation.", "", ""},
+       1,
+       [](const GpuFacts& g) { return Fact(g.pcie_max_gen); }},
+      {"pcie_width",
+       {"gpudoctor_gpu_pcie_link_width", G, "Current PCIe link width (lanes).", "",
+        "DCGM_FI_DEV_PCIE_LINK_WIDTH"},
+       1,
+       [](const GpuFacts& g) { return Fact(g.pcie_width); }},
+      {"pcie_max_width",
+       {"gpudoctor_gpu_pcie_link_width_max", G, "Maximum PCIe link width (lanes).", "", ""},
+       1,
+       [](const GpuFacts& g) { return Fact(g.pcie_max_width); }},
+      {"pcie_tx_bytes_per_s",
+       {"gpudoctor_gpu_pcie_tx_bytes_per_second", G, "PCIe transmit throughput.", "", ""},
+       1,
+       [](const GpuFacts& g) { return Fact(g.pcie_tx_bytes_per_s); }},
+      {"pcie_rx_bytes_per_s",
+       {"gpudoctor_gpu_pcie_rx_bytes_per_second", G, "PCIe receive throughput.", "", ""},
+       1,
+       [](const GpuFacts& g) { return Fact(g.pcie_rx_bytes_per_s); }},
+      {"nvlink_count",
+       {"gpudoctor_gpu_nvlink_links", G, "NVLinks present.", "", ""},
+       1,
+       [](const GpuFacts& g) { return Fact(g.nvlink_count); }},
+      {"",
+       {"gpudoctor_gpu_nvlink_links_active", G, "NVLinks up.", "", ""},
+       1,
+       [](const GpuFacts& g) -> std::optional<FactValue> {
+         if (g.nvlinks.empty()) return std::nullopt;
+         return Count(std::count_if(g.nvlinks.begin(), g.nvlinks.end(),
+                                    [](const NvLinkFacts& l) { return l.active.value_or(false); }));
        }},
+  };
+  return t;
+}
+
+const std::vector<FieldDescriptor<GpuCounterRead>>& GpuCounterFieldTable() {
+  using F = FieldDescriptor<GpuCounterRead>;
+  using R = GpuCounterRead;
+  static const std::vector<F> t = {
       {"ecc_sbe_volatile",
        {"gpudoctor_gpu_ecc_sbe_volatile_total", C,
         "Corrected (single-bit) ECC errors since the driver loaded.", "",
         "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL"},
-       [](const GpuFacts& g) {
-         return Counter(g, [](const GpuCounterRead& r) { return r.ecc_sbe_volatile; });
-       }},
+       1,
+       [](const R& r) { return Fact(r.ecc_sbe_volatile); }},
       {"ecc_dbe_volatile",
        {"gpudoctor_gpu_ecc_dbe_volatile_total", C,
         "Uncorrected (double-bit) ECC errors since the driver loaded.", "",
         "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"},
-       [](const GpuFacts& g) {
-         return Counter(g, [](const GpuCounterRead& r) { return r.ecc_dbe_volatile; });
-       }},
+       1,
+       [](const R& r) { return Fact(r.ecc_dbe_volatile); }},
       {"ecc_sbe_aggregate",
        {"gpudoctor_gpu_ecc_sbe_aggregate_total", C,
         "Corrected ECC errors over the board's lifetime.", "", "DCGM_FI_DEV_ECC_SBE_AGG_TOTAL"},
-       [](const GpuFacts& g) {
-         return Counter(g, [](const GpuCounterRead& r) { return r.ecc_sbe_aggregate; });
-       }},
+       1,
+       [](const R& r) { return Fact(r.ecc_sbe_aggregate); }},
       {"ecc_dbe_aggregate",
        {"gpudoctor_gpu_ecc_dbe_aggregate_total", C,
         "Uncorrected ECC errors over the board's lifetime.", "", "DCGM_FI_DEV_ECC_DBE_AGG_TOTAL"},
-       [](const GpuFacts& g) {
-         return Counter(g, [](const GpuCounterRead& r) { return r.ecc_dbe_aggregate; });
-       }},
-      {"retired_pages_sbe",
-       {"gpudoctor_gpu_retired_pages_sbe", G, "Pages retired for corrected errors.", "",
-        "DCGM_FI_DEV_RETIRED_SBE"},
-       [](const GpuFacts& g) { return D(g.retired_pages_sbe); }},
-      {"retired_pages_dbe",
-       {"gpudoctor_gpu_retired_pages_dbe", G, "Pages retired for uncorrected errors.", "",
-        "DCGM_FI_DEV_RETIRED_DBE"},
-       [](const GpuFacts& g) { return D(g.retired_pages_dbe); }},
-      {"remapped_rows_correctable",
-       {"gpudoctor_gpu_remapped_rows_correctable", G, "HBM rows remapped for corrected errors.", "",
-        "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS"},
-       [](const GpuFacts& g) { return D(g.remapped_rows_correctable); }},
-      {"remapped_rows_uncorrectable",
-       {"gpudoctor_gpu_remapped_rows_uncorrectable", G, "HBM rows remapped for uncorrected errors.",
-        "", "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS"},
-       [](const GpuFacts& g) { return D(g.remapped_rows_uncorrectable); }},
-      {"remap_failed",
-       {"gpudoctor_gpu_row_remap_failed", G, "1 when a row remapping failed.", "",
-        "DCGM_FI_DEV_ROW_REMAP_FAILURE"},
-       [](const GpuFacts& g) -> std::optional<double> {
-         if (!g.remap_failed) return std::nullopt;
-         return *g.remap_failed ? 1.0 : 0.0;
-       }},
-      {"pcie_gen",
-       {"gpudoctor_gpu_pcie_link_gen", G, "Current PCIe link generation.", "",
-        "DCGM_FI_DEV_PCIE_LINK_GEN"},
-       [](const GpuFacts& g) { return D(g.pcie_gen); }},
-      {"pcie_max_gen",
-       {"gpudoctor_gpu_pcie_link_gen_max", G, "Maximum PCIe link generation.", "", ""},
-       [](const GpuFacts& g) { return D(g.pcie_max_gen); }},
-      {"pcie_width",
-       {"gpudoctor_gpu_pcie_link_width", G, "Current PCIe link width (lanes).", "",
-        "DCGM_FI_DEV_PCIE_LINK_WIDTH"},
-       [](const GpuFacts& g) { return D(g.pcie_width); }},
-      {"pcie_max_width",
-       {"gpudoctor_gpu_pcie_link_width_max", G, "Maximum PCIe link width (lanes).", "", ""},
-       [](const GpuFacts& g) { return D(g.pcie_max_width); }},
+       1,
+       [](const R& r) { return Fact(r.ecc_dbe_aggregate); }},
       {"pcie_replays",
        {"gpudoctor_gpu_pcie_replays_total", C, "PCIe replay counter.", "",
         "DCGM_FI_DEV_PCIE_REPLAY_COUNTER"},
-       [](const GpuFacts& g) {
-         return Counter(g, [](const GpuCounterRead& r) { return r.pcie_replays; });
-       }},
-      {"pcie_tx_bytes_per_s",
-       {"gpudoctor_gpu_pcie_tx_bytes_per_second", G, "PCIe transmit throughput.", "", ""},
-       [](const GpuFacts& g) { return D(g.pcie_tx_bytes_per_s); }},
-      {"pcie_rx_bytes_per_s",
-       {"gpudoctor_gpu_pcie_rx_bytes_per_second", G, "PCIe receive throughput.", "", ""},
-       [](const GpuFacts& g) { return D(g.pcie_rx_bytes_per_s); }},
+       1,
+       [](const R& r) { return Fact(r.pcie_replays); }},
       {"nvlink_crc_flit_errors",
        {"gpudoctor_gpu_nvlink_crc_flit_errors_total", C, "NVLink CRC flit errors, all links.", "",
         "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL"},
-       [](const GpuFacts& g) {
-         return Counter(g, [](const GpuCounterRead& r) { return r.nvlink_crc_flit_errors; });
-       }},
+       1,
+       [](const R& r) { return Fact(r.nvlink_crc_flit_errors); }},
       {"nvlink_crc_data_errors",
        {"gpudoctor_gpu_nvlink_crc_data_errors_total", C, "NVLink CRC data errors, all links.", "",
         "DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL"},
-       [](const GpuFacts& g) {
-         return Counter(g, [](const GpuCounterRead& r) { return r.nvlink_crc_data_errors; });
-       }},
+       1,
+       [](const R& r) { return Fact(r.nvlink_crc_data_errors); }},
       {"nvlink_replay_errors",
        {"gpudoctor_gpu_nvlink_replay_errors_total", C, "NVLink replay errors, all links.", "",
         "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL"},
-       [](const GpuFacts& g) {
-         return Counter(g, [](const GpuCounterRead& r) { return r.nvlink_replay_errors; });
-       }},
+       1,
+       [](const R& r) { return Fact(r.nvlink_replay_errors); }},
       {"nvlink_recovery_errors",
        {"gpudoctor_gpu_nvlink_recovery_errors_total", C, "NVLink recovery errors, all links.", "",
         "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL"},
-       [](const GpuFacts& g) {
-         return Counter(g, [](const GpuCounterRead& r) { return r.nvlink_recovery_errors; });
-       }},
-      {"",
-       {"gpudoctor_gpu_nvlink_links_active", G, "NVLinks up.", "", ""},
-       [](const GpuFacts& g) -> std::optional<double> {
-         if (g.nvlinks.empty()) return std::nullopt;
-         return static_cast<double>(
-             std::count_if(g.nvlinks.begin(), g.nvlinks.end(),
-                           [](const NvLinkFacts& l) { return l.active.value_or(false); }));
-       }},
+       1,
+       [](const R& r) { return Fact(r.nvlink_recovery_errors); }},
+      {"clock_event_reasons",
+       {"gpudoctor_gpu_clock_event_reasons", G,
+        "Clock event (throttle) reason bit mask as NVML reports it.", "",
+        "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS"},
+       1,
+       [](const R& r) { return Fact(r.clock_event_reasons); }},
   };
   return t;
 }
@@ -230,27 +279,35 @@ const std::vector<FieldDescriptor<GpuFacts>>& GpuFieldTable() {
 const std::vector<FieldDescriptor<CpuFacts>>& CpuFieldTable() {
   using F = FieldDescriptor<CpuFacts>;
   static const std::vector<F> t = {
-      {"busy_pct",
-       {"gpudoctor_host_cpu_busy_ratio", G, "Share of CPU time busy, all cores (0-1)."},
-       [](const CpuFacts& c) { return D(c.busy_pct, 0.01); }},
-      {"iowait_pct",
-       {"gpudoctor_host_cpu_iowait_ratio", G, "Share of CPU time waiting for I/O (0-1)."},
-       [](const CpuFacts& c) { return D(c.iowait_pct, 0.01); }},
-      {"steal_pct",
-       {"gpudoctor_host_cpu_steal_ratio", G, "Share of CPU time stolen by the hypervisor (0-1)."},
-       [](const CpuFacts& c) { return D(c.steal_pct, 0.01); }},
-      {"load1",
-       {"gpudoctor_host_load1", G, "Load average over 1 minute."},
-       [](const CpuFacts& c) { return D(c.load1); }},
-      {"load5",
-       {"gpudoctor_host_load5", G, "Load average over 5 minutes."},
-       [](const CpuFacts& c) { return D(c.load5); }},
-      {"load15",
-       {"gpudoctor_host_load15", G, "Load average over 15 minutes."},
-       [](const CpuFacts& c) { return D(c.load15); }},
       {"logical_cores",
        {"gpudoctor_host_cpu_logical_cores", G, "Logical CPUs."},
-       [](const CpuFacts& c) { return D(c.logical_cores); }},
+       1,
+       [](const CpuFacts& c) { return Fact(c.logical_cores); }},
+      {"busy_pct",
+       {"gpudoctor_host_cpu_busy_ratio", G, "Share of CPU time busy, all cores (0-1)."},
+       0.01,
+       [](const CpuFacts& c) { return Fact(c.busy_pct); }},
+      {"iowait_pct",
+       {"gpudoctor_host_cpu_iowait_ratio", G, "Share of CPU time waiting for I/O (0-1)."},
+       0.01,
+       [](const CpuFacts& c) { return Fact(c.iowait_pct); }},
+      {"steal_pct",
+       {"gpudoctor_host_cpu_steal_ratio", G, "Share of CPU time stolen by the hypervisor (0-1)."},
+       0.01,
+       [](const CpuFacts& c) { return Fact(c.steal_pct); }},
+      {"load1",
+       {"gpudoctor_host_load1", G, "Load average over 1 minute."},
+       1,
+       [](const CpuFacts& c) { return Fact(c.load1); }},
+      {"load5",
+       {"gpudoctor_host_load5", G, "Load average over 5 minutes."},
+       1,
+       [](const CpuFacts& c) { return Fact(c.load5); }},
+      {"load15",
+       {"gpudoctor_host_load15", G, "Load average over 15 minutes."},
+       1,
+       [](const CpuFacts& c) { return Fact(c.load15); }},
+      {"window_s", {}, 1, [](const CpuFacts& c) { return Fact(c.window_s); }},
   };
   return t;
 }
@@ -260,28 +317,36 @@ const std::vector<FieldDescriptor<MemoryFacts>>& MemoryFieldTable() {
   static const std::vector<F> t = {
       {"total_bytes",
        {"gpudoctor_host_memory_total_bytes", G, "RAM in total."},
-       [](const MemoryFacts& m) { return D(m.total_bytes); }},
+       1,
+       [](const MemoryFacts& m) { return Fact(m.total_bytes); }},
       {"available_bytes",
        {"gpudoctor_host_memory_available_bytes", G, "RAM available (MemAvailable)."},
-       [](const MemoryFacts& m) { return D(m.available_bytes); }},
+       1,
+       [](const MemoryFacts& m) { return Fact(m.available_bytes); }},
       {"swap_total_bytes",
        {"gpudoctor_host_swap_total_bytes", G, "Swap in total."},
-       [](const MemoryFacts& m) { return D(m.swap_total_bytes); }},
+       1,
+       [](const MemoryFacts& m) { return Fact(m.swap_total_bytes); }},
       {"swap_free_bytes",
        {"gpudoctor_host_swap_free_bytes", G, "Swap free."},
-       [](const MemoryFacts& m) { return D(m.swap_free_bytes); }},
+       1,
+       [](const MemoryFacts& m) { return Fact(m.swap_free_bytes); }},
       {"swap_in_pages_per_s",
        {"gpudoctor_host_swap_in_pages_per_second", G, "Pages swapped in."},
-       [](const MemoryFacts& m) { return D(m.swap_in_pages_per_s); }},
+       1,
+       [](const MemoryFacts& m) { return Fact(m.swap_in_pages_per_s); }},
       {"swap_out_pages_per_s",
        {"gpudoctor_host_swap_out_pages_per_second", G, "Pages swapped out."},
-       [](const MemoryFacts& m) { return D(m.swap_out_pages_per_s); }},
+       1,
+       [](const MemoryFacts& m) { return Fact(m.swap_out_pages_per_s); }},
       {"shmem_bytes",
        {"gpudoctor_host_memory_shmem_bytes", G, "Shared memory and tmpfs."},
-       [](const MemoryFacts& m) { return D(m.shmem_bytes); }},
+       1,
+       [](const MemoryFacts& m) { return Fact(m.shmem_bytes); }},
       {"oom_kill_count",
        {"gpudoctor_host_oom_kills_total", C, "OOM killer kills since boot."},
-       [](const MemoryFacts& m) { return D(m.oom_kill_count); }},
+       1,
+       [](const MemoryFacts& m) { return Fact(m.oom_kill_count); }},
   };
   return t;
 }
@@ -291,16 +356,20 @@ const std::vector<FieldDescriptor<MountFacts>>& MountFieldTable() {
   static const std::vector<F> t = {
       {"total_bytes",
        {"gpudoctor_host_filesystem_size_bytes", G, "Filesystem size.", "mount"},
-       [](const MountFacts& m) { return D(m.total_bytes); }},
+       1,
+       [](const MountFacts& m) { return Fact(m.total_bytes); }},
       {"available_bytes",
        {"gpudoctor_host_filesystem_available_bytes", G, "Filesystem space available.", "mount"},
-       [](const MountFacts& m) { return D(m.available_bytes); }},
+       1,
+       [](const MountFacts& m) { return Fact(m.available_bytes); }},
       {"inodes_total",
        {"gpudoctor_host_filesystem_inodes", G, "Filesystem inodes in total.", "mount"},
-       [](const MountFacts& m) { return D(m.inodes_total); }},
+       1,
+       [](const MountFacts& m) { return Fact(m.inodes_total); }},
       {"inodes_free",
        {"gpudoctor_host_filesystem_inodes_free", G, "Filesystem inodes free.", "mount"},
-       [](const MountFacts& m) { return D(m.inodes_free); }},
+       1,
+       [](const MountFacts& m) { return Fact(m.inodes_free); }},
   };
   return t;
 }
@@ -308,57 +377,74 @@ const std::vector<FieldDescriptor<MountFacts>>& MountFieldTable() {
 const std::vector<FieldDescriptor<NicFacts>>& NicFieldTable() {
   using F = FieldDescriptor<NicFacts>;
   static const std::vector<F> t = {
-      {"speed_mbps",
-       {"gpudoctor_nic_speed_bits_per_second", G, "Link speed the driver reports.", "nic"},
-       [](const NicFacts& n) { return D(n.speed_mbps, 1e6); }},
       {"carrier",
        {"gpudoctor_nic_carrier", G, "1 when the link has carrier.", "nic"},
-       [](const NicFacts& n) -> std::optional<double> {
-         if (!n.carrier) return std::nullopt;
-         return *n.carrier ? 1.0 : 0.0;
-       }},
+       1,
+       [](const NicFacts& n) { return Fact(n.carrier); }},
+      {"speed_mbps",
+       {"gpudoctor_nic_speed_bits_per_second", G, "Link speed the driver reports.", "nic"},
+       1e6,
+       [](const NicFacts& n) { return Fact(n.speed_mbps); }},
       {"rx_bytes_per_s",
        {"gpudoctor_nic_receive_bytes_per_second", G, "Receive throughput.", "nic"},
-       [](const NicFacts& n) { return D(n.rx_bytes_per_s); }},
+       1,
+       [](const NicFacts& n) { return Fact(n.rx_bytes_per_s); }},
       {"tx_bytes_per_s",
        {"gpudoctor_nic_transmit_bytes_per_second", G, "Transmit throughput.", "nic"},
-       [](const NicFacts& n) { return D(n.tx_bytes_per_s); }},
+       1,
+       [](const NicFacts& n) { return Fact(n.tx_bytes_per_s); }},
       {"carrier_changes",
        {"gpudoctor_nic_carrier_changes_total", C, "Link up/down changes since boot.", "nic"},
-       [](const NicFacts& n) { return D(n.carrier_changes); }},
+       1,
+       [](const NicFacts& n) { return Fact(n.carrier_changes); }},
+      {"rx_errors_delta", {}, 1, [](const NicFacts& n) { return Fact(n.rx_errors_delta); }},
+      {"tx_errors_delta", {}, 1, [](const NicFacts& n) { return Fact(n.tx_errors_delta); }},
+      {"rx_dropped_delta", {}, 1, [](const NicFacts& n) { return Fact(n.rx_dropped_delta); }},
+      {"tx_dropped_delta", {}, 1, [](const NicFacts& n) { return Fact(n.tx_dropped_delta); }},
       {"",
        {"gpudoctor_nic_receive_errors_total", C, "Receive errors since boot.", "nic"},
-       [](const NicFacts& n) { return D(n.rx_errors); }},
+       1,
+       [](const NicFacts& n) { return Fact(n.rx_errors); }},
       {"",
        {"gpudoctor_nic_transmit_errors_total", C, "Transmit errors since boot.", "nic"},
-       [](const NicFacts& n) { return D(n.tx_errors); }},
+       1,
+       [](const NicFacts& n) { return Fact(n.tx_errors); }},
       {"",
        {"gpudoctor_nic_receive_dropped_total", C, "Received packets dropped since boot.", "nic"},
-       [](const NicFacts& n) { return D(n.rx_dropped); }},
+       1,
+       [](const NicFacts& n) { return Fact(n.rx_dropped); }},
       {"",
        {"gpudoctor_nic_transmit_dropped_total", C, "Transmit packets dropped since boot.", "nic"},
-       [](const NicFacts& n) { return D(n.tx_dropped); }},
+       1,
+       [](const NicFacts& n) { return Fact(n.tx_dropped); }},
   };
   return t;
 }
 
 const std::vector<FieldDescriptor<TargetProbeFacts>>& TargetFieldTable() {
   using F = FieldDescriptor<TargetProbeFacts>;
+  using T = TargetProbeFacts;
   static const std::vector<F> t = {
       {"loss_pct",
        {"gpudoctor_net_target_loss_ratio", G, "Share of probes lost (0-1).", "target,group"},
-       [](const TargetProbeFacts& h) { return D(h.loss_pct, 0.01); }},
+       0.01,
+       [](const T& h) { return Fact(h.loss_pct); }},
+      {"rtt_min_ms", {}, 1, [](const T& h) { return Fact(h.rtt_min_ms); }},
       {"rtt_median_ms",
        {"gpudoctor_net_target_rtt_seconds", G, "Median round-trip time.", "target,group"},
-       [](const TargetProbeFacts& h) { return D(h.rtt_median_ms, 1e-3); }},
+       1e-3,
+       [](const T& h) { return Fact(h.rtt_median_ms); }},
       {"rtt_p95_ms",
        {"gpudoctor_net_target_rtt_p95_seconds", G, "95th percentile round-trip time.",
         "target,group"},
-       [](const TargetProbeFacts& h) { return D(h.rtt_p95_ms, 1e-3); }},
+       1e-3,
+       [](const T& h) { return Fact(h.rtt_p95_ms); }},
+      {"rtt_max_ms", {}, 1, [](const T& h) { return Fact(h.rtt_max_ms); }},
       {"jitter_ms",
        {"gpudoctor_net_target_jitter_seconds", G,
         "Mean difference of consecutive round-trip times.", "target,group"},
-       [](const TargetProbeFacts& h) { return D(h.jitter_ms, 1e-3); }},
+       1e-3,
+       [](const T& h) { return Fact(h.jitter_ms); }},
   };
   return t;
 }
@@ -369,14 +455,18 @@ const std::vector<FieldDescriptor<PressureLine>>& PressureFieldTable() {
       {"avg10_pct",
        {"gpudoctor_host_pressure_avg10_ratio", G,
         "Share of time tasks stalled on the resource, 10 s average (0-1).", "resource,kind"},
-       [](const PressureLine& l) { return D(l.avg10_pct, 0.01); }},
+       0.01,
+       [](const PressureLine& l) { return Fact(l.avg10_pct); }},
       {"avg60_pct",
        {"gpudoctor_host_pressure_avg60_ratio", G,
         "Share of time tasks stalled on the resource, 60 s average (0-1).", "resource,kind"},
-       [](const PressureLine& l) { return D(l.avg60_pct, 0.01); }},
+       0.01,
+       [](const PressureLine& l) { return Fact(l.avg60_pct); }},
+      {"avg300_pct", {}, 1, [](const PressureLine& l) { return Fact(l.avg300_pct); }},
       {"total_us",
        {"gpudoctor_host_pressure_stalled_seconds_total", C, "Total stall time.", "resource,kind"},
-       [](const PressureLine& l) { return D(l.total_us, 1e-6); }},
+       1e-6,
+       [](const PressureLine& l) { return Fact(l.total_us); }},
   };
   return t;
 }
@@ -406,9 +496,12 @@ const MetricInfo kProbeDurationSeconds = {"gpudoctor_probe_duration_seconds", G,
 std::vector<const MetricInfo*> AllMetrics() {
   std::vector<const MetricInfo*> out;
   auto add = [&out](const auto& table) {
-    for (const auto& f : table) out.push_back(&f.metric);
+    for (const auto& f : table) {
+      if (!f.metric.name.empty()) out.push_back(&f.metric);
+    }
   };
   add(GpuFieldTable());
+  add(GpuCounterFieldTable());
   out.push_back(&kGpuThrottleActive);
   out.push_back(&kGpuXidErrorsTotal);
   out.push_back(&kGpuInfo);
@@ -448,7 +541,10 @@ template <typename Facts>
 void Emit(const std::vector<FieldDescriptor<Facts>>& table, const Facts& facts, int gpu,
           const MetricLabels& labels, std::vector<MetricPoint>& out) {
   for (const auto& f : table) {
-    if (std::optional<double> v = f.read(facts)) out.push_back({&f.metric, gpu, labels, *v});
+    if (f.metric.name.empty()) continue;
+    if (std::optional<FactValue> v = f.read(facts)) {
+      out.push_back({&f.metric, gpu, labels, v->AsDouble() * f.scale});
+    }
   }
 }
 
@@ -468,6 +564,10 @@ std::vector<MetricPoint> FlattenSnapshot(const Snapshot& snap) {
   std::vector<MetricPoint> out;
   for (const GpuFacts& g : snap.gpu.gpus) {
     Emit(GpuFieldTable(), g, g.index, {}, out);
+    // Counters: the later read of the window (the first when there is only one).
+    bool have_second = false;
+    for (const auto& f : GpuCounterFieldTable()) have_second = have_second || f.read(g.second);
+    Emit(GpuCounterFieldTable(), have_second ? g.second : g.first, g.index, {}, out);
     std::optional<uint64_t> reasons =
         g.second.clock_event_reasons ? g.second.clock_event_reasons : g.first.clock_event_reasons;
     if (reasons) {

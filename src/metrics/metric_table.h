@@ -9,9 +9,11 @@
 // "unsupported" is never exported as 0.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -31,13 +33,71 @@ struct MetricInfo {
   double dcgm_scale = 1;       // our value × scale = dcgm-exporter's unit (hertz → MHz: 1e-6)
 };
 
-// One numeric fact of a facts struct.
+// A fact's own value with its own type (counts stay exact integers, flags stay booleans): JSON
+// writes it as is; metrics and the store take AsDouble() × the descriptor's scale.
+struct FactValue {
+  enum class Kind { kInt, kUint, kDouble, kBool };
+  Kind kind = Kind::kDouble;
+  int64_t i = 0;
+  uint64_t u = 0;
+  double d = 0;
+  bool b = false;
+  double AsDouble() const;
+};
+
+template <typename T>
+std::optional<FactValue> Fact(const std::optional<T>& v) {
+  if (!v) return std::nullopt;
+  FactValue f;
+  if constexpr (std::is_same_v<T, bool>) {
+    f.kind = FactValue::Kind::kBool;
+    f.b = *v;
+  } else if constexpr (std::is_floating_point_v<T>) {
+    f.kind = FactValue::Kind::kDouble;
+    f.d = *v;
+  } else if constexpr (std::is_signed_v<T>) {
+    f.kind = FactValue::Kind::kInt;
+    f.i = *v;
+  } else {
+    f.kind = FactValue::Kind::kUint;
+    f.u = *v;
+  }
+  return f;
+}
+
+// One numeric fact of a facts struct: where it goes in `check --json` and which metric it is.
 template <typename Facts>
 struct FieldDescriptor {
-  std::string_view json_key;  // key under the struct's JSON object; empty: not in the JSON
-  MetricInfo metric;
-  std::optional<double> (*read)(const Facts&);
+  std::string_view json_key;  // key in the struct's JSON object; empty: not in the JSON
+  MetricInfo metric;          // metric.name empty: not exported
+  double scale = 1;           // metric value = fact value × scale (mW → W: 1e-3)
+  std::optional<FactValue> (*read)(const Facts&);
 };
+
+// Writes every descriptor with a json_key whose fact is known into `j`, in table order.
+template <typename Facts, typename Json>
+void PutFacts(Json& j, const std::vector<FieldDescriptor<Facts>>& table, const Facts& facts) {
+  for (const auto& f : table) {
+    if (f.json_key.empty()) continue;
+    std::optional<FactValue> v = f.read(facts);
+    if (!v) continue;
+    std::string key(f.json_key);
+    switch (v->kind) {
+      case FactValue::Kind::kInt:
+        j[key] = v->i;
+        break;
+      case FactValue::Kind::kUint:
+        j[key] = v->u;
+        break;
+      case FactValue::Kind::kDouble:
+        j[key] = v->d;
+        break;
+      case FactValue::Kind::kBool:
+        j[key] = v->b;
+        break;
+    }
+  }
+}
 
 // The subject a point is about: which GPU (index; -1 for the host) and extra labels such as
 // {"nic","eth0"}, {"target","10.0.0.1"}, {"mount","/"}, {"reason","hw_slowdown"}, {"xid","79"}.
@@ -51,6 +111,8 @@ struct MetricPoint {
 };
 
 const std::vector<FieldDescriptor<GpuFacts>>& GpuFieldTable();
+// Counters read at both ends of a window; exported from the later read.
+const std::vector<FieldDescriptor<GpuCounterRead>>& GpuCounterFieldTable();
 const std::vector<FieldDescriptor<CpuFacts>>& CpuFieldTable();
 const std::vector<FieldDescriptor<MemoryFacts>>& MemoryFieldTable();
 const std::vector<FieldDescriptor<MountFacts>>& MountFieldTable();         // label mount
