@@ -141,6 +141,23 @@ Status ApplyDbPath(const SettingSpec&, const SettingValue& v, Settings& s) {
   return Status::Ok();
 }
 
+// [watch] HTTP server (issue 10).
+Status ApplyWatchHttp(const SettingSpec& spec, const SettingValue& v, Settings& s) {
+  if (spec.arg1 == "dcgm_compat") {
+    s.watch_dcgm_compat = std::get<bool>(v);
+    return Status::Ok();
+  }
+  const auto& text = std::get<std::string>(v);
+  if (text.size() > 4096) return InvalidArgument("is too long");
+  if (spec.arg1 == "listen") {
+    if (text.empty()) return InvalidArgument("must be HOST:PORT or \"off\"");
+    s.watch_listen = text;
+  } else {
+    s.watch_token_file = text;
+  }
+  return Status::Ok();
+}
+
 Status ApplyExpectedGpus(const SettingSpec&, const SettingValue& v, Settings& s) {
   int64_t n = std::get<int64_t>(v);
   if (n < 0 || n > 1024) return InvalidArgument("must be a GPU count in [0, 1024]");
@@ -181,6 +198,26 @@ std::vector<SettingSpec> StaticSpecs() {
        Settings().db_path,
        "`watch`, `history`, `ack`: the SQLite history database (its directory is created).",
        ApplyDbPath},
+      {{"watch", "listen"},
+       SettingType::kString,
+       Settings().watch_listen,
+       "`watch`: HTTP address for /metrics and the API, HOST:PORT ([::1]:PORT for IPv6); "
+       "\"off\": no HTTP server.",
+       ApplyWatchHttp,
+       "listen"},
+      {{"watch", "token_file"},
+       SettingType::kString,
+       Settings().watch_token_file,
+       "`watch`: file holding a bearer token (first line, mode 0600) required on every HTTP path "
+       "but /healthz; empty: no token.",
+       ApplyWatchHttp,
+       "token_file"},
+      {{"watch", "dcgm_compat"},
+       SettingType::kBool,
+       Settings().watch_dcgm_compat,
+       "`watch`: /metrics also carries dcgm-exporter's DCGM_FI_* names and labels.",
+       ApplyWatchHttp,
+       "dcgm_compat"},
       {{"check", "deadline_s"},
        SettingType::kDouble,
        Settings().deadline_s,

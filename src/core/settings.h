@@ -49,6 +49,20 @@ struct Settings {
   double watch_rate_window_s = 300;   // counter rates (ECC, replays, NVLink) over this window
   std::string db_path = "/var/lib/gpudoctor/history.db";
   int64_t watch_max_ticks = 0;  // --ticks: stop after this many (0: run until a signal)
+
+  // `watch` HTTP server and notifiers (issue 10): [watch] listen/token_file/dcgm_compat,
+  // --listen, --dcgm-compat, [[notify.webhook]], [[notify.exec]], [[notify.alertmanager]].
+  std::string watch_listen = "127.0.0.1:9835";  // "off": no HTTP server
+  std::string watch_token_file;                 // empty: no bearer token
+  bool watch_dcgm_compat = false;
+  struct NotifySetting {
+    std::string kind;  // "webhook", "exec", "alertmanager"
+    std::string url;
+    std::vector<std::string> argv;
+    std::string min_severity = "warn";
+    double timeout_s = 10;
+  };
+  std::vector<NotifySetting> notify;
 };
 
 }  // namespace gpudoctor

@@ -202,3 +202,47 @@ std::string RenderMetrics(const TickResult& tick, const ExporterOptions& options
 }
 
 }  // namespace gpudoctor
+
+namespace gpudoctor {
+
+std::string MetricsMarkdown() {
+  std::string out =
+      "# gpudoctor metrics\n\n"
+      "Generated from the metric tables (src/metrics/metric_table.cc) by `MetricsMarkdown()`; "
+      "tests/unit/exporter_test.cc keeps it in sync (`GPUDOCTOR_UPDATE_GOLDEN=1` rewrites it).\n\n"
+      "Served by `gpudoctor watch` on `GET /metrics` (default 127.0.0.1:9835). Every sample has "
+      "`hostname`; GPU samples add `gpu` (NVML index), `uuid`, `pci_bus_id`, `model`. Absent facts "
+      "are not exported (never 0 for unsupported). With `--dcgm-compat` the GPU metrics that have "
+      "a dcgm-exporter twin are also written under that name, in dcgm-exporter's unit, with its "
+      "labels `gpu`, `UUID`, `device`, `modelName`, `Hostname`, `pci_bus_id`; "
+      "`DCGM_FI_DEV_XID_ERRORS` is the highest Xid code seen per GPU (0 when none).\n\n"
+      "| metric | type | extra labels | help | dcgm-exporter twin (scale) |\n"
+      "|---|---|---|---|---|\n";
+  for (const MetricInfo* m : AllMetrics()) {
+    if (m->name.empty()) continue;
+    std::string twin;
+    if (!m->dcgm_name.empty()) {
+      twin = "`" + std::string(m->dcgm_name) + "`";
+      if (m->dcgm_scale != 1) twin += " (x" + FormatSampleValue(m->dcgm_scale) + ")";
+    }
+    std::string labels;
+    std::string_view l = m->labels;
+    while (!l.empty()) {
+      size_t comma = l.find(',');
+      if (!labels.empty()) labels += ", ";
+      labels += "`" + std::string(l.substr(0, comma)) + "`";
+      l = comma == std::string_view::npos ? std::string_view() : l.substr(comma + 1);
+    }
+    std::string help(m->help);
+    for (char& c : help) {
+      if (c == '|') c = '/';
+    }
+    out += "| `" + std::string(m->name) + "` | " + MetricTypeName(m->type) + " | " + labels +
+           " | " + help + " | " + twin + " |\n";
+  }
+  out += "| `DCGM_FI_DEV_XID_ERRORS` | gauge |  | --dcgm-compat only: highest Xid code seen for the "
+         "GPU (dcgm-exporter: the last Xid). | |\n";
+  return out;
+}
+
+}  // namespace gpudoctor

@@ -33,3 +33,9 @@ std::string EscapeHelp(std::string_view v);
 std::string FormatSampleValue(double v);
 
 }  // namespace gpudoctor
+
+namespace gpudoctor {
+// docs/metrics.md: every metric of AllMetrics() with type, labels, help and dcgm-exporter twin
+// (a unit test keeps the file in sync; GPUDOCTOR_UPDATE_GOLDEN=1 rewrites it).
+std::string MetricsMarkdown();
+}  // namespace gpudoctor

@@ -186,18 +186,6 @@ Result<std::string> ReadTokenFile(const std::string& path) {
 
 namespace {
 
-const char* StateText(FindingState s) {
-  switch (s) {
-    case FindingState::kPending:
-      return "pending";
-    case FindingState::kOpen:
-      return "open";
-    case FindingState::kResolved:
-      return "resolved";
-  }
-  return "unknown";
-}
-
 thread_local bool t_shed = false;  // this connection runs beyond the worker limit: answer 503
 
 // Fixed workers + a bounded backlog. Beyond the backlog a connection is served in "shed" mode
@@ -301,58 +289,6 @@ int64_t NowMs() {
 std::string IsoMs(int64_t ms) {
   if (ms <= 0) return "";
   return FormatUtc(std::chrono::system_clock::time_point(std::chrono::milliseconds(ms)));
-}
-
-// The findings endpoint's element; mirrors TrackedFindingToJson's documented fields.
-nlohmann::ordered_json FindingJson(const TrackedFinding& f) {
-  nlohmann::ordered_json j;
-  j["key"] = f.key;
-  j["id"] = f.last.id;
-  j["state"] = StateText(f.state);
-  j["severity"] = SeverityName(f.last.severity);
-  j["layer"] = LayerName(f.last.layer);
-  j["summary"] = f.last.summary;
-  if (f.last.gpu) {
-    nlohmann::ordered_json g;
-    if (f.last.gpu->index) g["index"] = *f.last.gpu->index;
-    g["uuid"] = f.last.gpu->uuid;
-    g["pci_bus_id"] = f.last.gpu->pci_bus_id;
-    g["serial"] = f.last.gpu->serial;
-    j["gpu"] = g;
-  } else {
-    j["gpu"] = nullptr;
-  }
-  j["subject"] = f.last.subject;
-  j["first_seen"] = IsoMs(f.first_seen_ms);
-  j["opened"] = f.opened_ms ? nlohmann::ordered_json(IsoMs(f.opened_ms)) : nullptr;
-  j["last_seen"] = IsoMs(f.last_seen_ms);
-  j["resolved"] = f.resolved_ms ? nlohmann::ordered_json(IsoMs(f.resolved_ms)) : nullptr;
-  j["resolution"] = f.resolution;
-  j["acked"] = f.acked;
-  j["silenced_until"] =
-      f.silenced_until_ms ? nlohmann::ordered_json(IsoMs(f.silenced_until_ms)) : nullptr;
-  j["escalated"] = f.escalated;
-  j["next_steps"] = f.last.next_steps;
-  return j;
-}
-
-// The shape documented for SeriesToJson (history --json): one object for one series, an array
-// for several.
-nlohmann::ordered_json SeriesJson(const std::vector<Series>& series) {
-  auto one = [](const Series& s) {
-    nlohmann::ordered_json j;
-    j["metric"] = s.metric;
-    j["gpu"] = s.gpu ? nlohmann::ordered_json(*s.gpu) : nullptr;
-    if (!s.labels.empty()) j["labels"] = s.labels;
-    nlohmann::ordered_json pts = nlohmann::ordered_json::array();
-    for (const auto& [t, v] : s.points) pts.push_back({t, v});
-    j["points"] = std::move(pts);
-    return j;
-  };
-  if (series.size() == 1) return one(series[0]);
-  nlohmann::ordered_json arr = nlohmann::ordered_json::array();
-  for (const Series& s : series) arr.push_back(one(s));
-  return arr;
 }
 
 constexpr const char* kPlaceholderPage =
@@ -499,7 +435,7 @@ void WatchHttpServer::Impl::Routes() {
                nlohmann::ordered_json arr = nlohmann::ordered_json::array();
                for (const TrackedFinding& f : t->findings) {
                  if (f.state == FindingState::kPending) continue;
-                 arr.push_back(FindingJson(f));
+                 arr.push_back(TrackedFindingToJson(f));
                }
                j["findings"] = std::move(arr);
                res.set_content(j.dump() + "\n", "application/json");
@@ -513,7 +449,7 @@ void WatchHttpServer::Impl::Routes() {
     if (!reader.ok()) return JsonError(res, 503, "history store: " + reader.status().message());
     Result<std::vector<Series>> series = (*reader)->QuerySeries(*q);
     if (!series.ok()) return JsonError(res, 500, "history query: " + series.status().message());
-    res.set_content(SeriesJson(*series).dump() + "\n", "application/json");
+    res.set_content(SeriesToJson(*series).dump() + "\n", "application/json");
   });
 
   server.Get("/", [no_params](const httplib::Request& req, httplib::Response& res) {

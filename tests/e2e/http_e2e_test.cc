@@ -166,7 +166,7 @@ TEST_F(HttpE2eTest, MetricsArePromtoolCleanAndStatusIsCheckJson) {
   EXPECT_TRUE(j.contains("probes"));
   json f = json::parse(Get("/api/v1/findings"));
   ASSERT_EQ(f["findings"].size(), 1u);
-  EXPECT_EQ(f["findings"][0]["id"], "gpu.ecc.dbe");
+  EXPECT_EQ(f["findings"][0]["finding"]["id"], "gpu.ecc.dbe");
   EXPECT_EQ(f["findings"][0]["state"], "open");
   Get("/healthz", &status);
   EXPECT_EQ(status, 200);

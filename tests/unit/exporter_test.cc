@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
 #include <limits>
 #include <set>
 #include <sstream>
@@ -99,6 +101,24 @@ TEST(ExporterTest, DcgmCompatNamesUnitsAndLabels) {
   EXPECT_NE(text.find("gpudoctor_gpu_temperature_celsius{gpu=\"0\",uuid=\"GPU-0\",pci_bus_id="
                       "\"0000:3b:00.0\",model=\"NVIDIA H100 80GB HBM3\",hostname=\"override\"}"),
             std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpudoctor
+
+namespace gpudoctor {
+namespace {
+
+TEST(MetricsDocTest, DocsMetricsMdIsInSync) {
+  std::string path = std::string(GPUDOCTOR_SOURCE_DIR) + "/docs/metrics.md";
+  std::string want = MetricsMarkdown();
+  if (std::getenv("GPUDOCTOR_UPDATE_GOLDEN")) {
+    std::ofstream(path) << want;
+  }
+  std::ifstream in(path);
+  std::string have((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(have, want) << "docs/metrics.md is stale: GPUDOCTOR_UPDATE_GOLDEN=1 unit_tests "
+                           "--gtest_filter=MetricsDocTest.*";
 }
 
 }  // namespace

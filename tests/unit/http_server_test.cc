@@ -141,7 +141,7 @@ TEST_F(HttpServerTest, Endpoints) {
   ASSERT_TRUE(r);
   auto j = nlohmann::json::parse(r->body);
   ASSERT_EQ(j["findings"].size(), 3u);  // pending left out
-  EXPECT_EQ(j["findings"][0]["id"], "gpu.ecc.dbe");
+  EXPECT_EQ(j["findings"][0]["finding"]["id"], "gpu.ecc.dbe");
   EXPECT_EQ(j["findings"][0]["state"], "open");
   EXPECT_EQ(j["findings"][2]["state"], "resolved");
   EXPECT_FALSE(j["findings"][2]["resolved"].is_null());
