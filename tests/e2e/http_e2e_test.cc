@@ -300,5 +300,63 @@ TEST_F(HttpE2eTest, TokenFromFile) {
   EXPECT_EQ(r->body.find("e2e-token"), std::string::npos);
 }
 
+// The real daemon: `gpudoctor watch` with [watch] listen, dcgm_compat and a [[notify.webhook]]
+// from the config file serves /metrics and the history, and the webhook sees the finding open.
+TEST_F(HttpE2eTest, RealWatchServesMetricsHistoryAndNotifies) {
+  httplib::Server rx;
+  std::mutex mu;
+  std::vector<json> got;
+  rx.Post("/hook", [&](const httplib::Request& req, httplib::Response& res) {
+    std::lock_guard<std::mutex> lock(mu);
+    got.push_back(json::parse(req.body, nullptr, false));
+    res.set_content("ok", "text/plain");
+  });
+  int rx_port = rx.bind_to_any_port("127.0.0.1");
+  std::thread t([&] { rx.listen_after_bind(); });
+  port_ = FreePort();
+  std::ofstream(dir_ + "/gpudoctor.toml")
+      << "[watch]\nlisten = \"127.0.0.1:" << port_ << "\"\ndcgm_compat = true\n\n"
+      << "[[notify.webhook]]\nurl = \"http://127.0.0.1:" << rx_port
+      << "/hook\"\nmin_severity = \"crit\"\n";
+  harness_ = std::make_unique<Child>(
+      std::vector<std::string>{GPUDOCTOR_BIN, "watch", "--config", dir_ + "/gpudoctor.toml", "--db",
+                               dir_ + "/h.db", "--probes", "nvml,pci_gpu", "--nvml-lib",
+                               BuildPath("/tests/fake_nvml/libnvidia-ml.so.1"), "--path.sysfs",
+                               FixturePath("sysfs/hgx_h100")},
+      std::map<std::string, std::string>{
+          {"FAKE_NVML_SCENARIO", FixturePath("nvml/ecc_dbe.scenario")}},
+      dir_ + "/watch.log");
+  ASSERT_TRUE(
+      WaitFor([&] { return harness_->Log().find("http: listening") != std::string::npos; }, 30))
+      << harness_->Log();
+  bool notified = WaitFor(
+      [&] {
+        std::lock_guard<std::mutex> lock(mu);
+        return !got.empty();
+      },
+      20);
+  ASSERT_TRUE(notified) << harness_->Log();
+  EXPECT_EQ(got[0]["status"], "firing");
+  EXPECT_EQ(got[0]["alerts"][0]["labels"]["id"], "gpu.ecc.dbe");
+  int status = 0;
+  std::string metrics = Get("/metrics", &status);
+  EXPECT_EQ(status, 200);
+  EXPECT_NE(metrics.find("gpudoctor_finding_active{id=\"gpu.ecc.dbe\""), std::string::npos);
+  EXPECT_NE(metrics.find("DCGM_FI_DEV_GPU_TEMP{"), std::string::npos);
+  Get("/healthz", &status);
+  EXPECT_EQ(status, 200);
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  json h = json::parse(
+      Get("/api/v1/history?metric=gpudoctor_gpu_temperature_celsius&gpu=0&since=1h", &status),
+      nullptr, false);
+  EXPECT_EQ(status, 200);
+  EXPECT_GE(h["points"].size(), 1u) << h.dump();
+  EXPECT_TRUE(
+      WaitFor([&] { return harness_->Log().find("notify_sent webhook") != std::string::npos; }, 10))
+      << harness_->Log();
+  rx.stop();
+  t.join();
+}
+
 }  // namespace
 }  // namespace gpudoctor
