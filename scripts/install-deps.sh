@@ -8,6 +8,8 @@ packages=(
   libtomlplusplus-dev nlohmann-json3-dev libsystemd-dev libsqlite3-dev
   clang libclang-rt-14-dev clang-format
   iproute2 procps time python3
+  libcpp-httplib-dev libcurl4-openssl-dev zlib1g-dev
+  prometheus prometheus-alertmanager prometheus-node-exporter
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -204,6 +204,19 @@ const std::vector<FlagSpec>& FlagTable() {
          return Status::Ok();
        }},
       {"--no-db", "", "watch: keep no history (nothing written to disk)", SetSwitch},
+      // watch HTTP (issue 10).
+      {"--listen", "ADDR:PORT",
+       "watch: HTTP address for /metrics and the API (default 127.0.0.1:9835; off: none)",
+       [](std::string_view v, CliOptions& o) {
+         if (Status s = NonEmpty(v, "listen address"); !s.ok()) return s;
+         o.Override([a = std::string(v)](Settings& s) { s.watch_listen = a; });
+         return Status::Ok();
+       }},
+      {"--dcgm-compat", "", "watch: /metrics also carries dcgm-exporter's DCGM_FI_* names",
+       [](std::string_view, CliOptions& o) {
+         o.Override([](Settings& s) { s.watch_dcgm_compat = true; });
+         return Status::Ok();
+       }},
       {"--ticks", "N", "watch: stop after N ticks (tests, benchmarks; default: until a signal)",
        [](std::string_view v, CliOptions& o) {
          auto n = ParseInt64(v);

@@ -3,6 +3,7 @@
 // (a bad new config is rejected with one log line and the old one kept). Logs: one line each on
 // stderr with a syslog priority prefix (core/log.h).
 #include <signal.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -12,6 +13,8 @@
 #include "core/strings.h"
 #include "watch/daemon.h"
 #include "watch/history_store.h"
+#include "watch/http_server.h"
+#include "watch/notifier.h"
 #include "watch/sd_notify.h"
 
 namespace gpudoctor {
@@ -32,6 +35,64 @@ void LoadStoredState(const std::string& db, std::vector<TrackedFinding>& finding
       }
     }
   }
+}
+
+std::string LocalHostname() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof(buf) - 1) != 0) return "";
+  return buf;
+}
+
+struct WatchHttp {
+  std::unique_ptr<WatchHttpServer> server;
+  std::unique_ptr<NotifierHub> hub;
+};
+
+// Starts the HTTP server (unless listen is "off") and the notifiers. A token file that cannot be
+// read is fatal (serving without the token would be open); a bind failure is logged and watch
+// goes on without HTTP (history and notifiers still work; /healthz-based checks will notice).
+Status StartWatchHttp(const Settings& s, const WatchDaemon& daemon, WatchHttp& out) {
+  std::vector<NotifierConfig> configs;
+  for (const Settings::NotifySetting& n : s.notify) {
+    NotifierConfig c;
+    c.kind = n.kind == "exec"           ? NotifierKind::kExec
+             : n.kind == "alertmanager" ? NotifierKind::kAlertmanager
+                                        : NotifierKind::kWebhook;
+    c.url = n.url;
+    c.argv = n.argv;
+    c.min_severity = ParseSeverity(n.min_severity).value_or(Severity::kWarn);
+    c.timeout_s = n.timeout_s;
+    configs.push_back(std::move(c));
+  }
+  if (!configs.empty()) {
+    NotifierHubOptions no;
+    no.hostname = LocalHostname();
+    auto hub = NotifierHub::Create(configs, no);
+    if (!hub.ok()) return hub.status();
+    out.hub = std::move(*hub);
+  }
+  if (s.watch_listen == "off") return Status::Ok();
+  HttpOptions ho;
+  ho.listen = s.watch_listen;
+  ho.dcgm_compat = s.watch_dcgm_compat;
+  ho.interval_s = s.watch_interval_s;
+  if (!s.watch_token_file.empty()) {
+    auto token = ReadTokenFile(s.watch_token_file);
+    if (!token.ok()) return token.status();
+    ho.token = *token;
+  }
+  std::string db = s.db_path;
+  auto server = WatchHttpServer::Start(
+      ho, [&daemon] { return daemon.Latest(); }, [db]() { return HistoryReader::Open(db); });
+  if (!server.ok()) {
+    LogError(kLog, "http: " + server.status().message() + "; continuing without HTTP");
+    return Status::Ok();
+  }
+  out.server = std::move(*server);
+  LogInfo(kLog, "http: listening on " + ho.listen.substr(0, ho.listen.rfind(':')) + ":" +
+                    std::to_string(out.server->port()) +
+                    (ho.token.empty() ? "" : " (bearer token required)"));
+  return Status::Ok();
 }
 
 }  // namespace
@@ -70,6 +131,9 @@ int WatchCommand(const CliOptions& o) {
   options.slow_interval_s = settings->watch_slow_interval_s;
   options.rate_window_s = settings->watch_rate_window_s;
   WatchDaemon daemon(settings, options, store.get(), std::move(stored_findings), stored_boot_id);
+  // HTTP server and notifiers (issue 10): see StartWatchHttp below.
+  WatchHttp http;
+  if (Status s = StartWatchHttp(*settings, daemon, http); !s.ok()) return CouldNotRun(s.message());
 
   std::string boot_id = ReadBootId(*settings);
   LogInfo(kLog, "started: interval " + FormatDouble(options.interval_s, 2) +
@@ -102,6 +166,21 @@ int WatchCommand(const CliOptions& o) {
       Log(level, kLog,
           std::string(TransitionKindName(t.kind)) + " " + f.id + gpu + " (" +
               SeverityName(f.severity) + "): " + f.summary);
+    }
+    if (http.hub) {
+      http.hub->OnTransitions(*tick);
+      std::vector<HistoryEvent> delivered = http.hub->DrainDeliveryEvents();
+      for (const HistoryEvent& e : delivered) {
+        Log(e.kind == "notify_failed" ? LogLevel::kWarn : LogLevel::kInfo, kLog,
+            e.kind + " " + e.detail);
+      }
+      if (store && !delivered.empty()) {
+        auto record = std::make_shared<TickResult>();
+        record->tick = tick->tick;
+        record->unix_ms = tick->unix_ms;
+        record->events = std::move(delivered);
+        store->Append(record);
+      }
     }
     SdNotify("WATCHDOG=1");
     if (settings->watch_max_ticks > 0 && ++ticks >= settings->watch_max_ticks) break;
@@ -143,6 +222,8 @@ int WatchCommand(const CliOptions& o) {
     if (stop) break;
   }
   SdNotify("STOPPING=1");
+  if (http.server) http.server->Stop();
+  if (http.hub) http.hub->Stop();
   if (store) store->Close();
   LogInfo(kLog, "stopped");
   return 0;

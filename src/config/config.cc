@@ -5,6 +5,7 @@
 #include <map>
 #include <sstream>
 
+#include "config/notify_config.h"
 #include "core/root_fs.h"
 #include "core/strings.h"
 #include "rules/catalogue.h"
@@ -100,7 +101,9 @@ struct Walker {
       path.emplace_back(key.str());
       std::string dotted = DottedKey(path);
       auto it = specs.find(dotted);
-      if (it != specs.end()) {
+      if (path.size() == 1 && key.str() == "notify") {
+        // Arrays of tables: config/notify_config.cc.
+      } else if (it != specs.end()) {
         Apply(*it->second, node, dotted);
       } else if (const toml::table* sub = node.as_table()) {
         Walk(*sub, path);
@@ -167,6 +170,9 @@ Result<ConfigLoad> ApplyConfigText(std::string_view text, const std::string& sou
   std::vector<std::string> path;
   w.Walk(parsed, path);
   if (!w.error.ok()) return w.error;
+  if (Status s = ApplyNotifyConfig(parsed, source_name, settings, w.load.warnings); !s.ok()) {
+    return s;
+  }
   return std::move(w.load);
 }
 

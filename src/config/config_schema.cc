@@ -141,6 +141,23 @@ Status ApplyDbPath(const SettingSpec&, const SettingValue& v, Settings& s) {
   return Status::Ok();
 }
 
+// [watch] HTTP server (issue 10).
+Status ApplyWatchHttp(const SettingSpec& spec, const SettingValue& v, Settings& s) {
+  if (spec.arg1 == "dcgm_compat") {
+    s.watch_dcgm_compat = std::get<bool>(v);
+    return Status::Ok();
+  }
+  const auto& text = std::get<std::string>(v);
+  if (text.size() > 4096) return InvalidArgument("is too long");
+  if (spec.arg1 == "listen") {
+    if (text.empty()) return InvalidArgument("must be HOST:PORT or \"off\"");
+    s.watch_listen = text;
+  } else {
+    s.watch_token_file = text;
+  }
+  return Status::Ok();
+}
+
 // [network] plan_mbps (all NICs) and plan_mbps_nics = ["eth0=100", ...] (per NIC): the
 // bandwidth bought, judged as thresholds of net.nic.saturated.
 Status ApplyPlanMbps(const SettingSpec&, const SettingValue& v, Settings& s) {
@@ -223,6 +240,31 @@ std::vector<SettingSpec> StaticSpecs() {
        ApplyWatchRetention,
        "raw_retention_h"},
       {{"watch", "rollup_retention_d"},
+       SettingType::kDouble,
+       Settings().watch_rollup_retention_d,
+       "Days the history keeps 1-minute rollups (min/avg/max/count) of every series.",
+       ApplyWatchRetention,
+       "rollup_retention_d"},
+      {{"watch", "listen"},
+       SettingType::kString,
+       Settings().watch_listen,
+       "`watch`: HTTP address for /metrics and the API, HOST:PORT ([::1]:PORT for IPv6); "
+       "\"off\": no HTTP server.",
+       ApplyWatchHttp,
+       "listen"},
+      {{"watch", "token_file"},
+       SettingType::kString,
+       Settings().watch_token_file,
+       "`watch`: file holding a bearer token (first line, mode 0600) required on every HTTP path "
+       "but /healthz; empty: no token.",
+       ApplyWatchHttp,
+       "token_file"},
+      {{"watch", "dcgm_compat"},
+       SettingType::kBool,
+       Settings().watch_dcgm_compat,
+       "`watch`: /metrics also carries dcgm-exporter's DCGM_FI_* names and labels.",
+       ApplyWatchHttp,
+       "dcgm_compat"},
       {{"check", "deadline_s"},
        SettingType::kDouble,
        Settings().deadline_s,
@@ -330,12 +372,6 @@ std::vector<SettingSpec> StaticSpecs() {
        "User names (or uids) whose GPU processes are expected; when set, a GPU process of any "
        "other user is a reason to inspect it (proc.suspicious).",
        ApplyKnownGpuUsers},
-      // Watch history store (issue 9).
-       SettingType::kDouble,
-       Settings().watch_rollup_retention_d,
-       "Days the history keeps 1-minute rollups (min/avg/max/count) of every series.",
-       ApplyWatchRetention,
-       "rollup_retention_d"},
   };
 }
 

@@ -52,6 +52,20 @@ struct Settings {
   // Watch history store (issue 9; StoreOptions): raw samples, then 1-minute rollups.
   double watch_raw_retention_h = 24;
   double watch_rollup_retention_d = 30;
+
+  // `watch` HTTP server and notifiers (issue 10): [watch] listen/token_file/dcgm_compat,
+  // --listen, --dcgm-compat, [[notify.webhook]], [[notify.exec]], [[notify.alertmanager]].
+  std::string watch_listen = "127.0.0.1:9835";  // "off": no HTTP server
+  std::string watch_token_file;                 // empty: no bearer token
+  bool watch_dcgm_compat = false;
+  struct NotifySetting {
+    std::string kind;  // "webhook", "exec", "alertmanager"
+    std::string url;
+    std::vector<std::string> argv;
+    std::string min_severity = "warn";
+    double timeout_s = 10;
+  };
+  std::vector<NotifySetting> notify;
 };
 
 }  // namespace gpudoctor

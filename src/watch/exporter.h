@@ -1,0 +1,41 @@
+// Exporter: renders one published tick as the Prometheus text exposition format (version 0.0.4)
+// for GET /metrics. Pure function of the tick: never probes, never blocks, thread-safe.
+//
+// Families come in AllMetrics() order, each with one # HELP and one # TYPE line, followed by its
+// samples. Identity labels: `hostname` on every sample; GPU samples add `gpu` (NVML index),
+// `uuid`, `pci_bus_id`, `model`; then the point's own labels (reason, xid, nic, target, mount...).
+// Every open TrackedFinding becomes gpudoctor_finding_active{id,severity,layer,gpu,...} 1 (its
+// HELP/TYPE are always written, so absent() works with no finding open). With dcgm_compat the
+// GPU facts that have a dcgm-exporter twin are written again under the DCGM_FI_* name in
+// dcgm-exporter's unit (MetricInfo::dcgm_scale) and labels gpu, UUID, device ("nvidiaN"),
+// modelName, Hostname, pci_bus_id; DCGM_FI_DEV_XID_ERRORS is the highest Xid code seen for the
+// GPU (0 when none), as dcgm-exporter's gauge of the last Xid.
+#pragma once
+
+#include <string>
+
+#include "watch/watch_types.h"
+
+namespace gpudoctor {
+
+struct ExporterOptions {
+  bool dcgm_compat = false;
+  std::string hostname;  // empty: the snapshot's hostname
+};
+
+std::string RenderMetrics(const TickResult& tick, const ExporterOptions& options);
+
+// Prometheus escaping: label values escape backslash, double quote and newline; HELP text
+// escapes backslash and newline.
+std::string EscapeLabelValue(std::string_view v);
+std::string EscapeHelp(std::string_view v);
+// A sample value: integers without exponent, else shortest round-trip; NaN, +Inf, -Inf.
+std::string FormatSampleValue(double v);
+
+}  // namespace gpudoctor
+
+namespace gpudoctor {
+// docs/metrics.md: every metric of AllMetrics() with type, labels, help and dcgm-exporter twin
+// (a unit test keeps the file in sync; GPUDOCTOR_UPDATE_GOLDEN=1 rewrites it).
+std::string MetricsMarkdown();
+}  // namespace gpudoctor

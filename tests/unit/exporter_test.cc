@@ -1,0 +1,125 @@
+#include "watch/exporter.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include "watch_tick_util.h"
+
+namespace gpudoctor {
+namespace {
+
+using testing::MakeTick;
+
+TEST(ExporterTest, EscapesAndFormats) {
+  EXPECT_EQ(EscapeLabelValue("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+  EXPECT_EQ(EscapeHelp("a\\b\nc\""), "a\\\\b\\nc\"");
+  EXPECT_EQ(FormatSampleValue(3), "3");
+  EXPECT_EQ(FormatSampleValue(0.25), "0.25");
+  EXPECT_EQ(FormatSampleValue(1.98e9), "1980000000");
+  EXPECT_EQ(FormatSampleValue(std::numeric_limits<double>::infinity()), "+Inf");
+  EXPECT_EQ(FormatSampleValue(std::nan("")), "NaN");
+}
+
+TEST(ExporterTest, EveryFamilyHasHelpAndTypeOnceAndBeforeSamples) {
+  auto tick = MakeTick();
+  std::string text = RenderMetrics(*tick, {.dcgm_compat = true, .hostname = ""});
+  std::istringstream in(text);
+  std::string line;
+  std::set<std::string> help, type;
+  while (std::getline(in, line)) {
+    ASSERT_FALSE(line.empty());
+    if (line.rfind("# HELP ", 0) == 0) {
+      std::string name = line.substr(7, line.find(' ', 7) - 7);
+      EXPECT_TRUE(help.insert(name).second) << name;
+    } else if (line.rfind("# TYPE ", 0) == 0) {
+      std::string name = line.substr(7, line.find(' ', 7) - 7);
+      EXPECT_TRUE(type.insert(name).second) << name;
+    } else {
+      std::string name = line.substr(0, line.find_first_of("{ "));
+      EXPECT_TRUE(help.count(name) && type.count(name)) << line;
+    }
+  }
+}
+
+TEST(ExporterTest, GpuIdentityLabelsAndFindings) {
+  auto tick = MakeTick();
+  std::string text = RenderMetrics(*tick, {});
+  EXPECT_NE(text.find("gpudoctor_gpu_temperature_celsius{gpu=\"1\",uuid=\"GPU-1\",pci_bus_id="
+                      "\"0000:3b:00.1\",model=\"NVIDIA H100 80GB HBM3\",hostname=\"node1\"} 61\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("gpudoctor_gpu_power_watts{gpu=\"0\""), std::string::npos);
+  EXPECT_NE(text.find("gpudoctor_gpu_sm_clock_hertz{gpu=\"0\""), std::string::npos);
+  EXPECT_NE(text.find("gpudoctor_gpu_xid_errors_total{gpu=\"1\",uuid=\"GPU-1\",pci_bus_id="
+                      "\"0000:3b:00.1\",model=\"NVIDIA H100 80GB HBM3\",hostname=\"node1\",xid="
+                      "\"79\"} 2\n"),
+            std::string::npos);
+  // Open findings only; escaped subject.
+  EXPECT_NE(text.find("gpudoctor_finding_active{id=\"gpu.ecc.dbe\",severity=\"crit\",layer="
+                      "\"hardware\",gpu=\"1\""),
+            std::string::npos);
+  EXPECT_NE(text.find("subject=\"/var \\\"log\\\"\"} 1"), std::string::npos);
+  EXPECT_EQ(text.find("gpu.thermal"), std::string::npos);  // pending
+  EXPECT_EQ(text.find("gpu.pcie"), std::string::npos);     // resolved
+  EXPECT_NE(text.find("gpudoctor_probe_success{hostname=\"node1\",probe=\"disk\"} 0"),
+            std::string::npos);
+  EXPECT_NE(text.find("gpudoctor_probe_duration_seconds{hostname=\"node1\",probe=\"nvml\"} 0.0125"),
+            std::string::npos);
+  EXPECT_EQ(text.find("DCGM_"), std::string::npos);
+}
+
+TEST(ExporterTest, FindingActiveFamilyPresentWithNoFindings) {
+  auto tick = MakeTick();
+  tick->findings.clear();
+  std::string text = RenderMetrics(*tick, {});
+  EXPECT_NE(text.find("# TYPE gpudoctor_finding_active gauge"), std::string::npos);
+}
+
+TEST(ExporterTest, DcgmCompatNamesUnitsAndLabels) {
+  auto tick = MakeTick();
+  std::string text = RenderMetrics(*tick, {.dcgm_compat = true, .hostname = "override"});
+  const std::string labels0 =
+      "{gpu=\"0\",UUID=\"GPU-0\",device=\"nvidia0\",modelName=\"NVIDIA H100 80GB HBM3\","
+      "Hostname=\"override\",pci_bus_id=\"0000:3b:00.0\"}";
+  EXPECT_NE(text.find("DCGM_FI_DEV_GPU_TEMP" + labels0 + " 60\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("DCGM_FI_DEV_POWER_USAGE" + labels0 + " 250\n"), std::string::npos);
+  EXPECT_NE(text.find("DCGM_FI_DEV_SM_CLOCK" + labels0 + " 1980\n"), std::string::npos);
+  EXPECT_NE(text.find("DCGM_FI_DEV_MEM_CLOCK" + labels0 + " 2619\n"), std::string::npos);
+  EXPECT_NE(text.find("DCGM_FI_DEV_GPU_UTIL" + labels0 + " 50\n"), std::string::npos);
+  EXPECT_NE(text.find("DCGM_FI_DEV_FB_USED" + labels0 + " 1024\n"), std::string::npos);
+  EXPECT_NE(text.find("DCGM_FI_DEV_FB_FREE" + labels0 + " 80896\n"), std::string::npos);
+  EXPECT_NE(text.find("DCGM_FI_DEV_XID_ERRORS" + labels0 + " 0\n"), std::string::npos);
+  EXPECT_NE(text.find("DCGM_FI_DEV_XID_ERRORS{gpu=\"1\""), std::string::npos);
+  EXPECT_NE(text.find("Hostname=\"override\",pci_bus_id=\"0000:3b:00.1\"} 79\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("gpudoctor_gpu_temperature_celsius{gpu=\"0\",uuid=\"GPU-0\",pci_bus_id="
+                      "\"0000:3b:00.0\",model=\"NVIDIA H100 80GB HBM3\",hostname=\"override\"}"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpudoctor
+
+namespace gpudoctor {
+namespace {
+
+TEST(MetricsDocTest, DocsMetricsMdIsInSync) {
+  std::string path = std::string(GPUDOCTOR_SOURCE_DIR) + "/docs/metrics.md";
+  std::string want = MetricsMarkdown();
+  if (std::getenv("GPUDOCTOR_UPDATE_GOLDEN")) {
+    std::ofstream(path) << want;
+  }
+  std::ifstream in(path);
+  std::string have((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(have, want) << "docs/metrics.md is stale: GPUDOCTOR_UPDATE_GOLDEN=1 unit_tests "
+                           "--gtest_filter=MetricsDocTest.*";
+}
+
+}  // namespace
+}  // namespace gpudoctor

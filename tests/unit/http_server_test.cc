@@ -1,0 +1,271 @@
+#include "watch/http_server.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "watch_tick_util.h"
+
+namespace gpudoctor {
+namespace {
+
+using testing::MakeTick;
+
+TEST(ParseListenAddressTest, AcceptsAndRejects) {
+  auto a = ParseListenAddress("127.0.0.1:9835");
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->host, "127.0.0.1");
+  EXPECT_EQ(a->port, 9835);
+  a = ParseListenAddress("[::1]:80");
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->host, "::1");
+  a = ParseListenAddress(":9100");
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->host, "0.0.0.0");
+  EXPECT_TRUE(ParseListenAddress("localhost:0").ok());
+  for (const char* bad : {"", "127.0.0.1", "127.0.0.1:", "127.0.0.1:65536", "1:-1", "::1:80",
+                          "[::1]80", "[]:80", "a b:80", "h:12x", "h:123456"}) {
+    EXPECT_FALSE(ParseListenAddress(bad).ok()) << bad;
+  }
+}
+
+TEST(ParseDurationTest, Units) {
+  EXPECT_EQ(*ParseDurationSeconds("90s"), 90);
+  EXPECT_EQ(*ParseDurationSeconds("30m"), 1800);
+  EXPECT_EQ(*ParseDurationSeconds("6h"), 21600);
+  EXPECT_EQ(*ParseDurationSeconds("2d"), 172800);
+  EXPECT_EQ(*ParseDurationSeconds("3600"), 3600);
+  for (const char* bad : {"", "h", "0h", "-1h", "1.5h", "6x", "999999999999d", "401d"}) {
+    EXPECT_FALSE(ParseDurationSeconds(bad).ok()) << bad;
+  }
+}
+
+TEST(ParseHistoryQueryTest, ValidatesParameters) {
+  std::multimap<std::string, std::string> p = {
+      {"metric", "gpudoctor_gpu_temperature_celsius"}, {"gpu", "1"}, {"since", "6h"}};
+  auto q = ParseHistoryQuery(p, 100000);
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  EXPECT_EQ(q->metric, "gpudoctor_gpu_temperature_celsius");
+  EXPECT_EQ(*q->gpu, 1);
+  EXPECT_EQ(q->since_unix_s, 100000 - 21600);
+  EXPECT_FALSE(ParseHistoryQuery({}, 0).ok());
+  EXPECT_FALSE(ParseHistoryQuery({{"metric", "nope"}}, 0).ok());
+  EXPECT_FALSE(ParseHistoryQuery({{"metric", "gpudoctor_gpu_power_watts"}, {"gpu", "x"}}, 0).ok());
+  EXPECT_FALSE(
+      ParseHistoryQuery({{"metric", "gpudoctor_gpu_power_watts"}, {"bogus", "1"}}, 0).ok());
+  EXPECT_FALSE(
+      ParseHistoryQuery(
+          {{"metric", "gpudoctor_gpu_power_watts"}, {"metric", "gpudoctor_gpu_power_watts"}}, 0)
+          .ok());
+}
+
+TEST(TokenFileTest, Content) {
+  EXPECT_EQ(*ParseTokenFileContent("  s3cret \nignored"), "s3cret");
+  EXPECT_EQ(*ParseTokenFileContent("abc\r\n"), "abc");
+  EXPECT_FALSE(ParseTokenFileContent("").ok());
+  EXPECT_FALSE(ParseTokenFileContent("\nabc").ok());
+  EXPECT_FALSE(ParseTokenFileContent("a b").ok());
+  EXPECT_FALSE(ParseTokenFileContent(std::string(5000, 'a')).ok());
+}
+
+TEST(TokenFileTest, RefusesWorldReadable) {
+  std::string path = ::testing::TempDir() + "/token_" + std::to_string(::getpid());
+  FILE* f = std::fopen(path.c_str(), "w");
+  std::fputs("tok\n", f);
+  std::fclose(f);
+  ::chmod(path.c_str(), 0644);
+  EXPECT_EQ(ReadTokenFile(path).status().code(), StatusCode::kPermissionDenied);
+  ::chmod(path.c_str(), 0600);
+  EXPECT_EQ(*ReadTokenFile(path), "tok");
+  ::unlink(path.c_str());
+}
+
+class StubReader : public HistoryReader {
+ public:
+  Result<std::vector<Series>> QuerySeries(const SeriesQuery& q) override {
+    Series s;
+    s.metric = q.metric;
+    s.gpu = q.gpu;
+    s.points = {{q.since_unix_s, 1.5}, {q.since_unix_s + 10, 2}};
+    return std::vector<Series>{s};
+  }
+  Result<std::vector<std::string>> ListMetrics() override { return std::vector<std::string>{}; }
+  Result<std::vector<TrackedFinding>> QueryFindings(const FindingsQuery&) override {
+    return std::vector<TrackedFinding>{};
+  }
+  Result<std::vector<HistoryEvent>> QueryEvents(int64_t) override {
+    return std::vector<HistoryEvent>{};
+  }
+};
+
+class HttpServerTest : public ::testing::Test {
+ protected:
+  void StartServer(HttpOptions o) {
+    o.listen = "127.0.0.1:0";
+    auto s = WatchHttpServer::Start(
+        o, [this] { return std::atomic_load(&tick_); },
+        []() -> Result<std::unique_ptr<HistoryReader>> {
+          return std::unique_ptr<HistoryReader>(new StubReader);
+        });
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    server_ = std::move(*s);
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
+    client_->set_read_timeout(5, 0);
+  }
+  std::shared_ptr<const TickResult> tick_ = MakeTick();
+  std::unique_ptr<WatchHttpServer> server_;
+  std::unique_ptr<httplib::Client> client_;
+};
+
+TEST_F(HttpServerTest, Endpoints) {
+  StartServer({});
+  auto r = client_->Get("/metrics");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_NE(r->get_header_value("Content-Type").find("version=0.0.4"), std::string::npos);
+  EXPECT_NE(r->body.find("gpudoctor_gpu_temperature_celsius{"), std::string::npos);
+  r = client_->Get("/healthz");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  r = client_->Get("/api/v1/status");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, RenderJson(tick_->report));
+  r = client_->Get("/api/v1/findings");
+  ASSERT_TRUE(r);
+  auto j = nlohmann::json::parse(r->body);
+  ASSERT_EQ(j["findings"].size(), 3u);  // pending left out
+  EXPECT_EQ(j["findings"][0]["finding"]["id"], "gpu.ecc.dbe");
+  EXPECT_EQ(j["findings"][0]["state"], "open");
+  EXPECT_EQ(j["findings"][2]["state"], "resolved");
+  EXPECT_FALSE(j["findings"][2]["resolved"].is_null());
+  EXPECT_EQ(j["findings"][0]["acked"], false);
+  r = client_->Get("/api/v1/history?metric=gpudoctor_gpu_temperature_celsius&gpu=0&since=6h");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  j = nlohmann::json::parse(r->body);
+  EXPECT_EQ(j["metric"], "gpudoctor_gpu_temperature_celsius");
+  EXPECT_EQ(j["gpu"], 0);
+  EXPECT_EQ(j["points"].size(), 2u);
+  r = client_->Get("/");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+}
+
+TEST_F(HttpServerTest, ErrorsAreJson4xx) {
+  StartServer({});
+  auto r = client_->Get("/nope");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 404);
+  EXPECT_NE(nlohmann::json::parse(r->body)["error"].get<std::string>().find("/nope"),
+            std::string::npos);
+  r = client_->Get("/api/v1/history?metric=bogus");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_TRUE(nlohmann::json::parse(r->body).contains("error"));
+  r = client_->Get("/api/v1/history?gpu=1");
+  EXPECT_EQ(r->status, 400);
+  r = client_->Get("/metrics?x=1");
+  EXPECT_EQ(r->status, 400);
+  r = client_->Post("/metrics", "x", "text/plain");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 405);
+  r = client_->Delete("/api/v1/findings");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 405);
+  r = client_->Get(("/metrics?" + std::string(20000, 'a')).c_str());
+  ASSERT_TRUE(r);
+  EXPECT_GE(r->status, 400);
+  EXPECT_LT(r->status, 500);
+}
+
+TEST_F(HttpServerTest, TokenRequiredExceptHealthz) {
+  HttpOptions o;
+  o.token = "s3cret";
+  StartServer(o);
+  EXPECT_EQ(client_->Get("/metrics")->status, 401);
+  EXPECT_EQ(client_->Get("/api/v1/status")->status, 401);
+  EXPECT_EQ(client_->Get("/nope")->status, 401);
+  EXPECT_EQ(client_->Get("/healthz")->status, 200);
+  client_->set_bearer_token_auth("wrong");
+  EXPECT_EQ(client_->Get("/metrics")->status, 401);
+  client_->set_bearer_token_auth("s3cret");
+  EXPECT_EQ(client_->Get("/metrics")->status, 200);
+  EXPECT_EQ(client_->Get("/api/v1/findings")->status, 200);
+}
+
+TEST_F(HttpServerTest, HealthzStaleAndNoTick) {
+  HttpOptions o;
+  o.interval_s = 1;
+  tick_ = nullptr;
+  StartServer(o);
+  EXPECT_EQ(client_->Get("/healthz")->status, 503);
+  EXPECT_EQ(client_->Get("/metrics")->status, 503);
+  std::atomic_store(&tick_, std::shared_ptr<const TickResult>(MakeTick()));
+  EXPECT_EQ(client_->Get("/healthz")->status, 200);
+  auto old = MakeTick(1000);
+  std::atomic_store(&tick_, std::shared_ptr<const TickResult>(old));
+  auto r = client_->Get("/healthz");
+  EXPECT_EQ(r->status, 503);
+  EXPECT_EQ(nlohmann::json::parse(r->body)["status"], "stale");
+}
+
+TEST_F(HttpServerTest, SlowClientsDoNotBlockOthers) {
+  HttpOptions o;
+  o.read_timeout_s = 2;
+  o.keep_alive_timeout_s = 2;
+  o.max_connections = 4;
+  o.max_queued_connections = 2;
+  StartServer(o);
+  // Open more idle connections than workers + backlog: they send nothing.
+  std::vector<int> fds;
+  for (int i = 0; i < 8; ++i) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(server_->port());
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+    fds.push_back(fd);
+  }
+  auto start = std::chrono::steady_clock::now();
+  httplib::Client c("127.0.0.1", server_->port());
+  c.set_read_timeout(10, 0);
+  auto r = c.Get("/metrics");
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(r->status == 200 || r->status == 503) << r->status;
+  EXPECT_LT(s, 1.5);  // answered (503 when shed) without waiting for the idle ones
+  for (int fd : fds) ::close(fd);
+  // After the idle ones time out, service is normal again.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  EXPECT_EQ(c.Get("/metrics")->status, 200);
+}
+
+TEST_F(HttpServerTest, StopIsPromptAndIdempotent) {
+  StartServer({});
+  auto start = std::chrono::steady_clock::now();
+  server_->Stop();
+  server_->Stop();
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 3.0);
+}
+
+TEST(HttpServerStartTest, BadAddressAndPortInUse) {
+  HttpOptions o;
+  o.listen = "nonsense";
+  EXPECT_FALSE(WatchHttpServer::Start(o, nullptr, nullptr).ok());
+  o.listen = "127.0.0.1:0";
+  auto a = WatchHttpServer::Start(o, nullptr, nullptr);
+  ASSERT_TRUE(a.ok());
+  o.listen = "127.0.0.1:" + std::to_string((*a)->port());
+  EXPECT_FALSE(WatchHttpServer::Start(o, nullptr, nullptr).ok());
+}
+
+}  // namespace
+}  // namespace gpudoctor
