@@ -27,5 +27,8 @@ int ExplainCommand(const CliOptions& options);
 int ConfigCommand(const CliOptions& options);
 int ProbesCommand(const CliOptions& options);
 int LogsCommand(const CliOptions& options);  // logs_command.cc (kernel log)
+// `plan` parses its own flags (plus the global ones): plan_command.cc.
+bool IsPlanCommand(int argc, const char* const* argv);
+int PlanMain(int argc, const char* const* argv);
 
 }  // namespace gpudoctor

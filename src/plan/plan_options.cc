@@ -1,0 +1,293 @@
+#include "plan/plan_options.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+#include "core/strings.h"
+#include "plan/context_dist.h"
+
+namespace gpudoctor::plan {
+namespace {
+
+std::string Got(std::string_view v) { return ", got '" + Sanitize(v, 40) + "'"; }
+
+Result<int64_t> IntIn(std::string_view v, int64_t lo, int64_t hi, std::string_view what) {
+  auto n = ParseInt64(v);
+  if (!n || *n < lo || *n > hi) {
+    return InvalidArgument("expected " + std::string(what) + " in [" + std::to_string(lo) + ", " +
+                           std::to_string(hi) + "]" + Got(v));
+  }
+  return *n;
+}
+
+Result<double> DoubleIn(std::string_view v, double lo, double hi, std::string_view what) {
+  auto d = ParseDouble(v);
+  if (!d || *d < lo || *d > hi) {
+    return InvalidArgument("expected " + std::string(what) + " in [" + FormatDouble(lo, 3) + ", " +
+                           FormatDouble(hi, 0) + "]" + Got(v));
+  }
+  return *d;
+}
+
+// "8e9", "8030000000", "8B", "70b", "405B", "350M".
+Result<double> ParseParams(std::string_view v) {
+  std::string_view t = Trim(v);
+  double mult = 1;
+  if (!t.empty() && (t.back() == 'B' || t.back() == 'b')) {
+    mult = 1e9;
+    t.remove_suffix(1);
+  } else if (!t.empty() && (t.back() == 'M' || t.back() == 'm')) {
+    mult = 1e6;
+    t.remove_suffix(1);
+  }
+  auto d = ParseDouble(t);
+  if (!d || !(*d * mult >= 1e6) || *d * mult > 1e14) {
+    return InvalidArgument("expected a parameter count like 8B, 70b or 8.03e9 (at least 1M)" +
+                           Got(v));
+  }
+  return *d * mult;
+}
+
+template <typename T, typename F>
+Status Set(Result<T> r, F&& store) {
+  if (!r.ok()) return r.status();
+  store(*r);
+  return Status::Ok();
+}
+
+#define PLAN_FLAG(name, value_name, help, body) \
+  {name, value_name, help, [](std::string_view v, PlanOptions& o) -> Status { body }}
+
+}  // namespace
+
+const std::vector<PlanFlag>& PlanFlagTable() {
+  static const std::vector<PlanFlag> flags = {
+      PLAN_FLAG("--model", "NAME", "model preset (see --list-models)", {
+        if (v.empty()) return InvalidArgument("model name must not be empty");
+        o.model = std::string(v);
+        return Status::Ok();
+      }),
+      PLAN_FLAG("--list-models", "", "print the model presets", {
+        o.list_models = true;
+        return Status::Ok();
+      }),
+      PLAN_FLAG("--layers", "N", "transformer layers (any model not in the presets)", {
+        return Set(IntIn(v, 1, 10000, "layers"), [&](int64_t n) { o.layers = int(n); });
+      }),
+      PLAN_FLAG("--kv-heads", "N", "key/value heads (GQA/MQA: fewer than attention heads)", {
+        return Set(IntIn(v, 1, 10000, "KV heads"), [&](int64_t n) { o.kv_heads = int(n); });
+      }),
+      PLAN_FLAG("--head-dim", "N", "elements per attention head", {
+        return Set(IntIn(v, 1, 100000, "head dim"), [&](int64_t n) { o.head_dim = int(n); });
+      }),
+      PLAN_FLAG("--params", "COUNT", "parameters: 8B, 70b, 8.03e9", {
+        return Set(ParseParams(v), [&](double p) { o.params = p; });
+      }),
+      PLAN_FLAG("--dtype", "TYPE", "weights: fp16, bf16 (default), fp8, int8, int4", {
+        return Set(ParseDType(v), [&](DType t) { o.weight_dtype = t; });
+      }),
+      PLAN_FLAG("--kv-dtype", "TYPE", "KV cache: fp16 (default), bf16, fp8, int8", {
+        auto t = ParseDType(v);
+        if (t.ok() && *t == DType::kInt4) return InvalidArgument("int4 is for weights, not KV");
+        return Set(t, [&](DType d) { o.kv_dtype = d; });
+      }),
+      PLAN_FLAG("--tp", "N", "tensor-parallel degree (default 1)", {
+        return Set(IntIn(v, 1, 1024, "tensor-parallel degree"), [&](int64_t n) { o.tp = int(n); });
+      }),
+      PLAN_FLAG("--gpu-mem", "SIZE", "memory of one GPU: 80GiB, 141GB (default: NVML, this node)", {
+        return Set(ParseByteSize(v), [&](uint64_t b) { o.gpu_mem_bytes = b; });
+      }),
+      PLAN_FLAG("--gpu", "N", "NVML index of the GPU to read memory and type from (default 0)", {
+        return Set(IntIn(v, 0, 1023, "GPU index"), [&](int64_t n) { o.gpu_index = int(n); });
+      }),
+      PLAN_FLAG("--reserve", "SIZE|PCT", "activations/runtime reserve: 8GiB or 10% (default 10%)", {
+        std::string_view t = Trim(v);
+        if (!t.empty() && t.back() == '%') {
+          return Set(DoubleIn(t.substr(0, t.size() - 1), 0, 99, "reserve percent"),
+                     [&](double p) { o.reserve_fraction = p / 100; });
+        }
+        return Set(ParseByteSize(v), [&](uint64_t b) { o.reserve_bytes = b; });
+      }),
+      PLAN_FLAG("--block-size", "TOKENS", "paged KV block (default 16)", {
+        return Set(IntIn(v, 1, 4096, "block tokens"),
+                   [&](int64_t n) { o.block_tokens = uint32_t(n); });
+      }),
+      PLAN_FLAG("--context", "TOKENS", "kv: sequence length, prompt + output (default 2048)", {
+        return Set(IntIn(v, 1, kMaxContextTokens, "context tokens"),
+                   [&](int64_t n) { o.context = uint32_t(n); });
+      }),
+      PLAN_FLAG("--context-dist", "FILE", "kv: TOKENS[,WEIGHT] lines, a length distribution", {
+        if (v.empty()) return InvalidArgument("file name must not be empty");
+        o.context_dist_file = std::string(v);
+        return Status::Ok();
+      }),
+      PLAN_FLAG("--max-context", "TOKENS", "tokens a contiguous allocator reserves per request", {
+        return Set(IntIn(v, 1, kMaxContextTokens, "max context tokens"),
+                   [&](int64_t n) { o.max_context = uint32_t(n); });
+      }),
+      PLAN_FLAG("--gpu-type", "NAME", "batching cost model: h100 (default), h200, a100, l40s, ...", {
+        if (v.empty()) return InvalidArgument("GPU type must not be empty");
+        o.gpu_type = std::string(v);
+        return Status::Ok();
+      }),
+      PLAN_FLAG("--trace", "FILE.csv", "batching: requests (arrival_s,prompt_tokens,output_tokens)", {
+        if (v.empty()) return InvalidArgument("file name must not be empty");
+        o.trace_file = std::string(v);
+        return Status::Ok();
+      }),
+      PLAN_FLAG("--rate", "R", "batching: generated arrivals per second (default 20)", {
+        return Set(DoubleIn(v, 1e-6, 1e6, "requests per second"),
+                   [&](double r) { o.rate_per_s = r; });
+      }),
+      PLAN_FLAG("--requests", "N", "batching: generated requests (default 2000)", {
+        return Set(IntIn(v, 1, 10'000'000, "requests"), [&](int64_t n) { o.requests = n; });
+      }),
+      PLAN_FLAG("--seed", "S", "batching: seed of the generated trace (default 1)", {
+        auto s = ParseUint64(v);
+        if (!s) return InvalidArgument("expected a non-negative integer" + Got(v));
+        o.seed = *s;
+        return Status::Ok();
+      }),
+      PLAN_FLAG("--prompt-tokens", "N|LO:HI", "batching: prompt lengths, LO:HI uniform or exp:MEAN:MAX (default 256:2048)", {
+        return Set(ParseLengthRange(v), [&](LengthRange r) { o.prompt = r; });
+      }),
+      PLAN_FLAG("--output-tokens", "N|LO:HI", "batching: output lengths, LO:HI or exp:MEAN:MAX (default 32:512)", {
+        return Set(ParseLengthRange(v), [&](LengthRange r) { o.output = r; });
+      }),
+      PLAN_FLAG("--batch-size", "N", "batching: static batch size (default 8)", {
+        return Set(IntIn(v, 1, 65536, "batch size"), [&](int64_t n) { o.batch_size = uint32_t(n); });
+      }),
+      PLAN_FLAG("--max-wait", "SECONDS", "batching: static batch assembly wait (default 0.05)", {
+        return Set(DoubleIn(v, 0, 3600, "seconds"), [&](double s) { o.max_wait_s = s; });
+      }),
+      PLAN_FLAG("--max-seqs", "N", "batching: continuous sequence slots (default 256)", {
+        return Set(IntIn(v, 1, 65536, "sequences"), [&](int64_t n) { o.max_seqs = uint32_t(n); });
+      }),
+      PLAN_FLAG("--max-queue", "N", "batching: waiting requests before rejecting (default 100000)", {
+        return Set(IntIn(v, 0, 100'000'000, "queue length"), [&](int64_t n) { o.max_queue = n; });
+      }),
+      PLAN_FLAG("--step-ms", "MS", "batching cost model: fixed time per iteration", {
+        return Set(DoubleIn(v, 0, 60000, "milliseconds"), [&](double d) { o.step_ms = d; });
+      }),
+      PLAN_FLAG("--token-us", "US", "batching cost model: compute per token processed", {
+        return Set(DoubleIn(v, 0, 1e6, "microseconds"), [&](double d) { o.token_us = d; });
+      }),
+      PLAN_FLAG("--kv-ns", "NS", "batching cost model: per cached token read per decode step", {
+        return Set(DoubleIn(v, 0, 1e6, "nanoseconds"), [&](double d) { o.kv_ns = d; });
+      }),
+      PLAN_FLAG("--no-knobs", "", "batching: skip the one-knob-at-a-time comparison", {
+        o.no_knobs = true;
+        return Status::Ok();
+      }),
+  };
+  return flags;
+}
+
+#undef PLAN_FLAG
+
+namespace {
+
+const PlanFlag* FindPlanFlag(std::string_view name) {
+  for (const auto& f : PlanFlagTable()) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+const FlagSpec* FindGlobalFlag(std::string_view name) {
+  for (const auto& f : FlagTable()) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+bool IsPlanCommandLine(int argc, const char* const* argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg == "--") return i + 1 < argc && std::string_view(argv[i + 1]) == "plan";
+    if (arg.empty() || arg[0] != '-' || arg == "-") return arg == "plan";
+    if (arg.find('=') != std::string_view::npos) continue;
+    bool takes_value = false;
+    if (const PlanFlag* p = FindPlanFlag(arg)) takes_value = !p->value_name.empty();
+    if (const FlagSpec* g = FindGlobalFlag(arg)) takes_value = !g->value_name.empty();
+    if (takes_value) ++i;
+  }
+  return false;
+}
+
+Result<PlanOptions> ParsePlanCommandLine(int argc, const char* const* argv) {
+  PlanOptions o;
+  bool positional_only = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (positional_only || arg.empty() || arg[0] != '-' || arg == "-") {
+      if (o.cli.command.empty()) {
+        o.cli.command = std::string(arg);
+      } else {
+        o.cli.positional.emplace_back(arg);
+      }
+      continue;
+    }
+    if (arg == "--") {
+      positional_only = true;
+      continue;
+    }
+    if (arg == "-h") arg = "--help";
+    std::string_view name = arg;
+    std::optional<std::string_view> inline_value;
+    if (size_t eq = arg.find('='); eq != std::string_view::npos) {
+      name = arg.substr(0, eq);
+      inline_value = arg.substr(eq + 1);
+    }
+    const PlanFlag* plan_flag = FindPlanFlag(name);
+    const FlagSpec* global_flag = plan_flag == nullptr ? FindGlobalFlag(name) : nullptr;
+    if (plan_flag == nullptr && global_flag == nullptr) {
+      return InvalidArgument("unknown flag '" + Sanitize(name, 60) +
+                             "' (see gpudoctor plan --help)");
+    }
+    std::string_view value_name = plan_flag ? plan_flag->value_name : global_flag->value_name;
+    std::string_view value;
+    if (value_name.empty()) {
+      if (inline_value) return InvalidArgument("flag " + std::string(name) + " takes no value");
+      if (global_flag) o.cli.switches.emplace_back(name);
+    } else if (inline_value) {
+      value = *inline_value;
+    } else if (i + 1 < argc) {
+      value = argv[++i];
+    } else {
+      return InvalidArgument("flag " + std::string(name) + " needs a value (" +
+                             std::string(value_name) + ")");
+    }
+    Status s = plan_flag ? plan_flag->apply(value, o) : global_flag->apply(value, o.cli);
+    if (!s.ok()) return InvalidArgument("flag " + std::string(name) + ": " + s.message());
+  }
+  return o;
+}
+
+std::string PlanUsageText() {
+  std::string u =
+      "usage: gpudoctor plan kv|batching [flags]\n"
+      "\n"
+      "  plan kv         KV-cache size per token and sequence, concurrent sequences that fit,\n"
+      "                  paged blocks against contiguous pre-allocation, 512 -> 8192 tokens\n"
+      "  plan batching   simulate static against continuous batching over a request trace\n"
+      "\n"
+      "plan flags:\n";
+  for (const auto& f : PlanFlagTable()) {
+    std::string left = "  " + std::string(f.name);
+    if (!f.value_name.empty()) left += " " + std::string(f.value_name);
+    if (left.size() < 30) {
+      left.resize(30, ' ');
+    } else {
+      left += "  ";
+    }
+    u += left + std::string(f.help) + "\n";
+  }
+  u += "\nglobal flags that apply: --json, --nvml-lib PATH, --nvml-timeout SECONDS, --config FILE\n";
+  return u;
+}
+
+}  // namespace gpudoctor::plan
