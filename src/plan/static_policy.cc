@@ -44,21 +44,22 @@ PolicyResult SimulateStatic(const std::vector<Request>& trace, const SimConfig& 
   std::vector<uint32_t> members;
   std::vector<uint32_t> outputs;
   while (next < n || !queue.empty()) {
-    if (queue.empty()) {
-      arrive_until(std::max(gpu_free, trace[next].arrival_s));
+    double now = gpu_free;
+    arrive_until(now);
+    if (queue.empty()) {  // idle until the next arrival
+      now = std::max(now, trace[next].arrival_s);
+      arrive_until(now);
       if (queue.empty()) continue;
     }
-    arrive_until(gpu_free);
-    if (queue.empty()) continue;
     // Wait for a full batch or for the oldest request's max wait, whichever comes first.
-    double begin = gpu_free;
+    double begin = now;
     while (queue.size() < batch) {
       double deadline = trace[queue.front()].arrival_s + c.max_wait_s;
       double full = std::numeric_limits<double>::infinity();
       // The arrival that would fill the batch, if the queue keeps everything that comes.
       size_t need = batch - queue.size();
       if (next + need - 1 < n) full = trace[next + need - 1].arrival_s;
-      begin = std::max(gpu_free, std::min(deadline, full));
+      begin = std::max(now, std::min(deadline, full));
       arrive_until(begin);
       if (begin >= deadline || next >= n) break;
     }
