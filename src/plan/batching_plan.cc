@@ -22,8 +22,8 @@ KnobEffect Compare(std::string knob, const PolicyResult& base, const PolicyResul
   k.p99_before_s = base.p99_latency_s;
   k.p99_after_s = changed.p99_latency_s;
   k.busy_after = changed.gpu_busy_fraction;
-  double thr = Relative(k.throughput_before, k.throughput_after);
-  k.score = std::abs(thr) >= 0.01 ? std::abs(thr) : std::abs(Relative(k.p99_before_s, k.p99_after_s)) * 0.01;
+  k.score = std::max(std::abs(Relative(k.throughput_before, k.throughput_after)),
+                     std::abs(Relative(k.p99_before_s, k.p99_after_s)));
   return k;
 }
 
@@ -109,7 +109,8 @@ Result<BatchingPlan> PlanBatching(const BatchingInput& in, const std::vector<Req
   for (const auto& k : plan.knobs) {
     if (best == nullptr || k.score > best->score) best = &k;
   }
-  if (best != nullptr) plan.most_important_knob = best->knob;
+  plan.most_important_knob =
+      best != nullptr && best->score >= kKnobThreshold ? best->knob : "policy";
   return plan;
 }
 

@@ -33,15 +33,19 @@ struct KnobEffect {
   double throughput_before = 0, throughput_after = 0;  // tokens/s
   double p99_before_s = 0, p99_after_s = 0;
   double busy_after = 0;
-  double score = 0;  // relative throughput change (p99 change when throughput moves < 1%)
+  double score = 0;  // the larger relative change of throughput and of p99 latency
 };
+
+// A knob "matters" when it moves throughput or p99 latency by at least this much; when none
+// does, the policy itself (static against continuous) is what matters.
+inline constexpr double kKnobThreshold = 0.05;
 
 struct BatchingPlan {
   KvPlan kv;
   SimConfig config;
   PolicyResult static_result, continuous_result;
   std::vector<KnobEffect> knobs;  // empty unless explored
-  std::string most_important_knob;
+  std::string most_important_knob;  // a KnobEffect::knob, or "policy"
 };
 
 // Errors: those of PlanKv, an empty trace, and zero batch size / max sequences.

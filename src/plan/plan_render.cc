@@ -230,7 +230,12 @@ std::string BatchingText(const BatchingSubject& s, const BatchingPlan& p) {
            "throughput " + (thr >= 0 ? "+" : "") + FormatDouble(thr, 1) + "%, p99 " +
            Seconds(k.p99_before_s) + " -> " + Seconds(k.p99_after_s) + " s\n";
     }
-    o += "the knob that matters most here: " + p.most_important_knob + "\n";
+    if (p.most_important_knob == "policy") {
+      o += "no single knob moves throughput or p99 latency by " + Pct(kKnobThreshold) +
+           ": at this load the policy (static -> continuous) is what matters\n";
+    } else {
+      o += "the knob that matters most here: " + p.most_important_knob + "\n";
+    }
   }
   return o;
 }
