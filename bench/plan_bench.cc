@@ -18,8 +18,7 @@ BatchingInput Llama8bOnH100() {
 }
 
 std::vector<Request> Trace(double rate) {
-  TraceSpec spec{rate, 100000, 1, *ParseLengthRange("256:2048"),
-                 *ParseLengthRange("exp:256:2048")};
+  TraceSpec spec{rate, 100000, 1, *ParseLengthRange("256:2048"), *ParseLengthRange("exp:256:2048")};
   return GenerateTrace(spec);
 }
 

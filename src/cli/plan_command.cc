@@ -62,8 +62,8 @@ Status ResolveGpu(const PlanOptions& o, plan::PlanSubject& s, std::string* produ
   n.library_path = (*settings)->nvml_lib;
   n.window = std::chrono::milliseconds(0);
   n.timeout = std::chrono::milliseconds(static_cast<int64_t>((*settings)->nvml_timeout_s * 1000));
-  n.deadline = SteadyClock::now() + std::chrono::milliseconds(static_cast<int64_t>(
-                                        (*settings)->deadline_s * 1000));
+  n.deadline = SteadyClock::now() +
+               std::chrono::milliseconds(static_cast<int64_t>((*settings)->deadline_s * 1000));
   n.read_events = false;
   GpuLayerFacts facts = SampleNvml(n);
   if (facts.nvml.state != NvmlState::kOk) {
@@ -125,8 +125,9 @@ int RunKv(const PlanOptions& o) {
 int RunBatching(const PlanOptions& o) {
   plan::BatchingSubject b;
   if (o.context || o.context_dist_file) {
-    return CouldNotRun("--context/--context-dist belong to plan kv; batching takes lengths from "
-                       "the trace (--prompt-tokens, --output-tokens or --trace)");
+    return CouldNotRun(
+        "--context/--context-dist belong to plan kv; batching takes lengths from "
+        "the trace (--prompt-tokens, --output-tokens or --trace)");
   }
   std::vector<plan::Request> trace;
   if (o.trace_file) {

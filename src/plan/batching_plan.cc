@@ -6,9 +6,7 @@
 namespace gpudoctor::plan {
 namespace {
 
-double Relative(double before, double after) {
-  return before > 0 ? (after - before) / before : 0;
-}
+double Relative(double before, double after) { return before > 0 ? (after - before) / before : 0; }
 
 KnobEffect Compare(std::string knob, const PolicyResult& base, const PolicyResult& changed,
                    std::string from, std::string to) {
@@ -89,10 +87,9 @@ Result<BatchingPlan> PlanBatching(const BatchingInput& in, const std::vector<Req
     changed.kv.block_tokens = in.kv.block_tokens * 2;
     auto c = BuildSimConfig(changed, trace, nullptr);
     if (c.ok()) {
-      plan.knobs.push_back(Compare("block size", plan.continuous_result,
-                                   SimulateContinuous(trace, *c),
-                                   std::to_string(in.kv.block_tokens),
-                                   std::to_string(changed.kv.block_tokens)));
+      plan.knobs.push_back(
+          Compare("block size", plan.continuous_result, SimulateContinuous(trace, *c),
+                  std::to_string(in.kv.block_tokens), std::to_string(changed.kv.block_tokens)));
     }
   }
   {  // Continuous: the other KV dtype (fp8 halves the cache of fp16/bf16).

@@ -44,7 +44,7 @@ struct BatchingPlan {
   KvPlan kv;
   SimConfig config;
   PolicyResult static_result, continuous_result;
-  std::vector<KnobEffect> knobs;  // empty unless explored
+  std::vector<KnobEffect> knobs;    // empty unless explored
   std::string most_important_knob;  // a KnobEffect::knob, or "policy"
 };
 

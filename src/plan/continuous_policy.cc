@@ -41,9 +41,10 @@ uint64_t BlocksNeeded(const std::vector<Running>& running, uint32_t block, uint6
   return need;
 }
 
-// A quiet stretch (nobody waiting, every sequence decoding): runs as many iterations at once as
-// can pass with no arrival, no completion and no preemption, with the same result as running
-// them one by one (the iterations' times are an arithmetic series). False when fewer than 2.
+// A quiet stretch (nobody can be admitted, every sequence decoding): runs as many iterations at
+// once as can pass with no completion, no preemption and, when `next` is an arrival that would
+// be admitted, before that arrival; the result is the same as running them one by one (the
+// iterations' times are an arithmetic series). False when fewer than 2.
 bool FastForward(const std::vector<Request>& trace, const SimConfig& c, size_t next,
                  std::vector<Running>& running, std::vector<Progress>& progress,
                  uint64_t& free_blocks, double& now, PolicyResult& r) {
@@ -148,8 +149,17 @@ PolicyResult SimulateContinuous(const std::vector<Request>& trace, const SimConf
       now = trace[next].arrival_s;
       continue;
     }
-    if (waiting.empty() && !running.empty() && FastForward(trace, c, next, running, progress,
-                                                           free_blocks, now, r)) {
+    // Nobody can be admitted until a sequence leaves: all slots taken, or the first in line
+    // needs more blocks than are free (decoding only allocates). Arrivals then just queue.
+    bool blocked = false;
+    if (!waiting.empty()) {
+      uint32_t i = waiting.front();
+      uint64_t context = uint64_t{trace[i].prompt_tokens} + progress[i].generated;
+      blocked = running.size() >= c.max_seqs || BlocksFor(context + 1, block) > free_blocks;
+    }
+    if ((waiting.empty() || blocked) && !running.empty() &&
+        FastForward(trace, c, blocked ? trace.size() : next, running, progress, free_blocks, now,
+                    r)) {
       end = std::max(end, now);
       continue;
     }

@@ -23,10 +23,10 @@
 namespace gpudoctor::plan {
 
 struct GpuSpec {
-  std::string_view name;          // "h100": what --gpu-type takes
-  std::string_view match;         // substring of the NVML product name, "H100"
-  double dense_bf16_flops = 0;    // peak dense bf16 FLOP/s
-  double hbm_bytes_per_s = 0;     // peak memory bandwidth
+  std::string_view name;        // "h100": what --gpu-type takes
+  std::string_view match;       // substring of the NVML product name, "H100"
+  double dense_bf16_flops = 0;  // peak dense bf16 FLOP/s
+  double hbm_bytes_per_s = 0;   // peak memory bandwidth
   double memory_bytes = 0;
 };
 

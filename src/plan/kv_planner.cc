@@ -14,7 +14,8 @@ uint64_t PagedSequences(const KvPlan& plan, uint32_t block_tokens, uint32_t cont
 
 Result<KvPlan> PlanKv(const KvPlanInput& in) {
   const ModelShape& m = in.model;
-  if (m.layers <= 0) return InvalidArgument("layers must be positive, got " + std::to_string(m.layers));
+  if (m.layers <= 0)
+    return InvalidArgument("layers must be positive, got " + std::to_string(m.layers));
   if (m.kv_heads <= 0) {
     return InvalidArgument("kv-heads must be positive, got " + std::to_string(m.kv_heads));
   }

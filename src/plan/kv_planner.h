@@ -30,10 +30,10 @@ struct KvPlanInput {
   ModelShape model;
   DType weight_dtype = DType::kBf16;
   DType kv_dtype = DType::kFp16;
-  int tp = 1;                           // tensor-parallel degree, >= 1
-  uint64_t gpu_mem_bytes = 0;           // one GPU
+  int tp = 1;                             // tensor-parallel degree, >= 1
+  uint64_t gpu_mem_bytes = 0;             // one GPU
   std::optional<uint64_t> reserve_bytes;  // activations, CUDA graphs, allocator slack
-  double reserve_fraction = 0.10;       // used when reserve_bytes is absent (vLLM's 0.9)
+  double reserve_fraction = 0.10;         // used when reserve_bytes is absent (vLLM's 0.9)
   uint32_t block_tokens = 16;
   ContextDist contexts = SingleContext(2048);
   std::optional<uint32_t> max_context;  // contiguous reservation; default contexts.MaxTokens()
@@ -45,9 +45,9 @@ struct ContextCapacity {
 };
 
 struct KvPlan {
-  double kv_bytes_per_token = 0;          // whole model (all TP ranks together)
+  double kv_bytes_per_token = 0;  // whole model (all TP ranks together)
   double kv_bytes_per_token_per_gpu = 0;
-  double kv_bytes_per_sequence = 0;       // whole model, at the mean context
+  double kv_bytes_per_sequence = 0;  // whole model, at the mean context
   double weights_bytes_per_gpu = 0;
   uint64_t reserve_bytes = 0;
   double kv_budget_bytes_per_gpu = 0;
@@ -55,11 +55,11 @@ struct KvPlan {
   uint64_t paged_blocks = 0;
   double mean_context_tokens = 0;
   uint32_t max_context_tokens = 0;
-  uint64_t max_concurrent_sequences = 0;    // paged, for the distribution
-  uint64_t contiguous_max_sequences = 0;    // every request pre-allocates max_context
-  double paged_waste_fraction = 0;          // unused tail of each sequence's last block
-  double contiguous_waste_fraction = 0;     // reserved but unused at the distribution's lengths
-  std::vector<ContextCapacity> scaling;     // 512, 1024, 2048, 4096, 8192 tokens (paged)
+  uint64_t max_concurrent_sequences = 0;  // paged, for the distribution
+  uint64_t contiguous_max_sequences = 0;  // every request pre-allocates max_context
+  double paged_waste_fraction = 0;        // unused tail of each sequence's last block
+  double contiguous_waste_fraction = 0;   // reserved but unused at the distribution's lengths
+  std::vector<ContextCapacity> scaling;   // 512, 1024, 2048, 4096, 8192 tokens (paged)
 };
 
 // invalid_argument naming the value: zero layers/heads/params, tp < 1, zero memory, block size

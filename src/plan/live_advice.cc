@@ -68,19 +68,23 @@ std::vector<std::string> KvAdviceForGpu(const GpuFacts& gpu) {
     out.push_back(
         Sanitize(comm, 40) + " (" + server + ") serves from this GPU: its KV cache grows with " +
         "every token of every sequence. For example llama-3-8b (bf16 weights, fp16 KV, 10% "
-        "reserve) on " + mem + " needs " + FormatBytes(static_cast<uint64_t>(fp16->kv_bytes_per_token)) +
+        "reserve) on " +
+        mem + " needs " + FormatBytes(static_cast<uint64_t>(fp16->kv_bytes_per_token)) +
         " per token: " + std::to_string(fp16->scaling[0].max_concurrent_sequences) +
         " sequences of 512 tokens fit, only " +
         std::to_string(fp16->scaling[2].max_concurrent_sequences) +
         " of 2048; fp8 KV raises that to " +
         std::to_string(fp8->scaling[2].max_concurrent_sequences) + ".");
   }
-  out.push_back("Size the cache for your model: `gpudoctor plan kv --model llama-3-8b " +
-                gpu_flag + " --context 2048` (see `gpudoctor plan kv --list-models`, or give "
+  out.push_back("Size the cache for your model: `gpudoctor plan kv --model llama-3-8b " + gpu_flag +
+                " --context 2048` (see `gpudoctor plan kv --list-models`, or give "
                 "--layers --kv-heads --head-dim --params).");
-  out.push_back("Compare static and continuous batching on your traffic: `gpudoctor plan "
-                "batching --model llama-3-8b " + gpu_flag + " --rate 20 --requests 2000` (or "
-                "--trace FILE.csv).");
+  out.push_back(
+      "Compare static and continuous batching on your traffic: `gpudoctor plan "
+      "batching --model llama-3-8b " +
+      gpu_flag +
+      " --rate 20 --requests 2000` (or "
+      "--trace FILE.csv).");
   return out;
 }
 

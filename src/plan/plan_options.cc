@@ -56,135 +56,170 @@ Status Set(Result<T> r, F&& store) {
   return Status::Ok();
 }
 
-#define PLAN_FLAG(name, value_name, help, body) \
-  {name, value_name, help, [](std::string_view v, PlanOptions& o) -> Status { body }}
-
 }  // namespace
 
 const std::vector<PlanFlag>& PlanFlagTable() {
   static const std::vector<PlanFlag> flags = {
-      PLAN_FLAG("--model", "NAME", "model preset (see --list-models)", {
-        if (v.empty()) return InvalidArgument("model name must not be empty");
-        o.model = std::string(v);
-        return Status::Ok();
-      }),
-      PLAN_FLAG("--list-models", "", "print the model presets", {
-        o.list_models = true;
-        return Status::Ok();
-      }),
-      PLAN_FLAG("--layers", "N", "transformer layers (any model not in the presets)", {
-        return Set(IntIn(v, 1, 10000, "layers"), [&](int64_t n) { o.layers = int(n); });
-      }),
-      PLAN_FLAG("--kv-heads", "N", "key/value heads (GQA/MQA: fewer than attention heads)", {
-        return Set(IntIn(v, 1, 10000, "KV heads"), [&](int64_t n) { o.kv_heads = int(n); });
-      }),
-      PLAN_FLAG("--head-dim", "N", "elements per attention head", {
-        return Set(IntIn(v, 1, 100000, "head dim"), [&](int64_t n) { o.head_dim = int(n); });
-      }),
-      PLAN_FLAG("--params", "COUNT", "parameters: 8B, 70b, 8.03e9", {
-        return Set(ParseParams(v), [&](double p) { o.params = p; });
-      }),
-      PLAN_FLAG("--dtype", "TYPE", "weights: fp16, bf16 (default), fp8, int8, int4", {
-        return Set(ParseDType(v), [&](DType t) { o.weight_dtype = t; });
-      }),
-      PLAN_FLAG("--kv-dtype", "TYPE", "KV cache: fp16 (default), bf16, fp8, int8", {
-        auto t = ParseDType(v);
-        if (t.ok() && *t == DType::kInt4) return InvalidArgument("int4 is for weights, not KV");
-        return Set(t, [&](DType d) { o.kv_dtype = d; });
-      }),
-      PLAN_FLAG("--tp", "N", "tensor-parallel degree (default 1)", {
-        return Set(IntIn(v, 1, 1024, "tensor-parallel degree"), [&](int64_t n) { o.tp = int(n); });
-      }),
-      PLAN_FLAG("--gpu-mem", "SIZE", "memory of one GPU: 80GiB, 141GB (default: NVML, this node)", {
-        return Set(ParseByteSize(v), [&](uint64_t b) { o.gpu_mem_bytes = b; });
-      }),
-      PLAN_FLAG("--gpu", "N", "NVML index of the GPU to read memory and type from (default 0)", {
-        return Set(IntIn(v, 0, 1023, "GPU index"), [&](int64_t n) { o.gpu_index = int(n); });
-      }),
-      PLAN_FLAG("--reserve", "SIZE|PCT", "activations/runtime reserve: 8GiB or 10% (default 10%)", {
-        std::string_view t = Trim(v);
-        if (!t.empty() && t.back() == '%') {
-          return Set(DoubleIn(t.substr(0, t.size() - 1), 0, 99, "reserve percent"),
-                     [&](double p) { o.reserve_fraction = p / 100; });
-        }
-        return Set(ParseByteSize(v), [&](uint64_t b) { o.reserve_bytes = b; });
-      }),
-      PLAN_FLAG("--block-size", "TOKENS", "paged KV block (default 16)", {
-        return Set(IntIn(v, 1, 4096, "block tokens"),
-                   [&](int64_t n) { o.block_tokens = uint32_t(n); });
-      }),
-      PLAN_FLAG("--context", "TOKENS", "kv: sequence length, prompt + output (default 2048)", {
-        return Set(IntIn(v, 1, kMaxContextTokens, "context tokens"),
-                   [&](int64_t n) { o.context = uint32_t(n); });
-      }),
-      PLAN_FLAG("--context-dist", "FILE", "kv: TOKENS[,WEIGHT] lines, a length distribution", {
-        if (v.empty()) return InvalidArgument("file name must not be empty");
-        o.context_dist_file = std::string(v);
-        return Status::Ok();
-      }),
-      PLAN_FLAG("--max-context", "TOKENS", "tokens a contiguous allocator reserves per request", {
-        return Set(IntIn(v, 1, kMaxContextTokens, "max context tokens"),
-                   [&](int64_t n) { o.max_context = uint32_t(n); });
-      }),
-      PLAN_FLAG("--gpu-type", "NAME", "batching cost model: h100 (default), h200, a100, l40s, ...", {
-        if (v.empty()) return InvalidArgument("GPU type must not be empty");
-        o.gpu_type = std::string(v);
-        return Status::Ok();
-      }),
-      PLAN_FLAG("--trace", "FILE.csv", "batching: requests (arrival_s,prompt_tokens,output_tokens)", {
-        if (v.empty()) return InvalidArgument("file name must not be empty");
-        o.trace_file = std::string(v);
-        return Status::Ok();
-      }),
-      PLAN_FLAG("--rate", "R", "batching: generated arrivals per second (default 20)", {
-        return Set(DoubleIn(v, 1e-6, 1e6, "requests per second"),
-                   [&](double r) { o.rate_per_s = r; });
-      }),
-      PLAN_FLAG("--requests", "N", "batching: generated requests (default 2000)", {
-        return Set(IntIn(v, 1, 10'000'000, "requests"), [&](int64_t n) { o.requests = n; });
-      }),
-      PLAN_FLAG("--seed", "S", "batching: seed of the generated trace (default 1)", {
-        auto s = ParseUint64(v);
-        if (!s) return InvalidArgument("expected a non-negative integer" + Got(v));
-        o.seed = *s;
-        return Status::Ok();
-      }),
-      PLAN_FLAG("--prompt-tokens", "N|LO:HI", "batching: prompt lengths, LO:HI uniform or exp:MEAN:MAX (default 256:2048)", {
-        return Set(ParseLengthRange(v), [&](LengthRange r) { o.prompt = r; });
-      }),
-      PLAN_FLAG("--output-tokens", "N|LO:HI", "batching: output lengths, LO:HI or exp:MEAN:MAX (default 32:512)", {
-        return Set(ParseLengthRange(v), [&](LengthRange r) { o.output = r; });
-      }),
-      PLAN_FLAG("--batch-size", "N", "batching: static batch size (default 8)", {
-        return Set(IntIn(v, 1, 65536, "batch size"), [&](int64_t n) { o.batch_size = uint32_t(n); });
-      }),
-      PLAN_FLAG("--max-wait", "SECONDS", "batching: static batch assembly wait (default 0.05)", {
-        return Set(DoubleIn(v, 0, 3600, "seconds"), [&](double s) { o.max_wait_s = s; });
-      }),
-      PLAN_FLAG("--max-seqs", "N", "batching: continuous sequence slots (default 256)", {
-        return Set(IntIn(v, 1, 65536, "sequences"), [&](int64_t n) { o.max_seqs = uint32_t(n); });
-      }),
-      PLAN_FLAG("--max-queue", "N", "batching: waiting requests before rejecting (default 100000)", {
-        return Set(IntIn(v, 0, 100'000'000, "queue length"), [&](int64_t n) { o.max_queue = n; });
-      }),
-      PLAN_FLAG("--step-ms", "MS", "batching cost model: fixed time per iteration", {
-        return Set(DoubleIn(v, 0, 60000, "milliseconds"), [&](double d) { o.step_ms = d; });
-      }),
-      PLAN_FLAG("--token-us", "US", "batching cost model: compute per token processed", {
-        return Set(DoubleIn(v, 0, 1e6, "microseconds"), [&](double d) { o.token_us = d; });
-      }),
-      PLAN_FLAG("--kv-ns", "NS", "batching cost model: per cached token read per decode step", {
-        return Set(DoubleIn(v, 0, 1e6, "nanoseconds"), [&](double d) { o.kv_ns = d; });
-      }),
-      PLAN_FLAG("--no-knobs", "", "batching: skip the one-knob-at-a-time comparison", {
-        o.no_knobs = true;
-        return Status::Ok();
-      }),
+      {"--model", "NAME", "model preset (see --list-models)",
+       [](std::string_view v, PlanOptions& o) -> Status {
+         if (v.empty()) return InvalidArgument("model name must not be empty");
+         o.model = std::string(v);
+         return Status::Ok();
+       }},
+      {"--list-models", "", "print the model presets",
+       [](std::string_view v, PlanOptions& o) -> Status {
+         o.list_models = true;
+         return Status::Ok();
+       }},
+      {"--layers", "N", "transformer layers (any model not in the presets)",
+       [](std::string_view v, PlanOptions& o) -> Status {
+         return Set(IntIn(v, 1, 10000, "layers"),
+                    [&](int64_t n) { o.layers = static_cast<int>(n); });
+       }},
+      {"--kv-heads", "N", "key/value heads (GQA/MQA: fewer than attention heads)",
+       [](std::string_view v, PlanOptions& o) -> Status {
+         return Set(IntIn(v, 1, 10000, "KV heads"),
+                    [&](int64_t n) { o.kv_heads = static_cast<int>(n); });
+       }},
+      {"--head-dim", "N", "elements per attention head",
+       [](std::string_view v, PlanOptions& o) -> Status {
+         return Set(IntIn(v, 1, 100000, "head dim"),
+                    [&](int64_t n) { o.head_dim = static_cast<int>(n); });
+       }},
+      {"--params", "COUNT", "parameters: 8B, 70b, 8.03e9",
+       [](std::string_view v, PlanOptions& o) -> Status {
+         return Set(ParseParams(v), [&](double p) { o.params = p; });
+       }},
+      {"--dtype", "TYPE", "weights: fp16, bf16 (default), fp8, int8, int4",
+       [](std::string_view v, PlanOptions& o) -> Status {
+         return Set(ParseDType(v), [&](DType t) { o.weight_dtype = t; });
+       }},
+      {"--kv-dtype", "TYPE", "KV cache: fp16 (default), bf16, fp8, int8",
+       [](std::string_view v, PlanOptions& o) -> Status {
+         auto t = ParseDType(v);
+         if (t.ok() && *t == DType::kInt4) return InvalidArgument("int4 is for weights, not KV");
+         return Set(t, [&](DType d) { o.kv_dtype = d; });
+       }},
+      {"--tp", "N", "tensor-parallel degree (default 1)",
+       [](std::string_view v, PlanOptions& o) -> Status {
+         return Set(IntIn(v, 1, 1024, "tensor-parallel degree"),
+                    [&](int64_t n) { o.tp = static_cast<int>(n); });
+       }},
+      {"--gpu-mem", "SIZE", "memory of one GPU: 80GiB, 141GB (default: NVML, this node)",
+       [](std::string_view v, PlanOptions& o) -> Status {
+         return Set(ParseByteSize(v), [&](uint64_t b) { o.gpu_mem_bytes = b; });
+       }},
+      {"--gpu", "N", "NVML index of the GPU to read memory and type from (default 0)",
+       [](std::string_view v, PlanOptions& o) -> Status {
+         return Set(IntIn(v, 0, 1023, "GPU index"),
+                    [&](int64_t n) { o.gpu_index = static_cast<int>(n); });
+       }},
+      {"--reserve", "SIZE|PCT", "activations/runtime reserve: 8GiB or 10% (default 10%)",
+       [](std::string_view v, PlanOptions& o) -> Status {
+         std::string_view t = Trim(v);
+         if (!t.empty() && t.back() == '%') {
+           return Set(DoubleIn(t.substr(0, t.size() - 1), 0, 99, "reserve percent"),
+                      [&](double p) { o.reserve_fraction = p / 100; });
+         }
+         return Set(ParseByteSize(v), [&](uint64_t b) { o.reserve_bytes = b; });
+       }},
+      {"--block-size", "TOKENS", "paged KV block (default 16)",
+       [](std::string_view v, PlanOptions& o) -> Status {
+         return Set(IntIn(v, 1, 4096, "block tokens"),
+                    [&](int64_t n) { o.block_tokens = static_cast<uint32_t>(n); });
+       }},
+      {"--context", "TOKENS", "kv: sequence length, prompt + output (default 2048)",
+       [](std::string_view v, PlanOptions& o) -> Status {
+         return Set(IntIn(v, 1, kMaxContextTokens, "context tokens"),
+                    [&](int64_t n) { o.context = static_cast<uint32_t>(n); });
+       }},
+      {"--context-dist", "FILE", "kv: TOKENS[,WEIGHT] lines, a length distribution",
+       [](std::string_view v, PlanOptions& o) -> Status {
+         if (v.empty()) return InvalidArgument("file name must not be empty");
+         o.context_dist_file = std::string(v);
+         return Status::Ok();
+       }},
+      {"--max-context", "TOKENS", "tokens a contiguous allocator reserves per request",
+       [](std::string_view v, PlanOptions& o) -> Status {
+         return Set(IntIn(v, 1, kMaxContextTokens, "max context tokens"),
+                    [&](int64_t n) { o.max_context = static_cast<uint32_t>(n); });
+       }},
+      {"--gpu-type", "NAME", "batching cost model: h100 (default), h200, a100, l40s, ...",
+       [](std::string_view v, PlanOptions& o) -> Status {
+         if (v.empty()) return InvalidArgument("GPU type must not be empty");
+         o.gpu_type = std::string(v);
+         return Status::Ok();
+       }},
+      {"--trace", "FILE.csv", "batching: requests (arrival_s,prompt_tokens,output_tokens)",
+       [](std::string_view v, PlanOptions& o) -> Status {
+         if (v.empty()) return InvalidArgument("file name must not be empty");
+         o.trace_file = std::string(v);
+         return Status::Ok();
+       }},
+      {"--rate", "R", "batching: generated arrivals per second (default 20)",
+       [](std::string_view v, PlanOptions& o) -> Status {
+         return Set(DoubleIn(v, 1e-6, 1e6, "requests per second"),
+                    [&](double r) { o.rate_per_s = r; });
+       }},
+      {"--requests", "N", "batching: generated requests (default 2000)",
+       [](std::string_view v, PlanOptions& o) -> Status {
+         return Set(IntIn(v, 1, 10'000'000, "requests"), [&](int64_t n) { o.requests = n; });
+       }},
+      {"--seed", "S", "batching: seed of the generated trace (default 1)",
+       [](std::string_view v, PlanOptions& o) -> Status {
+         auto s = ParseUint64(v);
+         if (!s) return InvalidArgument("expected a non-negative integer" + Got(v));
+         o.seed = *s;
+         return Status::Ok();
+       }},
+      {"--prompt-tokens", "N|LO:HI",
+       "batching: prompt lengths, LO:HI uniform or exp:MEAN:MAX (default 256:2048)",
+       [](std::string_view v, PlanOptions& o) -> Status {
+         return Set(ParseLengthRange(v), [&](LengthRange r) { o.prompt = r; });
+       }},
+      {"--output-tokens", "N|LO:HI",
+       "batching: output lengths, LO:HI or exp:MEAN:MAX (default 32:512)",
+       [](std::string_view v, PlanOptions& o) -> Status {
+         return Set(ParseLengthRange(v), [&](LengthRange r) { o.output = r; });
+       }},
+      {"--batch-size", "N", "batching: static batch size (default 8)",
+       [](std::string_view v, PlanOptions& o) -> Status {
+         return Set(IntIn(v, 1, 65536, "batch size"),
+                    [&](int64_t n) { o.batch_size = static_cast<uint32_t>(n); });
+       }},
+      {"--max-wait", "SECONDS", "batching: static batch assembly wait (default 0.05)",
+       [](std::string_view v, PlanOptions& o) -> Status {
+         return Set(DoubleIn(v, 0, 3600, "seconds"), [&](double s) { o.max_wait_s = s; });
+       }},
+      {"--max-seqs", "N", "batching: continuous sequence slots (default 256)",
+       [](std::string_view v, PlanOptions& o) -> Status {
+         return Set(IntIn(v, 1, 65536, "sequences"),
+                    [&](int64_t n) { o.max_seqs = static_cast<uint32_t>(n); });
+       }},
+      {"--max-queue", "N", "batching: waiting requests before rejecting (default 100000)",
+       [](std::string_view v, PlanOptions& o) -> Status {
+         return Set(IntIn(v, 0, 100'000'000, "queue length"), [&](int64_t n) { o.max_queue = n; });
+       }},
+      {"--step-ms", "MS", "batching cost model: fixed time per iteration",
+       [](std::string_view v, PlanOptions& o) -> Status {
+         return Set(DoubleIn(v, 0, 60000, "milliseconds"), [&](double d) { o.step_ms = d; });
+       }},
+      {"--token-us", "US", "batching cost model: compute per token processed",
+       [](std::string_view v, PlanOptions& o) -> Status {
+         return Set(DoubleIn(v, 0, 1e6, "microseconds"), [&](double d) { o.token_us = d; });
+       }},
+      {"--kv-ns", "NS", "batching cost model: per cached token read per decode step",
+       [](std::string_view v, PlanOptions& o) -> Status {
+         return Set(DoubleIn(v, 0, 1e6, "nanoseconds"), [&](double d) { o.kv_ns = d; });
+       }},
+      {"--no-knobs", "", "batching: skip the one-knob-at-a-time comparison",
+       [](std::string_view v, PlanOptions& o) -> Status {
+         o.no_knobs = true;
+         return Status::Ok();
+       }},
   };
   return flags;
 }
-
-#undef PLAN_FLAG
 
 namespace {
 
@@ -277,16 +312,23 @@ std::string PlanUsageText() {
       "\n"
       "plan flags:\n";
   for (const auto& f : PlanFlagTable()) {
-    std::string left = "  " + std::string(f.name);
-    if (!f.value_name.empty()) left += " " + std::string(f.value_name);
+    std::string left = "  ";
+    left += f.name;
+    if (!f.value_name.empty()) {
+      left += ' ';
+      left += f.value_name;
+    }
     if (left.size() < 30) {
       left.resize(30, ' ');
     } else {
       left += "  ";
     }
-    u += left + std::string(f.help) + "\n";
+    u += left;
+    u += f.help;
+    u += '\n';
   }
-  u += "\nglobal flags that apply: --json, --nvml-lib PATH, --nvml-timeout SECONDS, --config FILE\n";
+  u +=
+      "\nglobal flags that apply: --json, --nvml-lib PATH, --nvml-timeout SECONDS, --config FILE\n";
   return u;
 }
 

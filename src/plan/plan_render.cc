@@ -190,8 +190,8 @@ std::string BatchingText(const BatchingSubject& s, const BatchingPlan& p) {
   std::string o = "Batching simulation: " + Header(s.plan);
   o += "  GPU              " + FormatGiB(s.plan.input.gpu_mem_bytes) + " (" +
        s.plan.gpu_mem_source + "), cost model of " + s.gpu_type + "\n";
-  o += "  trace            " + Num(s.trace_requests) + " requests over " +
-       Seconds(s.trace_span_s) + " s (" + s.trace_source + ")\n";
+  o += "  trace            " + Num(s.trace_requests) + " requests over " + Seconds(s.trace_span_s) +
+       " s (" + s.trace_source + ")\n";
   o += "  cost model       per iteration " + FormatDouble(c.cost.fixed_s * 1e3, 2) + " ms + " +
        FormatDouble(c.cost.token_s * 1e6, 2) + " us per token + " +
        FormatDouble(c.cost.kv_token_s * 1e9, 1) + " ns per cached token read\n";
@@ -249,9 +249,8 @@ ordered_json BatchingJson(const BatchingSubject& s, const BatchingPlan& p) {
   j["gpu_mem_bytes"] = s.plan.input.gpu_mem_bytes;
   j["gpu_mem_source"] = s.plan.gpu_mem_source;
   j["gpu_type"] = s.gpu_type;
-  j["trace"] = {{"source", s.trace_source},
-                {"requests", s.trace_requests},
-                {"span_s", s.trace_span_s}};
+  j["trace"] = {
+      {"source", s.trace_source}, {"requests", s.trace_requests}, {"span_s", s.trace_span_s}};
   j["cost_model"] = {{"fixed_s", p.config.cost.fixed_s},
                      {"token_s", p.config.cost.token_s},
                      {"kv_token_s", p.config.cost.kv_token_s}};

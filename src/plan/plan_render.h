@@ -17,7 +17,7 @@ struct PlanSubject {
   std::string model_name;  // preset name or "custom"
   std::string model_title;
   std::string model_note;
-  KvPlanInput input;       // shape, dtypes, tp, memory, block size, contexts
+  KvPlanInput input;           // shape, dtypes, tp, memory, block size, contexts
   std::string gpu_mem_source;  // "--gpu-mem", "NVML GPU 0 (NVIDIA H100 80GB HBM3)"
 };
 

@@ -13,8 +13,7 @@ PolicyResult SimulateStatic(const std::vector<Request>& trace, const SimConfig& 
   r.requests = trace.size();
   r.outcomes.resize(trace.size());
   uint64_t slots_by_memory = c.max_context == 0 ? 0 : c.kv_capacity_tokens / c.max_context;
-  uint32_t batch =
-      static_cast<uint32_t>(std::min<uint64_t>(c.batch_size, slots_by_memory));
+  uint32_t batch = static_cast<uint32_t>(std::min<uint64_t>(c.batch_size, slots_by_memory));
   r.batch_slots = batch;
   r.kv_capacity_bytes =
       static_cast<uint64_t>(static_cast<double>(c.kv_capacity_tokens) * c.kv_bytes_per_token);
@@ -81,8 +80,7 @@ PolicyResult SimulateStatic(const std::vector<Request>& trace, const SimConfig& 
     }
     std::sort(outputs.begin(), outputs.end());
     r.kv_peak_bytes = std::max<uint64_t>(
-        r.kv_peak_bytes,
-        static_cast<uint64_t>(b * c.max_context * c.kv_bytes_per_token));
+        r.kv_peak_bytes, static_cast<uint64_t>(b * c.max_context * c.kv_bytes_per_token));
 
     // Prefill, padded to the longest prompt; it yields the first token of every row.
     double prefill = c.cost.StepSeconds(b * max_prompt, 0);

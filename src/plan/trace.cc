@@ -24,7 +24,8 @@ struct SplitMix64 {
   uint32_t Between(LengthRange r) {
     if (r.exponential) {
       double v = std::ceil(-r.mean * std::log(Uniform01Open()));
-      return static_cast<uint32_t>(std::clamp(v, double{r.lo}, double{r.hi}));
+      return static_cast<uint32_t>(
+          std::clamp(v, static_cast<double>(r.lo), static_cast<double>(r.hi)));
     }
     uint64_t span = static_cast<uint64_t>(r.hi) - r.lo + 1;
     return r.lo + static_cast<uint32_t>(Next() % span);
@@ -44,8 +45,7 @@ Result<LengthRange> ParseLengthRange(std::string_view s) {
     auto hi = parts.size() == 2 ? ParseInt64(parts[1]) : std::nullopt;
     if (!mean || !hi || *mean < 1 || *hi < 1 || *hi > kMaxContextTokens || *mean > *hi) {
       return InvalidArgument("expected exp:MEAN:MAX with 1 <= MEAN <= MAX <= " +
-                             std::to_string(kMaxContextTokens) + ", got '" + Sanitize(s, 40) +
-                             "'");
+                             std::to_string(kMaxContextTokens) + ", got '" + Sanitize(s, 40) + "'");
     }
     return LengthRange{1, static_cast<uint32_t>(*hi), true, *mean};
   }
@@ -116,8 +116,7 @@ Result<std::vector<Request>> ParseTraceCsv(std::string_view text) {
                              std::to_string(kMaxContextTokens) + "]");
     }
     if (out.size() >= 10'000'000) return InvalidArgument(where() + "more than 10 million rows");
-    out.push_back(
-        {*arrival, static_cast<uint32_t>(*prompt), static_cast<uint32_t>(*output)});
+    out.push_back({*arrival, static_cast<uint32_t>(*prompt), static_cast<uint32_t>(*output)});
   }
   if (out.empty()) return InvalidArgument("trace: no arrival_s,prompt_tokens,output_tokens row");
   std::stable_sort(out.begin(), out.end(),

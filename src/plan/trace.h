@@ -13,7 +13,7 @@
 namespace gpudoctor::plan {
 
 struct Request {
-  double arrival_s = 0;  // seconds from the start of the trace, >= 0
+  double arrival_s = 0;        // seconds from the start of the trace, >= 0
   uint32_t prompt_tokens = 0;  // >= 1
   uint32_t output_tokens = 0;  // >= 1
 };

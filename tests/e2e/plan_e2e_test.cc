@@ -38,8 +38,8 @@ void ExpectUsageError(const std::vector<std::string>& args, const std::string& n
 }
 
 TEST(PlanE2eTest, KvJsonCarriesTheContractKeys) {
-  RunResult r = RunGpudoctor({"plan", "kv", "--model", "llama-3-8b", "--gpu-mem", "80GiB",
-                              "--context", "2048", "--json"});
+  RunResult r = RunGpudoctor(
+      {"plan", "kv", "--model", "llama-3-8b", "--gpu-mem", "80GiB", "--context", "2048", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json j = Parse(r);
   EXPECT_EQ(j["kv_bytes_per_token"], 131072);  // 2 x 32 x 8 x 128 x 2 B
@@ -82,10 +82,27 @@ TEST(PlanE2eTest, ListModels) {
 }
 
 TEST(PlanE2eTest, BatchingJsonHasOneObjectPerPolicy) {
-  RunResult r = RunGpudoctor({"plan", "batching", "--model", "llama-3-8b", "--gpu-mem", "80GiB",
-                              "--rate", "0.6", "--requests", "5000", "--seed", "1",
-                              "--batch-size", "16", "--max-wait", "5", "--prompt-tokens",
-                              "256:2048", "--output-tokens", "exp:256:2048", "--json"});
+  RunResult r = RunGpudoctor({"plan",
+                              "batching",
+                              "--model",
+                              "llama-3-8b",
+                              "--gpu-mem",
+                              "80GiB",
+                              "--rate",
+                              "0.6",
+                              "--requests",
+                              "5000",
+                              "--seed",
+                              "1",
+                              "--batch-size",
+                              "16",
+                              "--max-wait",
+                              "5",
+                              "--prompt-tokens",
+                              "256:2048",
+                              "--output-tokens",
+                              "exp:256:2048",
+                              "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json j = Parse(r);
   for (const char* policy : {"static", "continuous"}) {
@@ -132,26 +149,25 @@ TEST(PlanE2eTest, GpuMemoryFromNvml) {
 }
 
 TEST(PlanE2eTest, NoGpuMeansGpuMemIsRequired) {
-  ExpectUsageError({"plan", "kv", "--model", "llama-3-8b", "--nvml-lib",
-                    "/nonexistent/libnvidia-ml.so.1"},
-                   "pass --gpu-mem SIZE");
+  ExpectUsageError(
+      {"plan", "kv", "--model", "llama-3-8b", "--nvml-lib", "/nonexistent/libnvidia-ml.so.1"},
+      "pass --gpu-mem SIZE");
 }
 
 TEST(PlanE2eTest, ImpossibleInputsAreUsageErrors) {
-  ExpectUsageError({"plan", "kv", "--model", "llama-3-8b", "--gpu-mem", "80GiB", "--context",
-                    "-512"},
-                   "flag --context: expected context tokens in [1, 10000000], got '-512'");
+  ExpectUsageError(
+      {"plan", "kv", "--model", "llama-3-8b", "--gpu-mem", "80GiB", "--context", "-512"},
+      "flag --context: expected context tokens in [1, 10000000], got '-512'");
   ExpectUsageError({"plan", "kv", "--model", "llama-3-8b", "--gpu-mem", "0"}, "flag --gpu-mem");
-  ExpectUsageError({"plan", "kv", "--model", "llama-3-70b", "--gpu-mem", "80GiB"},
-                   "does not fit");
+  ExpectUsageError({"plan", "kv", "--model", "llama-3-70b", "--gpu-mem", "80GiB"}, "does not fit");
   ExpectUsageError({"plan", "kv", "--model", "gpt-9", "--gpu-mem", "80GiB"},
                    "unknown model 'gpt-9'");
   ExpectUsageError({"plan", "kv", "--gpu-mem", "80GiB"}, "--model NAME");
   ExpectUsageError({"plan", "warp", "--model", "llama-3-8b"}, "unknown plan subcommand 'warp'");
   ExpectUsageError({"plan", "kv", "--model", "llama-3-8b", "--bogus"}, "unknown flag '--bogus'");
-  ExpectUsageError({"plan", "batching", "--model", "llama-3-8b", "--gpu-mem", "80GiB",
-                    "--output-tokens", "0"},
-                   "flag --output-tokens");
+  ExpectUsageError(
+      {"plan", "batching", "--model", "llama-3-8b", "--gpu-mem", "80GiB", "--output-tokens", "0"},
+      "flag --output-tokens");
 
   TempDir tmp;
   tmp.Write("bad.csv", "arrival_s,prompt_tokens,output_tokens\n0,100,10\n1,abc,10\n");
@@ -159,8 +175,8 @@ TEST(PlanE2eTest, ImpossibleInputsAreUsageErrors) {
                     tmp.path() + "/bad.csv"},
                    "trace line 3 '1,abc,10'");
   tmp.Write("bad.dist", "512\n2048,-1\n");
-  ExpectUsageError({"plan", "kv", "--model", "llama-3-8b", "--gpu-mem", "80GiB",
-                    "--context-dist", tmp.path() + "/bad.dist"},
+  ExpectUsageError({"plan", "kv", "--model", "llama-3-8b", "--gpu-mem", "80GiB", "--context-dist",
+                    tmp.path() + "/bad.dist"},
                    "context-dist line 2");
   ExpectUsageError({"plan", "batching", "--model", "llama-3-8b", "--gpu-mem", "80GiB", "--trace",
                     tmp.path() + "/missing.csv"},

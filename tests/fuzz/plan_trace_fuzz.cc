@@ -37,7 +37,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (i > 0 && r.arrival_s < (*trace)[i - 1].arrival_s) __builtin_trap();
   }
   if (trace->size() > 200) return 0;  // keep the simulation cheap
-  for (auto& r : *trace) {  // bound the work: the parser accepts up to 10 million tokens
+  for (auto& r : *trace) {            // bound the work: the parser accepts up to 10 million tokens
     r.prompt_tokens = 1 + r.prompt_tokens % 4096;
     r.output_tokens = 1 + r.output_tokens % 512;
   }

@@ -76,7 +76,7 @@ TEST(PlanKvTest, KvHeadsReplicateBeyondTensorParallelDegree) {
   in.tp = 8;  // 4 KV heads on 8 GPUs: each GPU keeps ceil(4/8) = 1 head
   auto p = PlanKv(in);
   ASSERT_TRUE(p.ok());
-  EXPECT_EQ(p->kv_bytes_per_token, 2.0 * 28 * 4 * 128 * 2);      // 57344 B
+  EXPECT_EQ(p->kv_bytes_per_token, 2.0 * 28 * 4 * 128 * 2);          // 57344 B
   EXPECT_EQ(p->kv_bytes_per_token_per_gpu, 2.0 * 28 * 1 * 128 * 2);  // 14336 B
 }
 
@@ -156,9 +156,9 @@ TEST(PlanKvTest, ImpossibleInputsAreErrors) {
 }
 
 TEST(PlanKvTest, PresetsCoverTheIssueList) {
-  for (const char* name : {"llama-2-7b", "llama-2-70b", "llama-3-8b", "llama-3-70b",
-                           "llama-3.1-405b", "mistral-7b", "mixtral-8x7b", "qwen2.5-7b",
-                           "qwen2.5-72b"}) {
+  for (const char* name :
+       {"llama-2-7b", "llama-2-70b", "llama-3-8b", "llama-3-70b", "llama-3.1-405b", "mistral-7b",
+        "mixtral-8x7b", "qwen2.5-7b", "qwen2.5-72b"}) {
     const ModelPreset* p = FindModelPreset(name);
     ASSERT_NE(p, nullptr) << name;
     EXPECT_GT(p->shape.layers, 0);

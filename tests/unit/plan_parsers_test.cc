@@ -50,8 +50,7 @@ TEST(PlanParsersTest, TraceCsvMalformedLineIsNamed) {
   EXPECT_NE(ParseTraceCsv("0,100\n").status().message().find("expected arrival_s"),
             std::string::npos);
   EXPECT_NE(ParseTraceCsv("-1,100,10\n").status().message().find("arrival"), std::string::npos);
-  EXPECT_NE(ParseTraceCsv("0,100,0\n").status().message().find("output tokens"),
-            std::string::npos);
+  EXPECT_NE(ParseTraceCsv("0,100,0\n").status().message().find("output tokens"), std::string::npos);
   // A header is only allowed first: text on line 2 is an error.
   EXPECT_NE(ParseTraceCsv("0,1,1\nx,y,z\n").status().message().find("line 2"), std::string::npos);
   EXPECT_FALSE(ParseTraceCsv("").ok());
@@ -108,7 +107,9 @@ TEST(PlanParsersTest, GeneratedTraceIsReproducibleAndHasTheRate) {
     ASSERT_EQ(a[i].prompt_tokens, b[i].prompt_tokens);
     ASSERT_GE(a[i].prompt_tokens, 100u);
     ASSERT_LE(a[i].prompt_tokens, 300u);
-    if (i > 0) ASSERT_GE(a[i].arrival_s, a[i - 1].arrival_s);
+    if (i > 0) {
+      ASSERT_GE(a[i].arrival_s, a[i - 1].arrival_s);
+    }
     prompt_sum += a[i].prompt_tokens;
     output_sum += a[i].output_tokens;
   }

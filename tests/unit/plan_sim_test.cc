@@ -29,8 +29,8 @@ TEST(PlanSimTest, OneRequestClosedForm) {
   // the 100 + (j - 1) cached tokens: 9 (a + b) + k (100 + ... + 108) = 9 (a + b) + 936 k.
   double ttft = a + 100 * b;
   double latency = ttft + 9 * (a + b) + 936 * k;
-  for (const auto& r : {SimulateStatic(trace, Config(a, b, k)),
-                        SimulateContinuous(trace, Config(a, b, k))}) {
+  for (const auto& r :
+       {SimulateStatic(trace, Config(a, b, k)), SimulateContinuous(trace, Config(a, b, k))}) {
     SCOPED_TRACE(r.policy);
     ASSERT_EQ(r.completed, 1u);
     EXPECT_NEAR(r.outcomes[0].ttft_s, ttft, 1e-12);
