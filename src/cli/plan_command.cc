@@ -191,9 +191,13 @@ int PlanMain(int argc, const char* const* argv) {
   auto parsed = plan::ParsePlanCommandLine(argc, argv);
   if (!parsed.ok()) return CouldNotRun(parsed.status().message());
   const PlanOptions& o = *parsed;
-  if (o.cli.help || (o.cli.positional.empty() && !o.list_models)) {
+  if (o.cli.help) {
     Print(plan::PlanUsageText());
-    return o.cli.help ? 0 : CouldNotRun("plan needs a subcommand: kv or batching");
+    return 0;
+  }
+  if (o.cli.positional.empty() && !o.list_models) {
+    std::fputs(plan::PlanUsageText().c_str(), stderr);
+    return CouldNotRun("plan needs a subcommand: kv or batching");
   }
   if (o.list_models) {
     Print(o.cli.json ? plan::ModelListJson().dump(2) + "\n" : plan::ModelListText());

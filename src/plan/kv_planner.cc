@@ -69,6 +69,11 @@ Result<KvPlan> PlanKv(const KvPlanInput& in) {
   double paged_tokens = mean_blocks * in.block_tokens;
   p.paged_waste_fraction = 1.0 - p.mean_context_tokens / paged_tokens;
   p.contiguous_waste_fraction = 1.0 - p.mean_context_tokens / p.max_context_tokens;
+  p.paged_waste_bytes = static_cast<double>(p.max_concurrent_sequences) *
+                        (paged_tokens - p.mean_context_tokens) * p.kv_bytes_per_token_per_gpu;
+  p.contiguous_waste_bytes = static_cast<double>(p.contiguous_max_sequences) *
+                             (p.max_context_tokens - p.mean_context_tokens) *
+                             p.kv_bytes_per_token_per_gpu;
   for (uint32_t c : {512u, 1024u, 2048u, 4096u, 8192u}) {
     p.scaling.push_back({c, PagedSequences(p, in.block_tokens, c)});
   }

@@ -59,7 +59,9 @@ struct KvPlan {
   uint64_t contiguous_max_sequences = 0;  // every request pre-allocates max_context
   double paged_waste_fraction = 0;        // unused tail of each sequence's last block
   double contiguous_waste_fraction = 0;   // reserved but unused at the distribution's lengths
-  std::vector<ContextCapacity> scaling;   // 512, 1024, 2048, 4096, 8192 tokens (paged)
+  // Per GPU, with as many sequences as fit: KV memory reserved but holding no token.
+  double paged_waste_bytes = 0, contiguous_waste_bytes = 0;
+  std::vector<ContextCapacity> scaling;  // 512, 1024, 2048, 4096, 8192 tokens (paged)
 };
 
 // invalid_argument naming the value: zero layers/heads/params, tp < 1, zero memory, block size

@@ -83,7 +83,7 @@ std::vector<std::string> KvAdviceForGpu(const GpuFacts& gpu) {
       "Compare static and continuous batching on your traffic: `gpudoctor plan "
       "batching --model llama-3-8b " +
       gpu_flag +
-      " --rate 20 --requests 2000` (or "
+      " --rate 2 --requests 2000` (or "
       "--trace FILE.csv).");
   return out;
 }

@@ -156,7 +156,7 @@ const std::vector<PlanFlag>& PlanFlagTable() {
          o.trace_file = std::string(v);
          return Status::Ok();
        }},
-      {"--rate", "R", "batching: generated arrivals per second (default 20)",
+      {"--rate", "R", "batching: generated arrivals per second (default 2)",
        [](std::string_view v, PlanOptions& o) -> Status {
          return Set(DoubleIn(v, 1e-6, 1e6, "requests per second"),
                     [&](double r) { o.rate_per_s = r; });
@@ -178,11 +178,11 @@ const std::vector<PlanFlag>& PlanFlagTable() {
          return Set(ParseLengthRange(v), [&](LengthRange r) { o.prompt = r; });
        }},
       {"--output-tokens", "N|LO:HI",
-       "batching: output lengths, LO:HI or exp:MEAN:MAX (default 32:512)",
+       "batching: output lengths, LO:HI or exp:MEAN:MAX (default exp:256:2048)",
        [](std::string_view v, PlanOptions& o) -> Status {
          return Set(ParseLengthRange(v), [&](LengthRange r) { o.output = r; });
        }},
-      {"--batch-size", "N", "batching: static batch size (default 8)",
+      {"--batch-size", "N", "batching: static batch size (default 16)",
        [](std::string_view v, PlanOptions& o) -> Status {
          return Set(IntIn(v, 1, 65536, "batch size"),
                     [&](int64_t n) { o.batch_size = static_cast<uint32_t>(n); });

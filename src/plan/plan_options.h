@@ -36,12 +36,12 @@ struct PlanOptions {
   std::optional<std::string> gpu_type;
   // batching
   std::optional<std::string> trace_file;
-  double rate_per_s = 20;
+  double rate_per_s = 2;
   uint64_t requests = 2000;
   uint64_t seed = 1;
   LengthRange prompt{256, 2048};
-  LengthRange output{32, 512};
-  uint32_t batch_size = 8;
+  LengthRange output{1, 2048, true, 256};
+  uint32_t batch_size = 16;
   double max_wait_s = 0.05;
   uint32_t max_seqs = 256;
   uint64_t max_queue = 100000;

@@ -104,11 +104,11 @@ std::string KvPlanText(const PlanSubject& s, const KvPlan& p) {
   o += "\nmax concurrent sequences (mean context " + FormatDouble(p.mean_context_tokens, 0) +
        ", longest " + std::to_string(in.contexts.MaxTokens()) + " tokens):\n";
   o += "  " + Pad("paged, " + std::to_string(in.block_tokens) + "-token blocks", 34) +
-       PadLeft(Num(p.max_concurrent_sequences), 8) + "   " + Pct(p.paged_waste_fraction) +
-       " of the reserved KV unused (last block)\n";
+       PadLeft(Num(p.max_concurrent_sequences), 8) + "   " + Bytes(p.paged_waste_bytes) + " (" +
+       Pct(p.paged_waste_fraction) + ") reserved but unused (last block)\n";
   o += "  " + Pad("contiguous, " + std::to_string(p.max_context_tokens) + " tokens each", 34) +
-       PadLeft(Num(p.contiguous_max_sequences), 8) + "   " + Pct(p.contiguous_waste_fraction) +
-       " of the reserved KV unused\n";
+       PadLeft(Num(p.contiguous_max_sequences), 8) + "   " + Bytes(p.contiguous_waste_bytes) +
+       " (" + Pct(p.contiguous_waste_fraction) + ") reserved but unused\n";
   o += "\ncontext length -> concurrent sequences (paged):\n";
   for (const auto& c : p.scaling) {
     o += "  " + PadLeft(std::to_string(c.context_tokens), 6) + " tokens  " +
@@ -147,6 +147,8 @@ ordered_json KvPlanJson(const PlanSubject& s, const KvPlan& p) {
   j["contiguous_max_sequences"] = p.contiguous_max_sequences;
   j["paged_waste_fraction"] = p.paged_waste_fraction;
   j["contiguous_waste_fraction"] = p.contiguous_waste_fraction;
+  j["paged_waste_bytes"] = p.paged_waste_bytes;
+  j["contiguous_waste_bytes"] = p.contiguous_waste_bytes;
   ordered_json scaling = ordered_json::array();
   for (const auto& c : p.scaling) {
     scaling.push_back({{"context_tokens", c.context_tokens},

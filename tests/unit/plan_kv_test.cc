@@ -119,6 +119,10 @@ TEST(PlanKvTest, DistributionPagedAgainstContiguous) {
   EXPECT_DOUBLE_EQ(p->mean_context_tokens, 1280);
   EXPECT_DOUBLE_EQ(p->contiguous_waste_fraction, 0.375);
   EXPECT_DOUBLE_EQ(p->paged_waste_fraction, 0);  // both lengths are whole blocks
+  EXPECT_DOUBLE_EQ(p->paged_waste_bytes, 0);
+  // 228 contiguous slots each reserve 2048 - 1280 = 768 tokens too many on average:
+  // 228 x 768 x 131072 B = 22951231488 B (21.4 GiB).
+  EXPECT_DOUBLE_EQ(p->contiguous_waste_bytes, 22951231488.0);
 }
 
 TEST(PlanKvTest, PagedWasteIsTheLastBlocksTail) {
