@@ -72,8 +72,13 @@ Result<BatchingPlan> PlanBatching(const BatchingInput& in, const std::vector<Req
   {  // Static: twice the batch size (still capped by memory inside the simulator).
     SimConfig c = plan.config;
     c.batch_size = in.batch_size * 2;
-    plan.knobs.push_back(Compare("batch size", plan.static_result, SimulateStatic(trace, c),
-                                 std::to_string(in.batch_size), std::to_string(c.batch_size)));
+    PolicyResult changed = SimulateStatic(trace, c);
+    std::string to = std::to_string(c.batch_size);
+    if (changed.batch_slots < c.batch_size) {
+      to += " (memory allows " + std::to_string(changed.batch_slots) + ")";
+    }
+    plan.knobs.push_back(
+        Compare("batch size", plan.static_result, changed, std::to_string(in.batch_size), to));
   }
   {  // Continuous: twice the sequence slots.
     SimConfig c = plan.config;

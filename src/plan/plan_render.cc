@@ -228,9 +228,9 @@ std::string BatchingText(const BatchingSubject& s, const BatchingPlan& p) {
       double thr = k.throughput_before > 0
                        ? 100 * (k.throughput_after - k.throughput_before) / k.throughput_before
                        : 0;
-      o += "  " + Pad(k.knob + " " + k.from + " -> " + k.to + " (" + k.policy + ")", 38) +
-           "throughput " + (thr >= 0 ? "+" : "") + FormatDouble(thr, 1) + "%, p99 " +
-           Seconds(k.p99_before_s) + " -> " + Seconds(k.p99_after_s) + " s\n";
+      o += "  " + Pad(k.policy + ": " + k.knob + " " + k.from + " -> " + k.to, 52) + "throughput " +
+           (thr >= 0 ? "+" : "") + FormatDouble(thr, 1) + "%, p99 " + Seconds(k.p99_before_s) +
+           " -> " + Seconds(k.p99_after_s) + " s\n";
     }
     if (p.most_important_knob == "policy") {
       o += "no single knob moves throughput or p99 latency by " + Pct(kKnobThreshold) +
