@@ -5,7 +5,10 @@ JOBS       ?= $(shell nproc)
 ARGS       ?=
 FUZZ_SECONDS ?= 8
 
-.PHONY: all deps build run test unit fuzz lint format bench clean docs
+.PHONY: all deps build run test unit fuzz lint format bench clean docs install install-files
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
 
 all: build
 
@@ -47,6 +50,23 @@ bench: build
 
 docs: build
 	./$(BUILD)/gpudoctor explain --markdown > docs/findings.md
+
+# Binary, systemd unit and a default config (kept when one exists). `systemctl daemon-reload &&
+# systemctl enable --now gpudoctor` starts the daemon.
+install: build install-files
+
+# The copying part alone (tests/e2e/install_test.sh runs it on an existing build).
+install-files:
+	install -D -m 0755 $(BUILD)/gpudoctor $(DESTDIR)$(PREFIX)/bin/gpudoctor
+	install -D -m 0644 deploy/systemd/gpudoctor.service $(DESTDIR)/etc/systemd/system/gpudoctor.service
+	sed -i 's|/usr/local/bin/gpudoctor|$(PREFIX)/bin/gpudoctor|' $(DESTDIR)/etc/systemd/system/gpudoctor.service
+	install -d -m 0750 $(DESTDIR)/var/lib/gpudoctor
+	@if [ -e $(DESTDIR)/etc/gpudoctor/gpudoctor.toml ]; then \
+	  echo "install: keeping $(DESTDIR)/etc/gpudoctor/gpudoctor.toml"; \
+	else \
+	  install -d $(DESTDIR)/etc/gpudoctor && \
+	  $(BUILD)/gpudoctor config --default > $(DESTDIR)/etc/gpudoctor/gpudoctor.toml; \
+	fi
 
 clean:
 	rm -rf $(BUILD) $(FUZZ_BUILD)

@@ -32,7 +32,12 @@ int CheckCommand(const CliOptions& o) {
   // do its job, and "ok" would be a lie.
   int ok_probes = 0;
   for (const auto& p : report.snapshot.probes) ok_probes += p.state == ProbeState::kOk ? 1 : 0;
-  if (ok_probes == 0) {
+  // ... unless what did run found a fault (a hung NVML call is a crit finding, not a tool failure).
+  bool found_fault = false;
+  for (const auto& f : report.findings) {
+    if (f.severity != Severity::kInfo && f.id.rfind("gpudoctor.", 0) != 0) found_fault = true;
+  }
+  if (ok_probes == 0 && !found_fault) {
     return CouldNotRun("no probe could measure anything (" +
                        std::to_string(report.snapshot.probes.size()) +
                        " probes failed, were skipped or timed out); check the --path.* flags");

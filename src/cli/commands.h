@@ -26,7 +26,12 @@ int CheckCommand(const CliOptions& options);
 int ExplainCommand(const CliOptions& options);
 int ConfigCommand(const CliOptions& options);
 int ProbesCommand(const CliOptions& options);
-int LogsCommand(const CliOptions& options);  // logs_command.cc (kernel log)
+int LogsCommand(const CliOptions& options);     // logs_command.cc (kernel log)
+int WatchCommand(const CliOptions& options);    // watch_command.cc (issue 9)
+int CompareCommand(const CliOptions& options);  // compare_command.cc (issue 8 item 14)
+int HistoryCommand(const CliOptions& options);  // history_command.cc (watch store)
+int AckCommand(const CliOptions& options);      // ack_command.cc
+int SilenceCommand(const CliOptions& options);  // ack_command.cc
 // `plan` parses its own flags (plus the global ones): plan_command.cc.
 bool IsPlanCommand(int argc, const char* const* argv);
 int PlanMain(int argc, const char* const* argv);

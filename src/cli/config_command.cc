@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
-#include "core/config.h"
+#include "config/config.h"
 
 namespace gpudoctor {
 

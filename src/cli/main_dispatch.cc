@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "cli/commands.h"
-#include "core/config.h"
+#include "config/config.h"
 #include "core/deadline.h"
 #include "core/strings.h"
 #include "probes/registry.h"
@@ -23,8 +23,10 @@ struct CommandEntry {
 };
 
 constexpr CommandEntry kCommands[] = {
-    {"check", CheckCommand},   {"explain", ExplainCommand}, {"config", ConfigCommand},
-    {"probes", ProbesCommand}, {"logs", LogsCommand},  // kernel log (logs_command.cc)
+    {"check", CheckCommand},     {"explain", ExplainCommand}, {"config", ConfigCommand},
+    {"probes", ProbesCommand},   {"logs", LogsCommand},  // kernel log (logs_command.cc)
+    {"compare", CompareCommand}, {"watch", WatchCommand},     {"history", HistoryCommand},
+    {"ack", AckCommand},         {"silence", SilenceCommand},  // watch store
 };
 
 int Dispatch(int argc, char** argv) {

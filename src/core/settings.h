@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/root_fs.h"
-#include "rules/thresholds.h"
+#include "core/threshold_overrides.h"
 
 namespace gpudoctor {
 
@@ -20,7 +20,7 @@ struct Settings {
   int sample_ms = 250;     // window for rates (CPU, swap, NIC throughput, ...)
   std::map<std::string, bool, std::less<>> probe_enabled;  // overrides of the registry default
   std::vector<std::string> only_probes;  // --probes: when non-empty, run exactly these
-  Thresholds thresholds;
+  ThresholdOverrides thresholds;         // the rules see them through rules/thresholds.h
 
   // GPU layer (NVML): library override (--nvml-lib; empty = default search) and the deadline of
   // each NVML phase (init, one GPU's sample beyond the window) before a call counts as hung.
@@ -42,6 +42,13 @@ struct Settings {
   std::string kmsg_file;                     // --kmsg-file PATH or "-": scan it, not live sources
   std::string kmsg_source = "auto";          // auto (kmsg, then journal) | kmsg | journal
   std::optional<int64_t> kmsg_since_unix_s;  // --since: ignore older lines (those with a time)
+
+  // `watch` (issue 9): [watch] table, --interval, --db.
+  double watch_interval_s = 1;        // fast probes every tick
+  double watch_slow_interval_s = 30;  // disk, pci_gpu, suspicious, reachability
+  double watch_rate_window_s = 300;   // counter rates (ECC, replays, NVLink) over this window
+  std::string db_path = "/var/lib/gpudoctor/history.db";
+  int64_t watch_max_ticks = 0;  // --ticks: stop after this many (0: run until a signal)
 };
 
 }  // namespace gpudoctor

@@ -83,6 +83,7 @@ struct GpuFacts {
   bool unfinished = false;
   std::vector<NvmlCallError> errors;  // bounded list
   int nvml_calls = 0;                 // NVML calls made for this GPU during the check
+  std::optional<double> sample_ms;    // this GPU's NVML time, the sampling window excluded
 };
 
 enum class NvmlState {
@@ -103,7 +104,8 @@ struct NvmlStatus {
   std::string library_path;        // the library that was loaded
   std::string library_version;     // from its file name, "550.54.15"; empty when unknown
   std::optional<int> device_count;
-  int system_calls = 0;  // NVML calls not tied to one GPU (init, versions, events)
+  int system_calls = 0;           // NVML calls not tied to one GPU (init, versions, events)
+  std::optional<double> init_ms;  // load + nvmlInit_v2 + count + versions, when it finished
 };
 
 struct DriverFacts {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "kmsg/pci_tuple.h"
+#include "parsers/pci_bus_id.h"
 
 namespace gpudoctor {
 
@@ -45,7 +45,7 @@ struct KernelEvent {
   // victim name (OOM), the interface (net), "core"/"package" (thermal), "GPU0"-style names for
   // GSP lines that carry no address.
   std::string subject;
-  std::optional<PciTuple> pci;
+  std::optional<PciAddress> pci;
   uint64_t count = 0;  // lines folded into this event
   LogTime first, last;
   std::string sample;                  // first full line, sanitised, at most 512 bytes
@@ -94,7 +94,7 @@ struct KernelEvent {
 // GPU identity from the driver's companion lines: "NVRM: GPU at PCI:0000:3b:00: GPU-<uuid>" and
 // "NVRM: GPU Board Serial Number: <sn>".
 struct LogGpuIdentity {
-  PciTuple pci;
+  PciAddress pci;
   std::string uuid;
   std::string serial;
 };

@@ -4,8 +4,6 @@
 #include <cstdlib>
 #include <limits>
 
-#include "rules/catalogue.h"
-
 namespace gpudoctor {
 
 const char* LayerName(Layer layer) {
@@ -62,22 +60,6 @@ Finding& Finding::Add(std::string name, std::string v) {
 Finding& Finding::AddBool(std::string name, bool v) {
   evidence.push_back({std::move(name), v});
   return *this;
-}
-
-Finding MakeFinding(std::string_view id, Severity severity, std::string summary) {
-  const CatalogueEntry* entry = FindCatalogueEntry(id);
-  if (entry == nullptr) {
-    std::fprintf(stderr, "gpudoctor: internal error: finding id '%.*s' not in catalogue\n",
-                 static_cast<int>(id.size()), id.data());
-    std::abort();
-  }
-  Finding f;
-  f.id = std::string(id);
-  f.layer = entry->layer;
-  f.severity = severity;
-  f.summary = std::move(summary);
-  for (const auto& step : entry->next_steps) f.next_steps.emplace_back(step);
-  return f;
 }
 
 std::optional<Severity> WorstSeverity(const std::vector<Finding>& findings) {

@@ -55,10 +55,6 @@ struct Finding {
   Finding& AddBool(std::string name, bool v);
 };
 
-// Builds a finding with layer and default next steps taken from the catalogue entry `id`.
-// Aborts on an id that is not in the catalogue (a bug, caught by tests).
-Finding MakeFinding(std::string_view id, Severity severity, std::string summary);
-
 // Highest severity, or nullopt for no findings.
 std::optional<Severity> WorstSeverity(const std::vector<Finding>& findings);
 

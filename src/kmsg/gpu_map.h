@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "facts/kernel_facts.h"
+#include "kmsg/pci_tuple.h"
 
 namespace gpudoctor {
 

@@ -76,21 +76,11 @@ const JournalApi* LoadJournalApi() {
 
 int64_t BootWallTimeUs() { return ClockUs(CLOCK_REALTIME) - ClockUs(CLOCK_MONOTONIC); }
 
-Status ReadKmsg(const std::string& path, KernelLogScanner& scanner, const LiveReadLimits& limits) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return OpenError(path, errno);
+Status ReadKmsgRecords(int fd, const std::string& path, KernelLogScanner& scanner,
+                       const LiveReadLimits& limits, std::optional<uint64_t>& last_seq) {
   KernelLogFacts& facts = scanner.facts();
-  facts.source = "kmsg";
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && !S_ISCHR(st.st_mode)) {
-    // A saved ring in a fixture tree: plain text, one record per line.
-    Status s = ScanLogFd(fd, scanner, limits.deadline);
-    ::close(fd);
-    return s;
-  }
   constexpr size_t kRecordBuf = 16 * 1024;
   std::unique_ptr<char[]> buf(new char[kRecordBuf]);
-  std::optional<uint64_t> last_seq;
   int einval = 0;
   for (;;) {
     if (facts.records_read >= limits.max_records || SteadyClock::now() >= limits.deadline) {
@@ -110,7 +100,6 @@ Status ReadKmsg(const std::string& path, KernelLogScanner& scanner, const LiveRe
         ++facts.truncated_lines;
         continue;
       }
-      ::close(fd);
       return IoError(path + ": read: " + std::strerror(err));
     }
     if (n == 0) break;
@@ -128,8 +117,47 @@ Status ReadKmsg(const std::string& path, KernelLogScanner& scanner, const LiveRe
     }
     scanner.ScanText(rec);
   }
-  ::close(fd);
   return Status::Ok();
+}
+
+Status ReadKmsg(const std::string& path, KernelLogScanner& scanner, const LiveReadLimits& limits) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return OpenError(path, errno);
+  KernelLogFacts& facts = scanner.facts();
+  facts.source = "kmsg";
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && !S_ISCHR(st.st_mode)) {
+    // A saved ring in a fixture tree: plain text, one record per line.
+    Status s = ScanLogFd(fd, scanner, limits.deadline);
+    ::close(fd);
+    return s;
+  }
+  std::optional<uint64_t> last_seq;
+  Status s = ReadKmsgRecords(fd, path, scanner, limits, last_seq);
+  ::close(fd);
+  return s;
+}
+
+KmsgTail::KmsgTail(std::string path, ScanOptions options)
+    : path_(std::move(path)), scanner_(std::make_unique<KernelLogScanner>(options)) {}
+
+KmsgTail::~KmsgTail() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Result<KernelLogFacts> KmsgTail::Poll(const LiveReadLimits& limits) {
+  if (fd_ < 0) {
+    fd_ = ::open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd_ < 0) return OpenError(path_, errno);
+    struct stat st {};
+    is_text_ = ::fstat(fd_, &st) == 0 && !S_ISCHR(st.st_mode);
+    scanner_->facts().source = "kmsg";
+  }
+  scanner_->facts().stopped_at_deadline = false;
+  Status s = is_text_ ? ScanLogFd(fd_, *scanner_, limits.deadline)
+                      : ReadKmsgRecords(fd_, path_, *scanner_, limits, last_seq_);
+  if (!s.ok()) return s;
+  return scanner_->Current();
 }
 
 Status ReadJournal(KernelLogScanner& scanner, const LiveReadLimits& limits) {

@@ -9,6 +9,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 
 #include "core/deadline.h"
@@ -28,6 +30,28 @@ int64_t BootWallTimeUs();
 // Reads the kmsg ring at `path` (RootPath("/dev/kmsg")). Errors: not_found, permission_denied
 // (dmesg_restrict, printk.devkmsg=off), io_error.
 Status ReadKmsg(const std::string& path, KernelLogScanner& scanner, const LiveReadLimits& limits);
+
+// A kernel-log reader kept open across the ticks of `watch`: /dev/kmsg stays open and each
+// Poll reads only the records that arrived since the last one (a regular file at the path, as
+// in fixture trees, is tailed from its last offset). Events accumulate in one scanner, so the
+// facts cover the whole boot. Errors: as ReadKmsg, from the first open or a read.
+// Not thread-safe: one Poll at a time (the watch runner never overlaps runs of a probe).
+class KmsgTail {
+ public:
+  KmsgTail(std::string path, ScanOptions options);
+  ~KmsgTail();
+  KmsgTail(const KmsgTail&) = delete;
+  KmsgTail& operator=(const KmsgTail&) = delete;
+
+  Result<KernelLogFacts> Poll(const LiveReadLimits& limits);
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  bool is_text_ = false;
+  std::optional<uint64_t> last_seq_;
+  std::unique_ptr<KernelLogScanner> scanner_;
+};
 
 // Reads the current boot's kernel messages from the local journal. Errors: unsupported (no
 // libsystemd or a symbol missing), not_found / permission_denied / io_error from sd_journal_open.

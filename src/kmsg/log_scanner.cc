@@ -385,6 +385,13 @@ void KernelLogScanner::OnBoot() {
   }
 }
 
+KernelLogFacts KernelLogScanner::Current() const {
+  KernelLogFacts copy = facts_;
+  copy.dropped_events = aggregator_.dropped();
+  copy.events = aggregator_.events();
+  return copy;
+}
+
 KernelLogFacts KernelLogScanner::Finish() {
   facts_.dropped_events = aggregator_.dropped();
   facts_.events = aggregator_.TakeEvents();

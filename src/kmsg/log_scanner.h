@@ -17,6 +17,7 @@
 #include "facts/kernel_facts.h"
 #include "kmsg/event_aggregator.h"
 #include "kmsg/line_format.h"
+#include "kmsg/pci_tuple.h"
 
 namespace gpudoctor {
 
@@ -44,6 +45,8 @@ class KernelLogScanner {
   void ScanMessage(std::string_view message, const LogTime& time);
 
   KernelLogFacts& facts() { return facts_; }
+  // A copy of the facts so far, events included; the scanner goes on.
+  KernelLogFacts Current() const;
   // Moves the events into the facts and returns them; the scanner is spent afterwards.
   KernelLogFacts Finish();
 

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "facts/kernel_facts.h"
+#include "kmsg/pci_tuple.h"
 
 namespace gpudoctor {
 

@@ -12,6 +12,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "facts/gpu_codes.h"
+
 namespace gpudoctor::nvml {
 
 using nvmlReturn_t = int;  // all NVML enums are 4-byte ints; kept as int so unknown codes survive
@@ -251,5 +253,21 @@ static_assert(offsetof(nvmlFieldValue_t, nvmlReturn) == 28);
 static_assert(offsetof(nvmlFieldValue_t, value) == 32);
 
 static_assert(sizeof(nvmlDevice_t) == 8 && sizeof(nvmlEventSet_t) == 8, "x86_64/aarch64 LP64 only");
+
+// The rules judge these codes through facts/gpu_codes.h; both must stay equal.
+static_assert(NVML_ERROR_NO_PERMISSION == gpu_codes::kNoPermission);
+static_assert(NVML_ERROR_INSUFFICIENT_POWER == gpu_codes::kInsufficientPower);
+static_assert(NVML_ERROR_DRIVER_NOT_LOADED == gpu_codes::kDriverNotLoaded);
+static_assert(NVML_ERROR_IRQ_ISSUE == gpu_codes::kIrqIssue);
+static_assert(NVML_ERROR_CORRUPTED_INFOROM == gpu_codes::kCorruptedInforom);
+static_assert(NVML_ERROR_RESET_REQUIRED == gpu_codes::kResetRequired);
+static_assert(NVML_ERROR_OPERATING_SYSTEM == gpu_codes::kOperatingSystem);
+static_assert(NVML_ERROR_LIB_RM_VERSION_MISMATCH == gpu_codes::kLibRmVersionMismatch);
+static_assert(kClocksReasonSwPowerCap == gpu_codes::kReasonSwPowerCap);
+static_assert(kClocksReasonHwSlowdown == gpu_codes::kReasonHwSlowdown);
+static_assert(kClocksReasonSwThermal == gpu_codes::kReasonSwThermal);
+static_assert(kClocksReasonHwThermal == gpu_codes::kReasonHwThermal);
+static_assert(kClocksReasonHwPowerBrake == gpu_codes::kReasonHwPowerBrake);
+static_assert(kClocksReasonDisplayClock == gpu_codes::kReasonDisplayClock);
 
 }  // namespace gpudoctor::nvml

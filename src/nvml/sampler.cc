@@ -9,6 +9,7 @@
 #include "core/strings.h"
 #include "nvml/guarded.h"
 #include "nvml/loader.h"
+#include "nvml/session.h"
 #include "parsers/pci_bus_id.h"
 
 namespace gpudoctor {
@@ -47,6 +48,10 @@ bool ValidPcieWidth(uint32_t w) {
 // State shared between a worker and its owner; outlives both (shared_ptr).
 struct WorkerShared {
   Breadcrumb crumb;
+  // The GPU's facts as far as the worker got, published after each phase: a hang later in the
+  // sample must not cost the readings taken before it.
+  std::mutex partial_mu;
+  std::optional<GpuFacts> partial;
 };
 
 // One GPU's (or the init phase's) calls: counts, records errors, notices GPU_IS_LOST.
@@ -131,17 +136,59 @@ class GpuSampler {
   }
 
   GpuFacts Run() {
+    TimePoint t_start = SteadyClock::now();
     if (Handle()) {
       RegisterEvents();
       Identity();
       if (!Stop()) Limits();
+      Publish();
       TimePoint t_first = SteadyClock::now();
       if (!Stop()) FirstSample();
+      Publish();
       if (!Stop() && Busy()) PcieThroughput();
       if (!Stop()) std::this_thread::sleep_until(t_first + window_);
       TimePoint t_second = SteadyClock::now();
       if (!Stop()) SecondSample();
       if (!Stop()) f_.window_s = std::chrono::duration<double>(t_second - t_first).count();
+      double total_ms =
+          std::chrono::duration<double, std::milli>(SteadyClock::now() - t_start).count();
+      double window_ms = std::chrono::duration<double, std::milli>(window_).count();
+      f_.sample_ms = std::max(0.0, total_ms - window_ms);
+    }
+    f_.nvml_calls = shared_.crumb.calls.load();
+    return std::move(f_);
+  }
+
+  // One tick of a long-lived session: per-boot constants come from `constants` (read once by
+  // Run or RunIdentity), the handle from `dev`; counters are read once (into `first`: the
+  // session moves them to `second` and puts the previous tick's read in `first`). No window.
+  GpuFacts RunTick(const GpuFacts& constants, nvmlDevice_t dev) {
+    tick_mode_ = true;
+    dev_ = dev;
+    CopyConstants(constants);
+    PublishIdentity();
+    Publish();
+    int mode = -1;
+    if (Ok(NVML_CALL(calls_, DeviceGetPersistenceMode, dev_, &mode),
+           names().DeviceGetPersistenceMode) &&
+        (mode == 0 || mode == 1)) {
+      f_.persistence_on = mode == 1;
+    }
+    TimePoint t_start = SteadyClock::now();
+    if (!Stop()) FirstSample();
+    if (!Stop() && Busy()) PcieThroughput();
+    f_.sample_ms = std::chrono::duration<double, std::milli>(SteadyClock::now() - t_start).count();
+    f_.nvml_calls = shared_.crumb.calls.load();
+    return std::move(f_);
+  }
+
+  // The per-boot part of Run: handle, event registration, identity, limits, temperature limits.
+  GpuFacts RunIdentity() {
+    if (Handle()) {
+      RegisterEvents();
+      Identity();
+      if (!Stop()) Limits();
+      if (!Stop()) TemperatureLimits();
     }
     f_.nvml_calls = shared_.crumb.calls.load();
     return std::move(f_);
@@ -151,6 +198,37 @@ class GpuSampler {
 
  private:
   bool Stop() const { return f_.lost; }
+
+  void CopyConstants(const GpuFacts& c) {
+    f_.name = c.name;
+    f_.uuid = c.uuid;
+    f_.serial = c.serial;
+    f_.vbios = c.vbios;
+    f_.pci_bus_id = c.pci_bus_id;
+    f_.pci_device_id = c.pci_device_id;
+    f_.max_sm_clock_mhz = c.max_sm_clock_mhz;
+    f_.max_memory_clock_mhz = c.max_memory_clock_mhz;
+    f_.max_graphics_clock_mhz = c.max_graphics_clock_mhz;
+    f_.pcie_max_gen = c.pcie_max_gen;
+    f_.pcie_max_width = c.pcie_max_width;
+    f_.temp_slowdown_c = c.temp_slowdown_c;
+    f_.temp_shutdown_c = c.temp_shutdown_c;
+    f_.temp_memory_max_c = c.temp_memory_max_c;
+  }
+
+  void Publish() {
+    f_.nvml_calls = shared_.crumb.calls.load();
+    std::lock_guard<std::mutex> lock(shared_.partial_mu);
+    shared_.partial = f_;
+  }
+
+  void PublishIdentity() {
+    std::lock_guard<std::mutex> lock(shared_.crumb.mu);
+    shared_.crumb.uuid = f_.uuid;
+    shared_.crumb.pci_bus_id = f_.pci_bus_id;
+    shared_.crumb.serial = f_.serial;
+    shared_.crumb.name = f_.name;
+  }
 
   // Classifies a return: true on success. NOT_SUPPORTED / FUNCTION_NOT_FOUND are silent absence.
   bool Ok(nvmlReturn_t r, const std::string& symbol) {
@@ -216,13 +294,7 @@ class GpuSampler {
       if ((pci.pciDeviceId & 0xffff) == 0x10de) f_.pci_device_id = pci.pciDeviceId;
     }
     if (Stop()) return;
-    {
-      std::lock_guard<std::mutex> lock(shared_.crumb.mu);
-      shared_.crumb.uuid = f_.uuid;
-      shared_.crumb.pci_bus_id = f_.pci_bus_id;
-      shared_.crumb.serial = f_.serial;
-      shared_.crumb.name = f_.name;
-    }
+    PublishIdentity();
     f_.vbios = ReadString(api().DeviceGetVbiosVersion, names().DeviceGetVbiosVersion,
                           nvml::kDeviceVbiosVersionBufferSize);
   }
@@ -374,6 +446,30 @@ class GpuSampler {
       c.pcie_replays = Counter(*v);
     }
     if (Stop() || !first) return;
+    // Retired pages (pre-Ampere page retirement): a count query with an empty buffer answers
+    // INSUFFICIENT_SIZE (or SUCCESS for none) with the count.
+    auto retired = [&](int cause) -> std::optional<uint64_t> {
+      if (api().DeviceGetRetiredPages == nullptr) return std::nullopt;
+      unsigned count = 0;
+      nvmlReturn_t r = calls_.Make(names().DeviceGetRetiredPages, api().DeviceGetRetiredPages, dev_,
+                                   cause, &count, static_cast<unsigned long long*>(nullptr));
+      if (r != nvml::NVML_SUCCESS && r != nvml::NVML_ERROR_INSUFFICIENT_SIZE) {
+        Ok(r, names().DeviceGetRetiredPages);
+        return std::nullopt;
+      }
+      return Counter(count, kMaxRows);
+    };
+    f_.retired_pages_sbe = retired(0);  // NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS
+    if (Stop()) return;
+    f_.retired_pages_dbe = retired(1);  // NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR
+    if (Stop()) return;
+    int pending_state = -1;
+    if (Ok(NVML_CALL(calls_, DeviceGetRetiredPagesPendingStatus, dev_, &pending_state),
+           names().DeviceGetRetiredPagesPendingStatus) &&
+        (pending_state == 0 || pending_state == 1)) {
+      f_.retired_pages_pending = pending_state == 1;
+    }
+    if (Stop()) return;
     unsigned corr = 0, unc = 0, pending = 0, failed = 0;
     if (Ok(NVML_CALL(calls_, DeviceGetRemappedRows, dev_, &corr, &unc, &pending, &failed),
            names().DeviceGetRemappedRows)) {
@@ -486,8 +582,28 @@ class GpuSampler {
     return procs;
   }
 
+  // Without batched fields (older drivers): ask each link until the driver says there is none.
+  void NvLinksPerCall() {
+    if (api().DeviceGetNvLinkState == nullptr) return;
+    for (unsigned link = 0; link < nvml::kNvLinkMaxLinks; ++link) {
+      int state = -1;
+      nvmlReturn_t r = NVML_CALL(calls_, DeviceGetNvLinkState, dev_, link, &state);
+      if (r != nvml::NVML_SUCCESS) {
+        if (r == nvml::NVML_ERROR_GPU_IS_LOST) Ok(r, names().DeviceGetNvLinkState);
+        break;  // NOT_SUPPORTED / INVALID_ARGUMENT: no such link (or no NVLink at all)
+      }
+      std::optional<bool> active;
+      if (state == 0 || state == 1) active = state == 1;
+      f_.nvlinks.push_back({static_cast<int>(link), active});
+    }
+    if (!f_.nvlinks.empty()) f_.nvlink_count = static_cast<int>(f_.nvlinks.size());
+  }
+
   void NvLinks(const std::vector<nvmlFieldValue_t>& batch, bool batch_ok) {
-    if (!batch_ok) return;
+    if (!batch_ok) {
+      NvLinksPerCall();
+      return;
+    }
     auto count = Find(batch, nvml::kFieldNvLinkLinkCount);
     if (!count || *count > nvml::kNvLinkMaxLinks) return;
     f_.nvlink_count = static_cast<int>(*count);
@@ -539,40 +655,51 @@ class GpuSampler {
       f_.util_gpu_pct = u.gpu;
       f_.util_memory_pct = u.memory;
     }
+    Publish();
     if (Stop()) return;
     Memory();
+    Publish();
     if (Stop()) return;
     Temperature();
+    Publish();
     if (Stop()) return;
     auto clock = [&](int type) -> std::optional<uint32_t> {
       auto v = ReadUintArg(api().DeviceGetClockInfo, names().DeviceGetClockInfo, type);
       return v ? InRange(*v, 0, kMaxClockMhz) : std::nullopt;
     };
     f_.sm_clock_mhz = clock(nvml::NVML_CLOCK_SM);
+    Publish();
     if (Stop()) return;
     f_.memory_clock_mhz = clock(nvml::NVML_CLOCK_MEM);
+    Publish();
     if (Stop()) return;
-    f_.graphics_clock_mhz = clock(nvml::NVML_CLOCK_GRAPHICS);
+    if (!tick_mode_) f_.graphics_clock_mhz = clock(nvml::NVML_CLOCK_GRAPHICS);
+    Publish();
     if (Stop()) return;
     f_.first.clock_event_reasons = ClockReasons();
+    Publish();
     if (Stop()) return;
     if (auto fan = ReadUint(api().DeviceGetFanSpeed, names().DeviceGetFanSpeed)) {
       f_.fan_pct = InRange(*fan, 0, 100);
     }
+    Publish();
     if (Stop()) return;
     if (auto g = ReadUint(api().DeviceGetCurrPcieLinkGeneration,
                           names().DeviceGetCurrPcieLinkGeneration)) {
       f_.pcie_gen = InRange(*g, 1, 7);
     }
+    Publish();
     if (Stop()) return;
     if (auto w = ReadUint(api().DeviceGetCurrPcieLinkWidth, names().DeviceGetCurrPcieLinkWidth);
         w && ValidPcieWidth(*w)) {
       f_.pcie_width = *w;
     }
+    Publish();
     if (Stop()) return;
 
     std::vector<nvmlFieldValue_t> batch = FirstBatch();
     bool batch_ok = api().DeviceGetFieldValues != nullptr && ReadBatch(batch);
+    Publish();
     if (Stop()) return;
     if (batch_ok) {
       CountersFromBatch(batch, f_.first);
@@ -598,12 +725,14 @@ class GpuSampler {
     } else {
       CountersFallback(f_.first, true);
     }
+    Publish();
     if (Stop()) return;
     // Power fields are recent (R535+); older drivers answer through the dedicated calls.
     if (!f_.power_mw) {
       if (auto p = ReadUint(api().DeviceGetPowerUsage, names().DeviceGetPowerUsage)) {
         f_.power_mw = InRange(*p, 0, kMaxPowerMw);
       }
+      Publish();
       if (Stop()) return;
     }
     if (!f_.power_limit_mw) {
@@ -611,11 +740,14 @@ class GpuSampler {
               ReadUint(api().DeviceGetEnforcedPowerLimit, names().DeviceGetEnforcedPowerLimit)) {
         f_.power_limit_mw = InRange(*p, 1, kMaxPowerMw);
       }
+      Publish();
       if (Stop()) return;
     }
-    TemperatureLimits();
+    if (!tick_mode_) TemperatureLimits();  // per-boot: a session reads them once
+    Publish();
     if (Stop()) return;
     NvLinks(batch, batch_ok);
+    Publish();
     if (Stop()) return;
     Processes();
   }
@@ -673,6 +805,7 @@ class GpuSampler {
   nvmlEventSet_t events_;
   std::chrono::milliseconds window_;
   nvmlDevice_t dev_ = nullptr;
+  bool tick_mode_ = false;
   GpuFacts f_;
 };
 
@@ -748,7 +881,7 @@ struct DrainOutcome {
   int calls = 0;
 };
 
-DrainOutcome DrainEvents(const Library& lib, Breadcrumb& crumb, nvmlEventSet_t set) {
+DrainOutcome DrainEvents(const Library& lib, Breadcrumb& crumb, nvmlEventSet_t set, bool free_set) {
   DrainOutcome out;
   Calls calls(lib, crumb);
   for (int i = 0; i < kMaxEventsDrained; ++i) {
@@ -760,7 +893,7 @@ DrainOutcome DrainEvents(const Library& lib, Breadcrumb& crumb, nvmlEventSet_t s
       out.xids.emplace_back(data.device, data.eventData);
     }
   }
-  NVML_CALL(calls, EventSetFree, set);
+  if (free_set) NVML_CALL(calls, EventSetFree, set);
   out.calls = crumb.calls.load();
   return out;
 }
@@ -788,6 +921,9 @@ GpuLayerFacts SampleNvml(const NvmlSampleOptions& opts) {
   // timeout expiring proves a hang (a short --deadline merely leaves the phase unfinished).
   bool init_cut_by_check = opts.deadline < start + opts.timeout;
   TimePoint init_deadline = std::min(opts.deadline, start + opts.timeout);
+  // Loading the library takes milliseconds; even a check with almost no time left waits that
+  // long, so a missing library reads as "no driver", not as an init that did not finish.
+  init_deadline = std::max(init_deadline, start + std::chrono::milliseconds(150));
   if (!init_pending->WaitUntil(init_deadline)) {
     CountAbandonedWorker();
     const char* call = init_shared->crumb.current.load();
@@ -803,6 +939,7 @@ GpuLayerFacts SampleNvml(const NvmlSampleOptions& opts) {
   }
   InitOutcome init = init_pending->Take();
   facts.nvml = init.status;
+  facts.nvml.init_ms = MsSince(start);
   facts.driver = init.driver;
   if (init.status.state != NvmlState::kOk) return facts;
   std::shared_ptr<const Library> lib = init.lib;
@@ -838,6 +975,10 @@ GpuLayerFacts SampleNvml(const NvmlSampleOptions& opts) {
       continue;
     }
     GpuFacts f;
+    {
+      std::lock_guard<std::mutex> lock(w.shared->partial_mu);
+      if (w.shared->partial) f = *w.shared->partial;  // readings taken before the hang
+    }
     f.index = i;
     f.hung = w.pending != nullptr && !gpu_cut_by_check;
     f.unfinished = w.pending != nullptr && gpu_cut_by_check;
@@ -846,10 +987,14 @@ GpuLayerFacts SampleNvml(const NvmlSampleOptions& opts) {
     hang.check_deadline = gpu_cut_by_check;
     {
       std::lock_guard<std::mutex> lock(w.shared->crumb.mu);
-      f.uuid = hang.uuid = w.shared->crumb.uuid;
-      f.pci_bus_id = hang.pci_bus_id = w.shared->crumb.pci_bus_id;
-      f.serial = hang.serial = w.shared->crumb.serial;
-      f.name = hang.name = w.shared->crumb.name;
+      if (f.uuid.empty()) f.uuid = w.shared->crumb.uuid;
+      if (f.pci_bus_id.empty()) f.pci_bus_id = w.shared->crumb.pci_bus_id;
+      if (f.serial.empty()) f.serial = w.shared->crumb.serial;
+      if (f.name.empty()) f.name = w.shared->crumb.name;
+      hang.uuid = f.uuid;
+      hang.pci_bus_id = f.pci_bus_id;
+      hang.serial = f.serial;
+      hang.name = f.name;
     }
     f.nvml_calls = w.shared->crumb.calls.load();
     if (w.pending == nullptr) {
@@ -863,25 +1008,32 @@ GpuLayerFacts SampleNvml(const NvmlSampleOptions& opts) {
     }
     facts.gpus.push_back(std::move(f));
   }
-  if (!facts.hangs.empty()) return facts;  // the driver is wedged: no events, no shutdown
-
-  // Phase 3 and 4: drain Xid events without blocking, then shut down.
+  // Phase 3 and 4: drain Xid events without blocking, then shut down. After a hang the events
+  // of the other GPUs are still drained (a GPU that hangs is often the one with the Xid), but
+  // nvmlShutdown is skipped: it would wait for the stuck call's locks.
+  bool hung_before = !facts.hangs.empty();
   auto tail_shared = std::make_shared<WorkerShared>();
   nvmlEventSet_t events = init.events;
-  auto tail = StartDetached([lib, tail_shared, events] {
+  if (hung_before && events == nullptr) return facts;
+  auto tail = StartDetached([lib, tail_shared, events, hung_before] {
     DrainOutcome d;
-    if (events != nullptr) d = DrainEvents(*lib, tail_shared->crumb, events);
-    Calls calls(*lib, tail_shared->crumb);
-    NVML_CALL0(calls, Shutdown);
+    if (events != nullptr) d = DrainEvents(*lib, tail_shared->crumb, events, !hung_before);
+    if (!hung_before) {
+      Calls calls(*lib, tail_shared->crumb);
+      NVML_CALL0(calls, Shutdown);
+    }
     d.calls = tail_shared->crumb.calls.load();
     return d;
   });
   TimePoint tail_start = SteadyClock::now();
   bool tail_cut_by_check = opts.deadline < tail_start + opts.timeout;
-  TimePoint tail_deadline = std::min(opts.deadline, tail_start + opts.timeout);
+  // After a hang the check has already waited a whole timeout: the drain gets a short budget.
+  TimePoint tail_deadline = std::min(
+      opts.deadline, tail_start + (hung_before ? std::chrono::milliseconds(200) : opts.timeout));
   if (tail == nullptr) return facts;
   if (!tail->WaitUntil(tail_deadline)) {
     CountAbandonedWorker();
+    if (hung_before) return facts;  // the wedged driver took the event API with it
     const char* call = tail_shared->crumb.current.load();
     NvmlHang hang{
         call ? call : "(between NVML calls)", std::nullopt, "", "", "", "", MsSince(start)};
@@ -896,6 +1048,256 @@ GpuLayerFacts SampleNvml(const NvmlSampleOptions& opts) {
     e.xid = xid;
     for (const auto& [h, index] : handles) {
       if (h == dev) e.gpu_index = index;
+    }
+    facts.nvml_xid_events.push_back(e);
+  }
+  return facts;
+}
+
+// ---- NvmlSession (session.h) ----
+
+namespace {
+
+constexpr auto kInitBackoffMin = std::chrono::seconds(1);
+constexpr auto kInitBackoffMax = std::chrono::seconds(60);
+
+struct TickOutcome {
+  GpuFacts facts;
+  nvmlDevice_t dev = nullptr;
+  bool identity_read = false;  // this run read the per-boot constants
+};
+
+}  // namespace
+
+struct NvmlSession::State {
+  NvmlSampleOptions opts;
+  // Init.
+  std::shared_ptr<WorkerShared> init_shared;
+  std::shared_ptr<PendingResult<InitOutcome>> init_pending;
+  TimePoint init_started{};
+  TimePoint next_init_try{};
+  std::chrono::seconds backoff = kInitBackoffMin;
+  int init_attempts = 0;
+  NvmlStatus status;  // last init outcome
+  DriverFacts driver;
+  std::shared_ptr<const Library> lib;
+  nvmlEventSet_t events = nullptr;
+  // Per GPU.
+  struct Gpu {
+    bool have_constants = false;
+    GpuFacts constants;
+    nvmlDevice_t dev = nullptr;
+    std::optional<GpuCounterRead> previous;
+    TimePoint previous_at{};
+    std::shared_ptr<WorkerShared> shared;
+    std::shared_ptr<PendingResult<TickOutcome>> pending;  // still in flight from a tick
+    TimePoint started{};
+  };
+  std::vector<Gpu> gpus;
+};
+
+NvmlSession::NvmlSession(NvmlSampleOptions options) : state_(std::make_unique<State>()) {
+  state_->opts = std::move(options);
+}
+
+NvmlSession::~NvmlSession() = default;
+
+int NvmlSession::init_attempts() const { return state_->init_attempts; }
+
+GpuLayerFacts NvmlSession::Sample(TimePoint deadline) {
+  std::lock_guard<std::mutex> lock(mu_);
+  State& st = *state_;
+  GpuLayerFacts facts;
+  TimePoint now = SteadyClock::now();
+
+  // Init (once, with backoff on failure).
+  if (st.status.state != NvmlState::kOk) {
+    if (st.init_pending == nullptr && now >= st.next_init_try) {
+      ++st.init_attempts;
+      st.init_shared = std::make_shared<WorkerShared>();
+      auto shared = st.init_shared;
+      NvmlSampleOptions opts = st.opts;
+      st.init_pending = StartDetached([opts, shared] { return RunInit(opts, shared->crumb); });
+      st.init_started = now;
+    }
+    if (st.init_pending != nullptr) {
+      TimePoint wait = std::min(deadline, st.init_started + st.opts.timeout);
+      if (!st.init_pending->WaitUntil(wait)) {
+        const char* call = st.init_shared->crumb.current.load();
+        std::string name = call ? call : "nvmlInit_v2";
+        bool hung = SteadyClock::now() >= st.init_started + st.opts.timeout;
+        facts.nvml.state = hung ? NvmlState::kInitHung : NvmlState::kInitUnfinished;
+        facts.nvml.error = hung ? name + " did not return" : name + " not finished yet";
+        NvmlHang h{call ? call : "loading libnvidia-ml",
+                   std::nullopt,
+                   "",
+                   "",
+                   "",
+                   "",
+                   MsSince(st.init_started)};
+        h.check_deadline = !hung;
+        facts.hangs.push_back(std::move(h));
+        return facts;
+      }
+      InitOutcome init = st.init_pending->Take();
+      st.init_pending = nullptr;
+      st.status = init.status;
+      st.status.init_ms = MsSince(st.init_started);
+      st.driver = init.driver;
+      if (init.status.state == NvmlState::kOk) {
+        st.lib = init.lib;
+        st.events = init.events;
+        st.gpus.assign(static_cast<size_t>(*init.status.device_count), State::Gpu{});
+        st.backoff = kInitBackoffMin;
+      } else {
+        st.next_init_try = SteadyClock::now() + st.backoff;
+        st.backoff = std::min(st.backoff * 2,
+                              std::chrono::duration_cast<std::chrono::seconds>(kInitBackoffMax));
+      }
+    }
+    if (st.status.state != NvmlState::kOk) {
+      facts.nvml = st.status;
+      facts.driver = st.driver;
+      return facts;
+    }
+  }
+  facts.nvml = st.status;
+  facts.driver = st.driver;
+  st.status.init_ms.reset();  // reported on the tick init finished, not on every tick after
+  std::shared_ptr<const Library> lib = st.lib;
+
+  // One worker per GPU; a GPU whose previous worker is still stuck is not called again.
+  TimePoint start = SteadyClock::now();
+  for (size_t i = 0; i < st.gpus.size(); ++i) {
+    State::Gpu& g = st.gpus[i];
+    if (g.pending != nullptr) continue;  // still running, or back late: collected below
+    g.shared = std::make_shared<WorkerShared>();
+    auto shared = g.shared;
+    int index = static_cast<int>(i);
+    nvmlEventSet_t events = st.events;
+    bool have = g.have_constants;
+    GpuFacts constants = g.constants;
+    nvmlDevice_t dev = g.dev;
+    g.pending = StartDetached([lib, shared, index, events, have, constants, dev] {
+      TickOutcome out;
+      if (!have) {
+        GpuSampler id(*lib, *shared, index, events, std::chrono::milliseconds(0));
+        GpuFacts c = id.RunIdentity();
+        out.dev = id.device();
+        out.identity_read = true;
+        if (out.dev == nullptr || c.lost) {
+          out.facts = std::move(c);
+          return out;
+        }
+        GpuSampler tick(*lib, *shared, index, events, std::chrono::milliseconds(0));
+        out.facts = tick.RunTick(c, out.dev);
+        out.facts.persistence_on =
+            out.facts.persistence_on ? out.facts.persistence_on : c.persistence_on;
+        for (auto& e : c.errors) {
+          if (out.facts.errors.size() < kMaxErrorsPerGpu) out.facts.errors.push_back(e);
+        }
+        return out;
+      }
+      GpuSampler tick(*lib, *shared, index, events, std::chrono::milliseconds(0));
+      out.dev = dev;
+      out.facts = tick.RunTick(constants, dev);
+      return out;
+    });
+    g.started = start;
+  }
+
+  TimePoint wait = std::min(deadline, start + st.opts.timeout);
+  bool any_hung = false;
+  for (size_t i = 0; i < st.gpus.size(); ++i) {
+    State::Gpu& g = st.gpus[i];
+    int index = static_cast<int>(i);
+    if (g.pending != nullptr && g.pending->WaitUntil(wait)) {
+      TickOutcome out = g.pending->Take();
+      g.pending = nullptr;
+      if (out.identity_read && out.dev != nullptr && !out.facts.lost) {
+        g.have_constants = true;
+        g.constants = out.facts;
+        g.dev = out.dev;
+      }
+      GpuFacts f = std::move(out.facts);
+      f.index = index;
+      // This tick's read becomes `second`; the previous tick's is `first`.
+      GpuCounterRead now_read = f.first;
+      TimePoint now_at = g.started;
+      if (g.previous) {
+        f.first = *g.previous;
+        f.second = now_read;
+        f.window_s = std::chrono::duration<double>(now_at - g.previous_at).count();
+      }
+      g.previous = now_read;
+      g.previous_at = now_at;
+      facts.gpus.push_back(std::move(f));
+      continue;
+    }
+    // Still running: hung (past the NVML timeout) or merely unfinished at this tick's deadline.
+    // Readings it took before the stuck call are kept.
+    GpuFacts f = g.constants;
+    if (g.shared != nullptr && g.started == start) {
+      std::lock_guard<std::mutex> lock(g.shared->partial_mu);
+      if (g.shared->partial) f = *g.shared->partial;
+    }
+    f.index = index;
+    f.first = f.second = GpuCounterRead{};
+    bool hung = SteadyClock::now() >= g.started + st.opts.timeout;
+    f.hung = hung;
+    f.unfinished = !hung;
+    NvmlHang h;
+    h.gpu_index = index;
+    h.check_deadline = !hung;
+    if (g.shared != nullptr) {
+      std::lock_guard<std::mutex> lock(g.shared->crumb.mu);
+      if (f.uuid.empty()) f.uuid = g.shared->crumb.uuid;
+      if (f.pci_bus_id.empty()) f.pci_bus_id = g.shared->crumb.pci_bus_id;
+      if (f.serial.empty()) f.serial = g.shared->crumb.serial;
+      if (f.name.empty()) f.name = g.shared->crumb.name;
+      h.uuid = f.uuid;
+      h.pci_bus_id = f.pci_bus_id;
+      h.serial = f.serial;
+      h.name = f.name;
+      const char* call = g.shared->crumb.current.load();
+      h.call = call ? call : "(between NVML calls)";
+    }
+    h.waited_ms = MsSince(g.started);
+    if (hung) any_hung = true;
+    facts.hangs.push_back(std::move(h));
+    facts.gpus.push_back(std::move(f));
+  }
+  if (any_hung || st.events == nullptr) return facts;
+
+  // Drain pending Xid events without blocking (never while a GPU is stuck in the driver).
+  auto tail_shared = std::make_shared<WorkerShared>();
+  nvmlEventSet_t events = st.events;
+  auto drained = RunWithDeadline(
+      [lib, tail_shared, events] {
+        DrainOutcome d;
+        Calls calls(*lib, tail_shared->crumb);
+        for (int i = 0; i < kMaxEventsDrained; ++i) {
+          nvml::nvmlEventData_t data;
+          std::memset(&data, 0, sizeof data);
+          if (NVML_CALL(calls, EventSetWait, events, &data, 0u) != nvml::NVML_SUCCESS) break;
+          if (data.eventType == nvml::kEventTypeXidCriticalError) {
+            d.xids.emplace_back(data.device, data.eventData);
+          }
+        }
+        d.calls = tail_shared->crumb.calls.load();
+        return d;
+      },
+      std::min(deadline, SteadyClock::now() + st.opts.timeout));
+  if (!drained) {
+    st.events = nullptr;  // the event API hung once: never again in this session
+    return facts;
+  }
+  facts.nvml.system_calls = drained->calls;
+  for (const auto& [dev, xid] : drained->xids) {
+    NvmlXidEvent e;
+    e.xid = xid;
+    for (size_t i = 0; i < st.gpus.size(); ++i) {
+      if (st.gpus[i].dev == dev) e.gpu_index = static_cast<int>(i);
     }
     facts.nvml_xid_events.push_back(e);
   }

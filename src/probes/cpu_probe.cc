@@ -1,36 +1,41 @@
-// CPU probe. Source: /proc/stat read twice across the sampling window, /proc/loadavg.
-// Units: percent of all logical CPUs' time; load as the kernel reports it.
-// Failure modes: missing /proc/stat → failed; garbled second read → failed with the parse error;
-// no ticks in the window (tiny window) → shares absent.
-#include <thread>
-
+// CPU probe. Source: /proc/stat (the previous run's read, or read twice across the sampling
+// window), /proc/loadavg. Units: percent of all logical CPUs' time; load as the kernel reports
+// it. Failure modes: missing /proc/stat → failed; garbled read → failed with the parse error;
+// no ticks between the reads (tiny window) or no previous read (watch, first tick) → shares
+// absent.
 #include "parsers/proc_stat.h"
 #include "probes/probe.h"
 
 namespace gpudoctor {
+namespace {
+
+Result<ProcStat> ReadStat(const ProbeContext& ctx) {
+  auto text = ctx.fs().ReadProc("stat");
+  if (!text.ok()) return text.status();
+  auto stat = ParseProcStat(*text);
+  if (!stat.ok())
+    return Status(stat.status().code(), ctx.fs().ProcPath("stat") + ": " + stat.status().message());
+  return stat;
+}
+
+}  // namespace
 
 ProbeOutput RunCpuProbe(const ProbeContext& ctx) {
-  auto first_text = ctx.fs().ReadProc("stat");
-  if (!first_text.ok()) return ProbeFailed(first_text.status().ToString());
-  auto first = ParseProcStat(*first_text);
-  if (!first.ok()) return ProbeFailed(ctx.fs().ProcPath("stat") + ": " + first.status().message());
-
-  TimePoint t0 = SteadyClock::now();
-  std::this_thread::sleep_for(ctx.sample_window());
-  auto second_text = ctx.fs().ReadProc("stat");
-  if (!second_text.ok()) return ProbeFailed(second_text.status().ToString());
-  auto second = ParseProcStat(*second_text);
-  if (!second.ok()) {
-    return ProbeFailed(ctx.fs().ProcPath("stat") + ": " + second.status().message());
-  }
+  auto first = TakeFirstSample<ProcStat>(ctx, [&] { return ReadStat(ctx); });
+  if (!first.ok()) return ProbeFailed(first.status().ToString());
+  TimePoint t1 = SteadyClock::now();
+  auto second = ReadStat(ctx);
+  if (!second.ok()) return ProbeFailed(second.status().ToString());
 
   CpuFacts cpu;
-  cpu.window_s = std::chrono::duration<double>(SteadyClock::now() - t0).count();
   if (second->cpu_lines > 0) cpu.logical_cores = second->cpu_lines;
-  if (auto shares = CpuSharesBetween(first->total, second->total)) {
-    cpu.busy_pct = shares->busy_pct;
-    cpu.iowait_pct = shares->iowait_pct;
-    cpu.steal_pct = shares->steal_pct;
+  if (first->sample) {
+    cpu.window_s = std::chrono::duration<double>(t1 - first->at).count();
+    if (auto shares = CpuSharesBetween(first->sample->total, second->total)) {
+      cpu.busy_pct = shares->busy_pct;
+      cpu.iowait_pct = shares->iowait_pct;
+      cpu.steal_pct = shares->steal_pct;
+    }
   }
   if (auto load_text = ctx.fs().ReadProc("loadavg"); load_text.ok()) {
     if (auto load = ParseLoadAvg(*load_text); load.ok()) {
@@ -39,7 +44,9 @@ ProbeOutput RunCpuProbe(const ProbeContext& ctx) {
       cpu.load15 = load->load15;
     }
   }
-  return ProbeOk([cpu](Snapshot& s) { s.host.cpu = cpu; });
+  ProbeOutput out = ProbeOk([cpu](Snapshot& s) { s.host.cpu = cpu; });
+  out.next = std::make_shared<SampleCarry<ProcStat>>(std::move(*second), t1);
+  return out;
 }
 
 }  // namespace gpudoctor

@@ -10,16 +10,27 @@
 namespace gpudoctor {
 
 ProbeOutput RunInfinibandProbe(const ProbeContext& ctx) {
-  auto first = ReadIbPorts(ctx.fs());
+  using Samples = std::vector<IbPortSample>;
+  auto probe_ports = [&]() -> Result<Samples> {
+    auto ports = ReadIbPorts(ctx.fs());
+    if (ports.ok() && ports->empty()) return NotFound("no InfiniBand/RDMA ports");
+    return ports;
+  };
+  auto first = TakeFirstSample<Samples>(ctx, probe_ports);
   if (!first.ok()) return ProbeSkipped("no InfiniBand/RDMA devices: " + first.status().message());
-  if (first->empty()) return ProbeSkipped("no InfiniBand/RDMA ports");
-  TimePoint t0 = SteadyClock::now();
-  std::this_thread::sleep_for(ctx.sample_window());
-  auto second = ReadIbPorts(ctx.fs());
-  if (!second.ok()) return ProbeFailed(second.status().message());
-  double window_s = std::chrono::duration<double>(SteadyClock::now() - t0).count();
-  auto ports = IbPortFactsBetween(*first, *second, window_s);
-  return ProbeOk([ports = std::move(ports)](Snapshot& s) { s.network.ib_ports = ports; });
+  TimePoint t1 = SteadyClock::now();
+  auto second = probe_ports();
+  if (!second.ok()) return ProbeSkipped("no InfiniBand/RDMA devices: " + second.status().message());
+  ProbeOutput out;
+  if (!first->sample) {
+    out = ProbeSkipped("first sample of a watch: rates from the next tick");
+  } else {
+    double window_s = std::chrono::duration<double>(t1 - first->at).count();
+    auto ports = IbPortFactsBetween(*first->sample, *second, window_s);
+    out = ProbeOk([ports = std::move(ports)](Snapshot& s) { s.network.ib_ports = ports; });
+  }
+  out.next = std::make_shared<SampleCarry<Samples>>(std::move(*second), t1);
+  return out;
 }
 
 }  // namespace gpudoctor

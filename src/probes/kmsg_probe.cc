@@ -11,6 +11,13 @@
 #include "probes/probe.h"
 
 namespace gpudoctor {
+namespace {
+
+struct KmsgCarry : ProbeCarry {
+  std::shared_ptr<KmsgTail> tail;
+};
+
+}  // namespace
 
 ProbeOutput RunKmsgProbe(const ProbeContext& ctx) {
   const Settings& s = *ctx.settings;
@@ -30,7 +37,21 @@ ProbeOutput RunKmsgProbe(const ProbeContext& ctx) {
   options.current_boot_only = true;
   options.boot_wall_us = BootWallTimeUs();
   std::string reasons;
-  if (s.kmsg_source == "auto" || s.kmsg_source == "kmsg") {
+  if (ctx.continuous && (s.kmsg_source == "auto" || s.kmsg_source == "kmsg")) {
+    // watch: /dev/kmsg stays open; each run reads only what arrived since the last.
+    auto carry = std::dynamic_pointer_cast<KmsgCarry>(ctx.previous);
+    if (carry == nullptr) {
+      carry = std::make_shared<KmsgCarry>();
+      carry->tail = std::make_shared<KmsgTail>(ctx.fs().RootPath("/dev/kmsg"), options);
+    }
+    auto facts = carry->tail->Poll(limits);
+    if (facts.ok()) {
+      ProbeOutput out = ProbeOk([f = std::move(*facts)](Snapshot& snap) { snap.kernel = f; });
+      out.next = std::move(carry);
+      return out;
+    }
+    reasons = "kmsg: " + facts.status().ToString();
+  } else if (s.kmsg_source == "auto" || s.kmsg_source == "kmsg") {
     KernelLogScanner scanner(options);
     Status st = ReadKmsg(ctx.fs().RootPath("/dev/kmsg"), scanner, limits);
     if (st.ok()) {

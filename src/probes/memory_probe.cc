@@ -23,8 +23,16 @@ std::optional<VmstatCounters> ReadVmstat(const RootFs& fs) {
 }  // namespace
 
 ProbeOutput RunMemoryProbe(const ProbeContext& ctx) {
-  auto first = ReadVmstat(ctx.fs());
+  // The previous run's vmstat read, else one now (check) or none (watch's first tick).
+  std::optional<VmstatCounters> first;
   TimePoint t0 = SteadyClock::now();
+  if (auto* prev = dynamic_cast<SampleCarry<VmstatCounters>*>(ctx.previous.get())) {
+    first = prev->sample;
+    t0 = prev->at;
+  } else if (!ctx.continuous) {
+    first = ReadVmstat(ctx.fs());
+  }
+  std::shared_ptr<ProbeCarry> next;
 
   auto meminfo_text = ctx.fs().ReadProc("meminfo");
   if (!meminfo_text.ok()) return ProbeFailed(meminfo_text.status().ToString());
@@ -41,9 +49,11 @@ ProbeOutput RunMemoryProbe(const ProbeContext& ctx) {
   mem.shmem_bytes = meminfo->shmem_bytes;
 
   if (first) {
-    std::this_thread::sleep_until(t0 + ctx.sample_window());
+    if (!ctx.previous) std::this_thread::sleep_until(t0 + ctx.sample_window());
+    TimePoint t1 = SteadyClock::now();
     auto second = ReadVmstat(ctx.fs());
-    double window_s = std::chrono::duration<double>(SteadyClock::now() - t0).count();
+    double window_s = std::chrono::duration<double>(t1 - t0).count();
+    if (second) next = std::make_shared<SampleCarry<VmstatCounters>>(*second, t1);
     if (second) {
       mem.window_s = window_s;
       mem.swap_in_pages_per_s = CounterRate(first->pswpin, second->pswpin, window_s);
@@ -51,7 +61,15 @@ ProbeOutput RunMemoryProbe(const ProbeContext& ctx) {
       mem.oom_kill_count = second->oom_kill;
     }
   }
-  return ProbeOk([mem](Snapshot& s) { s.host.memory = mem; });
+  if (!first && ctx.continuous) {
+    if (auto now = ReadVmstat(ctx.fs())) {
+      mem.oom_kill_count = now->oom_kill;
+      next = std::make_shared<SampleCarry<VmstatCounters>>(*now, SteadyClock::now());
+    }
+  }
+  ProbeOutput out = ProbeOk([mem](Snapshot& s) { s.host.memory = mem; });
+  out.next = std::move(next);
+  return out;
 }
 
 }  // namespace gpudoctor

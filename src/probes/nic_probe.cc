@@ -10,15 +10,22 @@
 namespace gpudoctor {
 
 ProbeOutput RunNicProbe(const ProbeContext& ctx) {
-  auto first = ReadNicSamples(ctx.fs());
+  using Samples = std::vector<NicSample>;
+  auto first = TakeFirstSample<Samples>(ctx, [&] { return ReadNicSamples(ctx.fs()); });
   if (!first.ok()) return ProbeSkipped("no network interfaces: " + first.status().message());
-  TimePoint t0 = SteadyClock::now();
-  std::this_thread::sleep_for(ctx.sample_window());
+  TimePoint t1 = SteadyClock::now();
   auto second = ReadNicSamples(ctx.fs());
   if (!second.ok()) return ProbeFailed(second.status().message());
-  double window_s = std::chrono::duration<double>(SteadyClock::now() - t0).count();
-  auto nics = NicFactsBetween(*first, *second, window_s);
-  return ProbeOk([nics = std::move(nics)](Snapshot& s) { s.network.nics = nics; });
+  ProbeOutput out;
+  if (!first->sample) {
+    out = ProbeSkipped("first sample of a watch: rates from the next tick");
+  } else {
+    double window_s = std::chrono::duration<double>(t1 - first->at).count();
+    auto nics = NicFactsBetween(*first->sample, *second, window_s);
+    out = ProbeOk([nics = std::move(nics)](Snapshot& s) { s.network.nics = nics; });
+  }
+  out.next = std::make_shared<SampleCarry<Samples>>(std::move(*second), t1);
+  return out;
 }
 
 }  // namespace gpudoctor

@@ -1,14 +1,17 @@
 // NVML probe. Source: libnvidia-ml through our own loader (src/nvml), every call under a
 // deadline (src/nvml/sampler.h); process names from /proc/PID/comm and owners from
-// /proc/PID/status + /etc/passwd (never cmdline: it can hang on a task stuck in the driver).
+// stat(2) of /proc/PID + /etc/passwd (never cmdline: it can hang on a task stuck in the driver).
 // Units: as in facts/gpu_facts.h. Failure modes: no library → skipped (facts still say so, for
 // the no-driver findings); init error → failed with the NVML text; a hung call → the probe
 // returns on time with the hang recorded. References: nvml.md, signals.md.
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <chrono>
 
 #include "core/strings.h"
 #include "nvml/sampler.h"
+#include "nvml/session.h"
 #include "parsers/gpu_sysfs.h"
 #include "probes/probe.h"
 
@@ -26,10 +29,11 @@ void NameProcesses(const RootFs& fs, GpuLayerFacts& facts) {
       if (auto comm = fs.ReadProc(dir + "/comm", 256); comm.ok()) {
         p.comm = Sanitize(Trim(*comm), 64);
       }
-      auto status = fs.ReadProc(dir + "/status", 64 << 10);
-      if (!status.ok()) continue;
-      auto uid = ParseStatusUid(*status);
-      if (!uid) continue;
+      // The owner from stat(2) of /proc/PID, never /proc/PID/status: nothing of a task that
+      // may be stuck in the driver is read beyond its comm.
+      struct stat sb {};
+      if (::stat(fs.ProcPath(dir).c_str(), &sb) != 0) continue;
+      std::optional<uint32_t> uid = sb.st_uid;
       if (!passwd) {
         auto text = RootFs::ReadFile(fs.RootPath("/etc/passwd"), 1 << 20);
         passwd = text.ok() ? *text : "";
@@ -40,6 +44,11 @@ void NameProcesses(const RootFs& fs, GpuLayerFacts& facts) {
   }
 }
 
+// Under `watch`: the NVML session kept open between ticks.
+struct NvmlCarry : ProbeCarry {
+  std::shared_ptr<NvmlSession> session;
+};
+
 }  // namespace
 
 ProbeOutput RunNvmlProbe(const ProbeContext& ctx) {
@@ -49,8 +58,30 @@ ProbeOutput RunNvmlProbe(const ProbeContext& ctx) {
   opts.window = ctx.sample_window();
   opts.timeout = std::chrono::milliseconds(
       static_cast<int64_t>(std::clamp(s.nvml_timeout_s, 0.05, 3600.0) * 1000));
-  opts.deadline = ctx.deadline - kReturnMargin;
-  GpuLayerFacts facts = SampleNvml(opts);
+  // A check leaves time to report; a watch tick is short and its runner collects late results.
+  opts.deadline = ctx.deadline - (ctx.continuous ? std::chrono::milliseconds(20) : kReturnMargin);
+  if (!ctx.continuous) {
+    // The hang timeout must fit in the check's deadline, so a hung call is named as a hang
+    // whatever --deadline is: init and the GPU phase (plus its window) may each use it.
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(opts.deadline - SteadyClock::now());
+    auto fit = (left - opts.window) / 2;
+    if (fit < opts.timeout) opts.timeout = std::max(fit, std::chrono::milliseconds(50));
+  }
+  GpuLayerFacts facts;
+  std::shared_ptr<NvmlCarry> carry;
+  if (ctx.continuous) {
+    carry = std::dynamic_pointer_cast<NvmlCarry>(ctx.previous);
+    if (carry == nullptr) {
+      carry = std::make_shared<NvmlCarry>();
+      carry->session = std::make_shared<NvmlSession>(opts);
+    }
+    facts = carry->session->Sample(opts.deadline);
+  } else {
+    facts = SampleNvml(opts);
+  }
+  // Process names and owners come from /proc after the NVML phase, never inside it: a stuck
+  // /proc read cannot cost the GPU facts.
   NameProcesses(ctx.fs(), facts);
 
   ProbeState state = ProbeState::kOk;
@@ -95,7 +126,7 @@ ProbeOutput RunNvmlProbe(const ProbeContext& ctx) {
     g.hangs = std::move(facts.hangs);
     g.nvml_xid_events = std::move(facts.nvml_xid_events);
   };
-  return {state, std::move(reason), std::move(apply)};
+  return {state, std::move(reason), std::move(apply), std::move(carry)};
 }
 
 }  // namespace gpudoctor

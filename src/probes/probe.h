@@ -3,22 +3,56 @@
 // patch is run later on the calling thread to move its facts into the Snapshot. A probe that
 // overruns is abandoned: its patch is never applied. Probes must therefore keep all their state
 // local and reach settings only through the shared_ptr in ProbeContext.
+//
+// Probes are steps: a probe that measures rates takes its previous sample in
+// (ProbeContext::previous) and hands its latest sample out (ProbeOutput::next). `check` runs
+// each probe once with no previous sample, so the probe samples twice across the window;
+// `watch` keeps the carry between ticks, so the probe samples once per tick and diffs against
+// the last tick (no sleep inside a tick). The runner never runs a probe again while an earlier
+// run of it is still in flight, so a carry is only ever used by one run at a time.
 #pragma once
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 
 #include "core/deadline.h"
 #include "core/settings.h"
+#include "core/status.h"
 #include "facts/snapshot.h"
 
 namespace gpudoctor {
 
+// What a probe keeps from one run to the next: its last sample, an open NVML session, the
+// kernel-log reader's position. Opaque to the runner; each probe downcasts its own.
+struct ProbeCarry {
+  virtual ~ProbeCarry() = default;
+};
+
+// A plain sample with the (steady) time it was taken.
+template <typename Sample>
+struct SampleCarry : ProbeCarry {
+  SampleCarry(Sample s, TimePoint t) : sample(std::move(s)), at(t) {}
+  Sample sample;
+  TimePoint at;
+};
+
 struct ProbeContext {
   std::shared_ptr<const Settings> settings;
   TimePoint deadline;  // the whole check's deadline; probes with inner calls may use it
+  // The carry this probe's previous run returned; null on a first run.
+  std::shared_ptr<ProbeCarry> previous;
+  // true under `watch`: runs repeat, so a first run takes one sample without sleeping the
+  // window (rates start on the next run) and long-lived state (NVML, kmsg) is kept.
+  bool continuous = false;
+  // Reads several probes of one check share (socket table, /proc walk); null under `watch` and
+  // in unit tests (probes then read on their own).
+  std::shared_ptr<class SharedSamples> shared;
+  // When the check's sampling window started (all probes start together).
+  TimePoint window_start{};
   const RootFs& fs() const { return settings->fs; }
   std::chrono::milliseconds sample_window() const {
     return std::chrono::milliseconds(settings->sample_ms);
@@ -29,7 +63,30 @@ struct ProbeOutput {
   ProbeState state = ProbeState::kOk;
   std::string reason;                    // for skipped / failed
   std::function<void(Snapshot&)> apply;  // may be empty
+  std::shared_ptr<ProbeCarry> next;      // handed to the next run as `previous`; may be null
 };
+
+// The first of the two samples a rate needs: the previous run's (when it is a SampleCarry of
+// the same type), else, under `check`, one read now followed by the sampling window. Under
+// `watch` with no previous sample it returns nullopt: the caller reports levels without rates.
+// `read` returns Result<Sample>; its error is returned as is.
+template <typename Sample>
+struct FirstSample {
+  std::optional<Sample> sample;  // nullopt: no rate this run (watch, first run)
+  TimePoint at{};
+};
+template <typename Sample, typename ReadFn>
+Result<FirstSample<Sample>> TakeFirstSample(const ProbeContext& ctx, ReadFn read) {
+  if (auto* prev = dynamic_cast<SampleCarry<Sample>*>(ctx.previous.get())) {
+    return FirstSample<Sample>{prev->sample, prev->at};
+  }
+  if (ctx.continuous) return FirstSample<Sample>{};
+  Result<Sample> first = read();
+  if (!first.ok()) return first.status();
+  TimePoint t0 = SteadyClock::now();
+  std::this_thread::sleep_for(ctx.sample_window());
+  return FirstSample<Sample>{std::move(*first), t0};
+}
 
 inline ProbeOutput ProbeOk(std::function<void(Snapshot&)> apply) {
   return {ProbeState::kOk, "", std::move(apply)};

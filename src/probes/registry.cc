@@ -22,13 +22,13 @@ const std::vector<ProbeSpec>& ProbeRegistry() {
   static const std::vector<ProbeSpec> probes = {
       // In troubleshooting order. name, layer, default on, cadence, entry point, what it reads
       // network
-      {"reachability", Layer::kNetwork, true, Cadence::kFast, RunReachabilityProbe,
+      {"reachability", Layer::kNetwork, true, Cadence::kSlow, RunReachabilityProbe,
        "ICMP/TCP RTT and loss to [network] targets and references, else the default gateway"},
       {"nic", Layer::kNetwork, true, Cadence::kFast, RunNicProbe,
        "NIC state, errors and throughput vs link speed (/sys/class/net)"},
       {"infiniband", Layer::kNetwork, true, Cadence::kFast, RunInfinibandProbe,
        "InfiniBand port state, rate and error counters (/sys/class/infiniband)"},
-      {"sockets", Layer::kNetwork, true, Cadence::kFast, RunSocketsProbe,
+      {"sockets", Layer::kNetwork, true, Cadence::kSlow, RunSocketsProbe,
        "bytes per process and peer over the window (sock_diag tcp_info, /proc/PID/fd)"},
       // hardware
       {"nvml", Layer::kHardware, true, Cadence::kFast, RunNvmlProbe,

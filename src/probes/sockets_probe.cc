@@ -11,24 +11,61 @@
 #include "net/proc_scan.h"
 #include "net/socket_traffic.h"
 #include "probes/probe.h"
+#include "probes/shared_samples.h"
 
 namespace gpudoctor {
 
-ProbeOutput RunSocketsProbe(const ProbeContext& ctx) {
-  auto first = DumpTcpSockets();
-  if (!first.ok()) return ProbeSkipped("sock_diag unavailable: " + first.status().message());
-  TimePoint t0 = SteadyClock::now();
-  std::this_thread::sleep_for(ctx.sample_window());
-  auto second = DumpTcpSockets();
-  if (!second.ok()) return ProbeFailed("second sock_diag dump: " + second.status().message());
-  double window_s = std::chrono::duration<double>(SteadyClock::now() - t0).count();
-  ScanOptions opts;
-  opts.deadline = ctx.deadline - std::chrono::milliseconds(200);  // leave time to report
-  ProcessScan scan = ScanProcesses(ctx.fs(), opts);
-  SocketTrafficFacts facts = AggregateSocketTraffic(*first, *second, scan.processes, window_s);
+namespace {
+
+// `check`: the socket table at both ends of the window and the /proc walk, shared with the
+// suspicious probe (one pair of dumps and one walk per check).
+ProbeOutput FromSharedSamples(const ProbeContext& ctx) {
+  SharedSamples& shared = *ctx.shared;
+  const auto& before = shared.TcpBefore();
+  if (!before.sockets.ok()) {
+    return ProbeSkipped("sock_diag unavailable: " + before.sockets.status().message());
+  }
+  TimePoint window_end = ctx.window_start + ctx.sample_window();
+  const auto& after = shared.TcpAfter(window_end);
+  if (!after.sockets.ok()) {
+    return ProbeFailed("second sock_diag dump: " + after.sockets.status().message());
+  }
+  double window_s = std::chrono::duration<double>(after.at - before.at).count();
+  const ProcessScan& scan = shared.ProcessesAfter(window_end);
+  SocketTrafficFacts facts =
+      AggregateSocketTraffic(*before.sockets, *after.sockets, scan.processes, window_s);
   facts.process_scan_truncated = scan.truncated;
   facts.processes_scanned = static_cast<int>(scan.processes.size());
   return ProbeOk([facts = std::move(facts)](Snapshot& s) { s.network.sockets = facts; });
+}
+
+}  // namespace
+
+ProbeOutput RunSocketsProbe(const ProbeContext& ctx) {
+  if (ctx.shared != nullptr && !ctx.continuous) return FromSharedSamples(ctx);
+  using Dump = std::vector<TcpSocketInfo>;
+  auto first = TakeFirstSample<Dump>(ctx, [] { return DumpTcpSockets(); });
+  if (!first.ok()) return ProbeSkipped("sock_diag unavailable: " + first.status().message());
+  TimePoint t1 = SteadyClock::now();
+  auto second = DumpTcpSockets();
+  if (!second.ok()) return ProbeFailed("second sock_diag dump: " + second.status().message());
+  auto carry = std::make_shared<SampleCarry<Dump>>(*second, t1);
+  if (!first->sample) {
+    ProbeOutput out = ProbeSkipped("first sample of a watch: rates from the next tick");
+    out.next = std::move(carry);
+    return out;
+  }
+  double window_s = std::chrono::duration<double>(t1 - first->at).count();
+  ScanOptions opts;
+  opts.deadline = ctx.deadline - std::chrono::milliseconds(200);  // leave time to report
+  ProcessScan scan = ScanProcesses(ctx.fs(), opts);
+  SocketTrafficFacts facts =
+      AggregateSocketTraffic(*first->sample, *second, scan.processes, window_s);
+  facts.process_scan_truncated = scan.truncated;
+  facts.processes_scanned = static_cast<int>(scan.processes.size());
+  ProbeOutput out = ProbeOk([facts = std::move(facts)](Snapshot& s) { s.network.sockets = facts; });
+  out.next = std::move(carry);
+  return out;
 }
 
 }  // namespace gpudoctor

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "core/strings.h"
+#include "metrics/metric_table.h"
 #include "parsers/pci_bus_id.h"
 #include "report/json_util.h"
 
@@ -13,16 +14,7 @@ using json = nlohmann::ordered_json;
 
 json CountersJson(const GpuCounterRead& c) {
   json j = json::object();
-  PutIfKnown(j, "ecc_sbe_volatile", c.ecc_sbe_volatile);
-  PutIfKnown(j, "ecc_dbe_volatile", c.ecc_dbe_volatile);
-  PutIfKnown(j, "ecc_sbe_aggregate", c.ecc_sbe_aggregate);
-  PutIfKnown(j, "ecc_dbe_aggregate", c.ecc_dbe_aggregate);
-  PutIfKnown(j, "pcie_replays", c.pcie_replays);
-  PutIfKnown(j, "nvlink_crc_flit_errors", c.nvlink_crc_flit_errors);
-  PutIfKnown(j, "nvlink_crc_data_errors", c.nvlink_crc_data_errors);
-  PutIfKnown(j, "nvlink_replay_errors", c.nvlink_replay_errors);
-  PutIfKnown(j, "nvlink_recovery_errors", c.nvlink_recovery_errors);
-  PutIfKnown(j, "clock_event_reasons", c.clock_event_reasons);
+  PutFacts(j, GpuCounterFieldTable(), c);
   return j;
 }
 
@@ -34,41 +26,7 @@ json GpuJson(const GpuFacts& g) {
   PutIfNotEmpty(j, "pci_bus_id", g.pci_bus_id);
   PutIfNotEmpty(j, "name", g.name);
   PutIfNotEmpty(j, "vbios", g.vbios);
-  PutIfKnown(j, "pci_device_id", g.pci_device_id);
-  PutIfKnown(j, "util_gpu_pct", g.util_gpu_pct);
-  PutIfKnown(j, "util_memory_pct", g.util_memory_pct);
-  PutIfKnown(j, "memory_used_bytes", g.memory_used_bytes);
-  PutIfKnown(j, "memory_total_bytes", g.memory_total_bytes);
-  PutIfKnown(j, "temp_c", g.temp_c);
-  PutIfKnown(j, "memory_temp_c", g.memory_temp_c);
-  PutIfKnown(j, "temp_slowdown_c", g.temp_slowdown_c);
-  PutIfKnown(j, "temp_shutdown_c", g.temp_shutdown_c);
-  PutIfKnown(j, "temp_memory_max_c", g.temp_memory_max_c);
-  PutIfKnown(j, "power_mw", g.power_mw);
-  PutIfKnown(j, "power_limit_mw", g.power_limit_mw);
-  PutIfKnown(j, "sm_clock_mhz", g.sm_clock_mhz);
-  PutIfKnown(j, "memory_clock_mhz", g.memory_clock_mhz);
-  PutIfKnown(j, "graphics_clock_mhz", g.graphics_clock_mhz);
-  PutIfKnown(j, "max_sm_clock_mhz", g.max_sm_clock_mhz);
-  PutIfKnown(j, "max_memory_clock_mhz", g.max_memory_clock_mhz);
-  PutIfKnown(j, "max_graphics_clock_mhz", g.max_graphics_clock_mhz);
-  PutIfKnown(j, "fan_pct", g.fan_pct);
-  PutIfKnown(j, "persistence_on", g.persistence_on);
-  PutIfKnown(j, "ecc_enabled", g.ecc_enabled);
-  PutIfKnown(j, "retired_pages_sbe", g.retired_pages_sbe);
-  PutIfKnown(j, "retired_pages_dbe", g.retired_pages_dbe);
-  PutIfKnown(j, "retired_pages_pending", g.retired_pages_pending);
-  PutIfKnown(j, "remapped_rows_correctable", g.remapped_rows_correctable);
-  PutIfKnown(j, "remapped_rows_uncorrectable", g.remapped_rows_uncorrectable);
-  PutIfKnown(j, "remap_pending", g.remap_pending);
-  PutIfKnown(j, "remap_failed", g.remap_failed);
-  PutIfKnown(j, "pcie_gen", g.pcie_gen);
-  PutIfKnown(j, "pcie_max_gen", g.pcie_max_gen);
-  PutIfKnown(j, "pcie_width", g.pcie_width);
-  PutIfKnown(j, "pcie_max_width", g.pcie_max_width);
-  PutIfKnown(j, "pcie_tx_bytes_per_s", g.pcie_tx_bytes_per_s);
-  PutIfKnown(j, "pcie_rx_bytes_per_s", g.pcie_rx_bytes_per_s);
-  PutIfKnown(j, "nvlink_count", g.nvlink_count);
+  PutFacts(j, GpuFieldTable(), g);  // the descriptor table: same facts as /metrics
   if (!g.nvlinks.empty()) {
     json links = json::array();
     for (const auto& l : g.nvlinks) {

@@ -132,7 +132,9 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
         "Check the card's power cables and seating; reseat the card.",
         "Cross-test: move the card to another slot (or another card into this slot) to tell a "
         "faulty card from a faulty slot."},
-       {}},
+       {{"expected_count", 0,
+         "GPUs this node should have ([gpu] expected_count); fewer on the PCI bus is the "
+         "classic card that fell off after a reboot (0: not checked)"}}},
       {"gpu.lost",
        Layer::kHardware,
        Severity::kCrit,
@@ -348,6 +350,43 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
         "For distributed jobs, look for the straggler rank (NCCL_DEBUG=INFO, py-spy dump)."},
        {{"busy_util_pct", 90, "utilisation counted as saturated"},
         {"idle_util_pct", 10, "utilisation counted as idle"}}},
+      // Issue 8 items 12 and 13.
+      {"driver.nvml_slow",
+       Layer::kSoftware,
+       Severity::kWarn,
+       "NVML slow (nvidia-smi takes seconds)",
+       "NVML initialisation or a GPU's sample took longer than it should, without hanging. With "
+       "persistence mode off the driver tears the GPUs down whenever no client holds them and "
+       "every nvidia-smi or monitoring call pays the full initialisation again; a GPU whose "
+       "sample is slow may be recovering from errors.",
+       {"Enable persistence: `systemctl enable --now nvidia-persistenced` (or `nvidia-smi -pm 1`).",
+        "If it stays slow with persistence on, look for Xid 119/120 (GSP timeouts) in `dmesg`.",
+        "Compare `time nvidia-smi` before and after; a single slow GPU points at that card."},
+       {{"warn_init_ms", 1000, "NVML initialisation time (ms) that counts as slow"},
+        {"warn_gpu_sample_ms", 1000, "one GPU's NVML calls (ms, the window excluded)"}}},
+      {"gpu.ecc.disabled",
+       Layer::kHardware,
+       Severity::kWarn,
+       "ECC disabled on a data-centre GPU",
+       "ECC is off on a GPU that supports it. Memory errors then corrupt results silently instead "
+       "of being corrected or reported, and page retirement / row remapping cannot protect the "
+       "card.",
+       {"Enable ECC: `nvidia-smi -e 1 -i N`, then reset the GPU or reboot for it to take effect.",
+        "Find out who turned it off (a benchmark tuning script?) and make the setting part of the "
+        "node's provisioning."},
+       {}},
+      {"gpu.ecc.lifetime",
+       Layer::kHardware,
+       Severity::kWarn,
+       "Many ECC errors over the card's lifetime",
+       "The board's aggregate (lifetime) ECC counters are high even if nothing grew during this "
+       "check: the memory has a history of errors. Such cards fail again; keep them out of "
+       "long synchronous jobs and track them.",
+       {"Read the history: `nvidia-smi -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER -i N`.",
+        "Run the field diagnostic (`dcgmi diag -r 3`) at the next maintenance window; RMA when "
+        "uncorrectable errors keep appearing."},
+       {{"warn_sbe_aggregate", 1000, "lifetime correctable errors"},
+        {"warn_dbe_aggregate", 1, "lifetime uncorrectable errors"}}},
   };
   return entries;
 }

@@ -6,6 +6,7 @@
 
 #include "facts/snapshot.h"
 #include "findings/finding.h"
+#include "rules/make_finding.h"
 #include "rules/thresholds.h"
 
 namespace gpudoctor {

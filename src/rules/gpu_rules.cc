@@ -8,7 +8,7 @@
 #include <string>
 
 #include "core/strings.h"
-#include "nvml/abi.h"
+#include "facts/gpu_codes.h"
 #include "parsers/pci_bus_id.h"
 #include "plan/live_advice.h"
 #include "rules/engine.h"
@@ -17,7 +17,7 @@
 namespace gpudoctor {
 namespace {
 
-namespace n = nvml;
+namespace n = gpu_codes;
 
 GpuRef RefOf(const GpuFacts& g) {
   GpuRef r;
@@ -130,18 +130,18 @@ void SessionRules(const GpuLayerFacts& gpu, std::vector<Finding>& out) {
   }
   int code = st.init_return.value_or(-1);
   Finding f = [&] {
-    if (code == n::NVML_ERROR_LIB_RM_VERSION_MISMATCH) {
+    if (code == n::kLibRmVersionMismatch) {
       std::string what = "driver library and kernel module versions differ";
       if (!st.library_version.empty() && !module.empty()) {
         what += " (library " + st.library_version + ", kernel module " + module + ")";
       }
       return MakeFinding("driver.mismatch", Severity::kCrit, what);
     }
-    if (code == n::NVML_ERROR_NO_PERMISSION || code == n::NVML_ERROR_OPERATING_SYSTEM) {
+    if (code == n::kNoPermission || code == n::kOperatingSystem) {
       return MakeFinding("driver.no_permission", Severity::kWarn,
                          "no permission to use the NVIDIA driver: " + st.error);
     }
-    if (code == n::NVML_ERROR_DRIVER_NOT_LOADED) {
+    if (code == n::kDriverNotLoaded) {
       if (gpu.pci_devices && gpu.pci_devices->empty()) {
         return MakeFinding("gpu.none", Severity::kInfo,
                            "no NVIDIA GPU found (driver library installed, kernel module not "
@@ -249,12 +249,155 @@ void MissingRules(const GpuLayerFacts& gpu, std::vector<Finding>& out) {
   }
 }
 
+// Fewer NVIDIA GPUs than the node should have ([gpu] expected_count): counted on the PCI bus
+// when sysfs was read (a card that fell off the bus after a reboot is not there at all), else in
+// NVML.
+void ExpectedCountRule(const GpuLayerFacts& gpu, const Thresholds& t, std::vector<Finding>& out) {
+  double expected = t.Get("gpu.missing", "expected_count");
+  if (expected <= 0) return;
+  std::optional<int> seen;
+  const char* where = "";
+  if (gpu.pci_devices) {
+    seen = static_cast<int>(gpu.pci_devices->size());
+    where = "on the PCI bus";
+  } else if (gpu.nvml.state == NvmlState::kOk) {
+    seen = static_cast<int>(gpu.gpus.size());
+    where = "in NVML";
+  }
+  if (!seen || *seen >= expected) return;
+  int want = static_cast<int>(expected);
+  Finding f = MakeFinding("gpu.missing", Severity::kCrit,
+                          std::to_string(want - *seen) + " of " + std::to_string(want) +
+                              " expected GPU(s) missing: " + std::to_string(*seen) + " " + where);
+  f.subject = "expected_count";
+  f.Add("expected_gpus", want).Add("gpus_seen", *seen).Add("counted", where);
+  if (gpu.pci_devices) {
+    std::string buses;
+    for (const auto& d : *gpu.pci_devices) Append(buses, d.bus_id);
+    f.Add("pci_bus_ids_present", buses);
+  }
+  out.push_back(std::move(f));
+}
+
+// nvidia-smi slow, not hung: init or one GPU's calls took long but returned.
+void SlowRule(const GpuLayerFacts& gpu, const Thresholds& t, std::vector<Finding>& out) {
+  const char* id = "driver.nvml_slow";
+  double init_limit = t.Get(id, "warn_init_ms");
+  double gpu_limit = t.Get(id, "warn_gpu_sample_ms");
+  bool slow_init = gpu.nvml.init_ms && *gpu.nvml.init_ms >= init_limit;
+  std::string slow_gpus;
+  double worst_ms = 0;
+  for (const auto& g : gpu.gpus) {
+    if (g.hung || g.unfinished || !g.sample_ms || *g.sample_ms < gpu_limit) continue;
+    Append(slow_gpus, std::to_string(g.index));
+    worst_ms = std::max(worst_ms, *g.sample_ms);
+  }
+  if (!slow_init && slow_gpus.empty()) return;
+  std::string summary =
+      slow_init ? "NVML initialisation took " + FormatDouble(*gpu.nvml.init_ms / 1000, 1) + " s"
+                : "NVML calls on GPU " + slow_gpus + " took up to " +
+                      FormatDouble(worst_ms / 1000, 1) + " s";
+  int off = 0;
+  for (const auto& g : gpu.gpus) off += g.persistence_on == false ? 1 : 0;
+  if (off > 0) summary += " (persistence mode off on " + std::to_string(off) + " GPU(s))";
+  Finding f = MakeFinding(id, Severity::kWarn, summary);
+  if (gpu.nvml.init_ms) f.Add("init_ms", *gpu.nvml.init_ms);
+  if (!slow_gpus.empty()) f.Add("slow_gpus", slow_gpus).Add("slowest_gpu_sample_ms", worst_ms);
+  f.Add("persistence_off_gpus", off);
+  out.push_back(std::move(f));
+}
+
+// Data-centre parts ship with ECC on; consumer and most workstation parts have none.
+bool DataCentreGpu(const std::string& name) {
+  for (const char* part : {"H100", "H200", "H800", "A100", "A800", "A30", "B100", "B200", "GB200",
+                           "GH200", "V100", "P100", "Tesla"}) {
+    if (name.find(part) != std::string::npos) return true;
+  }
+  return false;
+}
+
+void EccStateRules(const GpuFacts& g, const Thresholds& t, std::vector<Finding>& out) {
+  if (g.ecc_enabled == false && DataCentreGpu(g.name)) {
+    Finding f =
+        GpuFinding("gpu.ecc.disabled", Severity::kWarn, g, "ECC is disabled on this " + g.name);
+    f.AddBool("ecc_enabled", false).Add("model", g.name);
+    out.push_back(std::move(f));
+  }
+  const char* id = "gpu.ecc.lifetime";
+  const GpuCounterRead& c =
+      g.second.ecc_sbe_aggregate || g.second.ecc_dbe_aggregate ? g.second : g.first;
+  bool sbe = c.ecc_sbe_aggregate &&
+             static_cast<double>(*c.ecc_sbe_aggregate) >= t.Get(id, "warn_sbe_aggregate");
+  // Uncorrectable errors since this driver load are gpu.ecc.dbe's (crit); this one is history.
+  auto vol_dbe = c.ecc_dbe_volatile ? c.ecc_dbe_volatile : g.first.ecc_dbe_volatile;
+  bool dbe = c.ecc_dbe_aggregate && vol_dbe.value_or(0) == 0 &&
+             static_cast<double>(*c.ecc_dbe_aggregate) >= t.Get(id, "warn_dbe_aggregate");
+  if (!sbe && !dbe) return;
+  std::string summary = "lifetime ECC errors:";
+  if (c.ecc_sbe_aggregate) summary += " " + std::to_string(*c.ecc_sbe_aggregate) + " corrected";
+  if (c.ecc_dbe_aggregate) summary += ", " + std::to_string(*c.ecc_dbe_aggregate) + " uncorrected";
+  Finding f = GpuFinding(id, Severity::kWarn, g, summary);
+  if (c.ecc_sbe_aggregate) f.Add("sbe_aggregate_count", *c.ecc_sbe_aggregate);
+  if (c.ecc_dbe_aggregate) f.Add("dbe_aggregate_count", *c.ecc_dbe_aggregate);
+  out.push_back(std::move(f));
+}
+
 // ---- per GPU ----
 
-void LostRule(const GpuFacts& g, std::vector<Finding>& out) {
+// NVML GPUs lost before NVML could tell their bus id (GPU_IS_LOST at the handle lookup), paired
+// with the NVIDIA devices on the PCI bus that no NVML GPU names: when the counts agree, the
+// unmatched addresses are the lost cards (NVML enumerates in PCI bus order). Index -> bus id.
+std::map<int, std::string> BusIdsOfBuslessLostGpus(const GpuLayerFacts& gpu) {
+  std::map<int, std::string> out;
+  if (!gpu.pci_devices) return out;
+  std::vector<int> busless;
+  std::set<PciAddress> seen;
+  for (const auto& g : gpu.gpus) {
+    if (auto a = ParsePciBusId(g.pci_bus_id)) {
+      seen.insert(*a);
+    } else if (g.lost) {
+      busless.push_back(g.index);
+    } else {
+      return out;  // another GPU without a bus id: the pairing would be a guess
+    }
+  }
+  std::vector<std::string> unmatched;
+  for (const auto& d : *gpu.pci_devices) {
+    auto a = ParsePciBusId(d.bus_id);
+    if (!a || d.driver == "vfio-pci" || d.driver == "pci-stub") continue;
+    a->function = 0;
+    if (!seen.count(*a)) unmatched.push_back(FormatPciBusId(*a));
+  }
+  if (busless.empty() || unmatched.size() != busless.size()) return out;
+  std::sort(busless.begin(), busless.end());
+  std::sort(unmatched.begin(), unmatched.end());
+  for (size_t i = 0; i < busless.size(); ++i) out[busless[i]] = unmatched[i];
+  return out;
+}
+
+void LostRule(const GpuFacts& g, const std::map<int, std::string>& inferred_bus,
+              const KernelLogFacts& log, std::vector<Finding>& out) {
   if (!g.lost) return;
   Finding f = GpuFinding("gpu.lost", Severity::kCrit, g, "NVML reports the GPU is lost");
   f.Add("call", g.lost_call).Add("nvml_return", "NVML_ERROR_GPU_IS_LOST");
+  if (auto it = inferred_bus.find(g.index); it != inferred_bus.end() && g.pci_bus_id.empty()) {
+    f.gpu->pci_bus_id = it->second;
+    f.summary = "GPU " + std::to_string(g.index) + " at " + it->second +
+                " is lost: on the PCI bus, but NVML cannot reach it";
+    f.Add("pci_bus_id", it->second).Add("pci_bus_id_source", "the PCI device NVML does not list");
+    // The kernel log's identity lines may still know the card's serial.
+    if (auto a = ParsePciBusId(it->second)) {
+      for (const auto& id : log.gpus) {
+        if (!id.pci.SameDevice(*a)) continue;
+        if (!id.serial.empty()) {
+          f.gpu->serial = id.serial;
+          f.Add("serial", id.serial);
+        }
+        if (!id.uuid.empty() && f.gpu->uuid.empty()) f.gpu->uuid = id.uuid;
+      }
+    }
+    f.subject = it->second;
+  }
   out.push_back(std::move(f));
 }
 
@@ -268,26 +411,25 @@ struct RefusalKind {
   const char* step;  // the code-specific next step, before the catalogue's
 };
 constexpr RefusalKind kRefusals[] = {
-    {n::NVML_ERROR_INSUFFICIENT_POWER, "gpu.nvml_error", Severity::kCrit,
+    {n::kInsufficientPower, "gpu.nvml_error", Severity::kCrit,
      "not enough power (INSUFFICIENT_POWER)",
      "Check the GPU's auxiliary power cables and the PSU/baseboard power feed; reseat the power "
      "connectors."},
-    {n::NVML_ERROR_IRQ_ISSUE, "gpu.nvml_error", Severity::kCrit, "interrupt problem (IRQ_ISSUE)",
+    {n::kIrqIssue, "gpu.nvml_error", Severity::kCrit, "interrupt problem (IRQ_ISSUE)",
      "Check interrupt setup: `dmesg | grep -iE 'nvrm|irq|msi'`; interrupt remapping / IOMMU "
      "settings in the BIOS and kernel command line (intremap, iommu)."},
-    {n::NVML_ERROR_CORRUPTED_INFOROM, "gpu.nvml_error", Severity::kWarn,
+    {n::kCorruptedInforom, "gpu.nvml_error", Severity::kWarn,
      "InfoROM corrupted (CORRUPTED_INFOROM)",
      "The board's InfoROM is corrupted: run the vendor field diagnostic and open an RMA for the "
      "card (by serial)."},
-    {n::NVML_ERROR_RESET_REQUIRED, "gpu.nvml_error", Severity::kCrit,
-     "GPU reset required (RESET_REQUIRED)",
+    {n::kResetRequired, "gpu.nvml_error", Severity::kCrit, "GPU reset required (RESET_REQUIRED)",
      "Drain the GPU and reset it: `nvidia-smi -r -i N` (or reboot); if it recurs, replace the "
      "card."},
-    {n::NVML_ERROR_LIB_RM_VERSION_MISMATCH, "driver.mismatch", Severity::kCrit,
+    {n::kLibRmVersionMismatch, "driver.mismatch", Severity::kCrit,
      "driver library and kernel module versions differ (LIB_RM_VERSION_MISMATCH)", nullptr},
-    {n::NVML_ERROR_NO_PERMISSION, "driver.no_permission", Severity::kWarn,
-     "no permission (NO_PERMISSION)", nullptr},
-    {n::NVML_ERROR_OPERATING_SYSTEM, "driver.no_permission", Severity::kWarn,
+    {n::kNoPermission, "driver.no_permission", Severity::kWarn, "no permission (NO_PERMISSION)",
+     nullptr},
+    {n::kOperatingSystem, "driver.no_permission", Severity::kWarn,
      "blocked by the operating system or a cgroup (OPERATING_SYSTEM)", nullptr},
 };
 
@@ -410,8 +552,8 @@ void RemapRules(const GpuFacts& g, const Thresholds& t, std::vector<Finding>& ou
 void ThermalRule(const GpuFacts& g, const Thresholds& t, std::vector<Finding>& out) {
   const char* id = "gpu.thermal";
   double margin = t.Get(id, "warn_margin_c");
-  bool hw = PersistentReason(g, n::kClocksReasonHwThermal);
-  bool sw = PersistentReason(g, n::kClocksReasonSwThermal);
+  bool hw = PersistentReason(g, n::kReasonHwThermal);
+  bool sw = PersistentReason(g, n::kReasonSwThermal);
   bool at_slowdown = g.temp_c && g.temp_slowdown_c && *g.temp_c >= *g.temp_slowdown_c;
   bool near = g.temp_c && g.temp_slowdown_c && *g.temp_c >= *g.temp_slowdown_c - margin;
   bool mem_near =
@@ -450,7 +592,7 @@ void AddClockEvidence(const GpuFacts& g, Finding& f) {
 }
 
 void ClockRules(const GpuFacts& g, const Thresholds& t, std::vector<Finding>& out) {
-  if (PersistentReason(g, n::kClocksReasonHwPowerBrake)) {
+  if (PersistentReason(g, n::kReasonHwPowerBrake)) {
     Finding f =
         GpuFinding("gpu.power.brake", Severity::kCrit, g, "clocks cut by the external power brake");
     AddClockEvidence(g, f);
@@ -458,9 +600,8 @@ void ClockRules(const GpuFacts& g, const Thresholds& t, std::vector<Finding>& ou
   }
   // HW slowdown is also raised by the power brake and HW thermal slowdown; those have their own
   // findings, so it only counts alone.
-  if (PersistentReason(g, n::kClocksReasonHwSlowdown) &&
-      !PersistentReason(g, n::kClocksReasonHwPowerBrake) &&
-      !PersistentReason(g, n::kClocksReasonHwThermal)) {
+  if (PersistentReason(g, n::kReasonHwSlowdown) && !PersistentReason(g, n::kReasonHwPowerBrake) &&
+      !PersistentReason(g, n::kReasonHwThermal)) {
     bool busy = Busy(g, t.Get("gpu.hw_slowdown", "busy_util_pct"));
     Finding f = GpuFinding("gpu.hw_slowdown", busy ? Severity::kCrit : Severity::kWarn, g,
                            "hardware slowdown active across the sampling window");
@@ -468,7 +609,7 @@ void ClockRules(const GpuFacts& g, const Thresholds& t, std::vector<Finding>& ou
     out.push_back(std::move(f));
   }
   const char* cap = "gpu.power.cap";
-  if (HasReason(g.first.clock_event_reasons, n::kClocksReasonSwPowerCap) &&
+  if (HasReason(g.first.clock_event_reasons, n::kReasonSwPowerCap) &&
       Busy(g, t.Get(cap, "busy_util_pct")) && g.sm_clock_mhz && g.max_sm_clock_mhz &&
       *g.sm_clock_mhz < *g.max_sm_clock_mhz * t.Get(cap, "max_clock_pct") / 100) {
     Finding f =
@@ -478,10 +619,10 @@ void ClockRules(const GpuFacts& g, const Thresholds& t, std::vector<Finding>& ou
     out.push_back(std::move(f));
   }
   const char* low = "gpu.clocks.low";
-  constexpr uint64_t kExplained =
-      n::kClocksReasonGpuIdle | n::kClocksReasonApplicationsClocks | n::kClocksReasonSwPowerCap |
-      n::kClocksReasonHwSlowdown | n::kClocksReasonSyncBoost | n::kClocksReasonSwThermal |
-      n::kClocksReasonHwThermal | n::kClocksReasonHwPowerBrake | n::kClocksReasonDisplayClock;
+  constexpr uint64_t kExplained = n::kReasonGpuIdle | n::kReasonApplicationsClocks |
+                                  n::kReasonSwPowerCap | n::kReasonHwSlowdown |
+                                  n::kReasonSyncBoost | n::kReasonSwThermal | n::kReasonHwThermal |
+                                  n::kReasonHwPowerBrake | n::kReasonDisplayClock;
   if (Busy(g, t.Get(low, "busy_util_pct")) && g.sm_clock_mhz && g.max_sm_clock_mhz &&
       g.first.clock_event_reasons && (*g.first.clock_event_reasons & kExplained) == 0 &&
       *g.sm_clock_mhz < *g.max_sm_clock_mhz * t.Get(low, "low_clock_pct") / 100) {
@@ -762,16 +903,20 @@ void GpuRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& o
   SessionRules(gpu, out);
   HangRules(gpu, out);
   MissingRules(gpu, out);
+  ExpectedCountRule(gpu, t, out);
+  SlowRule(gpu, t, out);
   bool any_links = std::any_of(gpu.gpus.begin(), gpu.gpus.end(),
                                [](const GpuFacts& g) { return ActiveLinks(g) > 0; });
   // GPUs lost at the handle lookup that the kernel log names: kernel_rules reports them (once).
   std::set<int> lost_in_log;
   for (const auto& p : PairBuslessLostGpus(snap)) lost_in_log.insert(p.nvml_index);
+  std::map<int, std::string> inferred_bus = BusIdsOfBuslessLostGpus(gpu);
   for (const auto& g : gpu.gpus) {
-    if (!lost_in_log.count(g.index)) LostRule(g, out);
+    if (!lost_in_log.count(g.index)) LostRule(g, inferred_bus, snap.kernel, out);
     NvmlErrorRule(g, out);
     if (g.hung || g.unfinished) continue;  // partial facts are not judged (HangRules: hangs)
     EccRules(g, t, out);
+    EccStateRules(g, t, out);
     RetiredPagesRule(g, t, out);
     RemapRules(g, t, out);
     ThermalRule(g, t, out);

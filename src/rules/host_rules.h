@@ -7,6 +7,7 @@
 
 #include "facts/host_facts.h"
 #include "findings/finding.h"
+#include "rules/make_finding.h"
 #include "rules/thresholds.h"
 
 namespace gpudoctor {

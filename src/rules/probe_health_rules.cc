@@ -2,6 +2,26 @@
 #include "rules/engine.h"
 
 namespace gpudoctor {
+namespace {
+
+// The nvml probe fails exactly when the GPU rules already say why (driver.nvml_init_failed,
+// driver.mismatch, driver.nvml_hang, ...): a second, generic finding would only blur it.
+bool CoveredByGpuRules(const Snapshot& snap, const ProbeRecord& p) {
+  if (p.name != "nvml") return false;
+  for (const NvmlHang& h : snap.gpu.hangs) {
+    if (!h.check_deadline) return true;
+  }
+  switch (snap.gpu.nvml.state) {
+    case NvmlState::kInitFailed:
+    case NvmlState::kInitHung:
+    case NvmlState::kSymbolMissing:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
 
 void ProbeHealthRules(const Snapshot& snap, const Thresholds&, std::vector<Finding>& out) {
   for (const auto& p : snap.probes) {
@@ -13,7 +33,7 @@ void ProbeHealthRules(const Snapshot& snap, const Thresholds&, std::vector<Findi
     out.push_back(std::move(f));
   }
   for (const auto& p : snap.probes) {
-    if (p.state != ProbeState::kFailed) continue;
+    if (p.state != ProbeState::kFailed || CoveredByGpuRules(snap, p)) continue;
     Finding f = MakeFinding("gpudoctor.probe.failed", Severity::kWarn,
                             "probe '" + p.name + "' could not measure: " + p.reason);
     f.subject = p.name;

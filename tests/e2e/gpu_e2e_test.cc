@@ -110,25 +110,19 @@ TEST(GpuE2eTest, HungCallOnGpu2IsReportedOnTime) {
   }
 }
 
-TEST(GpuE2eTest, SlowHandlesCutByCheckDeadlineAreNotHangs) {
+// Issue 8 item 2: the NVML timeout is shortened to fit the check's deadline, so a call that
+// outlasts it is reported as the hang it looks like, naming the call, on time.
+TEST(GpuE2eTest, SlowHandlesUnderAShortDeadlineAreNamedWithinIt) {
   RunResult r =
       Check("slow_handles.scenario", "hgx_h100", {"--deadline", "1.5", "--nvml-timeout", "5"});
   EXPECT_LT(r.seconds, 3.0);
   json j = Parse(r);
-  EXPECT_EQ(FindingById(j, "driver.nvml_hang"), nullptr) << j["findings"].dump(2);
-  for (const auto& f : j["findings"]) EXPECT_NE(f["severity"], "crit") << f.dump();
-  bool saw_probe = false;
-  for (const auto& p : j["probes"]) {
-    if (p["name"] != "nvml") continue;
-    saw_probe = true;
-    EXPECT_EQ(p["status"], "timeout") << p.dump();
-    EXPECT_NE(p["reason"].get<std::string>().find("not finished in the check's deadline"),
-              std::string::npos);
-  }
-  EXPECT_TRUE(saw_probe) << j["probes"].dump();
+  const json* hang = FindingById(j, "driver.nvml_hang");
+  ASSERT_NE(hang, nullptr) << j["findings"].dump(2);
+  EXPECT_EQ((*hang)["evidence"]["call"], "nvmlDeviceGetHandleByIndex_v2") << hang->dump();
+  EXPECT_EQ(FindingById(j, "gpudoctor.probe.failed"), nullptr) << j["findings"].dump(2);
   ASSERT_EQ(j["gpus"].size(), 8u);
-  EXPECT_EQ(j["gpus"][0]["unfinished"], true);
-  EXPECT_FALSE(j["gpus"][0].contains("hung"));
+  EXPECT_EQ(j["gpus"][0]["hung"], true);
 }
 
 TEST(GpuE2eTest, BlockedInitStillReturnsOnTime) {

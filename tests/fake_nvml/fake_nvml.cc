@@ -2,7 +2,10 @@
 // the unchanged gpudoctor binary can be tested on machines without a GPU. Test-only code.
 //
 // Environment:
-//   FAKE_NVML_SCENARIO  path of the scenario (re-read at every nvmlInit_v2)
+//   FAKE_NVML_SCENARIO  path of the scenario (re-read at every nvmlInit_v2, and while
+//                       initialised whenever the file's mtime or size changes: a test can
+//                       inject a fault into a running `gpudoctor watch` by rewriting it;
+//                       counter reads keep counting across such a change)
 //   FAKE_NVML_COUNTS    optional file rewritten after every call: "total N" then "gpuI N" lines
 //
 // Scenario: `key=value` lines, `#` comments, `include=other.scenario` (relative to the file).
@@ -23,6 +26,7 @@
 // Build variant FAKE_NVML_MINIMAL leaves out some optional and versioned symbols to test the
 // loader's fallbacks (see CMakeLists.txt).
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -87,7 +91,41 @@ void ParseFile(const std::string& path, int depth) {
   }
 }
 
+// The scenario file's identity when last parsed (mtime ns + size).
+std::mutex g_stat_mu;
+long long g_scenario_mtime_ns = -1;
+long long g_scenario_size = -1;
+
+bool ScenarioStat(long long& mtime_ns, long long& size) {
+  const char* path = getenv("FAKE_NVML_SCENARIO");
+  struct stat st {};
+  if (path == nullptr || stat(path, &st) != 0) return false;
+  mtime_ns = static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec;
+  size = static_cast<long long>(st.st_size);
+  return true;
+}
+
+// Re-parses the scenario when the file changed since it was last read (not at init).
+void ReloadIfChanged() {
+  long long mtime = 0, size = 0;
+  if (!ScenarioStat(mtime, size)) return;
+  {
+    std::lock_guard<std::mutex> lock(g_stat_mu);
+    if (mtime == g_scenario_mtime_ns && size == g_scenario_size) return;
+    g_scenario_mtime_ns = mtime;
+    g_scenario_size = size;
+  }
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_scenario.clear();
+  const char* path = getenv("FAKE_NVML_SCENARIO");
+  if (path != nullptr) ParseFile(path, 0);
+}
+
 void Reload() {
+  {
+    std::lock_guard<std::mutex> lock(g_stat_mu);
+    if (!ScenarioStat(g_scenario_mtime_ns, g_scenario_size)) g_scenario_mtime_ns = -1;
+  }
   std::lock_guard<std::mutex> lock(g_mu);
   g_scenario.clear();
   g_reads.clear();
@@ -149,6 +187,7 @@ int GpuIndex(nvmlDevice_t dev) {
 // Common prologue: counts the call and applies block / delay / return / lost rules.
 // Returns the code to return early, or nullopt to go on answering.
 std::optional<nvmlReturn_t> Enter(const char* symbol, int gpu) {
+  ReloadIfChanged();
   g_total_calls.fetch_add(1);
   if (gpu >= 0 && gpu < kMaxGpus) g_gpu_calls[gpu].fetch_add(1);
   WriteCounts();
@@ -594,6 +633,33 @@ nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t dev, unsigned* corr, unsigne
     return NVML_ERROR_NOT_SUPPORTED;
   }
   return NVML_SUCCESS;
+}
+
+// Retired pages: the count comes from the same fields as the batched form (29, 30; 31 pending).
+// Addresses are made up (0x1000 × n) when the caller's buffer is large enough.
+nvmlReturn_t nvmlDeviceGetRetiredPages(nvmlDevice_t dev, int cause, unsigned* count,
+                                       unsigned long long* addresses) {
+  ENTER_DEV("nvmlDeviceGetRetiredPages", dev);
+  unsigned long long n = 0;
+  int type = 0;
+  nvmlReturn_t r = FieldRead(gpu, cause == 0 ? kFieldRetiredSbe : kFieldRetiredDbe, 0, &n, &type);
+  if (r != NVML_SUCCESS) return r;
+  if (addresses == nullptr || *count < n) {
+    *count = static_cast<unsigned>(n);
+    return n == 0 ? NVML_SUCCESS : NVML_ERROR_INSUFFICIENT_SIZE;
+  }
+  for (unsigned long long i = 0; i < n; ++i) addresses[i] = 0x1000 * (i + 1);
+  *count = static_cast<unsigned>(n);
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t dev, int* state) {
+  ENTER_DEV("nvmlDeviceGetRetiredPagesPendingStatus", dev);
+  unsigned long long v = 0;
+  int type = 0;
+  nvmlReturn_t r = FieldRead(gpu, kFieldRetiredPending, 0, &v, &type);
+  if (r == NVML_SUCCESS) *state = static_cast<int>(v);
+  return r;
 }
 
 nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t dev, unsigned link, int* state) {

@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "rules/make_finding.h"
 #include "test_util.h"
 
 namespace gpudoctor {

@@ -1,9 +1,10 @@
-#include "core/config.h"
+#include "config/config.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "core/strings.h"
+#include "rules/thresholds.h"
 
 namespace gpudoctor {
 namespace {
@@ -28,8 +29,8 @@ enabled = false
   EXPECT_DOUBLE_EQ(s.deadline_s, 3);
   EXPECT_EQ(s.sample_ms, 100);
   EXPECT_FALSE(s.probe_enabled.at("cpu"));
-  EXPECT_DOUBLE_EQ(s.thresholds.Get("host.disk.full", "warn_used_pct"), 80);
-  EXPECT_DOUBLE_EQ(s.thresholds.Get("host.disk.full", "crit_used_pct"), 97);
+  EXPECT_DOUBLE_EQ(Thresholds(s.thresholds).Get("host.disk.full", "warn_used_pct"), 80);
+  EXPECT_DOUBLE_EQ(Thresholds(s.thresholds).Get("host.disk.full", "crit_used_pct"), 97);
   EXPECT_FALSE(s.thresholds.Enabled("host.disk.full"));
   EXPECT_TRUE(s.thresholds.Enabled("host.disk.inodes"));
 }
@@ -74,7 +75,7 @@ TEST(ConfigTest, IntegerAcceptedWhereNumberExpected) {
   Settings s;
   auto r = ApplyConfigText("[finding.\"host.cpu.saturated\"]\nwarn_busy_pct = 85.5\n", "x", s);
   ASSERT_TRUE(r.ok());
-  EXPECT_DOUBLE_EQ(s.thresholds.Get("host.cpu.saturated", "warn_busy_pct"), 85.5);
+  EXPECT_DOUBLE_EQ(Thresholds(s.thresholds).Get("host.cpu.saturated", "warn_busy_pct"), 85.5);
 }
 
 // The printed default file parses cleanly both as printed and with every key uncommented, and
@@ -105,7 +106,7 @@ TEST(ConfigTest, DefaultFileRoundTrips) {
   EXPECT_DOUBLE_EQ(s.deadline_s, defaults.deadline_s);
   EXPECT_EQ(s.sample_ms, defaults.sample_ms);
   EXPECT_EQ(s.fs.procfs(), defaults.fs.procfs());
-  EXPECT_DOUBLE_EQ(s.thresholds.Get("host.disk.full", "crit_used_pct"), 97);
+  EXPECT_DOUBLE_EQ(Thresholds(s.thresholds).Get("host.disk.full", "crit_used_pct"), 97);
 }
 
 TEST(ConfigTest, DottedKeyQuotesSegmentsWithDots) {

@@ -10,6 +10,7 @@
 #include "kmsg/anchor_filter.h"
 #include "kmsg/gpu_map.h"
 #include "kmsg/log_scanner.h"
+#include "kmsg/pci_tuple.h"
 #include "rules/catalogue.h"
 #include "rules/engine.h"
 #include "test_util.h"

@@ -1,7 +1,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "core/config.h"
+#include "config/config.h"
 #include "net/route_table.h"
 #include "net/rtt_stats.h"
 #include "net/target.h"

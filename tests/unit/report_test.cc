@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/strings.h"
+#include "rules/make_finding.h"
 
 namespace gpudoctor {
 namespace {

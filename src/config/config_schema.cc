@@ -1,7 +1,8 @@
 // The config schema: one typed entry per key. Adding a setting = one entry in StaticSpecs().
 #include <cmath>
 
-#include "core/config.h"
+#include "config/config.h"
+#include "core/strings.h"
 #include "net/target.h"
 #include "probes/registry.h"
 #include "rules/catalogue.h"
@@ -108,8 +109,100 @@ Status ApplyStatVfsTimeoutMs(const SettingSpec&, const SettingValue& v, Settings
   return Status::Ok();
 }
 
+// [watch] intervals (issue 9).
+Status ApplyWatchSeconds(const SettingSpec& spec, const SettingValue& v, Settings& s) {
+  double d = std::get<double>(v);
+  struct Field {
+    const char* key;
+    double Settings::*member;
+    double lo, hi;
+  };
+  static constexpr Field kFields[] = {
+      {"interval_s", &Settings::watch_interval_s, 0.1, 3600},
+      {"slow_interval_s", &Settings::watch_slow_interval_s, 0.1, 86400},
+      {"rate_window_s", &Settings::watch_rate_window_s, 1, 86400},
+  };
+  for (const auto& f : kFields) {
+    if (spec.arg1 != f.key) continue;
+    if (!std::isfinite(d) || d < f.lo || d > f.hi) {
+      return InvalidArgument("must be seconds in [" + FormatDouble(f.lo, 1) + ", " +
+                             FormatDouble(f.hi, 0) + "]");
+    }
+    s.*f.member = d;
+    return Status::Ok();
+  }
+  return Internal("no such watch setting");
+}
+
+Status ApplyDbPath(const SettingSpec&, const SettingValue& v, Settings& s) {
+  const auto& p = std::get<std::string>(v);
+  if (p.empty()) return InvalidArgument("must not be empty");
+  s.db_path = p;
+  return Status::Ok();
+}
+
+// [network] plan_mbps (all NICs) and plan_mbps_nics = ["eth0=100", ...] (per NIC): the
+// bandwidth bought, judged as thresholds of net.nic.saturated.
+Status ApplyPlanMbps(const SettingSpec&, const SettingValue& v, Settings& s) {
+  double d = std::get<double>(v);
+  if (!std::isfinite(d) || d < 0 || d > 1e7) return InvalidArgument("must be Mb/s in [0, 1e7]");
+  s.thresholds.Set("net.nic.saturated", "plan_mbps", d);
+  return Status::Ok();
+}
+
+Status ApplyPlanMbpsNics(const SettingSpec&, const SettingValue& v, Settings& s) {
+  for (const auto& item : std::get<std::vector<std::string>>(v)) {
+    size_t eq = item.find('=');
+    auto mbps = eq == std::string::npos ? std::nullopt : ParseDouble(item.substr(eq + 1));
+    if (eq == 0 || !mbps || *mbps <= 0 || *mbps > 1e7) {
+      return InvalidArgument("expected \"NIC=MBPS\" such as \"eth0=100\", got '" +
+                             Sanitize(item, 60) + "'");
+    }
+    s.thresholds.Set("net.nic.saturated", "plan_mbps." + item.substr(0, eq), *mbps);
+  }
+  return Status::Ok();
+}
+
+Status ApplyExpectedGpus(const SettingSpec&, const SettingValue& v, Settings& s) {
+  int64_t n = std::get<int64_t>(v);
+  if (n < 0 || n > 1024) return InvalidArgument("must be a GPU count in [0, 1024]");
+  s.thresholds.Set("gpu.missing", "expected_count", static_cast<double>(n));
+  return Status::Ok();
+}
+
 std::vector<SettingSpec> StaticSpecs() {
   return {
+      {{"gpu", "expected_count"},
+       SettingType::kInt,
+       int64_t{0},
+       "GPUs this node should have; fewer on the PCI bus is gpu.missing (crit), the card that "
+       "fell off after a reboot. 0: not checked.",
+       ApplyExpectedGpus},
+      {{"watch", "interval_s"},
+       SettingType::kDouble,
+       Settings().watch_interval_s,
+       "`watch`: seconds between ticks; fast probes run every tick.",
+       ApplyWatchSeconds,
+       "interval_s"},
+      {{"watch", "slow_interval_s"},
+       SettingType::kDouble,
+       Settings().watch_slow_interval_s,
+       "`watch`: seconds between runs of the slow probes (disk, pci_gpu, suspicious, "
+       "reachability).",
+       ApplyWatchSeconds,
+       "slow_interval_s"},
+      {{"watch", "rate_window_s"},
+       SettingType::kDouble,
+       Settings().watch_rate_window_s,
+       "`watch`: counter rates (ECC errors, PCIe replays, NVLink errors) are judged over this "
+       "window of history.",
+       ApplyWatchSeconds,
+       "rate_window_s"},
+      {{"watch", "db"},
+       SettingType::kString,
+       Settings().db_path,
+       "`watch`, `history`, `ack`: the SQLite history database (its directory is created).",
+       ApplyDbPath},
       {{"check", "deadline_s"},
        SettingType::kDouble,
        Settings().deadline_s,
@@ -199,6 +292,18 @@ std::vector<SettingSpec> StaticSpecs() {
        "as an answer).",
        ApplyNetInt,
        "fallback_tcp_port"},
+      {{"network", "plan_mbps"},
+       SettingType::kDouble,
+       0.0,
+       "Bandwidth bought for this host in Mb/s (hosted servers often buy 100 Mb/s on a 10 Gb/s "
+       "port; virtio NICs report no speed): NIC saturation and heavy senders are judged against "
+       "it. 0: the link speed.",
+       ApplyPlanMbps},
+      {{"network", "plan_mbps_nics"},
+       SettingType::kStringArray,
+       std::vector<std::string>{},
+       "Per-NIC bandwidth plans, \"NIC=MBPS\" (\"eth0=100\"); they win over plan_mbps.",
+       ApplyPlanMbpsNics},
       {{"network", "known_gpu_users"},
        SettingType::kStringArray,
        std::vector<std::string>{},
@@ -238,6 +343,22 @@ const std::vector<SettingSpec>& ConfigSchema() {
                      id,
                      std::string(t.key)});
       }
+      // `gpudoctor watch` lifecycle (issue 9).
+      WatchDefaults w = WatchDefaultsFor(*e);
+      v.push_back({{"finding", id, std::string(kForSKey)},
+                   SettingType::kDouble,
+                   w.for_s,
+                   "watch: seconds the finding must fire before it opens (and notifies).",
+                   ApplyThreshold,
+                   id,
+                   std::string(kForSKey)});
+      v.push_back({{"finding", id, std::string(kResolveAfterSKey)},
+                   SettingType::kDouble,
+                   w.resolve_after_s,
+                   "watch: seconds it must stay clear before it resolves.",
+                   ApplyThreshold,
+                   id,
+                   std::string(kResolveAfterSKey)});
     }
     return v;
   }();

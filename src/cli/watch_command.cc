@@ -1,0 +1,151 @@
+// `gpudoctor watch`: the same probes and rules as `check`, tick after tick, with a history
+// (issue 9). Signals: SIGTERM/SIGINT stop after flushing the history; SIGHUP reloads the config
+// (a bad new config is rejected with one log line and the old one kept). Logs: one line each on
+// stderr with a syslog priority prefix (core/log.h).
+#include <signal.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "core/log.h"
+#include "core/strings.h"
+#include "watch/daemon.h"
+#include "watch/history_store.h"
+#include "watch/sd_notify.h"
+
+namespace gpudoctor {
+namespace {
+
+constexpr const char* kLog = "watch";
+
+// Open findings and the last boot id the history knows, to carry the lifecycle over a restart.
+void LoadStoredState(const std::string& db, std::vector<TrackedFinding>& findings,
+                     std::string& boot_id) {
+  auto reader = HistoryReader::Open(db);
+  if (!reader.ok()) return;
+  if (auto open = (*reader)->QueryFindings({0, true}); open.ok()) findings = std::move(*open);
+  if (auto events = (*reader)->QueryEvents(0); events.ok()) {
+    for (const HistoryEvent& e : *events) {
+      if (e.kind == "watch_started" && e.detail.rfind("boot ", 0) == 0) {
+        boot_id = e.detail.substr(5);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+int WatchCommand(const CliOptions& o) {
+  // Signals are taken synchronously by the tick loop (sigtimedwait): block them before any
+  // thread exists so every worker inherits the mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  if (!o.positional.empty())
+    return CouldNotRun("watch takes no arguments: '" + o.positional[0] + "'");
+  auto built = BuildSettings(o);
+  if (!built.ok()) return CouldNotRun(built.status().message());
+  std::shared_ptr<const Settings> settings = *built;
+
+  std::unique_ptr<HistoryStore> store;
+  std::vector<TrackedFinding> stored_findings;
+  std::string stored_boot_id;
+  if (!o.Has("--no-db")) {
+    auto opened = HistoryStore::Open(settings->db_path, StoreOptions{});
+    if (!opened.ok()) {
+      return CouldNotRun("history database " + settings->db_path + ": " +
+                         opened.status().message());
+    }
+    store = std::move(*opened);
+    LoadStoredState(settings->db_path, stored_findings, stored_boot_id);
+  }
+
+  WatchOptions options;
+  options.interval_s = settings->watch_interval_s;
+  options.slow_interval_s = settings->watch_slow_interval_s;
+  options.rate_window_s = settings->watch_rate_window_s;
+  WatchDaemon daemon(settings, options, store.get(), std::move(stored_findings), stored_boot_id);
+
+  std::string boot_id = ReadBootId(*settings);
+  LogInfo(kLog, "started: interval " + FormatDouble(options.interval_s, 2) +
+                    " s, slow probes every " + FormatDouble(options.slow_interval_s, 1) +
+                    " s, history " + (store ? settings->db_path : std::string("off")));
+  SdNotify("READY=1");
+
+  bool first = true;
+  for (int64_t ticks = 0;;) {
+    TimePoint started = SteadyClock::now();
+    std::shared_ptr<const TickResult> tick = daemon.Tick();
+    if (first && store) {
+      // Remembered so the next start can tell a reboot in between.
+      auto marker = std::make_shared<TickResult>();
+      marker->tick = tick->tick;
+      marker->unix_ms = tick->unix_ms;
+      HistoryEvent e;
+      e.unix_ms = tick->unix_ms;
+      e.kind = "watch_started";
+      e.detail = "boot " + boot_id;
+      marker->events.push_back(e);
+      store->Append(marker);
+    }
+    first = false;
+    for (const auto& t : tick->transitions) {
+      const Finding& f = t.finding.last;
+      std::string gpu = f.gpu && f.gpu->index ? " gpu " + std::to_string(*f.gpu->index) : "";
+      LogLevel level = f.severity == Severity::kCrit ? LogLevel::kError : LogLevel::kWarn;
+      if (t.kind == TransitionKind::kResolved) level = LogLevel::kInfo;
+      Log(level, kLog,
+          std::string(TransitionKindName(t.kind)) + " " + f.id + gpu + " (" +
+              SeverityName(f.severity) + "): " + f.summary);
+    }
+    SdNotify("WATCHDOG=1");
+    if (settings->watch_max_ticks > 0 && ++ticks >= settings->watch_max_ticks) break;
+
+    // Sleep until the next tick, waking for signals.
+    double wait_s =
+        std::chrono::duration<double>(started +
+                                      std::chrono::duration_cast<SteadyClock::duration>(
+                                          std::chrono::duration<double>(options.interval_s)) -
+                                      SteadyClock::now())
+            .count();
+    bool stop = false;
+    while (wait_s > 0 && !stop) {
+      timespec ts;
+      ts.tv_sec = static_cast<time_t>(wait_s);
+      ts.tv_nsec = static_cast<long>((wait_s - std::floor(wait_s)) * 1e9);
+      int sig = sigtimedwait(&signals, nullptr, &ts);
+      if (sig == SIGTERM || sig == SIGINT) {
+        LogInfo(kLog, std::string("stopping on ") + (sig == SIGTERM ? "SIGTERM" : "SIGINT"));
+        stop = true;
+      } else if (sig == SIGHUP) {
+        auto reloaded = BuildSettings(o);
+        if (!reloaded.ok()) {
+          LogError(kLog,
+                   "config reload rejected, keeping the old one: " + reloaded.status().message());
+        } else {
+          settings = *reloaded;
+          daemon.Reload(settings);
+          LogInfo(kLog, "config reloaded");
+        }
+      }
+      wait_s =
+          std::chrono::duration<double>(started +
+                                        std::chrono::duration_cast<SteadyClock::duration>(
+                                            std::chrono::duration<double>(options.interval_s)) -
+                                        SteadyClock::now())
+              .count();
+    }
+    if (stop) break;
+  }
+  SdNotify("STOPPING=1");
+  if (store) store->Close();
+  LogInfo(kLog, "stopped");
+  return 0;
+}
+
+}  // namespace gpudoctor

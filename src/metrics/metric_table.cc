@@ -1,0 +1,636 @@
+#include "metrics/metric_table.h"
+
+#include <algorithm>
+#include <map>
+
+#include "parsers/pci_bus_id.h"
+
+namespace gpudoctor {
+namespace {
+
+constexpr MetricType G = MetricType::kGauge;
+constexpr MetricType C = MetricType::kCounter;
+
+std::optional<FactValue> Count(size_t n) { return Fact(std::optional<uint64_t>(n)); }
+
+}  // namespace
+
+double FactValue::AsDouble() const {
+  switch (kind) {
+    case Kind::kInt:
+      return static_cast<double>(i);
+    case Kind::kUint:
+      return static_cast<double>(u);
+    case Kind::kDouble:
+      return d;
+    case Kind::kBool:
+      return b ? 1.0 : 0.0;
+  }
+  return 0;
+}
+
+const char* MetricTypeName(MetricType t) { return t == MetricType::kCounter ? "counter" : "gauge"; }
+
+// Table order is the JSON key order of `check --json` (golden files pin it).
+const std::vector<FieldDescriptor<GpuFacts>>& GpuFieldTable() {
+  using F = FieldDescriptor<GpuFacts>;
+  static const std::vector<F> t = {
+      {"pci_device_id", {}, 1, [](const GpuFacts& g) { return Fact(g.pci_device_id); }},
+      {"util_gpu_pct",
+       {"gpudoctor_gpu_utilization_ratio", G,
+        "Share of time a kernel ran on the GPU over the driver's sample period (0-1).", "",
+        "DCGM_FI_DEV_GPU_UTIL", 100},
+       0.01,
+       [](const GpuFacts& g) { return Fact(g.util_gpu_pct); }},
+      {"util_memory_pct",
+       {"gpudoctor_gpu_memory_utilization_ratio", G,
+        "Share of time device memory was read or written (0-1).", "", "DCGM_FI_DEV_MEM_COPY_UTIL",
+        100},
+       0.01,
+       [](const GpuFacts& g) { return Fact(g.util_memory_pct); }},
+      {"memory_used_bytes",
+       {"gpudoctor_gpu_memory_used_bytes", G, "Device memory in use.", "", "DCGM_FI_DEV_FB_USED",
+        1.0 / (1 << 20)},
+       1,
+       [](const GpuFacts& g) { return Fact(g.memory_used_bytes); }},
+      {"memory_total_bytes",
+       {"gpudoctor_gpu_memory_total_bytes", G, "Device memory in total.", "",
+        "DCGM_FI_DEV_FB_TOTAL", 1.0 / (1 << 20)},
+       1,
+       [](const GpuFacts& g) { return Fact(g.memory_total_bytes); }},
+      {"",
+       {"gpudoctor_gpu_memory_free_bytes", G, "Device memory free (total - used).", "",
+        "DCGM_FI_DEV_FB_FREE", 1.0 / (1 << 20)},
+       1,
+       [](const GpuFacts& g) -> std::optional<FactValue> {
+         if (!g.memory_total_bytes || !g.memory_used_bytes) return std::nullopt;
+         uint64_t used = std::min(*g.memory_used_bytes, *g.memory_total_bytes);
+         return Fact(std::optional<uint64_t>(*g.memory_total_bytes - used));
+       }},
+      {"temp_c",
+       {"gpudoctor_gpu_temperature_celsius", G, "GPU core temperature.", "",
+        "DCGM_FI_DEV_GPU_TEMP"},
+       1,
+       [](const GpuFacts& g) { return Fact(g.temp_c); }},
+      {"memory_temp_c",
+       {"gpudoctor_gpu_memory_temperature_celsius", G, "GPU memory (HBM) temperature.", "",
+        "DCGM_FI_DEV_MEMORY_TEMP"},
+       1,
+       [](const GpuFacts& g) { return Fact(g.memory_temp_c); }},
+      {"temp_slowdown_c",
+       {"gpudoctor_gpu_temperature_slowdown_celsius", G,
+        "Temperature at which the GPU starts to slow down.", "", "DCGM_FI_DEV_SLOWDOWN_TEMP"},
+       1,
+       [](const GpuFacts& g) { return Fact(g.temp_slowdown_c); }},
+      {"temp_shutdown_c",
+       {"gpudoctor_gpu_temperature_shutdown_celsius", G, "Temperature at which the GPU shuts down.",
+        "", "DCGM_FI_DEV_SHUTDOWN_TEMP"},
+       1,
+       [](const GpuFacts& g) { return Fact(g.temp_shutdown_c); }},
+      {"temp_memory_max_c",
+       {"gpudoctor_gpu_memory_temperature_max_celsius", G, "Maximum memory temperature.", "", ""},
+       1,
+       [](const GpuFacts& g) { return Fact(g.temp_memory_max_c); }},
+      {"power_mw",
+       {"gpudoctor_gpu_power_watts", G, "Power draw.", "", "DCGM_FI_DEV_POWER_USAGE"},
+       1e-3,
+       [](const GpuFacts& g) { return Fact(g.power_mw); }},
+      {"power_limit_mw",
+       {"gpudoctor_gpu_power_limit_watts", G, "Enforced power limit.", "",
+        "DCGM_FI_DEV_ENFORCED_POWER_LIMIT"},
+       1e-3,
+       [](const GpuFacts& g) { return Fact(g.power_limit_mw); }},
+      {"sm_clock_mhz",
+       {"gpudoctor_gpu_sm_clock_hertz", G, "SM clock.", "", "DCGM_FI_DEV_SM_CLOCK", 1e-6},
+       1e6,
+       [](const GpuFacts& g) { return Fact(g.sm_clock_mhz); }},
+      {"memory_clock_mhz",
+       {"gpudoctor_gpu_memory_clock_hertz", G, "Memory clock.", "", "DCGM_FI_DEV_MEM_CLOCK", 1e-6},
+       1e6,
+       [](const GpuFacts& g) { return Fact(g.memory_clock_mhz); }},
+      {"graphics_clock_mhz",
+       {"gpudoctor_gpu_graphics_clock_hertz", G, "Graphics clock.", "", "", 1},
+       1e6,
+       [](const GpuFacts& g) { return Fact(g.graphics_clock_mhz); }},
+      {"max_sm_clock_mhz",
+       {"gpudoctor_gpu_sm_clock_max_hertz", G, "Maximum SM clock.", "", "", 1},
+       1e6,
+       [](const GpuFacts& g) { return Fact(g.max_sm_clock_mhz); }},
+      {"max_memory_clock_mhz",
+       {"gpudoctor_gpu_memory_clock_max_hertz", G, "Maximum memory clock.", "", "", 1},
+       1e6,
+       [](const GpuFacts& g) { return Fact(g.max_memory_clock_mhz); }},
+      {"max_graphics_clock_mhz",
+       {},
+       1,
+       [](const GpuFacts& g) { return Fact(g.max_graphics_clock_mhz); }},
+      {"fan_pct",
+       {"gpudoctor_gpu_fan_speed_ratio", G, "Fan speed as a share of its maximum (0-1).", "",
+        "DCGM_FI_DEV_FAN_SPEED", 100},
+       0.01,
+       [](const GpuFacts& g) { return Fact(g.fan_pct); }},
+      {"persistence_on",
+       {"gpudoctor_gpu_persistence_mode", G, "1 when persistence mode is on.", "", ""},
+       1,
+       [](const GpuFacts& g) { return Fact(g.persistence_on); }},
+      {"ecc_enabled",
+       {"gpudoctor_gpu_ecc_enabled", G, "1 when ECC is enabled.", "", ""},
+       1,
+       [](const GpuFacts& g) { return Fact(g.ecc_enabled); }},
+      {"retired_pages_sbe",
+       {"gpudoctor_gpu_retired_pages_sbe", G, "Pages retired for corrected errors.", "",
+        "DCGM_FI_DEV_RETIRED_SBE"},
+       1,
+       [](const GpuFacts& g) { return Fact(g.retired_pages_sbe); }},
+      {"retired_pages_dbe",
+       {"gpudoctor_gpu_retired_pages_dbe", G, "Pages retired for uncorrected errors.", "",
+        "DCGM_FI_DEV_RETIRED_DBE"},
+       1,
+       [](const GpuFacts& g) { return Fact(g.retired_pages_dbe); }},
+      {"retired_pages_pending",
+       {"gpudoctor_gpu_retired_pages_pending", G,
+        "1 when a page retirement waits for the next driver reload.", "",
+        "DCGM_FI_DEV_RETIRED_PENDING"},
+       1,
+       [](const GpuFacts& g) { return Fact(g.retired_pages_pending); }},
+      {"remapped_rows_correctable",
+       {"gpudoctor_gpu_remapped_rows_correctable", G, "HBM rows remapped for corrected errors.", "",
+        "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS"},
+       1,
+       [](const GpuFacts& g) { return Fact(g.remapped_rows_correctable); }},
+      {"remapped_rows_uncorrectable",
+       {"gpudoctor_gpu_remapped_rows_uncorrectable", G, "HBM rows remapped for uncorrected errors.",
+        "", "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS"},
+       1,
+       [](const GpuFacts& g) { return Fact(g.remapped_rows_uncorrectable); }},
+      {"remap_pending",
+       {"gpudoctor_gpu_row_remap_pending", G, "1 when a row remapping waits for a GPU reset.", "",
+        ""},
+       1,
+       [](const GpuFacts& g) { return Fact(g.remap_pending); }},
+      {"remap_failed",
+       {"gpudoctor_gpu_row_remap_failed", G, "1 when a row remapping failed.", "",
+        "DCGM_FI_DEV_ROW_REMAP_FAILURE"},
+       1,
+       [](const GpuFacts& g) { return Fact(g.remap_failed); }},
+      {"pcie_gen",
+       {"gpudoctor_gpu_pcie_link_gen", G, "Current PCIe link generation.", "",
+        "DCGM_FI_DEV_PCIE_LINK_GEN"},
+       1,
+       [](const GpuFacts& g) { return Fact(g.pcie_gen); }},
+      {"pcie_max_gen",
+       {"gpudoctor_gpu_pcie_link_gen_max", G, "Maximum PCIe link generation.", "", ""},
+       1,
+       [](const GpuFacts& g) { return Fact(g.pcie_max_gen); }},
+      {"pcie_width",
+       {"gpudoctor_gpu_pcie_link_width", G, "Current PCIe link width (lanes).", "",
+        "DCGM_FI_DEV_PCIE_LINK_WIDTH"},
+       1,
+       [](const GpuFacts& g) { return Fact(g.pcie_width); }},
+      {"pcie_max_width",
+       {"gpudoctor_gpu_pcie_link_width_max", G, "Maximum PCIe link width (lanes).", "", ""},
+       1,
+       [](const GpuFacts& g) { return Fact(g.pcie_max_width); }},
+      {"pcie_tx_bytes_per_s",
+       {"gpudoctor_gpu_pcie_tx_bytes_per_second", G, "PCIe transmit throughput.", "", ""},
+       1,
+       [](const GpuFacts& g) { return Fact(g.pcie_tx_bytes_per_s); }},
+      {"pcie_rx_bytes_per_s",
+       {"gpudoctor_gpu_pcie_rx_bytes_per_second", G, "PCIe receive throughput.", "", ""},
+       1,
+       [](const GpuFacts& g) { return Fact(g.pcie_rx_bytes_per_s); }},
+      {"nvlink_count",
+       {"gpudoctor_gpu_nvlink_links", G, "NVLinks present.", "", ""},
+       1,
+       [](const GpuFacts& g) { return Fact(g.nvlink_count); }},
+      {"",
+       {"gpudoctor_gpu_nvlink_links_active", G, "NVLinks up.", "", ""},
+       1,
+       [](const GpuFacts& g) -> std::optional<FactValue> {
+         if (g.nvlinks.empty()) return std::nullopt;
+         return Count(std::count_if(g.nvlinks.begin(), g.nvlinks.end(),
+                                    [](const NvLinkFacts& l) { return l.active.value_or(false); }));
+       }},
+  };
+  return t;
+}
+
+const std::vector<FieldDescriptor<GpuCounterRead>>& GpuCounterFieldTable() {
+  using F = FieldDescriptor<GpuCounterRead>;
+  using R = GpuCounterRead;
+  static const std::vector<F> t = {
+      {"ecc_sbe_volatile",
+       {"gpudoctor_gpu_ecc_sbe_volatile_total", C,
+        "Corrected (single-bit) ECC errors since the driver loaded.", "",
+        "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL"},
+       1,
+       [](const R& r) { return Fact(r.ecc_sbe_volatile); }},
+      {"ecc_dbe_volatile",
+       {"gpudoctor_gpu_ecc_dbe_volatile_total", C,
+        "Uncorrected (double-bit) ECC errors since the driver loaded.", "",
+        "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"},
+       1,
+       [](const R& r) { return Fact(r.ecc_dbe_volatile); }},
+      {"ecc_sbe_aggregate",
+       {"gpudoctor_gpu_ecc_sbe_aggregate_total", C,
+        "Corrected ECC errors over the board's lifetime.", "", "DCGM_FI_DEV_ECC_SBE_AGG_TOTAL"},
+       1,
+       [](const R& r) { return Fact(r.ecc_sbe_aggregate); }},
+      {"ecc_dbe_aggregate",
+       {"gpudoctor_gpu_ecc_dbe_aggregate_total", C,
+        "Uncorrected ECC errors over the board's lifetime.", "", "DCGM_FI_DEV_ECC_DBE_AGG_TOTAL"},
+       1,
+       [](const R& r) { return Fact(r.ecc_dbe_aggregate); }},
+      {"pcie_replays",
+       {"gpudoctor_gpu_pcie_replays_total", C, "PCIe replay counter.", "",
+        "DCGM_FI_DEV_PCIE_REPLAY_COUNTER"},
+       1,
+       [](const R& r) { return Fact(r.pcie_replays); }},
+      {"nvlink_crc_flit_errors",
+       {"gpudoctor_gpu_nvlink_crc_flit_errors_total", C, "NVLink CRC flit errors, all links.", "",
+        "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL"},
+       1,
+       [](const R& r) { return Fact(r.nvlink_crc_flit_errors); }},
+      {"nvlink_crc_data_errors",
+       {"gpudoctor_gpu_nvlink_crc_data_errors_total", C, "NVLink CRC data errors, all links.", "",
+        "DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL"},
+       1,
+       [](const R& r) { return Fact(r.nvlink_crc_data_errors); }},
+      {"nvlink_replay_errors",
+       {"gpudoctor_gpu_nvlink_replay_errors_total", C, "NVLink replay errors, all links.", "",
+        "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL"},
+       1,
+       [](const R& r) { return Fact(r.nvlink_replay_errors); }},
+      {"nvlink_recovery_errors",
+       {"gpudoctor_gpu_nvlink_recovery_errors_total", C, "NVLink recovery errors, all links.", "",
+        "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL"},
+       1,
+       [](const R& r) { return Fact(r.nvlink_recovery_errors); }},
+      {"clock_event_reasons",
+       {"gpudoctor_gpu_clock_event_reasons", G,
+        "Clock event (throttle) reason bit mask as NVML reports it.", "",
+        "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS"},
+       1,
+       [](const R& r) { return Fact(r.clock_event_reasons); }},
+  };
+  return t;
+}
+
+const std::vector<FieldDescriptor<CpuFacts>>& CpuFieldTable() {
+  using F = FieldDescriptor<CpuFacts>;
+  static const std::vector<F> t = {
+      {"logical_cores",
+       {"gpudoctor_host_cpu_logical_cores", G, "Logical CPUs."},
+       1,
+       [](const CpuFacts& c) { return Fact(c.logical_cores); }},
+      {"busy_pct",
+       {"gpudoctor_host_cpu_busy_ratio", G, "Share of CPU time busy, all cores (0-1)."},
+       0.01,
+       [](const CpuFacts& c) { return Fact(c.busy_pct); }},
+      {"iowait_pct",
+       {"gpudoctor_host_cpu_iowait_ratio", G, "Share of CPU time waiting for I/O (0-1)."},
+       0.01,
+       [](const CpuFacts& c) { return Fact(c.iowait_pct); }},
+      {"steal_pct",
+       {"gpudoctor_host_cpu_steal_ratio", G, "Share of CPU time stolen by the hypervisor (0-1)."},
+       0.01,
+       [](const CpuFacts& c) { return Fact(c.steal_pct); }},
+      {"load1",
+       {"gpudoctor_host_load1", G, "Load average over 1 minute."},
+       1,
+       [](const CpuFacts& c) { return Fact(c.load1); }},
+      {"load5",
+       {"gpudoctor_host_load5", G, "Load average over 5 minutes."},
+       1,
+       [](const CpuFacts& c) { return Fact(c.load5); }},
+      {"load15",
+       {"gpudoctor_host_load15", G, "Load average over 15 minutes."},
+       1,
+       [](const CpuFacts& c) { return Fact(c.load15); }},
+      {"window_s", {}, 1, [](const CpuFacts& c) { return Fact(c.window_s); }},
+  };
+  return t;
+}
+
+const std::vector<FieldDescriptor<MemoryFacts>>& MemoryFieldTable() {
+  using F = FieldDescriptor<MemoryFacts>;
+  static const std::vector<F> t = {
+      {"total_bytes",
+       {"gpudoctor_host_memory_total_bytes", G, "RAM in total."},
+       1,
+       [](const MemoryFacts& m) { return Fact(m.total_bytes); }},
+      {"available_bytes",
+       {"gpudoctor_host_memory_available_bytes", G, "RAM available (MemAvailable)."},
+       1,
+       [](const MemoryFacts& m) { return Fact(m.available_bytes); }},
+      {"swap_total_bytes",
+       {"gpudoctor_host_swap_total_bytes", G, "Swap in total."},
+       1,
+       [](const MemoryFacts& m) { return Fact(m.swap_total_bytes); }},
+      {"swap_free_bytes",
+       {"gpudoctor_host_swap_free_bytes", G, "Swap free."},
+       1,
+       [](const MemoryFacts& m) { return Fact(m.swap_free_bytes); }},
+      {"swap_in_pages_per_s",
+       {"gpudoctor_host_swap_in_pages_per_second", G, "Pages swapped in."},
+       1,
+       [](const MemoryFacts& m) { return Fact(m.swap_in_pages_per_s); }},
+      {"swap_out_pages_per_s",
+       {"gpudoctor_host_swap_out_pages_per_second", G, "Pages swapped out."},
+       1,
+       [](const MemoryFacts& m) { return Fact(m.swap_out_pages_per_s); }},
+      {"shmem_bytes",
+       {"gpudoctor_host_memory_shmem_bytes", G, "Shared memory and tmpfs."},
+       1,
+       [](const MemoryFacts& m) { return Fact(m.shmem_bytes); }},
+      {"oom_kill_count",
+       {"gpudoctor_host_oom_kills_total", C, "OOM killer kills since boot."},
+       1,
+       [](const MemoryFacts& m) { return Fact(m.oom_kill_count); }},
+  };
+  return t;
+}
+
+const std::vector<FieldDescriptor<MountFacts>>& MountFieldTable() {
+  using F = FieldDescriptor<MountFacts>;
+  static const std::vector<F> t = {
+      {"total_bytes",
+       {"gpudoctor_host_filesystem_size_bytes", G, "Filesystem size.", "mount"},
+       1,
+       [](const MountFacts& m) { return Fact(m.total_bytes); }},
+      {"available_bytes",
+       {"gpudoctor_host_filesystem_available_bytes", G, "Filesystem space available.", "mount"},
+       1,
+       [](const MountFacts& m) { return Fact(m.available_bytes); }},
+      {"inodes_total",
+       {"gpudoctor_host_filesystem_inodes", G, "Filesystem inodes in total.", "mount"},
+       1,
+       [](const MountFacts& m) { return Fact(m.inodes_total); }},
+      {"inodes_free",
+       {"gpudoctor_host_filesystem_inodes_free", G, "Filesystem inodes free.", "mount"},
+       1,
+       [](const MountFacts& m) { return Fact(m.inodes_free); }},
+  };
+  return t;
+}
+
+const std::vector<FieldDescriptor<NicFacts>>& NicFieldTable() {
+  using F = FieldDescriptor<NicFacts>;
+  static const std::vector<F> t = {
+      {"carrier",
+       {"gpudoctor_nic_carrier", G, "1 when the link has carrier.", "nic"},
+       1,
+       [](const NicFacts& n) { return Fact(n.carrier); }},
+      {"speed_mbps",
+       {"gpudoctor_nic_speed_bits_per_second", G, "Link speed the driver reports.", "nic"},
+       1e6,
+       [](const NicFacts& n) { return Fact(n.speed_mbps); }},
+      {"rx_bytes_per_s",
+       {"gpudoctor_nic_receive_bytes_per_second", G, "Receive throughput.", "nic"},
+       1,
+       [](const NicFacts& n) { return Fact(n.rx_bytes_per_s); }},
+      {"tx_bytes_per_s",
+       {"gpudoctor_nic_transmit_bytes_per_second", G, "Transmit throughput.", "nic"},
+       1,
+       [](const NicFacts& n) { return Fact(n.tx_bytes_per_s); }},
+      {"carrier_changes",
+       {"gpudoctor_nic_carrier_changes_total", C, "Link up/down changes since boot.", "nic"},
+       1,
+       [](const NicFacts& n) { return Fact(n.carrier_changes); }},
+      {"rx_errors_delta", {}, 1, [](const NicFacts& n) { return Fact(n.rx_errors_delta); }},
+      {"tx_errors_delta", {}, 1, [](const NicFacts& n) { return Fact(n.tx_errors_delta); }},
+      {"rx_dropped_delta", {}, 1, [](const NicFacts& n) { return Fact(n.rx_dropped_delta); }},
+      {"tx_dropped_delta", {}, 1, [](const NicFacts& n) { return Fact(n.tx_dropped_delta); }},
+      {"",
+       {"gpudoctor_nic_receive_errors_total", C, "Receive errors since boot.", "nic"},
+       1,
+       [](const NicFacts& n) { return Fact(n.rx_errors); }},
+      {"",
+       {"gpudoctor_nic_transmit_errors_total", C, "Transmit errors since boot.", "nic"},
+       1,
+       [](const NicFacts& n) { return Fact(n.tx_errors); }},
+      {"",
+       {"gpudoctor_nic_receive_dropped_total", C, "Received packets dropped since boot.", "nic"},
+       1,
+       [](const NicFacts& n) { return Fact(n.rx_dropped); }},
+      {"",
+       {"gpudoctor_nic_transmit_dropped_total", C, "Transmit packets dropped since boot.", "nic"},
+       1,
+       [](const NicFacts& n) { return Fact(n.tx_dropped); }},
+  };
+  return t;
+}
+
+const std::vector<FieldDescriptor<TargetProbeFacts>>& TargetFieldTable() {
+  using F = FieldDescriptor<TargetProbeFacts>;
+  using T = TargetProbeFacts;
+  static const std::vector<F> t = {
+      {"loss_pct",
+       {"gpudoctor_net_target_loss_ratio", G, "Share of probes lost (0-1).", "target,group"},
+       0.01,
+       [](const T& h) { return Fact(h.loss_pct); }},
+      {"rtt_min_ms", {}, 1, [](const T& h) { return Fact(h.rtt_min_ms); }},
+      {"rtt_median_ms",
+       {"gpudoctor_net_target_rtt_seconds", G, "Median round-trip time.", "target,group"},
+       1e-3,
+       [](const T& h) { return Fact(h.rtt_median_ms); }},
+      {"rtt_p95_ms",
+       {"gpudoctor_net_target_rtt_p95_seconds", G, "95th percentile round-trip time.",
+        "target,group"},
+       1e-3,
+       [](const T& h) { return Fact(h.rtt_p95_ms); }},
+      {"rtt_max_ms", {}, 1, [](const T& h) { return Fact(h.rtt_max_ms); }},
+      {"jitter_ms",
+       {"gpudoctor_net_target_jitter_seconds", G,
+        "Mean difference of consecutive round-trip times.", "target,group"},
+       1e-3,
+       [](const T& h) { return Fact(h.jitter_ms); }},
+  };
+  return t;
+}
+
+const std::vector<FieldDescriptor<PressureLine>>& PressureFieldTable() {
+  using F = FieldDescriptor<PressureLine>;
+  static const std::vector<F> t = {
+      {"avg10_pct",
+       {"gpudoctor_host_pressure_avg10_ratio", G,
+        "Share of time tasks stalled on the resource, 10 s average (0-1).", "resource,kind"},
+       0.01,
+       [](const PressureLine& l) { return Fact(l.avg10_pct); }},
+      {"avg60_pct",
+       {"gpudoctor_host_pressure_avg60_ratio", G,
+        "Share of time tasks stalled on the resource, 60 s average (0-1).", "resource,kind"},
+       0.01,
+       [](const PressureLine& l) { return Fact(l.avg60_pct); }},
+      {"avg300_pct", {}, 1, [](const PressureLine& l) { return Fact(l.avg300_pct); }},
+      {"total_us",
+       {"gpudoctor_host_pressure_stalled_seconds_total", C, "Total stall time.", "resource,kind"},
+       1e-6,
+       [](const PressureLine& l) { return Fact(l.total_us); }},
+  };
+  return t;
+}
+
+const MetricInfo kGpuThrottleActive = {"gpudoctor_gpu_throttle_active", G,
+                                       "1 while this clock event (throttle) reason is active.",
+                                       "reason", ""};
+const MetricInfo kGpuXidErrorsTotal = {"gpudoctor_gpu_xid_errors_total", C,
+                                       "Xid lines in the kernel log for this GPU, by code.", "xid",
+                                       ""};
+const MetricInfo kGpuInfo = {"gpudoctor_gpu_info", G,
+                             "Always 1; the GPU's identity in labels (serial, vbios).",
+                             "serial,vbios", ""};
+const MetricInfo kGpuLost = {"gpudoctor_gpu_lost", G,
+                             "1 when NVML reports the GPU lost (fallen off the bus).", "", ""};
+const MetricInfo kGpuHung = {"gpudoctor_gpu_nvml_hung", G,
+                             "1 when an NVML call on this GPU did not return.", "", ""};
+const MetricInfo kFindingActive = {
+    "gpudoctor_finding_active", G,
+    "1 for every open finding (after its for_s); one alert rule can page on any finding.",
+    "id,severity,layer", ""};
+const MetricInfo kProbeSuccess = {"gpudoctor_probe_success", G,
+                                  "1 when the probe's last run was ok or skipped.", "probe", ""};
+const MetricInfo kProbeDurationSeconds = {"gpudoctor_probe_duration_seconds", G,
+                                          "Wall time of the probe's last run.", "probe", ""};
+
+std::vector<const MetricInfo*> AllMetrics() {
+  std::vector<const MetricInfo*> out;
+  auto add = [&out](const auto& table) {
+    for (const auto& f : table) {
+      if (!f.metric.name.empty()) out.push_back(&f.metric);
+    }
+  };
+  add(GpuFieldTable());
+  add(GpuCounterFieldTable());
+  out.push_back(&kGpuThrottleActive);
+  out.push_back(&kGpuXidErrorsTotal);
+  out.push_back(&kGpuInfo);
+  out.push_back(&kGpuLost);
+  out.push_back(&kGpuHung);
+  add(CpuFieldTable());
+  add(MemoryFieldTable());
+  add(PressureFieldTable());
+  add(MountFieldTable());
+  add(NicFieldTable());
+  add(TargetFieldTable());
+  out.push_back(&kFindingActive);
+  out.push_back(&kProbeSuccess);
+  out.push_back(&kProbeDurationSeconds);
+  return out;
+}
+
+const MetricInfo* FindMetric(std::string_view name) {
+  for (const MetricInfo* m : AllMetrics()) {
+    if (m->name == name) return m;
+  }
+  return nullptr;
+}
+
+std::string LabelsKey(const MetricLabels& labels) {
+  std::string out;
+  for (const auto& [k, v] : labels) {
+    if (!out.empty()) out += ',';
+    out += k + "=" + v;
+  }
+  return out;
+}
+
+namespace {
+
+template <typename Facts>
+void Emit(const std::vector<FieldDescriptor<Facts>>& table, const Facts& facts, int gpu,
+          const MetricLabels& labels, std::vector<MetricPoint>& out) {
+  for (const auto& f : table) {
+    if (f.metric.name.empty()) continue;
+    if (std::optional<FactValue> v = f.read(facts)) {
+      out.push_back({&f.metric, gpu, labels, v->AsDouble() * f.scale});
+    }
+  }
+}
+
+struct ReasonName {
+  uint64_t bit;
+  const char* name;
+};
+constexpr ReasonName kReasons[] = {
+    {0x1, "gpu_idle"},    {0x2, "applications_clocks"}, {0x4, "sw_power_cap"},
+    {0x8, "hw_slowdown"}, {0x10, "sync_boost"},         {0x20, "sw_thermal"},
+    {0x40, "hw_thermal"}, {0x80, "hw_power_brake"},     {0x100, "display_clock"},
+};
+
+}  // namespace
+
+std::vector<MetricPoint> FlattenSnapshot(const Snapshot& snap) {
+  std::vector<MetricPoint> out;
+  for (const GpuFacts& g : snap.gpu.gpus) {
+    Emit(GpuFieldTable(), g, g.index, {}, out);
+    // Counters: the later read of the window (the first when there is only one).
+    bool have_second = false;
+    for (const auto& f : GpuCounterFieldTable()) have_second = have_second || f.read(g.second);
+    Emit(GpuCounterFieldTable(), have_second ? g.second : g.first, g.index, {}, out);
+    std::optional<uint64_t> reasons =
+        g.second.clock_event_reasons ? g.second.clock_event_reasons : g.first.clock_event_reasons;
+    if (reasons) {
+      for (const auto& r : kReasons) {
+        out.push_back(
+            {&kGpuThrottleActive, g.index, {{"reason", r.name}}, (*reasons & r.bit) ? 1.0 : 0.0});
+      }
+    }
+    out.push_back({&kGpuInfo, g.index, {{"serial", g.serial}, {"vbios", g.vbios}}, 1.0});
+    out.push_back({&kGpuLost, g.index, {}, g.lost ? 1.0 : 0.0});
+    out.push_back({&kGpuHung, g.index, {}, g.hung ? 1.0 : 0.0});
+  }
+  // Xid lines per GPU and code: the kernel names the GPU by PCI address.
+  std::map<std::pair<int, int>, uint64_t> xids;
+  for (const KernelEvent& e : snap.kernel.events) {
+    if (e.kind != KernelEventKind::kXid || !e.pci) continue;
+    for (const GpuFacts& g : snap.gpu.gpus) {
+      std::optional<PciAddress> a = ParsePciBusId(g.pci_bus_id);
+      if (a && a->SameDevice(*e.pci)) xids[{g.index, e.xid}] += e.count;
+    }
+  }
+  for (const auto& [key, count] : xids) {
+    out.push_back({&kGpuXidErrorsTotal,
+                   key.first,
+                   {{"xid", std::to_string(key.second)}},
+                   static_cast<double>(count)});
+  }
+  const HostFacts& h = snap.host;
+  if (h.cpu) Emit(CpuFieldTable(), *h.cpu, -1, {}, out);
+  if (h.memory) Emit(MemoryFieldTable(), *h.memory, -1, {}, out);
+  if (h.pressure) {
+    auto pressure = [&](const char* resource, const std::optional<PressureResource>& r) {
+      if (!r) return;
+      Emit(PressureFieldTable(), r->some, -1, {{"resource", resource}, {"kind", "some"}}, out);
+      if (r->full) {
+        Emit(PressureFieldTable(), *r->full, -1, {{"resource", resource}, {"kind", "full"}}, out);
+      }
+    };
+    pressure("cpu", h.pressure->cpu);
+    pressure("memory", h.pressure->memory);
+    pressure("io", h.pressure->io);
+  }
+  if (h.mounts) {
+    for (const MountFacts& m : *h.mounts) {
+      Emit(MountFieldTable(), m, -1, {{"mount", m.mount_point}}, out);
+    }
+  }
+  if (snap.network.nics) {
+    for (const NicFacts& n : *snap.network.nics)
+      Emit(NicFieldTable(), n, -1, {{"nic", n.name}}, out);
+  }
+  if (snap.network.reachability) {
+    for (const TargetProbeFacts& t : snap.network.reachability->hosts) {
+      Emit(TargetFieldTable(), t, -1, {{"target", t.name}, {"group", TargetGroupName(t.group)}},
+           out);
+    }
+  }
+  for (const ProbeRecord& p : snap.probes) {
+    bool success = p.state == ProbeState::kOk || p.state == ProbeState::kSkipped;
+    out.push_back({&kProbeSuccess, -1, {{"probe", p.name}}, success ? 1.0 : 0.0});
+    out.push_back({&kProbeDurationSeconds, -1, {{"probe", p.name}}, p.ms / 1000.0});
+  }
+  return out;
+}
+
+}  // namespace gpudoctor

@@ -1,0 +1,52 @@
+// NvmlSession: NVML kept open across the ticks of `gpudoctor watch` (issue 9 item 2).
+//
+// - Initialised once (on the first Sample), on a worker under the NVML timeout. A failed or
+//   hung init is retried with exponential backoff (1 s doubling to 60 s); a retry is never
+//   started while an earlier init is still stuck in the driver.
+// - Per-boot constants of each GPU (handle, name, uuid, serial, PCI info, VBIOS, max clocks,
+//   max PCIe link, temperature limits) are read once; a tick then costs ≤ 15 NVML calls per GPU
+//   (counted by the fake's call counter in gpu_session_test).
+// - Counters are diffed against the previous tick: GpuFacts::first is the previous tick's read,
+//   second this tick's, window_s the time between; no sampling sleep inside a tick.
+// - A GPU whose sample does not return by the timeout is marked hung (GpuFacts::hung, with
+//   the call named in GpuLayerFacts::hangs); the other GPUs keep being sampled, and the hung
+//   GPU is not called again until its stuck worker returns (then it recovers by itself).
+// - Xid events are drained without blocking each tick while no GPU is hung.
+// nvmlShutdown is never called (the process may have workers stuck inside NVML).
+//
+// Thread-safety: Sample() serialises callers; the session may be shared between ticks through
+// std::shared_ptr.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+
+#include "core/deadline.h"
+#include "facts/gpu_facts.h"
+#include "nvml/sampler.h"
+
+namespace gpudoctor {
+
+class NvmlSession {
+ public:
+  // options.window is ignored (ticks have no window); options.timeout bounds each phase.
+  explicit NvmlSession(NvmlSampleOptions options);
+  ~NvmlSession();
+  NvmlSession(const NvmlSession&) = delete;
+  NvmlSession& operator=(const NvmlSession&) = delete;
+
+  // One tick: returns by `deadline` (or the NVML timeout, whichever is first) whatever hangs.
+  // Fills nvml, driver (except kernel_module_version), gpus, hangs, nvml_xid_events.
+  GpuLayerFacts Sample(TimePoint deadline);
+
+  // Diagnostics for tests and logs.
+  int init_attempts() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+  std::mutex mu_;
+};
+
+}  // namespace gpudoctor

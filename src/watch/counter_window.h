@@ -1,0 +1,33 @@
+// CounterWindow: under `watch`, rate rules (ECC SBE growth, PCIe replays, NVLink errors) judge
+// counters over a longer window than one tick: the GPU's counter read from about window_s ago
+// (kept in memory, per GPU identity) replaces GpuFacts::first, and window_s becomes the time
+// between the two reads. Clock event reasons stay those of the previous tick (a throttle must
+// persist across two consecutive reads, not across minutes). Not thread-safe: the daemon's
+// tick thread owns it.
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <map>
+#include <string>
+
+#include "facts/snapshot.h"
+
+namespace gpudoctor {
+
+class CounterWindow {
+ public:
+  explicit CounterWindow(double window_s) : window_s_(window_s) {}
+  // `now_s`: seconds on a monotonic clock (the daemon's; tests pass a fake one).
+  void Apply(Snapshot& snap, double now_s);
+
+ private:
+  struct Read {
+    double at_s;
+    GpuCounterRead counters;
+  };
+  double window_s_;
+  std::map<std::string, std::deque<Read>> reads_;  // per GPU identity, oldest first
+};
+
+}  // namespace gpudoctor

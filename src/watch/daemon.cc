@@ -1,0 +1,133 @@
+#include "watch/daemon.h"
+
+#include <algorithm>
+
+#include "core/strings.h"
+#include "probes/registry.h"
+#include "rules/engine.h"
+#include "watch/finding_lifecycle.h"
+
+namespace gpudoctor {
+namespace {
+
+int64_t UnixMs(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
+// The store could not write (disk full, I/O error): the daemon keeps judging and says so as the
+// disk finding, naming its own database.
+void AddStoreFinding(const HistoryStore* store, std::vector<Finding>& findings) {
+  if (store == nullptr) return;
+  std::string error = store->write_error();
+  if (error.empty()) return;
+  Finding f =
+      MakeFinding("host.disk.full", Severity::kCrit,
+                  "gpudoctor cannot write its history database " + store->path() + ": " + error);
+  f.subject = store->path();
+  f.Add("database", store->path());
+  f.Add("error", error);
+  findings.push_back(std::move(f));
+}
+
+}  // namespace
+
+std::string ReadBootId(const Settings& settings) {
+  auto text = settings.fs.ReadProc("sys/kernel/random/boot_id", 128);
+  if (!text.ok()) return "";
+  return Sanitize(Trim(*text), 64);
+}
+
+WatchDaemon::WatchDaemon(std::shared_ptr<const Settings> settings, WatchOptions options,
+                         HistoryStore* store, std::vector<TrackedFinding> stored_findings,
+                         std::string stored_boot_id)
+    : settings_(settings),
+      options_(options),
+      store_(store),
+      scheduler_(EnabledProbes(*settings), settings),
+      cadence_(options.interval_s, options.slow_interval_s),
+      counters_(options.rate_window_s),
+      tracked_(std::move(stored_findings)),
+      stored_boot_id_(std::move(stored_boot_id)),
+      started_(SteadyClock::now()) {}
+
+WatchDaemon::~WatchDaemon() = default;
+
+void WatchDaemon::AddListener(Listener listener) { listeners_.push_back(std::move(listener)); }
+
+void WatchDaemon::Reload(std::shared_ptr<const Settings> settings) {
+  settings_ = settings;
+  scheduler_.UpdateSettings(std::move(settings));
+}
+
+void WatchDaemon::MergeAcks(const std::vector<TrackedFinding>& from_store) {
+  for (TrackedFinding& t : tracked_) {
+    for (const TrackedFinding& s : from_store) {
+      if (s.key != t.key) continue;
+      if (s.acked && !t.acked) {
+        t.acked = true;
+        t.acked_ms = s.acked_ms;
+        t.ack_note = s.ack_note;
+      }
+      t.silenced_until_ms = std::max(t.silenced_until_ms, s.silenced_until_ms);
+    }
+  }
+}
+
+std::shared_ptr<const TickResult> WatchDaemon::Latest() const {
+  std::lock_guard<std::mutex> lock(latest_mu_);
+  return latest_;
+}
+
+std::shared_ptr<const TickResult> WatchDaemon::Tick() {
+  TimePoint start = SteadyClock::now();
+  double now_s = std::chrono::duration<double>(start - started_).count();
+  ++tick_;
+  // Probes get most of the interval; whatever is still running then is left running.
+  double budget_s = std::max(0.2, options_.interval_s * 0.8);
+  TimePoint deadline =
+      start + std::chrono::duration_cast<SteadyClock::duration>(
+                  std::chrono::duration<double>(std::min(budget_s, settings_->deadline_s)));
+
+  auto result = std::make_shared<TickResult>();
+  result->tick = tick_;
+  Snapshot snap = scheduler_.Tick(tick_, cadence_.SlowDue(now_s), deadline);
+  counters_.Apply(snap, now_s);
+  result->unix_ms = UnixMs(snap.time);
+  result->boot_id = ReadBootId(*settings_);
+
+  Report& report = result->report;
+  report.snapshot = std::move(snap);
+  report.findings = EvaluateRules(report.snapshot, settings_->thresholds);
+  AddStoreFinding(store_, report.findings);
+  SortFindings(report.findings);
+  report.duration_ms =
+      std::chrono::duration<double, std::milli>(SteadyClock::now() - start).count();
+  result->points = FlattenSnapshot(report.snapshot);
+
+  LifecycleInput in;
+  in.tracked = std::move(tracked_);
+  in.fired = report.findings;
+  in.now_ms = result->unix_ms;
+  in.boot_id = result->boot_id;
+  in.previous_boot_id = last_boot_id_.empty() ? stored_boot_id_ : last_boot_id_;
+  LifecycleOutput out = StepLifecycle(in, Thresholds(settings_->thresholds));
+  tracked_ = out.tracked;
+  result->findings = std::move(out.tracked);
+  result->transitions = std::move(out.transitions);
+
+  result->events =
+      DeriveEvents(baseline_, report.snapshot, result->boot_id, stored_boot_id_, result->unix_ms);
+  baseline_ = BaselineOf(report.snapshot, result->boot_id);
+  last_boot_id_ = result->boot_id;
+
+  std::shared_ptr<const TickResult> published = result;
+  if (store_ != nullptr) store_->Append(published);
+  {
+    std::lock_guard<std::mutex> lock(latest_mu_);
+    latest_ = published;
+  }
+  for (const auto& l : listeners_) l(published);
+  return published;
+}
+
+}  // namespace gpudoctor

@@ -1,0 +1,42 @@
+// Finding lifecycle (issue 9 item 4) as a pure state machine: given the tracked findings, the
+// findings the rules produced this tick, the time and the boot id, it returns the new tracked
+// set and the transitions (opened / resolved / escalated). No clock, no I/O: tests drive it with
+// sequences of snapshots. Thread-safe (pure).
+//
+// - A finding is pending until it has fired for for_s (catalogue default, overridable per id in
+//   [finding."ID"] for_s), then opens; severity may change while open.
+// - It resolves after it has been clear for resolve_after_s (hysteresis).
+// - A new boot id closes open findings whose rule is reboot-fixable with "cleared_by_reboot"
+//   when they do not fire on the first tick after the reboot; the same key coming back after
+//   2 reboots escalates (next steps for reseat, swap test, RMA are appended).
+// - Acks and silences are carried over unchanged.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "rules/thresholds.h"
+#include "watch/watch_types.h"
+
+namespace gpudoctor {
+
+// id + GPU (serial, else bus id, else index) + subject.
+std::string FindingKey(const Finding& f);
+
+struct LifecycleInput {
+  std::vector<TrackedFinding> tracked;  // from the previous step (or loaded from the store)
+  std::vector<Finding> fired;           // the rules' findings this tick
+  int64_t now_ms = 0;
+  std::string boot_id;
+  std::string previous_boot_id;  // empty on the daemon's first tick
+};
+
+struct LifecycleOutput {
+  std::vector<TrackedFinding> tracked;  // pending + open + recently resolved (kept 1 h)
+  std::vector<FindingTransition> transitions;
+};
+
+LifecycleOutput StepLifecycle(const LifecycleInput& in, const Thresholds& thresholds);
+
+}  // namespace gpudoctor

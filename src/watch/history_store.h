@@ -1,0 +1,109 @@
+// HistoryStore: the embedded SQLite history of `gpudoctor watch` (issue 9). One file per node.
+//
+// Writing: Append() queues a tick and returns at once; one writer thread owns the write
+// connection (WAL, prepared statements, one transaction per tick). A full disk or I/O error
+// never blocks or crashes the caller: the tick is dropped, write_error() says why, and writing
+// resumes by itself when space returns. Retention: raw samples for raw_retention_s, then only
+// 1-minute rollups (min/avg/max/count) for rollup_retention_s.
+// Opening: a file that is not a gpudoctor database or fails integrity checks is renamed
+// "<path>.corrupt-<unix_s>" with one log line and a fresh one is created; a second daemon on the
+// same file is refused (an exclusive lock on "<path>.lock").
+// Reading: HistoryReader opens read-only connections and may be used from any thread, also
+// while a daemon writes (WAL readers never block the writer).
+//
+// Thread-safety: Append/Close from one thread (the daemon's tick loop); readers: any thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "watch/watch_types.h"
+
+namespace gpudoctor {
+
+struct StoreOptions {
+  int64_t raw_retention_s = 24 * 3600;
+  int64_t rollup_retention_s = 30 * 24 * 3600;
+  int max_queued_ticks = 120;  // beyond that the oldest queued tick is dropped (counted)
+};
+
+class HistoryStore {
+ public:
+  // Creates the directory if missing. Errors name the path and the reason (permission, not a
+  // directory, locked by pid N).
+  static Result<std::unique_ptr<HistoryStore>> Open(const std::string& path,
+                                                    const StoreOptions& options);
+  virtual ~HistoryStore() = default;
+
+  // Queues the tick's metric points, finding states (upserted by key), transitions and events.
+  virtual void Append(std::shared_ptr<const TickResult> tick) = 0;
+  // Records an operator acknowledgement / silence for the finding key (also from other
+  // processes: `gpudoctor ack` writes through its own connection).
+  virtual Status Ack(const std::string& key, int64_t unix_ms, const std::string& note) = 0;
+  // Writes what is queued and stops the writer (SIGTERM path). Idempotent.
+  virtual void Close() = 0;
+  // Blocks until every tick queued before the call has been written (or failed). For tests and
+  // orderly reloads; bounded by the writes themselves (busy_timeout), never waits for new ticks.
+  virtual void Flush() = 0;
+  // Ticks dropped because the queue was full (max_queued_ticks) or a write failed.
+  virtual uint64_t dropped_ticks() const = 0;
+  // Last write failure ("disk full: database or disk is full"); empty while writes succeed.
+  virtual std::string write_error() const = 0;
+  virtual std::string path() const = 0;
+};
+
+// One series: points are (unix seconds, value), oldest first.
+struct SeriesQuery {
+  std::string metric;      // a gpudoctor_* name
+  std::optional<int> gpu;  // GPU index; nullopt: host-level series (gpu -1) or all GPUs
+  std::string labels;      // LabelsKey; empty: any
+  int64_t since_unix_s = 0;
+  int64_t until_unix_s = 0;  // 0: now
+  int max_points = 2000;     // longer ranges are downsampled (rollups beyond raw retention)
+};
+
+struct Series {
+  std::string metric;
+  std::optional<int> gpu;
+  std::string labels;
+  std::vector<std::pair<int64_t, double>> points;
+};
+
+struct FindingsQuery {
+  int64_t since_unix_s = 0;  // episodes open at or after this time
+  bool open_only = false;
+};
+
+class HistoryReader {
+ public:
+  static Result<std::unique_ptr<HistoryReader>> Open(const std::string& path);
+  virtual ~HistoryReader() = default;
+  virtual Result<std::vector<Series>> QuerySeries(const SeriesQuery& q) = 0;
+  virtual Result<std::vector<std::string>> ListMetrics() = 0;
+  virtual Result<std::vector<TrackedFinding>> QueryFindings(const FindingsQuery& q) = 0;
+  virtual Result<std::vector<HistoryEvent>> QueryEvents(int64_t since_unix_s) = 0;
+};
+
+// Operator writes (`gpudoctor ack` / `gpudoctor silence`) through a short-lived connection with a
+// bounded busy_timeout, also while a daemon writes: mark the newest episode of every finding with
+// this id (on GPU index `gpu` when given) that is not resolved (ack) or any state (silence), and
+// record an "ack" / "silence" event. Returns how many findings were marked; NotFound naming the
+// id and file when none matches or the database does not exist.
+Result<int> AckFindings(const std::string& db_path, const std::string& id, std::optional<int> gpu,
+                        int64_t unix_ms, const std::string& note);
+Result<int> SilenceFindings(const std::string& db_path, const std::string& id,
+                            std::optional<int> gpu, int64_t until_unix_ms, int64_t unix_ms);
+
+// The JSON of `gpudoctor history --metric ... --json` and GET /api/v1/history:
+// {"metric","gpu","points":[[unix_seconds,value],...]} for one series; an array for several.
+nlohmann::ordered_json SeriesToJson(const std::vector<Series>& series);
+// One element of `history --findings --json` and GET /api/v1/findings.
+nlohmann::ordered_json TrackedFindingToJson(const TrackedFinding& f);
+nlohmann::ordered_json HistoryEventToJson(const HistoryEvent& e);
+
+}  // namespace gpudoctor

@@ -1,0 +1,154 @@
+#include "watch/probe_scheduler.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/strings.h"
+
+namespace gpudoctor {
+
+CadencePlan::CadencePlan(double interval_s, double slow_interval_s)
+    : interval_s_(interval_s), slow_interval_s_(std::max(slow_interval_s, interval_s)) {}
+
+bool CadencePlan::SlowDue(double now_s) {
+  // A small tolerance keeps a 30 s cadence on 1 s ticks from slipping to 31 s by jitter.
+  if (!last_slow_s_ || now_s - *last_slow_s_ >= slow_interval_s_ - interval_s_ * 0.25) {
+    last_slow_s_ = now_s;
+    return true;
+  }
+  return false;
+}
+
+double CadencePlan::SleepUntilNext(double tick_started_s, double now_s) const {
+  double next = tick_started_s + interval_s_;
+  return std::max(0.0, next - now_s);
+}
+
+namespace {
+
+struct RunResult {
+  ProbeOutput output;
+  double ms = 0;
+};
+
+double MsBetween(TimePoint a, TimePoint b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+std::string Hostname() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return Sanitize(buf, 255);
+}
+
+}  // namespace
+
+struct ProbeScheduler::Slot {
+  const ProbeSpec* spec = nullptr;
+  std::shared_ptr<ProbeCarry> carry;
+  std::shared_ptr<PendingResult<RunResult>> pending;
+  uint64_t started_tick = 0;
+  TimePoint started_at{};
+  std::function<void(Snapshot&)> last_apply;  // re-applied while a slow probe is not due
+  ProbeRecord last_record;
+  bool ever_ran = false;
+};
+
+ProbeScheduler::ProbeScheduler(std::vector<const ProbeSpec*> probes,
+                               std::shared_ptr<const Settings> settings)
+    : settings_(std::move(settings)) {
+  for (const ProbeSpec* p : probes) {
+    auto slot = std::make_unique<Slot>();
+    slot->spec = p;
+    slot->last_record.name = std::string(p->name);
+    slot->last_record.layer = p->layer;
+    slots_.push_back(std::move(slot));
+  }
+}
+
+ProbeScheduler::~ProbeScheduler() = default;
+
+void ProbeScheduler::UpdateSettings(std::shared_ptr<const Settings> settings) {
+  settings_ = std::move(settings);
+}
+
+Snapshot ProbeScheduler::Tick(uint64_t tick, bool run_slow, TimePoint deadline) {
+  Snapshot snap;
+  snap.hostname = Hostname();
+  snap.time = std::chrono::system_clock::now();
+  TimePoint start = SteadyClock::now();
+
+  std::vector<Slot*> started;
+  std::vector<Slot*> stuck;
+  for (auto& s : slots_) {
+    Slot& slot = *s;
+    bool due = slot.spec->cadence == Cadence::kFast || run_slow || !slot.ever_ran;
+    if (slot.pending != nullptr) {
+      if (!slot.pending->Done()) {
+        stuck.push_back(&slot);
+        continue;
+      }
+      // It returned after its tick's deadline: keep its carry and facts.
+      RunResult late = slot.pending->Take();
+      slot.pending = nullptr;
+      slot.carry = late.output.next;
+      if (late.output.apply) slot.last_apply = late.output.apply;
+    }
+    if (!due) continue;
+    ProbeContext ctx{settings_, deadline, slot.carry, true};
+    ProbeFn fn = slot.spec->run;
+    slot.pending = StartDetached([fn, ctx] {
+      TimePoint t0 = SteadyClock::now();
+      ProbeOutput out = fn(ctx);
+      return RunResult{std::move(out), MsBetween(t0, SteadyClock::now())};
+    });
+    slot.started_tick = tick;
+    slot.started_at = start;
+    slot.ever_ran = true;
+    if (slot.pending == nullptr) {
+      slot.last_record.state = ProbeState::kFailed;
+      slot.last_record.reason = "could not start a worker thread";
+      slot.last_record.ms = 0;
+      continue;
+    }
+    started.push_back(&slot);
+  }
+
+  for (Slot* slot : started) {
+    ProbeRecord& rec = slot->last_record;
+    if (!slot->pending->WaitUntil(deadline)) {
+      rec.state = ProbeState::kTimeout;
+      rec.ms = MsBetween(start, SteadyClock::now());
+      rec.reason = "did not finish within the tick; left running";
+      continue;
+    }
+    RunResult done = slot->pending->Take();
+    slot->pending = nullptr;
+    rec.state = done.output.state;
+    rec.reason = std::move(done.output.reason);
+    rec.ms = done.ms;
+    slot->carry = std::move(done.output.next);
+    slot->last_apply = std::move(done.output.apply);
+  }
+  for (Slot* slot : stuck) {
+    ProbeRecord& rec = slot->last_record;
+    rec.state = ProbeState::kTimeout;
+    rec.ms = MsBetween(slot->started_at, SteadyClock::now());
+    rec.reason =
+        "still running since tick " + std::to_string(slot->started_tick) + "; not started again";
+  }
+
+  // Apply every probe's latest facts in registry order (slow probes' facts persist between
+  // their runs; a probe stuck or timed out this tick contributes nothing this tick).
+  for (auto& s : slots_) {
+    Slot& slot = *s;
+    if (!slot.ever_ran) continue;
+    if (slot.last_apply && slot.last_record.state != ProbeState::kTimeout) slot.last_apply(snap);
+    snap.probes.push_back(slot.last_record);
+  }
+  return snap;
+}
+
+}  // namespace gpudoctor

@@ -1,0 +1,62 @@
+// ProbeScheduler: runs the registered probes tick after tick for `watch` (issue 9 item 1).
+//
+// - Fast probes run every tick; slow probes when Tick() is told so (every slow_interval_s, see
+//   CadencePlan). Between runs of a slow probe its last facts are applied again, so every
+//   Snapshot carries the latest facts of every probe.
+// - Each probe gets the carry its previous run returned (ProbeContext::previous), so it samples
+//   once per tick and diffs against the last one: no sampling sleep inside a tick.
+// - A probe still running from an earlier tick is not started again: it is recorded as
+//   `timeout` ("still running since tick N") and nothing waits on it. When it returns later,
+//   its result and carry are taken on the next tick.
+// - Tick() returns by its deadline whatever the probes do.
+// Thread-safety: one thread calls Tick() (the daemon's loop). Workers touch only their own
+// captured state.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "facts/snapshot.h"
+#include "probes/probe.h"
+
+namespace gpudoctor {
+
+// Which probes are due: pure, driven by a caller-supplied clock (tests use a fake one).
+class CadencePlan {
+ public:
+  CadencePlan(double interval_s, double slow_interval_s);
+  // True when slow probes are due at `now_s` (seconds on any monotonic clock): on the first
+  // call and then whenever slow_interval_s has passed since the last slow run.
+  bool SlowDue(double now_s);
+  // Seconds from now_s until the next tick should start, given when this tick started
+  // (ticks keep their rhythm; a late tick starts the next one at once, never a burst).
+  double SleepUntilNext(double tick_started_s, double now_s) const;
+  double interval_s() const { return interval_s_; }
+
+ private:
+  double interval_s_;
+  double slow_interval_s_;
+  std::optional<double> last_slow_s_;
+};
+
+class ProbeScheduler {
+ public:
+  ProbeScheduler(std::vector<const ProbeSpec*> probes, std::shared_ptr<const Settings> settings);
+  ~ProbeScheduler();
+
+  // Runs one tick. `run_slow`: slow probes are due. Waits for the started probes until
+  // `deadline` at most. Probe records: this tick's state; for slow probes not due, their last
+  // record.
+  Snapshot Tick(uint64_t tick, bool run_slow, TimePoint deadline);
+
+  // New settings (SIGHUP reload); probes keep their carries.
+  void UpdateSettings(std::shared_ptr<const Settings> settings);
+
+ private:
+  struct Slot;
+  std::vector<std::unique_ptr<Slot>> slots_;
+  std::shared_ptr<const Settings> settings_;
+};
+
+}  // namespace gpudoctor

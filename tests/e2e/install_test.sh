@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# `make install` into a DESTDIR: binary, systemd unit (verified by systemd-analyze when present,
+# pointing at the installed binary), default config that the binary itself accepts, and a second
+# install that keeps an edited config.
+set -euo pipefail
+src=$1
+build=$2
+dest=$(mktemp -d)
+trap 'rm -rf "$dest"' EXIT
+make -C "$src" --no-print-directory install-files BUILD="$build" DESTDIR="$dest" PREFIX=/usr/local \
+  >/dev/null
+test -x "$dest/usr/local/bin/gpudoctor"
+test -f "$dest/etc/systemd/system/gpudoctor.service"
+test -d "$dest/var/lib/gpudoctor"
+grep -q '^Type=notify' "$dest/etc/systemd/system/gpudoctor.service"
+grep -q '^ExecStart=/usr/local/bin/gpudoctor watch' "$dest/etc/systemd/system/gpudoctor.service"
+"$dest/usr/local/bin/gpudoctor" config --config "$dest/etc/gpudoctor/gpudoctor.toml" >/dev/null
+if command -v systemd-analyze >/dev/null; then
+  sed "s|/usr/local/bin/gpudoctor|$dest/usr/local/bin/gpudoctor|" \
+    "$dest/etc/systemd/system/gpudoctor.service" >"$dest/gpudoctor.service"
+  out=$(systemd-analyze verify "$dest/gpudoctor.service" 2>&1 || true)
+  if [ -n "$out" ]; then
+    echo "systemd-analyze verify: $out" >&2
+    exit 1
+  fi
+else
+  echo "install_test: systemd-analyze not found; unit not verified"
+fi
+echo "# edited" >>"$dest/etc/gpudoctor/gpudoctor.toml"
+make -C "$src" --no-print-directory install-files BUILD="$build" DESTDIR="$dest" >/dev/null
+grep -q '^# edited' "$dest/etc/gpudoctor/gpudoctor.toml"
+echo "install_test: ok"

@@ -1,0 +1,102 @@
+// Issue 8 item 20 and item 2: what a hung GPU must not cost — the other GPUs' Xid events, its
+// own readings taken before the hang — and the hang timeout fitting a short check deadline.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "nvml/sampler.h"
+#include "probes/probe.h"
+#include "rules/engine.h"
+#include "test_util.h"
+
+namespace gpudoctor {
+ProbeOutput RunNvmlProbe(const ProbeContext& ctx);
+namespace {
+
+using std::chrono::milliseconds;
+
+std::string FakeLib() {
+  return std::string(GPUDOCTOR_BUILD_DIR) + "/tests/fake_nvml/libnvidia-ml.so.1";
+}
+
+TEST(NvmlHangTest, HungGpuKeepsItsEarlierReadingsAndOthersXidEvents) {
+  setenv("FAKE_NVML_SCENARIO", testing::FixturePath("nvml/hang_gpu2_xid.scenario").c_str(), 1);
+  NvmlSampleOptions o;
+  o.library_path = FakeLib();
+  o.window = milliseconds(50);
+  o.timeout = milliseconds(400);
+  o.deadline = SteadyClock::now() + std::chrono::seconds(10);
+  GpuLayerFacts f = SampleNvml(o);
+  ASSERT_GT(f.gpus.size(), 5u);
+  const GpuFacts& g2 = f.gpus[2];
+  EXPECT_TRUE(g2.hung);
+  // Read before nvmlDeviceGetTemperature hung: identity, limits, utilisation, memory.
+  EXPECT_FALSE(g2.uuid.empty());
+  EXPECT_TRUE(g2.util_gpu_pct.has_value());
+  EXPECT_TRUE(g2.memory_total_bytes.has_value());
+  EXPECT_TRUE(g2.max_sm_clock_mhz.has_value());
+  EXPECT_FALSE(g2.temp_c.has_value());
+  // GPU 5's Xid event is not discarded because GPU 2 hung.
+  ASSERT_EQ(f.nvml_xid_events.size(), 1u);
+  EXPECT_EQ(f.nvml_xid_events[0].xid, 48u);
+  EXPECT_EQ(f.nvml_xid_events[0].gpu_index, 5);
+}
+
+Snapshot RunProbe(double deadline_s, double nvml_timeout_s) {
+  auto settings = std::make_shared<Settings>();
+  settings->nvml_lib = FakeLib();
+  settings->nvml_timeout_s = nvml_timeout_s;
+  settings->sample_ms = 50;
+  settings->deadline_s = deadline_s;
+  ProbeContext ctx{settings, SteadyClock::now() + std::chrono::duration_cast<milliseconds>(
+                                                      std::chrono::duration<double>(deadline_s))};
+  ProbeOutput out = RunNvmlProbe(ctx);
+  Snapshot snap;
+  if (out.apply) out.apply(snap);
+  snap.probes.push_back({"nvml", Layer::kHardware, out.state, out.reason, 0});
+  return snap;
+}
+
+TEST(NvmlHangTest, ShortDeadlineStillNamesTheHungCallAsOneFinding) {
+  setenv("FAKE_NVML_SCENARIO", testing::FixturePath("nvml/hang_gpu2.scenario").c_str(), 1);
+  // --deadline 2 with the default 5 s NVML timeout: the timeout is derived to fit.
+  Snapshot snap = RunProbe(2.0, 5.0);
+  std::vector<Finding> findings = EvaluateRules(snap, Thresholds());
+  int hangs = 0, probe_failed = 0;
+  for (const auto& f : findings) {
+    if (f.id == "driver.nvml_hang") {
+      ++hangs;
+      EXPECT_NE(f.summary.find("nvmlDeviceGetTemperature"), std::string::npos) << f.summary;
+    }
+    if (f.id == "gpudoctor.probe.failed" || f.id == "gpudoctor.probe.timeout") ++probe_failed;
+  }
+  EXPECT_GE(hangs, 1);
+  EXPECT_EQ(probe_failed, 0) << "the hang is one finding, not a hang plus a probe failure";
+}
+
+// Issue 8 item 20: drivers without nvmlDeviceGetFieldValues (the minimal fake) still report
+// retired pages and NVLink state through the per-call functions.
+TEST(NvmlFallbackTest, RetiredPagesAndNvLinksWithoutFieldValues) {
+  std::string minimal =
+      std::string(GPUDOCTOR_BUILD_DIR) + "/tests/fake_nvml/minimal/libnvidia-ml.so.1";
+  NvmlSampleOptions o;
+  o.library_path = minimal;
+  o.window = milliseconds(20);
+  o.deadline = SteadyClock::now() + std::chrono::seconds(10);
+  setenv("FAKE_NVML_SCENARIO", testing::FixturePath("nvml/retired_pages.scenario").c_str(), 1);
+  GpuLayerFacts f = SampleNvml(o);
+  ASSERT_FALSE(f.gpus.empty());
+  EXPECT_EQ(f.gpus[0].retired_pages_sbe, 60u);
+  EXPECT_EQ(f.gpus[0].retired_pages_dbe, 10u);
+  EXPECT_EQ(f.gpus[0].retired_pages_pending, true);
+  setenv("FAKE_NVML_SCENARIO", testing::FixturePath("nvml/nvlink_down.scenario").c_str(), 1);
+  f = SampleNvml(o);
+  ASSERT_GT(f.gpus.size(), 7u);
+  EXPECT_EQ(f.gpus[0].nvlink_count, 18);
+  int down = 0;
+  for (const auto& l : f.gpus[7].nvlinks) down += l.active == false ? 1 : 0;
+  EXPECT_GT(down, 0);
+}
+
+}  // namespace
+}  // namespace gpudoctor

@@ -1,0 +1,139 @@
+// The watch tick machinery without sleeping on a clock: the cadence plan on a fake clock, and the
+// probe scheduler with test probes that count their runs, hand carries on and block on demand.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+
+#include "watch/probe_scheduler.h"
+
+namespace gpudoctor {
+namespace {
+
+using std::chrono::milliseconds;
+
+TEST(CadencePlanTest, SlowProbesRunFirstThenEverySlowInterval) {
+  CadencePlan plan(1, 30);
+  std::vector<double> slow_at;
+  for (int t = 0; t <= 95; ++t) {
+    if (plan.SlowDue(t)) slow_at.push_back(t);
+  }
+  EXPECT_EQ(slow_at, (std::vector<double>{0, 30, 60, 90}));
+}
+
+TEST(CadencePlanTest, JitteredTicksDoNotSlipTheSlowCadence) {
+  CadencePlan plan(1, 30);
+  ASSERT_TRUE(plan.SlowDue(0.0));
+  EXPECT_FALSE(plan.SlowDue(29.0));
+  EXPECT_TRUE(plan.SlowDue(29.9));  // a tick that came a little early still counts
+}
+
+TEST(CadencePlanTest, SleepKeepsTheRhythmAndNeverGoesNegative) {
+  CadencePlan plan(1, 30);
+  EXPECT_DOUBLE_EQ(plan.SleepUntilNext(10.0, 10.25), 0.75);
+  EXPECT_DOUBLE_EQ(plan.SleepUntilNext(10.0, 11.5), 0.0);  // late: next tick at once
+}
+
+// Test probes. Globals because ProbeFn is a plain function pointer.
+std::atomic<int> g_counter_runs{0};
+std::atomic<int> g_slow_runs{0};
+std::atomic<int> g_blocking_runs{0};
+std::mutex g_block_mu;
+std::condition_variable g_block_cv;
+bool g_release = false;
+
+struct CountCarry : ProbeCarry {
+  int seen = 0;
+};
+
+// Counts how many earlier runs it has seen through its carry: proves carries flow tick to tick.
+ProbeOutput CountingProbe(const ProbeContext& ctx) {
+  ++g_counter_runs;
+  auto carry = std::make_shared<CountCarry>();
+  if (auto* prev = dynamic_cast<CountCarry*>(ctx.previous.get())) carry->seen = prev->seen + 1;
+  int seen = carry->seen;
+  ProbeOutput out = ProbeOk([seen](Snapshot& s) { s.host.uptime_s = seen; });
+  out.next = carry;
+  EXPECT_TRUE(ctx.continuous);
+  return out;
+}
+
+ProbeOutput SlowProbe(const ProbeContext&) {
+  int n = ++g_slow_runs;
+  return ProbeOk([n](Snapshot& s) { s.gpu.driver.kernel_module_version = std::to_string(n); });
+}
+
+ProbeOutput BlockingProbe(const ProbeContext&) {
+  ++g_blocking_runs;
+  std::unique_lock<std::mutex> lock(g_block_mu);
+  g_block_cv.wait(lock, [] { return g_release; });
+  return ProbeOk([](Snapshot& s) { s.gpu.driver.nvml_version = "released"; });
+}
+
+const ProbeSpec kCounting{"counting", Layer::kResources, true, Cadence::kFast, CountingProbe, ""};
+const ProbeSpec kSlow{"slowone", Layer::kResources, true, Cadence::kSlow, SlowProbe, ""};
+const ProbeSpec kBlocking{"blocking", Layer::kSoftware, true, Cadence::kFast, BlockingProbe, ""};
+
+const ProbeRecord* RecordOf(const Snapshot& s, std::string_view name) {
+  for (const auto& p : s.probes) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+TEST(ProbeSchedulerTest, CarriesFlowAndSlowFactsPersistBetweenRuns) {
+  g_counter_runs = 0;
+  g_slow_runs = 0;
+  ProbeScheduler sched({&kCounting, &kSlow}, std::make_shared<Settings>());
+  auto deadline = [] { return SteadyClock::now() + milliseconds(2000); };
+  Snapshot s1 = sched.Tick(1, true, deadline());
+  Snapshot s2 = sched.Tick(2, false, deadline());
+  Snapshot s3 = sched.Tick(3, false, deadline());
+  EXPECT_EQ(s1.host.uptime_s, 0);
+  EXPECT_EQ(s3.host.uptime_s, 2);  // the third run saw two earlier carries
+  EXPECT_EQ(g_counter_runs.load(), 3);
+  EXPECT_EQ(g_slow_runs.load(), 1);                     // slow probe not due on ticks 2 and 3 ...
+  EXPECT_EQ(s3.gpu.driver.kernel_module_version, "1");  // ... but its facts are still there
+  Snapshot s4 = sched.Tick(4, true, deadline());
+  EXPECT_EQ(s4.gpu.driver.kernel_module_version, "2");
+  ASSERT_NE(RecordOf(s4, "slowone"), nullptr);
+  EXPECT_EQ(RecordOf(s4, "slowone")->state, ProbeState::kOk);
+}
+
+TEST(ProbeSchedulerTest, StuckProbeIsNotStartedAgainAndDoesNotDelayOthers) {
+  g_blocking_runs = 0;
+  g_counter_runs = 0;
+  {
+    std::lock_guard<std::mutex> lock(g_block_mu);
+    g_release = false;
+  }
+  ProbeScheduler sched({&kCounting, &kBlocking}, std::make_shared<Settings>());
+  TimePoint t0 = SteadyClock::now();
+  Snapshot s1 = sched.Tick(1, true, SteadyClock::now() + milliseconds(100));
+  Snapshot s2 = sched.Tick(2, true, SteadyClock::now() + milliseconds(100));
+  Snapshot s3 = sched.Tick(3, true, SteadyClock::now() + milliseconds(100));
+  // Three ticks, each bounded by its own deadline, not by the stuck probe.
+  EXPECT_LT(SteadyClock::now() - t0, milliseconds(1500));
+  EXPECT_EQ(g_blocking_runs.load(), 1);  // never started a second time
+  EXPECT_EQ(g_counter_runs.load(), 3);   // the others kept running
+  ASSERT_NE(RecordOf(s3, "blocking"), nullptr);
+  EXPECT_EQ(RecordOf(s3, "blocking")->state, ProbeState::kTimeout);
+  EXPECT_NE(RecordOf(s3, "blocking")->reason.find("still running since tick 1"), std::string::npos);
+  EXPECT_EQ(s3.host.uptime_s, 2);
+
+  // Released: its late result is taken, and it runs again on the following tick.
+  {
+    std::lock_guard<std::mutex> lock(g_block_mu);
+    g_release = true;
+  }
+  g_block_cv.notify_all();
+  std::this_thread::sleep_for(milliseconds(50));
+  Snapshot s4 = sched.Tick(4, true, SteadyClock::now() + milliseconds(1000));
+  EXPECT_EQ(g_blocking_runs.load(), 2);
+  EXPECT_EQ(RecordOf(s4, "blocking")->state, ProbeState::kOk);
+  EXPECT_EQ(s4.gpu.driver.nvml_version, "released");
+}
+
+}  // namespace
+}  // namespace gpudoctor

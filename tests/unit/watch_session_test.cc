@@ -1,0 +1,139 @@
+// The long-lived NVML session (watch) against the fake NVML: per-boot constants read once,
+// the per-tick call budget, counters diffed across ticks, a hung GPU that never stalls the
+// others, and init retried after failure. Also the tailing kernel-log reader.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "kmsg/live_sources.h"
+#include "nvml/session.h"
+#include "test_util.h"
+
+namespace gpudoctor {
+namespace {
+
+using std::chrono::milliseconds;
+
+std::string FakeLib() {
+  return std::string(GPUDOCTOR_BUILD_DIR) + "/tests/fake_nvml/libnvidia-ml.so.1";
+}
+
+NvmlSampleOptions Options(milliseconds timeout = milliseconds(2000)) {
+  NvmlSampleOptions o;
+  o.library_path = FakeLib();
+  o.timeout = timeout;
+  return o;
+}
+
+TimePoint In(int ms) { return SteadyClock::now() + milliseconds(ms); }
+
+TEST(NvmlSessionTest, PerTickCallsStayWithinBudgetAfterTheFirstTick) {
+  setenv("FAKE_NVML_SCENARIO", testing::FixturePath("nvml/h100_busy.scenario").c_str(), 1);
+  NvmlSession session(Options());
+  GpuLayerFacts t1 = session.Sample(In(5000));
+  ASSERT_EQ(t1.nvml.state, NvmlState::kOk);
+  ASSERT_FALSE(t1.gpus.empty());
+  GpuLayerFacts t2 = session.Sample(In(5000));
+  GpuLayerFacts t3 = session.Sample(In(5000));
+  for (size_t i = 0; i < t3.gpus.size(); ++i) {
+    const GpuFacts& g = t3.gpus[i];
+    int per_tick = g.nvml_calls;  // calls of this tick's worker only
+    EXPECT_LE(per_tick, 15) << "GPU " << i;
+    EXPECT_LT(per_tick, t1.gpus[i].nvml_calls) << "GPU " << i << ": constants read again?";
+    // Constants carried from the first tick.
+    EXPECT_EQ(g.uuid, t1.gpus[i].uuid);
+    EXPECT_EQ(g.serial, t1.gpus[i].serial);
+    EXPECT_EQ(g.max_sm_clock_mhz, t1.gpus[i].max_sm_clock_mhz);
+    EXPECT_EQ(g.temp_slowdown_c, t1.gpus[i].temp_slowdown_c);
+    EXPECT_TRUE(g.window_s.has_value());
+  }
+  EXPECT_EQ(session.init_attempts(), 1);
+  EXPECT_FALSE(t1.gpus[0].window_s.has_value());  // no previous read yet
+}
+
+TEST(NvmlSessionTest, CountersAreDiffedAgainstThePreviousTick) {
+  setenv("FAKE_NVML_SCENARIO", testing::FixturePath("nvml/ecc_sbe_rate.scenario").c_str(), 1);
+  NvmlSession session(Options());
+  session.Sample(In(5000));
+  GpuLayerFacts t2 = session.Sample(In(5000));
+  GpuLayerFacts t3 = session.Sample(In(5000));
+  const GpuFacts& g = t3.gpus.at(4);
+  ASSERT_TRUE(g.first.ecc_sbe_volatile && g.second.ecc_sbe_volatile);
+  EXPECT_EQ(*g.second.ecc_sbe_volatile - *g.first.ecc_sbe_volatile, 50u);  // one read a tick
+  EXPECT_EQ(t2.gpus.at(4).second.ecc_sbe_volatile, g.first.ecc_sbe_volatile);
+}
+
+TEST(NvmlSessionTest, HungGpuIsMarkedAndTheOthersKeepBeingSampled) {
+  setenv("FAKE_NVML_SCENARIO", testing::FixturePath("nvml/hang_gpu2.scenario").c_str(), 1);
+  NvmlSession session(Options(milliseconds(300)));
+  TimePoint t0 = SteadyClock::now();
+  GpuLayerFacts t1 = session.Sample(In(5000));
+  GpuLayerFacts t2 = session.Sample(In(5000));
+  GpuLayerFacts t3 = session.Sample(In(5000));
+  // Each tick waits at most the NVML timeout (and ticks 2, 3 do not wait on GPU 2 at all).
+  EXPECT_LT(SteadyClock::now() - t0, milliseconds(2000));
+  for (const GpuLayerFacts* t : {&t1, &t2, &t3}) {
+    ASSERT_GT(t->gpus.size(), 3u);
+    EXPECT_TRUE(t->gpus[2].hung);
+    EXPECT_FALSE(t->gpus[1].hung);
+    EXPECT_TRUE(t->gpus[3].temp_c.has_value());
+    ASSERT_FALSE(t->hangs.empty());
+    EXPECT_EQ(t->hangs[0].call, "nvmlDeviceGetTemperature");
+    EXPECT_EQ(t->hangs[0].gpu_index, 2);
+  }
+  EXPECT_FALSE(t3.gpus[2].uuid.empty());  // the hung card is still named
+}
+
+TEST(NvmlSessionTest, FailedInitIsRetriedWithBackoff) {
+  setenv("FAKE_NVML_SCENARIO", testing::FixturePath("nvml/driver_not_loaded.scenario").c_str(), 1);
+  NvmlSession session(Options());
+  GpuLayerFacts t1 = session.Sample(In(5000));
+  EXPECT_EQ(t1.nvml.state, NvmlState::kInitFailed);
+  session.Sample(In(5000));  // within the 1 s backoff: no new attempt
+  EXPECT_EQ(session.init_attempts(), 1);
+  setenv("FAKE_NVML_SCENARIO", testing::FixturePath("nvml/h100_healthy.scenario").c_str(), 1);
+  std::this_thread::sleep_for(milliseconds(1100));
+  GpuLayerFacts t3 = session.Sample(In(5000));
+  EXPECT_EQ(session.init_attempts(), 2);
+  EXPECT_EQ(t3.nvml.state, NvmlState::kOk);  // the driver came back: recovered by itself
+  EXPECT_FALSE(t3.gpus.empty());
+}
+
+TEST(KmsgTailTest, ReadsOnlyNewLinesAndKeepsCounting) {
+  testing::TempDir dir;
+  std::string path = dir.path() + "/kmsg";
+  dir.Write("kmsg",
+            "[   10.000000] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has "
+            "fallen off the bus.\n");
+  ScanOptions options;
+  KmsgTail tail(path, options);
+  auto first = tail.Poll({});
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ASSERT_EQ(first->events.size(), 1u);
+  uint64_t bytes_after_first = first->bytes_scanned;
+
+  auto same = tail.Poll({});
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(same->bytes_scanned, bytes_after_first);  // nothing new was read
+  EXPECT_EQ(same->events[0].count, 1u);
+
+  std::ofstream(path, std::ios::app)
+      << "[   11.000000] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen "
+         "off the bus.\n"
+      << "[   12.000000] NVRM: Xid (PCI:0000:5e:00): 48, pid=99, name=train, An uncorrectable "
+         "double bit error\n";
+  auto later = tail.Poll({});
+  ASSERT_TRUE(later.ok());
+  ASSERT_EQ(later->events.size(), 2u);
+  EXPECT_EQ(later->events[0].count, 2u);
+  EXPECT_EQ(later->events[1].xid, 48);
+}
+
+TEST(KmsgTailTest, MissingSourceIsAnError) {
+  KmsgTail tail("/nonexistent/dev/kmsg", {});
+  EXPECT_FALSE(tail.Poll({}).ok());
+}
+
+}  // namespace
+}  // namespace gpudoctor
