@@ -35,8 +35,8 @@ struct SawTooth {
 // The busy/idle saw-tooth of static batching in a GPU utilisation series (percent, one value per
 // sample, oldest first): samples fall into high (>= 70%) or low (<= 20%) with few in between
 // (< 30%), each side holds at least 15% of the samples, and there are at least 3 complete
-// cycles. A series shorter than 12 samples is never detected. `watch` calls this on each GPU's
-// history window (watch is not built yet; this is its contract).
+// cycles. A series shorter than 12 samples is never detected. Contract for `watch`: call this on
+// each GPU's utilisation window (watch keeps none for its rules yet; not wired).
 SawTooth DetectStaticBatchingSawTooth(const std::vector<double>& util_series);
 
 }  // namespace gpudoctor::plan
