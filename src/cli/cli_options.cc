@@ -80,6 +80,7 @@ std::string UsageText() {
       "  explain xid N      the Xid table entry: meaning, class, severity, action\n"
       "  logs FILE|-        scan a saved kernel log (dmesg, journalctl, syslog) for findings\n"
       "  config --default   print the commented default config file\n"
+      "  plan kv|batching   KV-cache and batching advisor (gpudoctor plan --help)\n"
       "  probes             list the probes and what they read\n"
       "  history            stored watch history: --metric NAME, --list-metrics, --findings,\n"
       "                     --events (--db PATH, --since, --until, --gpu, --json)\n"

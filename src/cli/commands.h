@@ -32,5 +32,8 @@ int CompareCommand(const CliOptions& options);  // compare_command.cc (issue 8 i
 int HistoryCommand(const CliOptions& options);  // history_command.cc (watch store)
 int AckCommand(const CliOptions& options);      // ack_command.cc
 int SilenceCommand(const CliOptions& options);  // ack_command.cc
+// `plan` parses its own flags (plus the global ones): plan_command.cc.
+bool IsPlanCommand(int argc, const char* const* argv);
+int PlanMain(int argc, const char* const* argv);
 
 }  // namespace gpudoctor

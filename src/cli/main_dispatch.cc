@@ -30,6 +30,7 @@ constexpr CommandEntry kCommands[] = {
 };
 
 int Dispatch(int argc, char** argv) {
+  if (IsPlanCommand(argc, argv)) return PlanMain(argc, argv);  // own flags (plan_command.cc)
   auto parsed = ParseCommandLine(argc, argv);
   if (!parsed.ok()) return CouldNotRun(parsed.status().message());
   const CliOptions& o = *parsed;

@@ -10,6 +10,7 @@
 #include "core/strings.h"
 #include "facts/gpu_codes.h"
 #include "parsers/pci_bus_id.h"
+#include "plan/live_advice.h"
 #include "rules/engine.h"
 #include "rules/lost_gpu_match.h"
 
@@ -781,6 +782,8 @@ void MemoryRule(const GpuFacts& g, const Thresholds& t, std::vector<Finding>& ou
   f.Add("used_pct", pct).Add("used_bytes", *g.memory_used_bytes);
   f.Add("total_bytes", *g.memory_total_bytes);
   if (g.processes) f.Add("processes", static_cast<int64_t>(g.processes->size()));
+  // An inference server holds it: the KV planner's numbers for this GPU (src/plan).
+  for (auto& step : plan::KvAdviceForGpu(g)) f.next_steps.push_back(std::move(step));
   out.push_back(std::move(f));
 }
 

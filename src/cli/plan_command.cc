@@ -1,0 +1,216 @@
+// `gpudoctor plan kv|batching`: the resource advisor (src/plan). Parses its own flags (plus the
+// global ones), resolves the model and the GPU memory (--gpu-mem, or NVML for this node), and
+// prints text or --json. Usage errors: exit 3 with one line on stderr naming the value.
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "core/root_fs.h"
+#include "core/strings.h"
+#include "nvml/sampler.h"
+#include "plan/batching_plan.h"
+#include "plan/plan_options.h"
+#include "plan/plan_render.h"
+
+namespace gpudoctor {
+namespace {
+
+using plan::PlanOptions;
+
+constexpr size_t kMaxInputBytes = 512u << 20;
+
+void Print(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); }
+
+// The model: a preset, optionally with some shape numbers overridden, or a full custom shape.
+Status ResolveModel(const PlanOptions& o, plan::PlanSubject& s) {
+  if (o.model) {
+    const plan::ModelPreset* p = plan::FindModelPreset(*o.model);
+    if (p == nullptr) {
+      return InvalidArgument("unknown model '" + Sanitize(*o.model, 60) +
+                             "' (see gpudoctor plan --list-models, or give --layers --kv-heads "
+                             "--head-dim --params)");
+    }
+    s.model_name = std::string(p->name);
+    s.model_title = std::string(p->title);
+    s.model_note = std::string(p->note);
+    s.input.model = p->shape;
+  } else {
+    if (!o.layers || !o.kv_heads || !o.head_dim || !o.params) {
+      return InvalidArgument(
+          "plan needs --model NAME (see --list-models) or all of --layers --kv-heads --head-dim "
+          "--params");
+    }
+    s.model_name = "custom";
+  }
+  plan::ModelShape& m = s.input.model;
+  if (o.layers) m.layers = *o.layers;
+  if (o.kv_heads) m.kv_heads = *o.kv_heads;
+  if (o.head_dim) m.head_dim = *o.head_dim;
+  if (o.params) m.params = m.active_params = *o.params;
+  return Status::Ok();
+}
+
+// GPU memory and product name: --gpu-mem, or NVML GPU --gpu of this node.
+Status ResolveGpu(const PlanOptions& o, plan::PlanSubject& s, std::string* product) {
+  if (o.gpu_mem_bytes) {
+    s.input.gpu_mem_bytes = *o.gpu_mem_bytes;
+    s.gpu_mem_source = "--gpu-mem";
+    return Status::Ok();
+  }
+  auto settings = BuildSettings(o.cli);
+  if (!settings.ok()) return settings.status();
+  NvmlSampleOptions n;
+  n.library_path = (*settings)->nvml_lib;
+  n.window = std::chrono::milliseconds(0);
+  n.timeout = std::chrono::milliseconds(static_cast<int64_t>((*settings)->nvml_timeout_s * 1000));
+  n.deadline = SteadyClock::now() +
+               std::chrono::milliseconds(static_cast<int64_t>((*settings)->deadline_s * 1000));
+  n.read_events = false;
+  GpuLayerFacts facts = SampleNvml(n);
+  if (facts.nvml.state != NvmlState::kOk) {
+    std::string why = NvmlStateName(facts.nvml.state);
+    if (!facts.nvml.error.empty()) why += ": " + facts.nvml.error;
+    return InvalidArgument("no GPU memory size from NVML (" + Sanitize(why, 160) +
+                           "); pass --gpu-mem SIZE, e.g. --gpu-mem 80GiB");
+  }
+  for (const auto& g : facts.gpus) {
+    if (g.index != o.gpu_index) continue;
+    if (!g.memory_total_bytes || *g.memory_total_bytes == 0) {
+      return InvalidArgument("NVML GPU " + std::to_string(o.gpu_index) +
+                             " reports no memory size; pass --gpu-mem SIZE");
+    }
+    s.input.gpu_mem_bytes = *g.memory_total_bytes;
+    s.gpu_mem_source = "NVML GPU " + std::to_string(g.index) + " " + Sanitize(g.name, 60);
+    *product = g.name;
+    return Status::Ok();
+  }
+  return InvalidArgument("no GPU " + std::to_string(o.gpu_index) + " on this node (NVML sees " +
+                         std::to_string(facts.gpus.size()) + "); pass --gpu N or --gpu-mem SIZE");
+}
+
+Status FillCommon(const PlanOptions& o, plan::PlanSubject& s, std::string* product) {
+  if (Status st = ResolveModel(o, s); !st.ok()) return st;
+  s.input.weight_dtype = o.weight_dtype;
+  s.input.kv_dtype = o.kv_dtype;
+  s.input.tp = o.tp;
+  s.input.block_tokens = o.block_tokens;
+  s.input.reserve_bytes = o.reserve_bytes;
+  if (o.reserve_fraction) s.input.reserve_fraction = *o.reserve_fraction;
+  s.input.max_context = o.max_context;
+  return ResolveGpu(o, s, product);
+}
+
+int RunKv(const PlanOptions& o) {
+  plan::PlanSubject s;
+  if (o.context && o.context_dist_file) {
+    return CouldNotRun("give --context or --context-dist, not both");
+  }
+  if (o.trace_file) return CouldNotRun("--trace belongs to plan batching, not plan kv");
+  if (o.context_dist_file) {
+    auto text = RootFs::ReadFile(*o.context_dist_file, kMaxInputBytes);
+    if (!text.ok()) return CouldNotRun("context-dist " + text.status().message());
+    auto dist = plan::ParseContextDist(*text);
+    if (!dist.ok()) return CouldNotRun(*o.context_dist_file + ": " + dist.status().message());
+    s.input.contexts = *dist;
+  } else {
+    s.input.contexts = plan::SingleContext(o.context.value_or(2048));
+  }
+  std::string product;
+  if (Status st = FillCommon(o, s, &product); !st.ok()) return CouldNotRun(st.message());
+  auto kv = plan::PlanKv(s.input);
+  if (!kv.ok()) return CouldNotRun(kv.status().message());
+  Print(o.cli.json ? plan::KvPlanJson(s, *kv).dump(2) + "\n" : plan::KvPlanText(s, *kv));
+  return 0;
+}
+
+int RunBatching(const PlanOptions& o) {
+  plan::BatchingSubject b;
+  if (o.context || o.context_dist_file) {
+    return CouldNotRun(
+        "--context/--context-dist belong to plan kv; batching takes lengths from "
+        "the trace (--prompt-tokens, --output-tokens or --trace)");
+  }
+  std::vector<plan::Request> trace;
+  if (o.trace_file) {
+    auto text = RootFs::ReadFile(*o.trace_file, kMaxInputBytes);
+    if (!text.ok()) return CouldNotRun("trace " + text.status().message());
+    auto parsed = plan::ParseTraceCsv(*text);
+    if (!parsed.ok()) return CouldNotRun(*o.trace_file + ": " + parsed.status().message());
+    trace = std::move(*parsed);
+    b.trace_source = *o.trace_file;
+  } else {
+    plan::TraceSpec spec{o.rate_per_s, o.requests, o.seed, o.prompt, o.output};
+    trace = plan::GenerateTrace(spec);
+    b.trace_source = "generated: rate " + FormatDouble(o.rate_per_s, 2) + "/s, seed " +
+                     std::to_string(o.seed) + ", prompt " + plan::FormatLengthRange(o.prompt) +
+                     ", output " + plan::FormatLengthRange(o.output) + " tokens";
+  }
+  b.trace_requests = trace.size();
+  b.trace_span_s = trace.back().arrival_s - trace.front().arrival_s;
+
+  std::string product;
+  if (Status st = FillCommon(o, b.plan, &product); !st.ok()) return CouldNotRun(st.message());
+  const plan::GpuSpec* gpu = nullptr;
+  if (o.gpu_type) {
+    gpu = plan::FindGpuSpec(*o.gpu_type);
+    if (gpu == nullptr) {
+      return CouldNotRun("unknown --gpu-type '" + Sanitize(*o.gpu_type, 40) +
+                         "' (h200, h100, a100, l40s, a10, l4, b200)");
+    }
+  } else if (!product.empty()) {
+    gpu = plan::FindGpuSpec(product);
+  }
+  if (gpu == nullptr) gpu = plan::FindGpuSpec("h100");
+  b.gpu_type = std::string(gpu->name);
+  if (!o.gpu_type && product.empty()) b.gpu_type += " (assumed; --gpu-type)";
+
+  plan::BatchingInput in;
+  in.kv = b.plan.input;
+  in.gpu = *gpu;
+  if (o.step_ms) in.fixed_s = *o.step_ms / 1e3;
+  if (o.token_us) in.token_s = *o.token_us / 1e6;
+  if (o.kv_ns) in.kv_token_s = *o.kv_ns / 1e9;
+  in.batch_size = o.batch_size;
+  in.max_wait_s = o.max_wait_s;
+  in.max_seqs = o.max_seqs;
+  in.max_queue = o.max_queue;
+  in.max_context = o.max_context;
+  auto result = plan::PlanBatching(in, trace, !o.no_knobs);
+  if (!result.ok()) return CouldNotRun(result.status().message());
+  Print(o.cli.json ? plan::BatchingJson(b, *result).dump(2) + "\n"
+                   : plan::BatchingText(b, *result));
+  return 0;
+}
+
+}  // namespace
+
+bool IsPlanCommand(int argc, const char* const* argv) {
+  return plan::IsPlanCommandLine(argc, argv);
+}
+
+int PlanMain(int argc, const char* const* argv) {
+  auto parsed = plan::ParsePlanCommandLine(argc, argv);
+  if (!parsed.ok()) return CouldNotRun(parsed.status().message());
+  const PlanOptions& o = *parsed;
+  if (o.cli.help) {
+    Print(plan::PlanUsageText());
+    return 0;
+  }
+  if (o.cli.positional.empty() && !o.list_models) {
+    std::fputs(plan::PlanUsageText().c_str(), stderr);
+    return CouldNotRun("plan needs a subcommand: kv or batching");
+  }
+  if (o.list_models) {
+    Print(o.cli.json ? plan::ModelListJson().dump(2) + "\n" : plan::ModelListText());
+    return 0;
+  }
+  if (o.cli.positional.size() > 1) {
+    return CouldNotRun("plan takes one subcommand, got extra '" +
+                       Sanitize(o.cli.positional[1], 40) + "'");
+  }
+  const std::string& sub = o.cli.positional[0];
+  if (sub == "kv") return RunKv(o);
+  if (sub == "batching") return RunBatching(o);
+  return CouldNotRun("unknown plan subcommand '" + Sanitize(sub, 40) + "' (kv or batching)");
+}
+
+}  // namespace gpudoctor

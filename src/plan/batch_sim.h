@@ -1,0 +1,74 @@
+// Discrete-event simulation of an LLM server over a request trace (`gpudoctor plan batching`),
+// one GPU group (a tensor-parallel set) under two scheduling policies:
+//
+// static     (SimulateStatic) wait until batch_size requests are queued or the oldest has waited
+//            max_wait_s; prefill the batch padded to its longest prompt, decode until its longest
+//            output is done (finished rows stay in the batch as padding); every request gets its
+//            answer when the batch ends. Each slot pre-allocates max_context tokens of KV, so the
+//            batch is also capped at kv_capacity_tokens / max_context.
+// continuous (SimulateContinuous) iteration-level scheduling with a paged KV cache (vLLM-like):
+//            every iteration admits queued requests first come first served while a sequence
+//            slot (max_seqs), blocks for the prompt and the prefill token budget allow; every
+//            running sequence then decodes one token; a sequence that needs a block when none is
+//            free preempts the youngest running one (recomputed later).
+//
+// Time of each iteration: CostModel (cost_model.h). The first output token comes out of the
+// prefill iteration. "Busy" counts iteration time spent on real requests; the padding rows of a
+// static batch are "active" (the GPU runs kernels, nvidia-smi shows it busy) but not busy.
+// Pure functions, deterministic, thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "plan/cost_model.h"
+#include "plan/trace.h"
+
+namespace gpudoctor::plan {
+
+struct SimConfig {
+  CostModel cost;
+  double kv_bytes_per_token = 0;    // per GPU (kv_bytes_per_token_per_gpu of the plan)
+  uint64_t kv_capacity_tokens = 0;  // KV budget of the group, in tokens
+  uint64_t max_queue = 100000;      // arrivals beyond this many waiting are rejected
+  // static
+  uint32_t batch_size = 8;
+  double max_wait_s = 0.05;
+  uint32_t max_context = 4096;  // tokens reserved per slot (prompt + output)
+  // continuous
+  uint32_t max_seqs = 256;
+  uint32_t block_tokens = 16;
+  uint32_t max_batched_tokens = 8192;  // prefill tokens per iteration (one prompt always fits)
+};
+
+struct RequestOutcome {
+  bool served = false;
+  double latency_s = 0;  // arrival to last token
+  double ttft_s = 0;     // arrival to first token
+  double queue_s = 0;    // arrival to first scheduled
+};
+
+struct PolicyResult {
+  std::string policy;  // "static", "continuous"
+  uint64_t requests = 0, completed = 0, rejected = 0, preemptions = 0;
+  uint64_t prompt_tokens = 0, output_tokens = 0;  // of completed requests
+  uint32_t batch_slots = 0;  // static: effective batch size; continuous: max_seqs
+  double span_s = 0;         // first arrival to last completion (or last arrival)
+  double busy_s = 0, active_s = 0;
+  double gpu_busy_fraction = 0, gpu_active_fraction = 0;
+  double throughput_tokens_per_s = 0;  // output tokens of completed requests / span
+  double p50_latency_s = 0, p99_latency_s = 0, p50_ttft_s = 0, p99_ttft_s = 0;
+  double mean_queue_s = 0;
+  uint64_t max_queue_len = 0;
+  uint64_t kv_peak_bytes = 0, kv_capacity_bytes = 0;
+  std::vector<RequestOutcome> outcomes;  // one per request of the trace, same order
+};
+
+PolicyResult SimulateStatic(const std::vector<Request>& trace, const SimConfig& config);
+PolicyResult SimulateContinuous(const std::vector<Request>& trace, const SimConfig& config);
+
+// Fills the percentiles, means and fractions of `r` from its outcomes and totals.
+void Summarise(PolicyResult& r);
+
+}  // namespace gpudoctor::plan

@@ -1,0 +1,282 @@
+#include "plan/plan_render.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "core/strings.h"
+
+namespace gpudoctor::plan {
+namespace {
+
+using nlohmann::ordered_json;
+
+std::string Pad(std::string s, size_t width) {
+  if (s.size() < width) s.resize(width, ' ');
+  return s;
+}
+std::string PadLeft(const std::string& s, size_t width) {
+  return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
+}
+std::string Pct(double f) { return FormatDouble(100 * f, 1) + "%"; }
+std::string Num(uint64_t v) { return std::to_string(v); }
+std::string Bytes(double b) { return FormatBytes(static_cast<uint64_t>(std::llround(b))); }
+
+std::string ShapeLine(const ModelShape& m, DType kv) {
+  return "2 x " + std::to_string(m.layers) + " layers x " + std::to_string(m.kv_heads) +
+         " KV heads x " + std::to_string(m.head_dim) + " head dim x " +
+         FormatDouble(BytesPerElement(kv), 1) + " B";
+}
+
+ordered_json ModelJson(const PlanSubject& s) {
+  const ModelShape& m = s.input.model;
+  ordered_json j;
+  j["name"] = s.model_name;
+  j["layers"] = m.layers;
+  j["kv_heads"] = m.kv_heads;
+  j["head_dim"] = m.head_dim;
+  j["params"] = m.params;
+  j["active_params"] = m.active_params;
+  j["approximate"] = m.approximate;
+  if (!s.model_note.empty()) j["note"] = s.model_note;
+  return j;
+}
+
+std::string Header(const PlanSubject& s) {
+  std::string title = s.model_title.empty() ? "" : " (" + s.model_title + ")";
+  return s.model_name + title + ", " + DTypeName(s.input.weight_dtype) + " weights, " +
+         DTypeName(s.input.kv_dtype) + " KV, tp " + std::to_string(s.input.tp) + "\n";
+}
+
+}  // namespace
+
+std::string ModelListText() {
+  std::string out = Pad("NAME", 18) + Pad("LAYERS", 8) + Pad("KV_HEADS", 10) + Pad("HEAD_DIM", 10) +
+                    Pad("PARAMS", 9) + "KV/TOKEN(fp16)  NOTE\n";
+  for (const auto& p : ModelPresets()) {
+    const ModelShape& m = p.shape;
+    double kv = 2.0 * m.layers * m.kv_heads * m.head_dim * 2;
+    out += Pad(std::string(p.name), 18) + Pad(std::to_string(m.layers), 8) +
+           Pad(std::to_string(m.kv_heads), 10) + Pad(std::to_string(m.head_dim), 10) +
+           Pad(FormatDouble(m.params / 1e9, 1) + "B", 9) + Pad(Bytes(kv), 16) +
+           std::string(p.note) + "\n";
+  }
+  return out;
+}
+
+ordered_json ModelListJson() {
+  ordered_json arr = ordered_json::array();
+  for (const auto& p : ModelPresets()) {
+    ordered_json j;
+    j["name"] = p.name;
+    j["title"] = p.title;
+    j["layers"] = p.shape.layers;
+    j["kv_heads"] = p.shape.kv_heads;
+    j["head_dim"] = p.shape.head_dim;
+    j["params"] = p.shape.params;
+    j["active_params"] = p.shape.active_params;
+    j["approximate"] = p.shape.approximate;
+    j["note"] = p.note;
+    arr.push_back(j);
+  }
+  return ordered_json{{"models", arr}};
+}
+
+std::string KvPlanText(const PlanSubject& s, const KvPlan& p) {
+  const KvPlanInput& in = s.input;
+  std::string o = "KV cache plan: " + Header(s);
+  if (in.model.approximate) {
+    o += "note: " + s.model_note + "; the formula below is an approximation for this model\n";
+  }
+  auto row = [&](const std::string& k, const std::string& v) { o += "  " + Pad(k, 20) + v + "\n"; };
+  row("GPU memory", FormatGiB(in.gpu_mem_bytes) + " (" + s.gpu_mem_source + ")");
+  row("weights", FormatGiB(p.weights_bytes_per_gpu) + " per GPU (" +
+                     FormatDouble(in.model.params / 1e9, 2) + "B params x " +
+                     FormatDouble(BytesPerElement(in.weight_dtype), 1) + " B / tp " +
+                     std::to_string(in.tp) + ")");
+  row("reserve", FormatGiB(p.reserve_bytes) + " (activations, CUDA graphs, allocator)");
+  row("KV budget", FormatGiB(p.kv_budget_bytes_per_gpu) + " per GPU");
+  row("KV per token", Bytes(p.kv_bytes_per_token) + " (" + ShapeLine(in.model, in.kv_dtype) +
+                          "); " + Bytes(p.kv_bytes_per_token_per_gpu) + " per GPU");
+  row("KV per sequence", Bytes(p.kv_bytes_per_sequence) + " at the mean context of " +
+                             FormatDouble(p.mean_context_tokens, 0) + " tokens");
+  row("capacity", Num(p.kv_capacity_tokens) + " tokens = " + Num(p.paged_blocks) + " blocks of " +
+                      std::to_string(in.block_tokens) + " tokens");
+  o += "\nmax concurrent sequences (mean context " + FormatDouble(p.mean_context_tokens, 0) +
+       ", longest " + std::to_string(in.contexts.MaxTokens()) + " tokens):\n";
+  o += "  " + Pad("paged, " + std::to_string(in.block_tokens) + "-token blocks", 34) +
+       PadLeft(Num(p.max_concurrent_sequences), 8) + "   " + Bytes(p.paged_waste_bytes) + " (" +
+       Pct(p.paged_waste_fraction) + ") reserved but unused (last block)\n";
+  o += "  " + Pad("contiguous, " + std::to_string(p.max_context_tokens) + " tokens each", 34) +
+       PadLeft(Num(p.contiguous_max_sequences), 8) + "   " + Bytes(p.contiguous_waste_bytes) +
+       " (" + Pct(p.contiguous_waste_fraction) + ") reserved but unused\n";
+  o += "\ncontext length -> concurrent sequences (paged):\n";
+  for (const auto& c : p.scaling) {
+    o += "  " + PadLeft(std::to_string(c.context_tokens), 6) + " tokens  " +
+         PadLeft(Num(c.max_concurrent_sequences), 8) + "\n";
+  }
+  uint64_t at512 = p.scaling[0].max_concurrent_sequences;
+  uint64_t at2048 = p.scaling[2].max_concurrent_sequences;
+  o += "going from 512 to 2048 tokens per sequence cuts concurrent sequences from " + Num(at512) +
+       " to " + Num(at2048);
+  if (at2048 > 0) o += " (" + FormatDouble(static_cast<double>(at512) / at2048, 1) + "x fewer)";
+  o += "; requests beyond that queue or are preempted\n";
+  return o;
+}
+
+ordered_json KvPlanJson(const PlanSubject& s, const KvPlan& p) {
+  const KvPlanInput& in = s.input;
+  ordered_json j;
+  j["model"] = ModelJson(s);
+  j["weight_dtype"] = DTypeName(in.weight_dtype);
+  j["kv_dtype"] = DTypeName(in.kv_dtype);
+  j["tp"] = in.tp;
+  j["gpu_mem_bytes"] = in.gpu_mem_bytes;
+  j["gpu_mem_source"] = s.gpu_mem_source;
+  j["kv_bytes_per_token"] = p.kv_bytes_per_token;
+  j["kv_bytes_per_token_per_gpu"] = p.kv_bytes_per_token_per_gpu;
+  j["kv_bytes_per_sequence"] = p.kv_bytes_per_sequence;
+  j["weights_bytes_per_gpu"] = p.weights_bytes_per_gpu;
+  j["reserve_bytes"] = p.reserve_bytes;
+  j["kv_budget_bytes_per_gpu"] = p.kv_budget_bytes_per_gpu;
+  j["kv_capacity_tokens"] = p.kv_capacity_tokens;
+  j["block_tokens"] = in.block_tokens;
+  j["paged_blocks"] = p.paged_blocks;
+  j["mean_context_tokens"] = p.mean_context_tokens;
+  j["max_context_tokens"] = p.max_context_tokens;
+  j["max_concurrent_sequences"] = p.max_concurrent_sequences;
+  j["contiguous_max_sequences"] = p.contiguous_max_sequences;
+  j["paged_waste_fraction"] = p.paged_waste_fraction;
+  j["contiguous_waste_fraction"] = p.contiguous_waste_fraction;
+  j["paged_waste_bytes"] = p.paged_waste_bytes;
+  j["contiguous_waste_bytes"] = p.contiguous_waste_bytes;
+  ordered_json scaling = ordered_json::array();
+  for (const auto& c : p.scaling) {
+    scaling.push_back({{"context_tokens", c.context_tokens},
+                       {"max_concurrent_sequences", c.max_concurrent_sequences}});
+  }
+  j["context_scaling"] = scaling;
+  return j;
+}
+
+namespace {
+
+ordered_json PolicyJson(const PolicyResult& r) {
+  ordered_json j;
+  j["gpu_busy_fraction"] = r.gpu_busy_fraction;
+  j["gpu_active_fraction"] = r.gpu_active_fraction;
+  j["throughput_tokens_per_s"] = r.throughput_tokens_per_s;
+  j["p50_latency_s"] = r.p50_latency_s;
+  j["p99_latency_s"] = r.p99_latency_s;
+  j["p50_ttft_s"] = r.p50_ttft_s;
+  j["p99_ttft_s"] = r.p99_ttft_s;
+  j["mean_queue_s"] = r.mean_queue_s;
+  j["max_queue_len"] = r.max_queue_len;
+  j["kv_peak_bytes"] = r.kv_peak_bytes;
+  j["kv_capacity_bytes"] = r.kv_capacity_bytes;
+  j["batch_slots"] = r.batch_slots;
+  j["requests"] = r.requests;
+  j["completed"] = r.completed;
+  j["rejected"] = r.rejected;
+  j["preemptions"] = r.preemptions;
+  j["output_tokens"] = r.output_tokens;
+  j["span_s"] = r.span_s;
+  return j;
+}
+
+std::string Seconds(double s) { return FormatDouble(s, s < 10 ? 3 : 1); }
+
+}  // namespace
+
+std::string BatchingText(const BatchingSubject& s, const BatchingPlan& p) {
+  const SimConfig& c = p.config;
+  std::string o = "Batching simulation: " + Header(s.plan);
+  o += "  GPU              " + FormatGiB(s.plan.input.gpu_mem_bytes) + " (" +
+       s.plan.gpu_mem_source + "), cost model of " + s.gpu_type + "\n";
+  o += "  trace            " + Num(s.trace_requests) + " requests over " + Seconds(s.trace_span_s) +
+       " s (" + s.trace_source + ")\n";
+  o += "  cost model       per iteration " + FormatDouble(c.cost.fixed_s * 1e3, 2) + " ms + " +
+       FormatDouble(c.cost.token_s * 1e6, 2) + " us per token + " +
+       FormatDouble(c.cost.kv_token_s * 1e9, 1) + " ns per cached token read\n";
+  o += "  KV capacity      " + Num(c.kv_capacity_tokens) + " tokens (" +
+       FormatGiB(p.kv.kv_budget_bytes_per_gpu) + " per GPU); static slots reserve " +
+       std::to_string(c.max_context) + " tokens each\n\n";
+  const PolicyResult& a = p.static_result;
+  const PolicyResult& b = p.continuous_result;
+  o += Pad("", 26) + PadLeft("static", 14) + PadLeft("continuous", 14) + "\n";
+  auto row = [&](const std::string& k, const std::string& x, const std::string& y) {
+    o += Pad(k, 26) + PadLeft(x, 14) + PadLeft(y, 14) + "\n";
+  };
+  row("batch slots", Num(a.batch_slots), Num(b.batch_slots));
+  row("GPU busy (useful work)", Pct(a.gpu_busy_fraction), Pct(b.gpu_busy_fraction));
+  row("GPU active (incl. padding)", Pct(a.gpu_active_fraction), Pct(b.gpu_active_fraction));
+  row("throughput (tokens/s)", FormatDouble(a.throughput_tokens_per_s, 0),
+      FormatDouble(b.throughput_tokens_per_s, 0));
+  row("p50 latency (s)", Seconds(a.p50_latency_s), Seconds(b.p50_latency_s));
+  row("p99 latency (s)", Seconds(a.p99_latency_s), Seconds(b.p99_latency_s));
+  row("p50 time to first token", Seconds(a.p50_ttft_s), Seconds(b.p50_ttft_s));
+  row("p99 time to first token", Seconds(a.p99_ttft_s), Seconds(b.p99_ttft_s));
+  row("mean queue wait (s)", Seconds(a.mean_queue_s), Seconds(b.mean_queue_s));
+  row("max queue length", Num(a.max_queue_len), Num(b.max_queue_len));
+  row("KV peak", Bytes(static_cast<double>(a.kv_peak_bytes)),
+      Bytes(static_cast<double>(b.kv_peak_bytes)));
+  row("completed", Num(a.completed), Num(b.completed));
+  row("rejected", Num(a.rejected), Num(b.rejected));
+  row("preemptions", "-", Num(b.preemptions));
+  if (!p.knobs.empty()) {
+    o += "\none knob at a time:\n";
+    for (const auto& k : p.knobs) {
+      double thr = k.throughput_before > 0
+                       ? 100 * (k.throughput_after - k.throughput_before) / k.throughput_before
+                       : 0;
+      o += "  " + Pad(k.policy + ": " + k.knob + " " + k.from + " -> " + k.to, 52) + "throughput " +
+           (thr >= 0 ? "+" : "") + FormatDouble(thr, 1) + "%, p99 " + Seconds(k.p99_before_s) +
+           " -> " + Seconds(k.p99_after_s) + " s\n";
+    }
+    if (p.most_important_knob == "policy") {
+      o += "no single knob moves throughput or p99 latency by " + Pct(kKnobThreshold) +
+           ": at this load the policy (static -> continuous) is what matters\n";
+    } else {
+      o += "the knob that matters most here: " + p.most_important_knob + "\n";
+    }
+  }
+  return o;
+}
+
+ordered_json BatchingJson(const BatchingSubject& s, const BatchingPlan& p) {
+  ordered_json j;
+  j["model"] = ModelJson(s.plan);
+  j["weight_dtype"] = DTypeName(s.plan.input.weight_dtype);
+  j["kv_dtype"] = DTypeName(s.plan.input.kv_dtype);
+  j["tp"] = s.plan.input.tp;
+  j["gpu_mem_bytes"] = s.plan.input.gpu_mem_bytes;
+  j["gpu_mem_source"] = s.plan.gpu_mem_source;
+  j["gpu_type"] = s.gpu_type;
+  j["trace"] = {
+      {"source", s.trace_source}, {"requests", s.trace_requests}, {"span_s", s.trace_span_s}};
+  j["cost_model"] = {{"fixed_s", p.config.cost.fixed_s},
+                     {"token_s", p.config.cost.token_s},
+                     {"kv_token_s", p.config.cost.kv_token_s}};
+  j["kv_bytes_per_token"] = p.kv.kv_bytes_per_token;
+  j["kv_capacity_tokens"] = p.config.kv_capacity_tokens;
+  j["block_tokens"] = p.config.block_tokens;
+  j["max_context_tokens"] = p.config.max_context;
+  j["static"] = PolicyJson(p.static_result);
+  j["continuous"] = PolicyJson(p.continuous_result);
+  ordered_json knobs = ordered_json::array();
+  for (const auto& k : p.knobs) {
+    knobs.push_back({{"knob", k.knob},
+                     {"policy", k.policy},
+                     {"from", k.from},
+                     {"to", k.to},
+                     {"throughput_before_tokens_per_s", k.throughput_before},
+                     {"throughput_after_tokens_per_s", k.throughput_after},
+                     {"p99_before_s", k.p99_before_s},
+                     {"p99_after_s", k.p99_after_s},
+                     {"gpu_busy_fraction_after", k.busy_after}});
+  }
+  j["knobs"] = knobs;
+  if (!p.most_important_knob.empty()) j["most_important_knob"] = p.most_important_knob;
+  return j;
+}
+
+}  // namespace gpudoctor::plan

@@ -1,0 +1,210 @@
+// End-to-end: `gpudoctor plan kv|batching` as a user runs it: text, --json, GPU memory from the
+// fake NVML library, usage errors (exit 3, one line on stderr), and the planner's numbers in
+// `check` when an inference server fills a GPU.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "test_util.h"
+
+namespace gpudoctor {
+namespace {
+
+using nlohmann::json;
+using testing::FixturePath;
+using testing::RunGpudoctor;
+using testing::RunResult;
+using testing::TempDir;
+
+std::string FakeLib() {
+  return std::string(GPUDOCTOR_BUILD_DIR) + "/tests/fake_nvml/libnvidia-ml.so.1";
+}
+
+json Parse(const RunResult& r) {
+  json j = json::parse(r.out, nullptr, false);
+  EXPECT_FALSE(j.is_discarded()) << r.out << r.err;
+  return j;
+}
+
+// Exit 3, stdout empty, exactly one line on stderr containing `needle`.
+void ExpectUsageError(const std::vector<std::string>& args, const std::string& needle) {
+  RunResult r = RunGpudoctor(args);
+  SCOPED_TRACE(r.err);
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  ASSERT_FALSE(r.err.empty());
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "more than one line";
+  EXPECT_NE(r.err.find(needle), std::string::npos);
+}
+
+TEST(PlanE2eTest, KvJsonCarriesTheContractKeys) {
+  RunResult r = RunGpudoctor(
+      {"plan", "kv", "--model", "llama-3-8b", "--gpu-mem", "80GiB", "--context", "2048", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = Parse(r);
+  EXPECT_EQ(j["kv_bytes_per_token"], 131072);  // 2 x 32 x 8 x 128 x 2 B
+  EXPECT_EQ(j["max_concurrent_sequences"], 228);
+  EXPECT_EQ(j["context_scaling"][0]["context_tokens"], 512);
+  EXPECT_EQ(j["context_scaling"][0]["max_concurrent_sequences"], 912);
+  EXPECT_EQ(j["gpu_mem_source"], "--gpu-mem");
+}
+
+TEST(PlanE2eTest, KvTextExplainsThe512To2048Effect) {
+  RunResult r = RunGpudoctor({"--no-color", "plan", "kv", "--model", "llama-3-70b", "--tp", "4",
+                              "--kv-dtype", "fp8", "--gpu-mem", "80GiB"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("KV cache plan: llama-3-70b"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("160 KiB (2 x 80 layers x 8 KV heads x 128 head dim x 1 B)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("going from 512 to 2048 tokens"), std::string::npos);
+}
+
+TEST(PlanE2eTest, ContextDistFileAndCustomShape) {
+  TempDir tmp;
+  tmp.Write("dist", "# tokens,weight\n512,1\n2048,1\n");
+  RunResult r = RunGpudoctor({"plan", "kv", "--layers", "32", "--kv-heads", "8", "--head-dim",
+                              "128", "--params", "8.03B", "--gpu-mem", "80GiB", "--context-dist",
+                              tmp.path() + "/dist", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = Parse(r);
+  EXPECT_EQ(j["model"]["name"], "custom");
+  EXPECT_EQ(j["max_concurrent_sequences"], 365);  // 29205 blocks / mean 80 blocks
+  EXPECT_EQ(j["contiguous_max_sequences"], 228);
+}
+
+TEST(PlanE2eTest, ListModels) {
+  RunResult r = RunGpudoctor({"plan", "--list-models"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* m : {"llama-3-8b", "llama-3-70b", "llama-2-7b", "mistral-7b", "qwen2.5-72b"}) {
+    EXPECT_NE(r.out.find(m), std::string::npos) << m;
+  }
+}
+
+TEST(PlanE2eTest, BatchingJsonHasOneObjectPerPolicy) {
+  RunResult r = RunGpudoctor({"plan",
+                              "batching",
+                              "--model",
+                              "llama-3-8b",
+                              "--gpu-mem",
+                              "80GiB",
+                              "--rate",
+                              "0.6",
+                              "--requests",
+                              "5000",
+                              "--seed",
+                              "1",
+                              "--batch-size",
+                              "16",
+                              "--max-wait",
+                              "5",
+                              "--prompt-tokens",
+                              "256:2048",
+                              "--output-tokens",
+                              "exp:256:2048",
+                              "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = Parse(r);
+  for (const char* policy : {"static", "continuous"}) {
+    SCOPED_TRACE(policy);
+    const json& p = j[policy];
+    for (const char* key : {"gpu_busy_fraction", "throughput_tokens_per_s", "p50_latency_s",
+                            "p99_latency_s", "kv_peak_bytes"}) {
+      EXPECT_TRUE(p.contains(key)) << key;
+    }
+    EXPECT_EQ(p["completed"], 5000);
+  }
+  EXPECT_LT(j["static"]["gpu_busy_fraction"].get<double>(), 0.35);
+  EXPECT_GT(j["continuous"]["gpu_busy_fraction"].get<double>(), 0.65);
+  EXPECT_EQ(j["knobs"].size(), 4u);
+}
+
+TEST(PlanE2eTest, BatchingFromACsvTraceInText) {
+  TempDir tmp;
+  tmp.Write("trace.csv",
+            "arrival_s,prompt_tokens,output_tokens\n0,512,128\n0.1,1024,64\n0.2,300,300\n");
+  RunResult r = RunGpudoctor({"plan", "batching", "--model", "mistral-7b", "--gpu-mem", "48GiB",
+                              "--gpu-type", "l40s", "--trace", tmp.path() + "/trace.csv"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("3 requests"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cost model of l40s"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GPU busy (useful work)"), std::string::npos);
+}
+
+TEST(PlanE2eTest, GpuMemoryFromNvml) {
+  std::map<std::string, std::string> env = {
+      {"FAKE_NVML_SCENARIO", FixturePath("nvml/h100_healthy.scenario")}};
+  RunResult r = RunGpudoctor(
+      {"plan", "kv", "--model", "llama-3-8b", "--nvml-lib", FakeLib(), "--gpu", "2", "--json"},
+      std::chrono::seconds(30), env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = Parse(r);
+  EXPECT_EQ(j["gpu_mem_bytes"], 85520809984u);
+  EXPECT_EQ(j["gpu_mem_source"], "NVML GPU 2 NVIDIA H100 80GB HBM3");
+
+  r = RunGpudoctor({"plan", "kv", "--model", "llama-3-8b", "--nvml-lib", FakeLib(), "--gpu", "9"},
+                   std::chrono::seconds(30), env);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("no GPU 9"), std::string::npos) << r.err;
+}
+
+TEST(PlanE2eTest, NoGpuMeansGpuMemIsRequired) {
+  ExpectUsageError(
+      {"plan", "kv", "--model", "llama-3-8b", "--nvml-lib", "/nonexistent/libnvidia-ml.so.1"},
+      "pass --gpu-mem SIZE");
+}
+
+TEST(PlanE2eTest, ImpossibleInputsAreUsageErrors) {
+  ExpectUsageError(
+      {"plan", "kv", "--model", "llama-3-8b", "--gpu-mem", "80GiB", "--context", "-512"},
+      "flag --context: expected context tokens in [1, 10000000], got '-512'");
+  ExpectUsageError({"plan", "kv", "--model", "llama-3-8b", "--gpu-mem", "0"}, "flag --gpu-mem");
+  ExpectUsageError({"plan", "kv", "--model", "llama-3-70b", "--gpu-mem", "80GiB"}, "does not fit");
+  ExpectUsageError({"plan", "kv", "--model", "gpt-9", "--gpu-mem", "80GiB"},
+                   "unknown model 'gpt-9'");
+  ExpectUsageError({"plan", "kv", "--gpu-mem", "80GiB"}, "--model NAME");
+  ExpectUsageError({"plan", "warp", "--model", "llama-3-8b"}, "unknown plan subcommand 'warp'");
+  ExpectUsageError({"plan", "kv", "--model", "llama-3-8b", "--bogus"}, "unknown flag '--bogus'");
+  ExpectUsageError(
+      {"plan", "batching", "--model", "llama-3-8b", "--gpu-mem", "80GiB", "--output-tokens", "0"},
+      "flag --output-tokens");
+
+  TempDir tmp;
+  tmp.Write("bad.csv", "arrival_s,prompt_tokens,output_tokens\n0,100,10\n1,abc,10\n");
+  ExpectUsageError({"plan", "batching", "--model", "llama-3-8b", "--gpu-mem", "80GiB", "--trace",
+                    tmp.path() + "/bad.csv"},
+                   "trace line 3 '1,abc,10'");
+  tmp.Write("bad.dist", "512\n2048,-1\n");
+  ExpectUsageError({"plan", "kv", "--model", "llama-3-8b", "--gpu-mem", "80GiB", "--context-dist",
+                    tmp.path() + "/bad.dist"},
+                   "context-dist line 2");
+  ExpectUsageError({"plan", "batching", "--model", "llama-3-8b", "--gpu-mem", "80GiB", "--trace",
+                    tmp.path() + "/missing.csv"},
+                   "missing.csv");
+}
+
+// An inference server fills GPU 0: the memory finding quotes the planner and the command.
+TEST(PlanE2eTest, CheckQuotesThePlannerWhenAnInferenceServerFillsTheGpu) {
+  TempDir proc;
+  proc.Write("4101/comm", "VLLM::EngineCor\n");
+  std::map<std::string, std::string> env = {
+      {"FAKE_NVML_SCENARIO", FixturePath("nvml/memory_full.scenario")}};
+  RunResult r = RunGpudoctor({"check", "--json", "--probes", "nvml", "--nvml-lib", FakeLib(),
+                              "--path.procfs", proc.path()},
+                             std::chrono::seconds(30), env);
+  ASSERT_GE(r.exit_code, 1) << r.err;
+  json j = Parse(r);
+  const json* full = nullptr;
+  for (const auto& f : j["findings"]) {
+    if (f["id"] == "gpu.memory.full") full = &f;
+  }
+  ASSERT_NE(full, nullptr) << r.out;
+  std::string steps = (*full)["next_steps"].dump();
+  EXPECT_NE(steps.find("VLLM::EngineCor (vLLM)"), std::string::npos) << steps;
+  EXPECT_NE(steps.find("gpudoctor plan kv --model llama-3-8b --gpu 0 --context 2048"),
+            std::string::npos)
+      << steps;
+}
+
+}  // namespace
+}  // namespace gpudoctor
