@@ -8,7 +8,10 @@ packages=(
   libtomlplusplus-dev nlohmann-json3-dev libsystemd-dev libsqlite3-dev
   clang libclang-rt-14-dev clang-format
   iproute2 procps time python3
+  libncurses-dev libcurl4-openssl-dev tmux chromium nodejs
 )
+# nodejs brings npm (the NodeSource build does; on plain Debian also install npm). web/ needs
+# Node >= 18 to build the dashboard; without it the binary embeds a "not built" page.
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -75,6 +75,8 @@ std::string UsageText() {
       "  logs FILE|-        scan a saved kernel log (dmesg, journalctl, syslog) for findings\n"
       "  config --default   print the commented default config file\n"
       "  probes             list the probes and what they read\n"
+      "  top                live terminal view: GPUs, host, NICs, open findings (q quits,\n"
+      "                     f toggles detail; --interval, --connect URL for a watch daemon)\n"
       "  version            print the version\n"
       "\n"
       "flags:\n";

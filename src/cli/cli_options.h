@@ -24,6 +24,7 @@ struct CliOptions {
   bool help = false;
   bool version = false;
   ColorMode color = ColorMode::kAuto;
+  std::string connect_url;  // top --connect: a watch daemon to read instead of probing
   // Command-specific boolean switches (e.g. --default, --markdown, --list) by name.
   std::vector<std::string> switches;
   std::vector<std::function<void(Settings&)>> overrides;
