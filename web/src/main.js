@@ -81,11 +81,11 @@ function setupControls() {
     state.range = r;
     loadPlot().catch(showError);
   }, state.range);
-  $("token-form").addEventListener("submit", (e) => {
+  $("token-form").addEventListener("submit", async (e) => {
     e.preventDefault();
     setToken($("token").value.trim());
-    pollStatus();
-    pollSlow();
+    await pollStatus();
+    await pollSlow();
   });
   // Theme: the system's choice unless the user picked one here.
   const saved = localStorage.getItem("gpudoctor.theme");
@@ -102,7 +102,6 @@ function setupControls() {
 }
 
 setupControls();
-pollStatus();
-pollSlow();
+pollStatus().then(pollSlow);
 setInterval(pollStatus, STATUS_MS);
 setInterval(pollSlow, SLOW_MS);
