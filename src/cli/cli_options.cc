@@ -10,6 +10,12 @@ bool CliOptions::Has(std::string_view sw) const {
   return std::find(switches.begin(), switches.end(), sw) != switches.end();
 }
 
+std::optional<std::string> CliOptions::Value(std::string_view flag) const {
+  auto it = values.find(flag);
+  if (it == values.end()) return std::nullopt;
+  return it->second;
+}
+
 Result<CliOptions> ParseCommandLine(int argc, const char* const* argv) {
   CliOptions o;
   bool positional_only = false;
@@ -77,6 +83,10 @@ std::string UsageText() {
       "  probes             list the probes and what they read\n"
       "  top                live terminal view: GPUs, host, NICs, open findings (q quits,\n"
       "                     f toggles detail; --interval, --connect URL for a watch daemon)\n"
+      "  history            stored watch history: --metric NAME, --list-metrics, --findings,\n"
+      "                     --events (--db PATH, --since, --until, --gpu, --json)\n"
+      "  ack ID             acknowledge an open finding (--gpu N, --note TEXT, --db PATH)\n"
+      "  silence ID         keep notifiers quiet about a finding (--for 2h, --gpu N, --db PATH)\n"
       "  version            print the version\n"
       "\n"
       "flags:\n";

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,13 +25,16 @@ struct CliOptions {
   bool help = false;
   bool version = false;
   ColorMode color = ColorMode::kAuto;
-  std::string connect_url;  // top --connect: a watch daemon to read instead of probing
   // Command-specific boolean switches (e.g. --default, --markdown, --list) by name.
   std::vector<std::string> switches;
+  // Command-specific flags with a value (--db, --metric, --gpu, ...) by name, validated by the
+  // flag table; the command reads them with Value().
+  std::map<std::string, std::string, std::less<>> values;
   std::vector<std::function<void(Settings&)>> overrides;
 
   void Override(std::function<void(Settings&)> f) { overrides.push_back(std::move(f)); }
   bool Has(std::string_view sw) const;
+  std::optional<std::string> Value(std::string_view flag) const;
 };
 
 // One flag. `value_name` empty = a switch without value. `apply` validates the value and

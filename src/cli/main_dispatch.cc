@@ -25,7 +25,9 @@ struct CommandEntry {
 constexpr CommandEntry kCommands[] = {
     {"check", CheckCommand},     {"explain", ExplainCommand}, {"config", ConfigCommand},
     {"probes", ProbesCommand},   {"logs", LogsCommand},  // kernel log (logs_command.cc)
-    {"compare", CompareCommand}, {"top", TopCommand},    // live terminal view (top_command.cc)
+    {"compare", CompareCommand}, {"watch", WatchCommand},     {"history", HistoryCommand},
+    {"ack", AckCommand},         {"silence", SilenceCommand},  // watch store
+    {"top", TopCommand},  // live terminal view (top_command.cc)
 };
 
 int Dispatch(int argc, char** argv) {

@@ -25,12 +25,13 @@ int TopCommand(const CliOptions& o) {
   state.interval_s = interval_s;
   StatusFetcher fetch;
   double fetch_budget_s = shared->deadline_s + 1;
-  if (!o.connect_url.empty()) {
+  std::string connect_url = o.Value("--connect").value_or("");
+  if (!connect_url.empty()) {
     const char* token = std::getenv("GPUDOCTOR_TOKEN");
     double timeout_s = std::max(1.0, std::min(5.0, interval_s * 2));
-    fetch = DaemonStatusFetcher(o.connect_url, token ? token : "", timeout_s);
+    fetch = DaemonStatusFetcher(connect_url, token ? token : "", timeout_s);
     fetch_budget_s = timeout_s + 1;
-    state.source = o.connect_url;
+    state.source = connect_url;
   } else {
     fetch = LocalStatusFetcher(shared);
     state.source = "local";

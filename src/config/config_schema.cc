@@ -309,6 +309,22 @@ const std::vector<SettingSpec>& ConfigSchema() {
                      id,
                      std::string(t.key)});
       }
+      // `gpudoctor watch` lifecycle (issue 9).
+      WatchDefaults w = WatchDefaultsFor(*e);
+      v.push_back({{"finding", id, std::string(kForSKey)},
+                   SettingType::kDouble,
+                   w.for_s,
+                   "watch: seconds the finding must fire before it opens (and notifies).",
+                   ApplyThreshold,
+                   id,
+                   std::string(kForSKey)});
+      v.push_back({{"finding", id, std::string(kResolveAfterSKey)},
+                   SettingType::kDouble,
+                   w.resolve_after_s,
+                   "watch: seconds it must stay clear before it resolves.",
+                   ApplyThreshold,
+                   id,
+                   std::string(kResolveAfterSKey)});
     }
     return v;
   }();

@@ -58,7 +58,8 @@ ProbeOutput RunNvmlProbe(const ProbeContext& ctx) {
   opts.window = ctx.sample_window();
   opts.timeout = std::chrono::milliseconds(
       static_cast<int64_t>(std::clamp(s.nvml_timeout_s, 0.05, 3600.0) * 1000));
-  opts.deadline = ctx.deadline - kReturnMargin;
+  // A check leaves time to report; a watch tick is short and its runner collects late results.
+  opts.deadline = ctx.deadline - (ctx.continuous ? std::chrono::milliseconds(20) : kReturnMargin);
   if (!ctx.continuous) {
     // The hang timeout must fit in the check's deadline, so a hung call is named as a hang
     // whatever --deadline is: init and the GPU phase (plus its window) may each use it.
