@@ -2,7 +2,9 @@
 # End-to-end: `gpudoctor top` in a real terminal (tmux), standalone on the fake NVML and fixture
 # trees. Checks: 8 GPU rows, a thermal fault written into the scenario while top runs shows on
 # GPU 3's row within a few seconds, `f` shows evidence, 80x24 keeps every row within 80 columns,
-# NO_COLOR leaves no colour escapes, `q` quits with exit 0.
+# NO_COLOR leaves no colour escapes, `q` quits with exit 0. Then --connect against a static HTTP
+# server standing in for a watch daemon: its status changes on screen, a lost daemon is an error
+# line while the last sample stays.
 # Usage: top_tmux_test.sh SOURCE_DIR BUILD_DIR. Exit 77 (skipped) when tmux is missing.
 set -euo pipefail
 src=$1
@@ -17,9 +19,18 @@ session=top$$
 tm() { tmux -S "$sock" "$@"; }
 cleanup() {
   tm kill-server 2>/dev/null || true
+  [ -n "${server:-}" ] && kill "$server" 2>/dev/null || true
   rm -rf "$tmp"
 }
 trap cleanup EXIT
+
+# Without a terminal: exit 3 with one line (never a broken screen in a pipe).
+rc=0
+"$build/gpudoctor" top --connect http://127.0.0.1:9 </dev/null >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ "$rc" -eq 3 ] && grep -q "top needs a terminal" "$tmp/err" || {
+  echo "FAIL: top without a terminal: rc $rc: $(cat "$tmp/err")"
+  exit 1
+}
 
 host="$src/tests/fixtures/hosts/healthy"
 echo "include=$src/tests/fixtures/nvml/h100_busy.scenario" >"$tmp/now.scenario"
@@ -87,6 +98,28 @@ tm kill-session -t "$session"
 run_top "NO_COLOR=1"
 wait_for 'CRIT gpu.thermal'
 if screen -e | grep -q $'\e\\[[0-9;]*3[0-7]m'; then fail "colour escapes despite NO_COLOR"; fi
+tm send-keys -t "$session" q
+wait_for '^top exited 0$'
+tm kill-session -t "$session"
+
+# --connect: GET /api/v1/status from a server (python3 http.server serving golden files).
+mkdir -p "$tmp/www/api/v1"
+cp "$src/tests/e2e/golden/check_gpu_thermal.json" "$tmp/www/api/v1/status"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+python3 -m http.server --bind 127.0.0.1 --directory "$tmp/www" "$port" >/dev/null 2>&1 &
+server=$!
+tm new-session -d -s "$session" -x 120 -y 40 \
+  "TERM=xterm-256color '$build/gpudoctor' top --interval 0.5 --connect http://127.0.0.1:$port; \
+    echo \"top exited \$?\"; sleep 60"
+wait_for '^  3 .* 88/87 .*CRIT gpu.thermal'
+screen | grep -q "http://127.0.0.1:$port" || fail "the title should name the daemon"
+cp "$src/tests/e2e/golden/check_gpu_h100_healthy.json" "$tmp/www/api/v1/status.new"
+mv "$tmp/www/api/v1/status.new" "$tmp/www/api/v1/status"
+wait_for '^  3 .* ok'
+kill "$server"
+wait "$server" 2>/dev/null || true
+wait_for "^error: http://127.0.0.1:$port/api/v1/status: "
+screen | grep -Eq '^  7 ' || fail "the last sample should stay on screen"
 tm send-keys -t "$session" q
 wait_for '^top exited 0$'
 echo "PASS: top in tmux"
