@@ -209,20 +209,31 @@ export function renderHost(status) {
   );
 }
 
-// The timeline from GET /api/v1/findings (tracked findings: opened, resolved, reboots).
+// The timeline from GET /api/v1/findings: {"findings":[TrackedFindingToJson...]} with "finding",
+// "opened"/"resolved" (unix seconds or null), "resolution", "reboots"; optional "events"
+// (HistoryEventToJson: "time_ms", "kind", "detail"), e.g. reboots and Xids.
 export function renderTimeline(doc) {
   const list = document.getElementById("timeline");
   const items = [];
+  const secs = (v) => (v ? v * 1000 : 0);
   for (const t of (doc && doc.findings) || []) {
-    const f = t.last || t.finding || t;
-    const opened = t.opened_ms || t.first_seen_ms;
-    if (opened) items.push({ ms: opened, kind: "opened", sev: f.severity, text: `${f.id}: ${f.summary}` });
-    if (t.resolved_ms) {
-      const how = t.resolution === "cleared_by_reboot" ? "resolved by a reboot" : "resolved";
-      items.push({ ms: t.resolved_ms, kind: how, sev: "ok", text: `${f.id}: ${f.summary}` });
+    const f = t.finding || {};
+    const gpu = f.gpu && f.gpu.index != null ? ` (GPU ${f.gpu.index})` : "";
+    const text = `${f.id}${gpu}: ${f.summary}`;
+    const opened = secs(t.opened) || secs(t.first_seen);
+    if (opened) items.push({ ms: opened, kind: t.opened ? "opened" : "pending", sev: f.severity, text });
+    if (t.resolved) {
+      const how = t.resolution === "cleared_by_reboot" ? "cleared by reboot" : "resolved";
+      items.push({ ms: secs(t.resolved), kind: how, sev: "ok", text });
+    }
+    if (t.reboots > 0 || t.escalated) {
+      const note = t.escalated ? "came back after reboots: inspect the hardware" : `${t.reboots} reboot(s) while open`;
+      items.push({ ms: secs(t.last_seen) || opened, kind: t.escalated ? "escalated" : "reboots", sev: t.escalated ? "crit" : "info", text: `${text} — ${note}` });
     }
   }
-  for (const e of (doc && doc.events) || []) items.push({ ms: e.unix_ms, kind: e.kind, sev: "info", text: e.detail || "" });
+  for (const e of (doc && doc.events) || []) {
+    items.push({ ms: e.time_ms || secs(e.time), kind: e.kind, sev: "info", text: `${e.gpu != null ? `GPU ${e.gpu}: ` : ""}${e.detail || ""}` });
+  }
   items.sort((a, b) => b.ms - a.ms);
   if (!doc) {
     list.replaceChildren(h("li", { class: "muted" }, "No history on this daemon (started with --no-db?)."));

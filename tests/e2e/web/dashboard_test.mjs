@@ -84,7 +84,7 @@ try {
   await page.waitForFunction(() => Number(document.querySelector("#plot")?.dataset.points) >= 2, null, deadline(10000));
   assert.ok(await page.locator("#plot canvas").count() >= 1, "uPlot draws on a canvas");
   // The timeline (GET /api/v1/findings, refreshed every 10 s) lists the opened finding.
-  await page.waitForFunction(() => /opened.*gpu\.thermal/s.test(document.querySelector("#timeline").innerText), null, deadline(15000));
+  await page.waitForFunction(() => /opened.*gpu\.thermal \(GPU 3\)/s.test(document.querySelector("#timeline").innerText) && /reboot/.test(document.querySelector("#timeline").innerText), null, deadline(15000));
   await page.screenshot({ path: path.join(artifacts, "dashboard-fault-light.png"), fullPage: true });
   assert.deepEqual(errors, [], "no console errors with the token");
 

@@ -2,7 +2,7 @@
 // that the build embeds (build/web-dist) and answers /api/v1/status by running the real
 // `gpudoctor check --json` on the fake NVML (so a fault written into the scenario shows up like
 // it would in watch). /api/v1/history and /api/v1/findings are kept in memory from those samples,
-// in the shapes of SeriesToJson and TrackedFindingToJson. With a token, /api/* needs
+// in the shapes of SeriesToJson and TrackedFindingToJson (src/watch/history_json.cc). With a token, /api/* needs
 // "Authorization: Bearer TOKEN" (401 otherwise).
 import { execFile } from "node:child_process";
 import { readFile } from "node:fs/promises";
@@ -17,6 +17,7 @@ export async function startFixtureServer({ src, build, scenario, token }) {
   const tracked = new Map(); // key -> {key, state, opened_ms, resolved_ms, last}
   let cached = null;
   let inflight = null;
+  const started = Date.now();
 
   function runCheck() {
     const host = path.join(src, "tests/fixtures/hosts/healthy");
@@ -46,11 +47,13 @@ export async function startFixtureServer({ src, build, scenario, token }) {
       const key = `${f.id}|${(f.gpu && f.gpu.serial) || ""}|${f.subject || ""}`;
       seen.add(key);
       const t = tracked.get(key);
-      if (!t || t.state === "resolved") tracked.set(key, { key, state: "open", opened_ms: now, resolved_ms: 0, last: f });
-      else t.last = f;
+      const sec = Math.floor(now / 1000);
+      if (!t || t.state === "resolved") {
+        tracked.set(key, { key, state: "open", finding: f, first_seen: sec, opened: sec, last_seen: sec, resolved: null, resolution: null, reboots: 0, escalated: false });
+      } else Object.assign(t, { finding: f, last_seen: sec });
     }
     for (const t of tracked.values()) {
-      if (t.state === "open" && !seen.has(t.key)) Object.assign(t, { state: "resolved", resolved_ms: now, resolution: "cleared" });
+      if (t.state === "open" && !seen.has(t.key)) Object.assign(t, { state: "resolved", resolved: Math.floor(now / 1000), resolution: "cleared" });
     }
   }
 
@@ -95,7 +98,7 @@ export async function startFixtureServer({ src, build, scenario, token }) {
       if (url.pathname.startsWith("/api/")) {
         if (token && req.headers.authorization !== `Bearer ${token}`) return send(401, "application/json", '{"error":"token required"}');
         if (url.pathname === "/api/v1/status") return send(200, "application/json", JSON.stringify(await status()));
-        if (url.pathname === "/api/v1/findings") return send(200, "application/json", JSON.stringify({ findings: [...tracked.values()] }));
+        if (url.pathname === "/api/v1/findings") return send(200, "application/json", JSON.stringify({ findings: [...tracked.values()], events: [{ time: Math.floor(started / 1000), time_ms: started, kind: "reboot", gpu: null, detail: "boot id 1f2e.. -> 9a8b.." }] }));
         if (url.pathname === "/api/v1/history") return send(200, "application/json", JSON.stringify(history(url.searchParams)));
         return send(404, "application/json", '{"error":"not found"}');
       }
