@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include "cli/cli_options.h"
 #include "test_util.h"
+#include "tui/status_source.h"
 
 namespace gpudoctor {
 namespace {
@@ -115,6 +117,35 @@ TEST(TopModelTest, ThrottleReasonNames) {
   EXPECT_EQ(ThrottleReasonNames(0), "-");
   EXPECT_EQ(ThrottleReasonNames(0x1), "-");  // idle is not a slowdown
   EXPECT_EQ(ThrottleReasonNames(0x44), "sw_power,hw_thermal");
+}
+
+}  // namespace
+}  // namespace gpudoctor
+
+namespace gpudoctor {
+namespace {
+
+Result<CliOptions> ParseTop(std::vector<const char*> args) {
+  args.insert(args.begin(), "gpudoctor");
+  return ParseCommandLine(static_cast<int>(args.size()), args.data());
+}
+
+TEST(TopFlagsTest, ConnectTakesAnHttpUrl) {
+  auto ok = ParseTop({"top", "--connect", "http://127.0.0.1:9835", "--interval", "2"});
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(ok->Value("--connect").value_or(""), "http://127.0.0.1:9835");
+  auto bad = ParseTop({"top", "--connect", "127.0.0.1:9835"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("--connect"), std::string::npos) << bad.status().message();
+}
+
+TEST(TopFlagsTest, DaemonFetchReportsAnUnreachableDaemon) {
+  // Port 9 on loopback (discard) is closed in the test environment: a quick io_error, no hang.
+  auto fetch = DaemonStatusFetcher("http://127.0.0.1:9/", "", 2);
+  auto r = fetch();
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("http://127.0.0.1:9/api/v1/status"), std::string::npos)
+      << r.status().message();
 }
 
 }  // namespace
