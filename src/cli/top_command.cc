@@ -46,6 +46,7 @@ int TopCommand(const CliOptions& o) {
   std::shared_ptr<PendingResult<Result<nlohmann::json>>> pending;
   Clock::time_point started{}, next_fetch = Clock::now();
   bool dirty = true;
+  int scroll = 0;  // lines scrolled past the title
   auto interval =
       std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(interval_s));
   auto budget =
@@ -76,7 +77,7 @@ int TopCommand(const CliOptions& o) {
     }
     if (dirty) {
       state.width = v.Width();
-      v.Draw(BuildTopLines(status, state));
+      v.Draw(BuildTopLines(status, state), &scroll);
       dirty = false;
     }
     int key = v.ReadKey(100);
@@ -86,6 +87,11 @@ int TopCommand(const CliOptions& o) {
       dirty = true;
     }
     if (key == TopView::kResizeKey || key == 12 /* ^L */) dirty = true;
+    int step = TopView::ScrollStep(key, v.Height());
+    if (step != 0) {
+      scroll += step;
+      dirty = true;
+    }
   }
   (*view).reset();
   return 0;

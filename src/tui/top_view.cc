@@ -3,6 +3,7 @@
 #include <curses.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -50,9 +51,16 @@ TopView::~TopView() { endwin(); }
 int TopView::Width() const { return COLS; }
 int TopView::Height() const { return LINES; }
 
-void TopView::Draw(const std::vector<TopLine>& lines) {
+void TopView::Draw(const std::vector<TopLine>& all, int* scroll) {
   erase();
   int rows = LINES;
+  // The title stays; the rest scrolls (j/k, arrows, PgUp/PgDn in top_command.cc).
+  int body = static_cast<int>(all.size()) - 1;
+  int max_scroll = std::max(0, body - (rows - 2));
+  *scroll = std::clamp(*scroll, 0, max_scroll);
+  std::vector<TopLine> lines;
+  if (!all.empty()) lines.push_back(all[0]);
+  for (int i = 1 + *scroll; i < static_cast<int>(all.size()); ++i) lines.push_back(all[i]);
   int shown = static_cast<int>(lines.size());
   if (shown > rows) shown = rows - 1;
   for (int i = 0; i < shown; ++i) {
@@ -85,11 +93,33 @@ void TopView::Draw(const std::vector<TopLine>& lines) {
   }
   attr_set(A_NORMAL, 0, nullptr);
   if (shown < static_cast<int>(lines.size())) {
-    std::string more =
-        "... " + std::to_string(lines.size() - shown) + " more lines (enlarge the terminal)";
+    std::string more = "... " + std::to_string(lines.size() - shown) +
+                       " more lines (j/down to scroll, or enlarge the terminal)";
     mvaddnstr(rows - 1, 0, more.c_str(), COLS);
   }
   refresh();
+}
+
+int TopView::ScrollStep(int key, int height) {
+  int page = std::max(1, height - 3);
+  switch (key) {
+    case 'j':
+    case KEY_DOWN:
+      return 1;
+    case 'k':
+    case KEY_UP:
+      return -1;
+    case ' ':
+    case KEY_NPAGE:
+      return page;
+    case KEY_PPAGE:
+      return -page;
+    case 'g':
+    case KEY_HOME:
+      return -1000000;
+    default:
+      return 0;
+  }
 }
 
 int TopView::ReadKey(int timeout_ms) {

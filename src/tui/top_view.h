@@ -22,12 +22,16 @@ class TopView {
 
   int Width() const;
   int Height() const;
-  // Draws `lines` from the top; lines past the height are dropped, the last row says how many.
-  void Draw(const std::vector<TopLine>& lines);
+  // Draws `lines`: the first (title) always, then the rest from `*scroll` on; `*scroll` is clamped
+  // to what can move. Lines past the height are dropped and the last row says how many.
+  void Draw(const std::vector<TopLine>& lines, int* scroll);
   // The next key within timeout_ms, or -1. A resize is reported as kResizeKey.
   int ReadKey(int timeout_ms);
 
   static constexpr int kResizeKey = 0x19a;  // KEY_RESIZE
+  // Lines to scroll for a key: j/down +1, k/up -1, PgDn/space +page, PgUp -page, g/Home to the
+  // top; 0 for other keys.
+  static int ScrollStep(int key, int height);
 
  private:
   TopView() = default;

@@ -88,6 +88,15 @@ wide=$(screen | awk 'length($0) > 80' | wc -l)
 screen | grep -Eq '^  3 .* 88/87 ' || fail "GPU 3 row lost at 80x24"
 [ "$(screen | wc -l)" -le 24 ] || fail "more than 24 rows"
 
+# Findings detail does not fit 80x24: it scrolls (space pages down, g back to the top).
+tm send-keys -t "$session" f
+wait_for 'more lines \(j/down to scroll'
+tm send-keys -t "$session" Space
+wait_for 'hot aisle containment'
+screen | head -1 | grep -q '^gpudoctor top' || fail "the title should stay while scrolling"
+tm send-keys -t "$session" g f
+wait_for '^  0 '
+
 # Colour is on by default in a 256-colour terminal...
 screen -e | grep -q $'\e\\[[0-9;]*3[13]m' || fail "expected colour escapes without NO_COLOR"
 tm send-keys -t "$session" q
