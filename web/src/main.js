@@ -99,6 +99,8 @@ function setupControls() {
     loadPlot().catch(showError);
   });
   window.addEventListener("resize", () => plot.resize());
+  // The plot's axis colours come from the theme: redraw when the system switches dark/light.
+  matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => loadPlot().catch(showError));
 }
 
 setupControls();
