@@ -10,7 +10,10 @@ packages=(
   iproute2 procps time python3
   libcpp-httplib-dev libcurl4-openssl-dev zlib1g-dev
   prometheus prometheus-alertmanager prometheus-node-exporter
+  libncurses-dev libcurl4-openssl-dev tmux chromium nodejs
 )
+# nodejs brings npm (the NodeSource build does; on plain Debian also install npm). web/ needs
+# Node >= 18 to build the dashboard; without it the binary embeds a "not built" page.
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

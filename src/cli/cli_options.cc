@@ -82,6 +82,8 @@ std::string UsageText() {
       "  config --default   print the commented default config file\n"
       "  plan kv|batching   KV-cache and batching advisor (gpudoctor plan --help)\n"
       "  probes             list the probes and what they read\n"
+      "  top                live terminal view: GPUs, host, NICs, open findings (q quits,\n"
+      "                     f toggles detail; --interval, --connect URL for a watch daemon)\n"
       "  history            stored watch history: --metric NAME, --list-metrics, --findings,\n"
       "                     --events (--db PATH, --since, --until, --gpu, --json)\n"
       "  ack ID             acknowledge an open finding (--gpu N, --note TEXT, --db PATH)\n"

@@ -270,6 +270,17 @@ const std::vector<FlagSpec>& FlagTable() {
       {"--findings", "", "history: finding episodes (opened, resolved, reboots between)",
        SetSwitch},
       {"--events", "", "history: events (Xids, reboots, acks, notifications)", SetSwitch},
+      // top (issue 11).
+      {"--connect", "URL",
+       "top: read GET URL/api/v1/status of a running `gpudoctor watch` instead of probing "
+       "(token from $GPUDOCTOR_TOKEN)",
+       [](std::string_view v, CliOptions& o) {
+         if (v.rfind("http://", 0) != 0 && v.rfind("https://", 0) != 0) {
+           return InvalidArgument("expected http://HOST:PORT, got '" + Sanitize(v, 60) + "'");
+         }
+         o.values["--connect"] = std::string(v);
+         return Status::Ok();
+       }},
       // Command switches (meaning depends on the command).
       {"--default", "", "config: print the commented default config file", SetSwitch},
       {"--markdown", "", "explain: print the whole catalogue as Markdown", SetSwitch},

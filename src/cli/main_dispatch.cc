@@ -27,6 +27,7 @@ constexpr CommandEntry kCommands[] = {
     {"probes", ProbesCommand},   {"logs", LogsCommand},  // kernel log (logs_command.cc)
     {"compare", CompareCommand}, {"watch", WatchCommand},     {"history", HistoryCommand},
     {"ack", AckCommand},         {"silence", SilenceCommand},  // watch store
+    {"top", TopCommand},  // live terminal view (top_command.cc)
 };
 
 int Dispatch(int argc, char** argv) {

@@ -1,0 +1,315 @@
+#include "tui/top_model.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+
+namespace gpudoctor {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr const char* kLayers[] = {"network", "hardware", "software", "resources"};
+
+int SeverityRank(const std::string& s) {
+  if (s == "crit") return 3;
+  if (s == "warn") return 2;
+  if (s == "info") return 1;
+  return 0;
+}
+
+TopStyle StyleForRank(int rank) {
+  if (rank >= 3) return TopStyle::kCrit;
+  if (rank == 2) return TopStyle::kWarn;
+  return TopStyle::kOk;
+}
+
+const char* RankWord(int rank) {
+  if (rank >= 3) return "CRIT";
+  if (rank == 2) return "WARN";
+  return "ok";
+}
+
+// The number at `key`, or nothing (absent, null or not a number).
+std::optional<double> Num(const json& j, const char* key) {
+  if (!j.is_object()) return std::nullopt;
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number()) return std::nullopt;
+  return it->get<double>();
+}
+
+std::string Str(const json& j, const char* key) {
+  if (!j.is_object()) return "";
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_string()) return "";
+  return it->get<std::string>();
+}
+
+std::string Fmt(const char* fmt, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+// "12" or "-" (rounded integer).
+std::string Int(std::optional<double> v, double scale = 1) {
+  return v ? Fmt("%.0f", *v / scale) : "-";
+}
+
+// Bytes as a short human value: 812M, 67G, 1.9T.
+std::string Bytes(std::optional<double> v) {
+  if (!v) return "-";
+  double b = *v;
+  const char* units[] = {"B", "K", "M", "G", "T", "P"};
+  int u = 0;
+  while (b >= 1024 && u < 5) {
+    b /= 1024;
+    ++u;
+  }
+  return Fmt(b < 10 && u > 0 ? "%.1f" : "%.0f", b) + units[u];
+}
+
+std::string Cut(std::string s, int width) {
+  if (width < 1) width = 1;
+  if (static_cast<int>(s.size()) > width) s.resize(width);
+  return s;
+}
+
+void Add(std::vector<TopLine>& lines, const TopViewState& st, std::string text,
+         TopStyle style = TopStyle::kNormal) {
+  lines.push_back({Cut(std::move(text), st.width), style});
+}
+
+// Splits `text` into lines of at most `width` columns after `indent`, at spaces when possible.
+void AddWrapped(std::vector<TopLine>& lines, const TopViewState& st, const std::string& indent,
+                const std::string& text, TopStyle style) {
+  int avail = std::max(10, st.width - static_cast<int>(indent.size()));
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t len = std::min(text.size() - pos, static_cast<size_t>(avail));
+    if (pos + len < text.size()) {
+      size_t space = text.rfind(' ', pos + len);
+      if (space != std::string::npos && space > pos) len = space - pos;
+    }
+    Add(lines, st, (pos == 0 ? indent : std::string(indent.size(), ' ')) + text.substr(pos, len),
+        style);
+    pos += len;
+    while (pos < text.size() && text[pos] == ' ') ++pos;
+  }
+}
+
+std::string EvidenceText(const json& evidence) {
+  std::string out;
+  if (!evidence.is_object()) return out;
+  for (auto it = evidence.begin(); it != evidence.end(); ++it) {
+    if (!out.empty()) out += "  ";
+    out += it.key() + "=" + (it->is_string() ? it->get<std::string>() : it->dump());
+  }
+  return out;
+}
+
+std::optional<int> FindingGpu(const json& f) {
+  auto g = f.find("gpu");
+  if (g == f.end() || !g->is_object()) return std::nullopt;
+  auto i = g->find("index");
+  if (i == g->end() || !i->is_number_integer()) return std::nullopt;
+  return i->get<int>();
+}
+
+const json& Field(const json& j, const char* key) {
+  static const json kNull;
+  if (!j.is_object()) return kNull;
+  auto it = j.find(key);
+  return it == j.end() ? kNull : *it;
+}
+
+std::string GpuState(const json& gpu, const std::vector<const json*>& findings, int* rank) {
+  *rank = 0;
+  std::string worst_id;
+  for (const json* f : findings) {
+    int r = SeverityRank(Str(*f, "severity"));
+    if (r > *rank) {
+      *rank = r;
+      worst_id = Str(*f, "id");
+    }
+  }
+  std::string state = *rank >= 2 ? std::string(RankWord(*rank)) + " " + worst_id : "ok";
+  if (findings.size() > 1 && *rank >= 2) state += " +" + std::to_string(findings.size() - 1);
+  std::optional<double> reasons = Num(Field(gpu, "counters_first"), "clock_event_reasons");
+  if (auto r2 = Num(Field(gpu, "counters_second"), "clock_event_reasons")) reasons = r2;
+  if (reasons) {
+    std::string names = ThrottleReasonNames(static_cast<uint64_t>(*reasons));
+    if (names != "-") state += " [" + names + "]";
+  }
+  if (Field(gpu, "remap_failed") == true) state += " remap-failed";
+  if (Field(gpu, "remap_pending") == true) state += " remap-pending";
+  return state;
+}
+
+void AddHost(std::vector<TopLine>& lines, const TopViewState& st, const json& res) {
+  const json& cpu = Field(res, "cpu");
+  const json& mem = Field(res, "memory");
+  const json& psi = Field(res, "pressure");
+  std::string cpu_line = "CPU  busy " + Int(Num(cpu, "busy_pct")) + "%  iowait " +
+                         Int(Num(cpu, "iowait_pct")) + "%  load " +
+                         (Num(cpu, "load1") ? Fmt("%.2f", *Num(cpu, "load1")) : "-") + " (" +
+                         Int(Num(cpu, "logical_cores")) + " cores)";
+  auto psi_avg = [&](const char* what) {
+    return Num(Field(Field(psi, what), "some"), "avg10_pct");
+  };
+  if (psi.is_object()) {
+    cpu_line += "  PSI some cpu " + (psi_avg("cpu") ? Fmt("%.1f", *psi_avg("cpu")) : "-") +
+                "% mem " + (psi_avg("memory") ? Fmt("%.1f", *psi_avg("memory")) : "-") + "% io " +
+                (psi_avg("io") ? Fmt("%.1f", *psi_avg("io")) : "-") + "%";
+  }
+  Add(lines, st, cpu_line);
+  auto total = Num(mem, "total_bytes");
+  auto avail = Num(mem, "available_bytes");
+  std::optional<double> used;
+  if (total && avail) used = *total - *avail;
+  auto swap_total = Num(mem, "swap_total_bytes");
+  auto swap_free = Num(mem, "swap_free_bytes");
+  std::optional<double> swap_used;
+  if (swap_total && swap_free) swap_used = *swap_total - *swap_free;
+  Add(lines, st,
+      "MEM  " + Bytes(used) + " used of " + Bytes(total) + "  swap " + Bytes(swap_used) + " of " +
+          Bytes(swap_total) + "  swap-in " + Int(Num(mem, "swap_in_pages_per_s")) +
+          " pg/s  OOM kills " + Int(Num(mem, "oom_kill_count")));
+}
+
+void AddNetwork(std::vector<TopLine>& lines, const TopViewState& st, const json& net) {
+  std::string nic_line;
+  for (const json& nic : Field(net, "nics")) {
+    if (Field(nic, "physical") != true) continue;
+    std::string speed = Num(nic, "speed_mbps") ? Int(Num(nic, "speed_mbps"), 1000) + "G" : "-";
+    std::string item = Str(nic, "name") + " " +
+                       (Str(nic, "operstate").empty() ? "?" : Str(nic, "operstate")) + " " + speed +
+                       " rx " + Bytes(Num(nic, "rx_bytes_per_s")) + "/s tx " +
+                       Bytes(Num(nic, "tx_bytes_per_s")) + "/s";
+    if (!nic_line.empty() && static_cast<int>(nic_line.size() + item.size()) + 7 > st.width) {
+      Add(lines, st, "NIC  " + nic_line);
+      nic_line.clear();
+    }
+    nic_line += (nic_line.empty() ? "" : "  ") + item;
+  }
+  if (!nic_line.empty()) Add(lines, st, "NIC  " + nic_line);
+  for (const json& t : Field(net, "reachability")) {
+    auto loss = Num(t, "loss_pct");
+    TopStyle style = loss && *loss > 0 ? TopStyle::kWarn : TopStyle::kNormal;
+    Add(lines, st,
+        "NET  " + Str(t, "name") + " (" + Str(t, "group") + ") rtt " +
+            (Num(t, "rtt_median_ms") ? Fmt("%.2f", *Num(t, "rtt_median_ms")) : "-") + " ms  loss " +
+            Int(loss) + "%" + (Str(t, "error").empty() ? "" : "  " + Str(t, "error")),
+        style);
+  }
+}
+
+}  // namespace
+
+std::string ThrottleReasonNames(uint64_t mask) {
+  static const std::pair<uint64_t, const char*> kNames[] = {
+      {0x2, "app_clocks"},  {0x4, "sw_power"},    {0x8, "hw_slowdown"},  {0x10, "sync_boost"},
+      {0x20, "sw_thermal"}, {0x40, "hw_thermal"}, {0x80, "power_brake"}, {0x100, "display"}};
+  std::string out;
+  for (const auto& [bit, name] : kNames) {
+    if ((mask & bit) == 0) continue;
+    if (!out.empty()) out += ",";
+    out += name;
+  }
+  return out.empty() ? "-" : out;
+}
+
+std::vector<TopLine> BuildTopLines(const json& status, const TopViewState& st) {
+  std::vector<TopLine> lines;
+  const json& findings = Field(status, "findings");
+  int worst = 0;
+  std::map<std::string, int> layer_rank;
+  for (const json& f : findings) {
+    int r = SeverityRank(Str(f, "severity"));
+    worst = std::max(worst, r);
+    layer_rank[Str(f, "layer")] = std::max(layer_rank[Str(f, "layer")], r);
+  }
+  std::string title = "gpudoctor top  " +
+                      (Str(status, "host").empty() ? "?" : Str(status, "host")) + "  " + st.source +
+                      "  every " + Fmt("%g", st.interval_s) + "s  " + Str(status, "time");
+  if (status.is_object()) title += "  verdict " + std::string(RankWord(worst));
+  Add(lines, st, title, TopStyle::kHeader);
+  if (!st.error.empty()) Add(lines, st, "error: " + st.error, TopStyle::kCrit);
+  if (!status.is_object()) {
+    Add(lines, st, "waiting for the first sample...", TopStyle::kDim);
+    return lines;
+  }
+  // Layers, worst first (troubleshooting order among equals).
+  std::vector<std::pair<int, const char*>> layers;
+  for (int i = 0; i < 4; ++i) layers.push_back({layer_rank[kLayers[i]], kLayers[i]});
+  std::stable_sort(layers.begin(), layers.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::string layer_line;
+  for (const auto& [rank, name] : layers) {
+    layer_line += std::string(name) + " " + RankWord(rank) + "   ";
+  }
+  Add(lines, st, layer_line, StyleForRank(worst));
+
+  AddHost(lines, st, Field(status, "resources"));
+  AddNetwork(lines, st, Field(status, "network"));
+
+  const json& gpus = Field(status, "gpus");
+  std::map<int, std::vector<const json*>> by_gpu;
+  for (const json& f : findings) {
+    if (auto g = FindingGpu(f)) by_gpu[*g].push_back(&f);
+  }
+  if (!gpus.is_array() || gpus.empty()) {
+    Add(lines, st, "GPU  none seen (" + Str(Field(status, "nvml"), "state") + ")", TopStyle::kDim);
+  } else {
+    Add(lines, st, "GPU UTIL MEM(G) TEMP(C) POWER(W)   SM(MHz)  PCIE      STATE",
+        TopStyle::kHeader);
+    for (const json& g : gpus) {
+      int index = Num(g, "index") ? static_cast<int>(*Num(g, "index")) : -1;
+      int rank = 0;
+      std::string state = GpuState(g, by_gpu[index], &rank);
+      // PCIe as gen x width, with the maximum only when the link runs below it.
+      std::string pcie = Int(Num(g, "pcie_gen")) + "x" + Int(Num(g, "pcie_width"));
+      std::string pcie_max = Int(Num(g, "pcie_max_gen")) + "x" + Int(Num(g, "pcie_max_width"));
+      if (pcie_max != "-x-" && pcie_max != pcie) pcie += "/" + pcie_max;
+      char buf[200];
+      std::snprintf(
+          buf, sizeof buf, "%3d %3s%% %3s/%-3s %3s/%-3s %4s/%-4s %4s/%-4s %-9s", index,
+          Int(Num(g, "util_gpu_pct")).c_str(), Int(Num(g, "memory_used_bytes"), 1 << 30).c_str(),
+          Int(Num(g, "memory_total_bytes"), 1 << 30).c_str(), Int(Num(g, "temp_c")).c_str(),
+          Int(Num(g, "temp_slowdown_c")).c_str(), Int(Num(g, "power_mw"), 1000).c_str(),
+          Int(Num(g, "power_limit_mw"), 1000).c_str(), Int(Num(g, "sm_clock_mhz")).c_str(),
+          Int(Num(g, "max_sm_clock_mhz")).c_str(), pcie.c_str());
+      std::string row = buf;
+      Add(lines, st, row + " " + state, rank >= 2 ? StyleForRank(rank) : TopStyle::kNormal);
+    }
+  }
+
+  int open = 0;
+  for (const json& f : findings) open += SeverityRank(Str(f, "severity")) >= 1 ? 1 : 0;
+  Add(lines, st,
+      "FINDINGS " + std::to_string(open) + (st.findings_detail ? "  (f: short)" : "  (f: detail)") +
+          "  q: quit",
+      TopStyle::kHeader);
+  if (open == 0) Add(lines, st, "none: every layer looks healthy", TopStyle::kOk);
+  for (const json& f : findings) {
+    int r = SeverityRank(Str(f, "severity"));
+    std::string sev = r >= 3 ? "CRIT" : r == 2 ? "WARN" : "info";
+    TopStyle style = r >= 2 ? StyleForRank(r) : TopStyle::kNormal;
+    Add(lines, st, sev + " " + Str(f, "id") + "  " + Str(f, "summary"), style);
+    const json& steps = Field(f, "next_steps");
+    if (st.findings_detail) {
+      std::string ev = EvidenceText(Field(f, "evidence"));
+      if (!ev.empty()) AddWrapped(lines, st, "     ", "evidence: " + ev, TopStyle::kDim);
+      for (const json& s : steps) {
+        if (s.is_string())
+          AddWrapped(lines, st, "     - ", s.get<std::string>(), TopStyle::kNormal);
+      }
+    } else if (steps.is_array() && !steps.empty() && steps[0].is_string()) {
+      Add(lines, st, "     -> " + steps[0].get<std::string>(), TopStyle::kDim);
+    }
+  }
+  return lines;
+}
+
+}  // namespace gpudoctor

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# End-to-end: `gpudoctor top` in a real terminal (tmux), standalone on the fake NVML and fixture
+# trees. Checks: 8 GPU rows, a thermal fault written into the scenario while top runs shows on
+# GPU 3's row within a few seconds, `f` shows evidence, 80x24 keeps every row within 80 columns,
+# NO_COLOR leaves no colour escapes, `q` quits with exit 0. Then --connect against a static HTTP
+# server standing in for a watch daemon: its status changes on screen, a lost daemon is an error
+# line while the last sample stays.
+# Usage: top_tmux_test.sh SOURCE_DIR BUILD_DIR. Exit 77 (skipped) when tmux is missing.
+set -euo pipefail
+src=$1
+build=$2
+if ! command -v tmux >/dev/null; then
+  echo "SKIP: tmux is not installed (scripts/install-deps.sh installs it)"
+  exit 77
+fi
+tmp=$(mktemp -d)
+sock="$tmp/tmux.sock"
+session=top$$
+tm() { tmux -S "$sock" "$@"; }
+cleanup() {
+  tm kill-server 2>/dev/null || true
+  [ -n "${server:-}" ] && kill "$server" 2>/dev/null || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# Without a terminal: exit 3 with one line (never a broken screen in a pipe).
+rc=0
+"$build/gpudoctor" top --connect http://127.0.0.1:9 </dev/null >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ "$rc" -eq 3 ] && grep -q "top needs a terminal" "$tmp/err" || {
+  echo "FAIL: top without a terminal: rc $rc: $(cat "$tmp/err")"
+  exit 1
+}
+
+host="$src/tests/fixtures/hosts/healthy"
+echo "include=$src/tests/fixtures/nvml/h100_busy.scenario" >"$tmp/now.scenario"
+run_top() {  # $1: extra environment
+  tm new-session -d -s "$session" -x 120 -y 40 \
+    "$1 FAKE_NVML_SCENARIO=$tmp/now.scenario TERM=xterm-256color '$build/gpudoctor' top \
+      --interval 0.5 --probes nvml,cpu,memory,pressure,nic \
+      --nvml-lib '$build/tests/fake_nvml/libnvidia-ml.so.1' --path.procfs '$host/proc' \
+      --path.sysfs '$src/tests/fixtures/net/sysfs_t0' --path.rootfs '$host/root'; \
+      echo \"top exited \$?\"; sleep 60"
+}
+screen() { tm capture-pane -p -t "$session" "$@"; }
+# Waits until the screen matches the extended regex $1 (10 s), else fails with the screen.
+wait_for() {
+  for _ in $(seq 100); do
+    if screen | grep -Eq -- "$1"; then return 0; fi
+    sleep 0.1
+  done
+  echo "FAIL: screen never matched /$1/:"
+  screen
+  exit 1
+}
+fail() {
+  echo "FAIL: $1"
+  screen
+  exit 1
+}
+
+run_top ""
+wait_for '^  7 '
+rows=$(screen | grep -Ec '^  [0-7]  98% ')
+[ "$rows" -eq 8 ] || fail "expected 8 GPU rows, got $rows"
+screen | grep -Eq '^  3 .* 62/87 .* ok' || fail "GPU 3 should start cool and ok"
+screen | grep -q 'CRIT net.link' || fail "the eth2 link finding should be listed"
+screen | grep -q -- '-> Check the cable' || fail "the first next step should follow the finding"
+
+# A fault appears while top runs: the fake NVML re-reads its changed scenario.
+printf 'gpu.3.temp=88\ngpu.3.reasons=0x40\n' >>"$tmp/now.scenario"
+wait_for '^  3 .* 88/87 .*CRIT gpu.thermal \[hw_thermal\]'
+screen | grep -Eq '^  2 .* 62/87 .* ok' || fail "GPU 2 must stay ok"
+screen | grep -q 'hardware CRIT' || fail "the hardware layer should turn CRIT"
+
+# f toggles the findings detail.
+tm send-keys -t "$session" f
+wait_for 'evidence: .*temp_c=88|temp_c=88'
+wait_for 'f: short'
+tm send-keys -t "$session" f
+wait_for 'f: detail'
+
+# A narrow terminal: nothing wider than 80 columns, the GPU rows still there.
+tm resize-window -t "$session" -x 80 -y 24
+sleep 1
+wide=$(screen | awk 'length($0) > 80' | wc -l)
+[ "$wide" -eq 0 ] || fail "lines wider than 80 columns"
+screen | grep -Eq '^  3 .* 88/87 ' || fail "GPU 3 row lost at 80x24"
+[ "$(screen | wc -l)" -le 24 ] || fail "more than 24 rows"
+
+# Findings detail does not fit 80x24: it scrolls (space pages down, g back to the top).
+tm send-keys -t "$session" f
+wait_for 'more lines \(j/down to scroll'
+tm send-keys -t "$session" Space
+wait_for 'hot aisle containment'
+screen | head -1 | grep -q '^gpudoctor top' || fail "the title should stay while scrolling"
+tm send-keys -t "$session" g f
+wait_for '^  0 '
+
+# Colour is on by default in a 256-colour terminal...
+screen -e | grep -q $'\e\\[[0-9;]*3[13]m' || fail "expected colour escapes without NO_COLOR"
+tm send-keys -t "$session" q
+wait_for '^top exited 0$'
+tm kill-session -t "$session"
+
+# ...and off with NO_COLOR (the severity stays in the text).
+run_top "NO_COLOR=1"
+wait_for 'CRIT gpu.thermal'
+if screen -e | grep -q $'\e\\[[0-9;]*3[0-7]m'; then fail "colour escapes despite NO_COLOR"; fi
+tm send-keys -t "$session" q
+wait_for '^top exited 0$'
+tm kill-session -t "$session"
+
+# --connect: GET /api/v1/status from a server (python3 http.server serving golden files).
+mkdir -p "$tmp/www/api/v1"
+cp "$src/tests/e2e/golden/check_gpu_thermal.json" "$tmp/www/api/v1/status"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+python3 -m http.server --bind 127.0.0.1 --directory "$tmp/www" "$port" >/dev/null 2>&1 &
+server=$!
+tm new-session -d -s "$session" -x 120 -y 40 \
+  "TERM=xterm-256color '$build/gpudoctor' top --interval 0.5 --connect http://127.0.0.1:$port; \
+    echo \"top exited \$?\"; sleep 60"
+wait_for '^  3 .* 88/87 .*CRIT gpu.thermal'
+screen | grep -q "http://127.0.0.1:$port" || fail "the title should name the daemon"
+cp "$src/tests/e2e/golden/check_gpu_h100_healthy.json" "$tmp/www/api/v1/status.new"
+mv "$tmp/www/api/v1/status.new" "$tmp/www/api/v1/status"
+wait_for '^  3 .* ok'
+kill "$server"
+wait "$server" 2>/dev/null || true
+wait_for "^error: http://127.0.0.1:$port/api/v1/status: "
+screen | grep -Eq '^  7 ' || fail "the last sample should stay on screen"
+tm send-keys -t "$session" q
+wait_for '^top exited 0$'
+echo "PASS: top in tmux"

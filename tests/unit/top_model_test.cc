@@ -1,0 +1,152 @@
+// gpudoctor top's model: screen lines from a status document, without a terminal.
+#include "tui/top_model.h"
+
+#include <gtest/gtest.h>
+
+#include "cli/cli_options.h"
+#include "test_util.h"
+#include "tui/status_source.h"
+
+namespace gpudoctor {
+namespace {
+
+using json = nlohmann::json;
+
+json Golden(const std::string& name) {
+  return json::parse(
+      testing::ReadFileOrDie(std::string(GPUDOCTOR_SOURCE_DIR) + "/tests/e2e/golden/" + name));
+}
+
+std::string Joined(const std::vector<TopLine>& lines) {
+  std::string out;
+  for (const auto& l : lines) out += l.text + "\n";
+  return out;
+}
+
+const TopLine* LineStarting(const std::vector<TopLine>& lines, const std::string& prefix) {
+  for (const auto& l : lines) {
+    if (l.text.rfind(prefix, 0) == 0) return &l;
+  }
+  return nullptr;
+}
+
+TEST(TopModelTest, ThermalNodeShowsEveryGpuAndMarksTheHotOne) {
+  TopViewState st;
+  st.width = 120;
+  st.source = "local";
+  auto lines = BuildTopLines(Golden("check_gpu_thermal.json"), st);
+  std::string all = Joined(lines);
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_NE(LineStarting(lines, "  " + std::to_string(i) + " "), nullptr) << i << "\n" << all;
+  }
+  const TopLine* hot = LineStarting(lines, "  3 ");
+  ASSERT_NE(hot, nullptr);
+  EXPECT_NE(hot->text.find(" 88/87 "), std::string::npos) << hot->text;  // temp vs slowdown
+  EXPECT_NE(hot->text.find("CRIT gpu.thermal"), std::string::npos) << hot->text;
+  EXPECT_NE(hot->text.find("hw_thermal"), std::string::npos) << hot->text;
+  EXPECT_EQ(hot->style, TopStyle::kCrit);
+  const TopLine* cool = LineStarting(lines, "  0 ");
+  ASSERT_NE(cool, nullptr);
+  EXPECT_NE(cool->text.find(" 655/700 "), std::string::npos) << cool->text;  // power W vs limit
+  EXPECT_NE(cool->text.find("1980/1980"), std::string::npos) << cool->text;
+  EXPECT_NE(cool->text.find(" 5x16 "), std::string::npos) << cool->text;
+  // The verdict per layer, worst first; the first next step under the finding.
+  const TopLine* layers = LineStarting(lines, "hardware CRIT");
+  ASSERT_NE(layers, nullptr) << all;
+  EXPECT_NE(
+      all.find("CRIT gpu.thermal  GPU 3: hardware thermal slowdown active\n     -> Check cooling"),
+      std::string::npos)
+      << all;
+}
+
+TEST(TopModelTest, EveryLineFitsANarrowTerminal) {
+  TopViewState st;
+  st.width = 80;
+  st.findings_detail = true;
+  auto lines = BuildTopLines(Golden("check_gpu_ecc_dbe.json"), st);
+  ASSERT_GT(lines.size(), 10u);
+  for (const auto& l : lines) EXPECT_LE(l.text.size(), 80u) << l.text;
+  // Detail mode wraps every next step instead of cutting the first.
+  std::string all = Joined(lines);
+  EXPECT_NE(all.find("evidence: "), std::string::npos) << all;
+}
+
+TEST(TopModelTest, DetailToggleShowsEvidenceAndAllSteps) {
+  json status = Golden("check_gpu_thermal.json");
+  TopViewState st;
+  st.width = 200;
+  std::string brief = Joined(BuildTopLines(status, st));
+  st.findings_detail = true;
+  std::string detail = Joined(BuildTopLines(status, st));
+  EXPECT_EQ(brief.find("evidence:"), std::string::npos);
+  EXPECT_NE(detail.find("evidence: "), std::string::npos) << detail;
+  EXPECT_NE(detail.find("serial=1654922000013"), std::string::npos) << detail;
+  EXPECT_NE(detail.find("hot aisle containment"), std::string::npos) << detail;  // third step
+  EXPECT_EQ(brief.find("hot aisle containment"), std::string::npos);
+}
+
+TEST(TopModelTest, MissingValuesAreDashesNotZeros) {
+  json status = {{"verdict", "ok"},
+                 {"host", "n1"},
+                 {"findings", json::array()},
+                 {"gpus", json::array({{{"index", 0}, {"util_gpu_pct", 5}}})}};
+  TopViewState st;
+  auto lines = BuildTopLines(status, st);
+  const TopLine* row = LineStarting(lines, "  0 ");
+  ASSERT_NE(row, nullptr) << Joined(lines);
+  EXPECT_NE(row->text.find("  5% "), std::string::npos) << row->text;
+  EXPECT_NE(row->text.find("  -/-  "), std::string::npos) << row->text;
+  EXPECT_EQ(row->text.find(" 0/"), std::string::npos) << row->text;
+  EXPECT_NE(Joined(lines).find("none: every layer looks healthy"), std::string::npos);
+}
+
+TEST(TopModelTest, NoGpusAndNoSampleYet) {
+  TopViewState st;
+  st.error = "http://127.0.0.1:9835/api/v1/status: Couldn't connect to server";
+  auto waiting = BuildTopLines(json(), st);
+  std::string w = Joined(waiting);
+  EXPECT_NE(w.find("waiting for the first sample"), std::string::npos) << w;
+  EXPECT_NE(w.find("error: http://127.0.0.1:9835"), std::string::npos) << w;
+  json none = {
+      {"findings", json::array()}, {"gpus", json::array()}, {"nvml", {{"state", "absent"}}}};
+  EXPECT_NE(Joined(BuildTopLines(none, TopViewState())).find("GPU  none seen (absent)"),
+            std::string::npos);
+}
+
+TEST(TopModelTest, ThrottleReasonNames) {
+  EXPECT_EQ(ThrottleReasonNames(0), "-");
+  EXPECT_EQ(ThrottleReasonNames(0x1), "-");  // idle is not a slowdown
+  EXPECT_EQ(ThrottleReasonNames(0x44), "sw_power,hw_thermal");
+}
+
+}  // namespace
+}  // namespace gpudoctor
+
+namespace gpudoctor {
+namespace {
+
+Result<CliOptions> ParseTop(std::vector<const char*> args) {
+  args.insert(args.begin(), "gpudoctor");
+  return ParseCommandLine(static_cast<int>(args.size()), args.data());
+}
+
+TEST(TopFlagsTest, ConnectTakesAnHttpUrl) {
+  auto ok = ParseTop({"top", "--connect", "http://127.0.0.1:9835", "--interval", "2"});
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(ok->Value("--connect").value_or(""), "http://127.0.0.1:9835");
+  auto bad = ParseTop({"top", "--connect", "127.0.0.1:9835"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("--connect"), std::string::npos) << bad.status().message();
+}
+
+TEST(TopFlagsTest, DaemonFetchReportsAnUnreachableDaemon) {
+  // Port 9 on loopback (discard) is closed in the test environment: a quick io_error, no hang.
+  auto fetch = DaemonStatusFetcher("http://127.0.0.1:9/", "", 2);
+  auto r = fetch();
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("http://127.0.0.1:9/api/v1/status"), std::string::npos)
+      << r.status().message();
+}
+
+}  // namespace
+}  // namespace gpudoctor

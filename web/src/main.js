@@ -1,0 +1,109 @@
+// The dashboard: polls the daemon and re-renders. Status every 2 s, findings timeline and the
+// plot every 10 s; a 401 shows the token form.
+import "./style.css";
+import { AuthRequired, getJson, setToken } from "./api.js";
+import { h } from "./format.js";
+import { HistoryPlot, METRICS, rangeButtons } from "./plot.js";
+import { renderFindings, renderGpus, renderHeader, renderHost, renderLayers, renderTimeline } from "./view.js";
+
+const STATUS_MS = 2000;
+const SLOW_MS = 10000;
+
+const $ = (id) => document.getElementById(id);
+const state = { metric: METRICS[0][0], gpu: "0", range: "1h", gpuCount: -1 };
+const plot = new HistoryPlot($("plot"), $("plot-note"));
+
+function showError(e) {
+  const box = $("error");
+  if (e instanceof AuthRequired) {
+    $("token-form").hidden = false;
+    box.hidden = false;
+    box.textContent = "Access denied: enter the API token ([http] token in gpudoctor.toml).";
+    return;
+  }
+  box.hidden = !e;
+  box.textContent = e ? `Cannot reach gpudoctor: ${e.message}` : "";
+}
+
+async function pollStatus() {
+  try {
+    const status = await getJson("/api/v1/status");
+    if (!status) throw new Error("/api/v1/status is not served here");
+    renderHeader(status);
+    renderLayers(status);
+    renderGpus(status);
+    renderFindings(status);
+    renderHost(status);
+    updateGpuChoices((status.gpus || []).map((g) => g.index));
+    $("token-form").hidden = true;
+    showError(null);
+  } catch (e) {
+    showError(e);
+    $("verdict").dataset.sev = "none";
+    $("verdict").textContent = "no data";
+  }
+}
+
+async function pollSlow() {
+  try {
+    renderTimeline(await getJson("/api/v1/findings"));
+    await loadPlot();
+  } catch (e) {
+    showError(e);
+  }
+}
+
+async function loadPlot() {
+  const gpuMetric = METRICS.find((m) => m[0] === state.metric)?.[2];
+  $("plot-gpu").disabled = !gpuMetric;
+  await plot.load(state.metric, gpuMetric ? state.gpu : null, state.range);
+}
+
+function updateGpuChoices(indexes) {
+  if (indexes.length === state.gpuCount) return;
+  state.gpuCount = indexes.length;
+  const sel = $("plot-gpu");
+  sel.replaceChildren(...indexes.map((i) => h("option", { value: i, selected: String(i) === state.gpu }, `GPU ${i}`)));
+  if (!indexes.map(String).includes(state.gpu) && indexes.length) state.gpu = String(indexes[0]);
+}
+
+function setupControls() {
+  $("metric").replaceChildren(...METRICS.map(([name, label]) => h("option", { value: name }, label)));
+  $("metric").addEventListener("change", (e) => {
+    state.metric = e.target.value;
+    loadPlot().catch(showError);
+  });
+  $("plot-gpu").addEventListener("change", (e) => {
+    state.gpu = e.target.value;
+    loadPlot().catch(showError);
+  });
+  rangeButtons($("ranges"), (r) => {
+    state.range = r;
+    loadPlot().catch(showError);
+  }, state.range);
+  $("token-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    setToken($("token").value.trim());
+    await pollStatus();
+    await pollSlow();
+  });
+  // Theme: the system's choice unless the user picked one here.
+  const saved = localStorage.getItem("gpudoctor.theme");
+  if (saved) document.documentElement.dataset.theme = saved;
+  $("theme").addEventListener("click", () => {
+    const dark = document.documentElement.dataset.theme
+      ? document.documentElement.dataset.theme === "dark"
+      : matchMedia("(prefers-color-scheme: dark)").matches;
+    document.documentElement.dataset.theme = dark ? "light" : "dark";
+    localStorage.setItem("gpudoctor.theme", document.documentElement.dataset.theme);
+    loadPlot().catch(showError);
+  });
+  window.addEventListener("resize", () => plot.resize());
+  // The plot's axis colours come from the theme: redraw when the system switches dark/light.
+  matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => loadPlot().catch(showError));
+}
+
+setupControls();
+pollStatus().then(pollSlow);
+setInterval(pollStatus, STATUS_MS);
+setInterval(pollSlow, SLOW_MS);
