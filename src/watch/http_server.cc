@@ -1,4 +1,5 @@
 #include "watch/http_server.h"
+#include "watch/web_assets.h"
 
 #include <sys/stat.h>
 
@@ -291,12 +292,6 @@ std::string IsoMs(int64_t ms) {
   return FormatUtc(std::chrono::system_clock::time_point(std::chrono::milliseconds(ms)));
 }
 
-constexpr const char* kPlaceholderPage =
-    "<!doctype html><html><head><meta charset=\"utf-8\"><title>gpudoctor</title></head><body>"
-    "<h1>gpudoctor watch</h1><p>The web dashboard is not built into this binary yet.</p><ul>"
-    "<li><a href=\"/metrics\">/metrics</a></li><li><a href=\"/api/v1/status\">/api/v1/status</a>"
-    "</li><li><a href=\"/api/v1/findings\">/api/v1/findings</a></li><li><a href=\"/healthz\">"
-    "/healthz</a></li></ul></body></html>\n";
 
 }  // namespace
 
@@ -345,7 +340,10 @@ void WatchHttpServer::Impl::Routes() {
       JsonError(res, 405, "method " + req.method.substr(0, 16) + " not allowed; only GET");
       return httplib::Server::HandlerResponse::Handled;
     }
-    if (!options.token.empty() && req.path != "/healthz") {
+    // The dashboard's own files (the page, its scripts and styles) hold no data and must load
+    // before a browser can send the token; every data path needs it.
+    bool static_asset = req.path == "/" || req.path.rfind("/assets/", 0) == 0;
+    if (!options.token.empty() && req.path != "/healthz" && !static_asset) {
       std::string auth = req.get_header_value("Authorization");
       constexpr std::string_view kBearer = "Bearer ";
       bool ok = auth.size() > kBearer.size() && auth.compare(0, kBearer.size(), kBearer) == 0 &&
@@ -452,10 +450,19 @@ void WatchHttpServer::Impl::Routes() {
     res.set_content(SeriesToJson(*series).dump() + "\n", "application/json");
   });
 
-  server.Get("/", [no_params](const httplib::Request& req, httplib::Response& res) {
+  // The dashboard (web/, embedded at build time).
+  auto serve_asset = [](const httplib::Request& req, httplib::Response& res) {
+    const WebAsset* asset = FindWebAsset(req.path);
+    if (asset == nullptr) return JsonError(res, 404, "no such path");
+    res.set_header("Cache-Control", req.path == "/" ? "no-cache" : "max-age=3600");
+    res.set_header("X-Content-Type-Options", "nosniff");
+    res.set_content(std::string(asset->body), std::string(asset->content_type));
+  };
+  server.Get("/", [no_params, serve_asset](const httplib::Request& req, httplib::Response& res) {
     if (!no_params(req, res)) return;
-    res.set_content(kPlaceholderPage, "text/html; charset=utf-8");
+    serve_asset(req, res);
   });
+  server.Get(R"(/assets/[A-Za-z0-9._-]+)", serve_asset);
 }
 
 WatchHttpServer::WatchHttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
