@@ -10,6 +10,22 @@ bool CliOptions::Has(std::string_view sw) const {
   return std::find(switches.begin(), switches.end(), sw) != switches.end();
 }
 
+std::optional<std::string> CliOptions::Value(std::string_view flag) const {
+  std::optional<std::string> v;
+  for (const auto& [name, value] : values) {
+    if (name == flag) v = value;
+  }
+  return v;
+}
+
+std::vector<std::string> CliOptions::All(std::string_view flag) const {
+  std::vector<std::string> v;
+  for (const auto& [name, value] : values) {
+    if (name == flag) v.push_back(value);
+  }
+  return v;
+}
+
 Result<CliOptions> ParseCommandLine(int argc, const char* const* argv) {
   CliOptions o;
   bool positional_only = false;
@@ -74,6 +90,9 @@ std::string UsageText() {
       "  explain xid N      the Xid table entry: meaning, class, severity, action\n"
       "  logs FILE|-        scan a saved kernel log (dmesg, journalctl, syslog) for findings\n"
       "  config --default   print the commented default config file\n"
+      "  fleet              many nodes: health table, stragglers, lemons, failure stats\n"
+      "                     (--reports DIR|-, --prometheus URL); fleet card SERIAL,\n"
+      "                     fleet slot NODE:BUS tell a bad card from a bad slot\n"
       "  probes             list the probes and what they read\n"
       "  version            print the version\n"
       "\n"

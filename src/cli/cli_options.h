@@ -26,10 +26,15 @@ struct CliOptions {
   ColorMode color = ColorMode::kAuto;
   // Command-specific boolean switches (e.g. --default, --markdown, --list) by name.
   std::vector<std::string> switches;
+  // Command-specific flag values by flag name, in command-line order (fleet, slurm, npd).
+  std::vector<std::pair<std::string, std::string>> values;
   std::vector<std::function<void(Settings&)>> overrides;
 
   void Override(std::function<void(Settings&)> f) { overrides.push_back(std::move(f)); }
   bool Has(std::string_view sw) const;
+  // The last value given for a flag, or nullopt; All() every value in order.
+  std::optional<std::string> Value(std::string_view flag) const;
+  std::vector<std::string> All(std::string_view flag) const;
 };
 
 // One flag. `value_name` empty = a switch without value. `apply` validates the value and
@@ -43,6 +48,8 @@ struct FlagSpec {
 
 // The flag table (flags.cc): one entry per flag, shared by all subcommands.
 const std::vector<FlagSpec>& FlagTable();
+// Appends the fleet and scheduler (--slurm, --npd) flags (fleet_flags.cc).
+std::vector<FlagSpec> WithFleetFlags(std::vector<FlagSpec> flags);
 
 // Parses argv[1..]. Errors: invalid_argument naming the flag and the problem.
 Result<CliOptions> ParseCommandLine(int argc, const char* const* argv);

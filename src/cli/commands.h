@@ -26,7 +26,8 @@ int CheckCommand(const CliOptions& options);
 int ExplainCommand(const CliOptions& options);
 int ConfigCommand(const CliOptions& options);
 int ProbesCommand(const CliOptions& options);
-int LogsCommand(const CliOptions& options);  // logs_command.cc (kernel log)
+int LogsCommand(const CliOptions& options);
+int FleetCommand(const CliOptions& options);  // fleet_command.cc (many nodes)  // logs_command.cc (kernel log)
 int WatchCommand(const CliOptions& options);  // watch_command.cc (issue 9)
 
 }  // namespace gpudoctor

@@ -20,7 +20,7 @@ Status NonEmpty(std::string_view v, std::string_view what) {
 }  // namespace
 
 const std::vector<FlagSpec>& FlagTable() {
-  static const std::vector<FlagSpec> flags = {
+  static const std::vector<FlagSpec> flags = WithFleetFlags({
       {"--help", "", "print usage and exit",
        [](std::string_view, CliOptions& o) {
          o.help = true;
@@ -211,7 +211,7 @@ const std::vector<FlagSpec>& FlagTable() {
       {"--default", "", "config: print the commented default config file", SetSwitch},
       {"--markdown", "", "explain: print the whole catalogue as Markdown", SetSwitch},
       {"--list", "", "explain: list every finding id", SetSwitch},
-  };
+  });
   return flags;
 }
 

@@ -25,6 +25,7 @@ struct CommandEntry {
 constexpr CommandEntry kCommands[] = {
     {"check", CheckCommand},   {"explain", ExplainCommand}, {"config", ConfigCommand},
     {"probes", ProbesCommand}, {"logs", LogsCommand},  // kernel log (logs_command.cc)
+    {"fleet", FleetCommand},
 };
 
 int Dispatch(int argc, char** argv) {
