@@ -7,6 +7,7 @@
 
 #include "cli/cli_options.h"
 #include "core/settings.h"
+#include "findings/finding.h"
 
 namespace gpudoctor {
 
@@ -27,7 +28,13 @@ int ExplainCommand(const CliOptions& options);
 int ConfigCommand(const CliOptions& options);
 int ProbesCommand(const CliOptions& options);
 int LogsCommand(const CliOptions& options);
-int FleetCommand(const CliOptions& options);  // fleet_command.cc (many nodes)  // logs_command.cc (kernel log)
-int WatchCommand(const CliOptions& options);  // watch_command.cc (issue 9)
+int FleetCommand(const CliOptions& options);  // fleet_command.cc (many nodes)
+
+// check --slurm / --npd (sched_modes.cc): act on the findings per the scheduler's contract
+// instead of printing the report. tool_error non-empty = the check could not run.
+bool InSchedulerMode(const CliOptions& options);
+int FinishSchedulerMode(const CliOptions& options, const std::vector<Finding>& findings,
+                        const std::string& tool_error);  // logs_command.cc (kernel log)
+int WatchCommand(const CliOptions& options);             // watch_command.cc (issue 9)
 
 }  // namespace gpudoctor
