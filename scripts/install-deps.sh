@@ -8,7 +8,7 @@ packages=(
   libtomlplusplus-dev nlohmann-json3-dev libsystemd-dev libsqlite3-dev
   clang libclang-rt-14-dev clang-format
   iproute2 procps time python3
-  libcpp-httplib-dev slurm-wlm munge
+  libcpp-httplib-dev libssl-dev zlib1g-dev libbrotli-dev slurm-wlm munge
 )
 missing=()
 for p in "${packages[@]}"; do
