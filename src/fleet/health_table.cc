@@ -26,11 +26,13 @@ std::vector<NodeRow> BuildHealthTable(const FleetData& data, const std::vector<s
   // Latest sample per card, only from the node's latest report.
   std::vector<const GpuSample*> latest(data.cards.size(), nullptr);
   std::vector<bool> seen(data.cards.size(), false);
+  std::vector<int64_t> last_of_card(data.cards.size(), 0);
+  for (size_t c = 0; c < data.cards.size(); ++c) {
+    last_of_card[c] = rows[data.cards[c].node].last_report_s;
+  }
   for (const auto& s : data.samples) {
     seen[s.card] = true;
-    const Card& c = data.cards[s.card];
-    if (s.time_s != rows[c.node].last_report_s) continue;
-    latest[s.card] = &s;
+    if (s.time_s == last_of_card[s.card]) latest[s.card] = &s;
   }
   for (uint32_t c = 0; c < latest.size(); ++c) {
     if (seen[c] && latest[c] == nullptr) rows[data.cards[c].node].missing_cards.push_back(c);
