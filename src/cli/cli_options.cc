@@ -11,16 +11,14 @@ bool CliOptions::Has(std::string_view sw) const {
 }
 
 std::optional<std::string> CliOptions::Value(std::string_view flag) const {
-  std::optional<std::string> v;
-  for (const auto& [name, value] : values) {
-    if (name == flag) v = value;
-  }
-  return v;
+  auto it = values.find(flag);
+  if (it == values.end()) return std::nullopt;
+  return it->second;
 }
 
 std::vector<std::string> CliOptions::All(std::string_view flag) const {
   std::vector<std::string> v;
-  for (const auto& [name, value] : values) {
+  for (const auto& [name, value] : multi_values) {
     if (name == flag) v.push_back(value);
   }
   return v;
@@ -94,6 +92,10 @@ std::string UsageText() {
       "                     (--reports DIR|-, --prometheus URL); fleet card SERIAL,\n"
       "                     fleet slot NODE:BUS tell a bad card from a bad slot\n"
       "  probes             list the probes and what they read\n"
+      "  history            stored watch history: --metric NAME, --list-metrics, --findings,\n"
+      "                     --events (--db PATH, --since, --until, --gpu, --json)\n"
+      "  ack ID             acknowledge an open finding (--gpu N, --note TEXT, --db PATH)\n"
+      "  silence ID         keep notifiers quiet about a finding (--for 2h, --gpu N, --db PATH)\n"
       "  version            print the version\n"
       "\n"
       "flags:\n";

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,14 +27,17 @@ struct CliOptions {
   ColorMode color = ColorMode::kAuto;
   // Command-specific boolean switches (e.g. --default, --markdown, --list) by name.
   std::vector<std::string> switches;
-  // Command-specific flag values by flag name, in command-line order (fleet, slurm, npd).
-  std::vector<std::pair<std::string, std::string>> values;
+  // Command-specific flags with a value (--db, --metric, --gpu, ...) by name, validated by the
+  // flag table; the command reads them with Value().
+  std::map<std::string, std::string, std::less<>> values;
+  // Every value of repeatable flags (fleet --reports, --db), in command-line order.
+  std::vector<std::pair<std::string, std::string>> multi_values;
   std::vector<std::function<void(Settings&)>> overrides;
 
   void Override(std::function<void(Settings&)> f) { overrides.push_back(std::move(f)); }
   bool Has(std::string_view sw) const;
-  // The last value given for a flag, or nullopt; All() every value in order.
   std::optional<std::string> Value(std::string_view flag) const;
+  // Every value given for a repeatable flag, in order.
   std::vector<std::string> All(std::string_view flag) const;
 };
 

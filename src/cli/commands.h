@@ -27,14 +27,18 @@ int CheckCommand(const CliOptions& options);
 int ExplainCommand(const CliOptions& options);
 int ConfigCommand(const CliOptions& options);
 int ProbesCommand(const CliOptions& options);
-int LogsCommand(const CliOptions& options);
-int FleetCommand(const CliOptions& options);  // fleet_command.cc (many nodes)
+int LogsCommand(const CliOptions& options);     // logs_command.cc (kernel log)
+int WatchCommand(const CliOptions& options);    // watch_command.cc (issue 9)
+int CompareCommand(const CliOptions& options);  // compare_command.cc (issue 8 item 14)
+int HistoryCommand(const CliOptions& options);  // history_command.cc (watch store)
+int AckCommand(const CliOptions& options);      // ack_command.cc
+int SilenceCommand(const CliOptions& options);  // ack_command.cc
+int FleetCommand(const CliOptions& options);    // fleet_command.cc (many nodes)
 
 // check --slurm / --npd (sched_modes.cc): act on the findings per the scheduler's contract
 // instead of printing the report. tool_error non-empty = the check could not run.
 bool InSchedulerMode(const CliOptions& options);
 int FinishSchedulerMode(const CliOptions& options, const std::vector<Finding>& findings,
-                        const std::string& tool_error);  // logs_command.cc (kernel log)
-int WatchCommand(const CliOptions& options);             // watch_command.cc (issue 9)
+                        const std::string& tool_error);
 
 }  // namespace gpudoctor

@@ -6,6 +6,7 @@
 #include "core/strings.h"
 #include "kmsg/line_format.h"
 #include "net/target.h"
+#include "watch/time_spec.h"
 
 namespace gpudoctor {
 namespace {
@@ -167,9 +168,12 @@ const std::vector<FlagSpec>& FlagTable() {
          return Status::Ok();
        }},
       {"--since", "TIME",
-       "kernel log: ignore older lines (@UNIX, 2h, 30m, 2024-03-04, 2024-03-04T12:00:00Z)",
+       "kernel log, history: ignore older lines (@UNIX, 2h, 30m, 2024-03-04, 2024-03-04T12:00:00Z)",
        [](std::string_view v, CliOptions& o) {
-         auto t = ParseSinceSpec(v, static_cast<int64_t>(std::time(nullptr)));
+         auto now = static_cast<int64_t>(std::time(nullptr));
+         auto t = ParseSinceSpec(v, now);
+         if (!t) t = ParseTimeSpec(v, now);  // also bare unix seconds (history)
+         o.values["--since"] = std::string(v);
          if (!t)
            return InvalidArgument(
                "expected a time like 2h, @1700000000 or "
@@ -191,10 +195,12 @@ const std::vector<FlagSpec>& FlagTable() {
          return Status::Ok();
        }},
       {"--db", "PATH",
-       "watch/history/ack: the history database (default "
+       "watch/history/ack: the history database; fleet: repeatable (default "
        "/var/lib/gpudoctor/history.db)",
        [](std::string_view v, CliOptions& o) {
          if (Status s = NonEmpty(v, "database path"); !s.ok()) return s;
+         o.values["--db"] = std::string(v);
+         o.multi_values.emplace_back("--db", std::string(v));  // fleet --db FILE...
          o.Override([p = std::string(v)](Settings& s) { s.db_path = p; });
          return Status::Ok();
        }},
@@ -207,6 +213,51 @@ const std::vector<FlagSpec>& FlagTable() {
          o.Override([n = *n](Settings& s) { s.watch_max_ticks = n; });
          return Status::Ok();
        }},
+      // history, ack, silence (history_command.cc, ack_command.cc).
+      {"--metric", "NAME", "history: the series to print (see --list-metrics)",
+       [](std::string_view v, CliOptions& o) {
+         if (Status s = NonEmpty(v, "metric name"); !s.ok()) return s;
+         o.values["--metric"] = std::string(v);
+         return Status::Ok();
+       }},
+      {"--gpu", "N", "history, ack, silence: only GPU index N",
+       [](std::string_view v, CliOptions& o) {
+         auto n = ParseInt64(v);
+         if (!n || *n < 0 || *n > 4096) {
+           return InvalidArgument("expected a GPU index, got '" + Sanitize(v, 40) + "'");
+         }
+         o.values["--gpu"] = std::to_string(*n);
+         return Status::Ok();
+       }},
+      {"--until", "TIME", "history: ignore newer points (6h, 1700000000, 2024-03-04T12:00:00Z)",
+       [](std::string_view v, CliOptions& o) {
+         if (!ParseTimeSpec(v, static_cast<int64_t>(std::time(nullptr)))) {
+           return InvalidArgument(
+               "expected a time like 6h, 1700000000 or 2024-03-04T12:00:00Z, "
+               "got '" +
+               Sanitize(v, 40) + "'");
+         }
+         o.values["--until"] = std::string(v);
+         return Status::Ok();
+       }},
+      {"--for", "DURATION", "silence: how long (90s, 15m, 2h, 7d)",
+       [](std::string_view v, CliOptions& o) {
+         if (!ParseDurationS(v)) {
+           return InvalidArgument("expected a duration like 90s, 15m, 2h or 7d, got '" +
+                                  Sanitize(v, 40) + "'");
+         }
+         o.values["--for"] = std::string(v);
+         return Status::Ok();
+       }},
+      {"--note", "TEXT", "ack: a note kept with the acknowledgement",
+       [](std::string_view v, CliOptions& o) {
+         o.values["--note"] = std::string(v);
+         return Status::Ok();
+       }},
+      {"--list-metrics", "", "history: list the stored metric names", SetSwitch},
+      {"--findings", "", "history: finding episodes (opened, resolved, reboots between)",
+       SetSwitch},
+      {"--events", "", "history: events (Xids, reboots, acks, notifications)", SetSwitch},
       // Command switches (meaning depends on the command).
       {"--default", "", "config: print the commented default config file", SetSwitch},
       {"--markdown", "", "explain: print the whole catalogue as Markdown", SetSwitch},

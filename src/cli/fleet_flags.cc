@@ -10,7 +10,8 @@ Status SetSwitch(std::string_view, CliOptions&) { return Status::Ok(); }
 
 Status Store(CliOptions& o, const char* name, std::string_view v) {
   if (v.empty()) return InvalidArgument("must not be empty");
-  o.values.emplace_back(name, std::string(v));
+  o.values[name] = std::string(v);
+  o.multi_values.emplace_back(name, std::string(v));
   return Status::Ok();
 }
 

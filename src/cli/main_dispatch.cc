@@ -23,8 +23,10 @@ struct CommandEntry {
 };
 
 constexpr CommandEntry kCommands[] = {
-    {"check", CheckCommand},   {"explain", ExplainCommand}, {"config", ConfigCommand},
-    {"probes", ProbesCommand}, {"logs", LogsCommand},  // kernel log (logs_command.cc)
+    {"check", CheckCommand},     {"explain", ExplainCommand}, {"config", ConfigCommand},
+    {"probes", ProbesCommand},   {"logs", LogsCommand},  // kernel log (logs_command.cc)
+    {"compare", CompareCommand}, {"watch", WatchCommand},     {"history", HistoryCommand},
+    {"ack", AckCommand},         {"silence", SilenceCommand},  // watch store
     {"fleet", FleetCommand},
 };
 

@@ -141,6 +141,28 @@ Status ApplyDbPath(const SettingSpec&, const SettingValue& v, Settings& s) {
   return Status::Ok();
 }
 
+// [network] plan_mbps (all NICs) and plan_mbps_nics = ["eth0=100", ...] (per NIC): the
+// bandwidth bought, judged as thresholds of net.nic.saturated.
+Status ApplyPlanMbps(const SettingSpec&, const SettingValue& v, Settings& s) {
+  double d = std::get<double>(v);
+  if (!std::isfinite(d) || d < 0 || d > 1e7) return InvalidArgument("must be Mb/s in [0, 1e7]");
+  s.thresholds.Set("net.nic.saturated", "plan_mbps", d);
+  return Status::Ok();
+}
+
+Status ApplyPlanMbpsNics(const SettingSpec&, const SettingValue& v, Settings& s) {
+  for (const auto& item : std::get<std::vector<std::string>>(v)) {
+    size_t eq = item.find('=');
+    auto mbps = eq == std::string::npos ? std::nullopt : ParseDouble(item.substr(eq + 1));
+    if (eq == 0 || !mbps || *mbps <= 0 || *mbps > 1e7) {
+      return InvalidArgument("expected \"NIC=MBPS\" such as \"eth0=100\", got '" +
+                             Sanitize(item, 60) + "'");
+    }
+    s.thresholds.Set("net.nic.saturated", "plan_mbps." + item.substr(0, eq), *mbps);
+  }
+  return Status::Ok();
+}
+
 Status ApplyExpectedGpus(const SettingSpec&, const SettingValue& v, Settings& s) {
   int64_t n = std::get<int64_t>(v);
   if (n < 0 || n > 1024) return InvalidArgument("must be a GPU count in [0, 1024]");
@@ -270,6 +292,18 @@ std::vector<SettingSpec> StaticSpecs() {
        "as an answer).",
        ApplyNetInt,
        "fallback_tcp_port"},
+      {{"network", "plan_mbps"},
+       SettingType::kDouble,
+       0.0,
+       "Bandwidth bought for this host in Mb/s (hosted servers often buy 100 Mb/s on a 10 Gb/s "
+       "port; virtio NICs report no speed): NIC saturation and heavy senders are judged against "
+       "it. 0: the link speed.",
+       ApplyPlanMbps},
+      {{"network", "plan_mbps_nics"},
+       SettingType::kStringArray,
+       std::vector<std::string>{},
+       "Per-NIC bandwidth plans, \"NIC=MBPS\" (\"eth0=100\"); they win over plan_mbps.",
+       ApplyPlanMbpsNics},
       {{"network", "known_gpu_users"},
        SettingType::kStringArray,
        std::vector<std::string>{},
@@ -309,6 +343,22 @@ const std::vector<SettingSpec>& ConfigSchema() {
                      id,
                      std::string(t.key)});
       }
+      // `gpudoctor watch` lifecycle (issue 9).
+      WatchDefaults w = WatchDefaultsFor(*e);
+      v.push_back({{"finding", id, std::string(kForSKey)},
+                   SettingType::kDouble,
+                   w.for_s,
+                   "watch: seconds the finding must fire before it opens (and notifies).",
+                   ApplyThreshold,
+                   id,
+                   std::string(kForSKey)});
+      v.push_back({{"finding", id, std::string(kResolveAfterSKey)},
+                   SettingType::kDouble,
+                   w.resolve_after_s,
+                   "watch: seconds it must stay clear before it resolves.",
+                   ApplyThreshold,
+                   id,
+                   std::string(kResolveAfterSKey)});
     }
     return v;
   }();

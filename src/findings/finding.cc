@@ -4,7 +4,6 @@
 #include <cstdlib>
 #include <limits>
 
-
 namespace gpudoctor {
 
 const char* LayerName(Layer layer) {

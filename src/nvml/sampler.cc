@@ -446,6 +446,30 @@ class GpuSampler {
       c.pcie_replays = Counter(*v);
     }
     if (Stop() || !first) return;
+    // Retired pages (pre-Ampere page retirement): a count query with an empty buffer answers
+    // INSUFFICIENT_SIZE (or SUCCESS for none) with the count.
+    auto retired = [&](int cause) -> std::optional<uint64_t> {
+      if (api().DeviceGetRetiredPages == nullptr) return std::nullopt;
+      unsigned count = 0;
+      nvmlReturn_t r = calls_.Make(names().DeviceGetRetiredPages, api().DeviceGetRetiredPages, dev_,
+                                   cause, &count, static_cast<unsigned long long*>(nullptr));
+      if (r != nvml::NVML_SUCCESS && r != nvml::NVML_ERROR_INSUFFICIENT_SIZE) {
+        Ok(r, names().DeviceGetRetiredPages);
+        return std::nullopt;
+      }
+      return Counter(count, kMaxRows);
+    };
+    f_.retired_pages_sbe = retired(0);  // NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS
+    if (Stop()) return;
+    f_.retired_pages_dbe = retired(1);  // NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR
+    if (Stop()) return;
+    int pending_state = -1;
+    if (Ok(NVML_CALL(calls_, DeviceGetRetiredPagesPendingStatus, dev_, &pending_state),
+           names().DeviceGetRetiredPagesPendingStatus) &&
+        (pending_state == 0 || pending_state == 1)) {
+      f_.retired_pages_pending = pending_state == 1;
+    }
+    if (Stop()) return;
     unsigned corr = 0, unc = 0, pending = 0, failed = 0;
     if (Ok(NVML_CALL(calls_, DeviceGetRemappedRows, dev_, &corr, &unc, &pending, &failed),
            names().DeviceGetRemappedRows)) {
@@ -558,8 +582,28 @@ class GpuSampler {
     return procs;
   }
 
+  // Without batched fields (older drivers): ask each link until the driver says there is none.
+  void NvLinksPerCall() {
+    if (api().DeviceGetNvLinkState == nullptr) return;
+    for (unsigned link = 0; link < nvml::kNvLinkMaxLinks; ++link) {
+      int state = -1;
+      nvmlReturn_t r = NVML_CALL(calls_, DeviceGetNvLinkState, dev_, link, &state);
+      if (r != nvml::NVML_SUCCESS) {
+        if (r == nvml::NVML_ERROR_GPU_IS_LOST) Ok(r, names().DeviceGetNvLinkState);
+        break;  // NOT_SUPPORTED / INVALID_ARGUMENT: no such link (or no NVLink at all)
+      }
+      std::optional<bool> active;
+      if (state == 0 || state == 1) active = state == 1;
+      f_.nvlinks.push_back({static_cast<int>(link), active});
+    }
+    if (!f_.nvlinks.empty()) f_.nvlink_count = static_cast<int>(f_.nvlinks.size());
+  }
+
   void NvLinks(const std::vector<nvmlFieldValue_t>& batch, bool batch_ok) {
-    if (!batch_ok) return;
+    if (!batch_ok) {
+      NvLinksPerCall();
+      return;
+    }
     auto count = Find(batch, nvml::kFieldNvLinkLinkCount);
     if (!count || *count > nvml::kNvLinkMaxLinks) return;
     f_.nvlink_count = static_cast<int>(*count);
@@ -877,6 +921,9 @@ GpuLayerFacts SampleNvml(const NvmlSampleOptions& opts) {
   // timeout expiring proves a hang (a short --deadline merely leaves the phase unfinished).
   bool init_cut_by_check = opts.deadline < start + opts.timeout;
   TimePoint init_deadline = std::min(opts.deadline, start + opts.timeout);
+  // Loading the library takes milliseconds; even a check with almost no time left waits that
+  // long, so a missing library reads as "no driver", not as an init that did not finish.
+  init_deadline = std::max(init_deadline, start + std::chrono::milliseconds(150));
   if (!init_pending->WaitUntil(init_deadline)) {
     CountAbandonedWorker();
     const char* call = init_shared->crumb.current.load();
@@ -1123,10 +1170,7 @@ GpuLayerFacts NvmlSession::Sample(TimePoint deadline) {
   TimePoint start = SteadyClock::now();
   for (size_t i = 0; i < st.gpus.size(); ++i) {
     State::Gpu& g = st.gpus[i];
-    if (g.pending != nullptr) {
-      if (!g.pending->Done()) continue;
-      g.pending = nullptr;  // it came back late: sample it afresh this tick
-    }
+    if (g.pending != nullptr) continue;  // still running, or back late: collected below
     g.shared = std::make_shared<WorkerShared>();
     auto shared = g.shared;
     int index = static_cast<int>(i);

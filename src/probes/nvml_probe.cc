@@ -1,9 +1,11 @@
 // NVML probe. Source: libnvidia-ml through our own loader (src/nvml), every call under a
 // deadline (src/nvml/sampler.h); process names from /proc/PID/comm and owners from
-// /proc/PID/status + /etc/passwd (never cmdline: it can hang on a task stuck in the driver).
+// stat(2) of /proc/PID + /etc/passwd (never cmdline: it can hang on a task stuck in the driver).
 // Units: as in facts/gpu_facts.h. Failure modes: no library → skipped (facts still say so, for
 // the no-driver findings); init error → failed with the NVML text; a hung call → the probe
 // returns on time with the hang recorded. References: nvml.md, signals.md.
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <chrono>
 
@@ -27,10 +29,11 @@ void NameProcesses(const RootFs& fs, GpuLayerFacts& facts) {
       if (auto comm = fs.ReadProc(dir + "/comm", 256); comm.ok()) {
         p.comm = Sanitize(Trim(*comm), 64);
       }
-      auto status = fs.ReadProc(dir + "/status", 64 << 10);
-      if (!status.ok()) continue;
-      auto uid = ParseStatusUid(*status);
-      if (!uid) continue;
+      // The owner from stat(2) of /proc/PID, never /proc/PID/status: nothing of a task that
+      // may be stuck in the driver is read beyond its comm.
+      struct stat sb {};
+      if (::stat(fs.ProcPath(dir).c_str(), &sb) != 0) continue;
+      std::optional<uint32_t> uid = sb.st_uid;
       if (!passwd) {
         auto text = RootFs::ReadFile(fs.RootPath("/etc/passwd"), 1 << 20);
         passwd = text.ok() ? *text : "";
@@ -55,7 +58,8 @@ ProbeOutput RunNvmlProbe(const ProbeContext& ctx) {
   opts.window = ctx.sample_window();
   opts.timeout = std::chrono::milliseconds(
       static_cast<int64_t>(std::clamp(s.nvml_timeout_s, 0.05, 3600.0) * 1000));
-  opts.deadline = ctx.deadline - kReturnMargin;
+  // A check leaves time to report; a watch tick is short and its runner collects late results.
+  opts.deadline = ctx.deadline - (ctx.continuous ? std::chrono::milliseconds(20) : kReturnMargin);
   if (!ctx.continuous) {
     // The hang timeout must fit in the check's deadline, so a hung call is named as a hang
     // whatever --deadline is: init and the GPU phase (plus its window) may each use it.

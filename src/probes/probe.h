@@ -48,6 +48,11 @@ struct ProbeContext {
   // true under `watch`: runs repeat, so a first run takes one sample without sleeping the
   // window (rates start on the next run) and long-lived state (NVML, kmsg) is kept.
   bool continuous = false;
+  // Reads several probes of one check share (socket table, /proc walk); null under `watch` and
+  // in unit tests (probes then read on their own).
+  std::shared_ptr<class SharedSamples> shared;
+  // When the check's sampling window started (all probes start together).
+  TimePoint window_start{};
   const RootFs& fs() const { return settings->fs; }
   std::chrono::milliseconds sample_window() const {
     return std::chrono::milliseconds(settings->sample_ms);

@@ -28,7 +28,7 @@ const std::vector<ProbeSpec>& ProbeRegistry() {
        "NIC state, errors and throughput vs link speed (/sys/class/net)"},
       {"infiniband", Layer::kNetwork, true, Cadence::kFast, RunInfinibandProbe,
        "InfiniBand port state, rate and error counters (/sys/class/infiniband)"},
-      {"sockets", Layer::kNetwork, true, Cadence::kFast, RunSocketsProbe,
+      {"sockets", Layer::kNetwork, true, Cadence::kSlow, RunSocketsProbe,
        "bytes per process and peer over the window (sock_diag tcp_info, /proc/PID/fd)"},
       // hardware
       {"nvml", Layer::kHardware, true, Cadence::kFast, RunNvmlProbe,

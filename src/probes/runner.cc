@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "core/strings.h"
+#include "probes/shared_samples.h"
 
 namespace gpudoctor {
 namespace {
@@ -30,6 +31,9 @@ Snapshot RunProbes(const std::vector<const ProbeSpec*>& probes,
   snap.hostname = Hostname();
   snap.time = std::chrono::system_clock::now();
   ProbeContext ctx{settings, deadline};
+  ctx.window_start = SteadyClock::now();
+  ctx.shared =
+      std::make_shared<SharedSamples>(settings->fs, deadline - std::chrono::milliseconds(200));
 
   TimePoint start = SteadyClock::now();
   std::vector<std::shared_ptr<PendingResult<TimedOutput>>> pending;

@@ -11,10 +11,38 @@
 #include "net/proc_scan.h"
 #include "net/socket_traffic.h"
 #include "probes/probe.h"
+#include "probes/shared_samples.h"
 
 namespace gpudoctor {
 
+namespace {
+
+// `check`: the socket table at both ends of the window and the /proc walk, shared with the
+// suspicious probe (one pair of dumps and one walk per check).
+ProbeOutput FromSharedSamples(const ProbeContext& ctx) {
+  SharedSamples& shared = *ctx.shared;
+  const auto& before = shared.TcpBefore();
+  if (!before.sockets.ok()) {
+    return ProbeSkipped("sock_diag unavailable: " + before.sockets.status().message());
+  }
+  TimePoint window_end = ctx.window_start + ctx.sample_window();
+  const auto& after = shared.TcpAfter(window_end);
+  if (!after.sockets.ok()) {
+    return ProbeFailed("second sock_diag dump: " + after.sockets.status().message());
+  }
+  double window_s = std::chrono::duration<double>(after.at - before.at).count();
+  const ProcessScan& scan = shared.ProcessesAfter(window_end);
+  SocketTrafficFacts facts =
+      AggregateSocketTraffic(*before.sockets, *after.sockets, scan.processes, window_s);
+  facts.process_scan_truncated = scan.truncated;
+  facts.processes_scanned = static_cast<int>(scan.processes.size());
+  return ProbeOk([facts = std::move(facts)](Snapshot& s) { s.network.sockets = facts; });
+}
+
+}  // namespace
+
 ProbeOutput RunSocketsProbe(const ProbeContext& ctx) {
+  if (ctx.shared != nullptr && !ctx.continuous) return FromSharedSamples(ctx);
   using Dump = std::vector<TcpSocketInfo>;
   auto first = TakeFirstSample<Dump>(ctx, [] { return DumpTcpSockets(); });
   if (!first.ok()) return ProbeSkipped("sock_diag unavailable: " + first.status().message());

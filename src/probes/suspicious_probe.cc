@@ -11,6 +11,7 @@
 
 #include "net/process_signs.h"
 #include "probes/probe.h"
+#include "probes/shared_samples.h"
 
 namespace gpudoctor {
 
@@ -19,19 +20,21 @@ ProbeOutput RunSuspiciousProbe(const ProbeContext& ctx) {
     return ProbeSkipped("no procfs at " + ctx.fs().procfs());
   }
   TimePoint scan_deadline = ctx.deadline - std::chrono::milliseconds(200);  // time to report
-  ScanOptions light;
-  light.read_fds = false;
-  light.deadline = scan_deadline;
-  ProcessScan before = ScanProcesses(ctx.fs(), light);
-  auto sockets_before = DumpTcpSockets();
-  TimePoint t0 = SteadyClock::now();
-  std::this_thread::sleep_for(ctx.sample_window());
-  auto sockets_after = DumpTcpSockets();
-  double window_s = std::chrono::duration<double>(SteadyClock::now() - t0).count();
-  ScanOptions full;
-  full.read_exe = true;
-  full.deadline = scan_deadline;
-  ProcessScan after = ScanProcesses(ctx.fs(), full);
+  // `check` shares the walks and dumps with the sockets probe; alone (watch, tests) it reads
+  // its own.
+  auto own = ctx.shared != nullptr && !ctx.continuous
+                 ? ctx.shared
+                 : std::make_shared<SharedSamples>(ctx.fs(), scan_deadline);
+  TimePoint window_start =
+      ctx.shared != nullptr && !ctx.continuous ? ctx.window_start : SteadyClock::now();
+  TimePoint window_end = window_start + ctx.sample_window();
+  const ProcessScan& before = own->ProcessesBefore();
+  const auto& tcp_before = own->TcpBefore();
+  const auto& tcp_after = own->TcpAfter(window_end);
+  const ProcessScan& after = own->ProcessesAfter(window_end);
+  const Result<std::vector<TcpSocketInfo>>& sockets_before = tcp_before.sockets;
+  const Result<std::vector<TcpSocketInfo>>& sockets_after = tcp_after.sockets;
+  double window_s = std::chrono::duration<double>(tcp_after.at - tcp_before.at).count();
   std::map<uint32_t, std::string> users;
   if (auto passwd = RootFs::ReadFile(ctx.fs().RootPath("/etc/passwd")); passwd.ok()) {
     users = ParsePasswd(*passwd);

@@ -26,4 +26,19 @@ std::string ReachabilityLines(const NetworkFacts& facts) {
   return out;
 }
 
+std::string NicLines(const NetworkFacts& facts) {
+  if (!facts.nics) return "";
+  std::string out;
+  for (const auto& n : *facts.nics) {
+    if (n.name == "lo" || (!n.rx_bytes_per_s && !n.tx_bytes_per_s)) continue;
+    std::string line = "nic " + n.name + (n.operstate.empty() ? "" : " " + n.operstate);
+    if (n.speed_mbps) line += " " + std::to_string(*n.speed_mbps) + " Mb/s";
+    auto rate = [](double bytes_per_s) { return FormatDouble(bytes_per_s * 8 / 1e6, 1) + " Mb/s"; };
+    line +=
+        ": rx " + rate(n.rx_bytes_per_s.value_or(0)) + ", tx " + rate(n.tx_bytes_per_s.value_or(0));
+    out += line + "\n";
+  }
+  return out;
+}
+
 }  // namespace gpudoctor

@@ -10,5 +10,7 @@ namespace gpudoctor {
 
 // Empty when the reachability probe did not run.
 std::string ReachabilityLines(const NetworkFacts& facts);
+// One line per NIC that carried traffic: state, link speed, rx/tx in Mb/s over the window.
+std::string NicLines(const NetworkFacts& facts);
 
 }  // namespace gpudoctor

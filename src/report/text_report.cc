@@ -111,7 +111,7 @@ std::string RenderText(const Report& report, bool color) {
              "\n";
     }
     if (layer == Layer::kNetwork) {
-      const std::string lines = ReachabilityLines(snap.network);
+      const std::string lines = ReachabilityLines(snap.network) + NicLines(snap.network);
       for (auto row : SplitLines(lines)) {
         if (!row.empty()) out += p.Dim("  " + std::string(row)) + "\n";
       }

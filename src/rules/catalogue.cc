@@ -25,6 +25,33 @@ const std::vector<const CatalogueEntry*>& Catalogue() {
   return all;
 }
 
+WatchDefaults WatchDefaultsFor(const CatalogueEntry& e) {
+  static constexpr std::string_view kSlowGpuIds[] = {
+      "gpu.thermal",    "gpu.power.brake",        "gpu.power.cap",          "gpu.hw_slowdown",
+      "gpu.clocks.low", "gpu.memory.full",        "gpu.util.low",           "gpu.util.imbalance",
+      "gpu.fan",        "gpu.ecc.sbe_rate",       "gpu.pcie.replays",       "gpu.nvlink.errors",
+      "host.thermal",   "gpudoctor.probe.failed", "gpudoctor.probe.timeout"};
+  static constexpr std::string_view kRebootFixable[] = {
+      "driver.",         "gpu.lost",          "gpu.missing",       "gpu.nvml_error",
+      "gpu.xid",         "gpu.remap.pending", "gpu.pcie.degraded", "gpu.nvlink.down",
+      "gpu.hw_slowdown", "kernel.hung_task",  "pcie.aer",          "net.link",
+      "net.ib.port"};
+  WatchDefaults d;
+  bool slow = e.layer == Layer::kResources || e.layer == Layer::kNetwork;
+  for (auto id : kSlowGpuIds) slow = slow || e.id == id;
+  if (slow) {
+    d.for_s = 60;
+    d.resolve_after_s = 60;
+  }
+  for (auto p : kRebootFixable) {
+    if (e.id == p || (p.back() == '.' && e.id.substr(0, p.size()) == p)) d.reboot_fixable = true;
+  }
+  if (e.for_s) d.for_s = *e.for_s;
+  if (e.resolve_after_s) d.resolve_after_s = *e.resolve_after_s;
+  if (e.reboot_fixable) d.reboot_fixable = *e.reboot_fixable;
+  return d;
+}
+
 const CatalogueEntry* FindCatalogueEntry(std::string_view id) {
   for (const auto* e : Catalogue()) {
     if (e->id == id) return e;

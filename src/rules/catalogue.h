@@ -4,6 +4,7 @@
 // ...); ids are unique across sections (a test checks). Immutable static data; thread-safe.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,7 +27,26 @@ struct CatalogueEntry {
   std::string_view description;  // what it means and why it matters, a few sentences
   std::vector<std::string_view> next_steps;
   std::vector<ThresholdSpec> thresholds;
+  // `gpudoctor watch` lifecycle (issue 9); unset: the topic default (WatchDefaultsFor).
+  std::optional<double> for_s;            // fires this long (seconds) before it opens
+  std::optional<double> resolve_after_s;  // clear this long (seconds) before it resolves
+  std::optional<bool> reboot_fixable;     // a reboot may clear it (then it is re-checked)
 };
+
+// The watch lifecycle of one entry with topic defaults filled in: hardware and driver errors open
+// at once (for_s 0) and resolve after 300 s clear; load-, thermal- and utilisation-type findings
+// (resources and network layers, GPU thermal/power/clock/utilisation ids, probe failures) open
+// after 60 s and resolve after 60 s clear. Reboot-fixable: driver state, lost/missing GPUs, Xids,
+// pending row remaps, degraded PCIe/NVLink links, hung tasks, link-down NICs.
+// Config keys [finding."ID"] for_s / resolve_after_s override the times (Thresholds::Get).
+struct WatchDefaults {
+  double for_s = 0;
+  double resolve_after_s = 300;
+  bool reboot_fixable = false;
+};
+WatchDefaults WatchDefaultsFor(const CatalogueEntry& e);
+inline constexpr std::string_view kForSKey = "for_s";
+inline constexpr std::string_view kResolveAfterSKey = "resolve_after_s";
 
 // One section per topic; each lives in its own catalogue_<topic>.cc.
 const std::vector<CatalogueEntry>& HostCatalogue();

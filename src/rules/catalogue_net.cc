@@ -69,8 +69,23 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
        {"Find the top talkers: see `net.outbound.heavy`, or `ss -tinp` and `iftop -i IFACE`.",
         "Check whether the link negotiated below its rated speed: `ethtool IFACE`.",
         "Spread traffic (bonding, a second NIC) or schedule bulk copies off-peak."},
-       {{"warn_util_pct", 90, "max(rx, tx) throughput as a share of the link speed"},
-        {"crit_util_pct", 98, "share of the link speed at which queues overflow"}}},
+       {{"warn_util_pct", 90,
+         "max(rx, tx) throughput as a share of the capacity: the bandwidth plan when set "
+         "([network] plan_mbps / plan_mbps_nics), else the link speed"},
+        {"crit_util_pct", 98, "share of the capacity at which queues overflow"},
+        {"plan_mbps", 0,
+         "bandwidth bought for this host in Mb/s ([network] plan_mbps; 0: judge against the link "
+         "speed). Hosted servers often buy 100 Mb/s on a 10 Gb/s port"}}},
+      {"net.nic.capacity_unknown",
+       Layer::kNetwork,
+       Severity::kInfo,
+       "NIC saturation cannot be judged",
+       "The interface carries traffic but reports no link speed (virtio and other virtual NICs) "
+       "and no bandwidth plan is configured, so gpudoctor cannot tell whether it is saturated.",
+       {"Set the bandwidth you pay for: `[network] plan_mbps = 100` (all NICs) or `plan_mbps_nics "
+        "= [\"eth0=100\"]` in /etc/gpudoctor/gpudoctor.toml.",
+        "Ask the provider for the plan; measure with `iperf3` against a host in the same site."},
+       {}},
       {"net.nic.errors",
        Layer::kNetwork,
        Severity::kWarn,
@@ -118,7 +133,10 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
        {"Check what it is: `ls -l /proc/PID/exe`, `ps -o user,lstart,args -p PID`.",
         "See its connections: `ss -tinp | grep pid=PID`; are the peers expected?",
         "Throttle bulk transfers (rsync --bwlimit, tc) or move them off-peak."},
-       {{"warn_tx_bytes_per_s", 50e6, "bytes per second sent by one process over the window"}}},
+       {{"warn_tx_bytes_per_s", 50e6, "bytes per second sent by one process over the window"},
+        {"warn_plan_share_pct", 50,
+         "with a bandwidth plan ([network] plan_mbps): share of the plan one process may send "
+         "before it counts as heavy"}}},
       {"proc.suspicious",
        Layer::kSoftware,
        Severity::kWarn,

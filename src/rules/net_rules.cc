@@ -101,17 +101,40 @@ struct Saturation {
   const char* direction = "tx";
 };
 
-std::optional<Saturation> NicUtilisation(const NicFacts& n) {
+// The capacity a NIC is judged against: the bandwidth plan of that NIC, else the global plan,
+// else the link speed (physical NICs only: a virtual NIC's nominal speed says nothing).
+struct Capacity {
+  double mbps = 0;
+  const char* source = "link";  // "plan" or "link"
+};
+std::optional<Capacity> NicCapacity(const NicFacts& n, const Thresholds& t) {
+  const char* id = "net.nic.saturated";
+  if (auto v = t.Find(id, "plan_mbps." + n.name); v && *v > 0) return Capacity{*v, "plan"};
+  if (double plan = t.Get(id, "plan_mbps");
+      plan > 0 && n.name != "lo" && (n.physical || !n.speed_mbps)) {
+    return Capacity{plan, "plan"};
+  }
+  if (n.physical && n.speed_mbps && *n.speed_mbps > 0) {
+    return Capacity{static_cast<double>(*n.speed_mbps), "link"};
+  }
+  return std::nullopt;
+}
+
+std::optional<Saturation> NicUtilisation(const NicFacts& n, const Thresholds& t,
+                                         Capacity* capacity = nullptr) {
   // Virtual interfaces (tun, veth, bridges, bonds' slaves aside) report a nominal speed that
   // says nothing about a wire: tun claims 10 Mb/s or 10000 Mb/s whatever it carries.
-  if (!n.physical || !n.speed_mbps || *n.speed_mbps <= 0 || n.name == "lo") return std::nullopt;
+  if (n.name == "lo") return std::nullopt;
+  auto cap = NicCapacity(n, t);
+  if (!cap) return std::nullopt;
+  if (capacity != nullptr) *capacity = *cap;
   if (!n.rx_bytes_per_s && !n.tx_bytes_per_s) return std::nullopt;
   double rx = n.rx_bytes_per_s.value_or(0), tx = n.tx_bytes_per_s.value_or(0);
   Saturation s;
   s.nic = &n;
   s.direction = rx > tx ? "rx" : "tx";
   s.bytes_per_s = std::max(rx, tx);
-  s.util_pct = s.bytes_per_s * 8 / (static_cast<double>(*n.speed_mbps) * 1e6) * 100;
+  s.util_pct = s.bytes_per_s * 8 / (cap->mbps * 1e6) * 100;
   return s;
 }
 
@@ -119,7 +142,7 @@ std::vector<Saturation> SaturatedNics(const Snapshot& snap, const Thresholds& t)
   std::vector<Saturation> out;
   if (!snap.network.nics) return out;
   for (const auto& n : *snap.network.nics) {
-    auto s = NicUtilisation(n);
+    auto s = NicUtilisation(n, t);
     if (s && s->util_pct >= t.Get("net.nic.saturated", "warn_util_pct")) out.push_back(*s);
   }
   return out;
@@ -198,20 +221,39 @@ void NicRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& o
   if (!snap.network.nics) return;
   for (const auto& n : *snap.network.nics) {
     if (n.name == "lo") continue;
-    if (auto s = NicUtilisation(n)) {
+    Capacity cap;
+    if (auto s = NicUtilisation(n, t, &cap)) {
       const char* id = "net.nic.saturated";
       if (auto sev = Grade(s->util_pct, t.Get(id, "warn_util_pct"), t.Get(id, "crit_util_pct"))) {
-        Finding f =
-            MakeFinding(id, *sev,
-                        n.name + " at " + FormatDouble(s->util_pct, 0) + "% of its " +
-                            std::to_string(*n.speed_mbps) + " Mb/s link (" + s->direction + ")");
+        std::string of = std::string(cap.source) == "plan"
+                             ? "its " + FormatDouble(cap.mbps, 0) + " Mb/s bandwidth plan"
+                             : "its " + FormatDouble(cap.mbps, 0) + " Mb/s link";
+        Finding f = MakeFinding(id, *sev,
+                                n.name + " at " + FormatDouble(s->util_pct, 0) + "% of " + of +
+                                    " (" + s->direction + ")");
         f.subject = n.name;
-        f.Add("nic", n.name).Add("speed_mbps", *n.speed_mbps).Add("util_pct", s->util_pct);
+        f.Add("nic", n.name).Add("capacity_mbps", cap.mbps).Add("capacity_source", cap.source);
+        if (n.speed_mbps) f.Add("speed_mbps", *n.speed_mbps);
+        f.Add("util_pct", s->util_pct);
         if (n.rx_bytes_per_s) f.Add("rx_bytes_per_s", *n.rx_bytes_per_s);
         if (n.tx_bytes_per_s) f.Add("tx_bytes_per_s", *n.tx_bytes_per_s);
         if (n.window_s) f.Add("window_s", *n.window_s);
         out.push_back(std::move(f));
       }
+    }
+    // Traffic on a NIC whose capacity nobody knows (virtio reports no speed, no plan set).
+    if (!NicCapacity(n, t) && (n.rx_bytes_per_s || n.tx_bytes_per_s) &&
+        (n.physical || !n.speed_mbps) && n.operstate == "up" &&
+        std::max(n.rx_bytes_per_s.value_or(0), n.tx_bytes_per_s.value_or(0)) > 0) {
+      Finding f = MakeFinding("net.nic.capacity_unknown", Severity::kInfo,
+                              n.name +
+                                  " reports no link speed and no bandwidth plan is set: "
+                                  "saturation cannot be judged");
+      f.subject = n.name;
+      f.Add("nic", n.name);
+      if (n.rx_bytes_per_s) f.Add("rx_bytes_per_s", *n.rx_bytes_per_s);
+      if (n.tx_bytes_per_s) f.Add("tx_bytes_per_s", *n.tx_bytes_per_s);
+      out.push_back(std::move(f));
     }
     {
       const char* id = "net.nic.errors";
@@ -330,8 +372,13 @@ std::string PeerList(const std::vector<PeerTraffic>& peers) {
 void OutboundRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out) {
   if (!snap.network.sockets) return;
   const char* id = "net.outbound.heavy";
+  // With a bandwidth plan, "heavy" is a share of what the host may send, not an absolute rate:
+  // 50 MB/s is nothing on 100 Gb/s and four times a 100 Mb/s plan.
+  double limit = t.Get(id, "warn_tx_bytes_per_s");
+  double plan = t.Get("net.nic.saturated", "plan_mbps");
+  if (plan > 0) limit = std::min(limit, plan * 1e6 / 8 * t.Get(id, "warn_plan_share_pct") / 100);
   for (const auto& p : snap.network.sockets->processes) {
-    if (!p.tx_bytes_per_s || *p.tx_bytes_per_s < t.Get(id, "warn_tx_bytes_per_s")) continue;
+    if (!p.tx_bytes_per_s || *p.tx_bytes_per_s < limit) continue;
     Finding f =
         MakeFinding(id, Severity::kWarn,
                     "process " + p.comm + " (pid " + std::to_string(p.pid) + ") sent " +
@@ -340,6 +387,8 @@ void OutboundRules(const Snapshot& snap, const Thresholds& t, std::vector<Findin
     f.Add("pid", p.pid).Add("comm", p.comm);
     if (p.uid) f.Add("uid", static_cast<int64_t>(*p.uid));
     f.Add("tx_bytes_per_s", *p.tx_bytes_per_s).Add("tx_bytes", p.tx_bytes);
+    if (plan > 0)
+      f.Add("plan_mbps", plan).Add("plan_share_pct", *p.tx_bytes_per_s * 8 / (plan * 1e6) * 100);
     if (p.rx_bytes_per_s) f.Add("rx_bytes_per_s", *p.rx_bytes_per_s);
     f.Add("window_s", snap.network.sockets->window_s);
     if (!p.peers.empty()) f.Add("peers", PeerList(p.peers));

@@ -47,6 +47,11 @@ class HistoryStore {
   virtual Status Ack(const std::string& key, int64_t unix_ms, const std::string& note) = 0;
   // Writes what is queued and stops the writer (SIGTERM path). Idempotent.
   virtual void Close() = 0;
+  // Blocks until every tick queued before the call has been written (or failed). For tests and
+  // orderly reloads; bounded by the writes themselves (busy_timeout), never waits for new ticks.
+  virtual void Flush() = 0;
+  // Ticks dropped because the queue was full (max_queued_ticks) or a write failed.
+  virtual uint64_t dropped_ticks() const = 0;
   // Last write failure ("disk full: database or disk is full"); empty while writes succeed.
   virtual std::string write_error() const = 0;
   virtual std::string path() const = 0;
@@ -83,6 +88,16 @@ class HistoryReader {
   virtual Result<std::vector<TrackedFinding>> QueryFindings(const FindingsQuery& q) = 0;
   virtual Result<std::vector<HistoryEvent>> QueryEvents(int64_t since_unix_s) = 0;
 };
+
+// Operator writes (`gpudoctor ack` / `gpudoctor silence`) through a short-lived connection with a
+// bounded busy_timeout, also while a daemon writes: mark the newest episode of every finding with
+// this id (on GPU index `gpu` when given) that is not resolved (ack) or any state (silence), and
+// record an "ack" / "silence" event. Returns how many findings were marked; NotFound naming the
+// id and file when none matches or the database does not exist.
+Result<int> AckFindings(const std::string& db_path, const std::string& id, std::optional<int> gpu,
+                        int64_t unix_ms, const std::string& note);
+Result<int> SilenceFindings(const std::string& db_path, const std::string& id,
+                            std::optional<int> gpu, int64_t until_unix_ms, int64_t unix_ms);
 
 // The JSON of `gpudoctor history --metric ... --json` and GET /api/v1/history:
 // {"metric","gpu","points":[[unix_seconds,value],...]} for one series; an array for several.

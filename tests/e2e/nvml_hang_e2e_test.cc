@@ -26,5 +26,17 @@ TEST(NvmlHangE2eTest, OnlyAHungGpuIsCritNotCouldNotRun) {
   EXPECT_TRUE(hang) << r.out;
 }
 
+// A missing library under a very short deadline is "no driver", not an init that did not finish.
+TEST(NvmlHangE2eTest, MissingLibraryUnderAShortDeadlineIsNoDriver) {
+  auto r =
+      RunGpudoctor({"check", "--json", "--probes", "nvml,cpu", "--nvml-lib",
+                    "/nonexistent/libnvidia-ml.so.1", "--deadline", "0.35", "--sample-ms", "100"},
+                   std::chrono::seconds(10));
+  auto j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out << r.err;
+  EXPECT_EQ(j["nvml"]["state"], "library_missing") << j["nvml"].dump();
+  for (const auto& f : j["findings"]) EXPECT_NE(f["id"], "driver.nvml_hang") << f.dump();
+}
+
 }  // namespace
 }  // namespace gpudoctor

@@ -635,6 +635,33 @@ nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t dev, unsigned* corr, unsigne
   return NVML_SUCCESS;
 }
 
+// Retired pages: the count comes from the same fields as the batched form (29, 30; 31 pending).
+// Addresses are made up (0x1000 × n) when the caller's buffer is large enough.
+nvmlReturn_t nvmlDeviceGetRetiredPages(nvmlDevice_t dev, int cause, unsigned* count,
+                                       unsigned long long* addresses) {
+  ENTER_DEV("nvmlDeviceGetRetiredPages", dev);
+  unsigned long long n = 0;
+  int type = 0;
+  nvmlReturn_t r = FieldRead(gpu, cause == 0 ? kFieldRetiredSbe : kFieldRetiredDbe, 0, &n, &type);
+  if (r != NVML_SUCCESS) return r;
+  if (addresses == nullptr || *count < n) {
+    *count = static_cast<unsigned>(n);
+    return n == 0 ? NVML_SUCCESS : NVML_ERROR_INSUFFICIENT_SIZE;
+  }
+  for (unsigned long long i = 0; i < n; ++i) addresses[i] = 0x1000 * (i + 1);
+  *count = static_cast<unsigned>(n);
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t dev, int* state) {
+  ENTER_DEV("nvmlDeviceGetRetiredPagesPendingStatus", dev);
+  unsigned long long v = 0;
+  int type = 0;
+  nvmlReturn_t r = FieldRead(gpu, kFieldRetiredPending, 0, &v, &type);
+  if (r == NVML_SUCCESS) *state = static_cast<int>(v);
+  return r;
+}
+
 nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t dev, unsigned link, int* state) {
   ENTER_DEV("nvmlDeviceGetNvLinkState", dev);
   unsigned long long v = 0;

@@ -548,7 +548,7 @@ TEST(GpuNvmlTest, MissingOptionalSymbolsSkipOnlyThoseFields) {
   EXPECT_EQ(g.remap_failed, false);              // nvmlDeviceGetRemappedRows
   EXPECT_EQ(g.power_mw, 71000u);                 // nvmlDeviceGetPowerUsage
   ASSERT_TRUE(g.processes);                      // v1 process struct
-  EXPECT_FALSE(g.nvlink_count);                  // only known through field values
+  EXPECT_EQ(g.nvlink_count, 18);                 // per-link nvmlDeviceGetNvLinkState
   EXPECT_FALSE(g.fan_pct);
   EXPECT_TRUE(g.errors.empty());
   auto findings = Judge(WithSysfs(f, "hgx_h100"));

@@ -74,5 +74,29 @@ TEST(NvmlHangTest, ShortDeadlineStillNamesTheHungCallAsOneFinding) {
   EXPECT_EQ(probe_failed, 0) << "the hang is one finding, not a hang plus a probe failure";
 }
 
+// Issue 8 item 20: drivers without nvmlDeviceGetFieldValues (the minimal fake) still report
+// retired pages and NVLink state through the per-call functions.
+TEST(NvmlFallbackTest, RetiredPagesAndNvLinksWithoutFieldValues) {
+  std::string minimal =
+      std::string(GPUDOCTOR_BUILD_DIR) + "/tests/fake_nvml/minimal/libnvidia-ml.so.1";
+  NvmlSampleOptions o;
+  o.library_path = minimal;
+  o.window = milliseconds(20);
+  o.deadline = SteadyClock::now() + std::chrono::seconds(10);
+  setenv("FAKE_NVML_SCENARIO", testing::FixturePath("nvml/retired_pages.scenario").c_str(), 1);
+  GpuLayerFacts f = SampleNvml(o);
+  ASSERT_FALSE(f.gpus.empty());
+  EXPECT_EQ(f.gpus[0].retired_pages_sbe, 60u);
+  EXPECT_EQ(f.gpus[0].retired_pages_dbe, 10u);
+  EXPECT_EQ(f.gpus[0].retired_pages_pending, true);
+  setenv("FAKE_NVML_SCENARIO", testing::FixturePath("nvml/nvlink_down.scenario").c_str(), 1);
+  f = SampleNvml(o);
+  ASSERT_GT(f.gpus.size(), 7u);
+  EXPECT_EQ(f.gpus[0].nvlink_count, 18);
+  int down = 0;
+  for (const auto& l : f.gpus[7].nvlinks) down += l.active == false ? 1 : 0;
+  EXPECT_GT(down, 0);
+}
+
 }  // namespace
 }  // namespace gpudoctor

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# `gpudoctor watch` at 1 s with 8 fake GPUs (fake NVML, h100_busy) for WATCH_BENCH_SECONDS (default
+# 180), side by side in the same run with Debian's prometheus-node-exporter scraped once a second.
+# Reports CPU seconds and peak RSS of each, CPU per tick vs CPU per scrape, and the history size.
+# Targets (issue 9): < 0.5% of one core, < 20 MiB RSS, less CPU per tick than node_exporter per
+# scrape. Usage: bench/watch_bench.sh [BUILD_DIR]
+set -u
+build=$(cd "${1:-build}" && pwd)
+secs=${WATCH_BENCH_SECONDS:-180}
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$tmp"; }
+trap cleanup EXIT
+hz=$(getconf CLK_TCK)
+
+cpu_s() {  # utime + stime of a pid, in seconds
+  awk -v hz="$hz" '{print ($14 + $15) / hz}' "/proc/$1/stat" 2>/dev/null || echo 0
+}
+hwm_kib() { awk '/VmHWM/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
+
+export FAKE_NVML_SCENARIO="$here/../tests/fixtures/nvml/h100_busy.scenario"
+"$build/gpudoctor" watch --interval 1 --db "$tmp/history.db" \
+  --nvml-lib "$build/tests/fake_nvml/libnvidia-ml.so.1" --skip-probes reachability \
+  2>"$tmp/watch.log" &
+wpid=$!
+pids+=($wpid)
+
+npid=""
+ne=$(command -v prometheus-node-exporter || true)
+if [ -n "$ne" ]; then
+  "$ne" --web.listen-address=127.0.0.1:19100 >/dev/null 2>&1 &
+  npid=$!
+  pids+=($npid)
+fi
+sleep 2
+w0=$(cpu_s $wpid)
+[ -n "$npid" ] && n0=$(cpu_s $npid)
+scrapes=0
+bytes=0
+for _ in $(seq "$secs"); do
+  if [ -n "$npid" ]; then
+    b=$(curl -s --max-time 2 http://127.0.0.1:19100/metrics | wc -c)
+    bytes=$((bytes + b))
+    scrapes=$((scrapes + 1))
+  fi
+  sleep 1
+done
+w1=$(cpu_s $wpid)
+wrss=$(hwm_kib $wpid)
+ticks=$(grep -c . "$tmp/watch.log" >/dev/null; echo "$secs")
+awk -v a="$w0" -v b="$w1" -v s="$secs" -v kb="$wrss" 'BEGIN {
+  cpu = b - a
+  printf "gpudoctor watch (8 fake GPUs, 1 s): %.2f CPU s over %d s = %.3f%% of one core, %.2f ms CPU per tick, peak RSS %.1f MiB (targets < 0.5%%, < 20 MiB)\n",
+    cpu, s, 100 * cpu / s, 1000 * cpu / s, kb / 1024 }'
+if [ -n "$npid" ]; then
+  n1=$(cpu_s $npid)
+  nrss=$(hwm_kib $npid)
+  awk -v a="$n0" -v b="$n1" -v n="$scrapes" -v kb="$nrss" -v by="$bytes" 'BEGIN {
+    cpu = b - a
+    printf "node_exporter (scraped every 1 s): %.2f CPU s over %d scrapes = %.2f ms CPU per scrape, %.0f bytes per scrape, peak RSS %.1f MiB\n",
+      cpu, n, n ? 1000 * cpu / n : 0, n ? by / n : 0, kb / 1024 }'
+else
+  echo "node_exporter: prometheus-node-exporter not installed (apt-get install prometheus-node-exporter)"
+fi
+kill -TERM $wpid 2>/dev/null
+wait $wpid 2>/dev/null
+size=$(stat -c %s "$tmp/history.db" 2>/dev/null || echo 0)
+wal=$(stat -c %s "$tmp/history.db-wal" 2>/dev/null || echo 0)
+awk -v s="$size" -v w="$wal" -v t="$secs" 'BEGIN {
+  printf "history after %d s: %.2f MiB database + %.2f MiB WAL\n", t, s / 1048576, w / 1048576 }'

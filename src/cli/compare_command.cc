@@ -1,0 +1,66 @@
+// `gpudoctor compare GOOD.json [NOW.json]`: what differs between a report from a day the node was
+// fast and now (a second report, or a check run now with the given flags). Exit 0 when nothing
+// that matters differs, 1 when something does, 3 when a report cannot be read.
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "core/root_fs.h"
+#include "probes/registry.h"
+#include "probes/runner.h"
+#include "report/compare.h"
+#include "report/report.h"
+#include "rules/engine.h"
+
+namespace gpudoctor {
+namespace {
+
+constexpr size_t kMaxReportBytes = 64 << 20;
+
+Result<nlohmann::json> LoadReport(const std::string& path) {
+  auto text = RunWithDeadline(
+      [path]() -> Result<std::string> {
+        return RootFs::ReadFile(path == "-" ? "/dev/stdin" : path, kMaxReportBytes);
+      },
+      SteadyClock::now() + std::chrono::seconds(10));
+  if (!text) return InvalidArgument(path + ": not readable within 10 s");
+  if (!text->ok()) return InvalidArgument(path + ": " + text->status().message());
+  auto j = nlohmann::json::parse(**text, nullptr, false);
+  if (j.is_discarded()) return InvalidArgument(path + ": not valid JSON");
+  return j;
+}
+
+}  // namespace
+
+int CompareCommand(const CliOptions& o) {
+  if (o.positional.empty() || o.positional.size() > 2) {
+    return CouldNotRun("usage: gpudoctor compare GOOD.json [NOW.json]");
+  }
+  auto before = LoadReport(o.positional[0]);
+  if (!before.ok()) return CouldNotRun(before.status().message());
+  nlohmann::json after;
+  if (o.positional.size() == 2) {
+    auto loaded = LoadReport(o.positional[1]);
+    if (!loaded.ok()) return CouldNotRun(loaded.status().message());
+    after = std::move(*loaded);
+  } else {
+    auto settings = BuildSettings(o);
+    if (!settings.ok()) return CouldNotRun(settings.status().message());
+    std::shared_ptr<const Settings> shared = *settings;
+    TimePoint start = SteadyClock::now();
+    Report report;
+    report.snapshot = RunProbes(EnabledProbes(*shared), shared,
+                                start + std::chrono::duration_cast<SteadyClock::duration>(
+                                            std::chrono::duration<double>(shared->deadline_s)));
+    report.findings = EvaluateRules(report.snapshot, shared->thresholds);
+    SortFindings(report.findings);
+    after = nlohmann::json::parse(RenderJson(report), nullptr, false);
+  }
+  auto c = CompareReports(*before, after);
+  if (!c.ok()) return CouldNotRun(c.status().message());
+  std::string out = o.json ? c->json.dump(2) + "\n" : RenderComparisonText(*c);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return c->differences > 0 ? 1 : 0;
+}
+
+}  // namespace gpudoctor

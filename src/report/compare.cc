@@ -1,0 +1,317 @@
+#include "report/compare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+namespace gpudoctor {
+namespace {
+
+using json = nlohmann::json;
+using ojson = nlohmann::ordered_json;
+
+std::string GpuKey(const json& g) {
+  for (const char* k : {"serial", "uuid", "pci_bus_id"}) {
+    if (g.contains(k) && g[k].is_string() && !g[k].get<std::string>().empty()) {
+      return g[k].get<std::string>();
+    }
+  }
+  return "index:" + (g.contains("index") ? g["index"].dump() : std::string("?"));
+}
+
+std::string Str(const json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key)) return "";
+  return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
+}
+
+int ActiveLinks(const json& g) {
+  int n = 0;
+  if (g.contains("nvlinks") && g["nvlinks"].is_array()) {
+    for (const auto& l : g["nvlinks"]) n += l.value("active", false) ? 1 : 0;
+  }
+  return n;
+}
+
+// Fields whose change matters whatever the load; `tolerance` for numbers (absolute).
+struct Field {
+  const char* key;
+  const char* what;
+  double tolerance;
+};
+constexpr Field kStableFields[] = {
+    {"pcie_gen", "PCIe link generation", 0},
+    {"pcie_width", "PCIe link width", 0},
+    {"pcie_max_gen", "PCIe maximum generation", 0},
+    {"pcie_max_width", "PCIe maximum width", 0},
+    {"max_sm_clock_mhz", "maximum SM clock (MHz)", 0},
+    {"max_memory_clock_mhz", "maximum memory clock (MHz)", 0},
+    {"power_limit_mw", "power limit (mW)", 1000},
+    {"temp_slowdown_c", "slowdown temperature (°C)", 0},
+    {"persistence_on", "persistence mode", 0},
+    {"ecc_enabled", "ECC", 0},
+    {"vbios", "VBIOS", 0},
+    {"name", "model", 0},
+    {"nvlink_count", "NVLinks present", 0},
+    {"memory_total_bytes", "memory total (bytes)", 0},
+};
+// Readings that depend on load: reported when they moved a lot.
+constexpr Field kLoadFields[] = {
+    {"temp_c", "temperature (°C)", 10},
+    {"sm_clock_mhz", "SM clock (MHz)", 200},
+    {"power_mw", "power draw (mW)", 50000},
+};
+
+bool Differs(const json& a, const json& b, double tolerance) {
+  if (a.is_number() && b.is_number()) {
+    return std::fabs(a.get<double>() - b.get<double>()) > tolerance;
+  }
+  return a != b;
+}
+
+// id|gpu-key for findings on a GPU, id|subject for the rest.
+struct FindingPlace {
+  std::string id, serial, bus, host, summary;
+};
+
+std::vector<FindingPlace> Findings(const json& report) {
+  std::vector<FindingPlace> out;
+  if (!report.contains("findings") || !report["findings"].is_array()) return out;
+  std::string host = Str(report, "host");
+  for (const auto& f : report["findings"]) {
+    if (!f.is_object()) continue;
+    FindingPlace p;
+    p.id = Str(f, "id");
+    p.summary = Str(f, "summary");
+    p.host = host;
+    if (f.contains("gpu") && f["gpu"].is_object()) {
+      p.serial = Str(f["gpu"], "serial");
+      p.bus = Str(f["gpu"], "pci_bus_id");
+    }
+    out.push_back(p);
+  }
+  return out;
+}
+
+Status CheckReport(const json& j, const char* which) {
+  if (!j.is_object() || !j.contains("verdict") || !j.contains("findings")) {
+    return InvalidArgument(std::string(which) +
+                           " is not a `gpudoctor check --json` report (no verdict/findings)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+namespace compare_detail {
+
+Result<Comparison> CompareReportsUnchecked(const json& before, const json& after) {
+  if (Status s = CheckReport(before, "the first report"); !s.ok()) return s;
+  if (Status s = CheckReport(after, "the second report"); !s.ok()) return s;
+  Comparison c;
+  ojson& out = c.json;
+  out["before"] = {{"host", Str(before, "host")},
+                   {"time", Str(before, "time")},
+                   {"verdict", Str(before, "verdict")}};
+  out["after"] = {{"host", Str(after, "host")},
+                  {"time", Str(after, "time")},
+                  {"verdict", Str(after, "verdict")}};
+
+  // Host-level: driver and NVML versions.
+  ojson host_changes = ojson::array();
+  for (const char* k :
+       {"driver_version", "nvml_version", "cuda_driver_version", "kernel_module_version"}) {
+    json a = before.contains("driver") ? before["driver"].value(k, json()) : json();
+    json b = after.contains("driver") ? after["driver"].value(k, json()) : json();
+    if (a != b) {
+      host_changes.push_back({{"field", std::string("driver.") + k}, {"before", a}, {"after", b}});
+      ++c.differences;
+    }
+  }
+  for (const char* k : {"kernel_release", "os"}) {
+    json a = before.value(k, json()), b = after.value(k, json());
+    if (a != b && !(a.is_null() && b.is_null())) {
+      host_changes.push_back({{"field", k}, {"before", a}, {"after", b}});
+      ++c.differences;
+    }
+  }
+  out["host_changes"] = host_changes;
+
+  // Per GPU, by identity.
+  std::map<std::string, json> gb, ga;
+  if (before.contains("gpus") && before["gpus"].is_array()) {
+    for (const auto& g : before["gpus"]) gb[GpuKey(g)] = g;
+  }
+  if (after.contains("gpus") && after["gpus"].is_array()) {
+    for (const auto& g : after["gpus"]) ga[GpuKey(g)] = g;
+  }
+  std::set<std::string> keys;
+  for (const auto& [k, v] : gb) keys.insert(k);
+  for (const auto& [k, v] : ga) keys.insert(k);
+  ojson gpus = ojson::array();
+  for (const std::string& key : keys) {
+    ojson e = {{"gpu", key}};
+    auto b = gb.find(key), a = ga.find(key);
+    if (b == gb.end() || a == ga.end()) {
+      const json& g = b == gb.end() ? a->second : b->second;
+      e["change"] = b == gb.end() ? "appeared" : "gone";
+      e["pci_bus_id"] = Str(g, "pci_bus_id");
+      gpus.push_back(e);
+      ++c.differences;
+      continue;
+    }
+    e["before_bus_id"] = Str(b->second, "pci_bus_id");
+    e["after_bus_id"] = Str(a->second, "pci_bus_id");
+    if (e["before_bus_id"] != e["after_bus_id"]) {
+      e["moved"] = true;
+      ++c.differences;
+    }
+    ojson changes = ojson::array();
+    auto compare = [&](const Field& f, bool load) {
+      json x = b->second.value(f.key, json()), y = a->second.value(f.key, json());
+      if (x.is_null() && y.is_null()) return;
+      if (!Differs(x, y, f.tolerance)) return;
+      changes.push_back({{"field", f.key},
+                         {"what", f.what},
+                         {"before", x},
+                         {"after", y},
+                         {"load_dependent", load}});
+      if (!load) ++c.differences;
+    };
+    for (const Field& f : kStableFields) compare(f, false);
+    for (const Field& f : kLoadFields) compare(f, true);
+    int lb = ActiveLinks(b->second), la = ActiveLinks(a->second);
+    if (lb != la) {
+      changes.push_back({{"field", "nvlinks_active"},
+                         {"what", "NVLinks up"},
+                         {"before", lb},
+                         {"after", la},
+                         {"load_dependent", false}});
+      ++c.differences;
+    }
+    e["changes"] = changes;
+    if (!changes.empty() || e.contains("moved")) gpus.push_back(e);
+  }
+  out["gpus"] = gpus;
+
+  // Findings new and gone (by id and place), and where each new fault went after a swap.
+  auto fb = Findings(before), fa = Findings(after);
+  auto same = [](const FindingPlace& x, const FindingPlace& y) {
+    return x.id == y.id && x.serial == y.serial && x.bus == y.bus;
+  };
+  ojson added = ojson::array(), gone = ojson::array(), swap = ojson::array();
+  for (const auto& f : fa) {
+    if (std::none_of(fb.begin(), fb.end(), [&](const auto& o) { return same(o, f); })) {
+      added.push_back(
+          {{"id", f.id}, {"serial", f.serial}, {"pci_bus_id", f.bus}, {"summary", f.summary}});
+      ++c.differences;
+    }
+  }
+  for (const auto& f : fb) {
+    if (std::none_of(fa.begin(), fa.end(), [&](const auto& o) { return same(o, f); })) {
+      gone.push_back(
+          {{"id", f.id}, {"serial", f.serial}, {"pci_bus_id", f.bus}, {"summary", f.summary}});
+    }
+  }
+  // Card vs slot vs server: a GPU fault seen in both reports, where card or slot changed.
+  for (const auto& f : fa) {
+    if (f.serial.empty() && f.bus.empty()) continue;
+    for (const auto& o : fb) {
+      if (o.id != f.id || (o.serial.empty() && o.bus.empty())) continue;
+      bool same_card = !f.serial.empty() && f.serial == o.serial;
+      bool same_slot = !f.bus.empty() && f.bus == o.bus && f.host == o.host;
+      if (same_card && same_slot) continue;  // nothing was swapped
+      std::string verdict = same_card ? "card" : same_slot ? "slot" : "undecided";
+      std::string why =
+          same_card ? "the fault followed serial " + f.serial + " from " + o.host + " " + o.bus +
+                          " to " + f.host + " " + f.bus
+          : same_slot ? "the fault stayed at " + f.host + " " + f.bus + " with a different card (" +
+                            o.serial + " before, " + f.serial + " now)"
+                      : "different card and different slot: compare again after a swap";
+      swap.push_back({{"id", f.id}, {"verdict", verdict}, {"evidence", why}});
+    }
+  }
+  out["new_findings"] = added;
+  out["resolved_findings"] = gone;
+  out["swap"] = swap;
+  out["differences"] = c.differences;
+  return c;
+}
+
+}  // namespace compare_detail
+
+Result<Comparison> CompareReports(const json& before, const json& after) {
+  // Reports come from outside (files, other versions): a field of an unexpected type is a
+  // malformed report, never a crash.
+  try {
+    return compare_detail::CompareReportsUnchecked(before, after);
+  } catch (const json::exception& e) {
+    return InvalidArgument(std::string("malformed report: ") + e.what());
+  }
+}
+
+std::string RenderComparisonText(const Comparison& c) {
+  const ojson& j = c.json;
+  std::string out = "Comparing " + j["before"]["host"].get<std::string>() + " at " +
+                    j["before"]["time"].get<std::string>() + " (" +
+                    j["before"]["verdict"].get<std::string>() + ") with " +
+                    j["after"]["host"].get<std::string>() + " at " +
+                    j["after"]["time"].get<std::string>() + " (" +
+                    j["after"]["verdict"].get<std::string>() + ")\n";
+  auto val = [](const ojson& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+  if (!j["host_changes"].empty()) {
+    out += "\nHOST\n";
+    for (const auto& h : j["host_changes"]) {
+      out += "  " + h["field"].get<std::string>() + ": " + val(h["before"]) + " -> " +
+             val(h["after"]) + "\n";
+    }
+  }
+  if (!j["gpus"].empty()) {
+    out += "\nGPUS (by serial)\n";
+    for (const auto& g : j["gpus"]) {
+      std::string head = "  " + g["gpu"].get<std::string>();
+      if (g.contains("change")) {
+        out += head + ": " + g["change"].get<std::string>() + " (" +
+               g["pci_bus_id"].get<std::string>() + ")\n";
+        continue;
+      }
+      if (g.contains("moved")) {
+        head += " moved " + g["before_bus_id"].get<std::string>() + " -> " +
+                g["after_bus_id"].get<std::string>();
+      }
+      out += head + "\n";
+      for (const auto& ch : g["changes"]) {
+        out += "    " + ch["what"].get<std::string>() + ": " + val(ch["before"]) + " -> " +
+               val(ch["after"]) + (ch["load_dependent"].get<bool>() ? "  (depends on load)" : "") +
+               "\n";
+      }
+    }
+  }
+  if (!j["new_findings"].empty()) {
+    out += "\nNEW FINDINGS\n";
+    for (const auto& f : j["new_findings"]) {
+      out +=
+          "  " + f["id"].get<std::string>() +
+          (f["serial"].get<std::string>().empty() ? ""
+                                                  : " serial " + f["serial"].get<std::string>()) +
+          ": " + f["summary"].get<std::string>() + "\n";
+    }
+  }
+  if (!j["resolved_findings"].empty()) {
+    out += "\nGONE SINCE\n";
+    for (const auto& f : j["resolved_findings"]) {
+      out += "  " + f["id"].get<std::string>() + ": " + f["summary"].get<std::string>() + "\n";
+    }
+  }
+  if (!j["swap"].empty()) {
+    out += "\nAFTER THE SWAP\n";
+    for (const auto& s : j["swap"]) {
+      out += "  " + s["id"].get<std::string>() + ": " + s["verdict"].get<std::string>() + " — " +
+             s["evidence"].get<std::string>() + "\n";
+    }
+  }
+  if (c.differences == 0) out += "\nNo differences that matter.\n";
+  return out;
+}
+
+}  // namespace gpudoctor

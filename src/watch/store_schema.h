@@ -1,0 +1,74 @@
+// The history database schema: the one documented place. The fleet engineer reads `gpus` and
+// `findings` for card-vs-slot analysis; changes bump kStoreSchemaVersion (PRAGMA user_version).
+//
+// Times: *_s are unix seconds, *_ms unix milliseconds (UTC). GPU index -1: host-level series.
+//
+//   meta(key, value)                 schema_version, hostname, created_unix_s
+//   series(id, metric, gpu, labels, counter)
+//                                    one row per (gpudoctor_* metric name, GPU index, LabelsKey);
+//                                    counter 1 for *_total (stored exactly)
+//   samples_recent(series_id, ts_s, value)
+//                                    raw points of the current minute (and any not yet packed)
+//   samples(series_id, minute_s, data)
+//                                    raw points of one minute packed by sample_codec.h (slot =
+//                                    second of the minute); kept raw_retention_s
+//   rollups(series_id, hour_s, data) 1-minute rollups of one hour: four codec streams back to
+//                                    back (min, avg, max as float32; count exact), slot = minute
+//                                    of the hour; kept rollup_retention_s
+//   findings(key, first_seen_ms, ...) one row per episode of a finding (TrackedFinding); key =
+//                                    FindingKey (id|serial=..|subject); evidence_json is
+//                                    [[name, value], ...], next_steps_json [text, ...]
+//   events(id, unix_ms, kind, gpu_index, serial, pci_bus_id, detail)
+//   gpus(serial, uuid, pci_bus_id, gpu_index, model, first_seen_s, last_seen_s)
+//                                    ledger: one row per card seen in a slot
+#pragma once
+
+#include <cstdint>
+
+namespace gpudoctor {
+
+// "GPDH": recognises our files (PRAGMA application_id); anything else is foreign.
+inline constexpr int32_t kStoreApplicationId = 0x47504448;
+inline constexpr int kStoreSchemaVersion = 1;
+
+inline constexpr const char* kStoreSchemaSql = R"sql(
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS series(
+  id INTEGER PRIMARY KEY, metric TEXT NOT NULL, gpu INTEGER NOT NULL, labels TEXT NOT NULL,
+  counter INTEGER NOT NULL DEFAULT 0, UNIQUE(metric, gpu, labels));
+CREATE TABLE IF NOT EXISTS samples_recent(
+  series_id INTEGER NOT NULL, ts_s INTEGER NOT NULL, value REAL NOT NULL,
+  PRIMARY KEY(series_id, ts_s)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS samples(
+  series_id INTEGER NOT NULL, minute_s INTEGER NOT NULL, data BLOB NOT NULL,
+  PRIMARY KEY(series_id, minute_s)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS rollups(
+  series_id INTEGER NOT NULL, hour_s INTEGER NOT NULL, data BLOB NOT NULL,
+  PRIMARY KEY(series_id, hour_s)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS findings(
+  key TEXT NOT NULL, first_seen_ms INTEGER NOT NULL,
+  id TEXT NOT NULL, severity TEXT NOT NULL, layer TEXT NOT NULL,
+  gpu_index INTEGER, gpu_serial TEXT NOT NULL DEFAULT '', gpu_bus_id TEXT NOT NULL DEFAULT '',
+  gpu_uuid TEXT NOT NULL DEFAULT '', gpu_name TEXT NOT NULL DEFAULT '',
+  subject TEXT NOT NULL DEFAULT '', summary TEXT NOT NULL DEFAULT '',
+  evidence_json TEXT NOT NULL DEFAULT '[]', next_steps_json TEXT NOT NULL DEFAULT '[]',
+  state TEXT NOT NULL, opened_ms INTEGER NOT NULL DEFAULT 0, last_seen_ms INTEGER NOT NULL,
+  resolved_ms INTEGER NOT NULL DEFAULT 0, resolution TEXT NOT NULL DEFAULT '',
+  reboots INTEGER NOT NULL DEFAULT 0, episodes_after_reboot INTEGER NOT NULL DEFAULT 0,
+  escalated INTEGER NOT NULL DEFAULT 0, acked INTEGER NOT NULL DEFAULT 0,
+  acked_ms INTEGER NOT NULL DEFAULT 0, ack_note TEXT NOT NULL DEFAULT '',
+  silenced_until_ms INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY(key, first_seen_ms));
+CREATE INDEX IF NOT EXISTS findings_by_id ON findings(id, gpu_index);
+CREATE TABLE IF NOT EXISTS events(
+  id INTEGER PRIMARY KEY, unix_ms INTEGER NOT NULL, kind TEXT NOT NULL, gpu_index INTEGER,
+  serial TEXT NOT NULL DEFAULT '', pci_bus_id TEXT NOT NULL DEFAULT '',
+  detail TEXT NOT NULL DEFAULT '');
+CREATE INDEX IF NOT EXISTS events_by_time ON events(unix_ms);
+CREATE TABLE IF NOT EXISTS gpus(
+  serial TEXT NOT NULL, uuid TEXT NOT NULL, pci_bus_id TEXT NOT NULL, gpu_index INTEGER,
+  model TEXT NOT NULL DEFAULT '', first_seen_s INTEGER NOT NULL, last_seen_s INTEGER NOT NULL,
+  PRIMARY KEY(serial, uuid, pci_bus_id)) WITHOUT ROWID;
+)sql";
+
+}  // namespace gpudoctor

@@ -1,0 +1,176 @@
+// `gpudoctor watch` end to end on the fake NVML (issue 9): a fault injected mid-run (the fake
+// re-reads its scenario when the file changes) opens a finding, clearing it resolves it, and
+// `history --findings` shows both; SIGTERM stops cleanly with the history intact; SIGHUP with a
+// broken config keeps the old one; bad --db paths exit 3.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "test_util.h"
+
+namespace gpudoctor {
+namespace {
+
+using std::chrono::milliseconds;
+using testing::FixturePath;
+using testing::RunGpudoctor;
+using testing::TempDir;
+
+std::string FakeLib() {
+  return std::string(GPUDOCTOR_BUILD_DIR) + "/tests/fake_nvml/libnvidia-ml.so.1";
+}
+
+void WriteScenario(const std::string& path, const std::string& base) {
+  std::ofstream(path + ".tmp") << "include=" << FixturePath("nvml/" + base) << "\n";
+  std::rename((path + ".tmp").c_str(), path.c_str());  // atomic: the fake never sees half a file
+}
+
+// A running `gpudoctor watch` child with stderr in a file.
+struct Daemon {
+  pid_t pid = -1;
+  int Wait(std::chrono::milliseconds limit) {
+    auto until = std::chrono::steady_clock::now() + limit;
+    int status = 0;
+    while (std::chrono::steady_clock::now() < until) {
+      pid_t r = waitpid(pid, &status, WNOHANG);
+      if (r == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    return -2;
+  }
+};
+
+Daemon Start(std::vector<std::string> args, const std::string& scenario, const std::string& err) {
+  Daemon d;
+  d.pid = fork();
+  if (d.pid == 0) {
+    setenv("FAKE_NVML_SCENARIO", scenario.c_str(), 1);
+    int fd = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 2);
+    int null = open("/dev/null", O_RDWR);
+    dup2(null, 0);
+    dup2(null, 1);
+    std::vector<char*> argv;
+    std::string bin = GPUDOCTOR_BIN;
+    argv.push_back(bin.data());
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(bin.c_str(), argv.data());
+    _exit(127);
+  }
+  return d;
+}
+
+std::vector<std::string> WatchArgs(const TempDir& dir, const std::string& interval) {
+  return {"watch",
+          "--interval",
+          interval,
+          "--db",
+          dir.path() + "/history.db",
+          "--nvml-lib",
+          FakeLib(),
+          "--probes",
+          "nvml,cpu,memory",
+          "--config",
+          dir.path() + "/gpudoctor.toml"};
+}
+
+const char* kFastLifecycle =
+    "[finding.\"gpu.thermal\"]\nfor_s = 0\nresolve_after_s = 1\n"
+    "[finding.\"gpu.hw_slowdown\"]\nfor_s = 0\nresolve_after_s = 1\n";
+
+TEST(WatchE2eTest, FaultInjectedMidRunOpensAndResolvesInHistory) {
+  TempDir dir;
+  dir.Write("gpudoctor.toml", kFastLifecycle);
+  std::string scenario = dir.path() + "/live.scenario";
+  WriteScenario(scenario, "h100_busy.scenario");
+  Daemon d = Start(WatchArgs(dir, "0.3"), scenario, dir.path() + "/err.log");
+  std::this_thread::sleep_for(milliseconds(1500));
+  WriteScenario(scenario, "thermal.scenario");  // GPU 3 overheats while watch runs
+  std::this_thread::sleep_for(milliseconds(2000));
+  WriteScenario(scenario, "h100_busy.scenario");  // and cools down again
+  std::this_thread::sleep_for(milliseconds(3000));
+  kill(d.pid, SIGTERM);
+  EXPECT_EQ(d.Wait(std::chrono::seconds(10)), 0);
+  std::string log = testing::ReadFileOrDie(dir.path() + "/err.log");
+  EXPECT_NE(log.find("opened gpu.thermal"), std::string::npos) << log;
+  EXPECT_NE(log.find("resolved gpu.thermal"), std::string::npos) << log;
+  EXPECT_NE(log.find("<6>gpudoctor[watch]: stopping on SIGTERM"), std::string::npos) << log;
+
+  auto h = RunGpudoctor({"history", "--db", dir.path() + "/history.db", "--findings", "--json"});
+  ASSERT_EQ(h.exit_code, 0) << h.err;
+  auto j = nlohmann::json::parse(h.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << h.out;
+  const nlohmann::json* thermal = nullptr;
+  for (const auto& f : j.is_array() ? j : j["findings"]) {
+    const auto& finding = f["finding"];
+    if (finding["id"] == "gpu.thermal" && finding["gpu"]["index"] == 3) thermal = &f;
+  }
+  ASSERT_NE(thermal, nullptr) << j.dump(2);
+  EXPECT_EQ((*thermal)["state"], "resolved") << thermal->dump(2);
+  EXPECT_EQ((*thermal)["resolution"], "cleared");
+  EXPECT_FALSE((*thermal)["finding"]["gpu"]["serial"].get<std::string>().empty());
+
+  // The GPU series were recorded every tick.
+  auto m = RunGpudoctor({"history", "--db", dir.path() + "/history.db", "--metric",
+                         "gpudoctor_gpu_temperature_celsius", "--gpu", "3", "--json"});
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  auto mj = nlohmann::json::parse(m.out, nullptr, false);
+  ASSERT_FALSE(mj.is_discarded()) << m.out;
+  const auto& series = mj.is_array() ? mj[0] : mj;
+  EXPECT_GE(series["points"].size(), 5u) << m.out;  // one point a second at most
+  bool hot = false;
+  for (const auto& p : series["points"]) hot = hot || p[1].get<double>() >= 88;
+  EXPECT_TRUE(hot) << m.out;
+}
+
+TEST(WatchE2eTest, SighupWithBrokenConfigKeepsTheOldOne) {
+  TempDir dir;
+  dir.Write("gpudoctor.toml", kFastLifecycle);
+  std::string scenario = dir.path() + "/live.scenario";
+  WriteScenario(scenario, "h100_busy.scenario");
+  Daemon d = Start(WatchArgs(dir, "0.3"), scenario, dir.path() + "/err.log");
+  std::this_thread::sleep_for(milliseconds(900));
+  dir.Write("gpudoctor.toml", "[watch]\ninterval_s = \"fast\"\n");
+  kill(d.pid, SIGHUP);
+  std::this_thread::sleep_for(milliseconds(900));
+  EXPECT_EQ(waitpid(d.pid, nullptr, WNOHANG), 0) << "a bad config must not stop the daemon";
+  kill(d.pid, SIGINT);
+  EXPECT_EQ(d.Wait(std::chrono::seconds(10)), 0);
+  std::string log = testing::ReadFileOrDie(dir.path() + "/err.log");
+  EXPECT_NE(log.find("<3>gpudoctor[watch]: config reload rejected, keeping the old one"),
+            std::string::npos)
+      << log;
+}
+
+TEST(WatchE2eTest, BadDbPathsAndFlagsExit3NamingThem) {
+  TempDir dir;
+  dir.Write("file", "x");
+  auto r = RunGpudoctor(
+      {"watch", "--ticks", "1", "--db", dir.path() + "/file/sub/history.db", "--probes", "cpu"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find(dir.path() + "/file"), std::string::npos) << r.err;
+  auto bad = RunGpudoctor({"watch", "--interval", "0", "--probes", "cpu"});
+  EXPECT_EQ(bad.exit_code, 3);
+  EXPECT_NE(bad.err.find("--interval"), std::string::npos) << bad.err;
+}
+
+TEST(WatchE2eTest, TicksRunWithoutHistoryAndStopAfterN) {
+  auto r = RunGpudoctor(
+      {"watch", "--no-db", "--ticks", "3", "--interval", "0.2", "--probes", "cpu,memory"},
+      std::chrono::seconds(20));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("history off"), std::string::npos) << r.err;
+  EXPECT_LT(r.seconds, 5);
+}
+
+}  // namespace
+}  // namespace gpudoctor

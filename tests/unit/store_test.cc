@@ -1,0 +1,417 @@
+// HistoryStore / HistoryReader: write and read back, packing, rollups and retention, findings,
+// events, the GPU ledger, acks, locks and foreign files. Fake tick times; no sleeping.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "test_util.h"
+#include "watch/history_store.h"
+#include "watch/sample_codec.h"
+#include "watch/store_schema.h"
+
+namespace gpudoctor {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::TempDir;
+
+constexpr int64_t kT0 = 1700000000;  // a minute boundary: 1700000000 % 60 == 20, see below
+constexpr int64_t kMinute0 = kT0 - kT0 % 60;
+
+const MetricInfo* Metric(const char* name) {
+  const MetricInfo* m = FindMetric(name);
+  EXPECT_NE(m, nullptr) << name;
+  return m;
+}
+
+std::shared_ptr<TickResult> MakeTick(int64_t unix_s, double temp, double energy) {
+  auto t = std::make_shared<TickResult>();
+  t->unix_ms = unix_s * 1000;
+  for (int gpu = 0; gpu < 2; ++gpu) {
+    t->points.push_back({Metric("gpudoctor_gpu_temperature_celsius"), gpu, {}, temp + gpu});
+    t->points.push_back({Metric("gpudoctor_gpu_power_watts"), gpu, {}, 312.456 + gpu});
+    t->points.push_back(
+        {Metric("gpudoctor_gpu_ecc_sbe_volatile_total"), gpu, {}, energy + 0.001 * gpu});
+  }
+  return t;
+}
+
+int64_t CountRows(const std::string& db, const std::string& sql) {
+  sqlite3* h = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(h, sql.c_str(), -1, &st, nullptr), SQLITE_OK) << sql;
+  int64_t n = -1;
+  if (sqlite3_step(st) == SQLITE_ROW) n = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  sqlite3_close(h);
+  return n;
+}
+
+// Tests append faster than any daemon: a queue long enough that nothing is dropped.
+StoreOptions BigQueue() {
+  StoreOptions o;
+  o.max_queued_ticks = 1 << 20;
+  return o;
+}
+
+std::unique_ptr<HistoryStore> OpenOrDie(const std::string& path, StoreOptions o = BigQueue()) {
+  auto s = HistoryStore::Open(path, o);
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return s.ok() ? std::move(*s) : nullptr;
+}
+
+TEST(StoreCodecTest, RoundTripsExactAndLossy) {
+  std::vector<std::pair<int, double>> in = {{0, 65},         {1, 65},  {2, 66}, {5, 1e12 + 0.5},
+                                            {6, 1e12 + 3.5}, {7, 0.1}, {59, -3}};
+  auto exact = DecodeSamples(EncodeSamples(in, false));
+  ASSERT_TRUE(exact);
+  EXPECT_EQ(*exact, in);
+  auto lossy = DecodeSamples(EncodeSamples(in, true));
+  ASSERT_TRUE(lossy);
+  ASSERT_EQ(lossy->size(), in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    EXPECT_EQ((*lossy)[i].first, in[i].first);
+    EXPECT_NEAR((*lossy)[i].second, in[i].second, std::abs(in[i].second) * 1e-6);
+  }
+  // A constant series costs the bitmap and 2 bits per sample.
+  std::vector<std::pair<int, double>> flat;
+  for (int i = 0; i < 60; ++i) flat.emplace_back(i, 0);
+  EXPECT_EQ(EncodeSamples(flat, false).size(), 8u + 15u);
+}
+
+TEST(StoreCodecTest, RejectsMalformedInput) {
+  EXPECT_FALSE(DecodeSamples(""));
+  EXPECT_FALSE(DecodeSamples(std::string(7, '\0')));
+  std::string blob = EncodeSamples({{0, 1.5}, {1, 1e300}}, false);
+  for (size_t n = 0; n < blob.size(); ++n) {
+    EXPECT_FALSE(DecodeSamples(blob.substr(0, n))) << n;
+  }
+  std::string bad(8, '\xff');  // slots beyond 59
+  EXPECT_FALSE(DecodeSamples(bad));
+}
+
+TEST(StoreTest, WritesAndReadsBackAcrossMinutePacking) {
+  TempDir dir;
+  std::string db = dir.path() + "/sub/history.db";
+  auto store = OpenOrDie(db);
+  ASSERT_TRUE(store);
+  for (int64_t t = kMinute0; t < kMinute0 + 150; ++t) {
+    store->Append(MakeTick(t, 60 + (t % 7), 1e12 + static_cast<double>(t - kMinute0) * 3.25));
+  }
+  store->Flush();
+  EXPECT_EQ(store->write_error(), "");
+  // Two full minutes are packed, the third is still raw.
+  EXPECT_EQ(CountRows(db, "SELECT count(*) FROM samples"), 2 * 6);
+  EXPECT_EQ(CountRows(db, "SELECT count(*) FROM samples_recent"), 30 * 6);
+
+  auto reader = HistoryReader::Open(db);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  SeriesQuery q;
+  q.metric = "gpudoctor_gpu_temperature_celsius";
+  q.gpu = 1;
+  q.since_unix_s = kMinute0;
+  q.until_unix_s = kMinute0 + 200;
+  auto series = (*reader)->QuerySeries(q);
+  ASSERT_TRUE(series.ok()) << series.status().ToString();
+  ASSERT_EQ(series->size(), 1u);
+  const auto& pts = (*series)[0].points;
+  ASSERT_EQ(pts.size(), 150u);
+  for (size_t i = 0; i < pts.size(); ++i) {
+    int64_t t = kMinute0 + static_cast<int64_t>(i);
+    EXPECT_EQ(pts[i].first, t);
+    EXPECT_EQ(pts[i].second, 61 + (t % 7));
+  }
+  // Counters come back exactly, gauges to float precision.
+  q.metric = "gpudoctor_gpu_ecc_sbe_volatile_total";
+  q.gpu = 0;
+  auto counters = (*reader)->QuerySeries(q);
+  ASSERT_TRUE(counters.ok());
+  for (const auto& [t, v] : (*counters)[0].points) {
+    EXPECT_EQ(v, 1e12 + static_cast<double>(t - kMinute0) * 3.25) << t;
+  }
+  q.metric = "gpudoctor_gpu_power_watts";
+  auto power = (*reader)->QuerySeries(q);
+  ASSERT_TRUE(power.ok());
+  for (const auto& [t, v] : (*power)[0].points) EXPECT_NEAR(v, 312.456, 1e-4);
+  // No GPU given: every GPU's series.
+  q.gpu.reset();
+  EXPECT_EQ((*reader)->QuerySeries(q)->size(), 2u);
+
+  auto metrics = (*reader)->ListMetrics();
+  ASSERT_TRUE(metrics.ok());
+  EXPECT_THAT(*metrics, ::testing::ElementsAre("gpudoctor_gpu_ecc_sbe_volatile_total",
+                                               "gpudoctor_gpu_power_watts",
+                                               "gpudoctor_gpu_temperature_celsius"));
+}
+
+TEST(StoreTest, OldDataIsServedFromMinuteRollupsAfterRawRetention) {
+  TempDir dir;
+  std::string db = dir.path() + "/history.db";
+  StoreOptions o = BigQueue();
+  o.raw_retention_s = 3600;
+  o.rollup_retention_s = 3 * 3600;
+  auto store = OpenOrDie(db, o);
+  ASSERT_TRUE(store);
+  // Five hours at one tick per 10 s; the temperature is the minute number, plus 0..5 within it.
+  for (int64_t t = kMinute0; t < kMinute0 + 5 * 3600; t += 10) {
+    int64_t minute = (t - kMinute0) / 60;
+    store->Append(MakeTick(t, static_cast<double>(minute) + ((t - kMinute0) % 60) / 10, 0));
+  }
+  store->Flush();
+  ASSERT_EQ(store->write_error(), "");
+  store->Close();
+  int64_t end = kMinute0 + 5 * 3600;
+  // Raw minutes older than an hour (plus the 10-minute retention cadence) are gone.
+  EXPECT_EQ(CountRows(db, "SELECT count(*) FROM samples WHERE minute_s < " +
+                              std::to_string(end - 3600 - 660)),
+            0);
+  // Rollup hours older than three hours are gone; the rest is there.
+  EXPECT_EQ(CountRows(db, "SELECT count(*) FROM rollups WHERE hour_s < " +
+                              std::to_string(end - 3 * 3600 - 4200)),
+            0);
+  EXPECT_GT(CountRows(db, "SELECT count(*) FROM rollups"), 0);
+
+  auto reader = HistoryReader::Open(db);
+  ASSERT_TRUE(reader.ok());
+  SeriesQuery q;
+  q.metric = "gpudoctor_gpu_temperature_celsius";
+  q.gpu = 0;
+  q.since_unix_s = end - 2 * 3600;
+  q.until_unix_s = end;
+  q.max_points = 100000;
+  auto s = (*reader)->QuerySeries(q);
+  ASSERT_TRUE(s.ok());
+  const auto& pts = (*s)[0].points;
+  ASSERT_FALSE(pts.empty());
+  // The first hour of the window comes from rollups: one point per minute, the minute's mean.
+  EXPECT_EQ(pts[0].first, q.since_unix_s);
+  EXPECT_EQ(pts[1].first - pts[0].first, 60);
+  int64_t minute = (pts[0].first - kMinute0) / 60;
+  EXPECT_NEAR(pts[0].second, minute + 2.5, 1e-4);
+  // The last hour is raw: one point per 10 s.
+  EXPECT_EQ(pts.back().first, end - 10);
+  EXPECT_EQ(pts.back().first - pts[pts.size() - 2].first, 10);
+  // Timestamps strictly increase.
+  for (size_t i = 1; i < pts.size(); ++i) ASSERT_LT(pts[i - 1].first, pts[i].first);
+
+  // Downsampling bounds the number of points.
+  q.max_points = 50;
+  auto ds = (*reader)->QuerySeries(q);
+  ASSERT_TRUE(ds.ok());
+  EXPECT_LE((*ds)[0].points.size(), 50u);
+  EXPECT_GE((*ds)[0].points.size(), 40u);
+}
+
+TrackedFinding MakeTracked(const std::string& id, int gpu, const std::string& serial) {
+  TrackedFinding t;
+  t.last.id = id;
+  t.last.layer = Layer::kHardware;
+  t.last.severity = Severity::kCrit;
+  t.last.summary = "double-bit ECC errors";
+  t.last.Add("dbe_count", int64_t{3}).Add("ratio", 0.5).Add("note", "x").AddBool("on", true);
+  t.last.next_steps = {"drain", "reset"};
+  GpuRef g;
+  g.index = gpu;
+  g.serial = serial;
+  g.pci_bus_id = "0000:3b:00.0";
+  g.uuid = "GPU-1";
+  t.last.gpu = g;
+  t.key = id + "|serial=" + serial + "|";
+  t.state = FindingState::kOpen;
+  t.first_seen_ms = kT0 * 1000;
+  t.opened_ms = kT0 * 1000;
+  t.last_seen_ms = kT0 * 1000;
+  return t;
+}
+
+TEST(StoreTest, FindingsEventsLedgerAndAcks) {
+  TempDir dir;
+  std::string db = dir.path() + "/history.db";
+  auto store = OpenOrDie(db);
+  ASSERT_TRUE(store);
+  auto tick = MakeTick(kT0, 50, 0);
+  tick->findings.push_back(MakeTracked("gpu.ecc.dbe", 3, "SN3"));
+  tick->events.push_back({kT0 * 1000, "xid", 3, "SN3", "0000:3b:00.0", "Xid 48"});
+  GpuFacts g;
+  g.index = 3;
+  g.serial = "SN3";
+  g.uuid = "GPU-1";
+  g.pci_bus_id = "0000:3b:00.0";
+  g.name = "NVIDIA H100";
+  tick->report.snapshot.gpu.gpus.push_back(g);
+  store->Append(tick);
+  store->Flush();
+  ASSERT_EQ(store->write_error(), "");
+  EXPECT_EQ(CountRows(db, "SELECT count(*) FROM gpus WHERE serial='SN3' AND model='NVIDIA H100'"),
+            1);
+
+  // `gpudoctor ack` from another connection while the daemon holds the store.
+  auto acked = AckFindings(db, "gpu.ecc.dbe", 3, (kT0 + 5) * 1000, "RMA filed");
+  ASSERT_TRUE(acked.ok()) << acked.status().ToString();
+  EXPECT_EQ(*acked, 1);
+  EXPECT_FALSE(AckFindings(db, "gpu.ecc.dbe", 4, kT0 * 1000, "").ok());
+  auto silenced =
+      SilenceFindings(db, "gpu.ecc.dbe", std::nullopt, (kT0 + 7200) * 1000, (kT0 + 6) * 1000);
+  ASSERT_TRUE(silenced.ok());
+
+  // The daemon's next tick (which does not know of the ack yet) does not undo it.
+  auto tick2 = MakeTick(kT0 + 10, 50, 0);
+  auto resolved = MakeTracked("gpu.ecc.dbe", 3, "SN3");
+  resolved.state = FindingState::kResolved;
+  resolved.resolved_ms = (kT0 + 10) * 1000;
+  resolved.resolution = "cleared_by_reboot";
+  resolved.reboots_during = 1;
+  tick2->findings.push_back(resolved);
+  store->Append(tick2);
+  store->Flush();
+  EXPECT_EQ(store->write_error(), "");
+  store->Close();
+
+  auto reader = HistoryReader::Open(db);
+  ASSERT_TRUE(reader.ok());
+  auto findings = (*reader)->QueryFindings({});
+  ASSERT_TRUE(findings.ok());
+  ASSERT_EQ(findings->size(), 1u);
+  const TrackedFinding& f = (*findings)[0];
+  EXPECT_EQ(f.state, FindingState::kResolved);
+  EXPECT_EQ(f.resolution, "cleared_by_reboot");
+  EXPECT_EQ(f.reboots_during, 1);
+  EXPECT_TRUE(f.acked);
+  EXPECT_EQ(f.ack_note, "RMA filed");
+  EXPECT_EQ(f.silenced_until_ms, (kT0 + 7200) * 1000);
+  ASSERT_TRUE(f.last.gpu);
+  EXPECT_EQ(f.last.gpu->index, 3);
+  EXPECT_EQ(f.last.gpu->serial, "SN3");
+  ASSERT_EQ(f.last.evidence.size(), 4u);
+  EXPECT_EQ(std::get<int64_t>(f.last.evidence[0].value), 3);
+  EXPECT_EQ(std::get<double>(f.last.evidence[1].value), 0.5);
+  EXPECT_EQ(std::get<std::string>(f.last.evidence[2].value), "x");
+  EXPECT_EQ(std::get<bool>(f.last.evidence[3].value), true);
+  EXPECT_EQ(f.last.next_steps, (std::vector<std::string>{"drain", "reset"}));
+  auto open_only = (*reader)->QueryFindings({0, true});
+  ASSERT_TRUE(open_only.ok());
+  EXPECT_TRUE(open_only->empty());
+
+  auto events = (*reader)->QueryEvents(0);
+  ASSERT_TRUE(events.ok());
+  ASSERT_EQ(events->size(), 3u);  // xid, ack, silence
+  EXPECT_EQ((*events)[0].kind, "xid");
+  EXPECT_EQ((*events)[0].gpu_index, 3);
+  EXPECT_EQ((*events)[1].kind, "ack");
+  EXPECT_THAT((*events)[1].detail, HasSubstr("RMA filed"));
+  EXPECT_EQ((*events)[2].kind, "silence");
+
+  auto j = TrackedFindingToJson(f);
+  EXPECT_EQ(j["state"], "resolved");
+  EXPECT_EQ(j["finding"]["id"], "gpu.ecc.dbe");
+  EXPECT_EQ(j["duration_s"], 10);
+  EXPECT_EQ(HistoryEventToJson((*events)[0])["gpu"], 3);
+}
+
+TEST(StoreTest, SecondWriterIsRefusedNamingFileAndPid) {
+  TempDir dir;
+  std::string db = dir.path() + "/history.db";
+  auto first = OpenOrDie(db);
+  ASSERT_TRUE(first);
+  auto second = HistoryStore::Open(db, {});
+  ASSERT_FALSE(second.ok());
+  EXPECT_THAT(second.status().message(), HasSubstr(db));
+  EXPECT_THAT(second.status().message(), HasSubstr("pid " + std::to_string(getpid())));
+  first->Close();
+  first.reset();
+  EXPECT_TRUE(HistoryStore::Open(db, {}).ok());
+}
+
+TEST(StoreTest, ForeignAndCorruptFilesAreMovedAside) {
+  TempDir dir;
+  std::string db = dir.path() + "/history.db";
+  // Not SQLite at all.
+  dir.Write("history.db", std::string(8192, 'x'));
+  ::testing::internal::CaptureStderr();
+  auto store = OpenOrDie(db);
+  std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(store);
+  EXPECT_THAT(err, HasSubstr(db));
+  EXPECT_THAT(err, HasSubstr("moved aside"));
+  store->Close();
+  store.reset();
+  int aside = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
+    if (e.path().filename().string().find("history.db.corrupt-") == 0) ++aside;
+  }
+  EXPECT_EQ(aside, 1);
+  EXPECT_EQ(CountRows(db, "PRAGMA application_id"), kStoreApplicationId);
+
+  // Another application's SQLite database.
+  std::string other = dir.path() + "/other.db";
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open(other.c_str(), &h), SQLITE_OK);
+  ASSERT_EQ(
+      sqlite3_exec(h, "CREATE TABLE t(x); INSERT INTO t VALUES(1);", nullptr, nullptr, nullptr),
+      SQLITE_OK);
+  sqlite3_close(h);
+  ::testing::internal::CaptureStderr();
+  auto s2 = OpenOrDie(other);
+  err = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(err, HasSubstr("not a gpudoctor database"));
+  // The reader refuses foreign files instead of moving them.
+  dir.Write("foreign.db", "hello");
+  auto r = HistoryReader::Open(dir.path() + "/foreign.db");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("foreign.db"));
+}
+
+TEST(StoreTest, BadPathsAreErrorsNamingThePath) {
+  TempDir dir;
+  dir.MakeDir("adir");
+  auto is_dir = HistoryStore::Open(dir.path() + "/adir", {});
+  ASSERT_FALSE(is_dir.ok());
+  EXPECT_THAT(is_dir.status().message(), HasSubstr("adir"));
+  dir.Write("afile", "x");
+  auto under_file = HistoryStore::Open(dir.path() + "/afile/history.db", {});
+  ASSERT_FALSE(under_file.ok());
+  EXPECT_THAT(under_file.status().message(), HasSubstr("afile"));
+  auto missing = HistoryReader::Open(dir.path() + "/none.db");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  if (geteuid() != 0) {
+    dir.MakeDir("ro");
+    ::chmod((dir.path() + "/ro").c_str(), 0555);
+    auto ro = HistoryStore::Open(dir.path() + "/ro/history.db", {});
+    ASSERT_FALSE(ro.ok());
+    EXPECT_THAT(ro.status().message(), HasSubstr("not writable"));
+  }
+}
+
+TEST(StoreTest, FullQueueDropsOldestTicksWithoutBlocking) {
+  TempDir dir;
+  StoreOptions o;
+  o.max_queued_ticks = 2;
+  auto store = OpenOrDie(dir.path() + "/history.db", o);
+  ASSERT_TRUE(store);
+  for (int i = 0; i < 500; ++i) store->Append(MakeTick(kT0 + i, 1, 1));
+  store->Flush();
+  store->Close();
+  store->Close();  // idempotent
+  auto reader = HistoryReader::Open(dir.path() + "/history.db");
+  ASSERT_TRUE(reader.ok());
+  SeriesQuery q;
+  q.metric = "gpudoctor_gpu_temperature_celsius";
+  q.gpu = 0;
+  q.since_unix_s = kT0;
+  q.until_unix_s = kT0 + 1000;
+  auto s = (*reader)->QuerySeries(q);
+  ASSERT_TRUE(s.ok());
+  // Whatever was dropped is counted; the newest tick is always written.
+  EXPECT_EQ((*s)[0].points.size() + store->dropped_ticks(), 500u);
+  EXPECT_EQ((*s)[0].points.back().first, kT0 + 499);
+}
+
+}  // namespace
+}  // namespace gpudoctor
