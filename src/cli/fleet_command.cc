@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "core/strings.h"
 #include "fleet/analysis.h"
+#include "fleet/db_input.h"
 #include "fleet/onsets.h"
 #include "fleet/prometheus_input.h"
 #include "fleet/report_reader.h"
@@ -26,8 +27,9 @@ int FleetCommand(const CliOptions& o) {
   }
   auto reports = o.All("--reports");
   auto prom = o.Value("--prometheus");
-  if (reports.empty() && !prom) {
-    return CouldNotRun("fleet needs an input: --reports DIR|FILE|- or --prometheus URL");
+  auto dbs = o.All("--db");
+  if (reports.empty() && !prom && dbs.empty()) {
+    return CouldNotRun("fleet needs an input: --reports DIR|FILE|-, --prometheus URL or --db FILE");
   }
   FleetOptions opt;
   if (auto w = o.Value("--window")) opt.outliers.window_s = *ParseInt64(*w);
@@ -38,6 +40,9 @@ int FleetCommand(const CliOptions& o) {
   FleetData data;
   for (const auto& path : reports) {
     if (Status s = ReadReports(path, now_s, data); !s.ok()) return CouldNotRun(s.message());
+  }
+  for (const auto& db : dbs) {
+    if (Status s = ReadHistoryDb(db, data); !s.ok()) data.problems.push_back({db, "", s.message()});
   }
   if (prom) {
     auto settings = BuildSettings(o);
