@@ -8,9 +8,10 @@ packages=(
   libtomlplusplus-dev nlohmann-json3-dev libsystemd-dev libsqlite3-dev
   clang libclang-rt-14-dev clang-format
   iproute2 procps time python3
-  libcpp-httplib-dev libcurl4-openssl-dev zlib1g-dev
+  libcpp-httplib-dev libcurl4-openssl-dev zlib1g-dev libssl-dev libbrotli-dev
   prometheus prometheus-alertmanager prometheus-node-exporter
-  libncurses-dev libcurl4-openssl-dev tmux chromium nodejs
+  libncurses-dev tmux chromium nodejs
+  slurm-wlm munge
 )
 # nodejs brings npm (the NodeSource build does; on plain Debian also install npm). web/ needs
 # Node >= 18 to build the dashboard; without it the binary embeds a "not built" page.

@@ -8,13 +8,29 @@
 #include "rules/engine.h"
 
 namespace gpudoctor {
+namespace {
+
+// --slurm / --npd: the same "could not run" rule as below, then the scheduler's contract.
+int FinishCheckForScheduler(const CliOptions& o, const Report& report) {
+  bool measured = false;
+  for (const auto& p : report.snapshot.probes) measured = measured || p.state == ProbeState::kOk;
+  for (const auto& f : report.findings) {
+    if (f.severity != Severity::kInfo && f.id.rfind("gpudoctor.", 0) != 0) measured = true;
+  }
+  return FinishSchedulerMode(o, report.findings, measured ? "" : "no probe could measure anything");
+}
+
+}  // namespace
 
 int CheckCommand(const CliOptions& o) {
   if (!o.positional.empty())
     return CouldNotRun("check takes no arguments: '" + o.positional[0] + "'");
   TimePoint start = SteadyClock::now();
   auto settings = BuildSettings(o);
-  if (!settings.ok()) return CouldNotRun(settings.status().message());
+  if (!settings.ok()) {
+    if (InSchedulerMode(o)) return FinishSchedulerMode(o, {}, settings.status().message());
+    return CouldNotRun(settings.status().message());
+  }
   std::shared_ptr<const Settings> shared = *settings;
   TimePoint deadline = start + std::chrono::duration_cast<SteadyClock::duration>(
                                    std::chrono::duration<double>(shared->deadline_s));
@@ -26,6 +42,7 @@ int CheckCommand(const CliOptions& o) {
   report.duration_ms =
       std::chrono::duration<double, std::milli>(SteadyClock::now() - start).count();
 
+  if (InSchedulerMode(o)) return FinishCheckForScheduler(o, report);
   std::string out = o.json ? RenderJson(report) : RenderText(report, UseColor(o));
   std::fwrite(out.data(), 1, out.size(), stdout);
   // Nothing measured at all (every probe failed, was skipped or timed out): the tool could not

@@ -16,6 +16,14 @@ std::optional<std::string> CliOptions::Value(std::string_view flag) const {
   return it->second;
 }
 
+std::vector<std::string> CliOptions::All(std::string_view flag) const {
+  std::vector<std::string> v;
+  for (const auto& [name, value] : multi_values) {
+    if (name == flag) v.push_back(value);
+  }
+  return v;
+}
+
 Result<CliOptions> ParseCommandLine(int argc, const char* const* argv) {
   CliOptions o;
   bool positional_only = false;
@@ -81,6 +89,9 @@ std::string UsageText() {
       "  logs FILE|-        scan a saved kernel log (dmesg, journalctl, syslog) for findings\n"
       "  config --default   print the commented default config file\n"
       "  plan kv|batching   KV-cache and batching advisor (gpudoctor plan --help)\n"
+      "  fleet              many nodes: health table, stragglers, lemons, failure stats\n"
+      "                     (--reports DIR|-, --prometheus URL); fleet card SERIAL,\n"
+      "                     fleet slot NODE:BUS tell a bad card from a bad slot\n"
       "  probes             list the probes and what they read\n"
       "  top                live terminal view: GPUs, host, NICs, open findings (q quits,\n"
       "                     f toggles detail; --interval, --connect URL for a watch daemon)\n"

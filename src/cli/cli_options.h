@@ -30,11 +30,15 @@ struct CliOptions {
   // Command-specific flags with a value (--db, --metric, --gpu, ...) by name, validated by the
   // flag table; the command reads them with Value().
   std::map<std::string, std::string, std::less<>> values;
+  // Every value of repeatable flags (fleet --reports, --db), in command-line order.
+  std::vector<std::pair<std::string, std::string>> multi_values;
   std::vector<std::function<void(Settings&)>> overrides;
 
   void Override(std::function<void(Settings&)> f) { overrides.push_back(std::move(f)); }
   bool Has(std::string_view sw) const;
   std::optional<std::string> Value(std::string_view flag) const;
+  // Every value given for a repeatable flag, in order.
+  std::vector<std::string> All(std::string_view flag) const;
 };
 
 // One flag. `value_name` empty = a switch without value. `apply` validates the value and
@@ -48,6 +52,8 @@ struct FlagSpec {
 
 // The flag table (flags.cc): one entry per flag, shared by all subcommands.
 const std::vector<FlagSpec>& FlagTable();
+// Appends the fleet and scheduler (--slurm, --npd) flags (fleet_flags.cc).
+std::vector<FlagSpec> WithFleetFlags(std::vector<FlagSpec> flags);
 
 // Parses argv[1..]. Errors: invalid_argument naming the flag and the problem.
 Result<CliOptions> ParseCommandLine(int argc, const char* const* argv);

@@ -21,7 +21,7 @@ Status NonEmpty(std::string_view v, std::string_view what) {
 }  // namespace
 
 const std::vector<FlagSpec>& FlagTable() {
-  static const std::vector<FlagSpec> flags = {
+  static const std::vector<FlagSpec> flags = WithFleetFlags({
       {"--help", "", "print usage and exit",
        [](std::string_view, CliOptions& o) {
          o.help = true;
@@ -195,11 +195,12 @@ const std::vector<FlagSpec>& FlagTable() {
          return Status::Ok();
        }},
       {"--db", "PATH",
-       "watch/history/ack: the history database (default "
+       "watch/history/ack: the history database; fleet: repeatable (default "
        "/var/lib/gpudoctor/history.db)",
        [](std::string_view v, CliOptions& o) {
          if (Status s = NonEmpty(v, "database path"); !s.ok()) return s;
          o.values["--db"] = std::string(v);
+         o.multi_values.emplace_back("--db", std::string(v));  // fleet --db FILE...
          o.Override([p = std::string(v)](Settings& s) { s.db_path = p; });
          return Status::Ok();
        }},
@@ -285,7 +286,7 @@ const std::vector<FlagSpec>& FlagTable() {
       {"--default", "", "config: print the commented default config file", SetSwitch},
       {"--markdown", "", "explain: print the whole catalogue as Markdown", SetSwitch},
       {"--list", "", "explain: list every finding id", SetSwitch},
-  };
+  });
   return flags;
 }
 

@@ -28,6 +28,7 @@ constexpr CommandEntry kCommands[] = {
     {"compare", CompareCommand}, {"watch", WatchCommand},     {"history", HistoryCommand},
     {"ack", AckCommand},         {"silence", SilenceCommand},  // watch store
     {"top", TopCommand},  // live terminal view (top_command.cc)
+    {"fleet", FleetCommand},
 };
 
 int Dispatch(int argc, char** argv) {

@@ -28,6 +28,10 @@ const std::map<std::string, std::set<std::string>>& Forbidden() {
       {"probes", {"rules", "report", "watch", "fleet", "cli", "tui"}},
       {"nvml", {"rules", "probes", "report", "watch", "fleet", "cli"}},
       {"metrics", {"rules", "probes", "nvml", "watch", "fleet", "cli"}},
+      // fleet reads reports and series of many nodes: no local probing, no CLI.
+      {"fleet", {"probes", "nvml", "rules", "watch", "cli", "tui", "sched"}},
+      // sched acts on findings for Slurm / NPD: no probing, no CLI.
+      {"sched", {"probes", "nvml", "rules", "watch", "fleet", "cli", "tui"}},
   };
   return rules;
 }

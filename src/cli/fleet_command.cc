@@ -1,0 +1,89 @@
+// `gpudoctor fleet`: many nodes at once. Inputs: --reports (check --json reports: directory,
+// file or - for stdin, repeatable) and --prometheus URL. Output: health table, stragglers,
+// lemons, failure statistics (text or --json); `fleet card SERIAL` / `fleet slot NODE:BUS`
+// judge card vs slot. Exit: 0 ok, 1 warn, 2 crit, 3 no usable input.
+#include <cstdio>
+#include <ctime>
+
+#include "cli/commands.h"
+#include "core/strings.h"
+#include "fleet/analysis.h"
+#include "fleet/db_input.h"
+#include "fleet/onsets.h"
+#include "fleet/prometheus_input.h"
+#include "fleet/report_reader.h"
+
+namespace gpudoctor {
+
+int FleetCommand(const CliOptions& o) {
+  using namespace fleet;
+  std::string mode = o.positional.empty() ? "" : o.positional[0];
+  if (!mode.empty() && mode != "card" && mode != "slot") {
+    return CouldNotRun("fleet: unknown '" + Sanitize(mode, 40) +
+                       "' (expected card SERIAL or slot NODE:BUS)");
+  }
+  if (!mode.empty() && o.positional.size() != 2) {
+    return CouldNotRun("fleet " + mode + " takes exactly one argument");
+  }
+  auto reports = o.All("--reports");
+  auto prom = o.Value("--prometheus");
+  auto dbs = o.All("--db");
+  if (reports.empty() && !prom && dbs.empty()) {
+    return CouldNotRun("fleet needs an input: --reports DIR|FILE|-, --prometheus URL or --db FILE");
+  }
+  FleetOptions opt;
+  if (auto w = o.Value("--window")) opt.outliers.window_s = *ParseInt64(*w);
+  if (auto p = o.Value("--persist"))
+    opt.outliers.persist_windows = static_cast<int>(*ParseInt64(*p));
+  if (auto l = o.Value("--lemon-min")) opt.lemon_min_onsets = static_cast<int>(*ParseInt64(*l));
+  int64_t now_s = static_cast<int64_t>(std::time(nullptr));
+  FleetData data;
+  for (const auto& path : reports) {
+    if (Status s = ReadReports(path, now_s, data); !s.ok()) return CouldNotRun(s.message());
+  }
+  for (const auto& db : dbs) {
+    if (Status s = ReadHistoryDb(db, data); !s.ok()) data.problems.push_back({db, "", s.message()});
+  }
+  if (prom) {
+    auto settings = BuildSettings(o);
+    if (!settings.ok()) return CouldNotRun(settings.status().message());
+    PrometheusQuery q;
+    q.url = *prom;
+    q.end_s = now_s;
+    q.start_s = (*settings)->kmsg_since_unix_s.value_or(now_s - 3600);
+    q.step_s = opt.outliers.window_s;
+    q.timeout_s = std::min(30.0, (*settings)->deadline_s);
+    if (Status s = ReadPrometheus(q, data); !s.ok()) {
+      data.problems.push_back({*prom, "", s.message()});
+    }
+  }
+  if (data.reports.empty()) {
+    for (const auto& p : data.problems) {
+      std::fprintf(stderr, "gpudoctor: %s: %s\n", p.source.c_str(), p.message.c_str());
+    }
+    return CouldNotRun("fleet: no usable report in the input (" +
+                       std::to_string(data.problems.size()) + " problems above)");
+  }
+  std::string out;
+  int code = 0;
+  if (mode.empty()) {
+    FleetAnalysis a = Analyze(data, opt);
+    out = o.json ? RenderFleetJson(data, a) : RenderFleetText(data, a);
+    code = FleetExitCode(a);
+  } else {
+    auto ledger = BuildLedger(data);
+    auto faults = HardwareFaults(data, FindOnsets(data));
+    Verdict v = mode == "card" ? JudgeCard(o.positional[1], ledger, faults)
+                               : JudgeSlot(o.positional[1], ledger, faults);
+    out = o.json ? RenderVerdictJson(v) : RenderVerdictText(v);
+    code = v.verdict == "undecided" ? 0 : 1;
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  if (!data.problems.empty()) {
+    std::fprintf(stderr, "gpudoctor: fleet: %zu input problem(s), listed in the output\n",
+                 data.problems.size());
+  }
+  return code;
+}
+
+}  // namespace gpudoctor

@@ -1,0 +1,48 @@
+// `check --slurm` and `check --npd`: the scheduler contracts around one check (src/sched).
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "sched/npd.h"
+#include "sched/slurm.h"
+
+namespace gpudoctor {
+namespace {
+
+std::string ShortHostname() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "localhost";
+  std::string h = buf;
+  return h.substr(0, h.find('.'));
+}
+
+std::optional<Layer> LayerNamed(const std::optional<std::string>& name) {
+  if (!name) return std::nullopt;
+  for (Layer l : {Layer::kNetwork, Layer::kHardware, Layer::kSoftware, Layer::kResources}) {
+    if (*name == LayerName(l)) return l;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool InSchedulerMode(const CliOptions& o) { return o.Has("--slurm") || o.Has("--npd"); }
+
+int FinishSchedulerMode(const CliOptions& o, const std::vector<Finding>& findings,
+                        const std::string& tool_error) {
+  if (o.Has("--npd")) {
+    NpdOutcome r = NpdResult(findings, LayerNamed(o.Value("--npd-layer")), tool_error);
+    std::printf("%s\n", r.message.c_str());
+    return r.exit_code;
+  }
+  SlurmOptions so;
+  so.node = o.Value("--slurm-node").value_or(ShortHostname());
+  so.scontrol = o.Value("--scontrol").value_or("scontrol");
+  so.drain_on_tool_failure = o.Has("--slurm-drain-on-failure");
+  SlurmOutcome r = RunSlurmMode(findings, tool_error, so);
+  if (!r.message.empty()) std::fprintf(stderr, "gpudoctor: slurm: %s\n", r.message.c_str());
+  return r.exit_code;
+}
+
+}  // namespace gpudoctor

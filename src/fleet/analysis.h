@@ -1,0 +1,39 @@
+// One fleet analysis: the health table, stragglers, lemons and failure statistics computed from
+// FleetData, plus the rendering of it as text or JSON. Pure functions of their inputs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "fleet/failure_stats.h"
+#include "fleet/fleet_model.h"
+#include "fleet/health_table.h"
+#include "fleet/ledger.h"
+#include "fleet/lemons.h"
+#include "fleet/outliers.h"
+
+namespace gpudoctor::fleet {
+
+struct FleetOptions {
+  OutlierOptions outliers;
+  int lemon_min_onsets = 3;
+};
+
+struct FleetAnalysis {
+  std::vector<NodeRow> table;
+  std::vector<Straggler> stragglers;
+  std::vector<Lemon> lemons;
+  FailureStats stats;
+};
+
+FleetAnalysis Analyze(const FleetData& data, const FleetOptions& options);
+
+// Exit code: 2 a node is crit now, 1 warn / hardware straggler / lemon, 0 otherwise.
+int FleetExitCode(const FleetAnalysis& a);
+
+std::string RenderFleetText(const FleetData& data, const FleetAnalysis& a);
+std::string RenderFleetJson(const FleetData& data, const FleetAnalysis& a);
+std::string RenderVerdictText(const Verdict& v);
+std::string RenderVerdictJson(const Verdict& v);
+
+}  // namespace gpudoctor::fleet

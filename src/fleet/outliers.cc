@@ -1,0 +1,242 @@
+#include "fleet/outliers.h"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <unordered_map>
+
+namespace gpudoctor::fleet {
+namespace {
+
+enum Metric { kClock = 0, kPower, kTemp, kErrors, kUtil, kMetricCount };
+constexpr const char* kMetricNames[kMetricCount] = {"sm_clock_mhz", "power_w", "temp_c", "errors",
+                                                    "util_pct"};
+// Clock event reason bits that mean the hardware slowed itself: HW slowdown 0x8, SW thermal
+// 0x20, HW thermal 0x40, HW power brake 0x80.
+constexpr uint32_t kHwThrottleMask = 0x8 | 0x20 | 0x40 | 0x80;
+
+// One card in one window, with the values judged (NaN = absent; clock, power and temperature
+// only under load). Copied out of the samples so the per-group passes read memory in order.
+struct Entry {
+  uint32_t card;
+  uint32_t reasons;
+  float v[kMetricCount];
+};
+
+struct CardTally {
+  int compared = 0;
+  int outlier = 0;
+  int hw_windows = 0;
+  bool throttle = false;
+  int metric_windows[kMetricCount] = {};
+  std::vector<float> values[kMetricCount];
+  std::vector<float> peers[kMetricCount];
+};
+
+// Robust spread with a floor: identical peers must not make a tiny difference an outlier.
+double Spread(double mad, double median, Metric m) {
+  double floor = 0;
+  switch (m) {
+    case kClock:
+      floor = 0.02 * std::fabs(median) + 15;
+      break;  // 2% + 15 MHz
+    case kPower:
+      floor = 0.05 * std::fabs(median) + 10;
+      break;  // 5% + 10 W
+    case kTemp:
+      floor = 2.0;
+      break;  // 2 °C
+    case kErrors:
+      floor = 1.0;
+      break;  // 1 error per window
+    case kUtil:
+      floor = 5.0;
+      break;  // 5 points
+    default:
+      break;
+  }
+  return std::max(1.4826 * mad, floor);
+}
+
+}  // namespace
+
+double MedianInPlace(std::vector<double>& v) {
+  if (v.empty()) return 0;
+  size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + mid, v.end());
+  double hi = v[mid];
+  if (v.size() % 2 == 1) return hi;
+  double lo = *std::max_element(v.begin(), v.begin() + mid);
+  return (lo + hi) / 2;
+}
+
+std::vector<Straggler> FindStragglers(const FleetData& data, const OutlierOptions& opt) {
+  const auto& samples = data.samples;
+  const size_t n_cards = data.cards.size();
+  const int64_t window_s = std::max<int64_t>(1, opt.window_s);
+  auto floor_div = [](int64_t a, int64_t b) {
+    return a / b - ((a % b != 0) && ((a < 0) != (b < 0)));
+  };
+  // Visit samples so that each card's come in time order: storage order when it already is
+  // (reports read in order, Prometheus series), else sorted by time. Storage order reads memory
+  // sequentially, which is what makes 6 million samples cheap.
+  std::vector<uint32_t> order;
+  {
+    std::vector<int64_t> last_t(n_cards, INT64_MIN);
+    bool monotonic = true;
+    for (const auto& s : samples) {
+      if (s.time_s < last_t[s.card]) {
+        monotonic = false;
+        break;
+      }
+      last_t[s.card] = s.time_s;
+    }
+    if (!monotonic) {
+      order.resize(samples.size());
+      for (uint32_t i = 0; i < samples.size(); ++i) order[i] = i;
+      std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+        return samples[a].time_s < samples[b].time_s;
+      });
+    }
+  }
+  std::unordered_map<std::string, uint32_t> model_ids;
+  std::vector<uint32_t> model_of(n_cards), model_cards;
+  for (size_t c = 0; c < n_cards; ++c) {
+    model_of[c] = model_ids.emplace(data.cards[c].model, model_ids.size()).first->second;
+    if (model_of[c] >= model_cards.size()) model_cards.resize(model_of[c] + 1, 0);
+    ++model_cards[model_of[c]];
+  }
+  // Groups: (model, window) -> entries, one per card (its latest sample in the window).
+  std::unordered_map<int64_t, std::vector<Entry>> groups;
+  struct CardState {
+    int64_t window = INT64_MIN;
+    Entry pending;
+    std::optional<double> pending_err, prev_err;
+  };
+  std::vector<CardState> state(n_cards);
+  auto flush = [&](uint32_t c) {
+    CardState& st = state[c];
+    if (st.window == INT64_MIN) return;
+    float delta = NAN;
+    if (st.pending_err && st.prev_err && *st.pending_err >= *st.prev_err) {
+      delta = static_cast<float>(*st.pending_err - *st.prev_err);
+    }
+    st.prev_err = st.pending_err;
+    st.pending.v[kErrors] = delta;
+    int64_t key =
+        (static_cast<int64_t>(model_of[c]) << 40) ^ (st.window & ((int64_t{1} << 40) - 1));
+    auto& g = groups[key];
+    if (g.empty()) g.reserve(model_cards[model_of[c]]);
+    g.push_back(st.pending);
+  };
+  const size_t n = samples.size();
+  for (size_t k = 0; k < n; ++k) {
+    const GpuSample& s = samples[order.empty() ? k : order[k]];
+    const uint32_t c = s.card;
+    CardState& st = state[c];
+    int64_t w = floor_div(s.time_s, window_s);
+    if (w != st.window) {
+      flush(c);
+      st.window = w;
+    }
+    // The latest sample of the window replaces an earlier one.
+    bool busy = s.util_pct && *s.util_pct >= opt.busy_util_pct;
+    Entry& e = st.pending;
+    e = Entry{c, s.clock_event_reasons.value_or(0), {NAN, NAN, NAN, NAN, NAN}};
+    if (busy && s.sm_clock_mhz) e.v[kClock] = *s.sm_clock_mhz;
+    if (busy && s.power_w) e.v[kPower] = *s.power_w;
+    if (busy && s.temp_c) e.v[kTemp] = *s.temp_c;
+    if (s.util_pct) e.v[kUtil] = *s.util_pct;
+    st.pending_err.reset();
+    if (s.ecc_sbe || s.ecc_dbe || s.pcie_replays) {
+      st.pending_err = double(s.ecc_sbe.value_or(0)) + double(s.ecc_dbe.value_or(0)) +
+                       double(s.pcie_replays.value_or(0));
+    }
+  }
+  for (uint32_t c = 0; c < n_cards; ++c) flush(c);
+  std::vector<CardTally> tally(n_cards);
+  std::vector<double> vals;
+  for (auto& [key, entries] : groups) {
+    if (static_cast<int>(entries.size()) < opt.min_peers) continue;
+    double median[kMetricCount], spread[kMetricCount];
+    bool usable[kMetricCount];
+    for (int m = 0; m < kMetricCount; ++m) {
+      vals.clear();
+      for (const auto& e : entries) {
+        if (!std::isnan(e.v[m])) vals.push_back(e.v[m]);
+      }
+      usable[m] = static_cast<int>(vals.size()) >= opt.min_peers;
+      if (!usable[m]) continue;
+      median[m] = MedianInPlace(vals);
+      for (auto& v : vals) v = std::fabs(v - median[m]);
+      spread[m] = Spread(MedianInPlace(vals), median[m], Metric(m));
+    }
+    // Utilisation is only a straggler signal when the peers are busy.
+    if (usable[kUtil] && median[kUtil] < opt.busy_util_pct) usable[kUtil] = false;
+    for (const auto& e : entries) {
+      CardTally& t = tally[e.card];
+      bool compared = false, outlier = false, hw = false;
+      for (int m = 0; m < kMetricCount; ++m) {
+        if (!usable[m]) continue;
+        if (std::isnan(e.v[m])) continue;
+        double v = e.v[m];
+        compared = true;
+        double z = (v - median[m]) / spread[m];
+        bool low_bad = m == kClock || m == kPower || m == kUtil;
+        bool flagged = low_bad ? z < -opt.z_threshold : z > opt.z_threshold;
+        if (!flagged) continue;
+        outlier = true;
+        if (m != kUtil) hw = true;
+        ++t.metric_windows[m];
+        t.values[m].push_back(static_cast<float>(v));
+        t.peers[m].push_back(static_cast<float>(median[m]));
+      }
+      if (!compared) continue;
+      ++t.compared;
+      if (outlier) {
+        ++t.outlier;
+        if (hw) ++t.hw_windows;
+        if ((e.reasons & kHwThrottleMask) != 0) t.throttle = true;
+      }
+    }
+  }
+  std::vector<Straggler> out;
+  for (uint32_t c = 0; c < n_cards; ++c) {
+    const CardTally& t = tally[c];
+    if (t.outlier < opt.persist_windows || 2 * t.outlier < t.compared) continue;
+    Straggler s;
+    s.card = c;
+    s.windows_compared = t.compared;
+    s.windows_outlier = t.outlier;
+    s.throttle_seen = t.throttle;
+    s.kind = 2 * t.hw_windows >= t.outlier ? "hardware" : "workload";
+    for (int m = 0; m < kMetricCount; ++m) {
+      if (t.metric_windows[m] == 0) continue;
+      std::vector<double> a(t.values[m].begin(), t.values[m].end());
+      std::vector<double> b(t.peers[m].begin(), t.peers[m].end());
+      s.metrics.push_back(
+          {kMetricNames[m], t.metric_windows[m], MedianInPlace(a), MedianInPlace(b)});
+    }
+    if (s.kind == "hardware") {
+      s.advice = std::string("Hardware slowness: ") +
+                 (t.throttle ? "the GPU reports hardware throttle reasons; " : "") +
+                 "check cooling, power and error counters (gpudoctor check on the node), drain "
+                 "it from synchronous jobs and run `dcgmi diag -r 3`; if it recurs in another "
+                 "slot the card is bad (gpudoctor fleet card).";
+    } else {
+      s.advice =
+          "Workload imbalance: low utilisation with healthy clocks while peers are busy. This is "
+          "the job's doing (data loading, pipeline stage, rank placement); draining the node "
+          "will not fix it.";
+    }
+    out.push_back(std::move(s));
+  }
+  std::sort(out.begin(), out.end(), [](const Straggler& a, const Straggler& b) {
+    if (a.kind != b.kind) return a.kind == "hardware";
+    if (a.windows_outlier != b.windows_outlier) return a.windows_outlier > b.windows_outlier;
+    return a.card < b.card;
+  });
+  return out;
+}
+
+}  // namespace gpudoctor::fleet

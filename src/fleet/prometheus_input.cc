@@ -1,0 +1,234 @@
+#include "fleet/prometheus_input.h"
+
+#include <httplib.h>
+
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+
+namespace gpudoctor::fleet {
+namespace {
+
+using nlohmann::json;
+
+struct MetricSpec {
+  const char* name;
+  const char* field;  // sm, power, util, temp, reasons, sbe, dbe, replays, max_sm, limit, finding
+  double scale;
+};
+
+constexpr MetricSpec kMetrics[] = {
+    {"gpudoctor_gpu_sm_clock_hertz", "sm", 1e-6},
+    {"gpudoctor_gpu_power_watts", "power", 1},
+    {"gpudoctor_gpu_utilization_ratio", "util", 100},
+    {"gpudoctor_gpu_temperature_celsius", "temp", 1},
+    {"gpudoctor_gpu_clock_event_reasons", "reasons", 1},
+    {"gpudoctor_gpu_ecc_sbe_volatile_total", "sbe", 1},
+    {"gpudoctor_gpu_ecc_dbe_volatile_total", "dbe", 1},
+    {"gpudoctor_gpu_pcie_replays_total", "replays", 1},
+    {"gpudoctor_gpu_sm_clock_max_hertz", "max_sm", 1e-6},
+    {"gpudoctor_gpu_power_limit_watts", "limit", 1},
+    {"gpudoctor_finding_active", "finding", 1},
+    {"DCGM_FI_DEV_SM_CLOCK", "sm", 1},
+    {"DCGM_FI_DEV_POWER_USAGE", "power", 1},
+    {"DCGM_FI_DEV_GPU_UTIL", "util", 1},
+    {"DCGM_FI_DEV_GPU_TEMP", "temp", 1},
+};
+
+std::string Label(const json& m, std::initializer_list<const char*> keys) {
+  for (const char* k : keys) {
+    auto it = m.find(k);
+    if (it != m.end() && it->is_string()) return it->get<std::string>();
+  }
+  return {};
+}
+
+const MetricSpec* SpecOf(const std::string& metric) {
+  for (const auto& s : kMetrics) {
+    if (metric == s.name) return &s;
+  }
+  return nullptr;
+}
+
+std::optional<Layer> LayerFrom(const std::string& s) {
+  if (s == "network") return Layer::kNetwork;
+  if (s == "hardware") return Layer::kHardware;
+  if (s == "software") return Layer::kSoftware;
+  if (s == "resources") return Layer::kResources;
+  return std::nullopt;
+}
+
+void EnsureReport(FleetData& data, const std::string& node, int64_t t, const std::string& src) {
+  auto [it, inserted] = data.seen.emplace(std::make_pair(node, t), src);
+  if (!inserted) return;
+  NodeReport r;
+  r.node = node;
+  r.source = src;
+  r.time_s = t;
+  data.reports.push_back(r);
+}
+
+Status AddMatrix(const MetricSpec& spec, const json& body, const std::string& source,
+                 FleetData& data) {
+  if (!body.is_object() || body.value("status", "") != "success") {
+    std::string err = body.is_object() ? body.value("error", "") : "";
+    return ParseError("Prometheus answered with an error for " + std::string(spec.name) +
+                      (err.empty() ? "" : ": " + err));
+  }
+  const json* result = nullptr;
+  if (auto d = body.find("data"); d != body.end() && d->is_object()) {
+    if (auto r = d->find("result"); r != d->end() && r->is_array()) result = &*r;
+  }
+  if (result == nullptr)
+    return ParseError("no data.result in the answer for " + std::string(spec.name));
+  auto& index = data.sample_at;
+  for (const auto& series : *result) {
+    if (!series.is_object()) continue;
+    auto m = series.find("metric");
+    auto vals = series.find("values");
+    if (m == series.end() || !m->is_object() || vals == series.end() || !vals->is_array()) continue;
+    std::string node = Label(*m, {"hostname", "Hostname", "instance"});
+    if (node.empty()) {
+      data.problems.push_back({source, "",
+                               std::string(spec.name) + ": a series without a "
+                                                        "hostname label; skipped"});
+      continue;
+    }
+    std::string gpu = Label(*m, {"gpu"});
+    std::string field = spec.field;
+    for (const auto& point : *vals) {
+      if (!point.is_array() || point.size() != 2 || !point[0].is_number() ||
+          !point[1].is_string()) {
+        continue;
+      }
+      int64_t t = static_cast<int64_t>(point[0].get<double>());
+      char* end = nullptr;
+      std::string text = point[1].get<std::string>();
+      double v = std::strtod(text.c_str(), &end);
+      if (end == text.c_str() || !std::isfinite(v)) continue;
+      v *= spec.scale;
+      EnsureReport(data, node, t, source);
+      if (field == "finding") {
+        if (v < 0.5) continue;
+        FindingEvent e;
+        e.node = node;
+        e.time_s = t;
+        e.id = Label(*m, {"id"});
+        if (e.id.empty()) continue;
+        e.severity = ParseSeverity(Label(*m, {"severity"})).value_or(Severity::kWarn);
+        e.layer = LayerFrom(Label(*m, {"layer"})).value_or(Layer::kHardware);
+        e.gpu.pci_bus_id = Label(*m, {"pci_bus_id"});
+        e.gpu.uuid = Label(*m, {"uuid", "UUID"});
+        e.gpu.serial = Label(*m, {"serial"});
+        if (!gpu.empty()) e.gpu.index = std::atoi(gpu.c_str());
+        data.findings.push_back(e);
+        continue;
+      }
+      if (gpu.empty() && Label(*m, {"uuid", "UUID"}).empty()) continue;
+      Card c;
+      c.node = node;
+      if (!gpu.empty()) c.index = std::atoi(gpu.c_str());
+      c.uuid = Label(*m, {"uuid", "UUID"});
+      c.pci_bus_id = Label(*m, {"pci_bus_id"});
+      c.serial = Label(*m, {"serial"});
+      c.model = Label(*m, {"model", "modelName"});
+      uint32_t card = data.InternCard(c);
+      if (field == "max_sm") {
+        data.cards[card].max_sm_clock_mhz = static_cast<float>(v);
+        continue;
+      }
+      if (field == "limit") {
+        data.cards[card].power_limit_w = static_cast<float>(v);
+        continue;
+      }
+      auto [it, inserted] = index.emplace(std::make_pair(card, t), data.samples.size());
+      if (inserted) {
+        GpuSample s;
+        s.card = card;
+        s.time_s = t;
+        data.samples.push_back(s);
+      }
+      GpuSample& s = data.samples[it->second];
+      float f = static_cast<float>(v);
+      uint32_t u = v < 0 ? 0 : static_cast<uint32_t>(std::min(v, 4294967295.0));
+      if (field == "sm") s.sm_clock_mhz = f;
+      if (field == "power") s.power_w = f;
+      if (field == "util") s.util_pct = f;
+      if (field == "temp") s.temp_c = f;
+      if (field == "reasons") s.clock_event_reasons = u;
+      if (field == "sbe") s.ecc_sbe = u;
+      if (field == "dbe") s.ecc_dbe = u;
+      if (field == "replays") s.pcie_replays = u;
+    }
+  }
+  return Status::Ok();
+}
+
+void CountGpus(FleetData& data) {
+  std::map<std::pair<std::string, int64_t>, int> counts;
+  for (const auto& s : data.samples) ++counts[{data.cards[s.card].node, s.time_s}];
+  for (auto& r : data.reports) {
+    auto it = counts.find({r.node, r.time_s});
+    if (it != counts.end()) r.gpu_count = std::max(r.gpu_count, it->second);
+  }
+}
+
+}  // namespace
+
+Status AddPrometheusMatrix(const std::string& metric, const std::string& body,
+                           const std::string& source, FleetData& data) {
+  const MetricSpec* spec = SpecOf(metric);
+  if (spec == nullptr) return InvalidArgument("unknown metric " + metric);
+  json j = json::parse(body, nullptr, false);
+  if (j.is_discarded()) return ParseError("invalid JSON from Prometheus for " + metric);
+  try {
+    Status s = AddMatrix(*spec, j, source, data);
+    CountGpus(data);
+    return s;
+  } catch (const std::exception& e) {
+    return ParseError(std::string("unexpected answer shape: ") + e.what());
+  }
+}
+
+Status ReadPrometheus(const PrometheusQuery& q, FleetData& data) {
+  std::string base = q.url;
+  size_t scheme = base.find("://");
+  if (base.rfind("http://", 0) != 0) {
+    return InvalidArgument("only http:// Prometheus URLs are supported, got " + q.url);
+  }
+  size_t slash = base.find('/', scheme + 3);
+  std::string host = slash == std::string::npos ? base : base.substr(0, slash);
+  std::string prefix = slash == std::string::npos ? "" : base.substr(slash);
+  while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
+  try {
+    httplib::Client cli(host);
+    cli.set_connection_timeout(2, 0);
+    auto sec = static_cast<time_t>(q.timeout_s);
+    auto usec = static_cast<time_t>((q.timeout_s - static_cast<double>(sec)) * 1e6);
+    cli.set_read_timeout(sec, usec);
+    cli.set_write_timeout(2, 0);
+    for (const auto& spec : kMetrics) {
+      httplib::Params params{{"query", spec.name},
+                             {"start", std::to_string(q.start_s)},
+                             {"end", std::to_string(q.end_s)},
+                             {"step", std::to_string(std::max<int64_t>(1, q.step_s))}};
+      auto res = cli.Get(prefix + "/api/v1/query_range", params, httplib::Headers{});
+      if (!res) {
+        return IoError("Prometheus at " + q.url + " did not answer (" +
+                       httplib::to_string(res.error()) + ", timeout " +
+                       std::to_string(q.timeout_s).substr(0, 4) + " s)");
+      }
+      if (res->status != 200) {
+        return IoError("Prometheus at " + q.url + " answered HTTP " + std::to_string(res->status) +
+                       " for " + spec.name);
+      }
+      Status s = AddPrometheusMatrix(spec.name, res->body, q.url, data);
+      if (!s.ok()) data.problems.push_back({q.url, "", s.message()});
+    }
+  } catch (const std::exception& e) {
+    return IoError("Prometheus at " + q.url + ": " + e.what());
+  }
+  return Status::Ok();
+}
+
+}  // namespace gpudoctor::fleet

@@ -1,0 +1,286 @@
+// Text and JSON renderings of a fleet analysis and of a card/slot verdict.
+#include <nlohmann/json.hpp>
+
+#include "core/strings.h"
+#include "fleet/analysis.h"
+
+namespace gpudoctor::fleet {
+namespace {
+
+using nlohmann::ordered_json;
+
+std::string Opt(const std::optional<float>& v, int decimals, const char* unit) {
+  return v ? FormatDouble(*v, decimals) + unit : "-";
+}
+
+std::string Pad(std::string s, size_t n) {
+  if (s.size() < n) s.resize(n, ' ');
+  return s + " ";
+}
+
+std::string GpuName(const Card& c) {
+  std::string s = c.index ? "GPU" + std::to_string(*c.index) : "GPU";
+  return s + " " + c.pci_bus_id + (c.serial.empty() ? "" : " s/n " + c.serial);
+}
+
+ordered_json CardJson(const Card& c) {
+  ordered_json j;
+  j["node"] = c.node;
+  if (c.index) j["index"] = *c.index;
+  j["pci_bus_id"] = c.pci_bus_id;
+  j["serial"] = c.serial;
+  j["uuid"] = c.uuid;
+  j["model"] = c.model;
+  return j;
+}
+
+void OptJson(ordered_json& j, const char* key, const std::optional<float>& v) {
+  if (v) j[key] = static_cast<double>(*v);
+}
+
+std::string Join(const std::vector<std::string>& v, const char* sep) {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
+  return out;
+}
+
+std::string Dump(const ordered_json& j) {
+  return j.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace
+
+std::string RenderFleetText(const FleetData& data, const FleetAnalysis& a) {
+  std::string out;
+  out += "Fleet: " + std::to_string(a.table.size()) + " nodes, " + std::to_string(a.stats.gpus) +
+         " GPUs, " + std::to_string(data.reports.size()) + " reports\n\n";
+  out += "NODES (worst first)\n";
+  out += Pad("node", 20) + Pad("now", 5) + Pad("worst finding", 24) + Pad("gpus", 5) +
+         Pad("reports", 8) + Pad("onsets", 7) + "stragglers\n";
+  for (const auto& r : a.table) {
+    out += Pad(r.node, 20) + Pad(r.worst, 5) + Pad(r.worst_id.empty() ? "-" : r.worst_id, 24) +
+           Pad(std::to_string(r.gpus), 5) + Pad(std::to_string(r.reports), 8) +
+           Pad(std::to_string(r.onsets), 7) + std::to_string(r.stragglers) + "\n";
+    for (uint32_t c : r.missing_cards) {
+      out += "    missing from the latest report: " + GpuName(data.cards[c]) + "\n";
+    }
+  }
+  out += "\nGPUS (not ok, worst first)\n";
+  out += Pad("node", 20) + Pad("gpu", 40) + Pad("now", 5) + Pad("finding", 20) + Pad("sm MHz", 7) +
+         Pad("W", 6) + Pad("util%", 6) + Pad("C", 4) + "straggler\n";
+  int shown = 0;
+  for (const auto& r : a.table) {
+    for (const auto& g : r.gpu_rows) {
+      if (g.worst == "ok" && g.straggler.empty()) continue;
+      const Card& c = data.cards[g.card];
+      out += Pad(c.node, 20) + Pad(GpuName(c), 40) + Pad(g.worst, 5) +
+             Pad(g.worst_id.empty() ? "-" : g.worst_id, 20) + Pad(Opt(g.sm_clock_mhz, 0, ""), 7) +
+             Pad(Opt(g.power_w, 0, ""), 6) + Pad(Opt(g.util_pct, 0, ""), 6) +
+             Pad(Opt(g.temp_c, 0, ""), 4) + (g.straggler.empty() ? "-" : g.straggler) + "\n";
+      ++shown;
+    }
+  }
+  if (shown == 0) out += "(every GPU ok)\n";
+  out += "\nSTRAGGLERS (outlier among same-model peers under load, persistent)\n";
+  if (a.stragglers.empty()) out += "(none)\n";
+  for (const auto& s : a.stragglers) {
+    const Card& c = data.cards[s.card];
+    out += "  " + c.node + " " + GpuName(c) + " [" + c.model + "]: " + s.kind + ", outlier in " +
+           std::to_string(s.windows_outlier) + "/" + std::to_string(s.windows_compared) +
+           " windows";
+    for (const auto& m : s.metrics) {
+      out += "; " + m.metric + " " + FormatDouble(m.gpu_median, 1) + " vs peers " +
+             FormatDouble(m.peer_median, 1) + " (" + std::to_string(m.windows) + " windows)";
+    }
+    if (s.throttle_seen) out += "; hardware throttle reasons set";
+    out += "\n    -> " + s.advice + "\n";
+  }
+  out += "\nLEMONS (repeat offenders)\n";
+  if (a.lemons.empty()) out += "(none)\n";
+  for (const auto& l : a.lemons) {
+    out += "  " + l.kind + " " + l.name + ": " + std::to_string(l.onsets) + " onsets (" +
+           std::to_string(l.crit_onsets) + " crit) " + FormatUtcSeconds(l.first_s) + " .. " +
+           FormatUtcSeconds(l.last_s) + ": " + Join(l.ids, ", ");
+    if (!l.nodes.empty()) out += " on " + Join(l.nodes, ", ");
+    out += "\n";
+  }
+  const auto& st = a.stats;
+  out += "\nFAILURES by root cause (crit onsets over " + FormatDouble(st.gpu_days, 2) +
+         " observed GPU-days)\n";
+  out += Pad("category", 12) + Pad("count", 6) + Pad("MTBF GPU-h", 11) + Pad("/day@1k", 9) +
+         Pad("/day@10k", 9) + "/day@100k\n";
+  for (const auto& c : st.categories) {
+    out += Pad(c.category, 12) + Pad(std::to_string(c.failures), 6) +
+           Pad(c.failures ? FormatDouble(c.mtbf_gpu_hours, 1) : "-", 11) +
+           Pad(FormatDouble(c.per_day_at[0], 2), 9) + Pad(FormatDouble(c.per_day_at[1], 2), 9) +
+           FormatDouble(c.per_day_at[2], 2) + "\n";
+  }
+  for (const auto& c : st.categories) {
+    if (c.failures > 0 || c.category == "all")
+      out += "  " + c.category + ": " + c.arithmetic + "\n";
+  }
+  if (!st.note.empty()) out += "  note: " + st.note + "\n";
+  if (!data.problems.empty()) {
+    out += "\nINPUT PROBLEMS (" + std::to_string(data.problems.size()) + ")\n";
+    for (const auto& p : data.problems) {
+      out +=
+          "  " + p.source + (p.node.empty() ? "" : " [" + p.node + "]") + ": " + p.message + "\n";
+    }
+  }
+  return out;
+}
+
+std::string RenderFleetJson(const FleetData& data, const FleetAnalysis& a) {
+  ordered_json j;
+  j["nodes_count"] = a.table.size();
+  j["gpus_count"] = a.stats.gpus;
+  j["reports_count"] = data.reports.size();
+  ordered_json nodes = ordered_json::array();
+  for (const auto& r : a.table) {
+    ordered_json n;
+    n["node"] = r.node;
+    n["worst"] = r.worst;
+    if (!r.worst_id.empty()) n["worst_id"] = r.worst_id;
+    if (!r.worst_summary.empty()) n["worst_summary"] = r.worst_summary;
+    n["last_report"] = FormatUtcSeconds(r.last_report_s);
+    n["reports"] = r.reports;
+    n["gpus_count"] = r.gpus;
+    n["onsets"] = r.onsets;
+    n["stragglers"] = r.stragglers;
+    ordered_json gpus = ordered_json::array();
+    for (const auto& g : r.gpu_rows) {
+      ordered_json gj = CardJson(data.cards[g.card]);
+      gj["worst"] = g.worst;
+      if (!g.worst_id.empty()) gj["worst_id"] = g.worst_id;
+      OptJson(gj, "sm_clock_mhz", g.sm_clock_mhz);
+      OptJson(gj, "power_w", g.power_w);
+      OptJson(gj, "util_pct", g.util_pct);
+      OptJson(gj, "temp_c", g.temp_c);
+      if (!g.straggler.empty()) gj["straggler"] = g.straggler;
+      gpus.push_back(gj);
+    }
+    n["gpus"] = gpus;
+    if (!r.missing_cards.empty()) {
+      ordered_json missing = ordered_json::array();
+      for (uint32_t c : r.missing_cards) missing.push_back(CardJson(data.cards[c]));
+      n["missing_gpus"] = missing;
+    }
+    nodes.push_back(n);
+  }
+  j["nodes"] = nodes;
+  ordered_json strag = ordered_json::array();
+  for (const auto& s : a.stragglers) {
+    ordered_json sj = CardJson(data.cards[s.card]);
+    sj["kind"] = s.kind;
+    sj["windows_outlier"] = s.windows_outlier;
+    sj["windows_compared"] = s.windows_compared;
+    sj["throttle_seen"] = s.throttle_seen;
+    ordered_json ms = ordered_json::array();
+    for (const auto& m : s.metrics) {
+      ms.push_back({{"metric", m.metric},
+                    {"windows", m.windows},
+                    {"gpu_median", m.gpu_median},
+                    {"peer_median", m.peer_median}});
+    }
+    sj["metrics"] = ms;
+    sj["advice"] = s.advice;
+    strag.push_back(sj);
+  }
+  j["stragglers"] = strag;
+  ordered_json lemons = ordered_json::array();
+  for (const auto& l : a.lemons) {
+    ordered_json lj;
+    lj["kind"] = l.kind;
+    lj["name"] = l.name;
+    lj["onsets"] = l.onsets;
+    lj["crit_onsets"] = l.crit_onsets;
+    lj["first"] = FormatUtcSeconds(l.first_s);
+    lj["last"] = FormatUtcSeconds(l.last_s);
+    lj["ids"] = l.ids;
+    if (!l.nodes.empty()) lj["nodes"] = l.nodes;
+    lemons.push_back(lj);
+  }
+  j["lemons"] = lemons;
+  ordered_json st;
+  st["gpu_days"] = a.stats.gpu_days;
+  st["failures"] = a.stats.failures;
+  ordered_json cats = ordered_json::array();
+  for (const auto& c : a.stats.categories) {
+    ordered_json cj;
+    cj["category"] = c.category;
+    cj["failures"] = c.failures;
+    if (c.failures > 0) cj["mtbf_gpu_hours"] = c.mtbf_gpu_hours;
+    cj["per_day_at_1k"] = c.per_day_at[0];
+    cj["per_day_at_10k"] = c.per_day_at[1];
+    cj["per_day_at_100k"] = c.per_day_at[2];
+    cj["arithmetic"] = c.arithmetic;
+    cats.push_back(cj);
+  }
+  st["categories"] = cats;
+  if (!a.stats.note.empty()) st["note"] = a.stats.note;
+  j["failure_stats"] = st;
+  ordered_json probs = ordered_json::array();
+  for (const auto& p : data.problems) {
+    ordered_json pj;
+    pj["source"] = p.source;
+    if (!p.node.empty()) pj["node"] = p.node;
+    pj["message"] = p.message;
+    probs.push_back(pj);
+  }
+  j["input_problems"] = probs;
+  return Dump(j);
+}
+
+std::string RenderVerdictText(const Verdict& v) {
+  std::string out = v.subject + ": verdict " + v.verdict + "\n  " + v.reason + "\n\nHISTORY\n";
+  if (v.tenures.empty()) out += "  (no ledger entries)\n";
+  for (const auto& t : v.tenures) {
+    out += "  " + FormatUtcSeconds(t.first_s) + " .. " + FormatUtcSeconds(t.last_s) + "  card " +
+           t.serial + " in " + t.node + ":" + t.pci_bus_id + " (" + std::to_string(t.reports) +
+           " reports)\n";
+  }
+  out += "\nFAULTS\n";
+  if (v.faults.empty()) out += "  (none)\n";
+  for (const auto& f : v.faults) {
+    out += "  " + FormatUtcSeconds(f.time_s) + "  " + f.severity + " " + f.id + "  card " +
+           (f.serial.empty() ? "?" : f.serial) + " in " + f.node + ":" + f.pci_bus_id + "  " +
+           f.summary + "\n";
+  }
+  if (!v.next_steps.empty()) {
+    out += "\nNEXT STEPS\n";
+    for (const auto& s : v.next_steps) out += "  - " + s + "\n";
+  }
+  return out;
+}
+
+std::string RenderVerdictJson(const Verdict& v) {
+  ordered_json j;
+  j["subject"] = v.subject;
+  j["verdict"] = v.verdict;
+  j["reason"] = v.reason;
+  ordered_json ten = ordered_json::array();
+  for (const auto& t : v.tenures) {
+    ten.push_back({{"serial", t.serial},
+                   {"node", t.node},
+                   {"pci_bus_id", t.pci_bus_id},
+                   {"from", FormatUtcSeconds(t.first_s)},
+                   {"to", FormatUtcSeconds(t.last_s)},
+                   {"reports", t.reports}});
+  }
+  j["ledger"] = ten;
+  ordered_json ev = ordered_json::array();
+  for (const auto& f : v.faults) {
+    ev.push_back({{"time", FormatUtcSeconds(f.time_s)},
+                  {"id", f.id},
+                  {"severity", f.severity},
+                  {"serial", f.serial},
+                  {"node", f.node},
+                  {"pci_bus_id", f.pci_bus_id},
+                  {"summary", f.summary}});
+  }
+  j["evidence"] = ev;
+  j["next_steps"] = v.next_steps;
+  return Dump(j);
+}
+
+}  // namespace gpudoctor::fleet

@@ -1,0 +1,35 @@
+// Reads `gpudoctor check --json` reports into FleetData. Input: one report (a JSON object as
+// check --json prints it, any gpudoctor version: unknown fields are ignored, missing ones stay
+// absent), a stream of concatenated reports (`-`: stdin), or a directory of *.json files
+// (read in name order, not recursively; other files ignored; each file at most 16 MiB).
+// A bad file or document is recorded as an InputProblem naming file (and node when known) and
+// skipped; it never aborts the rest. A report of a node at a time already seen is a duplicate
+// and skipped (reported). A report time more than 10 minutes ahead of `now_s` is flagged as
+// clock skew (kept). Not thread-safe on one FleetData.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "fleet/fleet_model.h"
+
+namespace gpudoctor::fleet {
+
+// Parses one report document. On error returns it (nothing added).
+Status AddReport(std::string_view json_text, const std::string& source, int64_t now_s,
+                 FleetData& data);
+
+// Splits a stream of concatenated JSON objects (whitespace or newlines between them) into
+// documents. Text outside any object is returned as a separate chunk, so it is reported.
+std::vector<std::string_view> SplitDocuments(std::string_view stream);
+
+// Reads a stream: every document through AddReport, problems recorded as "<source>#<n>".
+void AddReportStream(std::string_view stream, const std::string& source, int64_t now_s,
+                     FleetData& data);
+
+// Reads a directory (or one file, or "-" for stdin). Errors only when the path cannot be read.
+Status ReadReports(const std::string& path, int64_t now_s, FleetData& data);
+
+}  // namespace gpudoctor::fleet

@@ -1,0 +1,51 @@
+// End-to-end: `gpudoctor fleet --db` on watch history databases built with the real schema
+// (src/watch/store_schema.h): a card that faulted on two hosts is judged the card.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <nlohmann/json.hpp>
+
+#include "test_util.h"
+#include "watch/store_schema.h"
+
+namespace gpudoctor {
+namespace {
+
+void MakeDb(const std::string& path, const std::string& host, const std::string& bus,
+            int64_t first_s, int64_t fault_s) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  std::string sql = std::string(kStoreSchemaSql) +
+                    "PRAGMA application_id=" + std::to_string(kStoreApplicationId) +
+                    "; PRAGMA user_version=" + std::to_string(kStoreSchemaVersion) + ";" +
+                    "INSERT INTO meta VALUES('hostname','" + host + "');" +
+                    "INSERT INTO gpus VALUES('S1','GPU-1','" + bus + "',0,'H100'," +
+                    std::to_string(first_s) + "," + std::to_string(first_s + 86400) + ");" +
+                    "INSERT INTO findings(key, first_seen_ms, id, severity, layer, gpu_index, "
+                    "gpu_serial, gpu_bus_id, summary, state, last_seen_ms) VALUES('gpu.xid|S1'," +
+                    std::to_string(fault_s * 1000) + ",'gpu.xid','crit','hardware',0,'S1','" + bus +
+                    "','Xid 79','resolved'," + std::to_string(fault_s * 1000) + ");";
+  char* err = nullptr;
+  ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << err;
+  sqlite3_close(db);
+}
+
+TEST(FleetDbE2eTest, CardFollowedAcrossTwoHistories) {
+  testing::TempDir tmp;
+  std::string a = tmp.path() + "/a.db", b = tmp.path() + "/b.db";
+  MakeDb(a, "hostA", "0000:18:00.0", 1768003200, 1768010000);
+  MakeDb(b, "hostB", "0000:2a:00.0", 1768003200 + 2 * 86400, 1768003200 + 2 * 86400 + 600);
+  auto r = testing::RunGpudoctor({"fleet", "--json", "--db", a, "--db", b, "card", "S1"});
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["verdict"], "card");
+  EXPECT_EQ(j["ledger"].size(), 2u);
+  EXPECT_EQ(j["evidence"][1]["node"], "hostB");
+
+  tmp.Write("not.db", "hello");
+  auto bad = testing::RunGpudoctor({"fleet", "--db", tmp.path() + "/not.db", "--db", a});
+  EXPECT_NE(bad.out.find("not.db"), std::string::npos) << bad.out;
+}
+
+}  // namespace
+}  // namespace gpudoctor

@@ -1,0 +1,217 @@
+// End-to-end: `gpudoctor fleet` on the generated fixture reports (tests/fixtures/fleet, from
+// real check --json output plus edits), on a stream from stdin, against a fake Prometheus HTTP
+// API on 127.0.0.1 (healthy, down, slow); and `check --npd` on fake NVML fixtures.
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "test_util.h"
+
+namespace gpudoctor {
+namespace {
+
+using nlohmann::json;
+using testing::FixturePath;
+using testing::RunGpudoctor;
+using testing::RunResult;
+
+json Parse(const RunResult& r) {
+  json j = json::parse(r.out, nullptr, false);
+  EXPECT_FALSE(j.is_discarded()) << r.out << r.err;
+  return j;
+}
+
+TEST(FleetE2eTest, ClusterReportsTableStragglersLemonsAndProblems) {
+  RunResult r = RunGpudoctor({"fleet", "--json", "--reports", FixturePath("fleet/cluster")});
+  ASSERT_EQ(r.exit_code, 2) << r.err;
+  json j = Parse(r);
+  EXPECT_EQ(j["nodes"][0]["node"], "node02");
+  EXPECT_EQ(j["nodes"][0]["worst"], "crit");
+  EXPECT_EQ(j["nodes"][0]["worst_id"], "gpu.ecc.dbe");
+  EXPECT_EQ(j["nodes"][1]["node"], "node06");
+  ASSERT_EQ(j["stragglers"].size(), 2u) << j["stragglers"].dump(2);
+  EXPECT_EQ(j["stragglers"][0]["node"], "node03");
+  EXPECT_EQ(j["stragglers"][0]["serial"], "SN-node03-2");
+  EXPECT_EQ(j["stragglers"][0]["kind"], "hardware");
+  EXPECT_EQ(j["stragglers"][0]["throttle_seen"], true);
+  EXPECT_EQ(j["stragglers"][1]["node"], "node04");
+  EXPECT_EQ(j["stragglers"][1]["kind"], "workload");
+  // node05's one-window blip is not a straggler.
+  for (const auto& s : j["stragglers"]) EXPECT_NE(s["node"], "node05");
+  bool node_lemon = false;
+  for (const auto& l : j["lemons"]) node_lemon |= l["kind"] == "node" && l["name"] == "node02";
+  EXPECT_TRUE(node_lemon) << j["lemons"].dump(2);
+  EXPECT_EQ(j["failure_stats"]["failures"], 3);
+  EXPECT_EQ(j["failure_stats"]["categories"][1]["category"], "gpu_memory");
+  EXPECT_EQ(j["failure_stats"]["categories"][1]["failures"], 3);
+  // Every bad input is named: file and, where known, node.
+  std::string problems = j["input_problems"].dump();
+  for (const char* what : {"zz-truncated.json", "zz-not-a-report.json",
+                           "duplicate report of node node01", "clock skew", "node09"}) {
+    EXPECT_NE(problems.find(what), std::string::npos) << what << " in " << problems;
+  }
+}
+
+TEST(FleetE2eTest, TextReportAndStdinStream) {
+  RunResult text = RunGpudoctor({"fleet", "--reports", FixturePath("fleet/cluster")});
+  EXPECT_EQ(text.exit_code, 2);
+  for (const char* part : {"NODES (worst first)", "STRAGGLERS", "LEMONS", "FAILURES by root cause",
+                           "x 10000 GPUs =", "INPUT PROBLEMS"}) {
+    EXPECT_NE(text.out.find(part), std::string::npos) << part;
+  }
+  std::string stream;
+  for (const char* f : {"node01-w0.json", "node02-w1.json", "zz-truncated.json"}) {
+    stream += testing::ReadFileOrDie(FixturePath(std::string("fleet/cluster/") + f));
+  }
+  RunResult r =
+      RunGpudoctor({"fleet", "--json", "--reports", "-"}, std::chrono::seconds(30), {}, stream);
+  ASSERT_EQ(r.exit_code, 2) << r.err;
+  json j = Parse(r);
+  EXPECT_EQ(j["nodes_count"], 2);
+  EXPECT_EQ(j["input_problems"][0]["source"], "stdin#3");
+}
+
+TEST(FleetE2eTest, NoUsableInputIsExit3) {
+  RunResult r = RunGpudoctor({"fleet", "--reports", "/nonexistent/dir"});
+  EXPECT_EQ(r.exit_code, 3);
+  RunResult none = RunGpudoctor({"fleet"});
+  EXPECT_EQ(none.exit_code, 3);
+  EXPECT_NE(none.err.find("--reports"), std::string::npos);
+}
+
+TEST(FleetE2eTest, CardAndSlotVerdictsFromTheSwapHistory) {
+  auto verdict = [](const std::vector<std::string>& what) {
+    std::vector<std::string> args = {"fleet", "--json", "--reports", FixturePath("fleet/swap")};
+    args.insert(args.end(), what.begin(), what.end());
+    RunResult r = RunGpudoctor(args);
+    return Parse(r);
+  };
+  json a = verdict({"card", "SN-A"});
+  EXPECT_EQ(a["verdict"], "card");
+  EXPECT_EQ(a["ledger"].size(), 2u);
+  EXPECT_EQ(a["evidence"][0]["node"], "nodeA");
+  EXPECT_EQ(a["evidence"][1]["node"], "nodeB");
+  json slot = verdict({"slot", "nodeC:0000:3a:00.0"});
+  EXPECT_EQ(slot["verdict"], "slot");
+  EXPECT_EQ(slot["evidence"].size(), 2u);
+  json d = verdict({"card", "SN-D"});
+  EXPECT_EQ(d["verdict"], "undecided");
+  EXPECT_NE(d["next_steps"].dump().find("healthy server"), std::string::npos);
+  RunResult text = RunGpudoctor({"fleet", "--reports", FixturePath("fleet/swap"), "card", "SN-A"});
+  EXPECT_NE(text.out.find("2026-01-12T00:00:00Z  crit gpu.xid  card SN-A in nodeB:0000:2a:00.0"),
+            std::string::npos)
+      << text.out;
+}
+
+// A fake Prometheus: query_range answers for a few gpudoctor series of 4 nodes x 2 GPUs.
+class FakePrometheus {
+ public:
+  explicit FakePrometheus(int delay_ms = 0) {
+    server_.Get("/api/v1/query_range", [delay_ms](const httplib::Request& req,
+                                                  httplib::Response& res) {
+      if (delay_ms) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+      std::string q = req.get_param_value("query");
+      int64_t start = std::stoll(req.get_param_value("start"));
+      int64_t step = std::stoll(req.get_param_value("step"));
+      json result = json::array();
+      if (q == "gpudoctor_gpu_sm_clock_hertz" || q == "gpudoctor_gpu_utilization_ratio") {
+        for (int n = 0; n < 4; ++n) {
+          for (int g = 0; g < 2; ++g) {
+            json values = json::array();
+            for (int w = 0; w < 6; ++w) {
+              double v = q == "gpudoctor_gpu_utilization_ratio" ? 0.97
+                         : (n == 3 && g == 1)                   ? 1.2e9
+                                                                : 1.98e9 - g * 1e6;
+              values.push_back({start + w * step, std::to_string(v)});
+            }
+            result.push_back({{"metric",
+                               {{"hostname", "p" + std::to_string(n)},
+                                {"gpu", std::to_string(g)},
+                                {"uuid", "U" + std::to_string(n * 2 + g)},
+                                {"pci_bus_id", "0000:1" + std::to_string(g) + ":00.0"},
+                                {"model", "NVIDIA H100 80GB HBM3"},
+                                {"serial", "PS" + std::to_string(n * 2 + g)}}},
+                              {"values", values}});
+          }
+        }
+      }
+      json body = {{"status", "success"}, {"data", {{"resultType", "matrix"}, {"result", result}}}};
+      res.set_content(body.dump(), "application/json");
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    // Bound and listening already: requests queue until the thread accepts them.
+  }
+  ~FakePrometheus() {
+    server_.stop();
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+TEST(FleetE2eTest, PrometheusSeriesFindTheStraggler) {
+  FakePrometheus prom;
+  RunResult r = RunGpudoctor({"fleet", "--json", "--prometheus", prom.url(), "--since", "30m"});
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
+  json j = Parse(r);
+  EXPECT_EQ(j["nodes_count"], 4);
+  ASSERT_EQ(j["stragglers"].size(), 1u) << j["stragglers"].dump(2);
+  EXPECT_EQ(j["stragglers"][0]["node"], "p3");
+  EXPECT_EQ(j["stragglers"][0]["serial"], "PS7");
+  EXPECT_EQ(j["stragglers"][0]["kind"], "hardware");
+}
+
+TEST(FleetE2eTest, PrometheusDownOrSlowIsNamedAndBounded) {
+  uint16_t port = 0;
+  int fd = testing::BindLoopback(0, &port);  // bound, nothing listening: connection refused
+  RunResult down =
+      RunGpudoctor({"fleet", "--prometheus", "http://127.0.0.1:" + std::to_string(port)});
+  close(fd);
+  EXPECT_EQ(down.exit_code, 3);
+  EXPECT_NE(down.err.find("did not answer"), std::string::npos) << down.err;
+
+  FakePrometheus slow(3000);
+  RunResult r = RunGpudoctor({"fleet", "--prometheus", slow.url(), "--deadline", "1"},
+                             std::chrono::seconds(20));
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find(slow.url()), std::string::npos) << r.err;
+  EXPECT_LT(r.seconds, 5.0);
+}
+
+// node-problem-detector plugin contract on fake NVML fixtures.
+RunResult Npd(const std::string& scenario, const std::string& layer) {
+  std::string lib = std::string(GPUDOCTOR_BUILD_DIR) + "/tests/fake_nvml/libnvidia-ml.so.1";
+  return RunGpudoctor({"check", "--npd", "--npd-layer", layer, "--probes", "nvml,pci_gpu",
+                       "--nvml-lib", lib, "--path.sysfs", FixturePath("sysfs/hgx_h100")},
+                      std::chrono::seconds(30),
+                      {{"FAKE_NVML_SCENARIO", FixturePath("nvml/" + scenario)}});
+}
+
+TEST(NpdE2eTest, PluginContractOnFixtures) {
+  RunResult sick = Npd("ecc_dbe.scenario", "hardware");
+  EXPECT_EQ(sick.exit_code, 1);
+  EXPECT_EQ(sick.out.rfind("gpu.ecc.dbe GPU1: ", 0), 0u) << sick.out;
+  EXPECT_EQ(std::count(sick.out.begin(), sick.out.end(), '\n'), 1);
+  EXPECT_LE(sick.out.size(), 201u);
+  RunResult other_layer = Npd("ecc_dbe.scenario", "network");
+  EXPECT_EQ(other_layer.exit_code, 0);
+  EXPECT_EQ(other_layer.out, "ok\n");
+  RunResult healthy = Npd("h100_healthy.scenario", "hardware");
+  EXPECT_EQ(healthy.exit_code, 0);
+  EXPECT_EQ(healthy.out, "ok\n");
+  RunResult unknown = RunGpudoctor(
+      {"check", "--npd", "--probes", "nvml", "--nvml-lib", "/nonexistent/libnvidia-ml.so.1"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_EQ(unknown.out.rfind("unknown: ", 0), 0u) << unknown.out;
+}
+
+}  // namespace
+}  // namespace gpudoctor
