@@ -22,7 +22,7 @@ ProbeOutput RunSocketsProbe(const ProbeContext& ctx) {
   auto second = DumpTcpSockets();
   if (!second.ok()) return ProbeFailed("second sock_diag dump: " + second.status().message());
   double window_s = std::chrono::duration<double>(SteadyClock::now() - t0).count();
-  ScanOptions opts;
+  ProcScanOptions opts;
   opts.deadline = ctx.deadline - std::chrono::milliseconds(200);  // leave time to report
   ProcessScan scan = ScanProcesses(ctx.fs(), opts);
   SocketTrafficFacts facts = AggregateSocketTraffic(*first, *second, scan.processes, window_s);

@@ -19,7 +19,7 @@ ProbeOutput RunSuspiciousProbe(const ProbeContext& ctx) {
     return ProbeSkipped("no procfs at " + ctx.fs().procfs());
   }
   TimePoint scan_deadline = ctx.deadline - std::chrono::milliseconds(200);  // time to report
-  ScanOptions light;
+  ProcScanOptions light;
   light.read_fds = false;
   light.deadline = scan_deadline;
   ProcessScan before = ScanProcesses(ctx.fs(), light);
@@ -28,7 +28,7 @@ ProbeOutput RunSuspiciousProbe(const ProbeContext& ctx) {
   std::this_thread::sleep_for(ctx.sample_window());
   auto sockets_after = DumpTcpSockets();
   double window_s = std::chrono::duration<double>(SteadyClock::now() - t0).count();
-  ScanOptions full;
+  ProcScanOptions full;
   full.read_exe = true;
   full.deadline = scan_deadline;
   ProcessScan after = ScanProcesses(ctx.fs(), full);

@@ -84,7 +84,7 @@ TEST(SockDiagTest, SeesLoopbackBytesAndMapsThemToThisProcess) {
   usleep(20000);
   auto after = DumpTcpSockets();
   ASSERT_TRUE(after.ok());
-  ProcessScan scan = ScanProcesses(RootFs(), ScanOptions{});
+  ProcessScan scan = ScanProcesses(RootFs(), ProcScanOptions{});
   const ScannedProcess* me = nullptr;
   for (const auto& p : scan.processes) {
     if (p.pid == getpid()) me = &p;
@@ -149,7 +149,7 @@ TEST(ProcScanTest, DStateTasksGetNoFdOrExeReads) {
   dir.Symlink("/tmp/.x/xmrig (deleted)", "proc/200/exe");
   dir.Write("proc/self", "");
   RootFs fs(dir.path() + "/proc", dir.path() + "/sys", dir.path());
-  ScanOptions opts;
+  ProcScanOptions opts;
   opts.read_exe = true;
   ProcessScan scan = ScanProcesses(fs, opts);
   ASSERT_EQ(scan.processes.size(), 2u);
