@@ -1,7 +1,7 @@
 // CPU probe. Source: /proc/stat read twice across the sampling window, /proc/loadavg.
 // Units: percent of all logical CPUs' time; load as the kernel reports it.
 // Failure modes: missing /proc/stat → failed; garbled second read → failed with the parse error;
-// no ticks in the window (tiny window) → shares absent.
+// too few ticks in the window (tiny window, idle tickless host; kMinCpuShareTicks) → shares absent.
 #include <thread>
 
 #include "parsers/proc_stat.h"
