@@ -59,6 +59,17 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
         "servers' reachability.",
         "If the name is wrong, fix `[network] targets` in the config."},
        {}},
+      {"net.target.unfinished",
+       Layer::kNetwork,
+       Severity::kInfo,
+       "Target not measured in time",
+       "The probe series of a target or reference was still running when the check's deadline "
+       "came (a short --deadline with a long probe interval or timeout, or very many targets). "
+       "Nothing is known about that host: this is neither a DNS failure nor packet loss.",
+       {"Give the check more time (`--deadline`) or shorten the series: `[network] probe_count`, "
+        "`probe_interval_ms`, `probe_timeout_ms`.",
+        "Probe that host alone: `gpudoctor check --probes reachability --target NAME`."},
+       {}},
       {"net.nic.saturated",
        Layer::kNetwork,
        Severity::kCrit,

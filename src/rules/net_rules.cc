@@ -57,7 +57,16 @@ void AddRtt(Finding& f, const TargetProbeFacts& h) {
 void HostRulesFor(const TargetProbeFacts& h, const Thresholds& t, std::vector<Finding>& out) {
   if (h.group == TargetGroup::kReference) return;  // references only feed net.localize
   if (!Probed(h)) {
-    if (h.address.empty() && !h.error.empty()) {
+    if (h.unfinished) {
+      Finding f = MakeFinding("net.target.unfinished", Severity::kInfo,
+                              TargetGroupName(h.group) + std::string(" '") + h.name +
+                                  "' was not measured: its probe series did not finish in time");
+      f.subject = h.name;
+      f.Add("target", h.name).Add("group", TargetGroupName(h.group)).Add("error", h.error);
+      out.push_back(std::move(f));
+      return;
+    }
+    if (h.address.empty() && !h.error.empty() && !h.inconclusive) {
       Finding f = MakeFinding(
           "net.target.unresolved", Severity::kWarn,
           TargetGroupName(h.group) + std::string(" '") + h.name + "' could not be resolved");
