@@ -15,12 +15,17 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
        "the problem is this host's network or uplink. Verdict `target`: only some targets are "
        "slow while references (or other targets) are fine, so look at that target or its path. "
        "Verdict `bandwidth`: this host's own NIC is saturated, which slows everything it talks "
-       "to. Slow or lossy means above the `net.latency.high` / `net.loss` warn thresholds.",
+       "to. Verdict `undecided`: one target is slow or lossy and there is nothing to compare it "
+       "with (no reference, no other target). Slow or lossy means above the `net.latency.high` / "
+       "`net.loss` warn thresholds. A finding lists only the next step of its own verdict.",
        {"`local`: check this host's NIC (`ip -s link`, `ethtool IFACE`), the uplink switch port "
         "and the default gateway; compare with a neighbour host in the same rack.",
         "`target`: test the path hop by hop: `mtr -rwc 20 TARGET`; check the target's own load.",
         "`bandwidth`: find the top talkers (`net.outbound.heavy`, `ss -tinp`, `iftop -i IFACE`) "
-        "and throttle or move them."},
+        "and throttle or move them.",
+        "`undecided`: add a reference site to compare with (`--reference 1.1.1.1:443`, or "
+        "`[network] references`) or a second target, and run the check again; meanwhile test "
+        "the path hop by hop: `mtr -rwc 20 TARGET`."},
        {}},
       {"net.latency.high",
        Layer::kNetwork,
