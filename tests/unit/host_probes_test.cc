@@ -143,6 +143,24 @@ TEST(CpuProbeTest, TooFewTicksInTheWindowLeaveBusyAbsent) {
   EXPECT_FALSE(CpuSharesBetween(a, b));
 }
 
+// Issue 8 item 3: PID 1's mountinfo wins over the reader's own table and /proc/mounts.
+TEST(DiskProbeTest, ReadsPid1MountInfoFirst) {
+  HostFixture fx("healthy");
+  fx.Write("proc/1/mountinfo", "22 1 259:2 / / rw,relatime - ext4 /dev/host-root rw\n");
+  fx.Write("proc/self/mountinfo", "22 1 259:2 / / rw,relatime - overlay overlay rw\n");
+  Snapshot s = Apply(RunDiskProbe(Context(fx.fs(), 0)));
+  ASSERT_TRUE(s.host.mounts);
+  ASSERT_EQ(s.host.mounts->size(), 1u);
+  EXPECT_EQ((*s.host.mounts)[0].device, "/dev/host-root");
+  // Without PID 1's table: the reader's own mountinfo.
+  HostFixture fx2("healthy");
+  fx2.Write("proc/self/mountinfo", "22 1 259:2 / / rw,relatime - ext4 /dev/self-root rw\n");
+  Snapshot s2 = Apply(RunDiskProbe(Context(fx2.fs(), 0)));
+  ASSERT_TRUE(s2.host.mounts);
+  ASSERT_EQ(s2.host.mounts->size(), 1u);
+  EXPECT_EQ((*s2.host.mounts)[0].device, "/dev/self-root");
+}
+
 TEST(PressureProbeTest, ParsesAllThree) {
   HostFixture fx("heavy-iowait");
   ProbeOutput out = RunPressureProbe(Context(fx.fs(), 0));
