@@ -177,5 +177,21 @@ TEST(CliE2eTest, ConfigOverOneMebibyteIsRefusedNotTruncated) {
   EXPECT_THAT(r.err, HasSubstr("larger than 1 MiB"));
 }
 
+// Issue 8 item 17: symptoms map to the findings and commands that decide them.
+TEST(CliE2eTest, ExplainSymptom) {
+  auto r = RunGpudoctor({"explain", "--symptom", "nvidia-smi hangs"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("driver.nvml_hang"));
+  EXPECT_THAT(r.out, HasSubstr("proc.dstate"));
+  EXPECT_THAT(r.out, HasSubstr("dmesg"));
+  auto list = RunGpudoctor({"explain", "--symptoms"});
+  EXPECT_EQ(list.exit_code, 0);
+  EXPECT_THAT(list.out, HasSubstr("server-hot"));
+  EXPECT_THAT(list.out, HasSubstr("vram-full"));
+  auto none = RunGpudoctor({"explain", "--symptom", "the coffee is cold"});
+  EXPECT_EQ(none.exit_code, 3);
+  EXPECT_THAT(none.err, HasSubstr("--symptoms"));
+}
+
 }  // namespace
 }  // namespace gpudoctor
