@@ -47,6 +47,10 @@ std::string ExplainSymptomText(const Symptom& s) {
 }  // namespace
 
 int ExplainCommand(const CliOptions& o) {
+  if (o.Has("--runbook")) {
+    std::fputs(EmergencyRunbook().c_str(), stdout);
+    return 0;
+  }
   if (o.Has("--symptoms")) {
     for (const auto& s : Symptoms()) {
       std::printf("%-20s %s\n", std::string(s.key).c_str(), std::string(s.title).c_str());

@@ -185,6 +185,8 @@ const std::vector<FlagSpec>& FlagTable() {
       {"--markdown", "", "explain: print the whole catalogue as Markdown", SetSwitch},
       {"--list", "", "explain: list every finding id", SetSwitch},
       {"--symptoms", "", "explain: list the symptoms gpudoctor knows", SetSwitch},
+      {"--runbook", "", "explain: the emergency plan from the catalogue's critical findings",
+       SetSwitch},
       {"--symptom", "", "explain: the findings and commands for a symptom given as TEXT",
        SetSwitch},
   };

@@ -39,7 +39,8 @@ const std::vector<CatalogueEntry>& KernelCatalogue() {
         "Compare the link state with its maximum: `lspci -vvv -s BDF | grep -E 'LnkCap|LnkSta'`.",
         "Reseat the card/riser or move it to another slot; check the PCIe retimer/switch "
         "firmware.",
-        "Fatal errors on a GPU: drain the node and power-cycle it; repeated → RMA the part."},
+        "Fatal errors on a GPU: drain the node and power-cycle it; repeated → RMA the part.",
+        kPhysicalChecklistStep, kSwapTestStep},
        {{"warn_corrected_count", 10,
          "corrected errors of one device in the scanned log before it is a warning"}}},
       {"kernel.hung_task",

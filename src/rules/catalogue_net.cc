@@ -154,7 +154,11 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
         "data loaders look the same); when it is listed, judge the other signs first.",
         "Compare the binary with the package: `dpkg -S` / `rpm -qf` on the path, or hash it.",
         "If it is unknown, isolate the host and follow the incident process before killing it "
-        "(keep evidence: `cp /proc/PID/exe /root/evidence.bin`)."},
+        "(keep evidence: `cp /proc/PID/exe /root/evidence.bin`).",
+        "Once the evidence is kept (binary, `ss -tanp`, crontabs, systemd units, "
+        "~/.ssh/authorized_keys, ideally a disk image): scan (`rkhunter --check`, `chkrootkit`, "
+        "`clamscan -ri /`), then reinstall the node from a known-good image and rotate its "
+        "credentials and keys; do not trust a cleaned system."},
        {{"warn_cpu_pct", 80,
          "CPU in percent of one core that, with outbound connections, is a weak sign (reported "
          "only together with another sign)"}}},

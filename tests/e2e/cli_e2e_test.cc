@@ -188,6 +188,10 @@ TEST(CliE2eTest, ExplainSymptom) {
   EXPECT_EQ(list.exit_code, 0);
   EXPECT_THAT(list.out, HasSubstr("server-hot"));
   EXPECT_THAT(list.out, HasSubstr("vram-full"));
+  auto runbook = RunGpudoctor({"explain", "--runbook"});  // item 18
+  EXPECT_EQ(runbook.exit_code, 0);
+  EXPECT_THAT(runbook.out, HasSubstr("gpu.lost"));
+  EXPECT_THAT(runbook.out, HasSubstr("RMA"));
   auto none = RunGpudoctor({"explain", "--symptom", "the coffee is cold"});
   EXPECT_EQ(none.exit_code, 3);
   EXPECT_THAT(none.err, HasSubstr("--symptoms"));

@@ -41,5 +41,36 @@ TEST(SymptomsTest, QueriesFindTheGuideSymptoms) {
   EXPECT_EQ(key("the coffee is cold"), "none");
 }
 
+// Issue 8 item 18: hardware findings carry the physical checklist and the swap test; the
+// malware-like finding the keep-evidence, scan and reinstall path; the runbook covers every
+// critical finding.
+TEST(CatalogueAdviceTest, HardwareStepsAndRunbook) {
+  auto has = [](std::string_view id, std::string_view text) {
+    const CatalogueEntry* e = FindCatalogueEntry(id);
+    if (e == nullptr) return false;
+    for (std::string_view s : e->next_steps) {
+      if (s.find(text) != std::string_view::npos) return true;
+    }
+    return false;
+  };
+  for (std::string_view id : {"gpu.lost", "gpu.missing", "pcie.aer"}) {
+    EXPECT_TRUE(has(id, "Physical checklist")) << id;
+    EXPECT_TRUE(has(id, "oxidised")) << id;
+    EXPECT_TRUE(has(id, "Swap test")) << id;
+  }
+  EXPECT_TRUE(has("gpu.thermal", "heatsink seated"));
+  EXPECT_TRUE(has("gpu.fan", "fan spinning"));
+  EXPECT_TRUE(has("proc.suspicious", "reinstall"));
+  std::string runbook = EmergencyRunbook();
+  for (std::string_view phase : {"Drain", "Evidence", "Reset / reboot", "Swap", "RMA", "<NAME"}) {
+    EXPECT_NE(runbook.find(phase), std::string::npos) << phase;
+  }
+  for (const CatalogueEntry* e : Catalogue()) {
+    if (e->max_severity == Severity::kCrit) {
+      EXPECT_NE(runbook.find("- " + std::string(e->id) + " "), std::string::npos) << e->id;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gpudoctor
