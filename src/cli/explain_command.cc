@@ -1,10 +1,12 @@
-// `gpudoctor explain ID`: one catalogue entry; --list: all ids; --markdown: docs/findings.md.
+// `gpudoctor explain ID`: one catalogue entry; --list: all ids; --markdown: docs/findings.md;
+// --symptoms: the symptom table; --symptom TEXT: the findings and commands that decide it.
 #include <cstdio>
 
 #include "cli/commands.h"
 #include "core/strings.h"
 #include "kmsg/xid_table.h"
 #include "rules/catalogue.h"
+#include "rules/symptoms.h"
 
 namespace gpudoctor {
 
@@ -27,7 +29,45 @@ std::string ExplainEntryText(const CatalogueEntry& e) {
   return out;
 }
 
+namespace {
+
+std::string ExplainSymptomText(const Symptom& s) {
+  std::string out = std::string(s.title) + " (" + std::string(s.key) + ")\n\n" +
+                    std::string(s.reasoning) + "\n\nfindings that decide it:\n";
+  for (std::string_view id : s.finding_ids) {
+    const CatalogueEntry* e = FindCatalogueEntry(id);
+    out += "  " + std::string(id) + (e ? "  " + std::string(e->title) : std::string()) + "\n";
+  }
+  out += "\ncommands:\n";
+  for (std::string_view c : s.commands) out += "  " + std::string(c) + "\n";
+  out += "\n(`gpudoctor explain ID` for any finding above)\n";
+  return out;
+}
+
+}  // namespace
+
 int ExplainCommand(const CliOptions& o) {
+  if (o.Has("--runbook")) {
+    std::fputs(EmergencyRunbook().c_str(), stdout);
+    return 0;
+  }
+  if (o.Has("--symptoms")) {
+    for (const auto& s : Symptoms()) {
+      std::printf("%-20s %s\n", std::string(s.key).c_str(), std::string(s.title).c_str());
+    }
+    return 0;
+  }
+  if (o.Has("--symptom")) {
+    std::string query;
+    for (const auto& p : o.positional) query += (query.empty() ? "" : " ") + p;
+    const Symptom* s = FindSymptom(query);
+    if (s == nullptr) {
+      return CouldNotRun("no symptom matches '" + Sanitize(query, 80) +
+                         "' (see gpudoctor explain --symptoms)");
+    }
+    std::fputs(ExplainSymptomText(*s).c_str(), stdout);
+    return 0;
+  }
   if (o.Has("--markdown")) {
     std::fputs(CatalogueMarkdown().c_str(), stdout);
     return 0;

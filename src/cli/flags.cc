@@ -286,6 +286,11 @@ const std::vector<FlagSpec>& FlagTable() {
       {"--default", "", "config: print the commented default config file", SetSwitch},
       {"--markdown", "", "explain: print the whole catalogue as Markdown", SetSwitch},
       {"--list", "", "explain: list every finding id", SetSwitch},
+      {"--symptoms", "", "explain: list the symptoms gpudoctor knows", SetSwitch},
+      {"--runbook", "", "explain: the emergency plan from the catalogue's critical findings",
+       SetSwitch},
+      {"--symptom", "", "explain: the findings and commands for a symptom given as TEXT",
+       SetSwitch},
   });
   return flags;
 }

@@ -28,6 +28,10 @@ std::string RenderLogsText(const KernelLogFacts& k, const std::vector<Finding>& 
            std::to_string(k.truncated_lines) + " over-long, " + std::to_string(k.non_kernel_lines) +
            " from user space, " + std::to_string(k.dropped_events) + " beyond the event table\n";
   }
+  if (k.repaired_lines) {
+    out += "repaired: " + std::to_string(k.repaired_lines) +
+           " line(s) with invalid UTF-8 or control bytes (shown with '?')\n";
+  }
   return out;
 }
 
@@ -39,12 +43,16 @@ int LogsCommand(const CliOptions& o) {
   }
   auto settings = BuildSettings(o);
   if (!settings.ok()) return CouldNotRun(settings.status().message());
-  ScanOptions options;
+  KernelLogScanOptions options;
   if ((*settings)->kmsg_since_unix_s) {
     options.since_wall_us = *(*settings)->kmsg_since_unix_s * 1000000;
   }
   options.current_boot_only = o.Has("--current-boot");
-  auto facts = ScanLogPath(o.positional[0], options);
+  // --deadline bounds the scan too: a FIFO or an endless device stops there (and says so).
+  TimePoint deadline =
+      SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(
+                               std::chrono::duration<double>((*settings)->deadline_s));
+  auto facts = ScanLogPath(o.positional[0], options, deadline);
   if (!facts.ok()) return CouldNotRun(facts.status().message());
 
   Snapshot snap;

@@ -93,7 +93,8 @@ Result<std::shared_ptr<Settings>> BuildSettings(const CliOptions& o) {
       [path, explicit_path] {
         ConfigRead r;
         r.present = explicit_path || RootFs::Exists(path);
-        if (r.present) r.text = RootFs::ReadFile(path, 1 << 20);
+        // One byte more than allowed tells a too-large file from one of exactly the limit.
+        if (r.present) r.text = RootFs::ReadFile(path, kMaxConfigBytes + 1);
         return r;
       },
       SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(
@@ -109,12 +110,33 @@ Result<std::shared_ptr<Settings>> BuildSettings(const CliOptions& o) {
       }
       return InvalidArgument("config " + read->text.status().message());
     }
+    if (read->text->size() > kMaxConfigBytes) {
+      return InvalidArgument("config file " + path + " is larger than " +
+                             std::to_string(kMaxConfigBytes >> 20) +
+                             " MiB: not a gpudoctor config (nothing was applied)");
+    }
     auto load = ApplyConfigText(*read->text, path, *settings);
     if (!load.ok()) return InvalidArgument("config " + load.status().message());
     for (const auto& w : load->warnings) std::fprintf(stderr, "gpudoctor: config %s\n", w.c_str());
   }
   for (const auto& apply : o.overrides) apply(*settings);
   if (Status s = ValidateProbeNames(*settings); !s.ok()) return s;
+  // A mount point that was moved on purpose must exist: otherwise probes fail one by one (exit 1)
+  // while others (NVML, the journal) still report the live host, a report of two machines.
+  const RootFs defaults;
+  const struct {
+    const char* name;
+    const std::string& dir;
+    const std::string& default_dir;
+  } moved[] = {{"procfs", settings->fs.procfs(), defaults.procfs()},
+               {"sysfs", settings->fs.sysfs(), defaults.sysfs()},
+               {"rootfs", settings->fs.rootfs(), defaults.rootfs()}};
+  for (const auto& m : moved) {
+    if (m.dir != m.default_dir && !RootFs::ListDir(m.dir).ok()) {
+      return InvalidArgument(std::string(m.name) + " path " + m.dir + " (--path." + m.name +
+                             " / [paths] " + m.name + ") is not a readable directory");
+    }
+  }
   // Probes sample over the window and then still need time to read and parse.
   if (settings->sample_ms > settings->deadline_s * 1000 / 2) {
     return InvalidArgument("sampling window of " + std::to_string(settings->sample_ms) +

@@ -177,8 +177,12 @@ Result<ConfigLoad> ApplyConfigText(std::string_view text, const std::string& sou
 }
 
 Result<ConfigLoad> ApplyConfigFile(const std::string& path, Settings& settings) {
-  auto text = RootFs::ReadFile(path, 1 << 20);
+  auto text = RootFs::ReadFile(path, kMaxConfigBytes + 1);
   if (!text.ok()) return text.status();
+  if (text->size() > kMaxConfigBytes) {
+    return InvalidArgument(path + ": larger than " + std::to_string(kMaxConfigBytes >> 20) +
+                           " MiB, not a gpudoctor config");
+  }
   return ApplyConfigText(*text, path, settings);
 }
 

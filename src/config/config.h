@@ -46,12 +46,14 @@ struct ConfigLoad {
 Result<ConfigLoad> ApplyConfigText(std::string_view text, const std::string& source_name,
                                    Settings& settings);
 // Reads and applies a file. not_found is returned as such (the caller decides whether a missing
-// default file matters).
+// default file matters); a file over kMaxConfigBytes is invalid_argument.
 Result<ConfigLoad> ApplyConfigFile(const std::string& path, Settings& settings);
 
 // The commented default config file.
 std::string DefaultConfigText();
 
 inline constexpr const char* kDefaultConfigPath = "/etc/gpudoctor/gpudoctor.toml";
+// A config file larger than this is refused (invalid_argument), never read in part.
+inline constexpr size_t kMaxConfigBytes = size_t{1} << 20;
 
 }  // namespace gpudoctor

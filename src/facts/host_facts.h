@@ -86,6 +86,8 @@ struct ProcessFacts {
   // The scan stopped early (the check's deadline came near, or the task cap was hit): every
   // count above covers only the tasks_scanned tasks read.
   bool truncated = false;
+  // /sys/module/nvidia exists (the NVIDIA kernel module is loaded); nullopt: not looked at.
+  std::optional<bool> nvidia_module_loaded;
 };
 
 struct HostFacts {

@@ -104,18 +104,20 @@ struct KernelLogFacts {
   std::vector<KernelEvent> events;   // first-seen order
   std::vector<LogGpuIdentity> gpus;  // bounded
   uint64_t bytes_scanned = 0;
-  uint64_t records_read = 0;         // kmsg records / journal entries (0 for files)
-  uint64_t lines_examined = 0;       // lines that carried an event keyword and were parsed
-  uint64_t garbled_lines = 0;        // such lines with invalid UTF-8, binary bytes or bad numbers
-  uint64_t truncated_lines = 0;      // over-long lines (skipped)
-  uint64_t non_kernel_lines = 0;     // syslog/journal lines from user space that looked alike
-  uint64_t before_since_lines = 0;   // dropped by --since
-  uint64_t dropped_events = 0;       // lines whose key did not fit in the bounded event table
-  uint64_t kmsg_overruns = 0;        // EPIPE: ring overwritten while reading
-  uint64_t kmsg_records_lost = 0;    // sequence-number gaps
-  int boots_seen = 0;                // boot markers ("Linux version", "-- Boot") in the input
-  bool current_boot_only = false;    // older boots were discarded
-  bool stopped_at_deadline = false;  // reading stopped early (partial facts)
+  uint64_t records_read = 0;        // kmsg records / journal entries (0 for files)
+  uint64_t lines_examined = 0;      // lines that carried an event keyword and were parsed
+  uint64_t garbled_lines = 0;       // such lines with bad numbers or shapes (skipped)
+  uint64_t repaired_lines = 0;      // lines whose invalid UTF-8 / control bytes became '?' (kept)
+  uint64_t truncated_lines = 0;     // over-long lines (skipped)
+  uint64_t non_kernel_lines = 0;    // syslog/journal lines from user space that looked alike
+  uint64_t before_since_lines = 0;  // dropped by --since
+  uint64_t since_unapplied_lines = 0;  // kept although --since was given: no wall-clock time
+  uint64_t dropped_events = 0;         // lines whose key did not fit in the bounded event table
+  uint64_t kmsg_overruns = 0;          // EPIPE: ring overwritten while reading
+  uint64_t kmsg_records_lost = 0;      // sequence-number gaps
+  int boots_seen = 0;                  // boot markers ("Linux version", "-- Boot") in the input
+  bool current_boot_only = false;      // older boots were discarded
+  bool stopped_at_deadline = false;    // reading stopped early (partial facts)
 };
 
 }  // namespace gpudoctor

@@ -35,6 +35,8 @@ struct TargetProbeFacts {
   // no ICMP socket, and the TCP fallback got no answer at all (routers drop SYNs to closed
   // ports silently). Rules judge no loss or latency for it; `error` says why.
   bool inconclusive = false;
+  // The series was still running at the check's deadline (also inconclusive): not measured.
+  bool unfinished = false;
 };
 
 struct ReachabilityFacts {

@@ -36,6 +36,26 @@ std::string EventAggregator::Key(const KernelEvent& e) {
   return k;
 }
 
+int EventAggregator::Rank(const KernelEvent& e) {
+  switch (e.kind) {
+    case KernelEventKind::kXid:
+    case KernelEventKind::kGpuLost:
+    case KernelEventKind::kDriverInitFailed:
+    case KernelEventKind::kGspTimeout:
+    case KernelEventKind::kMce:
+      return 3;
+    case KernelEventKind::kHungTask:
+      return 2;
+    case KernelEventKind::kPcieAer:
+      return e.aer_severity == AerSeverity::kCorrected ? 1 : 2;
+    case KernelEventKind::kOom:
+    case KernelEventKind::kNetLink:
+    case KernelEventKind::kCpuThermal:
+      return 1;
+  }
+  return 1;
+}
+
 void EventAggregator::MergeFields(KernelEvent& e, const KernelEvent& d) {
   if (!e.pci && d.pci) e.pci = d.pci;
   for (const auto& p : d.processes)
@@ -70,9 +90,25 @@ KernelEvent* EventAggregator::Observe(const KernelEvent& delta, const LogTime& t
   std::string key = Key(delta);
   auto it = index_.find(key);
   if (it == index_.end()) {
+    size_t slot = events_.size();
+    const int rank = Rank(delta);
     if (events_.size() >= kMaxEvents) {
+      // Full: a more serious event replaces the latest entry of the least serious rank, so a
+      // flood of OOM kills or link flaps cannot hide a later Xid 79.
       ++dropped_;
-      return nullptr;
+      int low = 0;
+      while (low < rank && rank_counts_[low] == 0) ++low;
+      if (low >= rank) return nullptr;
+      slot = kMaxEvents;
+      for (size_t k = events_.size(); k-- > 0;) {
+        if (Rank(events_[k]) == low) {
+          slot = k;
+          break;
+        }
+      }
+      if (slot == kMaxEvents) return nullptr;
+      --rank_counts_[low];
+      index_.erase(Key(events_[slot]));
     }
     KernelEvent e;
     e.kind = delta.kind;
@@ -82,8 +118,13 @@ KernelEvent* EventAggregator::Observe(const KernelEvent& delta, const LogTime& t
     e.cgroup_oom = delta.cgroup_oom;
     e.first = t;
     e.sample = Sanitize(line, kMaxSampleBytes);
-    it = index_.emplace(std::move(key), events_.size()).first;
-    events_.push_back(std::move(e));
+    ++rank_counts_[rank];
+    it = index_.emplace(std::move(key), slot).first;
+    if (slot == events_.size()) {
+      events_.push_back(std::move(e));
+    } else {
+      events_[slot] = std::move(e);
+    }
   }
   KernelEvent& e = events_[it->second];
   if (e.count < UINT64_MAX) ++e.count;
@@ -109,10 +150,12 @@ bool EventAggregator::Attach(const KernelEvent& delta) {
 void EventAggregator::Clear() {
   events_.clear();
   index_.clear();
+  rank_counts_.fill(0);
 }
 
 std::vector<KernelEvent> EventAggregator::TakeEvents() {
   index_.clear();
+  rank_counts_.fill(0);
   return std::move(events_);
 }
 

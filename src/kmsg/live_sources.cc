@@ -138,7 +138,7 @@ Status ReadKmsg(const std::string& path, KernelLogScanner& scanner, const LiveRe
   return s;
 }
 
-KmsgTail::KmsgTail(std::string path, ScanOptions options)
+KmsgTail::KmsgTail(std::string path, KernelLogScanOptions options)
     : path_(std::move(path)), scanner_(std::make_unique<KernelLogScanner>(options)) {}
 
 KmsgTail::~KmsgTail() {

@@ -38,7 +38,7 @@ Status ReadKmsg(const std::string& path, KernelLogScanner& scanner, const LiveRe
 // Not thread-safe: one Poll at a time (the watch runner never overlaps runs of a probe).
 class KmsgTail {
  public:
-  KmsgTail(std::string path, ScanOptions options);
+  KmsgTail(std::string path, KernelLogScanOptions options);
   ~KmsgTail();
   KmsgTail(const KmsgTail&) = delete;
   KmsgTail& operator=(const KmsgTail&) = delete;

@@ -1,10 +1,13 @@
 #include "kmsg/log_scanner.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <memory>
 
@@ -108,7 +111,26 @@ bool IsCleanLogText(std::string_view s) {
   return true;
 }
 
-KernelLogScanner::KernelLogScanner(ScanOptions options) : options_(std::move(options)) {
+std::string RepairLogText(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  while (!s.empty()) {
+    // Longest clean prefix, one code point at a time (at most 4 bytes each).
+    size_t n = 1;
+    auto c = static_cast<unsigned char>(s[0]);
+    if (c >= 0xc0) n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+    if (n <= s.size() && IsCleanLogText(s.substr(0, n))) {
+      out.append(s.substr(0, n));
+      s.remove_prefix(n);
+    } else {
+      out += '?';
+      s.remove_prefix(1);
+    }
+  }
+  return out;
+}
+
+KernelLogScanner::KernelLogScanner(KernelLogScanOptions options) : options_(std::move(options)) {
   format_state_.now_unix_s = options_.now_unix_s;
   facts_.current_boot_only = options_.current_boot_only;
 }
@@ -132,6 +154,14 @@ void KernelLogScanner::ScanText(std::string_view text) {
     const char* ls = nl_before ? static_cast<const char*>(nl_before) + 1 : from;
     const void* nl_after = std::memchr(hit, '\n', static_cast<size_t>(e - hit));
     const char* le = nl_after ? static_cast<const char*>(nl_after) : e;
+    // A run of NUL bytes (a crash leaves the unwritten tail of a log block zeroed) ends a line
+    // too: otherwise the line after it, often the next boot's "Linux version", is lost with it.
+    if (const void* z = memrchr(ls, '\0', static_cast<size_t>(hit - ls))) {
+      ls = static_cast<const char*>(z) + 1;
+    }
+    if (const void* z = std::memchr(hit, '\0', static_cast<size_t>(le - hit))) {
+      le = static_cast<const char*>(z);
+    }
     ProcessLine(std::string_view(ls, static_cast<size_t>(le - ls)));
     from = le + 1;
   }
@@ -144,6 +174,10 @@ void KernelLogScanner::ScanMessage(std::string_view message, const LogTime& time
     ++facts_.truncated_lines;
     return;
   }
+  while (!message.empty() && (message.back() == '\n' || message.back() == '\r')) {
+    message.remove_suffix(1);
+  }
+  message = Repair(message);
   ParsedLine parsed;
   parsed.shape = LineShape::kSyslog;  // a known prefix-less kernel message
   parsed.time = time;
@@ -152,11 +186,21 @@ void KernelLogScanner::ScanMessage(std::string_view message, const LogTime& time
   ProcessMessage(parsed, parsed.message);
 }
 
+std::string_view KernelLogScanner::Repair(std::string_view line) {
+  if (IsCleanLogText(line)) return line;
+  ++facts_.repaired_lines;
+  repaired_ = RepairLogText(line);
+  return repaired_;
+}
+
 void KernelLogScanner::ProcessLine(std::string_view line) {
   if (line.size() > kMaxLineBytes) {
     ++facts_.truncated_lines;
     return;
   }
+  // CRLF files (logs saved on or copied through Windows): the '\r' is not part of the text.
+  while (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  line = Repair(line);
   ParsedLine parsed = ParseLinePrefix(line, format_state_);
   ProcessMessage(parsed, line);
 }
@@ -194,9 +238,13 @@ void KernelLogScanner::ProcessMessage(const ParsedLine& parsed, std::string_view
   if (!t.wall_us && t.boot_us && options_.boot_wall_us) {
     t.wall_us = *options_.boot_wall_us + *t.boot_us;
   }
-  if (options_.since_wall_us && t.wall_us && *t.wall_us < *options_.since_wall_us) {
-    ++facts_.before_since_lines;
-    return;
+  if (options_.since_wall_us) {
+    if (!t.wall_us) {
+      ++facts_.since_unapplied_lines;  // no wall-clock time: --since cannot judge it
+    } else if (*t.wall_us < *options_.since_wall_us) {
+      ++facts_.before_since_lines;
+      return;
+    }
   }
   if (StartsWith(msg, "NVRM: ")) {
     HandleNvrm(msg, t, line);
@@ -404,15 +452,31 @@ Status ScanLogFd(int fd, KernelLogScanner& scanner, TimePoint deadline) {
   size_t have = 0;
   bool skipping = false;  // inside an over-long line: drop bytes until its '\n'
   KernelLogFacts& facts = scanner.facts();
+  struct stat st {};
+  // Pipes, FIFOs and devices may stay silent or never end: wait for them with poll(2) under the
+  // deadline. Regular files always answer; checking the clock every 16 MiB is enough for them.
+  const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
   int chunks = 0;
   for (;;) {
-    if ((++chunks & 15) == 0 && SteadyClock::now() >= deadline) {
+    if ((!regular || (++chunks & 15) == 0) && SteadyClock::now() >= deadline) {
       facts.stopped_at_deadline = true;
       return Status::Ok();
+    }
+    if (!regular) {
+      int timeout_ms = -1;
+      if (deadline != TimePoint::max()) {
+        auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - SteadyClock::now());
+        timeout_ms = static_cast<int>(std::clamp<int64_t>(left.count(), 0, 60000));
+      }
+      pollfd p{fd, POLLIN, 0};
+      int r = ::poll(&p, 1, timeout_ms);
+      if (r < 0 && errno != EINTR) return IoError(std::string("poll: ") + std::strerror(errno));
+      if (r <= 0) continue;  // timeout or signal: the clock check above decides
     }
     ssize_t n = ::read(fd, buf.get() + have, kBufBytes - have);
     if (n < 0) {
       if (errno == EINTR) continue;
+      if (errno == EAGAIN) continue;  // non-blocking FIFO between writes: poll again
       return IoError(std::string("read: ") + std::strerror(errno));
     }
     if (n == 0) {
@@ -451,7 +515,7 @@ Status ScanLogFd(int fd, KernelLogScanner& scanner, TimePoint deadline) {
   }
 }
 
-Result<KernelLogFacts> ScanLogPath(const std::string& path, const ScanOptions& options,
+Result<KernelLogFacts> ScanLogPath(const std::string& path, const KernelLogScanOptions& options,
                                    TimePoint deadline) {
   KernelLogScanner scanner(options);
   int fd = 0;
@@ -459,7 +523,8 @@ Result<KernelLogFacts> ScanLogPath(const std::string& path, const ScanOptions& o
   if (path == "-") {
     scanner.facts().source = "stdin";
   } else {
-    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: opening a FIFO must not wait for a writer (ScanLogFd polls it instead).
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
       int err = errno;
       std::string m = path + ": " + std::strerror(err);

@@ -1,8 +1,10 @@
 // KernelLogScanner: turns kernel log text into KernelLogFacts, streaming and in bounded memory.
 // Text is searched for event keywords with AnchorFilter; only lines that carry one are parsed
 // (prefix shape, then the NVRM / AER / hung-task / OOM / MCE / NIC / thermal parsers) and folded
-// into an EventAggregator. Lines that carry a keyword but hold invalid UTF-8, control bytes,
-// over-long text or absurd numbers are skipped and counted (garbled/truncated), never fatal.
+// into an EventAggregator. Invalid UTF-8 and control bytes in such a line are replaced by '?' and
+// the line is still parsed (counted as repaired); trailing '\r' (CRLF files) is dropped, and a run
+// of NUL bytes ends a line like '\n' does. Over-long text and absurd numbers are skipped and
+// counted (truncated/garbled), never fatal.
 // Boot markers ("Linux version ...", journalctl "-- Boot") are counted; with current_boot_only
 // everything before the last marker is discarded. Not thread-safe; one scanner per stream.
 #pragma once
@@ -21,9 +23,11 @@
 
 namespace gpudoctor {
 
-struct ScanOptions {
-  std::optional<int64_t> since_wall_us;  // drop lines older than this (lines with a wall time)
-  bool current_boot_only = false;        // keep only what follows the last boot marker
+struct KernelLogScanOptions {
+  // Drop lines older than this. Lines without a wall-clock time (dmesg without -T, no boot time
+  // known) cannot be judged: they are kept and counted in since_unapplied_lines.
+  std::optional<int64_t> since_wall_us;
+  bool current_boot_only = false;  // keep only what follows the last boot marker
   // Wall time of boot (µs): converts boot-relative stamps (live /dev/kmsg) to wall time.
   std::optional<int64_t> boot_wall_us;
   int64_t now_unix_s = 0;  // syslog year inference; 0 = the clock
@@ -34,7 +38,7 @@ class KernelLogScanner {
   static constexpr size_t kMaxLineBytes = 16 * 1024;
   static constexpr size_t kMaxGpus = 64;
 
-  explicit KernelLogScanner(ScanOptions options = {});
+  explicit KernelLogScanner(KernelLogScanOptions options = {});
   ~KernelLogScanner();
   KernelLogScanner(const KernelLogScanner&) = delete;
   KernelLogScanner& operator=(const KernelLogScanner&) = delete;
@@ -51,6 +55,8 @@ class KernelLogScanner {
   KernelLogFacts Finish();
 
  private:
+  // The line itself when clean, else a repaired copy in repaired_ (valid until the next call).
+  std::string_view Repair(std::string_view line);
   void ProcessLine(std::string_view line);
   void ProcessMessage(const ParsedLine& parsed, std::string_view line);
   void HandleNvrm(std::string_view msg, const LogTime& t, std::string_view line);
@@ -58,7 +64,8 @@ class KernelLogScanner {
   void Observe(const KernelEvent& delta, const LogTime& t, std::string_view line);
   void OnBoot();
 
-  ScanOptions options_;
+  KernelLogScanOptions options_;
+  std::string repaired_;
   LineFormatState format_state_;
   EventAggregator aggregator_;
   KernelLogFacts facts_;
@@ -73,15 +80,18 @@ class KernelLogScanner {
 };
 
 // Reads fd to its end with a fixed 1 MiB buffer (never the whole input) and scans it. Stops at
-// `deadline` (facts.stopped_at_deadline). Errors: io_error from read(2).
+// `deadline` (facts.stopped_at_deadline), also on a pipe or FIFO that never ends or stays silent
+// (non-regular files are polled). Errors: io_error from read(2).
 Status ScanLogFd(int fd, KernelLogScanner& scanner, TimePoint deadline = TimePoint::max());
 
-// Scans a file, or standard input for "-". Errors: not_found, permission_denied, io_error,
-// invalid_argument (a directory).
-Result<KernelLogFacts> ScanLogPath(const std::string& path, const ScanOptions& options,
+// Scans a file, or standard input for "-". A FIFO is opened without waiting for a writer.
+// Errors: not_found, permission_denied, io_error, invalid_argument (a directory).
+Result<KernelLogFacts> ScanLogPath(const std::string& path, const KernelLogScanOptions& options,
                                    TimePoint deadline = TimePoint::max());
 
 // True when s is valid UTF-8 without control bytes other than tab.
 bool IsCleanLogText(std::string_view s);
+// s with every byte that breaks IsCleanLogText (invalid UTF-8, control bytes) replaced by '?'.
+std::string RepairLogText(std::string_view s);
 
 }  // namespace gpudoctor

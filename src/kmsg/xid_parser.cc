@@ -113,11 +113,8 @@ bool ParseXid(std::string_view body, XidLine& x) {
     rest.remove_prefix(4);
     size_t comma = rest.find(',');
     std::string_view pid = rest.substr(0, comma);
-    if (pid != "'<unknown>'" && pid != "<unknown>") {
-      auto v = ParseBoundedDecimal(pid, 10);
-      if (!v || *v > 0x7fffffff) return false;
-      x.pid = *v;
-    }
+    // An odd pid ("-1", "'<none>'", cut or garbled) leaves the pid unknown; the Xid still counts.
+    if (auto v = ParseBoundedDecimal(pid, 10); v && *v <= 0x7fffffff) x.pid = *v;
     rest = comma == std::string_view::npos ? "" : rest.substr(comma + 1);
     if (StartsWith(rest, " ")) rest.remove_prefix(1);
     if (StartsWith(rest, "name=")) {

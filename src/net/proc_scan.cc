@@ -34,7 +34,7 @@ std::map<uint32_t, std::string> ParsePasswd(std::string_view text) {
   return out;
 }
 
-ProcessScan ScanProcesses(const RootFs& fs, const ScanOptions& opts) {
+ProcessScan ScanProcesses(const RootFs& fs, const ProcScanOptions& opts) {
   ProcessScan scan;
   auto entries = RootFs::ListDir(fs.procfs());
   if (!entries.ok()) return scan;

@@ -38,7 +38,7 @@ struct ScannedProcess {
   std::string exe;  // exe link target; empty when not read
 };
 
-struct ScanOptions {
+struct ProcScanOptions {
   bool read_fds = true;
   bool read_exe = false;
   size_t max_processes = 100000;
@@ -58,6 +58,6 @@ struct ProcessScan {
 };
 
 // Never fails: an unreadable /proc gives an empty scan.
-ProcessScan ScanProcesses(const RootFs& fs, const ScanOptions& opts);
+ProcessScan ScanProcesses(const RootFs& fs, const ProcScanOptions& opts);
 
 }  // namespace gpudoctor

@@ -84,6 +84,9 @@ std::vector<TargetProbeFacts> ProbeHosts(const std::vector<HostToProbe>& hosts,
       f.error = "could not start a worker thread";
     } else {
       CountAbandonedWorker();
+      // Not a name problem and not a loss: the series was cut, so nothing can be said.
+      f.inconclusive = true;
+      f.unfinished = true;
       f.error = "probe series did not finish within the check deadline";
     }
     out.push_back(std::move(f));

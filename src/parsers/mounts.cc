@@ -96,6 +96,38 @@ Result<std::vector<MountEntry>> ParseMounts(std::string_view text, int* skipped_
   return out;
 }
 
+Result<std::vector<MountEntry>> ParseMountInfo(std::string_view text, int* skipped_lines) {
+  std::vector<MountEntry> out;
+  int skipped = 0;
+  for (std::string_view line : SplitLines(text)) {
+    if (Trim(line).empty()) continue;
+    auto fields = Split(line, " \t");
+    // The optional fields end at a lone "-"; three fields follow it.
+    size_t dash = 6;
+    while (dash < fields.size() && fields[dash] != "-") ++dash;
+    if (fields.size() < 7 || dash + 2 >= fields.size()) {
+      ++skipped;
+      continue;
+    }
+    MountEntry m;
+    m.mount_point = UnescapeMountField(fields[4]);
+    m.options = std::string(fields[5]);
+    m.fs_type = UnescapeMountField(fields[dash + 1]);
+    m.device = UnescapeMountField(fields[dash + 2]);
+    if (m.mount_point.empty() || m.mount_point[0] != '/' || m.fs_type.empty() ||
+        m.mount_point.find('\0') != std::string::npos) {
+      ++skipped;
+      continue;
+    }
+    std::string_view super_options = dash + 3 < fields.size() ? fields[dash + 3] : "";
+    m.read_only = HasOption(m.options, "ro") || HasOption(super_options, "ro");
+    out.push_back(std::move(m));
+  }
+  if (skipped_lines != nullptr) *skipped_lines = skipped;
+  if (out.empty()) return ParseError("no valid mountinfo line");
+  return out;
+}
+
 bool MountIsChecked(const MountEntry& m) {
   const std::string& type = m.fs_type;
   for (std::string_view t : kPseudoTypes) {

@@ -31,6 +31,14 @@ std::string UnescapeMountField(std::string_view field);
 // Errors: parse_error only when the text has no valid line at all.
 Result<std::vector<MountEntry>> ParseMounts(std::string_view text, int* skipped_lines = nullptr);
 
+// Parser for /proc/PID/mountinfo (proc(5)), one mount per line:
+//   <id> <parent> <major:minor> <root> <mount point> <mount options> [<optional>...] - <fs type>
+//   <source> <super options>
+// Fields are octal-escaped like /proc/mounts. Read-only when "ro" is among the mount options or
+// the super options. Same skipping and errors as ParseMounts (a line without the " - "
+// separator or with fewer fields is skipped).
+Result<std::vector<MountEntry>> ParseMountInfo(std::string_view text, int* skipped_lines = nullptr);
+
 // True for a filesystem whose fullness matters to jobs on the host:
 // - disk, network (nfs, cifs, lustre, gpfs, beegfs, ceph, ...) and FUSE filesystems;
 // - tmpfs on /dev/shm (data loaders' shared memory: a full /dev/shm kills PyTorch loaders with

@@ -52,6 +52,7 @@ Result<LoadAvg> ParseLoadAvg(std::string_view text) {
 std::optional<CpuShares> CpuSharesBetween(const CpuTimes& before, const CpuTimes& after) {
   // Counters can go backwards (CPU hotplug); treat a negative delta as no data.
   if (after.Total() <= before.Total()) return std::nullopt;
+  if (after.Total() - before.Total() < kMinCpuShareTicks) return std::nullopt;  // too few to judge
   auto delta = [](uint64_t a, uint64_t b) { return b >= a ? static_cast<double>(b - a) : 0.0; };
   double total = static_cast<double>(after.Total() - before.Total());
   CpuShares s;

@@ -30,7 +30,11 @@ struct LoadAvg {
 };
 Result<LoadAvg> ParseLoadAvg(std::string_view text);
 
-// Shares of the window between two samples, in percent. nullopt when no ticks elapsed.
+// Shares of the window between two samples, in percent. nullopt when fewer than
+// kMinCpuShareTicks ticks (all CPUs together) elapsed: with one tick in the window a single
+// timer interrupt reads as "100% busy" on an idle host, so a share needs enough ticks to mean
+// anything (50 ticks: 2% resolution; at USER_HZ 100 that is 2 cores over 250 ms).
+inline constexpr uint64_t kMinCpuShareTicks = 50;
 struct CpuShares {
   double busy_pct = 0, iowait_pct = 0, steal_pct = 0;
 };

@@ -1,8 +1,8 @@
 // CPU probe. Source: /proc/stat (the previous run's read, or read twice across the sampling
 // window), /proc/loadavg. Units: percent of all logical CPUs' time; load as the kernel reports
 // it. Failure modes: missing /proc/stat → failed; garbled read → failed with the parse error;
-// no ticks between the reads (tiny window) or no previous read (watch, first tick) → shares
-// absent.
+// too few ticks between the reads (tiny window, idle tickless host; kMinCpuShareTicks) or no
+// previous read (watch, first tick) → shares absent.
 #include "parsers/proc_stat.h"
 #include "probes/probe.h"
 

@@ -1,8 +1,8 @@
-// Disk probe. Source: /proc/1/mounts (the host's mount namespace when /proc is the host's),
-// falling back to /proc/mounts; statvfs(2) of each selected mount through RootFs::StatVfs.
-// Units: bytes and inode counts. Failure modes: no mount table → failed; a statvfs error is
-// recorded on that mount; a statvfs that hangs (stale NFS, dead FUSE daemon) is abandoned at a
-// per-check deadline (Settings::disk_statvfs_timeout_ms) and recorded as timed out.
+// Disk probe. Source: /proc/1/mountinfo (the host's mount namespace when /proc is the host's),
+// falling back to /proc/self/mountinfo, then /proc/mounts; statvfs(2) of each selected mount
+// through RootFs::StatVfs. Units: bytes and inode counts. Failure modes: no mount table → failed; a
+// statvfs error is recorded on that mount; a statvfs that hangs (stale NFS, dead FUSE daemon) is
+// abandoned at a per-check deadline (Settings::disk_statvfs_timeout_ms) and recorded as timed out.
 // Which mounts count and how bind mounts collapse: parsers/mounts.h (MountIsChecked).
 #include "probes/disk_probe.h"
 
@@ -62,11 +62,24 @@ std::vector<MountFacts> StatMounts(const std::vector<MountEntry>& mounts, StatVf
 }
 
 ProbeOutput RunDiskProbe(const ProbeContext& ctx) {
-  std::string table = "1/mounts";
-  auto text = ctx.fs().ReadProc(table);
-  if (!text.ok()) text = ctx.fs().ReadProc(table = "mounts");
+  // PID 1's table is the host's when /proc is the host's (a container with the host's /proc
+  // mounted reads its own namespace through "self"); as node_exporter does: 1/mountinfo, then
+  // self/mountinfo, then the older mounts format.
+  static constexpr struct {
+    const char* rel;
+    bool mountinfo;
+  } kTables[] = {{"1/mountinfo", true}, {"self/mountinfo", true}, {"mounts", false}};
+  Result<std::string> text = std::string();
+  std::string table;
+  bool mountinfo = false;
+  for (const auto& t : kTables) {
+    text = ctx.fs().ReadProc(t.rel);
+    table = t.rel;
+    mountinfo = t.mountinfo;
+    if (text.ok()) break;
+  }
   if (!text.ok()) return ProbeFailed("mount table: " + text.status().ToString());
-  auto all = ParseMounts(*text);
+  auto all = mountinfo ? ParseMountInfo(*text) : ParseMounts(*text);
   if (!all.ok()) return ProbeFailed(ctx.fs().ProcPath(table) + ": " + all.status().message());
   std::vector<MountEntry> selected = SelectMountsToCheck(*all);
   if (selected.size() > kMaxMountsChecked) selected.resize(kMaxMountsChecked);

@@ -21,7 +21,7 @@ struct KmsgCarry : ProbeCarry {
 
 ProbeOutput RunKmsgProbe(const ProbeContext& ctx) {
   const Settings& s = *ctx.settings;
-  ScanOptions options;
+  KernelLogScanOptions options;
   if (s.kmsg_since_unix_s) options.since_wall_us = *s.kmsg_since_unix_s * 1000000;
   // Leave the runner time to apply the facts: stop reading well before the check's deadline.
   LiveReadLimits limits;
@@ -66,10 +66,15 @@ ProbeOutput RunKmsgProbe(const ProbeContext& ctx) {
     } else {
       KernelLogScanner scanner(options);
       Status st = ReadJournal(scanner, limits);
-      if (st.ok()) {
+      if (st.ok() && scanner.facts().records_read > 0) {
         return ProbeOk([f = scanner.Finish()](Snapshot& snap) { snap.kernel = f; });
       }
-      reasons += std::string(reasons.empty() ? "" : "; ") + "journal: " + st.ToString();
+      // An open journal with no kernel entry of this boot is what a user outside the
+      // systemd-journal/adm groups sees: nothing was read, so nothing can be said.
+      reasons += std::string(reasons.empty() ? "" : "; ") + "journal: " +
+                 (st.ok() ? "no kernel entries of this boot readable (run as root or in the "
+                            "systemd-journal group)"
+                          : st.ToString());
     }
   }
   return ProbeSkipped(reasons.empty() ? "no kernel log source selected" : reasons);

@@ -281,6 +281,9 @@ ProbeOutput RunProcessProbe(const ProbeContext& ctx) {
   std::sort(stuck.begin(), stuck.end(), Worse);
   if (stuck.size() > kMaxStuckListed) stuck.resize(kMaxStuckListed);
   facts.dstate = std::move(stuck);
+  // Whether "inside the NVIDIA driver" can be said of an NVIDIA tool whose wchan is no driver
+  // function: only when the module is loaded at all.
+  facts.nvidia_module_loaded = RootFs::Exists(ctx.fs().SysPath("module/nvidia"));
   return ProbeOk([facts = std::move(facts)](Snapshot& s) { s.host.processes = facts; });
 }
 

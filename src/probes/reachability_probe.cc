@@ -51,6 +51,16 @@ ProbeOutput RunReachabilityProbe(const ProbeContext& ctx) {
   opts.ping.timeout = std::chrono::milliseconds(std::clamp(s.net_probe_timeout_ms, 1, 10000));
   opts.resolve_timeout = std::chrono::milliseconds(std::clamp(s.net_resolve_timeout_ms, 1, 10000));
   opts.fallback_tcp_port = static_cast<uint16_t>(std::clamp(s.net_fallback_tcp_port, 1, 65535));
+  // A series that cannot end before the deadline would be abandoned and say nothing at all:
+  // send fewer probes (at least one) so that it ends in time.
+  auto room = std::chrono::duration_cast<std::chrono::milliseconds>(
+      ctx.deadline - std::chrono::milliseconds(200) - SteadyClock::now() - HostBudget(opts));
+  if (room.count() < 0 && opts.ping.count > 1) {
+    auto shortfall = -room;
+    int fewer = static_cast<int>((shortfall + opts.ping.interval - std::chrono::milliseconds(1)) /
+                                 opts.ping.interval);
+    opts.ping.count = std::max(1, opts.ping.count - fewer);
+  }
   // Finish a little before the check deadline so the facts still make it into the report.
   TimePoint deadline = std::min(ctx.deadline - std::chrono::milliseconds(200),
                                 SteadyClock::now() + HostBudget(opts));

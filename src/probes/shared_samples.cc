@@ -25,7 +25,7 @@ const SharedSamples::TcpSample& SharedSamples::TcpAfter(TimePoint window_end) {
 
 const ProcessScan& SharedSamples::ProcessesBefore() {
   std::call_once(proc_before_once_, [&] {
-    ScanOptions light;
+    ProcScanOptions light;
     light.read_fds = false;
     light.deadline = deadline_;
     proc_before_ = ScanProcesses(fs_, light);
@@ -37,7 +37,7 @@ const ProcessScan& SharedSamples::ProcessesBefore() {
 const ProcessScan& SharedSamples::ProcessesAfter(TimePoint window_end) {
   std::call_once(proc_after_once_, [&] {
     std::this_thread::sleep_until(window_end);
-    ScanOptions full;
+    ProcScanOptions full;
     full.read_exe = true;
     full.deadline = deadline_;
     proc_after_ = ScanProcesses(fs_, full);

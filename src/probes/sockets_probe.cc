@@ -58,7 +58,7 @@ ProbeOutput RunSocketsProbe(const ProbeContext& ctx) {
     return out;
   }
   double window_s = std::chrono::duration<double>(t1 - first->at).count();
-  ScanOptions opts;
+  ProcScanOptions opts;
   opts.deadline = ctx.deadline - std::chrono::milliseconds(200);  // leave time to report
   ProcessScan scan = ScanProcesses(ctx.fs(), opts);
   SocketTrafficFacts facts =

@@ -12,9 +12,11 @@ nlohmann::ordered_json KernelLogFactsToJson(const KernelLogFacts& k) {
   j["lines_examined"] = k.lines_examined;
   j["events"] = k.events.size();
   j["garbled_lines"] = k.garbled_lines;
+  j["repaired_lines"] = k.repaired_lines;
   j["truncated_lines"] = k.truncated_lines;
   j["non_kernel_lines"] = k.non_kernel_lines;
   j["before_since_lines"] = k.before_since_lines;
+  j["since_unapplied_lines"] = k.since_unapplied_lines;
   j["dropped_events"] = k.dropped_events;
   j["kmsg_overruns"] = k.kmsg_overruns;
   j["kmsg_records_lost"] = k.kmsg_records_lost;

@@ -91,3 +91,35 @@ std::string CatalogueMarkdown() {
 }
 
 }  // namespace gpudoctor
+
+namespace gpudoctor {
+
+std::string EmergencyRunbook() {
+  std::string out =
+      "# gpudoctor emergency runbook (generated from the catalogue's critical findings)\n\n"
+      "Contacts (fill in): on-call <NAME, PHONE>; datacenter hands <NAME, PHONE>; vendor RMA "
+      "<PORTAL / PHONE, contract number>; security <NAME, PHONE>.\n\n"
+      "1. Drain: stop new work on the node (`scontrol update nodename=NODE state=drain "
+      "reason=...`, `kubectl cordon NODE`); let running jobs checkpoint if they still can.\n"
+      "2. Evidence: `gpudoctor check --json > NODE-$(date +%F).json`, `dmesg -T > dmesg.txt`, "
+      "`nvidia-bug-report.sh`, the serials and slots of the GPUs involved (in the findings); for "
+      "suspicious processes keep the binary and connections before anything is killed.\n"
+      "3. Reset / reboot: `nvidia-smi -r -i N` for one idle GPU; reboot when a reset fails, "
+      "nvidia-smi hangs or the GPU fell off the bus; cold power-cycle when it comes back broken.\n"
+      "4. Swap: run the physical checklist; move the card to another server or slot; the fault "
+      "follows the card or stays with the slot.\n"
+      "5. RMA: open it with the serial, the evidence above and the field diagnostic "
+      "(`dcgmi diag -r 3`); keep the node drained until the part is replaced.\n\n"
+      "Critical findings and their first action:\n";
+  for (const CatalogueEntry* e : Catalogue()) {
+    if (e->max_severity != Severity::kCrit) continue;
+    out +=
+        "- " + std::string(e->id) + " (" + std::string(e->title) + "): " +
+        (e->next_steps.empty() ? std::string("see `gpudoctor explain ") + std::string(e->id) + "`"
+                               : std::string(e->next_steps.front())) +
+        "\n";
+  }
+  return out;
+}
+
+}  // namespace gpudoctor

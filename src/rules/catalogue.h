@@ -48,6 +48,17 @@ WatchDefaults WatchDefaultsFor(const CatalogueEntry& e);
 inline constexpr std::string_view kForSKey = "for_s";
 inline constexpr std::string_view kResolveAfterSKey = "resolve_after_s";
 
+// Shared next steps of hardware findings (issue 8 item 18): the physical checklist once the node
+// is drained and powered off, and the swap test that tells a faulty card from a faulty slot.
+inline constexpr std::string_view kPhysicalChecklistStep =
+    "Physical checklist (node drained, powered off, anti-static): power connectors fully seated, "
+    "not loose, melted or oxidised; gold fingers cleaned (isopropyl alcohol, lint-free); card and "
+    "riser reseated; heatsink seated evenly; no burn marks on memory chips or VRMs; dust removed "
+    "and every fan spinning.";
+inline constexpr std::string_view kSwapTestStep =
+    "Swap test: move the card into another server (or a known-good card into this slot); the "
+    "fault follows the card → RMA it by serial; it stays with the slot → riser, board or PSU.";
+
 // One section per topic; each lives in its own catalogue_<topic>.cc.
 const std::vector<CatalogueEntry>& HostCatalogue();
 const std::vector<CatalogueEntry>& GpuCatalogue();
@@ -57,6 +68,10 @@ const std::vector<CatalogueEntry>& KernelCatalogue();  // catalogue_kernel.cc (k
 // All entries, in section order.
 const std::vector<const CatalogueEntry*>& Catalogue();
 const CatalogueEntry* FindCatalogueEntry(std::string_view id);
+
+// `gpudoctor explain --runbook`: the emergency plan (drain → evidence → reset/reboot → swap → RMA)
+// with every critical finding's first action, and placeholders for contacts.
+std::string EmergencyRunbook();
 
 // Markdown for docs/findings.md (a test keeps the committed file equal to this).
 std::string CatalogueMarkdown();

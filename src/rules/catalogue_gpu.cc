@@ -129,9 +129,7 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
        "failed to initialise it (RmInitAdapter failed, insufficient power, fallen off the bus) or "
        "no driver is bound. Jobs see fewer GPUs than the node should have.",
        {"Read the kernel log for that bus id: `dmesg | grep -i -e nvrm -e BUSID`.",
-        "Check the card's power cables and seating; reseat the card.",
-        "Cross-test: move the card to another slot (or another card into this slot) to tell a "
-        "faulty card from a faulty slot."},
+        kPhysicalChecklistStep, kSwapTestStep},
        {{"expected_count", 0,
          "GPUs this node should have ([gpu] expected_count); fewer on the PCI bus is the "
          "classic card that fell off after a reboot (0: not checked)"}}},
@@ -143,8 +141,8 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
        "run work until it is reset, usually by a reboot.",
        {"Drain the node; try `nvidia-smi -r -i N`, otherwise reboot.",
         "Check `dmesg` for Xid 79 and PCIe AER errors around the same time.",
-        "If it recurs, check power and cooling of that slot, reseat the card and cross-test it in "
-        "another slot; replace the card when the fault follows it."},
+        "If it recurs, check power and cooling of that slot.", kPhysicalChecklistStep,
+        kSwapTestStep},
        {}},
       {"gpu.ecc.dbe",
        Layer::kHardware,
@@ -213,7 +211,8 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
         "Temperature`), blanking panels and cable clutter.",
         "Compare with the other GPUs: one hot card points at its slot or heatsink; reseat it and "
         "cross-test in another slot.",
-        "Check the data-centre side: hot aisle containment, CRAC setpoints."},
+        "Check the data-centre side: hot aisle containment, CRAC setpoints.",
+        kPhysicalChecklistStep},
        {{"warn_margin_c", 5, "degrees below the slowdown threshold that count as too hot"}}},
       {"gpu.power.brake",
        Layer::kHardware,
@@ -311,7 +310,7 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
        "The GPU's fan reports 0% while the GPU is hot (a stopped fan), or runs at full speed "
        "while the GPU is still hot (cooling at its limit).",
        {"Inspect the card's fan; clean dust; check the chassis airflow.",
-        "Replace the fan or the card if it stays stopped."},
+        "Replace the fan or the card if it stays stopped.", kPhysicalChecklistStep},
        {{"hot_temp_c", 70, "GPU temperature above which the fan is judged"},
         {"max_fan_pct", 95, "fan speed counted as full speed"}}},
       {"gpu.memory.full",

@@ -39,7 +39,8 @@ const std::vector<CatalogueEntry>& KernelCatalogue() {
         "Compare the link state with its maximum: `lspci -vvv -s BDF | grep -E 'LnkCap|LnkSta'`.",
         "Reseat the card/riser or move it to another slot; check the PCIe retimer/switch "
         "firmware.",
-        "Fatal errors on a GPU: drain the node and power-cycle it; repeated → RMA the part."},
+        "Fatal errors on a GPU: drain the node and power-cycle it; repeated → RMA the part.",
+        kPhysicalChecklistStep, kSwapTestStep},
        {{"warn_corrected_count", 10,
          "corrected errors of one device in the scanned log before it is a warning"}}},
       {"kernel.hung_task",
@@ -135,6 +136,28 @@ const std::vector<CatalogueEntry>& KernelCatalogue() {
        {"Drain the node; avoid further nvidia-smi calls (they queue up in D state).",
         "Reboot the node; if it recurs on this driver, try another driver branch or disable GSP "
         "only where NVIDIA supports it (NVreg_EnableGpuFirmware=0, pre-Blackwell)."},
+       {}},
+      {"gpudoctor.kmsg.partial",
+       Layer::kSoftware,
+       Severity::kWarn,
+       "Saved kernel log not read to its end",
+       "Reading the saved kernel log (`--kmsg-file`, `gpudoctor logs`) stopped at the deadline "
+       "before the end of the input (a very large file, a slow disk, or a pipe/FIFO that never "
+       "ends). Findings cover only the part that was read, so a clean result says nothing about "
+       "the rest.",
+       {"Give the scan more time (`--deadline 60`) or cut the log first: `journalctl -k -b "
+        "--since -2h > k.log`.",
+        "Pipes and FIFOs must end: use `journalctl -k -b` (no `-f`), not `dmesg -w`."},
+       {}},
+      {"gpudoctor.kmsg.since_unapplied",
+       Layer::kSoftware,
+       Severity::kInfo,
+       "--since could not filter lines without a wall-clock time",
+       "`--since` drops lines older than a time, but some lines carry only seconds since boot "
+       "(plain `dmesg`, a raw /dev/kmsg dump) and the boot time of that log is unknown. Those "
+       "lines were kept, so findings may include events older than asked.",
+       {"Save the log with wall-clock times: `dmesg -T`, `journalctl -k -o short-iso`.",
+        "Or keep only the last boot with `--current-boot` instead of `--since`."},
        {}},
   };
   return entries;

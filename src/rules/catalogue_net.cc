@@ -15,12 +15,17 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
        "the problem is this host's network or uplink. Verdict `target`: only some targets are "
        "slow while references (or other targets) are fine, so look at that target or its path. "
        "Verdict `bandwidth`: this host's own NIC is saturated, which slows everything it talks "
-       "to. Slow or lossy means above the `net.latency.high` / `net.loss` warn thresholds.",
+       "to. Verdict `undecided`: one target is slow or lossy and there is nothing to compare it "
+       "with (no reference, no other target). Slow or lossy means above the `net.latency.high` / "
+       "`net.loss` warn thresholds. A finding lists only the next step of its own verdict.",
        {"`local`: check this host's NIC (`ip -s link`, `ethtool IFACE`), the uplink switch port "
         "and the default gateway; compare with a neighbour host in the same rack.",
         "`target`: test the path hop by hop: `mtr -rwc 20 TARGET`; check the target's own load.",
         "`bandwidth`: find the top talkers (`net.outbound.heavy`, `ss -tinp`, `iftop -i IFACE`) "
-        "and throttle or move them."},
+        "and throttle or move them.",
+        "`undecided`: add a reference site to compare with (`--reference 1.1.1.1:443`, or "
+        "`[network] references`) or a second target, and run the check again; meanwhile test "
+        "the path hop by hop: `mtr -rwc 20 TARGET`."},
        {}},
       {"net.latency.high",
        Layer::kNetwork,
@@ -58,6 +63,17 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
        {"Check resolution by hand: `getent hosts NAME`; look at /etc/resolv.conf and the DNS "
         "servers' reachability.",
         "If the name is wrong, fix `[network] targets` in the config."},
+       {}},
+      {"net.target.unfinished",
+       Layer::kNetwork,
+       Severity::kInfo,
+       "Target not measured in time",
+       "The probe series of a target or reference was still running when the check's deadline "
+       "came (a short --deadline with a long probe interval or timeout, or very many targets). "
+       "Nothing is known about that host: this is neither a DNS failure nor packet loss.",
+       {"Give the check more time (`--deadline`) or shorten the series: `[network] probe_count`, "
+        "`probe_interval_ms`, `probe_timeout_ms`.",
+        "Probe that host alone: `gpudoctor check --probes reachability --target NAME`."},
        {}},
       {"net.nic.saturated",
        Layer::kNetwork,
@@ -174,7 +190,11 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
         "data loaders look the same); when it is listed, judge the other signs first.",
         "Compare the binary with the package: `dpkg -S` / `rpm -qf` on the path, or hash it.",
         "If it is unknown, isolate the host and follow the incident process before killing it "
-        "(keep evidence: `cp /proc/PID/exe /root/evidence.bin`)."},
+        "(keep evidence: `cp /proc/PID/exe /root/evidence.bin`).",
+        "Once the evidence is kept (binary, `ss -tanp`, crontabs, systemd units, "
+        "~/.ssh/authorized_keys, ideally a disk image): scan (`rkhunter --check`, `chkrootkit`, "
+        "`clamscan -ri /`), then reinstall the node from a known-good image and rotate its "
+        "credentials and keys; do not trust a cleaned system."},
        {{"warn_cpu_pct", 80,
          "CPU in percent of one core that, with outbound connections, is a weak sign (reported "
          "only together with another sign)"}}},

@@ -373,12 +373,39 @@ void NvmlXidFindings(const Snapshot& snap, const std::vector<GpuBusEntry>& gpus,
   }
 }
 
+// The scan did not cover what the user asked for: a saved log cut at the deadline, or --since
+// that could not be applied to lines without a wall-clock time.
+void LogCoverageFindings(const KernelLogFacts& k, std::vector<Finding>& out) {
+  const bool saved = StartsWith(k.source, "file:") || k.source == "stdin";
+  if (k.stopped_at_deadline && saved) {
+    Finding f = MakeFinding(
+        "gpudoctor.kmsg.partial", Severity::kWarn,
+        "Kernel log " + Sanitize(k.source, 120) + " was cut at the deadline after " +
+            std::to_string(k.bytes_scanned) + " bytes: findings cover only the part read");
+    f.Add("bytes_scanned", k.bytes_scanned);
+    f.Add("source", Sanitize(k.source, 200));
+    f.subject = Sanitize(k.source, 200);
+    out.push_back(std::move(f));
+  }
+  if (k.since_unapplied_lines > 0) {
+    Finding f = MakeFinding(
+        "gpudoctor.kmsg.since_unapplied", Severity::kInfo,
+        "--since could not filter " + std::to_string(k.since_unapplied_lines) +
+            " kernel log line(s) without a wall-clock time: they were kept, whatever their age");
+    f.Add("since_unapplied_lines", k.since_unapplied_lines);
+    f.Add("before_since_lines", k.before_since_lines);
+    f.subject = Sanitize(k.source, 200);
+    out.push_back(std::move(f));
+  }
+}
+
 }  // namespace
 
 void KernelRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out) {
   const KernelLogFacts& k = snap.kernel;
   std::vector<GpuBusEntry> gpus = KernelGpuTable(snap);
   NvmlXidFindings(snap, gpus, out);
+  LogCoverageFindings(k, out);
   if (k.events.empty()) return;
   for (const auto& e : k.events) {
     if (e.kind == KernelEventKind::kXid) {

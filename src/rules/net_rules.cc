@@ -57,7 +57,16 @@ void AddRtt(Finding& f, const TargetProbeFacts& h) {
 void HostRulesFor(const TargetProbeFacts& h, const Thresholds& t, std::vector<Finding>& out) {
   if (h.group == TargetGroup::kReference) return;  // references only feed net.localize
   if (!Probed(h)) {
-    if (h.address.empty() && !h.error.empty()) {
+    if (h.unfinished) {
+      Finding f = MakeFinding("net.target.unfinished", Severity::kInfo,
+                              TargetGroupName(h.group) + std::string(" '") + h.name +
+                                  "' was not measured: its probe series did not finish in time");
+      f.subject = h.name;
+      f.Add("target", h.name).Add("group", TargetGroupName(h.group)).Add("error", h.error);
+      out.push_back(std::move(f));
+      return;
+    }
+    if (h.address.empty() && !h.error.empty() && !h.inconclusive) {
       Finding f = MakeFinding(
           "net.target.unresolved", Severity::kWarn,
           TargetGroupName(h.group) + std::string(" '") + h.name + "' could not be resolved");
@@ -148,6 +157,17 @@ std::vector<Saturation> SaturatedNics(const Snapshot& snap, const Thresholds& t)
   return out;
 }
 
+// net.localize's catalogue steps are one per verdict ("`local`: ...", ...): keep the verdict's
+// own, without its label, so the advice fits the conclusion reached.
+void KeepStepsFor(Finding& f, std::string_view verdict) {
+  std::string label = "`" + std::string(verdict) + "`: ";
+  std::vector<std::string> kept;
+  for (const auto& step : f.next_steps) {
+    if (StartsWith(step, label)) kept.push_back(step.substr(label.size()));
+  }
+  f.next_steps = std::move(kept);
+}
+
 void LocalizeRule(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out) {
   const char* id = "net.localize";
   std::vector<Saturation> saturated = SaturatedNics(snap, t);
@@ -195,12 +215,27 @@ void LocalizeRule(const Snapshot& snap, const Thresholds& t, std::vector<Finding
       }
     }
     add_counts(f);
+    KeepStepsFor(f, "bandwidth");
     out.push_back(std::move(f));
     return;
   }
   if (targets_bad == 0) return;
   bool all_targets_bad = targets_bad == targets;
   bool local = all_targets_bad && (refs > 0 ? refs_bad == refs : targets >= 2);
+  if (all_targets_bad && targets == 1 && refs == 0) {
+    // One target and nothing to compare it with: this host's network and the target's path
+    // look the same from here. Say so instead of inventing "other targets".
+    Finding f = MakeFinding(id, Severity::kWarn,
+                            "target '" + bad_names.front() +
+                                "' is slow or lossy and there is nothing to compare it with (no "
+                                "reference, no other target): this host's network or the "
+                                "target's path, undecided");
+    f.Add("verdict", "undecided");
+    add_counts(f);
+    KeepStepsFor(f, "undecided");
+    out.push_back(std::move(f));
+    return;
+  }
   Finding f = local ? MakeFinding(id, Severity::kCrit,
                                   refs > 0 ? "all targets and all references are slow or lossy: "
                                              "the problem is this host's network or uplink"
@@ -214,6 +249,7 @@ void LocalizeRule(const Snapshot& snap, const Thresholds& t, std::vector<Finding
                                       ": look at those targets or their path");
   f.Add("verdict", local ? "local" : "target");
   add_counts(f);
+  KeepStepsFor(f, local ? "local" : "target");
   out.push_back(std::move(f));
 }
 

@@ -41,6 +41,13 @@ bool Qualifies(const StuckProcess& p, std::optional<double> window_s, double min
   return off_cpu_s >= min_stuck_s;
 }
 
+// Where a task waits, in words, for advice about a task not known to be in the NVIDIA driver.
+std::string WhereItWaits(const StuckProcess& p) {
+  if (p.wchan.empty()) return "an unknown kernel function (wchan not readable)";
+  if (NetworkFsWait(p.wchan)) return p.wchan + " (a network filesystem wait)";
+  return "kernel function " + p.wchan;
+}
+
 // Evidence that the counts cover only part of the host's tasks.
 void AddTruncation(const ProcessFacts& procs, Finding& f) {
   if (!procs.truncated) return;
@@ -59,10 +66,19 @@ void DstateRule(const ProcessFacts& procs, const Thresholds& t, std::vector<Find
   const StuckProcess* first_nvidia = nullptr;
   const StuckProcess* first_network = nullptr;
   double max_stuck_s = 0;
+  // "Inside the NVIDIA driver" needs evidence: a driver function as wchan, or an NVIDIA tool
+  // while the nvidia module is loaded. A tool's name alone (module absent or unknown) does not.
+  const bool module_loaded = procs.nvidia_module_loaded.value_or(false);
+  auto in_driver = [&](const StuckProcess& p) {
+    return p.nvidia_wait || (p.nvidia_tool && module_loaded);
+  };
+  const StuckProcess* first_tool_elsewhere = nullptr;
   for (const StuckProcess* p : stuck) {
-    if (p->nvidia_tool || p->nvidia_wait) {
+    if (in_driver(*p)) {
       ++nvidia;
       if (!first_nvidia) first_nvidia = p;
+    } else if (p->nvidia_tool && !first_tool_elsewhere) {
+      first_tool_elsewhere = p;
     }
     if (NetworkFsWait(p->wchan)) {
       ++network_fs;
@@ -91,14 +107,22 @@ void DstateRule(const ProcessFacts& procs, const Thresholds& t, std::vector<Find
     f.Add(k + "pid", p.pid).Add(k + "tid", p.tid).Add(k + "comm", p.comm);
     f.Add(k + "wchan", p.wchan.empty() ? std::string("unknown") : p.wchan);
     if (p.stuck_s) f.Add(k + "stuck_s", *p.stuck_s);
-    f.AddBool(k + "nvidia", p.nvidia_tool || p.nvidia_wait);
+    f.AddBool(k + "nvidia", in_driver(p));
   }
   // Specific advice first, the catalogue's general steps after.
   std::vector<std::string> specific;
   if (first_nvidia) {
     specific.push_back("NVIDIA " + Describe(*first_nvidia) +
-                       " is stuck inside the driver: check the kernel log for Xid 119/120/79 "
-                       "(`dmesg | grep -i xid`), drain the node and reboot it.");
+                       " is stuck inside the NVIDIA driver: check the kernel log for Xid "
+                       "119/120/79 (`dmesg | grep -i xid`), drain the node and reboot it.");
+  }
+  if (first_tool_elsewhere) {
+    specific.push_back(
+        "NVIDIA tool " + Describe(*first_tool_elsewhere) + " waits in " +
+        WhereItWaits(*first_tool_elsewhere) + ", not in an NVIDIA driver function" +
+        (procs.nvidia_module_loaded == false ? " (the nvidia module is not loaded)" : "") +
+        ": read its kernel stack (`cat /proc/" + std::to_string(first_tool_elsewhere->tid) +
+        "/stack` as root) to see what it waits for before blaming the GPU.");
   }
   if (first_network) {
     specific.push_back(std::to_string(network_fs) + " task(s) wait in " + first_network->wchan +

@@ -72,6 +72,7 @@ TEST(CliE2eTest, BlockingProbeFileTimesOutAndCheckReturnsOnTime) {
   TempDir dir;
   dir.MakeFifo("proc/stat");
   dir.Write("proc/loadavg", "0.10 0.20 0.30 1/100 1234\n");
+  dir.MakeDir("sys");  // a --path.* directory that does not exist is exit 3
   auto r = RunGpudoctor({"check", "--json", "--deadline", "1", "--sample-ms", "10", "--path.procfs",
                          dir.path() + "/proc", "--path.sysfs", dir.path() + "/sys", "--path.rootfs",
                          dir.path(), "--probes", "cpu,processes"},
@@ -151,6 +152,49 @@ TEST(CliE2eTest, SampleWindowMustFitTheDeadline) {
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_THAT(r.err, HasSubstr("--sample-ms"));
   EXPECT_THAT(r.err, HasSubstr("--deadline"));
+}
+
+// Issue 8 item 21: a mount point moved to a directory that is not there is exit 3 before any
+// probe runs (no mix of fixture failures and live-host data).
+TEST(CliE2eTest, MissingPathFlagDirectoryExitsThree) {
+  for (const char* flag : {"--path.procfs", "--path.sysfs", "--path.rootfs"}) {
+    auto r = RunGpudoctor({"check", "--json", "--probes", "cpu,nvml", flag, "/nonexistent/xyz"});
+    EXPECT_EQ(r.exit_code, 3) << flag << ": " << r.out;
+    EXPECT_THAT(r.err, HasSubstr("/nonexistent/xyz")) << flag;
+    EXPECT_THAT(r.err, HasSubstr(flag)) << flag;
+    EXPECT_TRUE(r.out.empty()) << flag;
+  }
+}
+
+TEST(CliE2eTest, ConfigOverOneMebibyteIsRefusedNotTruncated) {
+  TempDir dir;
+  // Valid TOML, and still valid when cut at 1 MiB (inside the comment): a truncating reader
+  // would accept it silently and lose the key after it.
+  std::string text = "[check]\n#" + std::string(1 << 20, 'x') + "\nsample_ms = 300\n";
+  dir.Write("big.toml", text);
+  auto r = RunGpudoctor({"config", "--config", dir.path() + "/big.toml"});
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_THAT(r.err, HasSubstr("larger than 1 MiB"));
+}
+
+// Issue 8 item 17: symptoms map to the findings and commands that decide them.
+TEST(CliE2eTest, ExplainSymptom) {
+  auto r = RunGpudoctor({"explain", "--symptom", "nvidia-smi hangs"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("driver.nvml_hang"));
+  EXPECT_THAT(r.out, HasSubstr("proc.dstate"));
+  EXPECT_THAT(r.out, HasSubstr("dmesg"));
+  auto list = RunGpudoctor({"explain", "--symptoms"});
+  EXPECT_EQ(list.exit_code, 0);
+  EXPECT_THAT(list.out, HasSubstr("server-hot"));
+  EXPECT_THAT(list.out, HasSubstr("vram-full"));
+  auto runbook = RunGpudoctor({"explain", "--runbook"});  // item 18
+  EXPECT_EQ(runbook.exit_code, 0);
+  EXPECT_THAT(runbook.out, HasSubstr("gpu.lost"));
+  EXPECT_THAT(runbook.out, HasSubstr("RMA"));
+  auto none = RunGpudoctor({"explain", "--symptom", "the coffee is cold"});
+  EXPECT_EQ(none.exit_code, 3);
+  EXPECT_THAT(none.err, HasSubstr("--symptoms"));
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // End-to-end: `gpudoctor logs FILE|-`, `explain xid N`, and `check --kmsg-file` on fixtures.
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -92,6 +94,39 @@ TEST(KmsgLogsE2eTest, CheckWithSavedRingInRootfsAndSince) {
                          "--since", "@4000000000"});
   EXPECT_EQ(s.exit_code, 0) << s.out;
   EXPECT_EQ(RunGpudoctor({"check", "--probes", "kmsg", "--since", "yesterday-ish"}).exit_code, 3);
+}
+
+// Issue 8 item 19: `logs` honours --deadline on inputs that never end, and says the scan was cut.
+TEST(KmsgLogsE2eTest, LogsStopsAtTheDeadlineOnEndlessInput) {
+  auto r =
+      RunGpudoctor({"logs", "--json", "--deadline", "1", "/dev/zero"}, std::chrono::seconds(20));
+  ASSERT_NE(r.exit_code, -1) << "logs did not stop at its deadline";
+  EXPECT_LT(r.seconds, 5);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["kernel_log"]["stopped_at_deadline"], true);
+  ASSERT_GE(j["findings"].size(), 1u);
+  EXPECT_EQ(j["findings"][0]["id"], "gpudoctor.kmsg.partial");
+}
+
+TEST(KmsgLogsE2eTest, CheckKmsgFileCutAtTheDeadlineIsNotCleanOk) {
+  testing::TempDir dir;
+  dir.MakeFifo("k.fifo");
+  // Keep a silent writer attached so the FIFO never ends.
+  int wfd = ::open((dir.path() + "/k.fifo").c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
+  ASSERT_GE(wfd, 0);
+  auto r = RunGpudoctor({"check", "--json", "--probes", "kmsg", "--deadline", "1", "--kmsg-file",
+                         dir.path() + "/k.fifo"},
+                        std::chrono::seconds(20));
+  ::close(wfd);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("gpudoctor.kmsg.partial"));
+}
+
+TEST(KmsgLogsE2eTest, SinceOnBootRelativeLogSaysItCouldNotFilter) {
+  auto r = RunGpudoctor({"logs", "--since", "2h", FixturePath("kmsg/dmesg_r535_h100.log")});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("gpudoctor.kmsg.since_unapplied"));
 }
 
 }  // namespace

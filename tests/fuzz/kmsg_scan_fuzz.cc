@@ -11,7 +11,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
-  gpudoctor::ScanOptions options;
+  gpudoctor::KernelLogScanOptions options;
   options.current_boot_only = size % 2 == 1;
   options.boot_wall_us = int64_t{1700000000} * 1000000;
   options.now_unix_s = 1700000000;

@@ -1,4 +1,5 @@
-// Fuzzes the /proc/mounts parser, the octal unescaping and the mount selection policy.
+// Fuzzes the /proc/mounts and mountinfo parsers, the octal unescaping and the mount selection
+// policy.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -16,6 +17,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     auto selected = gpudoctor::SelectMountsToCheck(*mounts);
     if (selected.size() > mounts->size()) __builtin_trap();
+  }
+  auto info = gpudoctor::ParseMountInfo(text, &skipped);
+  if (info.ok()) {
+    for (const auto& m : *info) {
+      if (m.mount_point.empty() || m.mount_point[0] != '/' || m.fs_type.empty()) __builtin_trap();
+    }
   }
   if (gpudoctor::UnescapeMountField(text).size() > size) __builtin_trap();
   return 0;

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "host_fixture.h"
+#include "parsers/proc_stat.h"
 #include "probes/disk_probe.h"
 #include "probes/probe.h"
 #include "rules/engine.h"
@@ -118,6 +119,46 @@ TEST(CpuProbeTest, TwoSamplesOnCpuSaturatedFixture) {
   EXPECT_TRUE(std::any_of(findings.begin(), findings.end(), [](const Finding& f) {
     return f.id == "host.cpu.saturated" && f.severity == Severity::kCrit;
   }));
+}
+
+// Issue 8 item 22: an idle (tickless) host whose window holds three clock ticks, all of them
+// busy, must not read as "100% busy": the share is left absent and no finding fires.
+TEST(CpuProbeTest, TooFewTicksInTheWindowLeaveBusyAbsent) {
+  HostFixture fx("healthy");
+  fx.Write("proc/stat", "cpu  1000 0 500 90000 10 0 0 0 0 0\ncpu0 1000 0 500 90000 10 0 0 0 0 0\n");
+  fx.Write("proc/stat.next",
+           "cpu  1003 0 500 90000 10 0 0 0 0 0\ncpu0 1003 0 500 90000 10 0 0 0 0 0\n");
+  fx.ArmSecondSamples();
+  Snapshot s = Apply(RunCpuProbe(Context(fx.fs(), 50)));
+  ASSERT_TRUE(s.host.cpu);
+  EXPECT_FALSE(s.host.cpu->busy_pct);
+  EXPECT_FALSE(s.host.cpu->iowait_pct);
+  for (const auto& f : EvaluateRules(s, Thresholds())) EXPECT_NE(f.id, "host.cpu.saturated");
+  // Enough ticks: the share is measured.
+  CpuTimes a, b;
+  b.user = kMinCpuShareTicks;
+  ASSERT_TRUE(CpuSharesBetween(a, b));
+  EXPECT_DOUBLE_EQ(CpuSharesBetween(a, b)->busy_pct, 100.0);
+  b.user = kMinCpuShareTicks - 1;
+  EXPECT_FALSE(CpuSharesBetween(a, b));
+}
+
+// Issue 8 item 3: PID 1's mountinfo wins over the reader's own table and /proc/mounts.
+TEST(DiskProbeTest, ReadsPid1MountInfoFirst) {
+  HostFixture fx("healthy");
+  fx.Write("proc/1/mountinfo", "22 1 259:2 / / rw,relatime - ext4 /dev/host-root rw\n");
+  fx.Write("proc/self/mountinfo", "22 1 259:2 / / rw,relatime - overlay overlay rw\n");
+  Snapshot s = Apply(RunDiskProbe(Context(fx.fs(), 0)));
+  ASSERT_TRUE(s.host.mounts);
+  ASSERT_EQ(s.host.mounts->size(), 1u);
+  EXPECT_EQ((*s.host.mounts)[0].device, "/dev/host-root");
+  // Without PID 1's table: the reader's own mountinfo.
+  HostFixture fx2("healthy");
+  fx2.Write("proc/self/mountinfo", "22 1 259:2 / / rw,relatime - ext4 /dev/self-root rw\n");
+  Snapshot s2 = Apply(RunDiskProbe(Context(fx2.fs(), 0)));
+  ASSERT_TRUE(s2.host.mounts);
+  ASSERT_EQ(s2.host.mounts->size(), 1u);
+  EXPECT_EQ((*s2.host.mounts)[0].device, "/dev/self-root");
 }
 
 TEST(PressureProbeTest, ParsesAllThree) {

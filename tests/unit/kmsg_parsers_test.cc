@@ -166,8 +166,11 @@ TEST(KmsgXidTest, LookAlikesAndGarbage) {
             NvrmLineType::kOther);
   EXPECT_EQ(ParseNvrmLine("NVRM: Xid (PCI:0000:3b:00): 0, pid=1, x").type, NvrmLineType::kGarbled);
   EXPECT_EQ(ParseNvrmLine("NVRM: Xid (PCI:0000:3b:00): 123456, x").type, NvrmLineType::kGarbled);
-  EXPECT_EQ(ParseNvrmLine("NVRM: Xid (PCI:0000:3b:00): 13, pid=99999999999, x").type,
-            NvrmLineType::kGarbled);
+  // An absurd pid leaves the pid unknown but keeps the Xid (issue 8 item 19).
+  auto odd_pid = ParseNvrmLine("NVRM: Xid (PCI:0000:3b:00): 13, pid=99999999999, name=a, x");
+  EXPECT_EQ(odd_pid.type, NvrmLineType::kXid);
+  EXPECT_FALSE(odd_pid.xid.pid);
+  EXPECT_EQ(odd_pid.xid.process, "a");
   EXPECT_EQ(ParseNvrmLine("NVRM: Xid (PCI:0000:3b:00").type, NvrmLineType::kGarbled);
   EXPECT_EQ(ParseNvrmLine("NVRM: Xid (PCI:0000:3b:00 GPU-I:zz): 13, x").type,
             NvrmLineType::kGarbled);

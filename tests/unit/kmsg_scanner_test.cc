@@ -25,7 +25,7 @@ const KernelEvent* FindEvent(const KernelLogFacts& f, KernelEventKind kind, int 
   return nullptr;
 }
 
-KernelLogFacts ScanFixture(const std::string& name, ScanOptions o = {}) {
+KernelLogFacts ScanFixture(const std::string& name, KernelLogScanOptions o = {}) {
   auto r = ScanLogPath(testing::FixturePath("kmsg/" + name), o);
   EXPECT_TRUE(r.ok()) << r.status().ToString();
   return r.ok() ? *r : KernelLogFacts{};
@@ -142,10 +142,17 @@ TEST(KmsgScannerTest, JournalAndSyslogFixtures) {
 
 TEST(KmsgScannerTest, GarbageIsSkippedAndCounted) {
   KernelLogFacts f = ScanFixture("garbage.log");
-  ASSERT_EQ(f.events.size(), 1u);
-  EXPECT_EQ(f.events[0].xid, 31);
-  EXPECT_EQ(f.events[0].count, 1u);
-  EXPECT_EQ(f.garbled_lines, 8u);
+  // Bad bus, absurd code, cut line and a non-numeric hung-task pid are skipped as garbled; an
+  // absurd pid, invalid UTF-8 and control bytes no longer cost the Xid (issue 8 item 19).
+  ASSERT_EQ(f.events.size(), 2u);
+  const KernelEvent* x31 = FindEvent(f, KernelEventKind::kXid, 31);
+  ASSERT_NE(x31, nullptr);
+  EXPECT_EQ(x31->count, 3u);
+  const KernelEvent* x13 = FindEvent(f, KernelEventKind::kXid, 13);
+  ASSERT_NE(x13, nullptr);
+  EXPECT_EQ(x13->processes, std::vector<std::string>{"a"});
+  EXPECT_EQ(f.garbled_lines, 4u);
+  EXPECT_EQ(f.repaired_lines, 3u);
 }
 
 TEST(KmsgScannerTest, FloodIsOneEventInBoundedMemory) {
@@ -204,7 +211,7 @@ TEST(KmsgScannerTest, CurrentBootOnlyAndSince) {
       "[   10.000000] NVRM: Xid (PCI:0000:3b:00): 13, pid=1, name=a, old boot\n"
       "[    0.000000] Linux version 6.1.0\n"
       "[   20.000000] NVRM: Xid (PCI:0000:3b:00): 31, pid=2, name=b, this boot\n";
-  ScanOptions cur;
+  KernelLogScanOptions cur;
   cur.current_boot_only = true;
   KernelLogScanner s(cur);
   s.ScanText(text);
@@ -213,7 +220,7 @@ TEST(KmsgScannerTest, CurrentBootOnlyAndSince) {
   ASSERT_EQ(f.events.size(), 1u);
   EXPECT_EQ(f.events[0].xid, 31);
 
-  ScanOptions since;
+  KernelLogScanOptions since;
   since.boot_wall_us = int64_t{1700000000} * 1000000;
   since.since_wall_us = int64_t{1700000015} * 1000000;
   KernelLogScanner s2(since);
@@ -235,6 +242,131 @@ TEST(KmsgScannerTest, OverlongLinesAreTruncatedNotFatal) {
   EXPECT_EQ(f.truncated_lines, 1u);
   ASSERT_EQ(f.events.size(), 1u);
   EXPECT_EQ(f.events[0].xid, 31);
+}
+
+// Issue 8 item 19: inputs that used to lose events.
+TEST(KmsgScannerTest, CrlfLinesKeepTheirEvents) {
+  KernelLogScanner s;
+  s.ScanText(
+      "[ 1.0] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=a, GPU has fallen off the bus.\r\n"
+      "[ 2.0] Out of memory: Killed process 42 (python) total-vm:1kB, anon-rss:2kB\r\n");
+  KernelLogFacts f = s.Finish();
+  EXPECT_EQ(f.garbled_lines, 0u);
+  ASSERT_NE(FindEvent(f, KernelEventKind::kXid, 79), nullptr);
+  EXPECT_NE(FindEvent(f, KernelEventKind::kOom), nullptr);
+  EXPECT_EQ(FindEvent(f, KernelEventKind::kXid, 79)->sample.find('\r'), std::string::npos);
+}
+
+TEST(KmsgScannerTest, NulRunEndsALineSoTheNextBootMarkerCounts) {
+  std::string text =
+      "[ 10.0] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=a, dead boot\n"
+      "[ 11.0] some half-written line";
+  text += std::string(4096, '\0');
+  text +=
+      "[ 0.000000] Linux version 6.1.0 (gcc) #1 SMP\n"
+      "[ 5.0] NVRM: Xid (PCI:0000:3b:00): 13, pid=2, name=b, this boot\n";
+  KernelLogScanOptions cur;
+  cur.current_boot_only = true;
+  KernelLogScanner s(cur);
+  s.ScanText(text);
+  KernelLogFacts f = s.Finish();
+  EXPECT_EQ(f.boots_seen, 1);
+  ASSERT_EQ(f.events.size(), 1u);
+  EXPECT_EQ(f.events[0].xid, 13);
+  // The same through the file reader (NULs inside a buffered chunk).
+  testing::TempDir dir;
+  dir.Write("k.log", text);
+  auto r = ScanLogPath(dir.path() + "/k.log", cur);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->events.size(), 1u);
+  EXPECT_EQ(r->events[0].xid, 13);
+}
+
+TEST(KmsgScannerTest, InvalidUtf8AndOddPidKeepTheXid) {
+  KernelLogScanner s;
+  s.ScanText(
+      "[ 1.0] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=p\xff\xfey, GPU has fallen off\n"
+      "[ 2.0] NVRM: Xid (PCI:0000:5e:00): 48, pid=-1, name=q, DBE\n"
+      "[ 3.0] NVRM: Xid (PCI:0000:86:00): 94, pid='<none>', name=r, Contained\n");
+  KernelLogFacts f = s.Finish();
+  EXPECT_EQ(f.garbled_lines, 0u);
+  EXPECT_EQ(f.repaired_lines, 1u);
+  const KernelEvent* x79 = FindEvent(f, KernelEventKind::kXid, 79);
+  ASSERT_NE(x79, nullptr);
+  ASSERT_EQ(x79->processes.size(), 1u);
+  EXPECT_EQ(x79->processes[0], "p??y[1]");
+  const KernelEvent* x48 = FindEvent(f, KernelEventKind::kXid, 48);
+  ASSERT_NE(x48, nullptr);
+  EXPECT_EQ(x48->processes, std::vector<std::string>{"q"});
+  EXPECT_NE(FindEvent(f, KernelEventKind::kXid, 94), nullptr);
+  EXPECT_EQ(RepairLogText("a\xc3\xa9\x01\xe2\x82z"), "a\xc3\xa9???z");
+  EXPECT_TRUE(IsCleanLogText(RepairLogText(std::string("\xf0\x9f\x98\x80\xf0\x9f\0x", 9))));
+}
+
+TEST(KmsgScannerTest, FullEventTableMakesRoomForASeriousEvent) {
+  KernelLogScanner s;
+  std::string text;
+  for (size_t i = 0; i < EventAggregator::kMaxEvents + 10; ++i) {
+    text += "[ 1.0] Out of memory: Killed process " + std::to_string(i) + " (job" +
+            std::to_string(i) + ") total-vm:1kB, anon-rss:2kB\n";
+  }
+  text += "[ 9.0] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=a, GPU has fallen off the bus.\n";
+  text += "[ 9.5] Out of memory: Killed process 99999 (late) total-vm:1kB, anon-rss:2kB\n";
+  s.ScanText(text);
+  KernelLogFacts f = s.Finish();
+  EXPECT_EQ(f.events.size(), EventAggregator::kMaxEvents);
+  EXPECT_NE(FindEvent(f, KernelEventKind::kXid, 79), nullptr);
+  EXPECT_EQ(f.dropped_events, 12u);  // 10 OOM keys, 1 evicted for the Xid, the late OOM
+}
+
+TEST(KmsgScannerTest, SinceWithoutWallClockIsCountedAndReported) {
+  KernelLogScanOptions o;
+  o.since_wall_us = int64_t{1700000000} * 1000000;  // no boot_wall_us: dmesg stamps stay relative
+  KernelLogScanner s(o);
+  s.ScanText("[ 5.0] NVRM: Xid (PCI:0000:3b:00): 13, pid=1, name=a, x\n");
+  Snapshot snap;
+  snap.kernel = s.Finish();
+  EXPECT_EQ(snap.kernel.since_unapplied_lines, 1u);
+  EXPECT_EQ(snap.kernel.events.size(), 1u);
+  std::vector<Finding> out;
+  KernelRules(snap, Thresholds{}, out);
+  bool said = false;
+  for (const auto& f : out) said |= f.id == "gpudoctor.kmsg.since_unapplied";
+  EXPECT_TRUE(said);
+}
+
+TEST(KmsgScannerTest, FifoStopsAtTheDeadlineAndSaysPartial) {
+  testing::TempDir dir;
+  dir.MakeFifo("k.fifo");
+  // A writer that is connected but stays silent: the read must still end at the deadline.
+  int wfd = ::open((dir.path() + "/k.fifo").c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
+  ASSERT_GE(wfd, 0);
+  ASSERT_EQ(::write(wfd, "[ 1.0] usb 1-1: new\n", 20), 20);
+  auto start = SteadyClock::now();
+  auto r = ScanLogPath(dir.path() + "/k.fifo", {}, start + std::chrono::milliseconds(300));
+  ::close(wfd);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_LT(SteadyClock::now() - start, std::chrono::seconds(3));
+  EXPECT_TRUE(r->stopped_at_deadline);
+  EXPECT_EQ(r->bytes_scanned, 20u);
+  Snapshot snap;
+  snap.kernel = *r;
+  {
+    std::vector<Finding> out;
+    KernelRules(snap, Thresholds{}, out);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].id, "gpudoctor.kmsg.partial");
+    EXPECT_EQ(out[0].severity, Severity::kWarn);
+  }
+  // /dev/zero never ends: stopped at the deadline, reported as partial.
+  auto z = ScanLogPath("/dev/zero", {}, SteadyClock::now() + std::chrono::milliseconds(200));
+  ASSERT_TRUE(z.ok());
+  EXPECT_TRUE(z->stopped_at_deadline);
+  snap.kernel = *z;
+  std::vector<Finding> out;
+  KernelRules(snap, Thresholds{}, out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].id, "gpudoctor.kmsg.partial");
 }
 
 TEST(KmsgGpuMapTest, MapsByIntegerTuple) {

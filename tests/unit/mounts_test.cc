@@ -33,6 +33,34 @@ TEST(MountsTest, ParsesLinesAndOctalEscapes) {
   EXPECT_EQ((*m)[2].mount_point, "/mnt/tab\tand\nnl\\back");
 }
 
+// Issue 8 item 3: the disk probe reads PID 1's mountinfo (node_exporter's order).
+TEST(MountsTest, ParsesMountInfo) {
+  const char* text =
+      "22 1 259:2 / / rw,relatime shared:1 - ext4 /dev/nvme0n1p2 rw,errors=remount-ro\n"
+      "30 22 0:26 / /dev/shm rw,nosuid,nodev shared:4 - tmpfs tmpfs rw,size=65536k\n"
+      "41 22 0:40 / /mnt/my\\040data rw,relatime shared:20 master:3 - nfs4 srv:/export "
+      "rw,vers=4.2\n"
+      "42 22 259:3 / /ro ro,relatime - xfs /dev/nvme1n1 ro\n"
+      "43 22 259:4 / /superro rw,relatime - xfs /dev/nvme2n1 ro,attr2\n"
+      "garbage line without separator\n"
+      "44 22 0:5 / /x rw - \n";
+  int skipped = 0;
+  auto r = ParseMountInfo(text, &skipped);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->size(), 5u);
+  EXPECT_EQ(skipped, 2);
+  EXPECT_EQ((*r)[0].mount_point, "/");
+  EXPECT_EQ((*r)[0].device, "/dev/nvme0n1p2");
+  EXPECT_EQ((*r)[0].fs_type, "ext4");
+  EXPECT_FALSE((*r)[0].read_only);
+  EXPECT_EQ((*r)[2].mount_point, "/mnt/my data");
+  EXPECT_EQ((*r)[2].fs_type, "nfs4");
+  EXPECT_EQ((*r)[2].device, "srv:/export");
+  EXPECT_TRUE((*r)[3].read_only);
+  EXPECT_TRUE((*r)[4].read_only);  // read-only superblock
+  EXPECT_FALSE(ParseMountInfo("nothing\n").ok());
+}
+
 TEST(MountsTest, UnescapeLeavesBrokenEscapesAlone) {
   EXPECT_EQ(UnescapeMountField("a\\04"), "a\\04");      // truncated
   EXPECT_EQ(UnescapeMountField("a\\9xy"), "a\\9xy");    // not octal

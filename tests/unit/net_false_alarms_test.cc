@@ -170,7 +170,7 @@ RootFs ManyProcesses(testing::TempDir& dir, int count) {
 TEST(NetFalseAlarmsTest, ProcessScanStopsAtTheDeadlineAndSaysSo) {
   testing::TempDir dir;
   RootFs fs = ManyProcesses(dir, 2 * static_cast<int>(kScanDeadlineStride) + 5);
-  ScanOptions opts;
+  ProcScanOptions opts;
   ProcessScan full = ScanProcesses(fs, opts);
   EXPECT_EQ(full.processes.size(), 2 * kScanDeadlineStride + 5);
   EXPECT_FALSE(full.truncated);

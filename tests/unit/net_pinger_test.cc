@@ -11,10 +11,14 @@
 #include "net/pinger.h"
 #include "net/reachability.h"
 #include "net_test_env.h"
+#include "probes/probe.h"
 #include "rules/engine.h"
 #include "test_util.h"
 
 namespace gpudoctor {
+
+ProbeOutput RunReachabilityProbe(const ProbeContext& ctx);
+
 namespace {
 
 using std::chrono::milliseconds;
@@ -125,6 +129,46 @@ TEST(ReachabilityTest, UnresolvableNameIsReportedNotFatal) {
   auto findings = EvaluateRules(snap, Thresholds());
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].id, "net.target.unresolved");
+}
+
+// Issue 8 item 21: a series still running at the deadline is "not measured", never a DNS
+// failure; and the probe shortens series that could not end before the check's deadline.
+TEST(ReachabilityTest, UnfinishedSeriesIsNotADnsFailure) {
+  Listener l;
+  ReachabilityOptions opts;
+  opts.ping.count = 5;
+  opts.ping.interval = milliseconds(1000);
+  opts.ping.timeout = milliseconds(400);
+  auto out =
+      ProbeHosts({{*ParseTarget("127.0.0.1:" + std::to_string(l.port)), TargetGroup::kTarget}},
+                 opts, SteadyClock::now() + milliseconds(200));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(out[0].unfinished);
+  Snapshot snap;
+  snap.network.reachability = ReachabilityFacts{out, false};
+  auto findings = EvaluateRules(snap, Thresholds());
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].id, "net.target.unfinished");
+  EXPECT_EQ(findings[0].severity, Severity::kInfo);
+}
+
+TEST(ReachabilityTest, ProbeShortensASeriesThatCannotEndBeforeTheDeadline) {
+  Listener l;
+  auto settings = std::make_shared<Settings>();
+  settings->net_targets = {"127.0.0.1:" + std::to_string(l.port)};
+  settings->net_probe_count = 10;
+  settings->net_probe_interval_ms = 400;  // 3.6 s of series
+  ProbeContext ctx{settings, SteadyClock::now() + milliseconds(1500)};
+  ProbeOutput out = RunReachabilityProbe(ctx);
+  ASSERT_EQ(out.state, ProbeState::kOk) << out.reason;
+  Snapshot snap;
+  out.apply(snap);
+  ASSERT_TRUE(snap.network.reachability);
+  const TargetProbeFacts& h = snap.network.reachability->hosts.at(0);
+  EXPECT_FALSE(h.unfinished) << h.error;
+  EXPECT_GE(h.received, 1);
+  EXPECT_LT(h.sent, 10);
+  EXPECT_DOUBLE_EQ(*h.loss_pct, 0);
 }
 
 TEST(ReachabilityTest, OnlyTheImplicitGatewayWithoutAnyAnswerIsInconclusive) {

@@ -84,7 +84,7 @@ TEST(SockDiagTest, SeesLoopbackBytesAndMapsThemToThisProcess) {
   usleep(20000);
   auto after = DumpTcpSockets();
   ASSERT_TRUE(after.ok());
-  ProcessScan scan = ScanProcesses(RootFs(), ScanOptions{});
+  ProcessScan scan = ScanProcesses(RootFs(), ProcScanOptions{});
   const ScannedProcess* me = nullptr;
   for (const auto& p : scan.processes) {
     if (p.pid == getpid()) me = &p;
@@ -149,7 +149,7 @@ TEST(ProcScanTest, DStateTasksGetNoFdOrExeReads) {
   dir.Symlink("/tmp/.x/xmrig (deleted)", "proc/200/exe");
   dir.Write("proc/self", "");
   RootFs fs(dir.path() + "/proc", dir.path() + "/sys", dir.path());
-  ScanOptions opts;
+  ProcScanOptions opts;
   opts.read_exe = true;
   ProcessScan scan = ScanProcesses(fs, opts);
   ASSERT_EQ(scan.processes.size(), 2u);
@@ -332,6 +332,48 @@ TEST(LocalizeRulesTest, LocalTargetAndNone) {
   EXPECT_EQ(Verdict(EvaluateRules(snap, Thresholds())), "");
 }
 
+const Finding* Localize(const std::vector<Finding>& findings) {
+  for (const auto& f : findings) {
+    if (f.id == "net.localize") return &f;
+  }
+  return nullptr;
+}
+
+// Issue 8 item 5: one target and nothing to compare says so; steps fit the verdict.
+TEST(LocalizeRulesTest, OneTargetWithoutReferencesIsUndecided) {
+  Snapshot snap;
+  snap.network.reachability =
+      ReachabilityFacts{{Host("10.0.0.1", TargetGroup::kTarget, 250, 0)}, false};
+  auto findings = EvaluateRules(snap, Thresholds());
+  const Finding* f = Localize(findings);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(Verdict(findings), "undecided");
+  EXPECT_EQ(f->summary.find("other targets are fine"), std::string::npos) << f->summary;
+  EXPECT_NE(f->summary.find("nothing to compare"), std::string::npos) << f->summary;
+  ASSERT_EQ(f->next_steps.size(), 1u);
+  EXPECT_NE(f->next_steps[0].find("--reference"), std::string::npos);
+
+  // With a healthy reference: verdict target, and only the target step.
+  snap.network.reachability->hosts.push_back(Host("192.0.2.50", TargetGroup::kReference, 20, 0));
+  findings = EvaluateRules(snap, Thresholds());
+  f = Localize(findings);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(Verdict(findings), "target");
+  ASSERT_EQ(f->next_steps.size(), 1u);
+  EXPECT_NE(f->next_steps[0].find("mtr"), std::string::npos);
+  EXPECT_EQ(f->next_steps[0].find("`local`"), std::string::npos);
+  EXPECT_EQ(f->next_steps[0].find("ethtool"), std::string::npos);
+
+  // Reference slow too: local, and only the local step.
+  snap.network.reachability->hosts[1].rtt_median_ms = 400;
+  findings = EvaluateRules(snap, Thresholds());
+  f = Localize(findings);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(Verdict(findings), "local");
+  ASSERT_EQ(f->next_steps.size(), 1u);
+  EXPECT_NE(f->next_steps[0].find("ip -s link"), std::string::npos);
+}
+
 TEST(LocalizeRulesTest, UnreachableTargetIsCriticalLoss) {
   Snapshot snap;
   snap.network.reachability =
@@ -344,7 +386,7 @@ TEST(LocalizeRulesTest, UnreachableTargetIsCriticalLoss) {
   ASSERT_NE(loss, nullptr);
   EXPECT_EQ(loss->severity, Severity::kCrit);
   EXPECT_NE(loss->summary.find("unreachable"), std::string::npos);
-  EXPECT_EQ(Verdict(findings), "target");  // one target, no references: cannot say local
+  EXPECT_EQ(Verdict(findings), "undecided");  // one target, no references: nothing to compare
 }
 
 }  // namespace

@@ -62,9 +62,10 @@ TEST(ProcessRulesTest, StuckNonNvidiaTaskIsWarn) {
 }
 
 TEST(ProcessRulesTest, NvidiaToolIsCritWithSpecificAdvice) {
-  auto f = EvaluateRules(
-      WithTasks({Task(4242, "nvidia-smi", "os_acquire_rwlock_read", 300.0, /*nvidia=*/true)}),
-      Thresholds());
+  Snapshot snap =
+      WithTasks({Task(4242, "nvidia-smi", "os_acquire_rwlock_read", 300.0, /*nvidia=*/true)});
+  snap.host.processes->nvidia_module_loaded = true;
+  auto f = EvaluateRules(snap, Thresholds());
   auto d = Find(f, "proc.dstate");
   ASSERT_TRUE(d);
   EXPECT_EQ(d->severity, Severity::kCrit);
@@ -72,6 +73,38 @@ TEST(ProcessRulesTest, NvidiaToolIsCritWithSpecificAdvice) {
       << d->summary;
   EXPECT_NE(d->next_steps.front().find("Xid"), std::string::npos);
   EXPECT_EQ(*EvidenceOf<int64_t>(*d, "nvidia_stuck_count"), 1);
+}
+
+// Issue 8 item 4: a task's name alone does not put it inside the driver.
+TEST(ProcessRulesTest, NvidiaToolNameAloneIsNotInsideTheDriver) {
+  Snapshot snap = WithTasks({Task(4242, "nvidia-smi", "rpc_wait_bit_killable", 300.0, true)});
+  snap.host.processes->nvidia_module_loaded = false;
+  auto d = Find(EvaluateRules(snap, Thresholds()), "proc.dstate");
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->severity, Severity::kWarn);
+  EXPECT_EQ(*EvidenceOf<int64_t>(*d, "nvidia_stuck_count"), 0);
+  EXPECT_EQ(d->summary.find("including NVIDIA"), std::string::npos) << d->summary;
+  for (const auto& step : d->next_steps) {
+    EXPECT_EQ(step.find("inside the NVIDIA driver"), std::string::npos) << step;
+    EXPECT_EQ(step.find("inside the driver"), std::string::npos) << step;
+  }
+  std::string all;
+  for (const auto& step : d->next_steps) all += step + "\n";
+  EXPECT_NE(all.find("rpc_wait_bit_killable (a network filesystem wait)"), std::string::npos)
+      << all;
+  EXPECT_NE(all.find("nvidia module is not loaded"), std::string::npos) << all;
+  // Unknown module state and no driver wchan: still not "inside the driver".
+  Snapshot unknown = WithTasks({Task(4243, "nvidia-smi", "", 300.0, true)});
+  auto u = Find(EvaluateRules(unknown, Thresholds()), "proc.dstate");
+  ASSERT_TRUE(u);
+  EXPECT_NE(u->next_steps.front().find("unknown kernel function"), std::string::npos)
+      << u->next_steps.front();
+  // A driver function as wchan is enough on its own.
+  StuckProcess t = Task(4244, "python3", "os_acquire_rwlock_read", 300.0);
+  t.nvidia_wait = true;
+  auto w = Find(EvaluateRules(WithTasks({t}), Thresholds()), "proc.dstate");
+  ASSERT_TRUE(w);
+  EXPECT_NE(w->next_steps.front().find("inside the NVIDIA driver"), std::string::npos);
 }
 
 TEST(ProcessRulesTest, DriverWaitCountsAsNvidia) {

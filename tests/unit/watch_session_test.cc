@@ -106,7 +106,7 @@ TEST(KmsgTailTest, ReadsOnlyNewLinesAndKeepsCounting) {
   dir.Write("kmsg",
             "[   10.000000] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has "
             "fallen off the bus.\n");
-  ScanOptions options;
+  KernelLogScanOptions options;
   KmsgTail tail(path, options);
   auto first = tail.Poll({});
   ASSERT_TRUE(first.ok()) << first.status().ToString();
