@@ -117,7 +117,11 @@ int WatchCommand(const CliOptions& o) {
   std::vector<TrackedFinding> stored_findings;
   std::string stored_boot_id;
   if (!o.Has("--no-db")) {
-    auto opened = HistoryStore::Open(settings->db_path, StoreOptions{});
+    StoreOptions store_options;
+    store_options.raw_retention_s = static_cast<int64_t>(settings->watch_raw_retention_h * 3600);
+    store_options.rollup_retention_s =
+        static_cast<int64_t>(settings->watch_rollup_retention_d * 86400);
+    auto opened = HistoryStore::Open(settings->db_path, store_options);
     if (!opened.ok()) {
       return CouldNotRun("history database " + settings->db_path + ": " +
                          opened.status().message());

@@ -240,8 +240,9 @@ std::string MetricsMarkdown() {
     out += "| `" + std::string(m->name) + "` | " + MetricTypeName(m->type) + " | " + labels +
            " | " + help + " | " + twin + " |\n";
   }
-  out += "| `DCGM_FI_DEV_XID_ERRORS` | gauge |  | --dcgm-compat only: highest Xid code seen for the "
-         "GPU (dcgm-exporter: the last Xid). | |\n";
+  out +=
+      "| `DCGM_FI_DEV_XID_ERRORS` | gauge |  | --dcgm-compat only: highest Xid code seen for the "
+      "GPU (dcgm-exporter: the last Xid). | |\n";
   return out;
 }
 

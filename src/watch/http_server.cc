@@ -1,5 +1,4 @@
 #include "watch/http_server.h"
-#include "watch/web_assets.h"
 
 #include <sys/stat.h>
 
@@ -13,6 +12,8 @@
 #include <sstream>
 #include <thread>
 #include <vector>
+
+#include "watch/web_assets.h"
 
 // cpp-httplib (Debian libcpp-httplib-dev, a shared library): header and URI limits are its
 // compiled-in 8 KiB each.
@@ -291,7 +292,6 @@ std::string IsoMs(int64_t ms) {
   if (ms <= 0) return "";
   return FormatUtc(std::chrono::system_clock::time_point(std::chrono::milliseconds(ms)));
 }
-
 
 }  // namespace
 
