@@ -2,6 +2,8 @@
 
 #include <ctime>
 
+#include "core/civil_time.h"
+
 namespace gpudoctor {
 namespace {
 
@@ -322,15 +324,6 @@ bool ParseDmesg(std::string_view line, ParsedLine& out) {
 }
 
 }  // namespace
-
-int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const unsigned yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<int64_t>(doe) - 719468;
-}
 
 std::optional<int64_t> LocalTimeToUnixUs(int y, int mon, int day, int h, int min, int s,
                                          int64_t frac_us) {

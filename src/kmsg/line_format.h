@@ -46,7 +46,6 @@ ParsedLine ParseLinePrefix(std::string_view line, LineFormatState& state);
 
 // Helpers exposed for tests and the journal reader.
 // Days since 1970-01-01 for a proleptic Gregorian date.
-int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d);
 // Local (TZ) wall time to Unix microseconds; nullopt for an invalid date.
 std::optional<int64_t> LocalTimeToUnixUs(int y, int mon, int day, int h, int min, int s,
                                          int64_t frac_us);
