@@ -186,6 +186,13 @@ int WatchCommand(const CliOptions& o) {
         store->Append(record);
       }
     }
+    // Acknowledgements and silences written by `gpudoctor ack` / `silence` (other processes):
+    // picked up every few ticks so acked findings stop re-notifying.
+    if (store && tick->tick % 5 == 0) {
+      if (auto reader = HistoryReader::Open(settings->db_path); reader.ok()) {
+        if (auto open = (*reader)->QueryFindings({0, true}); open.ok()) daemon.MergeAcks(*open);
+      }
+    }
     SdNotify("WATCHDOG=1");
     if (settings->watch_max_ticks > 0 && ++ticks >= settings->watch_max_ticks) break;
 

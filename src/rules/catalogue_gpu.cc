@@ -349,6 +349,20 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
         "For distributed jobs, look for the straggler rank (NCCL_DEBUG=INFO, py-spy dump)."},
        {{"busy_util_pct", 90, "utilisation counted as saturated"},
         {"idle_util_pct", 10, "utilisation counted as idle"}}},
+      // Issue 13: the utilisation pattern of static batching, seen in watch history.
+      {"gpu.util.sawtooth",
+       Layer::kResources,
+       Severity::kInfo,
+       "GPU busy/idle saw-tooth (static batching)",
+       "Under watch, this GPU's utilisation alternates between busy and idle in cycles: the "
+       "pattern of a server that batches requests statically (waits to fill a batch, then runs "
+       "it to the longest request's end). Continuous, iteration-level batching with a paged KV "
+       "cache keeps the GPU busy instead and cuts latency.",
+       {"Explore it with your numbers: `gpudoctor plan batching --model MODEL --gpu-mem SIZE "
+        "--rate R` (static against continuous batching).",
+        "Use a server with continuous batching (vLLM, TGI, SGLang, TensorRT-LLM in-flight "
+        "batching) or lower its batch wait time."},
+       {}},
       // Issue 8 items 12 and 13.
       {"driver.nvml_slow",
        Layer::kSoftware,

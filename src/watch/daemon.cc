@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/strings.h"
+#include "plan/live_advice.h"
 #include "probes/registry.h"
 #include "rules/engine.h"
 #include "watch/finding_lifecycle.h"
@@ -30,6 +31,45 @@ void AddStoreFinding(const HistoryStore* store, std::vector<Finding>& findings) 
 }
 
 }  // namespace
+
+// The busy/idle saw-tooth of static batching over the last ticks of each GPU (issue 13).
+constexpr size_t kUtilWindowTicks = 120;
+
+void AddSawToothFindings(const Snapshot& snap, std::map<std::string, std::deque<double>>& history,
+                         std::vector<Finding>& findings) {
+  for (const GpuFacts& g : snap.gpu.gpus) {
+    if (!g.util_gpu_pct || g.hung || g.unfinished) continue;
+    auto& series = history[GpuIdentityKey(g)];
+    series.push_back(*g.util_gpu_pct);
+    if (series.size() > kUtilWindowTicks) series.pop_front();
+    plan::SawTooth st =
+        plan::DetectStaticBatchingSawTooth(std::vector<double>(series.begin(), series.end()));
+    if (!st.detected) continue;
+    Finding f = MakeFinding("gpu.util.sawtooth", Severity::kInfo,
+                            "GPU " + std::to_string(g.index) + " alternates busy and idle (" +
+                                std::to_string(st.cycles) + " cycles over the last " +
+                                std::to_string(series.size()) + " ticks): static batching?");
+    GpuRef r;
+    r.index = g.index;
+    r.uuid = g.uuid;
+    r.pci_bus_id = g.pci_bus_id;
+    r.serial = g.serial;
+    r.name = g.name;
+    f.gpu = r;
+    f.Add("cycles", st.cycles)
+        .Add("busy_share_pct", st.high_fraction * 100)
+        .Add("idle_share_pct", st.low_fraction * 100)
+        .Add("mean_util_pct", st.mean_util_pct);
+    if (g.memory_total_bytes) {
+      f.next_steps.insert(
+          f.next_steps.begin(),
+          "Compare the policies on this GPU: `gpudoctor plan batching --model llama-3-8b "
+          "--gpu-mem " +
+              std::to_string(*g.memory_total_bytes >> 30) + "GiB --rate 2` (replace the model).");
+    }
+    findings.push_back(std::move(f));
+  }
+}
 
 std::string ReadBootId(const Settings& settings) {
   auto text = settings.fs.ReadProc("sys/kernel/random/boot_id", 128);
@@ -99,6 +139,7 @@ std::shared_ptr<const TickResult> WatchDaemon::Tick() {
   report.snapshot = std::move(snap);
   report.findings = EvaluateRules(report.snapshot, settings_->thresholds);
   AddStoreFinding(store_, report.findings);
+  AddSawToothFindings(report.snapshot, util_history_, report.findings);
   SortFindings(report.findings);
   report.duration_ms =
       std::chrono::duration<double, std::milli>(SteadyClock::now() - start).count();

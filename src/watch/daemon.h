@@ -7,7 +7,9 @@
 // drive it tick by tick. Thread-safety: Tick/Reload from one thread; Latest() from any thread.
 #pragma once
 
+#include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -60,6 +62,8 @@ class WatchDaemon {
   CadencePlan cadence_;
   CounterWindow counters_;
   std::vector<TrackedFinding> tracked_;
+  // Per GPU (identity key): the utilisation of the last ticks, for the static-batching pattern.
+  std::map<std::string, std::deque<double>> util_history_;
   std::string stored_boot_id_;
   std::string last_boot_id_;
   EventBaseline baseline_;
@@ -69,6 +73,11 @@ class WatchDaemon {
   mutable std::mutex latest_mu_;
   std::shared_ptr<const TickResult> latest_;
 };
+
+// Appends gpu.util.sawtooth for GPUs whose utilisation over the last ticks (kept in `history`,
+// per GPU identity, the newest value from `snap`) shows the busy/idle cycles of static batching.
+void AddSawToothFindings(const Snapshot& snap, std::map<std::string, std::deque<double>>& history,
+                         std::vector<Finding>& findings);
 
 // /proc/sys/kernel/random/boot_id through the settings' RootFs; empty when unreadable.
 std::string ReadBootId(const Settings& settings);

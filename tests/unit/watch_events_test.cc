@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "watch/counter_window.h"
+#include "watch/daemon.h"
 #include "watch/tick_events.h"
 
 namespace gpudoctor {
@@ -100,6 +101,47 @@ TEST(CounterWindowTest, RatesSpanTheWindowNotOneTick) {
       static_cast<double>(*g.second.ecc_sbe_volatile - *g.first.ecc_sbe_volatile) / *g.window_s,
       2.0, 0.01);
   EXPECT_EQ(g.first.clock_event_reasons, 0x40u);
+}
+
+}  // namespace
+}  // namespace gpudoctor
+
+namespace gpudoctor {
+namespace {
+
+// Issue 13 item 3: watch history showing static batching's busy/idle saw-tooth is a finding that
+// quotes the planner command; steady load is not.
+TEST(SawToothTest, AlternatingUtilisationOverTicksIsFlaggedSteadyIsNot) {
+  std::map<std::string, std::deque<double>> history;
+  std::vector<Finding> findings;
+  for (int t = 0; t < 40; ++t) {
+    Snapshot s;
+    GpuFacts g;
+    g.index = 1;
+    g.serial = "S1";
+    g.memory_total_bytes = 80ull << 30;
+    g.util_gpu_pct = (t / 4) % 2 == 0 ? 98 : 3;  // 4 ticks busy, 4 idle
+    s.gpu.gpus.push_back(g);
+    findings.clear();
+    AddSawToothFindings(s, history, findings);
+  }
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].id, "gpu.util.sawtooth");
+  EXPECT_NE(findings[0].next_steps[0].find("gpudoctor plan batching"), std::string::npos);
+  EXPECT_NE(findings[0].next_steps[0].find("--gpu-mem 80GiB"), std::string::npos);
+
+  std::map<std::string, std::deque<double>> steady;
+  for (int t = 0; t < 40; ++t) {
+    Snapshot s;
+    GpuFacts g;
+    g.index = 1;
+    g.serial = "S1";
+    g.util_gpu_pct = 85;
+    s.gpu.gpus.push_back(g);
+    findings.clear();
+    AddSawToothFindings(s, steady, findings);
+  }
+  EXPECT_TRUE(findings.empty());
 }
 
 }  // namespace
