@@ -40,6 +40,9 @@ class StoreWriter {
   std::unique_ptr<SqliteDb> db_;
   StoreOptions options_;
   std::map<std::tuple<std::string, int, std::string>, int64_t> series_ids_;
+  // Most points have no extra labels: their series id by (descriptor, GPU) without building a
+  // string key per point per tick (MetricInfo pointers are static table entries).
+  std::map<std::pair<const MetricInfo*, int>, int64_t> unlabeled_ids_;
   std::map<int64_t, bool> series_counter_;
   int64_t current_minute_ = -1;  // unknown after a failure: the next tick packs what is due
   int64_t last_retention_s_ = 0;

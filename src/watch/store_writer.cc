@@ -154,8 +154,16 @@ Status StoreWriter::Prepare() {
 }
 
 Result<int64_t> StoreWriter::SeriesId(const MetricPoint& p) {
+  if (p.labels.empty()) {
+    if (auto it = unlabeled_ids_.find({p.info, p.gpu}); it != unlabeled_ids_.end()) {
+      return it->second;
+    }
+  }
   auto key = std::make_tuple(std::string(p.info->name), p.gpu, LabelsKey(p.labels));
-  if (auto it = series_ids_.find(key); it != series_ids_.end()) return it->second;
+  if (auto it = series_ids_.find(key); it != series_ids_.end()) {
+    if (p.labels.empty()) unlabeled_ids_[{p.info, p.gpu}] = it->second;
+    return it->second;
+  }
   bool counter = p.info->type == MetricType::kCounter;
   series_insert_.Reset();
   series_insert_.Bind(1, std::get<0>(key)).Bind(2, int64_t{p.gpu}).Bind(3, std::get<2>(key));
@@ -168,6 +176,7 @@ Result<int64_t> StoreWriter::SeriesId(const MetricPoint& p) {
   series_counter_[id] = series_select_.Int(1) != 0;
   series_select_.Reset();  // no statement may keep a read snapshot open between ticks
   series_ids_[key] = id;
+  if (p.labels.empty()) unlabeled_ids_[{p.info, p.gpu}] = id;
   return id;
 }
 
@@ -278,6 +287,7 @@ Status StoreWriter::WriteTick(const TickResult& tick) {
     if (sqlite3_get_autocommit(db_->get()) == 0) (void)db_->Exec("ROLLBACK");
     // Ids inserted by the rolled-back transaction are gone: forget the cache.
     series_ids_.clear();
+    unlabeled_ids_.clear();
     series_counter_.clear();
     current_minute_ = -1;
   }
