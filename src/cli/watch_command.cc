@@ -145,6 +145,7 @@ int WatchCommand(const CliOptions& o) {
                     " s, history " + (store ? settings->db_path : std::string("off")));
   SdNotify("READY=1");
 
+  std::unique_ptr<HistoryReader> ack_reader;  // opened once, on the first ack poll
   bool first = true;
   for (int64_t ticks = 0;;) {
     TimePoint started = SteadyClock::now();
@@ -189,8 +190,11 @@ int WatchCommand(const CliOptions& o) {
     // Acknowledgements and silences written by `gpudoctor ack` / `silence` (other processes):
     // picked up every few ticks so acked findings stop re-notifying.
     if (store && tick->tick % 5 == 0) {
-      if (auto reader = HistoryReader::Open(settings->db_path); reader.ok()) {
-        if (auto open = (*reader)->QueryFindings({0, true}); open.ok()) daemon.MergeAcks(*open);
+      if (ack_reader == nullptr) {
+        if (auto r = HistoryReader::Open(settings->db_path); r.ok()) ack_reader = std::move(*r);
+      }
+      if (ack_reader != nullptr) {
+        if (auto open = ack_reader->QueryFindings({0, true}); open.ok()) daemon.MergeAcks(*open);
       }
     }
     SdNotify("WATCHDOG=1");

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include "core/hostname.h"
 #include "core/strings.h"
 #include "probes/shared_samples.h"
 
@@ -10,12 +11,6 @@ namespace {
 
 double MsSince(TimePoint start, TimePoint end) {
   return std::chrono::duration<double, std::milli>(end - start).count();
-}
-
-std::string Hostname() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
-  return Sanitize(buf, 255);
 }
 
 struct TimedOutput {
@@ -28,7 +23,7 @@ struct TimedOutput {
 Snapshot RunProbes(const std::vector<const ProbeSpec*>& probes,
                    std::shared_ptr<const Settings> settings, TimePoint deadline) {
   Snapshot snap;
-  snap.hostname = Hostname();
+  snap.hostname = LocalHostname();
   snap.time = std::chrono::system_clock::now();
   ProbeContext ctx{settings, deadline};
   ctx.window_start = SteadyClock::now();

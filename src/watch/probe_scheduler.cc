@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/hostname.h"
 #include "core/strings.h"
 
 namespace gpudoctor {
@@ -35,12 +36,6 @@ struct RunResult {
 
 double MsBetween(TimePoint a, TimePoint b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
-}
-
-std::string Hostname() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
-  return Sanitize(buf, 255);
 }
 
 }  // namespace
@@ -76,7 +71,7 @@ void ProbeScheduler::UpdateSettings(std::shared_ptr<const Settings> settings) {
 
 Snapshot ProbeScheduler::Tick(uint64_t tick, bool run_slow, TimePoint deadline) {
   Snapshot snap;
-  snap.hostname = Hostname();
+  snap.hostname = LocalHostname();
   snap.time = std::chrono::system_clock::now();
   TimePoint start = SteadyClock::now();
 
