@@ -274,12 +274,21 @@ const std::vector<FlagSpec>& FlagTable() {
       // top (issue 11).
       {"--connect", "URL",
        "top: read GET URL/api/v1/status of a running `gpudoctor watch` instead of probing "
-       "(token from $GPUDOCTOR_TOKEN)",
+       "(token from --token-file, else $GPUDOCTOR_TOKEN, else [watch] token_file)",
        [](std::string_view v, CliOptions& o) {
          if (v.rfind("http://", 0) != 0 && v.rfind("https://", 0) != 0) {
            return InvalidArgument("expected http://HOST:PORT, got '" + Sanitize(v, 60) + "'");
          }
          o.values["--connect"] = std::string(v);
+         return Status::Ok();
+       }},
+      {"--token-file", "PATH",
+       "watch: bearer token file required on the HTTP API ([watch] token_file; mode 0600); "
+       "top --connect: send the token in this file",
+       [](std::string_view v, CliOptions& o) {
+         if (Status s = NonEmpty(v, "token file"); !s.ok()) return s;
+         o.values["--token-file"] = std::string(v);
+         o.Override([p = std::string(v)](Settings& s) { s.watch_token_file = p; });
          return Status::Ok();
        }},
       // Command switches (meaning depends on the command).

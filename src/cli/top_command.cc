@@ -10,8 +10,26 @@
 #include "tui/status_source.h"
 #include "tui/top_model.h"
 #include "tui/top_view.h"
+#include "watch/http_server.h"
 
 namespace gpudoctor {
+namespace {
+
+// The bearer token for --connect: --token-file (must be readable and 0600, else exit 3), else
+// $GPUDOCTOR_TOKEN, else the config's [watch] token_file when this user can read it (the
+// daemon on this host), else none.
+Result<std::string> ConnectToken(const CliOptions& o, const Settings& s) {
+  if (auto path = o.Value("--token-file")) return ReadTokenFile(*path);
+  if (const char* env = std::getenv("GPUDOCTOR_TOKEN"); env != nullptr && *env != '\0') {
+    return std::string(env);
+  }
+  if (!s.watch_token_file.empty()) {
+    if (auto t = ReadTokenFile(s.watch_token_file); t.ok()) return t;
+  }
+  return std::string();
+}
+
+}  // namespace
 
 int TopCommand(const CliOptions& o) {
   if (!o.positional.empty())
@@ -27,9 +45,10 @@ int TopCommand(const CliOptions& o) {
   double fetch_budget_s = shared->deadline_s + 1;
   std::string connect_url = o.Value("--connect").value_or("");
   if (!connect_url.empty()) {
-    const char* token = std::getenv("GPUDOCTOR_TOKEN");
+    auto token = ConnectToken(o, *shared);
+    if (!token.ok()) return CouldNotRun(token.status().message());
     double timeout_s = std::max(1.0, std::min(5.0, interval_s * 2));
-    fetch = DaemonStatusFetcher(connect_url, token ? token : "", timeout_s);
+    fetch = DaemonStatusFetcher(connect_url, *token, timeout_s);
     fetch_budget_s = timeout_s + 1;
     state.source = connect_url;
   } else {

@@ -1067,6 +1067,50 @@ struct TickOutcome {
   bool identity_read = false;  // this run read the per-boot constants
 };
 
+// What a re-enumeration found: the device count and, when asked for or when the count changed,
+// each index's handle and UUID.
+struct EnumOutcome {
+  nvmlReturn_t count_return = nvml::NVML_SUCCESS;
+  unsigned count = 0;
+  bool listed = false;  // entries holds one element per index
+  struct Entry {
+    nvmlDevice_t dev = nullptr;  // null: no handle (lost or an error)
+    std::string uuid;            // empty: unknown (then the GPU's constants are read again)
+  };
+  std::vector<Entry> entries;
+  nvmlEventSet_t new_events = nullptr;  // created when the session had no event set
+};
+
+// nvmlDeviceGetCount; when it differs from `known` (or `list` is set) a handle and UUID per index.
+EnumOutcome RunEnumerate(const Library& lib, Breadcrumb& crumb, unsigned known, bool list,
+                         bool create_events) {
+  EnumOutcome out;
+  Calls calls(lib, crumb);
+  out.count_return = NVML_CALL(calls, DeviceGetCount, &out.count);
+  if (out.count_return != nvml::NVML_SUCCESS || out.count > 1024) return out;
+  if (out.count == known && !list) return out;
+  out.listed = true;
+  out.entries.resize(out.count);
+  for (unsigned i = 0; i < out.count; ++i) {
+    EnumOutcome::Entry& e = out.entries[i];
+    if (NVML_CALL(calls, DeviceGetHandleByIndex, i, &e.dev) != nvml::NVML_SUCCESS) {
+      e.dev = nullptr;
+      continue;
+    }
+    char buf[nvml::kDeviceUuidBufferSize + 1] = {};
+    if (NVML_CALL(calls, DeviceGetUuid, e.dev, buf, nvml::kDeviceUuidBufferSize) ==
+        nvml::NVML_SUCCESS) {
+      e.uuid = TerminatedString(buf, nvml::kDeviceUuidBufferSize);
+    }
+  }
+  if (create_events && out.count > 0 && lib.api.DeviceRegisterEvents != nullptr &&
+      lib.api.EventSetWait != nullptr) {
+    nvmlEventSet_t set = nullptr;
+    if (NVML_CALL(calls, EventSetCreate, &set) == nvml::NVML_SUCCESS) out.new_events = set;
+  }
+  return out;
+}
+
 }  // namespace
 
 struct NvmlSession::State {
@@ -1082,6 +1126,15 @@ struct NvmlSession::State {
   DriverFacts driver;
   std::shared_ptr<const Library> lib;
   nvmlEventSet_t events = nullptr;
+  bool events_broken = false;  // the event API hung once: not used again
+  // Re-enumeration (counted in ticks since init succeeded).
+  int64_t ticks = 0;
+  int64_t last_enumeration_tick = 0;
+  bool lost_seen = false;  // a GPU answered GPU_IS_LOST since the last enumeration
+  std::shared_ptr<WorkerShared> enum_shared;
+  std::shared_ptr<PendingResult<EnumOutcome>> enum_pending;  // still in flight (maybe stuck)
+  TimePoint enum_started{};
+  int enumerations = 0;
   // Per GPU.
   struct Gpu {
     bool have_constants = false;
@@ -1103,6 +1156,76 @@ NvmlSession::NvmlSession(NvmlSampleOptions options) : state_(std::make_unique<St
 NvmlSession::~NvmlSession() = default;
 
 int NvmlSession::init_attempts() const { return state_->init_attempts; }
+
+int NvmlSession::enumerations() const { return state_->enumerations; }
+
+void NvmlSession::MaybeEnumerate(TimePoint deadline, GpuLayerFacts& facts) {
+  State& st = *state_;
+  ++st.ticks;
+  int every = std::max(1, st.opts.recount_every_ticks);
+  if (st.enum_pending == nullptr) {
+    if (st.ticks - st.last_enumeration_tick < every) return;
+    st.last_enumeration_tick = st.ticks;
+    st.enum_shared = std::make_shared<WorkerShared>();
+    auto shared = st.enum_shared;
+    auto lib = st.lib;
+    unsigned known = static_cast<unsigned>(st.gpus.size());
+    bool list = st.lost_seen;
+    bool create_events = st.opts.read_events && st.events == nullptr && !st.events_broken;
+    st.enum_pending = StartDetached([lib, shared, known, list, create_events] {
+      return RunEnumerate(*lib, shared->crumb, known, list, create_events);
+    });
+    st.enum_started = SteadyClock::now();
+    if (st.enum_pending == nullptr) return;
+  }
+  // A worker still stuck from an earlier tick is only looked at, never waited for again.
+  bool fresh = st.last_enumeration_tick == st.ticks;
+  TimePoint wait = fresh ? std::min(deadline, st.enum_started + st.opts.timeout) : TimePoint::min();
+  if (!st.enum_pending->WaitUntil(wait)) {
+    if (fresh && SteadyClock::now() >= st.enum_started + st.opts.timeout) {
+      const char* call = st.enum_shared->crumb.current.load();
+      facts.hangs.push_back({call ? call : "(between NVML calls)", std::nullopt, "", "", "", "",
+                             MsSince(st.enum_started)});
+    }
+    return;
+  }
+  EnumOutcome e = st.enum_pending->Take();
+  st.enum_pending = nullptr;
+  if (e.new_events != nullptr) st.events = e.new_events;
+  if (!e.listed) return;
+  ++st.enumerations;
+  st.lost_seen = false;
+  // GPUs are matched by UUID: one that is still there keeps its per-boot constants, counters and
+  // (if its worker is stuck) its stuck state under its new index; any other index starts afresh.
+  // An index whose UUID cannot be read now (a lost GPU answers nothing) keeps the GPU that was
+  // there if that one's UUID is seen nowhere else: a lost card stays named.
+  std::vector<State::Gpu> old = std::move(st.gpus);
+  std::vector<bool> taken(old.size(), false);
+  std::vector<bool> assigned(e.entries.size(), false);
+  st.gpus.assign(e.entries.size(), State::Gpu{});
+  auto keep = [&](size_t i, size_t j) {
+    taken[j] = assigned[i] = true;
+    nvmlDevice_t dev = e.entries[i].dev;
+    st.gpus[i] = std::move(old[j]);
+    if (dev != nullptr) st.gpus[i].dev = dev;
+    st.gpus[i].constants.index = static_cast<int>(i);
+  };
+  for (size_t i = 0; i < e.entries.size(); ++i) {
+    const EnumOutcome::Entry& entry = e.entries[i];
+    if (entry.dev == nullptr || entry.uuid.empty()) continue;
+    for (size_t j = 0; j < old.size(); ++j) {
+      if (taken[j] || !old[j].have_constants || old[j].constants.uuid != entry.uuid) continue;
+      keep(i, j);
+      break;
+    }
+  }
+  for (size_t i = 0; i < e.entries.size() && i < old.size(); ++i) {
+    if (!assigned[i] && !taken[i] && e.entries[i].uuid.empty() && old[i].have_constants) {
+      keep(i, i);
+    }
+  }
+  st.status.device_count = static_cast<int>(e.entries.size());
+}
 
 GpuLayerFacts NvmlSession::Sample(TimePoint deadline) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -1161,6 +1284,7 @@ GpuLayerFacts NvmlSession::Sample(TimePoint deadline) {
       return facts;
     }
   }
+  MaybeEnumerate(deadline, facts);
   facts.nvml = st.status;
   facts.driver = st.driver;
   st.status.init_ms.reset();  // reported on the tick init finished, not on every tick after
@@ -1221,6 +1345,7 @@ GpuLayerFacts NvmlSession::Sample(TimePoint deadline) {
       }
       GpuFacts f = std::move(out.facts);
       f.index = index;
+      if (f.lost) st.lost_seen = true;
       // This tick's read becomes `second`; the previous tick's is `first`.
       GpuCounterRead now_read = f.first;
       TimePoint now_at = g.started;
@@ -1290,6 +1415,7 @@ GpuLayerFacts NvmlSession::Sample(TimePoint deadline) {
       std::min(deadline, SteadyClock::now() + st.opts.timeout));
   if (!drained) {
     st.events = nullptr;  // the event API hung once: never again in this session
+    st.events_broken = true;
     return facts;
   }
   facts.nvml.system_calls = drained->calls;

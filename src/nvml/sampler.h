@@ -30,6 +30,7 @@ struct NvmlSampleOptions {
   std::chrono::milliseconds timeout{5000};  // per phase: init, per-GPU sample (plus the window)
   TimePoint deadline = TimePoint::max();    // hard limit for everything
   bool read_events = true;                  // register for and drain Xid events
+  int recount_every_ticks = 5;              // NvmlSession only: device count checked this often
 };
 
 // Fills nvml, driver (except kernel_module_version), gpus, hangs and nvml_xid_events.

@@ -12,6 +12,16 @@
 //   the call named in GpuLayerFacts::hangs); the other GPUs keep being sampled, and the hung
 //   GPU is not called again until its stuck worker returns (then it recovers by itself).
 // - Xid events are drained without blocking each tick while no GPU is hung.
+// - GPUs are re-enumerated while running: every options.recount_every_ticks ticks one
+//   nvmlDeviceGetCount_v2 (on a worker, under the NVML timeout and the tick's deadline); when
+//   the count changed, or a GPU answered NVML_ERROR_GPU_IS_LOST since the last look, a handle and
+//   UUID per index (nvmlDeviceGetHandleByIndex_v2, nvmlDeviceGetUUID). A GPU whose UUID is still
+//   there keeps its per-boot constants, counters and stuck state under its (maybe new) index;
+//   every other index is read afresh. So a GPU that falls off the bus or a count change after a
+//   driver reload shows within recount_every_ticks ticks, at a cost of one call per that many
+//   ticks (plus 2 per GPU when listing). An enumeration stuck in the driver is reported as a hang
+//   once and none is started until it returns. Before the first enumeration and when it fails,
+//   the GPUs found at init stay.
 // nvmlShutdown is never called (the process may have workers stuck inside NVML).
 //
 // Thread-safety: Sample() serialises callers; the session may be shared between ticks through
@@ -42,8 +52,11 @@ class NvmlSession {
 
   // Diagnostics for tests and logs.
   int init_attempts() const;
+  int enumerations() const;  // re-enumerations that listed the GPUs (not init, not recounts)
 
  private:
+  void MaybeEnumerate(TimePoint deadline, GpuLayerFacts& facts);  // with mu_ held
+
   struct State;
   std::unique_ptr<State> state_;
   std::mutex mu_;

@@ -68,6 +68,11 @@ StatusFetcher DaemonStatusFetcher(std::string base_url, std::string token, doubl
     curl_slist_free_all(headers);
     curl_easy_cleanup(curl);
     if (rc != CURLE_OK) return IoError(url + ": " + curl_easy_strerror(rc));
+    if (http == 401) {
+      return IoError(url + ": HTTP 401: " +
+                     (token.empty() ? "the daemon needs a token (--token-file or $GPUDOCTOR_TOKEN)"
+                                    : "the daemon refused the token"));
+    }
     if (http != 200) return IoError(url + ": HTTP " + std::to_string(http));
     auto j = nlohmann::json::parse(body, nullptr, false);
     if (j.is_discarded() || !j.is_object())

@@ -307,6 +307,21 @@ class WatchHttpServer::Impl {
   bool stopped = false;
 
   void Routes();
+
+  // The newest kMaxEvents history events of the last 7 days (reboots, Xids, GPUs gone, acks),
+  // oldest first; an empty array without a store or when it cannot be read.
+  nlohmann::ordered_json RecentEvents(int64_t now_unix_s) const {
+    constexpr size_t kMaxEvents = 200;
+    nlohmann::ordered_json arr = nlohmann::ordered_json::array();
+    if (!open_reader) return arr;
+    Result<std::unique_ptr<HistoryReader>> reader = open_reader();
+    if (!reader.ok()) return arr;
+    Result<std::vector<HistoryEvent>> events = (*reader)->QueryEvents(now_unix_s - 7 * 86400);
+    if (!events.ok()) return arr;
+    size_t first = events->size() > kMaxEvents ? events->size() - kMaxEvents : 0;
+    for (size_t i = first; i < events->size(); ++i) arr.push_back(HistoryEventToJson((*events)[i]));
+    return arr;
+  }
 };
 
 void WatchHttpServer::Impl::Routes() {
@@ -423,7 +438,7 @@ void WatchHttpServer::Impl::Routes() {
              });
 
   server.Get("/api/v1/findings",
-             [no_params, need_tick](const httplib::Request& req, httplib::Response& res) {
+             [this, no_params, need_tick](const httplib::Request& req, httplib::Response& res) {
                if (!no_params(req, res)) return;
                std::shared_ptr<const TickResult> t = need_tick(res);
                if (!t) return;
@@ -436,6 +451,7 @@ void WatchHttpServer::Impl::Routes() {
                  arr.push_back(TrackedFindingToJson(f));
                }
                j["findings"] = std::move(arr);
+               j["events"] = RecentEvents(t->unix_ms / 1000);
                res.set_content(j.dump() + "\n", "application/json");
              });
 

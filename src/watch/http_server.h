@@ -3,9 +3,10 @@
 //   GET /metrics             Prometheus text of the last published tick (watch/exporter.h)
 //   GET /healthz             200 when the last tick is younger than 3 x interval, else 503
 //   GET /api/v1/status       the last tick's report, exactly `check --json` (RenderJson)
-//   GET /api/v1/findings     open and recently resolved findings (state, times, acked)
+//   GET /api/v1/findings     open and recently resolved findings (state, times, acked) and
+//                            "events": the history's last 200 events of 7 days (reboots, Xids)
 //   GET /api/v1/history?metric=NAME&gpu=N&since=6h   series from the history store
-//   GET /                    the web dashboard (placeholder until src/watch/web_assets.h lands)
+//   GET /, /assets/*         the web dashboard (src/watch/web_assets.h)
 //
 // Requests never wait on a probe: handlers read the shared_ptr the daemon published. With a
 // token, every path but /healthz needs "Authorization: Bearer <token>" (401 otherwise). Limits:

@@ -100,7 +100,11 @@ class StubReader : public HistoryReader {
     return std::vector<TrackedFinding>{};
   }
   Result<std::vector<HistoryEvent>> QueryEvents(int64_t) override {
-    return std::vector<HistoryEvent>{};
+    HistoryEvent e;
+    e.unix_ms = 1700000000123;
+    e.kind = "reboot";
+    e.detail = "boot id a -> b";
+    return std::vector<HistoryEvent>{e};
   }
 };
 
@@ -146,6 +150,9 @@ TEST_F(HttpServerTest, Endpoints) {
   EXPECT_EQ(j["findings"][2]["state"], "resolved");
   EXPECT_FALSE(j["findings"][2]["resolved"].is_null());
   EXPECT_EQ(j["findings"][0]["acked"], false);
+  ASSERT_EQ(j["events"].size(), 1u);  // from the history store, for the dashboard's timeline
+  EXPECT_EQ(j["events"][0]["kind"], "reboot");
+  EXPECT_EQ(j["events"][0]["time_ms"], 1700000000123);
   r = client_->Get("/api/v1/history?metric=gpudoctor_gpu_temperature_celsius&gpu=0&since=6h");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);

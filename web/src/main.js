@@ -18,7 +18,7 @@ function showError(e) {
   if (e instanceof AuthRequired) {
     $("token-form").hidden = false;
     box.hidden = false;
-    box.textContent = "Access denied: enter the API token ([http] token in gpudoctor.toml).";
+    box.textContent = "Access denied: enter the API token (the first line of the file named by [watch] token_file).";
     return;
   }
   box.hidden = !e;

@@ -1,16 +1,22 @@
-// Browser test of the dashboard: playwright-core drives Debian's chromium (headless; no browser
-// download) against the page the build embeds, fed by the real `gpudoctor check` on the fake NVML.
-// Checks: the token is required when set; no console errors once in; 8 GPU cards; a thermal fault
-// written into the scenario mid-run turns GPU 3's card crit within seconds (and no other card);
-// a plot draws with data points; layouts with 0, 1 and 16 GPUs, a phone and dark mode.
+// Browser test of the dashboard served by the real `gpudoctor watch` (one daemon, --interval 1,
+// a history database in a temporary directory) on the fake NVML and fixture procfs/sysfs trees
+// copied into a temporary directory so the test can change them while the daemon runs.
+// playwright-core drives Debian's chromium (headless; no browser download).
+// Checks: a token file readable by group or others is refused (exit 3, clear message); the API
+// needs the token ([watch] token_file) and the page asks for it; no console errors once in;
+// 8 GPU cards; host and network panels with data (NIC rates from changing sysfs counters); a
+// thermal fault written into the scenario mid-run turns GPU 3's card crit within seconds (and no
+// other card); a plot draws points from the real history store; the timeline shows the fault and
+// a reboot (boot_id changed in the fixture procfs); dark mode and a phone; the same daemon then
+// follows the GPU count to 16, 1 and 0 (NvmlSession re-enumeration).
 // Screenshots go to BUILD/test-artifacts/. Exit 77 (skipped) without chromium or web/node_modules.
 // Usage: node dashboard_test.mjs SOURCE_DIR BUILD_DIR
 import assert from "node:assert/strict";
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { appendFileSync, chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
-import { startFixtureServer } from "./fixture_server.mjs";
 
 const [src, build] = process.argv.slice(2).map((p) => path.resolve(p));
 const chromium = process.env.CHROMIUM || "/usr/bin/chromium";
@@ -28,43 +34,125 @@ if (!existsSync(path.join(build, "web-dist/index.html"))) {
 }
 const { chromium: pw } = createRequire(path.join(src, "web/package.json"))("playwright-core");
 
+const t0 = Date.now();
+const elapsed = () => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
 const artifacts = path.join(build, "test-artifacts");
 mkdirSync(artifacts, { recursive: true });
 const tmp = mkdtempSync(path.join(os.tmpdir(), "gpudoctor-web-"));
+const gpudoctor = path.join(build, "gpudoctor");
+
+// Fixture trees the test changes while watch runs.
 const scenario = path.join(tmp, "now.scenario");
 const base = `include=${path.join(src, "tests/fixtures/nvml/h100_busy.scenario")}\n`;
 writeFileSync(scenario, base);
+const host = path.join(src, "tests/fixtures/hosts/healthy");
+const procfs = path.join(tmp, "proc");
+cpSync(path.join(host, "proc"), procfs, { recursive: true });
+mkdirSync(path.join(procfs, "sys/kernel/random"), { recursive: true });
+const bootId = path.join(procfs, "sys/kernel/random/boot_id");
+writeFileSync(bootId, "1f2e3d4c-0000-4000-8000-000000000001\n");
+const sysfs = path.join(tmp, "sys");
+cpSync(path.join(src, "tests/fixtures/net/sysfs_t0"), sysfs, { recursive: true });
+const rxBytes = path.join(sysfs, "class/net/eth1/statistics/rx_bytes");
+
 const TOKEN = "s3cret-token";
-const server = await startFixtureServer({ src, build, scenario, token: TOKEN });
+const tokenFile = path.join(tmp, "token");
+writeFileSync(tokenFile, `${TOKEN}\n`, { mode: 0o600 });
+chmodSync(tokenFile, 0o600);
+function config(tokenPath) {
+  const file = path.join(tmp, `gpudoctor-${path.basename(tokenPath)}.toml`);
+  // gpu.thermal opens at once (default: after 60 s) so the timeline shows it within the test.
+  writeFileSync(file, `[watch]\ntoken_file = "${tokenPath}"\n\n[finding."gpu.thermal"]\nfor_s = 0\n`);
+  return file;
+}
+const watchArgs = (cfg, extra) => [
+  "watch", "--config", cfg, "--listen", "127.0.0.1:0", "--interval", "1",
+  "--probes", "nvml,cpu,memory,pressure,nic",
+  "--nvml-lib", path.join(build, "tests/fake_nvml/libnvidia-ml.so.1"),
+  "--path.procfs", procfs, "--path.sysfs", sysfs, "--path.rootfs", path.join(host, "root"),
+  ...extra,
+];
+const env = { ...process.env, FAKE_NVML_SCENARIO: scenario };
+
+// 1. A token file that group or others can read is refused: exit 3 and a message saying why.
+for (const mode of [0o644, 0o640]) {
+  const open = path.join(tmp, `token-${mode.toString(8)}`);
+  writeFileSync(open, `${TOKEN}\n`);
+  chmodSync(open, mode);
+  const r = spawnSync(gpudoctor, watchArgs(config(open), ["--no-db"]), { env, encoding: "utf8", timeout: 20000 });
+  assert.equal(r.status, 3, `watch with a ${mode.toString(8)} token file: exit ${r.status}, stderr ${r.stderr}`);
+  assert.match(r.stderr, /token file .*readable by group or others; chmod 600/, r.stderr);
+}
+
+// Starts the real daemon and resolves with its port once it listens.
+function startWatch() {
+  const proc = spawn(gpudoctor, watchArgs(config(tokenFile), ["--db", path.join(tmp, "history.db")]), { env, stdio: ["ignore", "ignore", "pipe"] });
+  let log = "";
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`watch did not listen within 20 s:\n${log}`)), 20000);
+    proc.stderr.setEncoding("utf8");
+    proc.stderr.on("data", (d) => {
+      log += d;
+      const m = /http: listening on 127\.0\.0\.1:(\d+)/.exec(log);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ proc, url: `http://127.0.0.1:${m[1]}`, log: () => log });
+      }
+    });
+    proc.on("exit", (code) => reject(new Error(`watch exited ${code}:\n${log}`)));
+  });
+}
+
+const watch = await startWatch();
+console.log(`watch listening at ${watch.url} (${elapsed()})`);
 const browser = await pw.launch({ executablePath: chromium, headless: true, args: ["--no-sandbox"] });
 const deadline = (ms) => ({ timeout: ms });
 
 try {
+  // 2. The API needs the token; /healthz does not.
+  const get = (p, token) => fetch(watch.url + p, { headers: token ? { Authorization: `Bearer ${token}` } : {} });
+  assert.equal((await get("/api/v1/status")).status, 401);
+  assert.equal((await get("/api/v1/status", "wrong")).status, 401);
+  assert.equal((await get("/")).status, 200, "the page itself loads without the token");
+
   const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, colorScheme: "light" });
   const page = await context.newPage();
   const errors = [];
   page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
   page.on("pageerror", (e) => errors.push(String(e)));
 
-  // 1. The token is required: no data and a token form without it.
-  await page.goto(server.url + "/");
+  // The page asks for the token: no data and a token form without it.
+  await page.goto(watch.url + "/");
   await page.locator("#token-form").waitFor({ state: "visible", ...deadline(5000) });
   assert.equal(await page.locator("article.card").count(), 0, "no GPU card without the token");
-  assert.match(await page.locator("#error").innerText(), /token/i);
+  assert.match(await page.locator("#error").innerText(), /token_file/);
   assert.ok(errors.every((e) => /401/.test(e)), `only the expected 401s before the token: ${errors}`);
   errors.length = 0;
   await page.fill("#token", TOKEN);
   await page.click("#token-form button");
 
-  // 2. Eight GPU cards, no console errors.
+  // 3. Eight GPU cards, host and network panels with data, no console errors.
   await page.waitForFunction(() => document.querySelectorAll("article.card").length === 8, null, deadline(10000));
   assert.equal(await page.locator("#token-form").isVisible(), false);
   assert.equal(await page.locator('article.card[data-gpu="3"]').getAttribute("data-sev"), "ok");
+  assert.match(await page.locator('article.card[data-gpu="3"]').innerText(), /62 \/ 87 °C/);
   const layers = await page.locator("#layers li").evaluateAll((ls) => ls.map((l) => `${l.dataset.layer}:${l.dataset.sev}`));
   assert.equal(layers[0], "network:crit", `worst layer first: ${layers}`); // eth2 has no link in the fixture
+  const hostPanel = await page.locator("#host-panel").innerText();
+  assert.match(hostPanel, /CPU busy\s+\d+(\.\d+)? %/, hostPanel);
+  assert.match(hostPanel, /Memory\s+[\d.]+ \w+ used of [\d.]+ \w+/, hostPanel);
+  const nics = await page.locator("#nics tr[data-sev]").evaluateAll((rs) => rs.map((r) => r.innerText));
+  assert.ok(nics.some((n) => /eth1.*up.*Gb\/s/s.test(n)), `eth1 listed: ${nics}`);
+  assert.ok(nics.some((n) => /eth2/.test(n)), `eth2 listed: ${nics}`);
+  // Traffic on eth1 (its sysfs counter grows) shows as a receive rate.
+  writeFileSync(rxBytes, `${Number(readFileSync(rxBytes, "utf8")) + 4e9}\n`);
+  // A reboot: the kernel's boot id changes (watch records a "reboot" event in its history).
+  writeFileSync(bootId, "1f2e3d4c-0000-4000-8000-000000000002\n");
+  await page.waitForFunction(() => [...document.querySelectorAll("#nics tr")].some((r) => /eth1/.test(r.innerText) && !/\t0 B\/s/.test(r.innerText) && /[1-9][\d.]* [KMG]i?B\/s/.test(r.innerText)), null, deadline(10000));
   await page.screenshot({ path: path.join(artifacts, "dashboard-8gpu-light.png"), fullPage: true });
+  console.log(`8 GPUs, panels with data (${elapsed()})`);
 
-  // 3. A fault injected mid-run shows on GPU 3's card within a few seconds.
+  // 4. A fault injected mid-run shows on GPU 3's card within a few seconds.
   const injected = Date.now();
   appendFileSync(scenario, "gpu.3.temp=88\ngpu.3.reasons=0x40\n");
   await page.waitForSelector('article.card[data-gpu="3"][data-sev="crit"]', deadline(8000));
@@ -78,36 +166,55 @@ try {
   assert.equal(await page.locator('#layers li[data-layer="hardware"]').getAttribute("data-sev"), "crit");
   assert.match(await page.locator('#findings details[data-id="gpu.thermal"]').innerText(), /Check cooling/);
 
-  // 4. A plot draws with data points (GPU 3 temperature, last 15 minutes).
+  // 5. A plot draws with data points (GPU 3 temperature, last 15 minutes, from the history store)
+  // and the 88 °C reading is among them.
   await page.selectOption("#plot-gpu", "3");
   await page.click('#ranges button[data-range="15m"]');
   await page.waitForFunction(() => Number(document.querySelector("#plot")?.dataset.points) >= 2, null, deadline(10000));
   assert.ok(await page.locator("#plot canvas").count() >= 1, "uPlot draws on a canvas");
-  // The timeline (GET /api/v1/findings, refreshed every 10 s) lists the opened finding.
-  await page.waitForFunction(() => /opened.*gpu\.thermal \(GPU 3\)/s.test(document.querySelector("#timeline").innerText) && /reboot/.test(document.querySelector("#timeline").innerText), null, deadline(15000));
+  const hist = await (await get("/api/v1/history?metric=gpudoctor_gpu_temperature_celsius&gpu=3&since=15m", TOKEN)).json();
+  assert.ok(hist.points.some(([, v]) => v === 88) && hist.points.some(([, v]) => v === 62), JSON.stringify(hist));
+  // The timeline (GET /api/v1/findings, refreshed every 10 s): the opened finding and the reboot.
+  await page.waitForFunction(() => {
+    const t = document.querySelector("#timeline").innerText;
+    return /opened.*gpu\.thermal \(GPU 3\)/s.test(t) && /reboot\s.*boot id 1f2e3d4c-0000-4000-8000-000000000001 -> 1f2e3d4c-0000-4000-8000-000000000002/.test(t);
+  }, null, deadline(15000));
   await page.screenshot({ path: path.join(artifacts, "dashboard-fault-light.png"), fullPage: true });
   assert.deepEqual(errors, [], "no console errors with the token");
+  console.log(`plot and timeline (${elapsed()})`);
 
-  // 5. Dark mode and a phone.
+  // 6. Dark mode and a phone.
   await page.emulateMedia({ colorScheme: "dark" });
+  const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  const [r, g, b] = bg.match(/\d+/g).map(Number);
+  assert.ok(r + g + b < 200, `dark background in dark mode: ${bg}`);
   await page.screenshot({ path: path.join(artifacts, "dashboard-fault-dark.png"), fullPage: true });
   await page.setViewportSize({ width: 390, height: 844 });
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(overflow <= 1, `no horizontal scrolling on a phone (overflow ${overflow}px)`);
   await page.screenshot({ path: path.join(artifacts, "dashboard-phone-dark.png"), fullPage: true });
+  await page.emulateMedia({ colorScheme: "light" });
   await page.setViewportSize({ width: 1440, height: 900 });
 
-  // 6. 16, 1 and 0 GPUs.
+  // 7. 16, 1 and 0 GPUs: the same daemon re-enumerates when the device count changes.
   for (const [count, file] of [[16, "dashboard-16gpu.png"], [1, "dashboard-1gpu.png"], [0, "dashboard-0gpu.png"]]) {
+    const changed = Date.now();
     writeFileSync(scenario, `${base}device_count=${count}\n`);
-    await page.waitForFunction((n) => document.querySelectorAll("article.card").length === n && document.querySelector("#gpus").dataset.count === String(n), count, deadline(10000));
+    await page.waitForFunction((n) => document.querySelectorAll("article.card").length === n && document.querySelector("#gpus").dataset.count === String(n), count, deadline(15000));
+    console.log(`${count} GPU(s) on the page after ${Date.now() - changed} ms`);
     if (count === 0) assert.match(await page.locator("#gpus").innerText(), /No GPU seen/);
+    if (count === 1) assert.equal(await page.locator('article.card[data-gpu="0"]').getAttribute("data-sev"), "ok");
     await page.screenshot({ path: path.join(artifacts, file), fullPage: true });
   }
   assert.deepEqual(errors, [], "no console errors");
-  console.log(`PASS: dashboard (screenshots in ${artifacts})`);
+  assert.equal(watch.proc.exitCode, null, "watch still running");
+  console.log(`PASS: dashboard on gpudoctor watch in ${elapsed()} (screenshots in ${artifacts})`);
+} catch (e) {
+  console.log(`watch log:\n${watch.log().split("\n").slice(-40).join("\n")}`);
+  throw e;
 } finally {
   await browser.close();
-  server.close();
+  watch.proc.kill("SIGTERM");
+  await new Promise((r) => (watch.proc.exitCode !== null ? r() : (watch.proc.on("exit", r), setTimeout(r, 5000))));
   rmSync(tmp, { recursive: true, force: true });
 }
