@@ -2,9 +2,10 @@
 # End-to-end: `gpudoctor top` in a real terminal (tmux), standalone on the fake NVML and fixture
 # trees. Checks: 8 GPU rows, a thermal fault written into the scenario while top runs shows on
 # GPU 3's row within a few seconds, `f` shows evidence, 80x24 keeps every row within 80 columns,
-# NO_COLOR leaves no colour escapes, `q` quits with exit 0. Then --connect against a static HTTP
-# server standing in for a watch daemon: its status changes on screen, a lost daemon is an error
-# line while the last sample stays.
+# NO_COLOR leaves no colour escapes, `q` quits with exit 0. Then --connect to the real
+# `gpudoctor watch` with a token: a wrong token is an error line, a token file others can read is
+# refused (exit 3), a fault written into the scenario while top runs shows on GPU 3's row, a
+# stopped daemon is an error line while the last sample stays.
 # Usage: top_tmux_test.sh SOURCE_DIR BUILD_DIR. Exit 77 (skipped) when tmux is missing.
 set -euo pipefail
 src=$1
@@ -111,23 +112,60 @@ tm send-keys -t "$session" q
 wait_for '^top exited 0$'
 tm kill-session -t "$session"
 
-# --connect: GET /api/v1/status from a server (python3 http.server serving golden files).
-mkdir -p "$tmp/www/api/v1"
-cp "$src/tests/e2e/golden/check_gpu_thermal.json" "$tmp/www/api/v1/status"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-python3 -m http.server --bind 127.0.0.1 --directory "$tmp/www" "$port" >/dev/null 2>&1 &
+# --connect to the real `gpudoctor watch` (fake NVML, a token file): the token is required, a
+# fault written into the scenario while top runs shows up, a stopped daemon is an error line.
+echo "include=$src/tests/fixtures/nvml/h100_busy.scenario" >"$tmp/now.scenario"
+printf 'top-s3cret\n' >"$tmp/token"
+chmod 600 "$tmp/token"
+FAKE_NVML_SCENARIO="$tmp/now.scenario" "$build/gpudoctor" watch --listen 127.0.0.1:0 --interval 1 \
+  --token-file "$tmp/token" --no-db --probes nvml,cpu,memory,pressure,nic \
+  --nvml-lib "$build/tests/fake_nvml/libnvidia-ml.so.1" --path.procfs "$host/proc" \
+  --path.sysfs "$src/tests/fixtures/net/sysfs_t0" --path.rootfs "$host/root" 2>"$tmp/watch.log" &
 server=$!
-tm new-session -d -s "$session" -x 120 -y 40 \
-  "TERM=xterm-256color '$build/gpudoctor' top --interval 0.5 --connect http://127.0.0.1:$port; \
-    echo \"top exited \$?\"; sleep 60"
+port=""
+for _ in $(seq 100); do
+  port=$(sed -n 's/.*http: listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$tmp/watch.log")
+  [ -n "$port" ] && break
+  sleep 0.1
+done
+[ -n "$port" ] || { echo "FAIL: watch did not listen: $(cat "$tmp/watch.log")"; exit 1; }
+url="http://127.0.0.1:$port"
+
+# A token file others can read is refused before the screen opens (exit 3, why).
+cp "$tmp/token" "$tmp/token-open"
+chmod 644 "$tmp/token-open"
+rc=0
+"$build/gpudoctor" top --connect "$url" --token-file "$tmp/token-open" </dev/null >"$tmp/out" \
+  2>"$tmp/err" || rc=$?
+[ "$rc" -eq 3 ] && grep -q "readable by group or others; chmod 600" "$tmp/err" || {
+  echo "FAIL: top with a 0644 token file: rc $rc: $(cat "$tmp/err")"
+  exit 1
+}
+
+run_connect() {  # $1: environment, $2: extra flags
+  tm new-session -d -s "$session" -x 120 -y 40 \
+    "$1 TERM=xterm-256color '$build/gpudoctor' top --interval 0.5 --connect $url $2; \
+      echo \"top exited \$?\"; sleep 60"
+}
+run_connect "GPUDOCTOR_TOKEN=wrong" ""
+wait_for "^error: $url/api/v1/status: HTTP 401: the daemon refused the token"
+tm send-keys -t "$session" q
+wait_for '^top exited 0$'
+tm kill-session -t "$session"
+
+run_connect "" "--token-file '$tmp/token'"
+wait_for '^  7 '
+screen | grep -q "$url" || fail "the title should name the daemon"
+screen | grep -Eq '^  3 .* 62/87 .* ok' || fail "GPU 3 should start cool and ok"
+start=$(date +%s%N)
+printf 'gpu.3.temp=88\ngpu.3.reasons=0x40\n' >>"$tmp/now.scenario"
 wait_for '^  3 .* 88/87 .*CRIT gpu.thermal'
-screen | grep -q "http://127.0.0.1:$port" || fail "the title should name the daemon"
-cp "$src/tests/e2e/golden/check_gpu_h100_healthy.json" "$tmp/www/api/v1/status.new"
-mv "$tmp/www/api/v1/status.new" "$tmp/www/api/v1/status"
-wait_for '^  3 .* ok'
+echo "fault on top's screen (via watch) after $((($(date +%s%N) - start) / 1000000)) ms"
+screen | grep -Eq '^  2 .* 62/87 .* ok' || fail "GPU 2 must stay ok"
 kill "$server"
 wait "$server" 2>/dev/null || true
-wait_for "^error: http://127.0.0.1:$port/api/v1/status: "
+server=""
+wait_for "^error: $url/api/v1/status: "
 screen | grep -Eq '^  7 ' || fail "the last sample should stay on screen"
 tm send-keys -t "$session" q
 wait_for '^top exited 0$'

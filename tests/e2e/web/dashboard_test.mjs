@@ -15,6 +15,7 @@ import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { appendFileSync, chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 
@@ -53,21 +54,36 @@ const bootId = path.join(procfs, "sys/kernel/random/boot_id");
 writeFileSync(bootId, "1f2e3d4c-0000-4000-8000-000000000001\n");
 const sysfs = path.join(tmp, "sys");
 cpSync(path.join(src, "tests/fixtures/net/sysfs_t0"), sysfs, { recursive: true });
+// A live host: CPU jiffies (/proc/stat, 30 % busy) and eth1's receive counter grow every 250 ms.
+const procStat = path.join(procfs, "stat");
 const rxBytes = path.join(sysfs, "class/net/eth1/statistics/rx_bytes");
+function hostActivity() {
+  const stat = readFileSync(procStat, "utf8").split("\n");
+  const f = stat[0].split(/\s+/);
+  f[1] = String(Number(f[1]) + 60); // user
+  f[4] = String(Number(f[4]) + 140); // idle
+  stat[0] = f.join(" ");
+  writeFileSync(procStat, stat.join("\n"));
+  writeFileSync(rxBytes, `${Number(readFileSync(rxBytes, "utf8")) + 250e6}\n`);
+}
 
 const TOKEN = "s3cret-token";
 const tokenFile = path.join(tmp, "token");
 writeFileSync(tokenFile, `${TOKEN}\n`, { mode: 0o600 });
 chmodSync(tokenFile, 0o600);
+// A network target for the reachability probe (TCP connect): a listener of this test.
+const target = net.createServer((c) => c.destroy());
+await new Promise((r) => target.listen(0, "127.0.0.1", r));
+const targetName = `127.0.0.1:${target.address().port}`;
 function config(tokenPath) {
   const file = path.join(tmp, `gpudoctor-${path.basename(tokenPath)}.toml`);
   // gpu.thermal opens at once (default: after 60 s) so the timeline shows it within the test.
-  writeFileSync(file, `[watch]\ntoken_file = "${tokenPath}"\n\n[finding."gpu.thermal"]\nfor_s = 0\n`);
+  writeFileSync(file, `[watch]\ntoken_file = "${tokenPath}"\n\n[network]\ntargets = ["${targetName}"]\n\n[finding."gpu.thermal"]\nfor_s = 0\n`);
   return file;
 }
 const watchArgs = (cfg, extra) => [
   "watch", "--config", cfg, "--listen", "127.0.0.1:0", "--interval", "1",
-  "--probes", "nvml,cpu,memory,pressure,nic",
+  "--probes", "nvml,cpu,memory,pressure,nic,reachability",
   "--nvml-lib", path.join(build, "tests/fake_nvml/libnvidia-ml.so.1"),
   "--path.procfs", procfs, "--path.sysfs", sysfs, "--path.rootfs", path.join(host, "root"),
   ...extra,
@@ -103,7 +119,11 @@ function startWatch() {
   });
 }
 
-const watch = await startWatch();
+const activity = setInterval(hostActivity, 250);
+const watch = await startWatch().catch((e) => {
+  console.log(`FAIL: ${e.message}`);
+  process.exit(1);
+});
 console.log(`watch listening at ${watch.url} (${elapsed()})`);
 const browser = await pw.launch({ executablePath: chromium, headless: true, args: ["--no-sandbox"] });
 const deadline = (ms) => ({ timeout: ms });
@@ -138,17 +158,18 @@ try {
   assert.match(await page.locator('article.card[data-gpu="3"]').innerText(), /62 \/ 87 °C/);
   const layers = await page.locator("#layers li").evaluateAll((ls) => ls.map((l) => `${l.dataset.layer}:${l.dataset.sev}`));
   assert.equal(layers[0], "network:crit", `worst layer first: ${layers}`); // eth2 has no link in the fixture
+  // Rates need two ticks: CPU busy from /proc/stat, eth1's receive rate from its counter.
+  await page.waitForFunction(() => /CPU busy\s+[1-9]\d*(\.\d+)? %/.test(document.querySelector("#host-panel").innerText), null, deadline(10000));
   const hostPanel = await page.locator("#host-panel").innerText();
-  assert.match(hostPanel, /CPU busy\s+\d+(\.\d+)? %/, hostPanel);
   assert.match(hostPanel, /Memory\s+[\d.]+ \w+ used of [\d.]+ \w+/, hostPanel);
   const nics = await page.locator("#nics tr[data-sev]").evaluateAll((rs) => rs.map((r) => r.innerText));
   assert.ok(nics.some((n) => /eth1.*up.*Gb\/s/s.test(n)), `eth1 listed: ${nics}`);
   assert.ok(nics.some((n) => /eth2/.test(n)), `eth2 listed: ${nics}`);
-  // Traffic on eth1 (its sysfs counter grows) shows as a receive rate.
-  writeFileSync(rxBytes, `${Number(readFileSync(rxBytes, "utf8")) + 4e9}\n`);
+  const targets = await page.locator("#targets tr[data-sev]").evaluateAll((rs) => rs.map((r) => r.innerText));
+  assert.ok(targets.some((t) => t.includes(targetName) && /[\d.]+ ms.*0 %/s.test(t)), `target with RTT, no loss: ${targets}`);
   // A reboot: the kernel's boot id changes (watch records a "reboot" event in its history).
   writeFileSync(bootId, "1f2e3d4c-0000-4000-8000-000000000002\n");
-  await page.waitForFunction(() => [...document.querySelectorAll("#nics tr")].some((r) => /eth1/.test(r.innerText) && !/\t0 B\/s/.test(r.innerText) && /[1-9][\d.]* [KMG]i?B\/s/.test(r.innerText)), null, deadline(10000));
+  await page.waitForFunction(() => [...document.querySelectorAll("#nics tr")].some((r) => /eth1/.test(r.innerText) && /^[1-9][\d.]* [KMG]i?B\/s$/.test(r.cells[3].innerText)), null, deadline(10000));
   await page.screenshot({ path: path.join(artifacts, "dashboard-8gpu-light.png"), fullPage: true });
   console.log(`8 GPUs, panels with data (${elapsed()})`);
 
@@ -215,6 +236,8 @@ try {
 } finally {
   await browser.close();
   watch.proc.kill("SIGTERM");
+  clearInterval(activity);
+  target.close();
   await new Promise((r) => (watch.proc.exitCode !== null ? r() : (watch.proc.on("exit", r), setTimeout(r, 5000))));
   rmSync(tmp, { recursive: true, force: true });
 }
