@@ -220,13 +220,22 @@ try {
   // 7. 16, 1 and 0 GPUs: the same daemon re-enumerates when the device count changes.
   for (const [count, file] of [[16, "dashboard-16gpu.png"], [1, "dashboard-1gpu.png"], [0, "dashboard-0gpu.png"]]) {
     const changed = Date.now();
-    writeFileSync(scenario, `${base}device_count=${count}\n`);
+    // GPUs 8-15 get their own identities (the 8-GPU fixture names 0-7).
+    let extra = "";
+    for (let i = 8; i < count; ++i) extra += `gpu.${i}.uuid=GPU-5e1f0000-0000-4000-8000-0000000000${i}\ngpu.${i}.pci_bus_id=00000001:${(0x18 + i).toString(16)}:00.0\n`;
+    writeFileSync(scenario, `${base}device_count=${count}\n${extra}`);
     await page.waitForFunction((n) => document.querySelectorAll("article.card").length === n && document.querySelector("#gpus").dataset.count === String(n), count, deadline(15000));
     console.log(`${count} GPU(s) on the page after ${Date.now() - changed} ms`);
     if (count === 0) assert.match(await page.locator("#gpus").innerText(), /No GPU seen/);
+    if (count === 16) assert.match(await page.locator('article.card[data-gpu="15"]').innerText(), /0001:27:00\.0/);
     if (count === 1) assert.equal(await page.locator('article.card[data-gpu="0"]').getAttribute("data-sev"), "ok");
     await page.screenshot({ path: path.join(artifacts, file), fullPage: true });
   }
+  // The history recorded the GPUs coming and going (the timeline's events).
+  const events = (await (await get("/api/v1/findings", TOKEN)).json()).events.map((e) => `${e.kind} ${e.detail}`);
+  assert.ok(events.some((e) => /^gpu_appeared GPU 15 /.test(e)), events.join("\n"));
+  assert.ok(events.some((e) => /^gpu_disappeared GPU GPU-5e1f0000-0000-4000-8000-000000000015 /.test(e)), events.join("\n"));
+  assert.ok(events.some((e) => /^gpu_disappeared GPU 1654922000010 /.test(e)), events.join("\n")); // GPU 0's serial
   assert.deepEqual(errors, [], "no console errors");
   assert.equal(watch.proc.exitCode, null, "watch still running");
   console.log(`PASS: dashboard on gpudoctor watch in ${elapsed()} (screenshots in ${artifacts})`);
