@@ -63,8 +63,11 @@ function updateGpuChoices(indexes) {
   if (indexes.length === state.gpuCount) return;
   state.gpuCount = indexes.length;
   const sel = $("plot-gpu");
-  sel.replaceChildren(...indexes.map((i) => h("option", { value: i, selected: String(i) === state.gpu }, `GPU ${i}`)));
   if (!indexes.map(String).includes(state.gpu) && indexes.length) state.gpu = String(indexes[0]);
+  const options = indexes.map((i) => h("option", { value: i, selected: String(i) === state.gpu }, `GPU ${i}`));
+  // No GPU seen now: the plot keeps the last one's history, and the choice says so.
+  if (!indexes.length) options.push(h("option", { value: state.gpu, selected: true }, `GPU ${state.gpu} (not seen now)`));
+  sel.replaceChildren(...options);
 }
 
 function setupControls() {

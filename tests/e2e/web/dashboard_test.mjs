@@ -226,7 +226,10 @@ try {
     writeFileSync(scenario, `${base}device_count=${count}\n${extra}`);
     await page.waitForFunction((n) => document.querySelectorAll("article.card").length === n && document.querySelector("#gpus").dataset.count === String(n), count, deadline(15000));
     console.log(`${count} GPU(s) on the page after ${Date.now() - changed} ms`);
-    if (count === 0) assert.match(await page.locator("#gpus").innerText(), /No GPU seen/);
+    if (count === 0) {
+      assert.match(await page.locator("#gpus").innerText(), /No GPU seen/);
+      assert.match(await page.locator("#plot-gpu").innerText(), /GPU 0 \(not seen now\)/);
+    }
     if (count === 16) assert.match(await page.locator('article.card[data-gpu="15"]').innerText(), /0001:27:00\.0/);
     if (count === 1) assert.equal(await page.locator('article.card[data-gpu="0"]').getAttribute("data-sev"), "ok");
     await page.screenshot({ path: path.join(artifacts, file), fullPage: true });
