@@ -1,7 +1,7 @@
 // `gpudoctor watch` end to end on the fake NVML (issue 9): a fault injected mid-run (the fake
 // re-reads its scenario when the file changes) opens a finding, clearing it resolves it, and
 // `history --findings` shows both; SIGTERM stops cleanly with the history intact; SIGHUP with a
-// broken config keeps the old one; bad --db paths exit 3.
+// broken config keeps the old one; bad --db paths exit 3; device count changes are followed.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -130,6 +130,53 @@ TEST(WatchE2eTest, FaultInjectedMidRunOpensAndResolvesInHistory) {
   bool hot = false;
   for (const auto& p : series["points"]) hot = hot || p[1].get<double>() >= 88;
   EXPECT_TRUE(hot) << m.out;
+}
+
+// NvmlSession re-enumeration in the running daemon: the device count drops (GPUs 4-7 gone) and
+// rises again; the ticks follow within the 5-tick recount and the history records the changes.
+TEST(WatchE2eTest, DeviceCountChangesAreFollowed) {
+  TempDir dir;
+  dir.Write("gpudoctor.toml", kFastLifecycle);
+  std::string scenario = dir.path() + "/live.scenario";
+  auto write = [&](const std::string& extra) {
+    std::ofstream(scenario + ".tmp") << "include=" << FixturePath("nvml/h100_busy.scenario") << "\n"
+                                     << extra;
+    std::rename((scenario + ".tmp").c_str(), scenario.c_str());
+  };
+  write("");
+  std::vector<std::string> args = WatchArgs(dir, "0.3");
+  args.insert(args.end(), {"--listen", "off"});
+  Daemon d = Start(args, scenario, dir.path() + "/err.log");
+  std::this_thread::sleep_for(milliseconds(1200));
+  write("device_count=4\n");
+  std::this_thread::sleep_for(milliseconds(4000));
+  write("device_count=9\ngpu.8.uuid=GPU-e2e-8\ngpu.8.serial=1654922000099\n");
+  std::this_thread::sleep_for(milliseconds(4000));
+  kill(d.pid, SIGTERM);
+  EXPECT_EQ(d.Wait(std::chrono::seconds(10)), 0);
+
+  auto h = RunGpudoctor({"history", "--db", dir.path() + "/history.db", "--events", "--json"});
+  ASSERT_EQ(h.exit_code, 0) << h.err;
+  auto j = nlohmann::json::parse(h.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << h.out;
+  int gone = 0, appeared = 0;
+  bool ninth = false;
+  for (const auto& e : j.is_array() ? j : j["events"]) {
+    std::string kind = e["kind"];
+    std::string detail = e["detail"];
+    if (kind == "gpu_disappeared") ++gone;
+    if (kind == "gpu_appeared") ++appeared;
+    if (kind == "gpu_appeared" && detail.find("1654922000099") != std::string::npos) ninth = true;
+  }
+  EXPECT_EQ(gone, 4) << h.out;      // GPUs 4-7, by serial
+  EXPECT_EQ(appeared, 5) << h.out;  // GPUs 4-7 back, and the ninth
+  EXPECT_TRUE(ninth) << h.out;
+
+  // The last ticks sampled nine GPUs (GPU 8's temperature is in the history).
+  auto m = RunGpudoctor({"history", "--db", dir.path() + "/history.db", "--metric",
+                         "gpudoctor_gpu_temperature_celsius", "--gpu", "8", "--json"});
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_NE(m.out.find("62"), std::string::npos) << m.out;
 }
 
 TEST(WatchE2eTest, SighupWithBrokenConfigKeepsTheOldOne) {

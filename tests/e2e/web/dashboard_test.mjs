@@ -13,7 +13,7 @@
 // Usage: node dashboard_test.mjs SOURCE_DIR BUILD_DIR
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { appendFileSync, chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import net from "node:net";
 import os from "node:os";
@@ -42,7 +42,12 @@ mkdirSync(artifacts, { recursive: true });
 const tmp = mkdtempSync(path.join(os.tmpdir(), "gpudoctor-web-"));
 const gpudoctor = path.join(build, "gpudoctor");
 
-// Fixture trees the test changes while watch runs.
+// Fixture trees the test changes while watch runs. Changes are atomic (write, then rename), so
+// the daemon never reads half a file.
+function replaceFile(file, text) {
+  writeFileSync(`${file}.new`, text);
+  renameSync(`${file}.new`, file);
+}
 const scenario = path.join(tmp, "now.scenario");
 const base = `include=${path.join(src, "tests/fixtures/nvml/h100_busy.scenario")}\n`;
 writeFileSync(scenario, base);
@@ -63,8 +68,8 @@ function hostActivity() {
   f[1] = String(Number(f[1]) + 60); // user
   f[4] = String(Number(f[4]) + 140); // idle
   stat[0] = f.join(" ");
-  writeFileSync(procStat, stat.join("\n"));
-  writeFileSync(rxBytes, `${Number(readFileSync(rxBytes, "utf8")) + 250e6}\n`);
+  replaceFile(procStat, stat.join("\n"));
+  replaceFile(rxBytes, `${Number(readFileSync(rxBytes, "utf8")) + 250e6}\n`);
 }
 
 const TOKEN = "s3cret-token";
@@ -168,14 +173,14 @@ try {
   const targets = await page.locator("#targets tr[data-sev]").evaluateAll((rs) => rs.map((r) => r.innerText));
   assert.ok(targets.some((t) => t.includes(targetName) && /[\d.]+ ms.*0 %/s.test(t)), `target with RTT, no loss: ${targets}`);
   // A reboot: the kernel's boot id changes (watch records a "reboot" event in its history).
-  writeFileSync(bootId, "1f2e3d4c-0000-4000-8000-000000000002\n");
+  replaceFile(bootId, "1f2e3d4c-0000-4000-8000-000000000002\n");
   await page.waitForFunction(() => [...document.querySelectorAll("#nics tr")].some((r) => /eth1/.test(r.innerText) && /^[1-9][\d.]* [KMG]i?B\/s$/.test(r.cells[3].innerText)), null, deadline(10000));
   await page.screenshot({ path: path.join(artifacts, "dashboard-8gpu-light.png"), fullPage: true });
   console.log(`8 GPUs, panels with data (${elapsed()})`);
 
   // 4. A fault injected mid-run shows on GPU 3's card within a few seconds.
   const injected = Date.now();
-  appendFileSync(scenario, "gpu.3.temp=88\ngpu.3.reasons=0x40\n");
+  replaceFile(scenario, `${base}gpu.3.temp=88\ngpu.3.reasons=0x40\n`);
   await page.waitForSelector('article.card[data-gpu="3"][data-sev="crit"]', deadline(8000));
   console.log(`fault visible after ${Date.now() - injected} ms`);
   const card3 = await page.locator('article.card[data-gpu="3"]').innerText();
@@ -223,7 +228,7 @@ try {
     // GPUs 8-15 get their own identities (the 8-GPU fixture names 0-7).
     let extra = "";
     for (let i = 8; i < count; ++i) extra += `gpu.${i}.uuid=GPU-5e1f0000-0000-4000-8000-0000000000${i}\ngpu.${i}.pci_bus_id=00000001:${(0x18 + i).toString(16)}:00.0\n`;
-    writeFileSync(scenario, `${base}device_count=${count}\n${extra}`);
+    replaceFile(scenario, `${base}device_count=${count}\n${extra}`);
     await page.waitForFunction((n) => document.querySelectorAll("article.card").length === n && document.querySelector("#gpus").dataset.count === String(n), count, deadline(15000));
     console.log(`${count} GPU(s) on the page after ${Date.now() - changed} ms`);
     if (count === 0) {
