@@ -1076,14 +1076,17 @@ struct EnumOutcome {
   struct Entry {
     nvmlDevice_t dev = nullptr;  // null: no handle (lost or an error)
     std::string uuid;            // empty: unknown (then the GPU's constants are read again)
+    bool skipped = false;        // not asked: this index's GPU has a call stuck in the driver
   };
   std::vector<Entry> entries;
   nvmlEventSet_t new_events = nullptr;  // created when the session had no event set
 };
 
 // nvmlDeviceGetCount; when it differs from `known` (or `list` is set) a handle and UUID per index.
+// While the count is unchanged, indexes marked in `stuck` are not called (their GPU has a call
+// stuck in the driver; asking again would only hang this worker too).
 EnumOutcome RunEnumerate(const Library& lib, Breadcrumb& crumb, unsigned known, bool list,
-                         bool create_events) {
+                         const std::vector<bool>& stuck, bool create_events) {
   EnumOutcome out;
   Calls calls(lib, crumb);
   out.count_return = NVML_CALL(calls, DeviceGetCount, &out.count);
@@ -1093,6 +1096,10 @@ EnumOutcome RunEnumerate(const Library& lib, Breadcrumb& crumb, unsigned known, 
   out.entries.resize(out.count);
   for (unsigned i = 0; i < out.count; ++i) {
     EnumOutcome::Entry& e = out.entries[i];
+    if (out.count == known && i < stuck.size() && stuck[i]) {
+      e.skipped = true;
+      continue;
+    }
     if (NVML_CALL(calls, DeviceGetHandleByIndex, i, &e.dev) != nvml::NVML_SUCCESS) {
       e.dev = nullptr;
       continue;
@@ -1172,8 +1179,10 @@ void NvmlSession::MaybeEnumerate(TimePoint deadline, GpuLayerFacts& facts) {
     unsigned known = static_cast<unsigned>(st.gpus.size());
     bool list = st.lost_seen;
     bool create_events = st.opts.read_events && st.events == nullptr && !st.events_broken;
-    st.enum_pending = StartDetached([lib, shared, known, list, create_events] {
-      return RunEnumerate(*lib, shared->crumb, known, list, create_events);
+    std::vector<bool> stuck;
+    for (const State::Gpu& g : st.gpus) stuck.push_back(g.pending != nullptr);
+    st.enum_pending = StartDetached([lib, shared, known, list, stuck, create_events] {
+      return RunEnumerate(*lib, shared->crumb, known, list, stuck, create_events);
     });
     st.enum_started = SteadyClock::now();
     if (st.enum_pending == nullptr) return;
@@ -1197,8 +1206,9 @@ void NvmlSession::MaybeEnumerate(TimePoint deadline, GpuLayerFacts& facts) {
   st.lost_seen = false;
   // GPUs are matched by UUID: one that is still there keeps its per-boot constants, counters and
   // (if its worker is stuck) its stuck state under its new index; any other index starts afresh.
-  // An index whose UUID cannot be read now (a lost GPU answers nothing) keeps the GPU that was
-  // there if that one's UUID is seen nowhere else: a lost card stays named.
+  // An index whose UUID cannot be read now (a lost GPU answers nothing) or was not asked (stuck)
+  // keeps the GPU that was there if that one's UUID is seen nowhere else: a lost card stays
+  // named, a stuck one stays stuck.
   std::vector<State::Gpu> old = std::move(st.gpus);
   std::vector<bool> taken(old.size(), false);
   std::vector<bool> assigned(e.entries.size(), false);
@@ -1220,7 +1230,8 @@ void NvmlSession::MaybeEnumerate(TimePoint deadline, GpuLayerFacts& facts) {
     }
   }
   for (size_t i = 0; i < e.entries.size() && i < old.size(); ++i) {
-    if (!assigned[i] && !taken[i] && e.entries[i].uuid.empty() && old[i].have_constants) {
+    if (!assigned[i] && !taken[i] && e.entries[i].uuid.empty() &&
+        (old[i].have_constants || e.entries[i].skipped)) {
       keep(i, i);
     }
   }

@@ -1,7 +1,8 @@
 // NvmlSession re-enumeration against the fake NVML (scenario rewritten while the session runs):
 // a device count change is seen within recount_every_ticks ticks and not before, GPUs whose UUID
 // is still there keep their per-boot constants and counters (matched by UUID, not by index), a
-// GPU that answers GPU_IS_LOST triggers a listing and stays named.
+// GPU that answers GPU_IS_LOST triggers a listing and stays named, a GPU stuck in the driver is
+// not called by a listing, and a stuck recount never stalls a tick.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -177,6 +178,25 @@ TEST_F(NvmlSessionEnumerationTest, StuckEnumerationIsAHangAndNeverStallsTicks) {
   EXPECT_EQ(t3.gpus.size(), 8u);
   EXPECT_TRUE(t3.hangs.empty());
   EXPECT_LT(SteadyClock::now() - start, milliseconds(300 + 700));
+}
+
+TEST_F(NvmlSessionEnumerationTest, StuckGpuIsNotAskedAgainByAListing) {
+  Append("gpu.2.block=nvmlDeviceGetUUID\n");  // GPU 2's identity read never returns
+  NvmlSampleOptions o = Options(1);
+  o.timeout = milliseconds(300);
+  NvmlSession session(o);
+  GpuLayerFacts t1 = Tick(session);
+  ASSERT_EQ(t1.gpus.size(), 8u);
+  EXPECT_TRUE(t1.gpus[2].hung);
+  Append("gpu.3.lost=1\n");
+  Tick(session);                     // GPU 3 answers GPU_IS_LOST
+  GpuLayerFacts t3 = Tick(session);  // the listing: GPU 2 (stuck) is not called
+  EXPECT_EQ(session.enumerations(), 1);
+  ASSERT_EQ(t3.gpus.size(), 8u);
+  for (const NvmlHang& h : t3.hangs) EXPECT_EQ(h.gpu_index, std::optional<int>(2)) << h.call;
+  EXPECT_TRUE(t3.gpus[2].hung);
+  EXPECT_TRUE(t3.gpus[3].lost);
+  EXPECT_EQ(t3.gpus[3].uuid, t1.gpus[3].uuid);
 }
 
 }  // namespace
