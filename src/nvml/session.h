@@ -19,9 +19,10 @@
 //   there keeps its per-boot constants, counters and stuck state under its (maybe new) index;
 //   every other index is read afresh. So a GPU that falls off the bus or a count change after a
 //   driver reload shows within recount_every_ticks ticks, at a cost of one call per that many
-//   ticks (plus 2 per GPU when listing). An enumeration stuck in the driver is reported as a hang
-//   once and none is started until it returns. Before the first enumeration and when it fails,
-//   the GPUs found at init stay.
+//   ticks (plus 2 per GPU when listing). A listing does not call a GPU whose worker is still
+//   stuck (while the count is unchanged it keeps its place, still stuck). An enumeration stuck in
+//   the driver is reported as a hang once and none is started until it returns. Before the first
+//   enumeration and when it fails, the GPUs found at init stay.
 // nvmlShutdown is never called (the process may have workers stuck inside NVML).
 //
 // Thread-safety: Sample() serialises callers; the session may be shared between ticks through
