@@ -58,7 +58,10 @@ TEST_F(NodeExporterFixtureTest, ReadsTheTreeNotTheHost) {
   EXPECT_EQ(nics, (std::set<std::string>{"bond0", "dmz", "eth0", "int"}));
   std::set<std::string> mounts;
   for (const auto& m : report_["resources"]["mounts"]) mounts.insert(m["mount_point"]);
+  // PID 1's table (the host's namespace), not the reader's (self -> 10, which has NFS mounts).
   EXPECT_TRUE(mounts.count("/")) << report_["resources"]["mounts"].dump();
+  EXPECT_TRUE(mounts.count("/boot")) << report_["resources"]["mounts"].dump();
+  EXPECT_FALSE(mounts.count("/mnt/nfs/test")) << report_["resources"]["mounts"].dump();
   // InfiniBand: mlx4_0 ports 1 and 2 (40 Gb/s, ACTIVE) with their error counters.
   const auto& ib = report_["network"]["ib_ports"];
   ASSERT_TRUE(ib.is_array()) << report_["network"].dump();
