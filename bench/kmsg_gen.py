@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Writes a synthetic kernel log (dmesg shape) of SIZE bytes to PATH: ordinary kernel noise with
 about 0.1% NVRM lines (Xids of several codes and GPUs, companion lines) and a few AER / link /
-OOM lines. Used by bench/kmsg_scan.sh. Usage: kmsg_gen.py PATH SIZE_BYTES"""
+OOM lines. LINK_SHARE (default 0.02) is the share of NIC link up/down lines in the
+noise, as on a host whose links flap or whose containers come and go (veth, bonding, mlx5, ixgbe,
+e1000e, bnxt_en, igb shapes). Used by bench/kmsg_scan.sh.
+Usage: kmsg_gen.py PATH SIZE_BYTES [LINK_SHARE]"""
 import random
 import sys
 
@@ -32,6 +35,21 @@ NVRM = [
     "NVRM: GPU at PCI:0000:{b}:00: GPU-4a1e7b52-3b8c-6f9d-2e17-a0c5d3f81b{b}",
     "NVRM: GPU0 RPC history (CPU -> GSP):",
 ]
+# NIC drivers' link state lines: each passes the scanner's "Link " prefilter and is parsed.
+LINK = [
+    "ixgbe 0000:3b:00.0 enp59s0f0: NIC Link is Up 10 Gbps, Flow Control: RX/TX",
+    "ixgbe 0000:3b:00.0 enp59s0f0: NIC Link is Down",
+    "e1000e 0000:00:1f.6 eno1: NIC Link is Up 1000 Mbps Full Duplex, Flow Control: None",
+    "e1000e 0000:00:1f.6 eno1: NIC Link is Down",
+    "mlx5_core 0000:41:00.0 enp65s0f0np0: Link up",
+    "mlx5_core 0000:41:00.0 enp65s0f0np0: Link down",
+    "bnxt_en 0000:c1:00.0 ens1f0np0: NIC Link is Up, 25000 Mbps full duplex, Flow control: ON - receive & transmit",
+    "bnxt_en 0000:c1:00.0 ens1f0np0: NIC Link is Down",
+    "igb 0000:02:00.0 eno2: igb: eno2 NIC Link is Up 1000 Mbps Full Duplex, Flow Control: RX",
+    "bond0: (slave enp59s0f0): link status definitely down, disabling slave",
+    "bond0: (slave enp59s0f0): link status definitely up, 10000 Mbps full duplex",
+    "IPv6: ADDRCONF(NETDEV_CHANGE): veth{n}: link becomes ready",
+]
 RARE = [
     "nvidia 0000:{b}:00.0: AER: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)",
     "mlx5_core 0000:41:00.0 ibp65s0: Link down",
@@ -39,7 +57,7 @@ RARE = [
     "Out of memory: Killed process {n} (python3) total-vm:91234560kB, anon-rss:61440000kB, file-rss:8192kB, shmem-rss:0kB, UID:1001 pgtables:130000kB oom_score_adj:0",
 ]
 
-def block(rng, t0, target):
+def block(rng, t0, target, link_share):
     out, size, t = [], 0, t0
     buses = ["18", "2a", "3b", "5d", "9a", "ab", "ba", "db"]
     while size < target:
@@ -48,6 +66,8 @@ def block(rng, t0, target):
             tpl = rng.choice(NVRM)
         elif r < 0.0012:
             tpl = rng.choice(RARE)
+        elif r < 0.0012 + link_share:
+            tpl = rng.choice(LINK)
         else:
             tpl = rng.choice(NOISE)
         t += rng.random() * 0.01
@@ -58,8 +78,9 @@ def block(rng, t0, target):
 
 def main():
     path, total = sys.argv[1], int(sys.argv[2])
+    link_share = float(sys.argv[3]) if len(sys.argv) > 3 else 0.02
     rng = random.Random(42)
-    chunk, t = block(rng, 1.0, 8 << 20)
+    chunk, t = block(rng, 1.0, 8 << 20, link_share)
     written = 0
     with open(path, "w") as f:
         f.write("[    0.000000] Linux version 6.5.0-41-generic (buildd@lcy02-amd64-079)\n")

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/arg_walker.h"
 #include "core/strings.h"
 
 namespace gpudoctor {
@@ -26,52 +27,29 @@ std::vector<std::string> CliOptions::All(std::string_view flag) const {
 
 Result<CliOptions> ParseCommandLine(int argc, const char* const* argv) {
   CliOptions o;
-  bool positional_only = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string_view arg = argv[i];
-    if (positional_only || arg.empty() || arg[0] != '-' || arg == "-") {
-      if (o.command.empty()) {
-        o.command = std::string(arg);
-      } else {
-        o.positional.emplace_back(arg);
-      }
-      continue;
-    }
-    if (arg == "--") {
-      positional_only = true;
-      continue;
-    }
-    if (arg == "-h") arg = "--help";
-    std::string_view name = arg;
-    std::optional<std::string_view> inline_value;
-    if (size_t eq = arg.find('='); eq != std::string_view::npos) {
-      name = arg.substr(0, eq);
-      inline_value = arg.substr(eq + 1);
-    }
-    const auto& table = FlagTable();
-    auto it =
-        std::find_if(table.begin(), table.end(), [&](const FlagSpec& f) { return f.name == name; });
-    if (it == table.end()) {
-      return InvalidArgument("unknown flag '" + Sanitize(name, 60) + "' (see gpudoctor --help)");
-    }
-    std::string_view value;
-    if (it->value_name.empty()) {
-      if (inline_value) {
-        return InvalidArgument("flag " + std::string(name) + " takes no value");
-      }
-      o.switches.emplace_back(name);
-    } else if (inline_value) {
-      value = *inline_value;
-    } else if (i + 1 < argc) {
-      value = argv[++i];
+  const auto& table = FlagTable();
+  auto find = [&](std::string_view name) {
+    return std::find_if(table.begin(), table.end(),
+                        [&](const FlagSpec& f) { return f.name == name; });
+  };
+  ArgHandlers h;
+  h.positional = [&](std::string_view arg) {
+    if (o.command.empty()) {
+      o.command = std::string(arg);
     } else {
-      return InvalidArgument("flag " + std::string(name) + " needs a value (" +
-                             std::string(it->value_name) + ")");
+      o.positional.emplace_back(arg);
     }
-    if (Status s = it->apply(value, o); !s.ok()) {
-      return InvalidArgument("flag " + std::string(name) + ": " + s.message());
-    }
-  }
+  };
+  h.value_name_of = [&](std::string_view name) -> std::optional<std::string_view> {
+    auto it = find(name);
+    if (it == table.end()) return std::nullopt;
+    return it->value_name;
+  };
+  h.flag = [&](std::string_view name, std::optional<std::string_view> value) {
+    if (!value) o.switches.emplace_back(name);
+    return find(name)->apply(value.value_or(""), o);
+  };
+  if (Status s = WalkArgs(argc, argv, h, "see gpudoctor --help"); !s.ok()) return s;
   return o;
 }
 

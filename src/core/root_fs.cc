@@ -91,6 +91,11 @@ bool RootFs::Exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
+bool RootFs::IsDirectory(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 Result<FsUsage> RootFs::StatVfs(std::string_view mount_point) const {
   std::string path = RootPath(mount_point);
   struct statvfs sv;

@@ -57,6 +57,8 @@ class RootFs {
   // Target of a symlink, e.g. /proc/PID/fd/N -> "socket:[1234]".
   static Result<std::string> ReadLink(const std::string& path);
   static bool Exists(const std::string& path);
+  // True for a directory, or a symlink to one (sysfs class entries are symlinks).
+  static bool IsDirectory(const std::string& path);
   // statvfs(2) of a host mount point (prefixed with rootfs).
   Result<FsUsage> StatVfs(std::string_view mount_point) const;
 

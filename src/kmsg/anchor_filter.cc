@@ -1,5 +1,6 @@
 #include "kmsg/anchor_filter.h"
 
+#include <cstdlib>
 #include <cstring>
 
 #if defined(__x86_64__)
@@ -9,6 +10,7 @@
 namespace gpudoctor {
 
 AnchorFilter::AnchorFilter(const std::vector<Anchor>& anchors) {
+  if (anchors.size() > 32) std::abort();  // PresentMask has one bit per anchor
   // Anchors with the same fingerprint share a bucket; the others are spread over 8 buckets.
   std::vector<std::string_view> bucket_fp;
   for (const Anchor& a : anchors) {
@@ -124,6 +126,18 @@ const char* AnchorFilter::Find(const char* begin, const char* from, const char* 
   (void)begin;  // anchors must start at or after `from`; bytes before it are never read
   return use_avx2_ ? FindAvx2(from, from, end, anchor_index)
                    : FindScalar(from, from, end, anchor_index);
+}
+
+uint32_t AnchorFilter::PresentMask(const char* begin, const char* end) const {
+  uint32_t mask = 0;
+  size_t k = 0;
+  for (const char* from = begin; from < end;) {
+    const char* hit = Find(begin, from, end, &k);
+    if (hit == nullptr) break;
+    mask |= 1u << k;
+    from = hit + 1;
+  }
+  return mask;
 }
 
 }  // namespace gpudoctor

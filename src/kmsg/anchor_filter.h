@@ -29,6 +29,9 @@ class AnchorFilter {
   const char* Find(const char* begin, const char* from, const char* end,
                    size_t* anchor_index = nullptr) const;
 
+  // Bit k set when anchor k (in constructor order; at most 32 anchors) occurs in [begin, end).
+  uint32_t PresentMask(const char* begin, const char* end) const;
+
   bool simd() const { return use_avx2_; }
 
  private:

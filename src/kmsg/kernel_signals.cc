@@ -221,22 +221,32 @@ SignalResult ParseNetLinkLine(std::string_view m) {
     r.event.tx_timeouts = 1;
     return r;
   }
+  // State words after "Link " ("NIC Link is Up", "Link down", "Port: 1 Link DOWN", ...), taken
+  // at the first "Link " that has one; longer words first ("is Down" before "is ").
   struct Form {
-    std::string_view text;
+    std::string_view word;
     bool up;
   };
   static constexpr Form kForms[] = {
-      {"NIC Link is Down", false}, {"NIC Link is Up", true}, {"Link is Down", false},
-      {"Link is Up", true},        {"Link is down", false},  {"Link is up", true},
-      {"Link down", false},        {"Link up", true},        {"Link Down", false},
-      {"Link Up", true},           {"Link DOWN", false},     {"Link ACTIVE", true},
+      {"is Down", false}, {"is Up", true}, {"is down", false}, {"is up", true}, {"down", false},
+      {"up", true},       {"Down", false}, {"Up", true},       {"DOWN", false}, {"ACTIVE", true},
   };
-  for (const Form& f : kForms) {
-    size_t pos = m.find(f.text);
-    if (pos == m.npos) continue;
-    // The text must end there or continue with a space/punctuation ("Link up" vs "Link update").
-    size_t end = pos + f.text.size();
-    if (end < m.size() && m[end] != ' ' && m[end] != '.' && m[end] != ',') continue;
+  size_t pos = m.npos;
+  const Form* form = nullptr;
+  for (size_t at = m.find("Link "); at != m.npos && form == nullptr; at = m.find("Link ", at + 1)) {
+    std::string_view rest = m.substr(at + 5);
+    for (const Form& f : kForms) {
+      if (!StartsWith(rest, f.word)) continue;
+      // The word must end there or continue with a space/punctuation ("Link up" vs "Link update").
+      size_t end = f.word.size();
+      if (end < rest.size() && rest[end] != ' ' && rest[end] != '.' && rest[end] != ',') continue;
+      pos = at;
+      form = &f;
+      break;
+    }
+  }
+  if (form != nullptr) {
+    const Form& f = *form;
     auto before = Split(m.substr(0, pos), " ");
     std::string_view ifname;
     std::string subject;

@@ -20,11 +20,29 @@ namespace gpudoctor {
 namespace {
 
 // Every line the parsers care about contains one of these; the fingerprint is a rare 3-byte
-// part of it. Anchors that share a fingerprint share a bucket.
+// part of it. Anchors that share a fingerprint share a bucket. The order is AnchorId's.
+enum AnchorId : uint32_t {
+  kNvrmAnchor,
+  kAerAnchor,
+  kPcieBusErrorAnchor,
+  kBlockedAnchor,
+  kOomKillAnchor,
+  kKilledProcessAnchor,
+  kHardwareErrorAnchor,
+  kMachineCheckAnchor,
+  kLinkAnchor,
+  kLinuxVersionAnchor,
+  kNetdevWatchdogAnchor,
+  kTemperatureAnchor,
+  kJournalBootAnchor,
+  kJournalRebootAnchor,
+  kNvidiaFrameAnchor,
+};
+
 const AnchorFilter& Filter() {
   static const AnchorFilter filter({
       {"NVRM: ", "NVR"},
-      {"AER:", "AER"},
+      {"AER", "AER"},
       {"PCIe Bus Error", "e B"},
       {"blocked for more than", "r m"},
       {"oom-kill", "m-k"},
@@ -42,7 +60,7 @@ const AnchorFilter& Filter() {
   return filter;
 }
 
-constexpr size_t kLinkAnchor = 8;  // index of "Link " in Filter()'s list
+constexpr uint32_t Bit(AnchorId id) { return 1u << id; }
 
 // After "Link ": the words NIC drivers print for a state change.
 bool LooksLikeLinkChange(const char* p, const char* end) {
@@ -59,6 +77,12 @@ bool Contains(std::string_view s, std::string_view needle) {
   return s.find(needle) != std::string_view::npos;
 }
 
+// Contains(s, needle) for a needle that contains anchor `id`: when the anchor is absent from the
+// line (its bit clear in `present`), the needle cannot be there either and no search is needed.
+bool Contains(uint32_t present, AnchorId id, std::string_view s, std::string_view needle) {
+  return (present & Bit(id)) != 0 && Contains(s, needle);
+}
+
 std::string ProcessLabel(std::string_view name, std::optional<int64_t> pid) {
   std::string s(name);
   if (pid) s += "[" + std::to_string(*pid) + "]";
@@ -73,9 +97,27 @@ bool CloseInTime(const LogTime& a, const LogTime& b) {
 
 }  // namespace
 
+namespace {
+
+// True when none of the 8 bytes has its top bit set or is below 0x20 or is 0x7f, i.e. all are
+// printable ASCII (a tab makes it false and falls back to the byte loop, which allows it).
+bool AllPrintableAscii8(const unsigned char* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  constexpr uint64_t kOnes = 0x0101010101010101ull;
+  constexpr uint64_t kHigh = 0x8080808080808080ull;
+  uint64_t below_space = (v - kOnes * 0x20) & ~v;  // high bit set where byte < 0x20 (or >= 0x80)
+  uint64_t is_del = ((v ^ (kOnes * 0x7f)) - kOnes) & ~(v ^ (kOnes * 0x7f));  // byte == 0x7f
+  return ((v | below_space | is_del) & kHigh) == 0;
+}
+
+}  // namespace
+
 bool IsCleanLogText(std::string_view s) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   const auto* e = p + s.size();
+  // Kernel logs are nearly all printable ASCII: skip it 8 bytes at a time.
+  while (e - p >= 8 && AllPrintableAscii8(p)) p += 8;
   while (p < e) {
     unsigned char c = *p;
     if (c < 0x80) {
@@ -220,11 +262,7 @@ void KernelLogScanner::ProcessMessage(const ParsedLine& parsed, std::string_view
     ++facts_.non_kernel_lines;
     return;
   }
-  ++facts_.lines_examined;
-  if (!IsCleanLogText(line)) {
-    ++facts_.garbled_lines;
-    return;
-  }
+  ++facts_.lines_examined;  // callers Repair() the line first: it is clean text here
   std::string_view msg = parsed.message;
   if (parsed.shape == LineShape::kUnknown) {
     // Unknown prefix (pasted logs, other collectors): NVRM text may sit anywhere.
@@ -363,7 +401,10 @@ void KernelLogScanner::HandleNvrm(std::string_view msg, const LogTime& t, std::s
 bool KernelLogScanner::HandleSignals(std::string_view msg, const LogTime& t,
                                      std::string_view line) {
   // A stack frame of an NVIDIA module right after a hung-task report marks that task.
-  if (Contains(msg, "[nvidia") && Contains(msg, "+0x")) {
+  // One pass finds which anchors the message holds; each keyword test below then costs a search
+  // only when its anchor is present (a NIC link line skips the AER, OOM, MCE ... searches).
+  const uint32_t present = Filter().PresentMask(msg.data(), msg.data() + msg.size());
+  if (Contains(present, kNvidiaFrameAnchor, msg, "[nvidia") && Contains(msg, "+0x")) {
     if (!hung_subject_.empty() && CloseInTime(hung_time_, t)) {
       KernelEvent d;
       d.kind = KernelEventKind::kHungTask;
@@ -373,29 +414,29 @@ bool KernelLogScanner::HandleSignals(std::string_view msg, const LogTime& t,
     }
     return true;
   }
-  if (Contains(msg, "oom-kill:constraint=")) {
+  if (Contains(present, kOomKillAnchor, msg, "oom-kill:constraint=")) {
     pending_memcg_ = Contains(msg, "CONSTRAINT_MEMCG");
     return true;
   }
   SignalResult r;
-  if (Contains(msg, "AER") || Contains(msg, "PCIe Bus Error")) r = ParseAerLine(msg);
-  if (r.verdict == SignalVerdict::kNoMatch && Contains(msg, "blocked for more than")) {
+  if (present & (Bit(kAerAnchor) | Bit(kPcieBusErrorAnchor))) r = ParseAerLine(msg);
+  if (r.verdict == SignalVerdict::kNoMatch && (present & Bit(kBlockedAnchor))) {
     r = ParseHungTaskLine(msg);
   }
   if (r.verdict == SignalVerdict::kNoMatch &&
-      (Contains(msg, "Killed process") || Contains(msg, "oom-kill"))) {
+      (present & (Bit(kKilledProcessAnchor) | Bit(kOomKillAnchor)))) {
     r = ParseOomLine(msg, pending_memcg_);
     if (r.verdict == SignalVerdict::kEvent) pending_memcg_ = false;
   }
   if (r.verdict == SignalVerdict::kNoMatch &&
-      (Contains(msg, "Hardware Error") || Contains(msg, "Machine check events"))) {
+      (present & (Bit(kHardwareErrorAnchor) | Bit(kMachineCheckAnchor)))) {
     r = ParseMceLine(msg);
   }
   if (r.verdict == SignalVerdict::kNoMatch &&
-      (Contains(msg, "NETDEV WATCHDOG") || Contains(msg, "Link "))) {
+      (present & (Bit(kNetdevWatchdogAnchor) | Bit(kLinkAnchor)))) {
     r = ParseNetLinkLine(msg);
   }
-  if (r.verdict == SignalVerdict::kNoMatch && Contains(msg, "temperature")) {
+  if (r.verdict == SignalVerdict::kNoMatch && (present & Bit(kTemperatureAnchor))) {
     r = ParseCpuThermalLine(msg);
   }
   switch (r.verdict) {
@@ -447,7 +488,8 @@ KernelLogFacts KernelLogScanner::Finish() {
 }
 
 Status ScanLogFd(int fd, KernelLogScanner& scanner, TimePoint deadline) {
-  constexpr size_t kBufBytes = 1 << 20;
+  constexpr size_t kBufBytes =
+      128 << 10;  // fits L2: read(2) copies into cache, the scan reads it there
   std::unique_ptr<char[]> buf(new char[kBufBytes]);
   size_t have = 0;
   bool skipping = false;  // inside an over-long line: drop bytes until its '\n'

@@ -421,6 +421,61 @@ const std::vector<FieldDescriptor<NicFacts>>& NicFieldTable() {
   return t;
 }
 
+namespace {
+
+std::optional<FactValue> IbCounter(const IbPortFacts& p, const char* name) {
+  auto it = p.counters.find(name);
+  if (it == p.counters.end()) return std::nullopt;
+  return Fact(std::optional<uint64_t>(it->second));
+}
+
+}  // namespace
+
+const std::vector<FieldDescriptor<IbPortFacts>>& IbPortFieldTable() {
+  using F = FieldDescriptor<IbPortFacts>;
+  using P = IbPortFacts;
+  static const std::vector<F> t = {
+      {"active",
+       {"gpudoctor_ib_port_active", G, "1 when the port state is ACTIVE.", "device,port"},
+       1,
+       [](const P& p) {
+         if (p.state.empty()) return std::optional<FactValue>();
+         return Fact(std::optional<bool>(p.state == "ACTIVE"));
+       }},
+      {"rate_gbps",
+       {"gpudoctor_ib_port_rate_bits_per_second", G, "Port rate the driver reports.",
+        "device,port"},
+       1e9,
+       [](const P& p) { return Fact(p.rate_gbps); }},
+      {"link_downed",
+       {"gpudoctor_ib_port_link_downed_total", C,
+        "Times the link went down (counters/link_downed).", "device,port"},
+       1,
+       [](const P& p) { return IbCounter(p, "link_downed"); }},
+      {"link_error_recovery",
+       {"gpudoctor_ib_port_link_error_recovery_total", C,
+        "Link error recoveries (counters/link_error_recovery).", "device,port"},
+       1,
+       [](const P& p) { return IbCounter(p, "link_error_recovery"); }},
+      {"symbol_error",
+       {"gpudoctor_ib_port_symbol_errors_total", C, "Symbol errors (counters/symbol_error).",
+        "device,port"},
+       1,
+       [](const P& p) { return IbCounter(p, "symbol_error"); }},
+      {"port_rcv_errors",
+       {"gpudoctor_ib_port_receive_errors_total", C,
+        "Packets received with errors (counters/port_rcv_errors).", "device,port"},
+       1,
+       [](const P& p) { return IbCounter(p, "port_rcv_errors"); }},
+      {"port_xmit_discards",
+       {"gpudoctor_ib_port_transmit_discards_total", C,
+        "Packets discarded on transmit (counters/port_xmit_discards).", "device,port"},
+       1,
+       [](const P& p) { return IbCounter(p, "port_xmit_discards"); }},
+  };
+  return t;
+}
+
 const std::vector<FieldDescriptor<TargetProbeFacts>>& TargetFieldTable() {
   using F = FieldDescriptor<TargetProbeFacts>;
   using T = TargetProbeFacts;
@@ -512,6 +567,7 @@ std::vector<const MetricInfo*> AllMetrics() {
   add(PressureFieldTable());
   add(MountFieldTable());
   add(NicFieldTable());
+  add(IbPortFieldTable());
   add(TargetFieldTable());
   out.push_back(&kFindingActive);
   out.push_back(&kProbeSuccess);
@@ -618,6 +674,12 @@ std::vector<MetricPoint> FlattenSnapshot(const Snapshot& snap) {
   if (snap.network.nics) {
     for (const NicFacts& n : *snap.network.nics)
       Emit(NicFieldTable(), n, -1, {{"nic", n.name}}, out);
+  }
+  if (snap.network.ib_ports) {
+    for (const IbPortFacts& p : *snap.network.ib_ports) {
+      Emit(IbPortFieldTable(), p, -1, {{"device", p.device}, {"port", std::to_string(p.port)}},
+           out);
+    }
   }
   if (snap.network.reachability) {
     for (const TargetProbeFacts& t : snap.network.reachability->hosts) {

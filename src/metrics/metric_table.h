@@ -117,6 +117,7 @@ const std::vector<FieldDescriptor<CpuFacts>>& CpuFieldTable();
 const std::vector<FieldDescriptor<MemoryFacts>>& MemoryFieldTable();
 const std::vector<FieldDescriptor<MountFacts>>& MountFieldTable();         // label mount
 const std::vector<FieldDescriptor<NicFacts>>& NicFieldTable();             // label nic
+const std::vector<FieldDescriptor<IbPortFacts>>& IbPortFieldTable();       // device, port
 const std::vector<FieldDescriptor<TargetProbeFacts>>& TargetFieldTable();  // label target
 const std::vector<FieldDescriptor<PressureLine>>& PressureFieldTable();    // resource, kind
 

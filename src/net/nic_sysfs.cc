@@ -47,6 +47,8 @@ Result<std::vector<NicSample>> ReadNicSamples(const RootFs& fs) {
   std::vector<NicSample> out;
   for (const auto& name : *names) {
     std::string dir = base + "/" + name;
+    // Interfaces are directories; the bonding driver adds a plain file (bonding_masters) here.
+    if (!RootFs::IsDirectory(dir)) continue;
     NicSample s;
     s.name = Sanitize(name, 64);
     s.physical = RootFs::Exists(dir + "/device");

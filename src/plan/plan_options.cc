@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "core/arg_walker.h"
 #include "core/strings.h"
 #include "plan/context_dist.h"
 
@@ -255,50 +256,25 @@ bool IsPlanCommandLine(int argc, const char* const* argv) {
 
 Result<PlanOptions> ParsePlanCommandLine(int argc, const char* const* argv) {
   PlanOptions o;
-  bool positional_only = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string_view arg = argv[i];
-    if (positional_only || arg.empty() || arg[0] != '-' || arg == "-") {
-      if (o.cli.command.empty()) {
-        o.cli.command = std::string(arg);
-      } else {
-        o.cli.positional.emplace_back(arg);
-      }
-      continue;
-    }
-    if (arg == "--") {
-      positional_only = true;
-      continue;
-    }
-    if (arg == "-h") arg = "--help";
-    std::string_view name = arg;
-    std::optional<std::string_view> inline_value;
-    if (size_t eq = arg.find('='); eq != std::string_view::npos) {
-      name = arg.substr(0, eq);
-      inline_value = arg.substr(eq + 1);
-    }
-    const PlanFlag* plan_flag = FindPlanFlag(name);
-    const FlagSpec* global_flag = plan_flag == nullptr ? FindGlobalFlag(name) : nullptr;
-    if (plan_flag == nullptr && global_flag == nullptr) {
-      return InvalidArgument("unknown flag '" + Sanitize(name, 60) +
-                             "' (see gpudoctor plan --help)");
-    }
-    std::string_view value_name = plan_flag ? plan_flag->value_name : global_flag->value_name;
-    std::string_view value;
-    if (value_name.empty()) {
-      if (inline_value) return InvalidArgument("flag " + std::string(name) + " takes no value");
-      if (global_flag) o.cli.switches.emplace_back(name);
-    } else if (inline_value) {
-      value = *inline_value;
-    } else if (i + 1 < argc) {
-      value = argv[++i];
+  ArgHandlers h;
+  h.positional = [&](std::string_view arg) {
+    if (o.cli.command.empty()) {
+      o.cli.command = std::string(arg);
     } else {
-      return InvalidArgument("flag " + std::string(name) + " needs a value (" +
-                             std::string(value_name) + ")");
+      o.cli.positional.emplace_back(arg);
     }
-    Status s = plan_flag ? plan_flag->apply(value, o) : global_flag->apply(value, o.cli);
-    if (!s.ok()) return InvalidArgument("flag " + std::string(name) + ": " + s.message());
-  }
+  };
+  h.value_name_of = [&](std::string_view name) -> std::optional<std::string_view> {
+    if (const PlanFlag* p = FindPlanFlag(name)) return p->value_name;
+    if (const FlagSpec* g = FindGlobalFlag(name)) return g->value_name;
+    return std::nullopt;
+  };
+  h.flag = [&](std::string_view name, std::optional<std::string_view> value) {
+    if (const PlanFlag* p = FindPlanFlag(name)) return p->apply(value.value_or(""), o);
+    if (!value) o.cli.switches.emplace_back(name);
+    return FindGlobalFlag(name)->apply(value.value_or(""), o.cli);
+  };
+  if (Status s = WalkArgs(argc, argv, h, "see gpudoctor plan --help"); !s.ok()) return s;
   return o;
 }
 

@@ -92,6 +92,19 @@ nlohmann::ordered_json NetworkFactsToJson(const NetworkFacts& n) {
     }
     j["nics"] = arr;
   }
+  if (n.ib_ports) {
+    json arr = json::array();
+    for (const auto& p : *n.ib_ports) {
+      json e = {{"device", p.device}, {"port", p.port}};
+      PutIfNotEmpty(e, "state", p.state);
+      PutIfNotEmpty(e, "phys_state", p.phys_state);
+      if (p.link_layer) PutIfNotEmpty(e, "link_layer", *p.link_layer);
+      PutFacts(e, IbPortFieldTable(), p);
+      if (!p.counters_delta.empty()) e["counters_delta"] = p.counters_delta;
+      arr.push_back(e);
+    }
+    j["ib_ports"] = arr;
+  }
   return j;
 }
 

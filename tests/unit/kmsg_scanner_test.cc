@@ -303,6 +303,45 @@ TEST(KmsgScannerTest, InvalidUtf8AndOddPidKeepTheXid) {
   EXPECT_TRUE(IsCleanLogText(RepairLogText(std::string("\xf0\x9f\x98\x80\xf0\x9f\0x", 9))));
 }
 
+// IsCleanLogText skips printable ASCII 8 bytes at a time: it must judge every position of a bad
+// byte (inside a block, at block edges, in the tail) exactly as the byte loop does.
+TEST(KmsgScannerTest, CleanTextCheckFindsABadByteAtAnyPosition) {
+  struct Token {
+    std::string bytes;
+    bool clean;
+  };
+  const std::vector<Token> tokens = {
+      {"a", true},
+      {"Z", true},
+      {" ", true},
+      {"~", true},
+      {"\t", true},
+      {"\xc3\xa9", true},
+      {"\xe2\x82\xac", true},
+      {"\n", false},
+      {std::string(1, '\0'), false},
+      {"\x1f", false},
+      {"\x7f", false},
+      {"\x80", false},
+      {"\xff", false},
+  };
+  std::mt19937 rng(7);
+  for (int round = 0; round < 20000; ++round) {
+    std::string text;
+    bool clean = true;
+    size_t n = rng() % 40;
+    for (size_t i = 0; i < n; ++i) {
+      // Mostly printable letters, as in a real log, so long clean runs reach the fast path.
+      const Token& t = tokens[rng() % 8 == 0 ? rng() % tokens.size() : rng() % 2];
+      text += t.bytes;
+      clean = clean && t.clean;
+    }
+    ASSERT_EQ(IsCleanLogText(text), clean) << ::testing::PrintToString(text);
+  }
+  EXPECT_TRUE(IsCleanLogText("[    1.000000] NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen"));
+  EXPECT_FALSE(IsCleanLogText("[    1.000000] NVRM: Xid (PCI:0000:3b:00): 79, GPU has fall\x7f"));
+}
+
 TEST(KmsgScannerTest, FullEventTableMakesRoomForASeriousEvent) {
   KernelLogScanner s;
   std::string text;
