@@ -15,26 +15,60 @@
 
 namespace gpudoctor {
 
+namespace {
+
+// Under `watch`: this run's /proc walk and socket table, the next run's "before" (the window is
+// the time between runs; no sleep inside a tick).
+struct SuspiciousCarry : ProbeCarry {
+  ProcessScan scan;
+  SharedSamples::TcpSample tcp;
+};
+
+}  // namespace
+
 ProbeOutput RunSuspiciousProbe(const ProbeContext& ctx) {
   if (!RootFs::Exists(ctx.fs().ProcPath("self"))) {
     return ProbeSkipped("no procfs at " + ctx.fs().procfs());
   }
   TimePoint scan_deadline = ctx.deadline - std::chrono::milliseconds(200);  // time to report
-  // `check` shares the walks and dumps with the sockets probe; alone (watch, tests) it reads
-  // its own.
-  auto own = ctx.shared != nullptr && !ctx.continuous
-                 ? ctx.shared
-                 : std::make_shared<SharedSamples>(ctx.fs(), scan_deadline);
-  TimePoint window_start =
-      ctx.shared != nullptr && !ctx.continuous ? ctx.window_start : SteadyClock::now();
-  TimePoint window_end = window_start + ctx.sample_window();
-  const ProcessScan& before = own->ProcessesBefore();
-  const auto& tcp_before = own->TcpBefore();
-  const auto& tcp_after = own->TcpAfter(window_end);
-  const ProcessScan& after = own->ProcessesAfter(window_end);
-  const Result<std::vector<TcpSocketInfo>>& sockets_before = tcp_before.sockets;
-  const Result<std::vector<TcpSocketInfo>>& sockets_after = tcp_after.sockets;
-  double window_s = std::chrono::duration<double>(tcp_after.at - tcp_before.at).count();
+  // `check` shares the walks and dumps with the sockets probe and samples across its window;
+  // `watch` reads once per run and diffs against the previous run's carry.
+  const bool stepping = ctx.continuous || ctx.shared == nullptr;
+  auto own = stepping ? std::make_shared<SharedSamples>(ctx.fs(), scan_deadline) : ctx.shared;
+  std::shared_ptr<SuspiciousCarry> carry;
+  const ProcessScan* before_scan = nullptr;
+  const SharedSamples::TcpSample* tcp_before_sample = nullptr;
+  const ProcessScan* after_scan = nullptr;
+  const SharedSamples::TcpSample* tcp_after_sample = nullptr;
+  if (ctx.continuous) {
+    TimePoint now = SteadyClock::now();  // a window end already passed: no sleep
+    carry = std::make_shared<SuspiciousCarry>();
+    carry->tcp = own->TcpAfter(now);
+    carry->scan = own->ProcessesAfter(now);
+    auto* prev = dynamic_cast<SuspiciousCarry*>(ctx.previous.get());
+    if (prev == nullptr) {
+      ProbeOutput out = ProbeSkipped("first sample of a watch: CPU and traffic from the next run");
+      out.next = std::move(carry);
+      return out;
+    }
+    before_scan = &prev->scan;
+    tcp_before_sample = &prev->tcp;
+    after_scan = &carry->scan;
+    tcp_after_sample = &carry->tcp;
+  } else {
+    TimePoint window_start = stepping ? SteadyClock::now() : ctx.window_start;
+    TimePoint window_end = window_start + ctx.sample_window();
+    before_scan = &own->ProcessesBefore();
+    tcp_before_sample = &own->TcpBefore();
+    tcp_after_sample = &own->TcpAfter(window_end);
+    after_scan = &own->ProcessesAfter(window_end);
+  }
+  const ProcessScan& before = *before_scan;
+  const ProcessScan& after = *after_scan;
+  const Result<std::vector<TcpSocketInfo>>& sockets_before = tcp_before_sample->sockets;
+  const Result<std::vector<TcpSocketInfo>>& sockets_after = tcp_after_sample->sockets;
+  double window_s =
+      std::chrono::duration<double>(tcp_after_sample->at - tcp_before_sample->at).count();
   std::map<uint32_t, std::string> users;
   if (auto passwd = RootFs::ReadFile(ctx.fs().RootPath("/etc/passwd")); passwd.ok()) {
     users = ParsePasswd(*passwd);
@@ -60,7 +94,10 @@ ProbeOutput RunSuspiciousProbe(const ProbeContext& ctx) {
           (p.uid && std::find(known.begin(), known.end(), std::to_string(*p.uid)) != known.end());
     }
   }
-  return ProbeOk([facts = std::move(facts)](Snapshot& s) { s.network.process_signs = facts; });
+  ProbeOutput out =
+      ProbeOk([facts = std::move(facts)](Snapshot& s) { s.network.process_signs = facts; });
+  out.next = std::move(carry);
+  return out;
 }
 
 }  // namespace gpudoctor
