@@ -70,7 +70,8 @@ void FailingRule(const TargetProbeFacts& h, const TargetProbeFacts* ping, const 
                             : std::to_string(*h.http_failed) + " of " + std::to_string(h.sent) +
                                   " requests to '" + h.name + "' failed (" + why + ")";
   if (ping != nullptr && ping->received > 0 && kind != "http_5xx") {
-    summary += "; the host answers " + ping->method + ", so it is the service, not the network";
+    std::string how = ping->method.starts_with("icmp") ? "ICMP echo" : "TCP connects";
+    summary += "; the host answers " + how + ", so it is the service, not the network";
   }
   Finding f = MakeFinding(id, *sev, summary);
   f.subject = h.name;
