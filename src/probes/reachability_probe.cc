@@ -71,6 +71,13 @@ ProbeOutput RunReachabilityProbe(const ProbeContext& ctx) {
   };
   shorten(ProbeMethod::kIcmp, opts.ping.count, opts.ping.interval);
   shorten(ProbeMethod::kHttp, opts.http.count, opts.http.interval);
+  // One request still too long for the deadline: give it less time rather than lose it.
+  auto http_room = std::chrono::duration_cast<std::chrono::milliseconds>(
+      ctx.deadline - std::chrono::milliseconds(200) - SteadyClock::now() -
+      HostBudget(opts, ProbeMethod::kHttp));
+  if (any_url && http_room.count() < 0) {
+    opts.http.timeout = std::max(std::chrono::milliseconds(100), opts.http.timeout + http_room);
+  }
   std::chrono::milliseconds budget(0);
   if (any_ping) budget = std::max(budget, HostBudget(opts, ProbeMethod::kIcmp));
   if (any_url) budget = std::max(budget, HostBudget(opts, ProbeMethod::kHttp));

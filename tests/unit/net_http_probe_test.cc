@@ -14,11 +14,16 @@
 #include <string>
 #include <thread>
 
+#include "core/settings.h"
 #include "net/reachability.h"
+#include "probes/probe.h"
 #include "rules/engine.h"
 #include "test_util.h"
 
 namespace gpudoctor {
+
+ProbeOutput RunReachabilityProbe(const ProbeContext& ctx);
+
 namespace {
 
 using std::chrono::milliseconds;
@@ -231,6 +236,30 @@ TEST(HttpProbeTest, HangingServiceTimesOutWithinTheSeriesBound) {
   const Finding* failing = Find(findings, "net.http.failing");
   ASSERT_NE(failing, nullptr);
   EXPECT_NE(failing->next_steps.at(0).find("load"), std::string::npos);
+}
+
+// A short check deadline: fewer requests, and a shorter timeout, so the series still ends in
+// time and says something (here: a 300 ms endpoint measured within a 1.5 s check).
+TEST(HttpProbeTest, ProbeFitsTheSeriesIntoAShortDeadline) {
+  Server s;
+  auto settings = std::make_shared<Settings>();
+  settings->net_targets = {s.Url("/slow")};
+  settings->net_http_count = 10;
+  settings->net_http_interval_ms = 400;  // 3.6 s of series
+  settings->net_http_timeout_ms = 3000;
+  settings->net_resolve_timeout_ms = 100;
+  auto start = SteadyClock::now();
+  ProbeContext ctx{settings, start + milliseconds(1500)};
+  ProbeOutput out = RunReachabilityProbe(ctx);
+  EXPECT_LT(std::chrono::duration<double>(SteadyClock::now() - start).count(), 1.5);
+  ASSERT_EQ(out.state, ProbeState::kOk) << out.reason;
+  Snapshot snap;
+  out.apply(snap);
+  const TargetProbeFacts& h = snap.network.reachability->hosts.at(0);
+  EXPECT_FALSE(h.unfinished) << h.error;
+  EXPECT_GE(h.received, 1) << h.http_error;
+  EXPECT_LT(h.sent, 10);
+  EXPECT_EQ(h.http_failed, 0);
 }
 
 TEST(HttpProbeTest, LargeBodyIsCutNotFailed) {
