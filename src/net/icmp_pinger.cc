@@ -206,12 +206,13 @@ std::vector<Result<PingResult>> IcmpPingMany(const std::vector<ResolvedAddress>&
   while (true) {
     TimePoint now = SteadyClock::now();
     while (next < slots && due(next) <= now) {
-      Series& s = series[next % n];
-      int k = static_cast<int>(next / n);
+      const size_t index = next % n;
+      const int k = static_cast<int>(next / n);
       ++next;
+      Series& s = series[index];
       if (s.sock == nullptr) continue;
       EchoRequest req{s.addr->family() == AF_INET6, ident, static_cast<uint16_t>(k),
-                      nonce_base + (next - 1) % n};
+                      nonce_base + index};
       std::string packet = BuildEchoRequest(req);
       Sent at;
       clock_gettime(CLOCK_REALTIME, &at.real);
