@@ -3,8 +3,9 @@
 //    (unshare(CLONE_NEWNET)), with loopback up. Sockets and threads created there stay inside.
 //  - TunResponder: a TUN device "gdtun0" with 192.0.2.1/24 on our side, inside that namespace;
 //    its thread answers ICMP echo requests and TCP SYNs (SYN-ACK, or RST for closed ports) for
-//    192.0.2.x after a chosen delay and with a chosen, deterministic loss. The kernel here has
-//    no netem, so this is how latency and loss are injected. Only 192.0.2.0/24 (RFC 5737).
+//    192.0.2.x after a chosen delay (optionally alternating, for jitter) and with a chosen,
+//    deterministic loss. The kernel here has no netem, so this is how latency, jitter and loss
+//    are injected. Only 192.0.2.0/24 (RFC 5737).
 // Header-only; needs root (CAP_SYS_ADMIN, CAP_NET_ADMIN) and /dev/net/tun, else callers skip.
 #pragma once
 
@@ -75,6 +76,8 @@ struct HostBehaviour {
   int loss_pct = 0;     // deterministic: the k-th request is dropped when the loss "ticks"
   bool silent = false;  // never answers
   std::vector<int> closed_ports;  // TCP SYN to these gets RST
+  // Every other answer is delayed by this much more (delay, delay + alternate, ...): jitter.
+  std::chrono::milliseconds alternate{0};
 };
 
 class TunResponder {
@@ -234,7 +237,8 @@ class TunResponder {
       if (b.silent) continue;
       int i = seen_per_host[octet]++;
       if ((i + 1) * b.loss_pct / 100 > i * b.loss_pct / 100) continue;  // dropped
-      queue.emplace_back(std::chrono::steady_clock::now() + b.delay, std::move(pkt));
+      auto delay = b.delay + (i % 2 == 1 ? b.alternate : std::chrono::milliseconds(0));
+      queue.emplace_back(std::chrono::steady_clock::now() + delay, std::move(pkt));
     }
   }
 

@@ -135,9 +135,9 @@ const std::vector<FlagSpec>& FlagTable() {
          return Status::Ok();
        }},
       // Network layer (issue 5): added to [network] targets / references of the config file.
-      {"--target", "HOST[:PORT]",
-       "a host the service depends on: HOST for ICMP echo, HOST:PORT for TCP connect "
-       "(repeatable)",
+      {"--target", "HOST[:PORT]|URL",
+       "a host the service depends on: HOST for ICMP echo, HOST:PORT for TCP connect, "
+       "http(s)://HOST[:PORT]/PATH for timed GET requests (repeatable)",
        [](std::string_view v, CliOptions& o) {
          auto t = ParseTarget(v);
          if (!t.ok()) return t.status();

@@ -84,6 +84,9 @@ Status ApplyNetInt(const SettingSpec& spec, const SettingValue& v, Settings& s) 
       {"probe_timeout_ms", &Settings::net_probe_timeout_ms, 1, 10000},
       {"resolve_timeout_ms", &Settings::net_resolve_timeout_ms, 1, 10000},
       {"fallback_tcp_port", &Settings::net_fallback_tcp_port, 1, 65535},
+      {"http_count", &Settings::net_http_count, 1, 100},
+      {"http_interval_ms", &Settings::net_http_interval_ms, 1, 10000},
+      {"http_timeout_ms", &Settings::net_http_timeout_ms, 1, 60000},
   };
   for (const auto& f : kFields) {
     if (spec.arg1 != f.key) continue;
@@ -95,6 +98,26 @@ Status ApplyNetInt(const SettingSpec& spec, const SettingValue& v, Settings& s) 
     return Status::Ok();
   }
   return Internal("no such network setting");
+}
+
+Status ApplyHttpTlsVerify(const SettingSpec&, const SettingValue& v, Settings& s) {
+  s.net_http_tls_verify = std::get<bool>(v);
+  return Status::Ok();
+}
+
+// [network] jitter_ms and http_slow_ms: shorthands for the warn thresholds of
+// net.target.jitter and net.http.slow (as plan_mbps is for net.nic.saturated).
+Status ApplyNetShorthandMs(const SettingSpec& spec, const SettingValue& v, Settings& s) {
+  double d = std::get<double>(v);
+  if (!std::isfinite(d) || d <= 0 || d > 600000) {
+    return InvalidArgument("must be milliseconds in (0, 600000]");
+  }
+  if (spec.arg1 == "jitter_ms") {
+    s.thresholds.Set("net.target.jitter", "warn_jitter_ms", d);
+  } else {
+    s.thresholds.Set("net.http.slow", "warn_ttfb_ms", d);
+  }
+  return Status::Ok();
 }
 
 Status ApplyKnownGpuUsers(const SettingSpec&, const SettingValue& v, Settings& s) {
@@ -314,7 +337,9 @@ std::vector<SettingSpec> StaticSpecs() {
        SettingType::kStringArray,
        std::vector<std::string>{},
        "Hosts the service depends on (cluster peers, storage, the gateway): \"host\" is probed "
-       "with ICMP echo, \"host:port\" with TCP connect. Empty: the default gateway is probed.",
+       "with ICMP echo, \"host:port\" with TCP connect, \"http://host[:port]/path\" and "
+       "\"https://...\" with GET requests (DNS, connect, TLS, first byte, status). Empty: the "
+       "default gateway is probed.",
        ApplyNetTargets,
        "targets"},
       {{"network", "references"},
@@ -354,6 +379,43 @@ std::vector<SettingSpec> StaticSpecs() {
        "as an answer).",
        ApplyNetInt,
        "fallback_tcp_port"},
+      {{"network", "http_count"},
+       SettingType::kInt,
+       int64_t{Settings().net_http_count},
+       "GET requests per URL target (http://, https://), each on a new connection.",
+       ApplyNetInt,
+       "http_count"},
+      {{"network", "http_interval_ms"},
+       SettingType::kInt,
+       int64_t{Settings().net_http_interval_ms},
+       "Milliseconds between the starts of those requests.",
+       ApplyNetInt,
+       "http_interval_ms"},
+      {{"network", "http_timeout_ms"},
+       SettingType::kInt,
+       int64_t{Settings().net_http_timeout_ms},
+       "Milliseconds a request may take (connect, TLS, first byte) before it counts as failed.",
+       ApplyNetInt,
+       "http_timeout_ms"},
+      {{"network", "http_tls_verify"},
+       SettingType::kBool,
+       Settings().net_http_tls_verify,
+       "https targets: verify the certificate (chain and name); false measures services with "
+       "self-signed certificates (a handshake failure is still a failure).",
+       ApplyHttpTlsVerify},
+      {{"network", "http_slow_ms"},
+       SettingType::kDouble,
+       1000.0,
+       "Median time to first byte of a URL target that counts as slow (net.http.slow warn).",
+       ApplyNetShorthandMs,
+       "http_slow_ms"},
+      {{"network", "jitter_ms"},
+       SettingType::kDouble,
+       20.0,
+       "RTT jitter (mean difference of consecutive round trips) of a target that counts as "
+       "unstable (net.target.jitter warn).",
+       ApplyNetShorthandMs,
+       "jitter_ms"},
       {{"network", "plan_mbps"},
        SettingType::kDouble,
        0.0,

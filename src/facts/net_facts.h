@@ -18,12 +18,14 @@ enum class TargetGroup { kTarget, kReference, kGateway };
 const char* TargetGroupName(TargetGroup g);  // "target", "reference", "gateway"
 
 struct TargetProbeFacts {
-  std::string name;  // as configured: "10.0.0.5", "storage:2049"
+  std::string name;  // as configured: "10.0.0.5", "storage:2049", "https://api:8443/healthz"
   TargetGroup group = TargetGroup::kTarget;
   std::string address;  // numeric address probed; empty when the name did not resolve
-  std::string method;   // "icmp", "tcp"; empty when nothing was sent
-  int sent = 0;
-  int received = 0;
+  // "icmp-raw", "icmp-dgram", "tcp", "tcp-fallback:22", "http", "https"; empty when nothing
+  // was sent.
+  std::string method;
+  int sent = 0;                    // probes, or HTTP requests
+  int received = 0;                // replies, or HTTP responses (any status)
   std::optional<double> loss_pct;  // absent when nothing was sent
   std::optional<double> rtt_min_ms, rtt_median_ms, rtt_p95_ms, rtt_max_ms;
   std::optional<double> jitter_ms;  // mean absolute difference of consecutive RTTs
@@ -37,6 +39,22 @@ struct TargetProbeFacts {
   bool inconclusive = false;
   // The series was still running at the check's deadline (also inconclusive): not measured.
   bool unfinished = false;
+
+  // HTTP(S) targets (issue 8 item 9); all absent for ICMP/TCP hosts, whose loss and RTT
+  // fields above are in turn absent for URL targets. Times are medians over the responses
+  // (connect and TLS: over the requests that got that far), in ms from each request's start.
+  std::optional<double> dns_ms;            // resolving the name, once (absent for IP literals)
+  std::optional<double> http_connect_ms;   // TCP handshake
+  std::optional<double> http_tls_ms;       // TLS handshake (https)
+  std::optional<double> http_ttfb_ms;      // time to first byte: connect + TLS + server
+  std::optional<double> http_ttfb_p95_ms;  // nearest rank
+  std::optional<double> http_wait_ms;      // request sent to first byte: the server's share
+  std::optional<int> http_status;          // status of the last response
+  std::optional<int> http_failed;  // requests without a response (connect, timeout, TLS) or 5xx
+  std::optional<double> http_failed_pct;  // of the requests sent
+  std::map<int, int> http_status_counts;  // status -> responses
+  std::string http_error;                 // the last failure: curl's message, or "HTTP 503"
+  std::string http_error_kind;  // "connect", "timeout", "tls", "protocol", "http_5xx", "other"
 };
 
 struct ReachabilityFacts {

@@ -1,8 +1,8 @@
 #include <netinet/icmp6.h>
-#include <netinet/ip.h>
-#include <netinet/ip_icmp.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -18,22 +18,64 @@
 namespace gpudoctor {
 namespace {
 
+// From <linux/icmp.h>, which cannot be included beside <netinet/ip_icmp.h>: raw IPv4 ICMP
+// sockets drop the types whose bit is set.
+constexpr int kIcmpFilterOpt = 1;  // ICMP_FILTER
+constexpr uint32_t kIcmpEchoReplyType = 0;
+// Wanted receive buffer: about 8000 replies in flight (200 hosts x 40 probes) at ~1 KiB of
+// kernel memory each.
+constexpr int kWantedRcvBuf = 8 << 20;
+
 double MsBetween(TimePoint a, TimePoint b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+double MsBetween(const timespec& a, const timespec& b) {
+  return static_cast<double>(b.tv_sec - a.tv_sec) * 1e3 +
+         static_cast<double>(b.tv_nsec - a.tv_nsec) / 1e6;
 }
 
 struct IcmpSocket {
   int fd = -1;
   bool raw = false;
+  int family = AF_UNSPEC;
+  int error = 0;  // errno when no socket could be opened
 };
+
+void Tune(IcmpSocket& s) {
+  int size = kWantedRcvBuf;
+  if (setsockopt(s.fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size) != 0) {
+    setsockopt(s.fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);  // capped at rmem_max
+  }
+  int on = 1;
+  setsockopt(s.fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on);
+  if (!s.raw) return;
+  if (s.family == AF_INET) {
+    uint32_t filter = ~(1u << kIcmpEchoReplyType);
+    setsockopt(s.fd, SOL_RAW, kIcmpFilterOpt, &filter, sizeof filter);
+  } else {
+    icmp6_filter filter;
+    ICMP6_FILTER_SETBLOCKALL(&filter);
+    ICMP6_FILTER_SETPASS(ICMP6_ECHO_REPLY, &filter);
+    setsockopt(s.fd, IPPROTO_ICMPV6, ICMP6_FILTER, &filter, sizeof filter);
+  }
+}
 
 IcmpSocket OpenIcmpSocket(int family) {
   int proto = family == AF_INET ? static_cast<int>(IPPROTO_ICMP) : static_cast<int>(IPPROTO_ICMPV6);
-  int fd = ::socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, proto);
-  if (fd >= 0) return {fd, false};
-  fd = ::socket(family, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, proto);
-  if (fd >= 0) return {fd, true};
-  return {};
+  IcmpSocket s;
+  s.family = family;
+  s.fd = ::socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, proto);
+  if (s.fd < 0) {
+    s.fd = ::socket(family, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, proto);
+    s.raw = s.fd >= 0;
+  }
+  if (s.fd < 0) {
+    s.error = errno;
+    return s;
+  }
+  Tune(s);
+  return s;
 }
 
 uint16_t NextIdentifier() {
@@ -41,81 +83,195 @@ uint16_t NextIdentifier() {
   return static_cast<uint16_t>((::getpid() * 131u) ^ (counter.fetch_add(1) * 2654435761u));
 }
 
+bool SameAddress(const sockaddr_storage& from, const ResolvedAddress& want) {
+  if (from.ss_family != want.family()) return false;
+  if (from.ss_family == AF_INET) {
+    return reinterpret_cast<const sockaddr_in&>(from).sin_addr.s_addr ==
+           reinterpret_cast<const sockaddr_in&>(want.addr).sin_addr.s_addr;
+  }
+  return std::memcmp(&reinterpret_cast<const sockaddr_in6&>(from).sin6_addr,
+                     &reinterpret_cast<const sockaddr_in6&>(want.addr).sin6_addr,
+                     sizeof(in6_addr)) == 0;
+}
+
+struct Sent {
+  TimePoint steady;
+  timespec real{};  // CLOCK_REALTIME, the clock of SO_TIMESTAMPNS
+};
+
+struct Series {
+  const ResolvedAddress* addr = nullptr;
+  IcmpSocket* sock = nullptr;  // nullptr: no socket for this family
+  std::vector<std::optional<Sent>> sent;
+  std::vector<std::optional<double>> rtts;
+  PingResult result;
+};
+
 }  // namespace
 
-Result<PingResult> IcmpPing(const ResolvedAddress& addr, const PingOptions& opts) {
-  const int family = addr.family();
-  if (family != AF_INET && family != AF_INET6) return InvalidArgument("unsupported address family");
-  IcmpSocket sock = OpenIcmpSocket(family);
-  if (sock.fd < 0) {
-    return Unsupported(std::string("no ICMP socket (datagram or raw): ") + std::strerror(errno));
-  }
-  PingResult result;
-  result.method = sock.raw ? "icmp-raw" : "icmp-dgram";
-  const uint16_t ident = NextIdentifier();
-  std::random_device rd;
-  const uint64_t nonce = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+std::vector<Result<PingResult>> IcmpPingMany(const std::vector<ResolvedAddress>& addrs,
+                                             const PingOptions& opts) {
+  const size_t n = addrs.size();
   const int count = std::max(opts.count, 0);
-  std::vector<std::optional<TimePoint>> sent_at(count);
-  std::vector<std::optional<double>> rtts(count);
-  int answered = 0;
+  IcmpSocket v4, v6;
+  bool want_v4 = false, want_v6 = false;
+  for (const auto& a : addrs) {
+    want_v4 |= a.family() == AF_INET;
+    want_v6 |= a.family() == AF_INET6;
+  }
+  if (want_v4) v4 = OpenIcmpSocket(AF_INET);
+  if (want_v6) v6 = OpenIcmpSocket(AF_INET6);
+
+  std::random_device rd;
+  const uint64_t nonce_base = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  const uint16_t ident = NextIdentifier();
+  std::vector<Series> series(n);
+  for (size_t i = 0; i < n; ++i) {
+    Series& s = series[i];
+    s.addr = &addrs[i];
+    IcmpSocket* sock = addrs[i].family() == AF_INET    ? &v4
+                       : addrs[i].family() == AF_INET6 ? &v6
+                                                       : nullptr;
+    if (sock != nullptr && sock->fd >= 0) s.sock = sock;
+    s.sent.resize(count);
+    s.rtts.resize(count);
+    if (s.sock) s.result.method = s.sock->raw ? "icmp-raw" : "icmp-dgram";
+  }
+
+  // Slot j: probe j / n of host j % n, due at t0 + k * interval + i * interval / n.
+  const size_t slots = n * static_cast<size_t>(count);
   const TimePoint t0 = SteadyClock::now();
-  int next = 0;
+  const SteadyClock::duration interval = opts.interval;
+  auto due = [&](size_t j) -> TimePoint {
+    auto k = static_cast<int64_t>(j / n), i = static_cast<int64_t>(j % n);
+    return t0 + k * interval + interval * i / static_cast<int64_t>(n);
+  };
+  size_t next = 0;
+  size_t expected = 0, answered = 0;
   TimePoint last_deadline = t0;
+
+  auto drain = [&](IcmpSocket& sock) {
+    char buf[2048];
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(timespec)) + 64];
+    while (true) {
+      sockaddr_storage from{};
+      iovec iov{buf, sizeof buf};
+      msghdr msg{};
+      msg.msg_name = &from;
+      msg.msg_namelen = sizeof from;
+      msg.msg_iov = &iov;
+      msg.msg_iovlen = 1;
+      msg.msg_control = control;
+      msg.msg_controllen = sizeof control;
+      ssize_t len = ::recvmsg(sock.fd, &msg, MSG_DONTWAIT);
+      if (len < 0) break;
+      TimePoint at = SteadyClock::now();
+      std::optional<timespec> kernel_at;
+      for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+          timespec ts;
+          std::memcpy(&ts, CMSG_DATA(c), sizeof ts);
+          kernel_at = ts;
+        }
+      }
+      // IPv4 raw sockets deliver the IP header too; ICMPv6 and datagram sockets do not.
+      bool has_ip_header = sock.raw && sock.family == AF_INET;
+      auto reply =
+          ParseEchoReply(std::string_view(buf, len), sock.family == AF_INET6, has_ip_header);
+      if (!reply) continue;
+      uint64_t index = reply->nonce - nonce_base;
+      if (index >= n) continue;  // another pinger's reply
+      Series& s = series[index];
+      if (s.sock != &sock || !SameAddress(from, *s.addr)) continue;
+      if (sock.raw && reply->ident != ident) continue;
+      int seq = reply->seq;
+      if (seq >= count || !s.sent[seq] || s.rtts[seq]) continue;  // unknown or duplicate
+      double user_ms = MsBetween(s.sent[seq]->steady, at);
+      if (user_ms > static_cast<double>(opts.timeout.count())) continue;  // late: lost
+      double rtt = user_ms;
+      if (kernel_at) {
+        // The kernel stamped the reply before we read it, so its RTT is never longer than ours;
+        // one that is (or is negative) means the wall clock stepped: keep ours.
+        double k = MsBetween(s.sent[seq]->real, *kernel_at);
+        if (k >= 0 && k <= user_ms + 0.01) {
+          rtt = k;
+          ++s.result.kernel_timestamps;
+        }
+      }
+      s.rtts[seq] = rtt;
+      ++answered;
+    }
+  };
 
   while (true) {
     TimePoint now = SteadyClock::now();
-    if (next < count && now >= t0 + next * opts.interval) {
-      EchoRequest req{family == AF_INET6, ident, static_cast<uint16_t>(next), nonce};
-      std::string packet = BuildEchoRequest(req);
-      ssize_t n = ::sendto(sock.fd, packet.data(), packet.size(), 0,
-                           reinterpret_cast<const sockaddr*>(&addr.addr), addr.len);
-      TimePoint at = SteadyClock::now();
-      ++result.sent;
-      if (n == static_cast<ssize_t>(packet.size())) {
-        sent_at[next] = at;
-      } else {
-        result.last_error = std::string("sendto: ") + std::strerror(errno);
-      }
-      last_deadline = at + opts.timeout;
+    while (next < slots && due(next) <= now) {
+      const size_t index = next % n;
+      const int k = static_cast<int>(next / n);
       ++next;
+      Series& s = series[index];
+      if (s.sock == nullptr) continue;
+      EchoRequest req{s.addr->family() == AF_INET6, ident, static_cast<uint16_t>(k),
+                      nonce_base + index};
+      std::string packet = BuildEchoRequest(req);
+      Sent at;
+      clock_gettime(CLOCK_REALTIME, &at.real);
+      at.steady = SteadyClock::now();
+      ssize_t sent = ::sendto(s.sock->fd, packet.data(), packet.size(), 0,
+                              reinterpret_cast<const sockaddr*>(&s.addr->addr), s.addr->len);
+      ++s.result.sent;
+      if (sent == static_cast<ssize_t>(packet.size())) {
+        s.sent[k] = at;
+        ++expected;
+      } else {
+        s.result.last_error = std::string("sendto: ") + std::strerror(errno);
+      }
+      last_deadline = at.steady + opts.timeout;
+      // Read replies between sends so that a long burst cannot fill the receive buffer.
+      if (v4.fd >= 0) drain(v4);
+      if (v6.fd >= 0) drain(v6);
+      now = SteadyClock::now();
+    }
+    if (next >= slots && (answered == expected || now >= last_deadline)) break;
+    TimePoint wake = next < slots ? due(next) : last_deadline;
+    auto wait = std::max(SteadyClock::duration::zero(), wake - now);
+    int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(wait).count();
+    timespec ts{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+    pollfd fds[2];
+    nfds_t nfds = 0;
+    if (v4.fd >= 0) fds[nfds++] = {v4.fd, POLLIN, 0};
+    if (v6.fd >= 0) fds[nfds++] = {v6.fd, POLLIN, 0};
+    if (nfds == 0) break;  // no socket for any family: nothing to send or wait for
+    if (::ppoll(fds, nfds, &ts, nullptr) <= 0) continue;
+    if (v4.fd >= 0) drain(v4);
+    if (v6.fd >= 0) drain(v6);
+  }
+  if (v4.fd >= 0) ::close(v4.fd);
+  if (v6.fd >= 0) ::close(v6.fd);
+
+  std::vector<Result<PingResult>> out;
+  out.reserve(n);
+  for (auto& s : series) {
+    if (s.addr->family() != AF_INET && s.addr->family() != AF_INET6) {
+      out.push_back(InvalidArgument("unsupported address family"));
       continue;
     }
-    if (next >= count && (answered == count || now >= last_deadline)) break;
-    TimePoint wake = next < count ? t0 + next * opts.interval : last_deadline;
-    int wait_ms = static_cast<int>(
-        std::max<int64_t>(0, std::chrono::ceil<std::chrono::milliseconds>(wake - now).count()));
-    pollfd pfd{sock.fd, POLLIN, 0};
-    if (::poll(&pfd, 1, wait_ms) <= 0) continue;
-    char buf[2048];
-    while (true) {
-      sockaddr_storage from{};
-      socklen_t from_len = sizeof from;
-      ssize_t n =
-          ::recvfrom(sock.fd, buf, sizeof buf, 0, reinterpret_cast<sockaddr*>(&from), &from_len);
-      if (n < 0) break;
-      TimePoint at = SteadyClock::now();
-      ResolvedAddress src;
-      src.addr = from;
-      src.len = from_len;
-      if (AddressToString(src) != AddressToString(addr)) continue;
-      // IPv4 raw sockets deliver the IP header too; ICMPv6 and datagram sockets do not.
-      bool has_ip_header = sock.raw && family == AF_INET;
-      auto reply = ParseEchoReply(std::string_view(buf, n), family == AF_INET6, has_ip_header);
-      if (!reply || reply->nonce != nonce) continue;
-      if (sock.raw && reply->ident != ident) continue;
-      int seq = reply->seq;
-      if (seq >= count || !sent_at[seq] || rtts[seq]) continue;
-      if (at - *sent_at[seq] > opts.timeout) continue;  // too late: counted as lost
-      rtts[seq] = MsBetween(*sent_at[seq], at);
-      ++answered;
+    if (s.sock == nullptr) {
+      const IcmpSocket& failed = s.addr->family() == AF_INET ? v4 : v6;
+      out.push_back(Unsupported(std::string("no ICMP socket (datagram or raw): ") +
+                                std::strerror(failed.error)));
+      continue;
     }
+    for (const auto& r : s.rtts) {
+      if (r) s.result.rtts_ms.push_back(*r);
+    }
+    out.push_back(std::move(s.result));
   }
-  ::close(sock.fd);
-  for (const auto& r : rtts) {
-    if (r) result.rtts_ms.push_back(*r);
-  }
-  return result;
+  return out;
+}
+
+Result<PingResult> IcmpPing(const ResolvedAddress& addr, const PingOptions& opts) {
+  return std::move(IcmpPingMany({addr}, opts).front());
 }
 
 }  // namespace gpudoctor

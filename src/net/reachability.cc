@@ -1,12 +1,16 @@
 #include "net/reachability.h"
 
+#include <map>
 #include <optional>
 
 #include "net/rtt_stats.h"
 
 namespace gpudoctor {
 
-std::chrono::milliseconds HostBudget(const ReachabilityOptions& opts) {
+std::chrono::milliseconds HostBudget(const ReachabilityOptions& opts, ProbeMethod method) {
+  if (method == ProbeMethod::kHttp || method == ProbeMethod::kHttps) {
+    return opts.resolve_timeout + HttpSeriesBudget(opts.http) + std::chrono::milliseconds(100);
+  }
   int count = std::max(opts.ping.count, 1);
   return opts.resolve_timeout + (count - 1) * opts.ping.interval + opts.ping.timeout +
          std::chrono::milliseconds(100);
@@ -17,33 +21,17 @@ bool FallbackInconclusive(TargetGroup group, bool tcp_fallback, const PingResult
          !ping.port_closed;
 }
 
-TargetProbeFacts ProbeHost(const HostToProbe& host, const ReachabilityOptions& opts) {
+namespace {
+
+TargetProbeFacts Named(const HostToProbe& host) {
   TargetProbeFacts f;
   f.name = host.target.spec;
   f.group = host.group;
-  auto addr = ResolveTarget(host.target, opts.resolve_timeout);
-  if (!addr.ok()) {
-    f.error = addr.status().message();
-    return f;
-  }
-  f.address = AddressToString(*addr);
-  PingResult ping;
-  bool tcp_fallback = false;
-  if (host.target.method == ProbeMethod::kTcp) {
-    ping = TcpPing(*addr, *host.target.port, opts.ping);
-  } else {
-    std::optional<PingResult> icmp;
-    if (opts.use_icmp) {
-      if (auto r = IcmpPing(*addr, opts.ping); r.ok()) icmp = std::move(*r);
-    }
-    if (icmp) {
-      ping = std::move(*icmp);
-    } else {
-      ping = TcpPing(*addr, opts.fallback_tcp_port, opts.ping);
-      ping.method = "tcp-fallback:" + std::to_string(opts.fallback_tcp_port);
-      tcp_fallback = true;
-    }
-  }
+  return f;
+}
+
+void FillFromPing(const HostToProbe& host, const PingResult& ping, bool tcp_fallback,
+                  TargetProbeFacts& f) {
   f.method = ping.method;
   RttStats s = ComputeRttStats(ping.sent, ping.rtts_ms);
   f.sent = s.sent;
@@ -60,30 +48,192 @@ TargetProbeFacts ProbeHost(const HostToProbe& host, const ReachabilityOptions& o
     f.inconclusive = true;
     f.error = kGatewayUnprobed;
   }
+}
+
+PingResult TcpFallback(const ResolvedAddress& addr, const ReachabilityOptions& opts) {
+  PingResult ping = TcpPing(addr, opts.fallback_tcp_port, opts.ping);
+  ping.method = "tcp-fallback:" + std::to_string(opts.fallback_tcp_port);
+  return ping;
+}
+
+std::optional<double> Median(const std::vector<double>& v) {
+  return ComputeRttStats(static_cast<int>(v.size()), v).median_ms;
+}
+
+void FillFromHttp(const std::vector<HttpRequestResult>& requests, TargetProbeFacts& f) {
+  std::vector<double> connect, tls, ttfb, wait;
+  int failed = 0;
+  f.sent = static_cast<int>(requests.size());
+  for (const auto& r : requests) {
+    if (r.connect_ms) connect.push_back(*r.connect_ms);
+    if (r.tls_ms) tls.push_back(*r.tls_ms);
+    if (!r.status) {
+      ++failed;
+      f.http_error = r.error;
+      f.http_error_kind = r.error_kind;
+      continue;
+    }
+    ++f.received;
+    ++f.http_status_counts[*r.status];
+    f.http_status = *r.status;
+    if (r.ttfb_ms) ttfb.push_back(*r.ttfb_ms);
+    if (r.wait_ms) wait.push_back(*r.wait_ms);
+    if (*r.status >= 500) {
+      ++failed;
+      f.http_error = "HTTP " + std::to_string(*r.status);
+      f.http_error_kind = "http_5xx";
+    }
+  }
+  if (f.sent == 0) {
+    f.error = "no HTTP request could be started";
+    return;
+  }
+  f.http_connect_ms = Median(connect);
+  f.http_tls_ms = Median(tls);
+  RttStats t = ComputeRttStats(static_cast<int>(ttfb.size()), ttfb);
+  f.http_ttfb_ms = t.median_ms;
+  f.http_ttfb_p95_ms = t.p95_ms;
+  f.http_wait_ms = Median(wait);
+  f.http_failed = failed;
+  f.http_failed_pct = 100.0 * failed / f.sent;
+}
+
+// ICMP hosts together: names resolved in parallel, then one IcmpPingMany over one socket per
+// family; hosts without an ICMP socket fall back to TCP connects, in parallel.
+std::vector<TargetProbeFacts> ProbeIcmpHosts(const std::vector<HostToProbe>& hosts,
+                                             const ReachabilityOptions& opts) {
+  std::vector<TargetProbeFacts> out;
+  // IP literals need no lookup; names are looked up in parallel (each bounded by the timeout).
+  std::vector<std::shared_ptr<PendingResult<Result<ResolvedAddress>>>> resolving(hosts.size());
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    out.push_back(Named(hosts[i]));
+    if (hosts[i].target.numeric) continue;
+    Target t = hosts[i].target;
+    auto timeout = opts.resolve_timeout;
+    resolving[i] = StartDetached([t, timeout] { return ResolveTarget(t, timeout); });
+  }
+  const TimePoint resolved_by =
+      SteadyClock::now() + opts.resolve_timeout + std::chrono::milliseconds(100);
+  std::vector<ResolvedAddress> addrs;
+  std::vector<size_t> which;  // addrs[k] is hosts[which[k]]
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    std::optional<Result<ResolvedAddress>> a;
+    if (hosts[i].target.numeric) {
+      a = ResolveTarget(hosts[i].target, opts.resolve_timeout);
+    } else if (resolving[i] != nullptr && resolving[i]->WaitUntil(resolved_by)) {
+      a = resolving[i]->Take();
+    } else {
+      out[i].error = "cannot resolve '" + hosts[i].target.host + "': no answer in time";
+      continue;
+    }
+    if (!a->ok()) {
+      out[i].error = a->status().message();
+      continue;
+    }
+    out[i].address = AddressToString(**a);
+    addrs.push_back(**a);
+    which.push_back(i);
+  }
+  std::vector<Result<PingResult>> icmp;
+  if (opts.use_icmp && !addrs.empty()) icmp = IcmpPingMany(addrs, opts.ping);
+  std::vector<std::pair<size_t, std::shared_ptr<PendingResult<PingResult>>>> fallbacks;
+  for (size_t k = 0; k < addrs.size(); ++k) {
+    if (k < icmp.size() && icmp[k].ok()) {
+      FillFromPing(hosts[which[k]], *icmp[k], false, out[which[k]]);
+      continue;
+    }
+    ResolvedAddress a = addrs[k];
+    fallbacks.emplace_back(which[k], StartDetached([a, opts] { return TcpFallback(a, opts); }));
+  }
+  const int count = std::max(opts.ping.count, 1);
+  const TimePoint fallback_by = SteadyClock::now() + (count - 1) * opts.ping.interval +
+                                opts.ping.timeout + std::chrono::milliseconds(100);
+  for (auto& [i, pending] : fallbacks) {
+    if (pending == nullptr || !pending->WaitUntil(fallback_by)) {
+      out[i].error = "TCP fallback series did not finish";
+      continue;
+    }
+    FillFromPing(hosts[i], pending->Take(), true, out[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
+TargetProbeFacts ProbeHost(const HostToProbe& host, const ReachabilityOptions& opts) {
+  if (host.target.method == ProbeMethod::kIcmp) return ProbeIcmpHosts({host}, opts).front();
+  TargetProbeFacts f = Named(host);
+  TimePoint start = SteadyClock::now();
+  auto addr = ResolveTarget(host.target, opts.resolve_timeout);
+  if (!host.target.numeric && addr.ok()) {
+    f.dns_ms = std::chrono::duration<double, std::milli>(SteadyClock::now() - start).count();
+  }
+  if (!addr.ok()) {
+    f.error = addr.status().message();
+    return f;
+  }
+  f.address = AddressToString(*addr);
+  if (host.target.IsUrl()) {
+    f.method = host.target.method == ProbeMethod::kHttps ? "https" : "http";
+    FillFromHttp(HttpProbeSeries(host.target, *addr, opts.http), f);
+    return f;
+  }
+  FillFromPing(host, TcpPing(*addr, *host.target.port, opts.ping), false, f);
   return f;
 }
 
 std::vector<TargetProbeFacts> ProbeHosts(const std::vector<HostToProbe>& hosts,
                                          const ReachabilityOptions& opts, TimePoint deadline) {
-  std::vector<std::shared_ptr<PendingResult<TargetProbeFacts>>> pending;
-  pending.reserve(hosts.size());
-  for (const auto& h : hosts) {
-    pending.push_back(StartDetached([h, opts] { return ProbeHost(h, opts); }));
+  // ICMP hosts share one worker (and one socket per family); TCP and HTTP hosts get one each.
+  std::vector<HostToProbe> icmp_hosts;
+  std::vector<size_t> icmp_index;
+  std::vector<std::shared_ptr<PendingResult<TargetProbeFacts>>> pending(hosts.size());
+  std::vector<bool> started(hosts.size(), false);
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    if (hosts[i].target.method == ProbeMethod::kIcmp) {
+      icmp_hosts.push_back(hosts[i]);
+      icmp_index.push_back(i);
+      continue;
+    }
+    const HostToProbe& h = hosts[i];
+    pending[i] = StartDetached([h, opts] { return ProbeHost(h, opts); });
+    started[i] = true;
+  }
+  std::shared_ptr<PendingResult<std::vector<TargetProbeFacts>>> icmp_pending;
+  if (!icmp_hosts.empty()) {
+    icmp_pending = StartDetached([icmp_hosts, opts] { return ProbeIcmpHosts(icmp_hosts, opts); });
+  }
+  std::vector<std::optional<TargetProbeFacts>> results(hosts.size());
+  std::vector<bool> abandoned(hosts.size(), false);
+  if (icmp_pending != nullptr && icmp_pending->WaitUntil(deadline)) {
+    std::vector<TargetProbeFacts> got = icmp_pending->Take();
+    for (size_t k = 0; k < got.size() && k < icmp_index.size(); ++k) {
+      results[icmp_index[k]] = std::move(got[k]);
+    }
+  } else if (icmp_pending != nullptr) {
+    CountAbandonedWorker();
+    for (size_t i : icmp_index) abandoned[i] = true;
+  }
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    if (!started[i] || pending[i] == nullptr) continue;
+    if (pending[i]->WaitUntil(deadline)) {
+      results[i] = pending[i]->Take();
+    } else {
+      CountAbandonedWorker();
+      abandoned[i] = true;
+    }
   }
   std::vector<TargetProbeFacts> out;
   out.reserve(hosts.size());
   for (size_t i = 0; i < hosts.size(); ++i) {
-    if (pending[i] != nullptr && pending[i]->WaitUntil(deadline)) {
-      out.push_back(pending[i]->Take());
+    if (results[i]) {
+      out.push_back(std::move(*results[i]));
       continue;
     }
-    TargetProbeFacts f;
-    f.name = hosts[i].target.spec;
-    f.group = hosts[i].group;
-    if (pending[i] == nullptr) {
+    TargetProbeFacts f = Named(hosts[i]);
+    if (!abandoned[i]) {
       f.error = "could not start a worker thread";
     } else {
-      CountAbandonedWorker();
       // Not a name problem and not a loss: the series was cut, so nothing can be said.
       f.inconclusive = true;
       f.unfinished = true;

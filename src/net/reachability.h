@@ -1,7 +1,10 @@
 // Reachability of a set of hosts: resolve, probe (ICMP echo, TCP connect for "host:port" or
-// when no ICMP socket can be opened) and summarise each one. All hosts are probed in parallel,
-// one detached worker each, so the whole set takes about as long as its slowest host; a worker
-// still running at `deadline` is abandoned and its host reported as not finished.
+// when no ICMP socket can be opened, HTTP(S) requests for URLs) and summarise each one. All
+// hosts are probed in parallel, so the whole set takes about as long as its slowest host: the
+// ICMP hosts together on one detached worker sharing one socket per address family (so
+// hundreds of targets do not steal each other's replies, issue 8 item 21), every TCP or HTTP
+// host on a detached worker of its own. A worker still running at `deadline` is abandoned and
+// its hosts reported as not finished.
 // Thread-safe; owns no global state.
 #pragma once
 
@@ -10,6 +13,7 @@
 
 #include "core/deadline.h"
 #include "facts/net_facts.h"
+#include "net/http_prober.h"
 #include "net/pinger.h"
 #include "net/target.h"
 
@@ -22,6 +26,7 @@ struct HostToProbe {
 
 struct ReachabilityOptions {
   PingOptions ping;
+  HttpProbeOptions http;  // http:// and https:// targets
   std::chrono::milliseconds resolve_timeout{1000};
   uint16_t fallback_tcp_port = 22;
   // false: skip ICMP and use the TCP fallback directly, as when no ICMP socket can be opened.
@@ -35,8 +40,10 @@ inline constexpr const char* kGatewayUnprobed =
     "could not be probed (no ICMP socket; TCP fallback unanswered)";
 bool FallbackInconclusive(TargetGroup group, bool tcp_fallback, const PingResult& ping);
 
-// Longest a single host can take with these options (resolution + series + slack).
-std::chrono::milliseconds HostBudget(const ReachabilityOptions& opts);
+// Longest a single host can take with these options (resolution + series + slack): the ping
+// series, or the HTTP series for a URL target.
+std::chrono::milliseconds HostBudget(const ReachabilityOptions& opts,
+                                     ProbeMethod method = ProbeMethod::kIcmp);
 
 // One host, on the calling thread. Resolution or socket failures go into `error`.
 TargetProbeFacts ProbeHost(const HostToProbe& host, const ReachabilityOptions& opts);

@@ -53,31 +53,34 @@ std::string HostNameProblem(std::string_view h) {
 
 }  // namespace
 
-Result<Target> ParseTarget(std::string_view spec_in) {
-  std::string_view spec = Trim(spec_in);
-  if (spec.empty()) return Bad(spec_in, "empty entry");
-  Target t;
-  t.spec = std::string(spec);
-  std::string_view host = spec;
+namespace {
+
+// host, "host:port" or "[v6]:port" (also a URL's authority) into t; `spec` names the entry in
+// errors. A port makes the target TCP unless it is a URL.
+Status ParseHostPort(std::string_view spec, std::string_view text, bool url, Target& t) {
+  std::string_view host = text;
   std::optional<std::string_view> port_text;
-  if (spec.front() == '[') {
-    size_t close = spec.find(']');
+  if (!text.empty() && text.front() == '[') {
+    size_t close = text.find(']');
     if (close == std::string_view::npos) return Bad(spec, "missing ']' after IPv6 address");
-    host = spec.substr(1, close - 1);
-    std::string_view rest = spec.substr(close + 1);
+    host = text.substr(1, close - 1);
+    std::string_view rest = text.substr(close + 1);
     if (!rest.empty()) {
       if (rest.front() != ':') return Bad(spec, "expected ':port' after ']'");
       port_text = rest.substr(1);
     }
     if (!IsIpv6Literal(std::string(host))) return Bad(spec, "malformed IPv6 address");
   } else {
-    size_t colons = std::count(spec.begin(), spec.end(), ':');
+    size_t colons = std::count(text.begin(), text.end(), ':');
     if (colons == 1) {
-      size_t c = spec.find(':');
-      host = spec.substr(0, c);
-      port_text = spec.substr(c + 1);
-    } else if (colons > 1 && !IsIpv6Literal(std::string(spec))) {
-      return Bad(spec, "malformed IPv6 address (write [addr]:port for a port)");
+      size_t c = text.find(':');
+      host = text.substr(0, c);
+      port_text = text.substr(c + 1);
+    } else if (colons > 1) {
+      if (url) return Bad(spec, "write an IPv6 address in a URL in brackets: http://[addr]/");
+      if (!IsIpv6Literal(std::string(text))) {
+        return Bad(spec, "malformed IPv6 address (write [addr]:port for a port)");
+      }
     }
   }
   t.host = std::string(host);
@@ -91,7 +94,7 @@ Result<Target> ParseTarget(std::string_view spec_in) {
       return Bad(spec, "port " + Sanitize(*port_text, 20) + " out of range 1..65535");
     }
     t.port = static_cast<uint16_t>(*port);
-    t.method = ProbeMethod::kTcp;
+    if (!url) t.method = ProbeMethod::kTcp;
   }
   if (t.host.empty()) return Bad(spec, "empty host");
   if (IsIpv4Literal(t.host) || IsIpv6Literal(t.host)) {
@@ -101,6 +104,79 @@ Result<Target> ParseTarget(std::string_view spec_in) {
   } else if (std::string why = HostNameProblem(t.host); !why.empty()) {
     return Bad(spec, why);
   }
+  return Status::Ok();
+}
+
+// "scheme://" prefix, case-insensitive; npos when the entry is not a URL.
+size_t SchemeEnd(std::string_view spec) {
+  size_t sep = spec.find("://");
+  if (sep == std::string_view::npos || sep == 0 || sep > 10) return std::string_view::npos;
+  for (char c : spec.substr(0, sep)) {
+    if (!std::isalpha(static_cast<unsigned char>(c))) return std::string_view::npos;
+  }
+  return sep;
+}
+
+constexpr size_t kMaxPathChars = 2048;
+
+Result<Target> ParseUrl(std::string_view spec, size_t scheme_end) {
+  Target t;
+  t.spec = std::string(spec);
+  std::string scheme(spec.substr(0, scheme_end));
+  for (char& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (scheme == "http") {
+    t.method = ProbeMethod::kHttp;
+  } else if (scheme == "https") {
+    t.method = ProbeMethod::kHttps;
+  } else {
+    return Bad(spec, "unsupported scheme '" + Sanitize(scheme, 12) + "' (http or https)");
+  }
+  std::string_view rest = spec.substr(scheme_end + 3);
+  size_t authority_end = rest.find_first_of("/?#");
+  std::string_view authority = rest.substr(0, authority_end);
+  std::string_view path =
+      authority_end == std::string_view::npos ? std::string_view() : rest.substr(authority_end);
+  if (authority.find('@') != std::string_view::npos) {
+    return Bad(spec, "user:password@ in a URL is not supported");
+  }
+  if (authority.empty()) return Bad(spec, "empty host");
+  if (Status st = ParseHostPort(spec, authority, /*url=*/true, t); !st.ok()) return st;
+  if (!t.port) t.port = t.method == ProbeMethod::kHttps ? 443 : 80;
+  if (path.find('#') != std::string_view::npos) {
+    return Bad(spec, "a #fragment is never sent to the server: remove it");
+  }
+  if (path.size() > kMaxPathChars) return Bad(spec, "path longer than 2048 characters");
+  for (char c : path) {
+    auto u = static_cast<unsigned char>(c);
+    if (u <= 0x20 || u >= 0x7f) {
+      return Bad(spec, "path has a space or a character that is not visible ASCII (%-encode it)");
+    }
+  }
+  t.path = path.empty() ? "/" : path.front() == '?' ? "/" + std::string(path) : std::string(path);
+  return t;
+}
+
+}  // namespace
+
+std::string Target::Url() const {
+  if (!IsUrl()) return "";
+  std::string h = host.find(':') != std::string::npos ? "[" + host + "]" : host;
+  return std::string(method == ProbeMethod::kHttps ? "https" : "http") + "://" + h + ":" +
+         std::to_string(port.value_or(method == ProbeMethod::kHttps ? 443 : 80)) + path;
+}
+
+Result<Target> ParseTarget(std::string_view spec_in) {
+  std::string_view spec = Trim(spec_in);
+  if (spec.empty()) return Bad(spec_in, "empty entry");
+  if (size_t scheme_end = SchemeEnd(spec); scheme_end != std::string_view::npos) {
+    return ParseUrl(spec, scheme_end);
+  }
+  if (spec.find('/') != std::string_view::npos) {
+    return Bad(spec, "'/' in a host (a URL needs http:// or https://)");
+  }
+  Target t;
+  t.spec = std::string(spec);
+  if (Status st = ParseHostPort(spec, spec, /*url=*/false, t); !st.ok()) return st;
   return t;
 }
 

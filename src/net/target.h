@@ -1,10 +1,15 @@
-// Probe targets: parsing and validation of "host" (ICMP echo) and "host:port" (TCP connect)
-// strings from the config file ([network] targets/references) and flags (--target/--reference),
-// and name resolution under a deadline.
+// Probe targets: parsing and validation of "host" (ICMP echo), "host:port" (TCP connect) and
+// "http://host[:port]/path" / "https://..." (HTTP GET series, issue 8 item 9) strings from the
+// config file ([network] targets/references) and flags (--target/--reference), and name
+// resolution under a deadline.
 //
 // Accepted forms: "10.0.0.5", "storage.example", "10.0.0.5:2049", "storage:2049", "::1" (bare
-// IPv6 means ICMP), "[fd00::5]:22". Host names follow RFC 1123 (letters, digits, '-', '_', dots;
-// labels 1..63, total <= 253). Ports 1..65535.
+// IPv6 means ICMP), "[fd00::5]:22", "http://api.example:8080/healthz?full=1",
+// "https://[fd00::5]/". Host names follow RFC 1123 (letters, digits, '-', '_', dots; labels
+// 1..63, total <= 253). Ports 1..65535 (URLs: 80 / 443 when absent). A URL's scheme is
+// case-insensitive; its path and query are visible ASCII (no spaces, at most 2048 characters;
+// "/" when absent); user:password@ and #fragment are refused (credentials do not belong in a
+// config file, and a fragment is never sent).
 //
 // Policy: a syntactically invalid entry is a config error (ParseTarget fails naming the entry;
 // the CLI exits 3). A well-formed name that does not resolve at check time is a finding (the
@@ -26,14 +31,19 @@
 
 namespace gpudoctor {
 
-enum class ProbeMethod { kIcmp, kTcp };
+enum class ProbeMethod { kIcmp, kTcp, kHttp, kHttps };
 
 struct Target {
-  std::string spec;  // the entry as written
-  std::string host;  // without brackets
-  std::optional<uint16_t> port;
+  std::string spec;              // the entry as written
+  std::string host;              // without brackets
+  std::optional<uint16_t> port;  // always set for TCP and URLs
   ProbeMethod method = ProbeMethod::kIcmp;
   bool numeric = false;  // host is an IP literal
+  std::string path;      // URLs: path and query, starting with '/'; empty otherwise
+
+  bool IsUrl() const { return method == ProbeMethod::kHttp || method == ProbeMethod::kHttps; }
+  // URLs: the normalised URL requested ("http://host:port/path", IPv6 hosts in brackets).
+  std::string Url() const;
 };
 
 // Errors: invalid_argument "target 'X': <why>".

@@ -1,6 +1,7 @@
-// Reachability probe. Source: ICMP echo / TCP connect to the configured [network] targets and
-// references (--target/--reference); with none configured, the default gateway from
-// /proc/net/route. Units: RTT in ms, loss in percent of probes sent.
+// Reachability probe. Source: ICMP echo / TCP connect / HTTP(S) GET (URL targets, issue 8 item 9)
+// to the configured [network] targets and references (--target/--reference); with none
+// configured, the default gateway from /proc/net/route. Units: RTT and HTTP phase times in ms,
+// loss and failed requests in percent of those sent.
 // Failure modes: nothing configured and no default gateway → skipped; an unresolvable or silent
 // host is a fact (error / 100% loss), never a probe failure. The implicit gateway probed over
 // the TCP fallback without a single answer is inconclusive (routers drop such SYNs), not lost.
@@ -51,19 +52,38 @@ ProbeOutput RunReachabilityProbe(const ProbeContext& ctx) {
   opts.ping.timeout = std::chrono::milliseconds(std::clamp(s.net_probe_timeout_ms, 1, 10000));
   opts.resolve_timeout = std::chrono::milliseconds(std::clamp(s.net_resolve_timeout_ms, 1, 10000));
   opts.fallback_tcp_port = static_cast<uint16_t>(std::clamp(s.net_fallback_tcp_port, 1, 65535));
+  opts.http.count = std::clamp(s.net_http_count, 1, 100);
+  opts.http.interval = std::chrono::milliseconds(std::clamp(s.net_http_interval_ms, 1, 10000));
+  opts.http.timeout = std::chrono::milliseconds(std::clamp(s.net_http_timeout_ms, 1, 60000));
+  opts.http.tls_verify = s.net_http_tls_verify;
+  bool any_ping = false, any_url = false;
+  for (const auto& h : hosts) (h.target.IsUrl() ? any_url : any_ping) = true;
   // A series that cannot end before the deadline would be abandoned and say nothing at all:
-  // send fewer probes (at least one) so that it ends in time.
-  auto room = std::chrono::duration_cast<std::chrono::milliseconds>(
-      ctx.deadline - std::chrono::milliseconds(200) - SteadyClock::now() - HostBudget(opts));
-  if (room.count() < 0 && opts.ping.count > 1) {
+  // send fewer probes or requests (at least one) so that it ends in time.
+  auto shorten = [&](ProbeMethod method, int& count, std::chrono::milliseconds interval) {
+    auto room = std::chrono::duration_cast<std::chrono::milliseconds>(
+        ctx.deadline - std::chrono::milliseconds(200) - SteadyClock::now() -
+        HostBudget(opts, method));
+    if (room.count() >= 0 || count <= 1) return;
     auto shortfall = -room;
-    int fewer = static_cast<int>((shortfall + opts.ping.interval - std::chrono::milliseconds(1)) /
-                                 opts.ping.interval);
-    opts.ping.count = std::max(1, opts.ping.count - fewer);
+    int fewer = static_cast<int>((shortfall + interval - std::chrono::milliseconds(1)) / interval);
+    count = std::max(1, count - fewer);
+  };
+  shorten(ProbeMethod::kIcmp, opts.ping.count, opts.ping.interval);
+  shorten(ProbeMethod::kHttp, opts.http.count, opts.http.interval);
+  // One request still too long for the deadline: give it less time rather than lose it.
+  auto http_room = std::chrono::duration_cast<std::chrono::milliseconds>(
+      ctx.deadline - std::chrono::milliseconds(200) - SteadyClock::now() -
+      HostBudget(opts, ProbeMethod::kHttp));
+  if (any_url && http_room.count() < 0) {
+    opts.http.timeout = std::max(std::chrono::milliseconds(100), opts.http.timeout + http_room);
   }
+  std::chrono::milliseconds budget(0);
+  if (any_ping) budget = std::max(budget, HostBudget(opts, ProbeMethod::kIcmp));
+  if (any_url) budget = std::max(budget, HostBudget(opts, ProbeMethod::kHttp));
   // Finish a little before the check deadline so the facts still make it into the report.
-  TimePoint deadline = std::min(ctx.deadline - std::chrono::milliseconds(200),
-                                SteadyClock::now() + HostBudget(opts));
+  TimePoint deadline =
+      std::min(ctx.deadline - std::chrono::milliseconds(200), SteadyClock::now() + budget);
   ReachabilityFacts facts;
   facts.gateway_fallback = gateway_fallback;
   facts.hosts = ProbeHosts(hosts, opts, deadline);

@@ -77,6 +77,13 @@ nlohmann::ordered_json NetworkFactsToJson(const NetworkFacts& n) {
       PutFacts(e, TargetFieldTable(), h);
       if (h.port_closed) e["port_closed"] = true;
       if (h.inconclusive) e["inconclusive"] = true;
+      if (!h.http_status_counts.empty()) {
+        json counts = json::object();
+        for (const auto& [status, n] : h.http_status_counts) counts[std::to_string(status)] = n;
+        e["http_status_counts"] = counts;
+      }
+      PutIfNotEmpty(e, "http_error", h.http_error);
+      PutIfNotEmpty(e, "http_error_kind", h.http_error_kind);
       PutIfNotEmpty(e, "error", h.error);
       arr.push_back(e);
     }

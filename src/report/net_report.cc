@@ -3,6 +3,34 @@
 #include "core/strings.h"
 
 namespace gpudoctor {
+namespace {
+
+// "4/5 responses (200x4), dns 1.2 ms, connect 0.3 ms, tls 2.1 ms, first byte 310 ms
+// (p95 650 ms); 1 failed: timeout: ..."
+std::string HttpSummary(const TargetProbeFacts& h) {
+  std::string line = std::to_string(h.received) + "/" + std::to_string(h.sent) + " responses";
+  if (!h.http_status_counts.empty()) {
+    std::string counts;
+    for (const auto& [status, n] : h.http_status_counts) {
+      counts += (counts.empty() ? "" : " ") + std::to_string(status) + "x" + std::to_string(n);
+    }
+    line += " (" + counts + ")";
+  }
+  auto ms = [&](const char* what, const std::optional<double>& v) {
+    if (v) line += std::string(", ") + what + " " + FormatDouble(*v, 1) + " ms";
+  };
+  ms("dns", h.dns_ms);
+  ms("connect", h.http_connect_ms);
+  ms("tls", h.http_tls_ms);
+  ms("first byte", h.http_ttfb_ms);
+  if (h.http_ttfb_p95_ms) line += " (p95 " + FormatDouble(*h.http_ttfb_p95_ms, 1) + " ms)";
+  if (h.http_failed && *h.http_failed > 0) {
+    line += "; " + std::to_string(*h.http_failed) + " failed: " + h.http_error;
+  }
+  return line;
+}
+
+}  // namespace
 
 std::string ReachabilityLines(const NetworkFacts& facts) {
   if (!facts.reachability) return "";
@@ -14,6 +42,8 @@ std::string ReachabilityLines(const NetworkFacts& facts) {
     line += ": ";
     if (!h.error.empty() && (h.inconclusive || h.sent == 0)) {
       line += h.error;
+    } else if (h.http_failed_pct) {
+      line += HttpSummary(h);
     } else {
       line += std::to_string(h.received) + "/" + std::to_string(h.sent) + " replies";
       if (h.rtt_median_ms) line += ", median " + FormatDouble(*h.rtt_median_ms, 2) + " ms";

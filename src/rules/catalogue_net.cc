@@ -51,8 +51,67 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
        {"Repeat by hand: `ping -c 20 TARGET` or `nc -vz HOST PORT`.",
         "Check the route and the next hop: `ip route get ADDRESS`, `mtr -rwc 20 TARGET`.",
         "If all targets are lost at once, check this host's link (`ip -s link`, `net.link`)."},
-       {{"warn_loss_pct", 20, "share of probes lost (1 of 5 by default)"},
-        {"crit_loss_pct", 50, "share of probes lost that breaks the service"}}},
+       {{"warn_loss_pct", 5, "share of probes lost (2 of the 40 sent by default)"},
+        {"crit_loss_pct", 20, "share of probes lost that breaks the service"}}},
+      {"net.target.jitter",
+       Layer::kNetwork,
+       Severity::kCrit,
+       "Unstable round-trip time to a target",
+       "The round-trip times of the probes to a target vary a lot from one probe to the next "
+       "(jitter: the mean absolute difference of consecutive RTTs, as RFC 3550 without "
+       "smoothing, over the ICMP or TCP series). Queues that fill and drain (bufferbloat, a "
+       "congested uplink, a busy virtual switch) or a host that answers late under load make "
+       "it; it stalls RPCs and collective operations even when the median RTT looks fine.",
+       {"Watch the RTT over time: `ping -i 0.05 -c 200 TARGET` (look at mdev) or `mtr -rwc 100 "
+        "TARGET` (which hop adds the variation?).",
+        "Check this host's NIC and queues: `net.nic.saturated`, `ip -s link`, `tc -s qdisc`.",
+        "If only one target jitters, check its load (CPU, interrupts) and its path."},
+       {{"warn_jitter_ms", 20,
+         "mean difference of consecutive RTTs ([network] jitter_ms sets this too)"},
+        {"crit_jitter_ms", 100, "jitter at which interactive use and RPC deadlines break"},
+        {"min_replies", 10, "replies a series needs before its jitter is judged"}}},
+      {"net.http.failing",
+       Layer::kNetwork,
+       Severity::kCrit,
+       "HTTP service failing",
+       "Requests to a URL target (`http://` or `https://` in `[network] targets` or `--target`) "
+       "failed: no connection (refused, unreachable), no answer within `[network] "
+       "http_timeout_ms`, a TLS handshake or certificate error, a reply that was not HTTP, or a "
+       "5xx status. The summary says which; 4xx is an answer (the service runs) and is shown "
+       "but not judged. A finding lists only the next step of its own kind of failure.",
+       {"`connect`: nothing accepts connections on that port: is the service running and "
+        "listening (`ss -ltnp` on the server, `systemctl status SERVICE`)? If ICMP/TCP to the "
+        "host is fine, it is the service, not the network; else check the path and firewall.",
+        "`timeout`: the server accepted nothing or answered nothing in time: check its load and "
+        "the backend it waits on (logs, `top`); compare with an ICMP/TCP target on the same host "
+        "to tell a dead host from a stuck service.",
+        "`tls`: inspect the handshake: `openssl s_client -connect HOST:PORT -servername HOST` "
+        "(expired or self-signed certificate, wrong name, no common protocol). For an internal "
+        "service with its own CA set `[network] http_tls_verify = false`.",
+        "`protocol`: the server closed the connection or did not speak HTTP (wrong port, or "
+        "https on an http port): `curl -v URL`.",
+        "`http_5xx`: the application answers with server errors: read its logs; 502/503/504 "
+        "from a proxy mean its upstream (backend) is down or slow."},
+       {{"warn_failed_pct", 20, "share of requests failed (1 of 5 by default)"},
+        {"crit_failed_pct", 50, "share of requests failed that breaks the service"}}},
+      {"net.http.slow",
+       Layer::kNetwork,
+       Severity::kCrit,
+       "HTTP service slow to answer",
+       "The median time to first byte of a URL target is high. gpudoctor splits it into the TCP "
+       "handshake (a network round trip), the TLS handshake and the server's own wait (request "
+       "sent to first byte). Verdict `application`: the handshake is fast but the server takes "
+       "long to answer, so the network is fine and the application or its backend is slow. "
+       "Verdict `network`: the TCP handshake itself is slow (above `net.latency.high`), so look "
+       "at the path first. A finding lists only the next step of its own verdict.",
+       {"`application`: the network answers quickly: look at the service and its backend "
+        "(its logs and latency metrics, database, upstream APIs, CPU and GC of the server); "
+        "`curl -w '%{time_connect} %{time_starttransfer}\\n' -o /dev/null -s URL` reproduces "
+        "the split.",
+        "`network`: the TCP handshake is slow: test the path (`mtr -rwc 20 HOST`), see "
+        "`net.latency.high` / `net.localize` for the same host."},
+       {{"warn_ttfb_ms", 1000, "median time to first byte ([network] http_slow_ms sets this too)"},
+        {"crit_ttfb_ms", 2500, "median time to first byte at which clients time out"}}},
       {"net.target.unresolved",
        Layer::kNetwork,
        Severity::kWarn,

@@ -16,6 +16,8 @@ using RuleSet = void (*)(const Snapshot& snap, const Thresholds& t, std::vector<
 
 void HostRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);
 void NetRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);  // issue 5
+// URL targets: net.http.failing, net.http.slow (issue 8 item 9).
+void HttpRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);
 void KernelRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);
 void ProbeHealthRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);
 void GpuRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);

@@ -23,4 +23,13 @@ Finding MakeFinding(std::string_view id, Severity severity, std::string summary)
   return f;
 }
 
+void KeepStepsFor(Finding& f, std::string_view verdict) {
+  std::string label = "`" + std::string(verdict) + "`: ";
+  std::vector<std::string> kept;
+  for (const auto& step : f.next_steps) {
+    if (step.starts_with(label)) kept.push_back(step.substr(label.size()));
+  }
+  f.next_steps = std::move(kept);
+}
+
 }  // namespace gpudoctor

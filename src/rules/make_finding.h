@@ -12,4 +12,8 @@ namespace gpudoctor {
 // Aborts on an id that is not in the catalogue (a bug, caught by tests).
 Finding MakeFinding(std::string_view id, Severity severity, std::string summary);
 
+// For entries whose next steps are one per verdict ("`local`: ...", "`tls`: ..."): keeps only
+// the steps of `verdict`, without their label, so the advice fits the conclusion reached.
+void KeepStepsFor(Finding& f, std::string_view verdict);
+
 }  // namespace gpudoctor

@@ -89,6 +89,20 @@ void HostRulesFor(const TargetProbeFacts& h, const Thresholds& t, std::vector<Fi
     AddRtt(f, h);
     out.push_back(std::move(f));
   }
+  const char* jitter_id = "net.target.jitter";
+  if (h.jitter_ms && h.received >= t.Get(jitter_id, "min_replies")) {
+    if (auto sev = Grade(*h.jitter_ms, t.Get(jitter_id, "warn_jitter_ms"),
+                         t.Get(jitter_id, "crit_jitter_ms"))) {
+      std::string summary = "RTT to '" + h.name + "' varies by " + FormatDouble(*h.jitter_ms, 1) +
+                            " ms from one probe to the next";
+      if (h.rtt_median_ms) summary += " (median " + FormatDouble(*h.rtt_median_ms, 1) + " ms)";
+      Finding f = MakeFinding(jitter_id, *sev, summary);
+      f.subject = h.name;
+      AddRtt(f, h);
+      if (h.rtt_max_ms) f.Add("rtt_max_ms", *h.rtt_max_ms);
+      out.push_back(std::move(f));
+    }
+  }
   const char* rtt_id = "net.latency.high";
   if (h.rtt_median_ms) {
     if (auto sev =
@@ -155,17 +169,6 @@ std::vector<Saturation> SaturatedNics(const Snapshot& snap, const Thresholds& t)
     if (s && s->util_pct >= t.Get("net.nic.saturated", "warn_util_pct")) out.push_back(*s);
   }
   return out;
-}
-
-// net.localize's catalogue steps are one per verdict ("`local`: ...", ...): keep the verdict's
-// own, without its label, so the advice fits the conclusion reached.
-void KeepStepsFor(Finding& f, std::string_view verdict) {
-  std::string label = "`" + std::string(verdict) + "`: ";
-  std::vector<std::string> kept;
-  for (const auto& step : f.next_steps) {
-    if (StartsWith(step, label)) kept.push_back(step.substr(label.size()));
-  }
-  f.next_steps = std::move(kept);
 }
 
 void LocalizeRule(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out) {

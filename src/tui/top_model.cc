@@ -195,6 +195,16 @@ void AddNetwork(std::vector<TopLine>& lines, const TopViewState& st, const json&
   }
   if (!nic_line.empty()) Add(lines, st, "NIC  " + nic_line);
   for (const json& t : Field(net, "reachability")) {
+    if (auto failed = Num(t, "http_failed_pct")) {  // URL target (issue 8 item 9)
+      auto ttfb = Num(t, "http_ttfb_ms");
+      auto status = Num(t, "http_status");
+      Add(lines, st,
+          "NET  " + Str(t, "name") + " (" + Str(t, "group") + ") status " + Int(status) +
+              "  first byte " + (ttfb ? Fmt("%.1f", *ttfb) : std::string("-")) + " ms  failed " +
+              Int(failed) + "%" + (Str(t, "http_error").empty() ? "" : "  " + Str(t, "http_error")),
+          *failed > 0 ? TopStyle::kWarn : TopStyle::kNormal);
+      continue;
+    }
     auto loss = Num(t, "loss_pct");
     TopStyle style = loss && *loss > 0 ? TopStyle::kWarn : TopStyle::kNormal;
     Add(lines, st,

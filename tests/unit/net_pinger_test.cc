@@ -222,6 +222,8 @@ TEST(IcmpPingTest, LoopbackEcho) {
   if (!r.ok()) GTEST_SKIP() << "no ICMP socket on this machine: " << r.status().message();
   EXPECT_EQ(r->sent, 3);
   EXPECT_EQ(r->rtts_ms.size(), 3u);
+  EXPECT_EQ(r->kernel_timestamps, 3);  // SO_TIMESTAMPNS: RTTs from the kernel's receive time
+  for (double ms : r->rtts_ms) EXPECT_GE(ms, 0);
 }
 
 // Runs body inside a fresh namespace with a TUN responder, or skips with the reason.

@@ -5,6 +5,7 @@
 #include "net/route_table.h"
 #include "net/rtt_stats.h"
 #include "net/target.h"
+#include "rules/thresholds.h"
 
 namespace gpudoctor {
 namespace {
@@ -71,6 +72,98 @@ TEST(NetTargetTest, BadEntriesNameTheEntryAndTheProblem) {
   }
   std::string long_label(64, 'a');
   EXPECT_FALSE(ParseTarget(long_label + ".example").ok());
+}
+
+// Issue 8 item 9: URL targets.
+TEST(NetTargetTest, ParsesHttpAndHttpsUrls) {
+  auto a = ParseTarget("http://api.example:8080/healthz?full=1");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->method, ProbeMethod::kHttp);
+  EXPECT_TRUE(a->IsUrl());
+  EXPECT_EQ(a->host, "api.example");
+  EXPECT_EQ(*a->port, 8080);
+  EXPECT_EQ(a->path, "/healthz?full=1");
+  EXPECT_EQ(a->Url(), "http://api.example:8080/healthz?full=1");
+
+  auto b = ParseTarget("HTTPS://10.0.0.5");
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->method, ProbeMethod::kHttps);
+  EXPECT_EQ(*b->port, 443);  // the scheme's port
+  EXPECT_EQ(b->path, "/");
+  EXPECT_TRUE(b->numeric);
+  EXPECT_EQ(b->spec, "HTTPS://10.0.0.5");  // as written, for the report
+  EXPECT_EQ(b->Url(), "https://10.0.0.5:443/");
+
+  auto c = ParseTarget("https://[fd00::5]:8443?x=1");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->host, "fd00::5");
+  EXPECT_EQ(c->path, "/?x=1");
+  EXPECT_EQ(c->Url(), "https://[fd00::5]:8443/?x=1");
+  EXPECT_EQ(*ParseTarget("http://h")->port, 80);
+  EXPECT_FALSE(ParseTarget("storage:2049")->IsUrl());
+}
+
+TEST(NetTargetTest, BadUrlsNameTheEntryAndTheProblem) {
+  struct Case {
+    const char* spec;
+    const char* why;
+  } cases[] = {
+      {"ftp://files.example/", "unsupported scheme 'ftp'"},
+      {"http://", "empty host"},
+      {"http:///path", "empty host"},
+      {"http://user:secret@api/", "user:password@"},
+      {"http://api/#frag", "fragment"},
+      {"http://api/a b", "visible ASCII"},
+      {"http://api:0/", "out of range"},
+      {"http://api:http/", "not a number"},
+      {"http://fd00::5/", "in brackets"},
+      {"http://bad_host!/", "invalid character '!'"},
+      {"api.example/healthz", "needs http:// or https://"},
+  };
+  for (const auto& c : cases) {
+    auto r = ParseTarget(c.spec);
+    ASSERT_FALSE(r.ok()) << c.spec;
+    EXPECT_THAT(r.status().message(), HasSubstr(std::string("target '") + c.spec + "'"));
+    EXPECT_THAT(r.status().message(), HasSubstr(c.why)) << c.spec;
+  }
+  EXPECT_FALSE(ParseTarget("http://api/" + std::string(2048, 'p')).ok());
+}
+
+TEST(NetTargetTest, HttpAndJitterSettingsFromTheNetworkTable) {
+  Settings s;
+  auto ok = ApplyConfigText(R"([network]
+targets = ["https://api.example/healthz", "10.0.0.1"]
+http_count = 7
+http_interval_ms = 100
+http_timeout_ms = 1500
+http_tls_verify = false
+http_slow_ms = 250
+jitter_ms = 5
+)",
+                            "net.toml", s);
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(s.net_http_count, 7);
+  EXPECT_EQ(s.net_http_interval_ms, 100);
+  EXPECT_EQ(s.net_http_timeout_ms, 1500);
+  EXPECT_FALSE(s.net_http_tls_verify);
+  Thresholds t(s.thresholds);
+  EXPECT_DOUBLE_EQ(t.Get("net.http.slow", "warn_ttfb_ms"), 250);
+  EXPECT_DOUBLE_EQ(t.Get("net.target.jitter", "warn_jitter_ms"), 5);
+  // The shorthands' documented defaults are the catalogue's.
+  for (const auto& spec : ConfigSchema()) {
+    if (spec.path == std::vector<std::string>{"network", "jitter_ms"}) {
+      EXPECT_DOUBLE_EQ(std::get<double>(spec.default_value),
+                       Thresholds().Get("net.target.jitter", "warn_jitter_ms"));
+    }
+    if (spec.path == std::vector<std::string>{"network", "http_slow_ms"}) {
+      EXPECT_DOUBLE_EQ(std::get<double>(spec.default_value),
+                       Thresholds().Get("net.http.slow", "warn_ttfb_ms"));
+    }
+  }
+  Settings bad;
+  EXPECT_FALSE(ApplyConfigText("[network]\nhttp_timeout_ms = 0\n", "b.toml", bad).ok());
+  EXPECT_FALSE(ApplyConfigText("[network]\njitter_ms = -1\n", "b.toml", bad).ok());
+  EXPECT_FALSE(ApplyConfigText("[network]\ntargets = [\"http://u:p@h/\"]\n", "b.toml", bad).ok());
 }
 
 TEST(NetTargetTest, ParseTargetsFailsOnFirstBadEntry) {

@@ -113,6 +113,35 @@ TEST(TopModelTest, NoGpusAndNoSampleYet) {
             std::string::npos);
 }
 
+// Issue 8 item 9: a URL target shows its status, time to first byte and failed share, not an
+// RTT and loss it does not have.
+TEST(TopModelTest, UrlTargetShowsStatusAndFirstByte) {
+  TopViewState st;
+  st.width = 160;
+  json status = {{"network",
+                  {{"reachability",
+                    {{{"name", "https://api:8443/healthz"},
+                      {"group", "target"},
+                      {"http_status", 503},
+                      {"http_ttfb_ms", 12.5},
+                      {"http_failed_pct", 100.0},
+                      {"http_error", "HTTP 503"}},
+                     {{"name", "10.0.0.1"},
+                      {"group", "target"},
+                      {"rtt_median_ms", 0.5},
+                      {"loss_pct", 0.0}}}}}}};
+  auto lines = BuildTopLines(status, st);
+  const TopLine* url = LineStarting(lines, "NET  https://api:8443/healthz");
+  ASSERT_NE(url, nullptr) << Joined(lines);
+  EXPECT_EQ(url->text,
+            "NET  https://api:8443/healthz (target) status 503  first byte 12.5 ms  failed 100%  "
+            "HTTP 503");
+  EXPECT_EQ(url->style, TopStyle::kWarn);
+  const TopLine* ping = LineStarting(lines, "NET  10.0.0.1");
+  ASSERT_NE(ping, nullptr);
+  EXPECT_NE(ping->text.find("rtt 0.50 ms"), std::string::npos) << ping->text;
+}
+
 TEST(TopModelTest, ThrottleReasonNames) {
   EXPECT_EQ(ThrottleReasonNames(0), "-");
   EXPECT_EQ(ThrottleReasonNames(0x1), "-");  // idle is not a slowdown
