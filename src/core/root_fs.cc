@@ -91,6 +91,17 @@ bool RootFs::Exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
+Result<FileInfo> RootFs::Stat(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return ErrnoStatus(path, errno);
+  FileInfo info;
+  info.mtime_unix_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  info.size_bytes = static_cast<uint64_t>(st.st_size);
+  info.is_dir = S_ISDIR(st.st_mode);
+  info.is_regular = S_ISREG(st.st_mode);
+  return info;
+}
+
 Result<FsUsage> RootFs::StatVfs(std::string_view mount_point) const {
   std::string path = RootPath(mount_point);
   struct statvfs sv;
