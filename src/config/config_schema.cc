@@ -292,7 +292,7 @@ std::vector<SettingSpec> StaticSpecs() {
        SettingType::kDouble,
        Settings().watch_slow_interval_s,
        "`watch`: seconds between runs of the slow probes (disk, pci_gpu, suspicious, "
-       "reachability).",
+       "reachability, thermal, boot, backup).",
        ApplyWatchSeconds,
        "slow_interval_s"},
       {{"watch", "rate_window_s"},
