@@ -210,6 +210,14 @@ TEST(DriverBranchTest, UnknownBranchesAndUnknownTimeAreNotJudged) {
   EXPECT_TRUE(Only(WithDriver("535.216.03", {}), "driver.branch.eol").empty());
 }
 
+TEST(DriverBranchTest, KernelModuleVersionWhenNvmlGaveNone) {
+  Snapshot s = WithDriver("", At(2026, 12, 3));
+  s.gpu.driver.kernel_module_version = "470.256.02";
+  auto f = Only(s, "driver.branch.eol");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(EvidenceOf<std::string>(f[0], "branch"), "R470");
+}
+
 Snapshot WithBackups(std::vector<BackupPattern> patterns, int64_t now_s) {
   Snapshot s;
   s.time = std::chrono::system_clock::time_point(std::chrono::seconds(now_s));
