@@ -223,6 +223,48 @@ Status ApplyExpectedGpus(const SettingSpec&, const SettingValue& v, Settings& s)
   return Status::Ok();
 }
 
+// Upkeep (issue 8 items 10, 16): [gpu] temp_alarm_c, [thermal], [backup].
+Status ApplyGpuTempAlarm(const SettingSpec&, const SettingValue& v, Settings& s) {
+  double d = std::get<double>(v);
+  if (!std::isfinite(d) || d < 0 || d > 150) return InvalidArgument("must be C in [0, 150]");
+  s.thresholds.Set("gpu.temp.absolute", "alarm_c", d);
+  return Status::Ok();
+}
+
+Status ApplyThermal(const SettingSpec& spec, const SettingValue& v, Settings& s) {
+  if (spec.arg1 == "ipmitool") {
+    const auto& cmd = std::get<std::string>(v);
+    if (cmd.size() > 4096) return InvalidArgument("is too long");
+    s.thermal_ipmitool = cmd;
+    return Status::Ok();
+  }
+  double d = std::get<double>(v);
+  if (!(d >= 0.1 && d <= 60)) return InvalidArgument("must be seconds in [0.1, 60]");
+  s.thermal_ipmitool_timeout_s = d;
+  return Status::Ok();
+}
+
+Status ApplyBackup(const SettingSpec& spec, const SettingValue& v, Settings& s) {
+  if (spec.arg1 == "max_age_h") {
+    double d = std::get<double>(v);
+    if (!(d > 0 && d <= 24 * 366)) return InvalidArgument("must be hours in (0, 8784]");
+    s.thresholds.Set("host.backup.stale", "max_age_h", d);
+    return Status::Ok();
+  }
+  const auto& list = std::get<std::vector<std::string>>(v);
+  if (list.size() > 32) return InvalidArgument("at most 32 patterns");
+  for (const auto& p : list) {
+    bool dotdot = p == ".." || p.find("/../") != std::string::npos ||
+                  (p.size() >= 3 && p.compare(p.size() - 3, 3, "/..") == 0);
+    if (p.empty() || p[0] != '/' || dotdot || p.size() > 4096) {
+      return InvalidArgument("expected absolute glob patterns without '..', got '" +
+                             Sanitize(p, 60) + "'");
+    }
+  }
+  s.backup_paths = list;
+  return Status::Ok();
+}
+
 std::vector<SettingSpec> StaticSpecs() {
   return {
       {{"gpu", "expected_count"},
@@ -231,6 +273,38 @@ std::vector<SettingSpec> StaticSpecs() {
        "GPUs this node should have; fewer on the PCI bus is gpu.missing (crit), the card that "
        "fell off after a reboot. 0: not checked.",
        ApplyExpectedGpus},
+      {{"gpu", "temp_alarm_c"},
+       SettingType::kDouble,
+       0.0,
+       "Absolute GPU temperature alarm in C: a GPU at or above it is gpu.temp.absolute (warn), "
+       "beside the relative slowdown-margin rule. 0: off.",
+       ApplyGpuTempAlarm},
+      {{"thermal", "ipmitool"},
+       SettingType::kString,
+       Settings().thermal_ipmitool,
+       "Command for BMC temperature sensors (`ipmitool sdr type Temperature`, argv, no shell); "
+       "run when /dev/ipmi0 exists, the bare name only on the real root. Empty: never run.",
+       ApplyThermal,
+       "ipmitool"},
+      {{"thermal", "ipmitool_timeout_s"},
+       SettingType::kDouble,
+       Settings().thermal_ipmitool_timeout_s,
+       "Seconds ipmitool may take before it is killed (never beyond the check's deadline).",
+       ApplyThermal,
+       "ipmitool_timeout_s"},
+      {{"backup", "paths"},
+       SettingType::kStringArray,
+       std::vector<std::string>{},
+       "Globs of checkpoint/backup files on the host, e.g. [\"/data/ckpt/*.pt\"]; the newest "
+       "match older than max_age_h is host.backup.stale. Empty: the backup probe is skipped.",
+       ApplyBackup,
+       "paths"},
+      {{"backup", "max_age_h"},
+       SettingType::kDouble,
+       24.0,
+       "Hours the newest file matching [backup] paths may be old (host.backup.stale).",
+       ApplyBackup,
+       "max_age_h"},
       {{"watch", "interval_s"},
        SettingType::kDouble,
        Settings().watch_interval_s,
@@ -241,7 +315,7 @@ std::vector<SettingSpec> StaticSpecs() {
        SettingType::kDouble,
        Settings().watch_slow_interval_s,
        "`watch`: seconds between runs of the slow probes (disk, pci_gpu, suspicious, "
-       "reachability).",
+       "reachability, thermal, boot, backup).",
        ApplyWatchSeconds,
        "slow_interval_s"},
       {{"watch", "rate_window_s"},

@@ -91,9 +91,15 @@ bool RootFs::Exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
-bool RootFs::IsDirectory(const std::string& path) {
+Result<FileInfo> RootFs::Stat(const std::string& path) {
   struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  if (::stat(path.c_str(), &st) != 0) return ErrnoStatus(path, errno);
+  FileInfo info;
+  info.mtime_unix_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  info.size_bytes = static_cast<uint64_t>(st.st_size);
+  info.is_dir = S_ISDIR(st.st_mode);
+  info.is_regular = S_ISREG(st.st_mode);
+  return info;
 }
 
 Result<FsUsage> RootFs::StatVfs(std::string_view mount_point) const {

@@ -26,6 +26,14 @@ struct FsUsage {
   bool read_only = false;
 };
 
+// stat(2) of one path (symlinks followed).
+struct FileInfo {
+  int64_t mtime_unix_ns = 0;  // last modification, ns since the Unix epoch
+  uint64_t size_bytes = 0;
+  bool is_dir = false;
+  bool is_regular = false;
+};
+
 class RootFs {
  public:
   static constexpr size_t kDefaultMaxBytes = 4 << 20;
@@ -57,8 +65,8 @@ class RootFs {
   // Target of a symlink, e.g. /proc/PID/fd/N -> "socket:[1234]".
   static Result<std::string> ReadLink(const std::string& path);
   static bool Exists(const std::string& path);
-  // True for a directory, or a symlink to one (sysfs class entries are symlinks).
-  static bool IsDirectory(const std::string& path);
+  // stat(2) of `path`, following symlinks. Errors: not_found, permission_denied, io_error.
+  static Result<FileInfo> Stat(const std::string& path);
   // statvfs(2) of a host mount point (prefixed with rootfs).
   Result<FsUsage> StatVfs(std::string_view mount_point) const;
 

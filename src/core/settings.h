@@ -46,6 +46,11 @@ struct Settings {
   // Host probes (issue 2): how long the disk probe waits for all statvfs calls together; a
   // mount that has not answered by then is reported as unresponsive.
   int disk_statvfs_timeout_ms = 1000;
+  // Upkeep probes (issue 8 items 10, 16): [thermal] ipmitool (empty: never run it) and its
+  // timeout; [backup] paths, globs of checkpoint files (empty: the backup probe is skipped).
+  std::string thermal_ipmitool = "ipmitool";
+  double thermal_ipmitool_timeout_s = 5;
+  std::vector<std::string> backup_paths;
   // Kernel log (kmsg probe, `gpudoctor logs`; issue 4).
   std::string kmsg_file;                     // --kmsg-file PATH or "-": scan it, not live sources
   std::string kmsg_source = "auto";          // auto (kmsg, then journal) | kmsg | journal

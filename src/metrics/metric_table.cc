@@ -570,6 +570,26 @@ const std::vector<FieldDescriptor<PressureLine>>& PressureFieldTable() {
   return t;
 }
 
+const std::vector<FieldDescriptor<TemperatureSensor>>& TemperatureSensorFieldTable() {
+  using F = FieldDescriptor<TemperatureSensor>;
+  using T = TemperatureSensor;
+  static const std::vector<F> t = {
+      {"temp_c", {}, 1, [](const T& s) { return Fact(s.temp_c); }},
+      {"",
+       {"gpudoctor_host_inlet_temperature_celsius", G,
+        "Inlet/ambient air temperature (sensors labelled inlet, ambient, intake).",
+        "sensor,source"},
+       1,
+       [](const T& s) { return s.kind == SensorKind::kInlet ? Fact(s.temp_c) : std::nullopt; }},
+      {"",
+       {"gpudoctor_host_board_temperature_celsius", G,
+        "Mainboard/system temperature (sensors labelled board, system).", "sensor,source"},
+       1,
+       [](const T& s) { return s.kind == SensorKind::kBoard ? Fact(s.temp_c) : std::nullopt; }},
+  };
+  return t;
+}
+
 const MetricInfo kGpuThrottleActive = {"gpudoctor_gpu_throttle_active", G,
                                        "1 while this clock event (throttle) reason is active.",
                                        "reason", ""};
@@ -610,6 +630,7 @@ std::vector<const MetricInfo*> AllMetrics() {
   add(MemoryFieldTable());
   add(PressureFieldTable());
   add(MountFieldTable());
+  add(TemperatureSensorFieldTable());
   add(NicFieldTable());
   add(IbPortFieldTable());
   add(TargetFieldTable());
@@ -713,6 +734,11 @@ std::vector<MetricPoint> FlattenSnapshot(const Snapshot& snap) {
   if (h.mounts) {
     for (const MountFacts& m : *h.mounts) {
       Emit(MountFieldTable(), m, -1, {{"mount", m.mount_point}}, out);
+    }
+  }
+  if (h.thermal) {
+    for (const TemperatureSensor& s : h.thermal->sensors) {
+      Emit(TemperatureSensorFieldTable(), s, -1, {{"sensor", s.name}, {"source", s.source}}, out);
     }
   }
   if (snap.network.nics) {

@@ -120,6 +120,8 @@ const std::vector<FieldDescriptor<NicFacts>>& NicFieldTable();             // la
 const std::vector<FieldDescriptor<IbPortFacts>>& IbPortFieldTable();       // device, port
 const std::vector<FieldDescriptor<TargetProbeFacts>>& TargetFieldTable();  // label target
 const std::vector<FieldDescriptor<PressureLine>>& PressureFieldTable();    // resource, kind
+// Inlet/ambient and board temperature sensors (issue 8 item 10); labels sensor, source.
+const std::vector<FieldDescriptor<TemperatureSensor>>& TemperatureSensorFieldTable();
 
 // Metrics computed from more than one field (throttle reasons per bit, Xid counts per code,
 // finding and probe states) are described here so docs and /metrics list them too.

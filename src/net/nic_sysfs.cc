@@ -48,7 +48,7 @@ Result<std::vector<NicSample>> ReadNicSamples(const RootFs& fs) {
   for (const auto& name : *names) {
     std::string dir = base + "/" + name;
     // Interfaces are directories; the bonding driver adds a plain file (bonding_masters) here.
-    if (!RootFs::IsDirectory(dir)) continue;
+    if (auto st = RootFs::Stat(dir); !st.ok() || !st->is_dir) continue;
     NicSample s;
     s.name = Sanitize(name, 64);
     s.physical = RootFs::Exists(dir + "/device");

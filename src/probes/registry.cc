@@ -17,6 +17,10 @@ ProbeOutput RunPressureProbe(const ProbeContext& ctx);
 ProbeOutput RunDiskProbe(const ProbeContext& ctx);
 ProbeOutput RunProcessProbe(const ProbeContext& ctx);
 ProbeOutput RunKmsgProbe(const ProbeContext& ctx);
+// Upkeep (issue 8 items 10, 15, 16).
+ProbeOutput RunThermalProbe(const ProbeContext& ctx);
+ProbeOutput RunBootProbe(const ProbeContext& ctx);
+ProbeOutput RunBackupProbe(const ProbeContext& ctx);
 
 const std::vector<ProbeSpec>& ProbeRegistry() {
   static const std::vector<ProbeSpec> probes = {
@@ -37,11 +41,16 @@ const std::vector<ProbeSpec>& ProbeRegistry() {
        "NVIDIA GPUs on the PCI bus and the kernel module version (/sys/bus/pci, /sys/module)"},
       {"kmsg", Layer::kHardware, true, Cadence::kFast, RunKmsgProbe,
        "kernel log of this boot: Xid, AER, hung tasks, OOM, MCE, NIC links (/dev/kmsg, journal)"},
+      {"thermal", Layer::kHardware, true, Cadence::kSlow, RunThermalProbe,
+       "inlet/ambient and board temperature sensors (/sys/class/hwmon, ipmitool sdr)"},
       // software
       {"processes", Layer::kSoftware, true, Cadence::kFast, RunProcessProbe,
        "tasks stuck in D state with their wchan, zombies (/proc/PID/stat, wchan, sched)"},
       {"suspicious", Layer::kSoftware, true, Cadence::kSlow, RunSuspiciousProbe,
        "miner-like process signs: names, stratum ports, deleted exe, CPU, GPU use"},
+      {"boot", Layer::kSoftware, true, Cadence::kSlow, RunBootProbe,
+       "running vs installed kernels, reboot-required, NVIDIA module per kernel (/boot, "
+       "/lib/modules)"},
       // resources
       {"cpu", Layer::kResources, true, Cadence::kFast, RunCpuProbe,
        "CPU busy/iowait/steal over the window, load average (/proc/stat, /proc/loadavg)"},
@@ -51,6 +60,8 @@ const std::vector<ProbeSpec>& ProbeRegistry() {
        "CPU, memory and I/O pressure stall shares (/proc/pressure/*)"},
       {"disk", Layer::kResources, true, Cadence::kSlow, RunDiskProbe,
        "space and inodes of real filesystems, unresponsive mounts (/proc/1/mounts, statvfs)"},
+      {"backup", Layer::kResources, true, Cadence::kSlow, RunBackupProbe,
+       "age of the newest file matching [backup] paths (checkpoints)"},
   };
   return probes;
 }

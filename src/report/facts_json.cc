@@ -61,6 +61,41 @@ nlohmann::ordered_json HostFactsToJson(const HostFacts& h) {
                       {"dstate_count", h.processes->dstate_count},
                       {"truncated", h.processes->truncated}};
   }
+  if (h.thermal) {
+    json arr = json::array();
+    for (const auto& s : h.thermal->sensors) {
+      json e = {{"name", s.name}, {"source", s.source}, {"kind", SensorKindName(s.kind)}};
+      PutIfNotEmpty(e, "chip", s.chip);
+      PutFacts(e, TemperatureSensorFieldTable(), s);
+      arr.push_back(e);
+    }
+    j["thermal"] = {{"sensors", arr}, {"ipmi_ran", h.thermal->ipmi_ran}};
+    PutIfNotEmpty(j["thermal"], "ipmi_note", h.thermal->ipmi_note);
+  }
+  if (h.boot) {
+    json kernels = json::array();
+    for (const auto& k : h.boot->kernels) {
+      json e = {{"version", k.version}, {"image", k.has_image}, {"modules", k.has_modules_dir}};
+      PutIfNotEmpty(e, "nvidia_module", k.nvidia_module);
+      kernels.push_back(e);
+    }
+    json b = {{"running_kernel", h.boot->running_kernel}, {"kernels", kernels}};
+    if (h.boot->reboot_required_flag) b["reboot_required"] = *h.boot->reboot_required_flag;
+    if (h.boot->nvidia_loaded) b["nvidia_loaded"] = *h.boot->nvidia_loaded;
+    j["boot"] = b;
+  }
+  if (h.backups) {
+    json arr = json::array();
+    for (const auto& p : h.backups->patterns) {
+      json e = {{"pattern", p.pattern}, {"matched", p.matched}};
+      PutIfNotEmpty(e, "newest_path", p.newest_path);
+      if (p.newest_mtime_unix_s) e["newest_mtime_unix_s"] = *p.newest_mtime_unix_s;
+      if (p.truncated) e["truncated"] = true;
+      PutIfNotEmpty(e, "error", p.error);
+      arr.push_back(e);
+    }
+    j["backups"] = arr;
+  }
   return j;
 }
 

@@ -64,6 +64,7 @@ const std::vector<CatalogueEntry>& HostCatalogue();
 const std::vector<CatalogueEntry>& GpuCatalogue();
 const std::vector<CatalogueEntry>& NetCatalogue();     // network layer (issue 5)
 const std::vector<CatalogueEntry>& KernelCatalogue();  // catalogue_kernel.cc (kernel log)
+const std::vector<CatalogueEntry>& UpkeepCatalogue();  // catalogue_upkeep.cc (issue 8 10/15/16)
 
 // All entries, in section order.
 const std::vector<const CatalogueEntry*>& Catalogue();

@@ -6,7 +6,7 @@ namespace gpudoctor {
 
 std::vector<Finding> EvaluateRules(const Snapshot& snap, const Thresholds& thresholds) {
   static constexpr RuleSet kRuleSets[] = {
-      HostRules, NetRules, HttpRules, KernelRules, ProbeHealthRules, GpuRules,
+      HostRules, NetRules, HttpRules, KernelRules, ProbeHealthRules, GpuRules, UpkeepRules,
   };
   std::vector<Finding> findings;
   for (RuleSet rules : kRuleSets) rules(snap, thresholds, findings);

@@ -21,6 +21,7 @@ void HttpRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& 
 void KernelRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);
 void ProbeHealthRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);
 void GpuRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);
+void UpkeepRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);  // issue 8
 
 std::vector<Finding> EvaluateRules(const Snapshot& snap, const Thresholds& thresholds);
 

@@ -63,9 +63,9 @@ TEST(GpuE2eTest, HealthyEightGpuNode) {
     EXPECT_FALSE(g.contains("fan_pct"));  // unknown: absent, not 0
   }
   EXPECT_EQ(j["gpus"][7]["pci_bus_id"], "0000:db:00.0");
-  EXPECT_EQ(j["driver"]["driver_version"], "550.54.15");
-  EXPECT_EQ(j["driver"]["kernel_module_version"], "550.54.15");
-  EXPECT_EQ(j["driver"]["cuda_driver_version"], 12040);
+  EXPECT_EQ(j["driver"]["driver_version"], "580.95.05");
+  EXPECT_EQ(j["driver"]["kernel_module_version"], "580.95.05");
+  EXPECT_EQ(j["driver"]["cuda_driver_version"], 13000);
   // The fake's call counter: the cost of one check per GPU.
   std::string text = testing::ReadFileOrDie(counts);
   EXPECT_NE(text.find("gpu0 "), std::string::npos) << text;
@@ -89,7 +89,7 @@ TEST(GpuE2eTest, TextReportHasOneLinePerGpu) {
   EXPECT_NE(r.out.find("7   NVIDIA H100 80GB HBM3    0000:db:00.0 1654922000017"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("driver 550.54.15, CUDA 12.4"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("driver 580.95.05, CUDA 13.0"), std::string::npos) << r.out;
 }
 
 TEST(GpuE2eTest, HungCallOnGpu2IsReportedOnTime) {

@@ -94,9 +94,9 @@ std::string Ids(const std::vector<Finding>& fs) {
 TEST(GpuNvmlTest, HealthyNodeIsFullyReportedWithoutFindings) {
   GpuLayerFacts f = Sample("h100_healthy.scenario");
   ASSERT_EQ(f.nvml.state, NvmlState::kOk) << f.nvml.error;
-  EXPECT_EQ(f.driver.driver_version, "550.54.15");
-  EXPECT_EQ(f.driver.nvml_version, "12.550.54.15");
-  EXPECT_EQ(f.driver.cuda_driver_version, 12040);
+  EXPECT_EQ(f.driver.driver_version, "580.95.05");
+  EXPECT_EQ(f.driver.nvml_version, "13.580.95.05");
+  EXPECT_EQ(f.driver.cuda_driver_version, 13000);
   ASSERT_EQ(f.gpus.size(), 8u);
   const GpuFacts& g = f.gpus[3];
   EXPECT_EQ(g.index, 3);

@@ -1,0 +1,27 @@
+// Upkeep rule sets (issue 8 items 10, 15, 16), one file each, run from UpkeepRules
+// (upkeep_rules.cc). Pure functions of the facts and the snapshot's time; thresholds through
+// Thresholds::Get. Internal to src/rules.
+#pragma once
+
+#include <chrono>
+#include <vector>
+
+#include "facts/snapshot.h"
+#include "findings/finding.h"
+#include "rules/make_finding.h"
+#include "rules/thresholds.h"
+
+namespace gpudoctor {
+
+// host.inlet.temperature (inlet-kind sensors only) and gpu.temp.absolute.
+void ThermalRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);
+// host.reboot.pending and driver.module.kernel_mismatch.
+void BootRules(const BootFacts& boot, const Thresholds& t, std::vector<Finding>& out);
+// driver.branch.eol against `now` (the check's time; skipped when it is the epoch).
+void DriverBranchRules(const DriverFacts& driver, std::chrono::system_clock::time_point now,
+                       const Thresholds& t, std::vector<Finding>& out);
+// host.backup.stale and host.backup.none against `now`.
+void BackupRules(const BackupFacts& backups, std::chrono::system_clock::time_point now,
+                 const Thresholds& t, std::vector<Finding>& out);
+
+}  // namespace gpudoctor
