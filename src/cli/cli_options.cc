@@ -42,6 +42,7 @@ Result<CliOptions> ParseCommandLine(int argc, const char* const* argv) {
       continue;
     }
     if (arg == "-h") arg = "--help";
+    if (arg == "-o") arg = "--output";  // bundle -o FILE
     std::string_view name = arg;
     std::optional<std::string_view> inline_value;
     if (size_t eq = arg.find('='); eq != std::string_view::npos) {
@@ -99,6 +100,8 @@ std::string UsageText() {
       "                     --events (--db PATH, --since, --until, --gpu, --json)\n"
       "  ack ID             acknowledge an open finding (--gpu N, --note TEXT, --db PATH)\n"
       "  silence ID         keep notifiers quiet about a finding (--for 2h, --gpu N, --db PATH)\n"
+      "  bundle             write a support archive (tar.gz): a fresh check, 24 h of history,\n"
+      "                     kernel log, versions, redacted config (-o FILE, watch flags)\n"
       "  version            print the version\n"
       "\n"
       "flags:\n";

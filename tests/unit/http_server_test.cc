@@ -242,11 +242,11 @@ TEST_F(HttpServerTest, SlowClientsDoNotBlockOthers) {
   auto r = c.Get("/metrics");
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_TRUE(r);
-  EXPECT_TRUE(r->status == 200 || r->status == 503) << r->status;
-  // Answered, and never held longer than one read timeout by the idle clients. Known gap
-  // (noted for issue 10): about half the time the request waits that one read timeout instead
-  // of being shed at once with 503.
-  EXPECT_LT(s, o.read_timeout_s + 2.0);
+  // Workers and backlog are all taken by the idle connections: this one is over the limit and
+  // is shed at once, whatever order the accept loop and the workers ran in (issue 10).
+  EXPECT_EQ(r->status, 503);
+  EXPECT_EQ(r->get_header_value("Retry-After"), "1");
+  EXPECT_LT(s, 1.5);
   for (int fd : fds) ::close(fd);
   // Once the idle ones are gone, service is normal again.
   int status = 0;
