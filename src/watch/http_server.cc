@@ -368,6 +368,9 @@ void WatchHttpServer::Impl::Routes() {
   server.set_keep_alive_max_count(static_cast<size_t>(options.keep_alive_max_requests));
   server.set_keep_alive_timeout(options.keep_alive_timeout_s);
   server.set_payload_max_length(options.max_body_bytes);
+  // cpp-httplib writes the headers and the body separately: with Nagle on, the body waits for
+  // the client's delayed ACK of the headers (40 ms on Linux) on every keep-alive request.
+  server.set_tcp_nodelay(true);
   // SO_REUSEADDR only: cpp-httplib's default also sets SO_REUSEPORT, which would let a second
   // daemon share the port silently.
   server.set_socket_options([](socket_t sock) {

@@ -257,6 +257,25 @@ TEST_F(HttpServerTest, SlowClientsDoNotBlockOthers) {
   EXPECT_EQ(status, 200);
 }
 
+// Keep-alive requests are answered at loopback speed: without TCP_NODELAY on the server, the
+// body (written after the headers) waited for the client's delayed ACK, 40 ms per request.
+TEST_F(HttpServerTest, KeepAliveRequestsDoNotWaitForDelayedAck) {
+  StartServer({});
+  httplib::Client c("127.0.0.1", server_->port());
+  c.set_keep_alive(true);
+  c.set_tcp_nodelay(true);
+  c.set_read_timeout(5, 0);
+  ASSERT_TRUE(c.Get("/metrics"));  // connection open and warm
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 40; ++i) {
+    auto r = c.Get(i % 2 ? "/api/v1/status" : "/metrics");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200);
+  }
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(s, 0.6) << "40 keep-alive requests; 40 ms each means delayed-ACK stalls";
+}
+
 TEST_F(HttpServerTest, StopIsPromptAndIdempotent) {
   StartServer({});
   auto start = std::chrono::steady_clock::now();
