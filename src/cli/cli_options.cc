@@ -42,7 +42,6 @@ Result<CliOptions> ParseCommandLine(int argc, const char* const* argv) {
       continue;
     }
     if (arg == "-h") arg = "--help";
-    if (arg == "-o") arg = "--output";  // bundle -o FILE
     std::string_view name = arg;
     std::optional<std::string_view> inline_value;
     if (size_t eq = arg.find('='); eq != std::string_view::npos) {

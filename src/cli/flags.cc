@@ -229,7 +229,13 @@ const std::vector<FlagSpec>& FlagTable() {
        }},
       // bundle (bundle_command.cc).
       {"--output", "FILE",
-       "bundle (-o): the archive to write (default gpudoctor-bundle-HOST-TIME.tar.gz here)",
+       "bundle: the archive to write (default gpudoctor-bundle-HOST-TIME.tar.gz here)",
+       [](std::string_view v, CliOptions& o) {
+         if (Status s = NonEmpty(v, "output path"); !s.ok()) return s;
+         o.values["--output"] = std::string(v);
+         return Status::Ok();
+       }},
+      {"-o", "FILE", "bundle: same as --output",
        [](std::string_view v, CliOptions& o) {
          if (Status s = NonEmpty(v, "output path"); !s.ok()) return s;
          o.values["--output"] = std::string(v);
