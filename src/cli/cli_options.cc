@@ -77,6 +77,8 @@ std::string UsageText() {
       "                     --events (--db PATH, --since, --until, --gpu, --json)\n"
       "  ack ID             acknowledge an open finding (--gpu N, --note TEXT, --db PATH)\n"
       "  silence ID         keep notifiers quiet about a finding (--for 2h, --gpu N, --db PATH)\n"
+      "  bundle             write a support archive (tar.gz): a fresh check, 24 h of history,\n"
+      "                     kernel log, versions, redacted config (-o FILE, watch flags)\n"
       "  version            print the version\n"
       "\n"
       "flags:\n";

@@ -210,6 +210,7 @@ const std::vector<FlagSpec>& FlagTable() {
        "watch: HTTP address for /metrics and the API (default 127.0.0.1:9835; off: none)",
        [](std::string_view v, CliOptions& o) {
          if (Status s = NonEmpty(v, "listen address"); !s.ok()) return s;
+         o.values["--listen"] = std::string(v);  // asked for: a bind failure is fatal
          o.Override([a = std::string(v)](Settings& s) { s.watch_listen = a; });
          return Status::Ok();
        }},
@@ -224,6 +225,20 @@ const std::vector<FlagSpec>& FlagTable() {
          if (!n || *n < 1)
            return InvalidArgument("expected a count >= 1, got '" + Sanitize(v, 40) + "'");
          o.Override([n = *n](Settings& s) { s.watch_max_ticks = n; });
+         return Status::Ok();
+       }},
+      // bundle (bundle_command.cc).
+      {"--output", "FILE",
+       "bundle: the archive to write (default gpudoctor-bundle-HOST-TIME.tar.gz here)",
+       [](std::string_view v, CliOptions& o) {
+         if (Status s = NonEmpty(v, "output path"); !s.ok()) return s;
+         o.values["--output"] = std::string(v);
+         return Status::Ok();
+       }},
+      {"-o", "FILE", "bundle: same as --output",
+       [](std::string_view v, CliOptions& o) {
+         if (Status s = NonEmpty(v, "output path"); !s.ok()) return s;
+         o.values["--output"] = std::string(v);
          return Status::Ok();
        }},
       // history, ack, silence (history_command.cc, ack_command.cc).

@@ -27,8 +27,8 @@ constexpr CommandEntry kCommands[] = {
     {"probes", ProbesCommand},   {"logs", LogsCommand},  // kernel log (logs_command.cc)
     {"compare", CompareCommand}, {"watch", WatchCommand},     {"history", HistoryCommand},
     {"ack", AckCommand},         {"silence", SilenceCommand},  // watch store
-    {"top", TopCommand},  // live terminal view (top_command.cc)
-    {"fleet", FleetCommand},
+    {"top", TopCommand},                                     // live terminal view (top_command.cc)
+    {"fleet", FleetCommand},     {"bundle", BundleCommand},  // bundle_command.cc
 };
 
 int Dispatch(int argc, char** argv) {
@@ -55,6 +55,8 @@ int Dispatch(int argc, char** argv) {
 }
 
 }  // namespace
+
+const char* GpudoctorVersion() { return kVersion; }
 
 int CouldNotRun(const std::string& message) {
   std::fprintf(stderr, "gpudoctor: %s\n", message.c_str());

@@ -49,9 +49,13 @@ struct WatchHttp {
 };
 
 // Starts the HTTP server (unless listen is "off") and the notifiers. A token file that cannot be
-// read is fatal (serving without the token would be open); a bind failure is logged and watch
-// goes on without HTTP (history and notifiers still work; /healthz-based checks will notice).
-Status StartWatchHttp(const Settings& s, const WatchDaemon& daemon, WatchHttp& out) {
+// read is fatal (serving without the token would be open). A bind failure is fatal (exit 3,
+// "cannot listen on ADDR: in use") when the address was asked for (--listen, or [watch] listen
+// other than the default): Prometheus would scrape nothing while the unit looks healthy. On the
+// built-in default address it is logged and watch goes on without HTTP (history and notifiers
+// still work), so a second `watch --no-db` or a test run on a busy default port still works.
+Status StartWatchHttp(const Settings& s, bool listen_requested, const WatchDaemon& daemon,
+                      WatchHttp& out) {
   std::vector<NotifierConfig> configs;
   for (const Settings::NotifySetting& n : s.notify) {
     NotifierConfig c;
@@ -85,7 +89,9 @@ Status StartWatchHttp(const Settings& s, const WatchDaemon& daemon, WatchHttp& o
   auto server = WatchHttpServer::Start(
       ho, [&daemon] { return daemon.Latest(); }, [db]() { return HistoryReader::Open(db); });
   if (!server.ok()) {
-    LogError(kLog, "http: " + server.status().message() + "; continuing without HTTP");
+    if (listen_requested) return server.status();
+    LogError(kLog, "http: " + server.status().message() +
+                       "; continuing without HTTP (give --listen ADDR or --listen off)");
     return Status::Ok();
   }
   out.server = std::move(*server);
@@ -137,7 +143,12 @@ int WatchCommand(const CliOptions& o) {
   WatchDaemon daemon(settings, options, store.get(), std::move(stored_findings), stored_boot_id);
   // HTTP server and notifiers (issue 10): see StartWatchHttp below.
   WatchHttp http;
-  if (Status s = StartWatchHttp(*settings, daemon, http); !s.ok()) return CouldNotRun(s.message());
+  bool listen_requested =
+      o.Value("--listen").has_value() || settings->watch_listen != Settings().watch_listen;
+  if (Status s = StartWatchHttp(*settings, listen_requested, daemon, http); !s.ok()) {
+    if (store) store->Close();
+    return CouldNotRun(s.message());
+  }
 
   std::string boot_id = ReadBootId(*settings);
   LogInfo(kLog, "started: interval " + FormatDouble(options.interval_s, 2) +

@@ -1,10 +1,15 @@
 #include "watch/http_server.h"
 
+#include <netdb.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <charconv>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <fstream>
 #include <mutex>
@@ -190,14 +195,21 @@ namespace {
 
 thread_local bool t_shed = false;  // this connection runs beyond the worker limit: answer 503
 
-// Fixed workers + a bounded backlog. Beyond the backlog a connection is served in "shed" mode
-// (answer 503 to its request, close) on one of at most `max_shed` short-lived threads; beyond
-// that on the accept thread itself, so the accept loop slows down instead of threads piling up.
-// Every path is bounded by the read/keep-alive timeouts.
+// Fixed workers + a bounded backlog. A connection counts against workers + backlog from the
+// moment it is accepted until it is closed (also while it idles in keep-alive on a worker), so
+// the decision to shed does not depend on how fast the workers wake up: the (workers + backlog +
+// 1)th open connection is shed at once, however the accept loop and the workers interleave.
+// (Counting only the queue length made it a race: when the accept loop outran the workers, idle
+// connections took the shed threads and a later request queued behind idle ones for a whole
+// keep-alive timeout, about half the time.) A shed connection is served in "shed" mode (503 to
+// its request, then close) on one of at most `max_shed` short-lived threads; beyond that on the
+// accept thread itself, so the accept loop slows down instead of threads piling up. Every path
+// is bounded by the read/keep-alive timeouts.
 class BoundedPool : public httplib::TaskQueue {
  public:
   BoundedPool(int workers, int max_queued, int max_shed)
-      : max_queued_(static_cast<size_t>(max_queued)), max_shed_(max_shed) {
+      : max_in_service_(static_cast<size_t>(workers) + static_cast<size_t>(max_queued)),
+        max_shed_(max_shed) {
     for (int i = 0; i < workers; ++i) {
       threads_.emplace_back([this] { Work(); });
     }
@@ -207,7 +219,8 @@ class BoundedPool : public httplib::TaskQueue {
   void enqueue(std::function<void()> fn) override {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (!stop_ && jobs_.size() < max_queued_) {
+      if (!stop_ && in_service_ < max_in_service_) {
+        ++in_service_;
         jobs_.push_back(std::move(fn));
         cv_.notify_one();
         return;
@@ -254,16 +267,19 @@ class BoundedPool : public httplib::TaskQueue {
         fn = std::move(jobs_.front());
         jobs_.pop_front();
       }
-      fn();
+      fn();  // the whole connection, keep-alive included
+      std::lock_guard<std::mutex> lock(mu_);
+      --in_service_;
     }
   }
 
-  const size_t max_queued_;
+  const size_t max_in_service_;
   const int max_shed_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::function<void()>> jobs_;
   std::vector<std::thread> threads_;
+  size_t in_service_ = 0;  // accepted, not yet closed: queued or on a worker
   int shedding_ = 0;
   bool stop_ = false;
 };
@@ -291,6 +307,38 @@ int64_t NowMs() {
 std::string IsoMs(int64_t ms) {
   if (ms <= 0) return "";
   return FormatUtc(std::chrono::system_clock::time_point(std::chrono::milliseconds(ms)));
+}
+
+// Why binding host:port fails, from a bind(2) of our own (cpp-httplib does not keep errno).
+std::string BindFailureReason(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* res = nullptr;
+  std::string service = std::to_string(port);
+  if (::getaddrinfo(host.c_str(), service.c_str(), &hints, &res) != 0 || res == nullptr) {
+    return "host does not resolve";
+  }
+  std::string why = "not permitted";
+  int fd = ::socket(res->ai_family, res->ai_socktype | SOCK_CLOEXEC, res->ai_protocol);
+  if (fd >= 0) {
+    int yes = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    if (::bind(fd, res->ai_addr, res->ai_addrlen) != 0) {
+      why = errno == EADDRINUSE      ? "in use"
+            : errno == EADDRNOTAVAIL ? "not an address of this machine"
+            : errno == EACCES        ? "permission denied (ports below 1024 need privileges)"
+                                     : std::strerror(errno);
+    } else if (::listen(fd, 1) != 0) {
+      why = errno == EADDRINUSE ? "in use" : std::strerror(errno);
+    } else {
+      why = "in use";  // free again now: another process held it a moment ago
+    }
+    ::close(fd);
+  }
+  ::freeaddrinfo(res);
+  return why;
 }
 
 }  // namespace
@@ -335,6 +383,9 @@ void WatchHttpServer::Impl::Routes() {
   server.set_keep_alive_max_count(static_cast<size_t>(options.keep_alive_max_requests));
   server.set_keep_alive_timeout(options.keep_alive_timeout_s);
   server.set_payload_max_length(options.max_body_bytes);
+  // cpp-httplib writes the headers and the body separately: with Nagle on, the body waits for
+  // the client's delayed ACK of the headers (40 ms on Linux) on every keep-alive request.
+  server.set_tcp_nodelay(true);
   // SO_REUSEADDR only: cpp-httplib's default also sets SO_REUSEPORT, which would let a second
   // daemon share the port silently.
   server.set_socket_options([](socket_t sock) {
@@ -502,8 +553,8 @@ Result<std::unique_ptr<WatchHttpServer>> WatchHttpServer::Start(const HttpOption
                    ? impl->server.bind_to_any_port(addr->host)
                    : (impl->server.bind_to_port(addr->host, addr->port) ? addr->port : -1);
     if (port < 0) {
-      return IoError("http: cannot listen on " + options.listen +
-                     " (address in use, not local, or not permitted)");
+      return IoError("cannot listen on " + options.listen + ": " +
+                     BindFailureReason(addr->host, addr->port));
     }
     impl->port = port;
     Impl* raw = impl.get();

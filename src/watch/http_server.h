@@ -76,9 +76,10 @@ class WatchHttpServer {
   using LatestFn = std::function<std::shared_ptr<const TickResult>()>;
   using OpenReaderFn = std::function<Result<std::unique_ptr<HistoryReader>>()>;
 
-  // Binds and starts serving on a background thread; returns once the socket listens (errors:
-  // bad address, port in use). `latest` may return null before the first tick; open_reader may
-  // be empty (history answers 503).
+  // Binds and starts serving on a background thread; returns once the socket listens. Errors:
+  // invalid_argument (bad address), io_error "cannot listen on ADDR: in use" (or: not an address
+  // of this machine, permission denied, host does not resolve). `latest` may return null before the
+  // first tick; open_reader may be empty (history answers 503).
   static Result<std::unique_ptr<WatchHttpServer>> Start(const HttpOptions& options, LatestFn latest,
                                                         OpenReaderFn open_reader);
   ~WatchHttpServer();  // Stop()

@@ -1,8 +1,9 @@
-// End-to-end: /metrics, alerting and the JSON API served by tests/e2e/http_harness_main.cc (the
-// check probes on the fake NVML, served by WatchHttpServer) against real Debian engines:
+// End-to-end: /metrics, alerting and the JSON API of the real `gpudoctor watch` (fake NVML, the
+// scenario file rewritten mid-run to inject and clear a fault) against real Debian engines:
 // promtool lints the exposition, Prometheus scrapes it (up == 1, a GPU series through its query
-// API), Alertmanager receives a gpudoctor alert and sees it resolve, a local webhook receiver
-// gets firing and resolved payloads. Engines that are not installed skip their test.
+// API), Alertmanager receives a gpudoctor alert when GPU 3 overheats and sees it resolve when it
+// cools, a local webhook receiver gets firing and resolved payloads. Engines that are not
+// installed skip their test.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -86,6 +87,11 @@ bool WaitFor(const std::function<bool()>& cond, double timeout_s) {
   return cond();
 }
 
+// GPU 3 overheating opens gpu.thermal at once and clearing it resolves it after 1 s.
+const char* kFastLifecycle =
+    "[finding.\"gpu.thermal\"]\nfor_s = 0\nresolve_after_s = 1\n"
+    "[finding.\"gpu.hw_slowdown\"]\nfor_s = 0\nresolve_after_s = 1\n";
+
 class HttpE2eTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -95,30 +101,44 @@ class HttpE2eTest : public ::testing::Test {
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override {
-    harness_.reset();
+    watch_.reset();
     std::filesystem::remove_all(dir_);
   }
-  // Starts the harness on the ECC DBE scenario (one crit finding on GPU 1).
-  void StartHarness(std::vector<std::string> flags) {
+  // The live scenario the fake NVML re-reads when it changes (atomic rename).
+  void SetScenario(const std::string& base) {
+    std::string path = dir_ + "/live.scenario";
+    std::ofstream(path + ".tmp") << "include=" << FixturePath("nvml/" + base) << "\n";
+    std::rename((path + ".tmp").c_str(), path.c_str());
+  }
+  // Starts `gpudoctor watch --interval 1` on 127.0.0.1:port_ with `config` added to the
+  // [watch] listen line and the fast gpu.thermal lifecycle; waits for its first tick.
+  void StartWatch(const std::string& scenario, const std::string& watch_keys,
+                  const std::string& tables = "") {
     port_ = FreePort();
-    std::vector<std::string> argv = {BuildPath("/tests/http_harness"), "--listen",
-                                     "127.0.0.1:" + std::to_string(port_)};
-    argv.insert(argv.end(), flags.begin(), flags.end());
-    for (const char* a : {"--", "--probes", "nvml,pci_gpu", "--nvml-lib"}) argv.push_back(a);
-    argv.push_back(BuildPath("/tests/fake_nvml/libnvidia-ml.so.1"));
-    argv.push_back("--path.sysfs");
-    argv.push_back(FixturePath("sysfs/hgx_h100"));
-    harness_ =
-        std::make_unique<Child>(argv,
-                                std::map<std::string, std::string>{
-                                    {"FAKE_NVML_SCENARIO", FixturePath("nvml/ecc_dbe.scenario")}},
-                                dir_ + "/harness.log");
-    ASSERT_TRUE(
-        WaitFor([&] { return harness_->Log().find("listening on") != std::string::npos; }, 30))
-        << harness_->Log();
+    SetScenario(scenario);
+    std::ofstream(dir_ + "/gpudoctor.toml") << "[watch]\nlisten = \"127.0.0.1:" << port_ << "\"\n"
+                                            << watch_keys << "\n"
+                                            << kFastLifecycle << tables;
+    watch_ = std::make_unique<Child>(
+        std::vector<std::string>{GPUDOCTOR_BIN, "watch", "--interval", "1", "--config",
+                                 dir_ + "/gpudoctor.toml", "--db", dir_ + "/h.db", "--probes",
+                                 "nvml,pci_gpu", "--nvml-lib",
+                                 BuildPath("/tests/fake_nvml/libnvidia-ml.so.1"), "--path.sysfs",
+                                 FixturePath("sysfs/hgx_h100")},
+        std::map<std::string, std::string>{{"FAKE_NVML_SCENARIO", dir_ + "/live.scenario"}},
+        dir_ + "/watch.log");
+    ASSERT_TRUE(WaitFor(
+        [&] {
+          int status = 0;
+          Get("/healthz", &status);
+          return status == 200;
+        },
+        30))
+        << watch_->Log();
   }
   std::string Get(const std::string& path, int* status = nullptr) {
     httplib::Client c("127.0.0.1", port_);
+    c.set_connection_timeout(1, 0);
     c.set_read_timeout(10, 0);
     auto r = c.Get(path.c_str());
     if (status) *status = r ? r->status : -1;
@@ -126,16 +146,22 @@ class HttpE2eTest : public ::testing::Test {
   }
   std::string dir_;
   int port_ = 0;
-  std::unique_ptr<Child> harness_;
+  std::unique_ptr<Child> watch_;
 };
 
 TEST_F(HttpE2eTest, MetricsArePromtoolCleanAndStatusIsCheckJson) {
-  StartHarness({"--dcgm-compat"});
+  StartWatch("ecc_dbe.scenario", "dcgm_compat = true");
   int status = 0;
-  std::string metrics = Get("/metrics", &status);
+  std::string metrics;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        metrics = Get("/metrics", &status);
+        return metrics.find("gpudoctor_finding_active{id=\"gpu.ecc.dbe\",severity=\"crit\"") !=
+               std::string::npos;
+      },
+      10))
+      << metrics << watch_->Log();
   ASSERT_EQ(status, 200);
-  EXPECT_NE(metrics.find("gpudoctor_finding_active{id=\"gpu.ecc.dbe\",severity=\"crit\""),
-            std::string::npos);
   EXPECT_NE(metrics.find("DCGM_FI_DEV_GPU_TEMP{gpu=\"0\",UUID="), std::string::npos);
   if (std::filesystem::exists("/usr/bin/promtool")) {
     // gpudoctor's own families must lint clean; the DCGM twins keep dcgm-exporter's camelCase
@@ -165,9 +191,12 @@ TEST_F(HttpE2eTest, MetricsArePromtoolCleanAndStatusIsCheckJson) {
   EXPECT_EQ(j["verdict"], "crit");
   EXPECT_TRUE(j.contains("probes"));
   json f = json::parse(Get("/api/v1/findings"));
-  ASSERT_EQ(f["findings"].size(), 1u);
-  EXPECT_EQ(f["findings"][0]["finding"]["id"], "gpu.ecc.dbe");
-  EXPECT_EQ(f["findings"][0]["state"], "open");
+  const json* dbe = nullptr;
+  for (const auto& x : f["findings"]) {
+    if (x["finding"]["id"] == "gpu.ecc.dbe") dbe = &x;
+  }
+  ASSERT_NE(dbe, nullptr) << f.dump(2);
+  EXPECT_EQ((*dbe)["state"], "open");
   Get("/healthz", &status);
   EXPECT_EQ(status, 200);
   Get("/api/v1/history?metric=nope", &status);
@@ -176,7 +205,7 @@ TEST_F(HttpE2eTest, MetricsArePromtoolCleanAndStatusIsCheckJson) {
 
 TEST_F(HttpE2eTest, PrometheusScrapesGpuSeries) {
   if (!std::filesystem::exists("/usr/bin/prometheus")) GTEST_SKIP() << "prometheus not installed";
-  StartHarness({});
+  StartWatch("ecc_dbe.scenario", "");
   int prom_port = FreePort();
   std::ofstream(dir_ + "/prometheus.yml")
       << "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n"
@@ -195,7 +224,7 @@ TEST_F(HttpE2eTest, PrometheusScrapesGpuSeries) {
   };
   bool up = WaitFor(
       [&] {
-        json j = query("up{job=\"gpudoctor\"}");
+        json j = query("up{job=\"gpudoctor\"} == 1");
         return j.is_object() && j["data"]["result"].size() == 1 &&
                j["data"]["result"][0]["value"][1] == "1";
       },
@@ -204,12 +233,12 @@ TEST_F(HttpE2eTest, PrometheusScrapesGpuSeries) {
   json t = query("gpudoctor_gpu_temperature_celsius");
   ASSERT_GE(t["data"]["result"].size(), 1u) << t.dump();
   EXPECT_FALSE(t["data"]["result"][0]["metric"]["uuid"].get<std::string>().empty());
-  json f = query("gpudoctor_finding_active{severity=\"crit\"}");
+  json f = query("gpudoctor_finding_active{id=\"gpu.ecc.dbe\"}");
   ASSERT_EQ(f["data"]["result"].size(), 1u) << f.dump();
-  EXPECT_EQ(f["data"]["result"][0]["metric"]["id"], "gpu.ecc.dbe");
+  EXPECT_EQ(f["data"]["result"][0]["metric"]["severity"], "crit");
 }
 
-TEST_F(HttpE2eTest, AlertmanagerAlertArrivesAndResolves) {
+TEST_F(HttpE2eTest, AlertmanagerAlertFiresAndResolvesWithTheFault) {
   const std::string am_bin = "/usr/bin/prometheus-alertmanager";
   if (!std::filesystem::exists(am_bin)) GTEST_SKIP() << "alertmanager not installed";
   int am_port = FreePort();
@@ -227,28 +256,32 @@ TEST_F(HttpE2eTest, AlertmanagerAlertArrivesAndResolves) {
       },
       30))
       << am.Log();
-  StartHarness(
-      {"--alertmanager", "http://127.0.0.1:" + std::to_string(am_port), "--resolve-after", "6"});
+  StartWatch(
+      "h100_busy.scenario", "",
+      "\n[[notify.alertmanager]]\nurl = \"http://127.0.0.1:" + std::to_string(am_port) + "\"\n");
   auto alerts = [&]() -> json {
     auto r = c.Get("/api/v2/alerts");
     if (!r || r->status != 200) return json::array();
     return json::parse(r->body, nullptr, false);
   };
-  bool arrived = WaitFor(
-      [&] {
-        for (const auto& a : alerts()) {
-          if (a["labels"]["id"] == "gpu.ecc.dbe" && a["labels"]["severity"] == "crit" &&
-              a["labels"]["gpu"] == "1" && a["labels"]["alertname"] == "GpudoctorFinding") {
-            return true;
-          }
-        }
-        return false;
-      },
-      20);
-  ASSERT_TRUE(arrived) << alerts().dump() << harness_->Log();
-  bool resolved = WaitFor([&] { return alerts().empty(); }, 30);
-  EXPECT_TRUE(resolved) << alerts().dump() << harness_->Log();
-  EXPECT_NE(harness_->Log().find("event notify_sent alertmanager"), std::string::npos);
+  auto thermal_firing = [&] {
+    for (const auto& a : alerts()) {
+      if (a["labels"]["id"] == "gpu.thermal" && a["labels"]["gpu"] == "3" &&
+          a["labels"]["alertname"] == "GpudoctorFinding" && a["status"]["state"] == "active") {
+        return true;
+      }
+    }
+    return false;
+  };
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  EXPECT_FALSE(thermal_firing()) << alerts().dump();
+  SetScenario("thermal.scenario");  // GPU 3 overheats while watch runs
+  ASSERT_TRUE(WaitFor(thermal_firing, 20)) << alerts().dump() << watch_->Log();
+  SetScenario("h100_busy.scenario");  // and cools down
+  EXPECT_TRUE(WaitFor([&] { return !thermal_firing(); }, 30)) << alerts().dump() << watch_->Log();
+  std::string log = watch_->Log();
+  EXPECT_NE(log.find("notify_sent alertmanager"), std::string::npos) << log;
+  EXPECT_NE(log.find("resolved gpu.thermal gpu 3"), std::string::npos) << log;
 }
 
 TEST_F(HttpE2eTest, WebhookSeesFiringAndResolved) {
@@ -262,23 +295,40 @@ TEST_F(HttpE2eTest, WebhookSeesFiringAndResolved) {
   });
   int rx_port = rx.bind_to_any_port("127.0.0.1");
   std::thread t([&] { rx.listen_after_bind(); });
-  StartHarness({"--webhook", "http://127.0.0.1:" + std::to_string(rx_port) + "/hook",
-                "--resolve-after", "2"});
-  bool both = WaitFor(
-      [&] {
-        std::lock_guard<std::mutex> lock(mu);
-        return got.size() >= 2;
-      },
-      20);
+  StartWatch(
+      "h100_busy.scenario", "",
+      "\n[[notify.webhook]]\nurl = \"http://127.0.0.1:" + std::to_string(rx_port) + "/hook\"\n");
+  // Index of the first payload with `status` that carries gpu.thermal on GPU 3 (GPU 2 of the
+  // scenario runs warm too and may ride in the same payload), and that alert.
+  auto thermal = [&](const char* status, json* alert = nullptr) {
+    std::lock_guard<std::mutex> lock(mu);
+    for (size_t i = 0; i < got.size(); ++i) {
+      if (got[i]["status"] != status) continue;
+      for (const auto& a : got[i]["alerts"]) {
+        if (a["labels"]["id"] == "gpu.thermal" && a["labels"]["gpu"] == "3") {
+          if (alert) *alert = a;
+          return static_cast<int>(i);
+        }
+      }
+    }
+    return -1;
+  };
+  SetScenario("thermal.scenario");
+  bool fired = WaitFor([&] { return thermal("firing") >= 0; }, 20);
+  SetScenario("h100_busy.scenario");
+  bool resolved = fired && WaitFor([&] { return thermal("resolved") >= 0; }, 20);
   rx.stop();
   t.join();
-  ASSERT_TRUE(both) << harness_->Log();
-  EXPECT_EQ(got[0]["version"], "4");
-  EXPECT_EQ(got[0]["status"], "firing");
-  EXPECT_EQ(got[0]["alerts"][0]["labels"]["id"], "gpu.ecc.dbe");
-  EXPECT_FALSE(got[0]["alerts"][0]["annotations"]["next_steps"].get<std::string>().empty());
-  EXPECT_EQ(got[1]["status"], "resolved");
-  EXPECT_NE(got[1]["alerts"][0]["endsAt"], "0001-01-01T00:00:00Z");
+  ASSERT_TRUE(fired) << watch_->Log();
+  ASSERT_TRUE(resolved) << watch_->Log();
+  json firing, res;
+  EXPECT_EQ(got[thermal("firing", &firing)]["version"], "4");
+  EXPECT_EQ(firing["status"], "firing");
+  EXPECT_FALSE(firing["annotations"]["next_steps"].get<std::string>().empty());
+  thermal("resolved", &res);
+  EXPECT_EQ(res["status"], "resolved");
+  EXPECT_NE(res["endsAt"], "0001-01-01T00:00:00Z");
+  EXPECT_LT(thermal("firing"), thermal("resolved"));
 }
 
 TEST_F(HttpE2eTest, TokenFromFile) {
@@ -286,7 +336,8 @@ TEST_F(HttpE2eTest, TokenFromFile) {
   std::ofstream(tf) << "e2e-token\n";
   std::filesystem::permissions(
       tf, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
-  StartHarness({"--token-file", tf});
+  // /healthz needs no token: StartWatch's wait works unchanged.
+  StartWatch("h100_busy.scenario", "token_file = \"" + tf + "\"");
   int status = 0;
   Get("/metrics", &status);
   EXPECT_EQ(status, 401);
@@ -318,7 +369,7 @@ TEST_F(HttpE2eTest, RealWatchServesMetricsHistoryAndNotifies) {
       << "[watch]\nlisten = \"127.0.0.1:" << port_ << "\"\ndcgm_compat = true\n\n"
       << "[[notify.webhook]]\nurl = \"http://127.0.0.1:" << rx_port
       << "/hook\"\nmin_severity = \"crit\"\n";
-  harness_ = std::make_unique<Child>(
+  watch_ = std::make_unique<Child>(
       std::vector<std::string>{GPUDOCTOR_BIN, "watch", "--config", dir_ + "/gpudoctor.toml", "--db",
                                dir_ + "/h.db", "--probes", "nvml,pci_gpu", "--nvml-lib",
                                BuildPath("/tests/fake_nvml/libnvidia-ml.so.1"), "--path.sysfs",
@@ -327,15 +378,15 @@ TEST_F(HttpE2eTest, RealWatchServesMetricsHistoryAndNotifies) {
           {"FAKE_NVML_SCENARIO", FixturePath("nvml/ecc_dbe.scenario")}},
       dir_ + "/watch.log");
   ASSERT_TRUE(
-      WaitFor([&] { return harness_->Log().find("http: listening") != std::string::npos; }, 30))
-      << harness_->Log();
+      WaitFor([&] { return watch_->Log().find("http: listening") != std::string::npos; }, 30))
+      << watch_->Log();
   bool notified = WaitFor(
       [&] {
         std::lock_guard<std::mutex> lock(mu);
         return !got.empty();
       },
       20);
-  ASSERT_TRUE(notified) << harness_->Log();
+  ASSERT_TRUE(notified) << watch_->Log();
   EXPECT_EQ(got[0]["status"], "firing");
   EXPECT_EQ(got[0]["alerts"][0]["labels"]["id"], "gpu.ecc.dbe");
   int status = 0;
@@ -352,8 +403,8 @@ TEST_F(HttpE2eTest, RealWatchServesMetricsHistoryAndNotifies) {
   EXPECT_EQ(status, 200);
   EXPECT_GE(h["points"].size(), 1u) << h.dump();
   EXPECT_TRUE(
-      WaitFor([&] { return harness_->Log().find("notify_sent webhook") != std::string::npos; }, 10))
-      << harness_->Log();
+      WaitFor([&] { return watch_->Log().find("notify_sent webhook") != std::string::npos; }, 10))
+      << watch_->Log();
   rx.stop();
   t.join();
 }

@@ -210,6 +210,30 @@ TEST(WatchE2eTest, BadDbPathsAndFlagsExit3NamingThem) {
   EXPECT_NE(bad.err.find("--interval"), std::string::npos) << bad.err;
 }
 
+// An address that was asked for (--listen or [watch] listen) and cannot be bound is fatal: exit
+// 3 at once, naming the address and why, before any tick (Prometheus would scrape nothing).
+TEST(WatchE2eTest, ListenOnBusyPortExits3) {
+  uint16_t port = 0;
+  int fd = testing::BindLoopback(4, &port);
+  ASSERT_GE(fd, 0);
+  std::string addr = "127.0.0.1:" + std::to_string(port);
+  auto r = RunGpudoctor({"watch", "--no-db", "--ticks", "50", "--interval", "0.2", "--probes",
+                         "cpu", "--listen", addr},
+                        std::chrono::seconds(20));
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("gpudoctor: cannot listen on " + addr + ": in use"), std::string::npos)
+      << r.err;
+  EXPECT_LT(r.seconds, 5);
+  TempDir dir;
+  dir.Write("gpudoctor.toml", "[watch]\nlisten = \"" + addr + "\"\n");
+  auto c = RunGpudoctor({"watch", "--no-db", "--ticks", "50", "--interval", "0.2", "--probes",
+                         "cpu", "--config", dir.path() + "/gpudoctor.toml"},
+                        std::chrono::seconds(20));
+  EXPECT_EQ(c.exit_code, 3) << c.err;
+  EXPECT_NE(c.err.find("cannot listen on " + addr + ": in use"), std::string::npos) << c.err;
+  ::close(fd);
+}
+
 TEST(WatchE2eTest, TicksRunWithoutHistoryAndStopAfterN) {
   auto r = RunGpudoctor(
       {"watch", "--no-db", "--ticks", "3", "--interval", "0.2", "--probes", "cpu,memory"},

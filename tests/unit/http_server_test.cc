@@ -249,11 +249,11 @@ TEST_F(HttpServerTest, SlowClientsDoNotBlockOthers) {
   auto r = c.Get("/metrics");
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_TRUE(r);
-  EXPECT_TRUE(r->status == 200 || r->status == 503) << r->status;
-  // Answered, and never held longer than one read timeout by the idle clients. Known gap
-  // (noted for issue 10): about half the time the request waits that one read timeout instead
-  // of being shed at once with 503.
-  EXPECT_LT(s, o.read_timeout_s + 2.0);
+  // Workers and backlog are all taken by the idle connections: this one is over the limit and
+  // is shed at once, whatever order the accept loop and the workers ran in (issue 10).
+  EXPECT_EQ(r->status, 503);
+  EXPECT_EQ(r->get_header_value("Retry-After"), "1");
+  EXPECT_LT(s, 1.5);
   for (int fd : fds) ::close(fd);
   // Once the idle ones are gone, service is normal again.
   int status = 0;
@@ -262,6 +262,25 @@ TEST_F(HttpServerTest, SlowClientsDoNotBlockOthers) {
     if (auto again = c.Get("/metrics")) status = again->status;
   }
   EXPECT_EQ(status, 200);
+}
+
+// Keep-alive requests are answered at loopback speed: without TCP_NODELAY on the server, the
+// body (written after the headers) waited for the client's delayed ACK, 40 ms per request.
+TEST_F(HttpServerTest, KeepAliveRequestsDoNotWaitForDelayedAck) {
+  StartServer({});
+  httplib::Client c("127.0.0.1", server_->port());
+  c.set_keep_alive(true);
+  c.set_tcp_nodelay(true);
+  c.set_read_timeout(5, 0);
+  ASSERT_TRUE(c.Get("/metrics"));  // connection open and warm
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 40; ++i) {
+    auto r = c.Get(i % 2 ? "/api/v1/status" : "/metrics");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200);
+  }
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(s, 0.6) << "40 keep-alive requests; 40 ms each means delayed-ACK stalls";
 }
 
 TEST_F(HttpServerTest, StopIsPromptAndIdempotent) {

@@ -30,6 +30,8 @@ const std::map<std::string, std::set<std::string>>& Forbidden() {
       {"metrics", {"rules", "probes", "nvml", "watch", "fleet", "cli"}},
       // fleet reads reports and series of many nodes: no local probing, no CLI.
       {"fleet", {"probes", "nvml", "rules", "watch", "cli", "tui", "sched"}},
+      // bundle packs a check, the history and the config for support: no CLI, no terminal.
+      {"bundle", {"cli", "tui", "fleet", "sched"}},
       // sched acts on findings for Slurm / NPD: no probing, no CLI.
       {"sched", {"probes", "nvml", "rules", "watch", "fleet", "cli", "tui"}},
   };

@@ -1,0 +1,20 @@
+// Helpers shared by the bundle's .cc files (not part of the contract).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "bundle/bundle.h"
+
+namespace gpudoctor {
+
+inline std::string DumpJson(const nlohmann::ordered_json& j) {
+  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
+// history/*.json, or a note saying why there is no history.
+void AddHistoryMembers(const BundleInputs& in, std::vector<BundleMember>& out,
+                       std::vector<std::string>& notes);
+
+}  // namespace gpudoctor

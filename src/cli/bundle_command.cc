@@ -1,0 +1,92 @@
+// `gpudoctor bundle [-o FILE]`: one tar.gz for a support case (bundle/bundle.h lists the
+// members). Takes the same flags as check and watch (--config, --db, --nvml-lib, --path.*,
+// --kmsg-file, ...). Needs no running daemon: the history database is read read-only when it
+// exists. Exit 0 when the archive was written (whatever the verdict), 3 when it could not be.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+
+#include "bundle/bundle.h"
+#include "bundle/tar_writer.h"
+#include "cli/commands.h"
+#include "config/config.h"
+#include "core/hostname.h"
+#include "probes/registry.h"
+#include "probes/runner.h"
+#include "report/report.h"
+#include "rules/engine.h"
+#include "watch/http_server.h"
+
+namespace gpudoctor {
+
+int BundleCommand(const CliOptions& o) {
+  if (!o.positional.empty())
+    return CouldNotRun("bundle takes no arguments: '" + o.positional[0] + "' (use -o FILE)");
+  TimePoint start = SteadyClock::now();
+  auto built = BuildSettings(o);
+  if (!built.ok()) return CouldNotRun(built.status().message());
+  std::shared_ptr<const Settings> settings = *built;
+
+  BundleInputs in;
+  in.settings = settings.get();
+  in.version = GpudoctorVersion();
+  in.now_unix_s = static_cast<int64_t>(std::time(nullptr));
+  in.db_path = settings->db_path;
+  // The config that BuildSettings applied (it already validated it).
+  std::string config_path = o.config_path.value_or(kDefaultConfigPath);
+  if (o.config_path || RootFs::Exists(config_path)) {
+    auto text = RootFs::ReadFile(config_path, kMaxConfigBytes);
+    if (text.ok()) {
+      in.config_path = config_path;
+      in.config_text = *text;
+    } else {
+      in.notes.push_back("config.toml: " + text.status().message());
+    }
+  }
+  // Secrets replaced in every member: the bearer token (never read into a member otherwise).
+  if (!settings->watch_token_file.empty()) {
+    auto token = ReadTokenFile(settings->watch_token_file);
+    if (token.ok()) {
+      in.secrets.push_back(*token);
+    } else {
+      // Unreadable or refused (too open): take its first line anyway, only to redact it.
+      auto raw = RootFs::ReadFile(settings->watch_token_file, 64 * 1024);
+      if (raw.ok()) {
+        if (auto t = ParseTokenFileContent(*raw); t.ok()) in.secrets.push_back(*t);
+      }
+      in.notes.push_back("token file: " + token.status().message());
+    }
+  }
+  if (const char* env = std::getenv("GPUDOCTOR_TOKEN"); env != nullptr && *env != '\0') {
+    in.secrets.emplace_back(env);
+  }
+
+  TimePoint deadline = start + std::chrono::duration_cast<SteadyClock::duration>(
+                                   std::chrono::duration<double>(settings->deadline_s));
+  Report report;
+  report.snapshot = RunProbes(EnabledProbes(*settings), settings, deadline);
+  report.findings = EvaluateRules(report.snapshot, settings->thresholds);
+  SortFindings(report.findings);
+  report.duration_ms =
+      std::chrono::duration<double, std::milli>(SteadyClock::now() - start).count();
+  in.report = &report;
+
+  std::string host = report.snapshot.hostname.empty() ? LocalHostname() : report.snapshot.hostname;
+  std::string path = o.Value("--output").value_or(DefaultBundleName(host, in.now_unix_s));
+  std::vector<BundleMember> members = BuildBundleMembers(in);
+  auto writer = TarGzWriter::Create(path, in.now_unix_s);
+  if (!writer.ok()) return CouldNotRun("bundle: " + writer.status().message());
+  for (const BundleMember& m : members) {
+    if (Status s = (*writer)->Add(m.name, m.content); !s.ok()) {
+      return CouldNotRun("bundle: " + s.message());
+    }
+  }
+  if (Status s = (*writer)->Close(); !s.ok()) return CouldNotRun("bundle: " + s.message());
+  std::printf("%s\n", path.c_str());
+  std::fprintf(stderr, "gpudoctor: bundle written: %s (%zu members, verdict %s)\n", path.c_str(),
+               members.size(), Verdict(report.findings));
+  return 0;
+}
+
+}  // namespace gpudoctor

@@ -1,0 +1,160 @@
+// `gpudoctor bundle` end to end: a short `watch` on the fake NVML (ECC DBE scenario) writes a
+// history, then `bundle` with the same flags writes one tar.gz that the system tar extracts; its
+// members are checked for content, and the bearer token (and config secrets) for absence.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "test_util.h"
+
+namespace gpudoctor {
+namespace {
+
+using json = nlohmann::json;
+using testing::FixturePath;
+using testing::ReadFileOrDie;
+using testing::RunGpudoctor;
+using testing::RunProgram;
+using testing::TempDir;
+
+std::string FakeLib() {
+  return std::string(GPUDOCTOR_BUILD_DIR) + "/tests/fake_nvml/libnvidia-ml.so.1";
+}
+
+constexpr const char* kToken = "bundle-e2e-token-7f3a9c";
+
+class BundleE2eTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_.Write("token", std::string(kToken) + "\n");
+    ::chmod((dir_.path() + "/token").c_str(), 0600);
+    dir_.Write("gpudoctor.toml", "[watch]\nlisten = \"off\"\ntoken_file = \"" + dir_.path() +
+                                     "/token\"\n\n[[notify.webhook]]\n"
+                                     "url = \"http://alice:wonderland-pw@127.0.0.1:9/hook\"\n"
+                                     "min_severity = \"crit\"\ntimeout_s = 1\n");
+  }
+  std::vector<std::string> Flags() const {
+    return {"--config",    dir_.path() + "/gpudoctor.toml",
+            "--db",        dir_.path() + "/history.db",
+            "--nvml-lib",  FakeLib(),
+            "--probes",    "nvml,cpu,memory,kmsg",
+            "--kmsg-file", FixturePath("kmsg/dmesg_r535_h100.log")};
+  }
+  std::map<std::string, std::string> Env() const {
+    return {{"FAKE_NVML_SCENARIO", FixturePath("nvml/ecc_dbe.scenario")}};
+  }
+  TempDir dir_;
+};
+
+TEST_F(BundleE2eTest, BundleOfWatchedNodeHasEveryMemberAndNoSecret) {
+  std::vector<std::string> watch = {"watch", "--ticks", "3", "--interval", "0.3"};
+  for (const auto& f : Flags()) watch.push_back(f);
+  auto w = RunGpudoctor(watch, std::chrono::seconds(60), Env());
+  ASSERT_EQ(w.exit_code, 0) << w.err;
+
+  std::string out = dir_.path() + "/b.tar.gz";
+  std::vector<std::string> bundle = {"bundle", "-o", out};
+  for (const auto& f : Flags()) bundle.push_back(f);
+  auto b = RunGpudoctor(bundle, std::chrono::seconds(60), Env());
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_EQ(b.out, out + "\n");
+
+  auto list = RunProgram({"/bin/tar", "-tzf", out});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_EQ(list.out,
+            "report.json\nreport.txt\nkernel.json\nprobes.json\nversions.txt\nconfig.toml\n"
+            "history/findings.json\nhistory/events.json\nhistory/metrics.json\nMANIFEST.txt\n");
+  std::string x = dir_.path() + "/x";
+  std::filesystem::create_directories(x);
+  ASSERT_EQ(RunProgram({"/bin/tar", "-xzf", out, "-C", x}).exit_code, 0);
+
+  // report.json is the check's JSON: the ECC DBE finding from the fake NVML.
+  json report = json::parse(ReadFileOrDie(x + "/report.json"));
+  EXPECT_EQ(report["verdict"], "crit");
+  bool dbe = false;
+  for (const auto& f : report["findings"]) dbe = dbe || f["id"] == "gpu.ecc.dbe";
+  EXPECT_TRUE(dbe) << report.dump(2);
+  EXPECT_NE(ReadFileOrDie(x + "/report.txt").find("gpu.ecc.dbe"), std::string::npos);
+
+  json kernel = json::parse(ReadFileOrDie(x + "/kernel.json"));
+  EXPECT_GT(kernel["kernel_log"]["bytes_scanned"].get<int64_t>(), 0);
+  ASSERT_FALSE(kernel["events"].empty()) << kernel.dump(2);
+  EXPECT_FALSE(kernel["events"][0]["sample"].get<std::string>().empty());
+  EXPECT_FALSE(kernel["findings"].empty()) << kernel.dump(2);
+
+  json probes = json::parse(ReadFileOrDie(x + "/probes.json"));
+  bool nvml_ok = false, disk_listed = false;
+  for (const auto& p : probes["probes"]) {
+    if (p["name"] == "nvml") nvml_ok = p["status"] == "ok" && p["enabled"] == true;
+    if (p["name"] == "disk") disk_listed = p["status"] == "not_run" && p["enabled"] == false;
+  }
+  EXPECT_TRUE(nvml_ok && disk_listed) << probes.dump(2);
+
+  std::string versions = ReadFileOrDie(x + "/versions.txt");
+  EXPECT_NE(versions.find("gpudoctor: 0."), std::string::npos) << versions;
+  EXPECT_EQ(versions.find("nvidia driver: unknown"), std::string::npos) << versions;
+  EXPECT_NE(versions.find("kernel release: "), std::string::npos) << versions;
+
+  // The history of the watch run: the DBE episode and GPU temperature points.
+  json findings = json::parse(ReadFileOrDie(x + "/history/findings.json"));
+  bool stored = false;
+  for (const auto& f : findings["findings"]) stored = stored || f["finding"]["id"] == "gpu.ecc.dbe";
+  EXPECT_TRUE(stored) << findings.dump(2);
+  json metrics = json::parse(ReadFileOrDie(x + "/history/metrics.json"));
+  const json& temp = metrics["series"]["gpudoctor_gpu_temperature_celsius"];
+  ASSERT_GE(temp.size(), 1u) << metrics.dump(2);
+  EXPECT_GE(temp[0]["points"].size(), 1u);
+  EXPECT_TRUE(metrics["series"].contains("gpudoctor_host_cpu_busy_ratio")) << metrics.dump(2);
+
+  std::string config = ReadFileOrDie(x + "/config.toml");
+  EXPECT_NE(config.find("http://<redacted>@127.0.0.1:9/hook"), std::string::npos) << config;
+  EXPECT_NE(config.find("min_severity = \"crit\""), std::string::npos) << config;
+  std::string manifest = ReadFileOrDie(x + "/MANIFEST.txt");
+  EXPECT_NE(manifest.find("history/metrics.json"), std::string::npos) << manifest;
+  EXPECT_EQ(manifest.find("no history"), std::string::npos) << manifest;
+
+  // No member carries the token or the webhook password.
+  for (const auto& e : std::filesystem::recursive_directory_iterator(x)) {
+    if (!e.is_regular_file()) continue;
+    std::string body = ReadFileOrDie(e.path().string());
+    EXPECT_EQ(body.find(kToken), std::string::npos) << e.path();
+    EXPECT_EQ(body.find("wonderland-pw"), std::string::npos) << e.path();
+  }
+}
+
+TEST_F(BundleE2eTest, WithoutHistoryTheBundleSaysSoAndDefaultNameIsUsed) {
+  std::vector<std::string> flags = Flags();
+  flags[3] = dir_.path() + "/none.db";  // the --db value
+  // Run in the temp dir: the default name lands in the working directory.
+  std::vector<std::string> argv = {"/bin/sh",   "-c", "cd \"$0\" && shift && exec \"$@\"",
+                                   dir_.path(), "-",  GPUDOCTOR_BIN,
+                                   "bundle"};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  auto r = RunProgram(argv, std::chrono::seconds(60), Env());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string name = r.out.substr(0, r.out.find('\n'));
+  EXPECT_EQ(name.rfind("gpudoctor-bundle-", 0), 0u) << name;
+  EXPECT_EQ(name.size() - name.rfind("Z.tar.gz"), 8u) << name;
+  std::string path = dir_.path() + "/" + name;
+  ASSERT_TRUE(std::filesystem::exists(path)) << path;
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() + "/none.db"));  // read-only: never created
+  auto list = RunProgram({"/bin/tar", "-xzOf", path, "MANIFEST.txt"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_NE(list.out.find("no history: " + dir_.path() + "/none.db does not exist"),
+            std::string::npos)
+      << list.out;
+  EXPECT_EQ(RunProgram({"/bin/tar", "-tzf", path}).out.find("history/"), std::string::npos);
+}
+
+TEST_F(BundleE2eTest, UnwritableOutputExits3) {
+  std::vector<std::string> bundle = {"bundle", "-o", dir_.path() + "/no/such/dir/b.tar.gz"};
+  for (const auto& f : Flags()) bundle.push_back(f);
+  auto r = RunGpudoctor(bundle, std::chrono::seconds(60), Env());
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("no/such/dir/b.tar.gz.partial"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace gpudoctor

@@ -1,0 +1,126 @@
+// The bundle's tar writer (round trip through the system `tar`, long names split or refused) and
+// its redaction of secrets.
+#include "bundle/bundle.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "bundle/redact.h"
+#include "bundle/tar_writer.h"
+#include "test_util.h"
+
+namespace gpudoctor {
+namespace {
+
+using testing::RunProgram;
+using testing::TempDir;
+
+TEST(TarWriterTest, RoundTripThroughSystemTar) {
+  if (!std::filesystem::exists("/usr/bin/tar") && !std::filesystem::exists("/bin/tar")) {
+    GTEST_SKIP() << "no tar";
+  }
+  TempDir dir;
+  std::string path = dir.path() + "/a.tar.gz";
+  auto w = TarGzWriter::Create(path, 1700000000);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  std::string big(70000, 'x');
+  big += "end";
+  std::string long_dir(120, 'd');
+  std::string long_name = long_dir + "/" + std::string(90, 'n') + ".json";  // 215 bytes
+  ASSERT_TRUE((*w)->Add("report.json", "{\"a\":1}\n").ok());
+  ASSERT_TRUE((*w)->Add("history/metrics.json", big).ok());
+  ASSERT_TRUE((*w)->Add("empty.txt", "").ok());
+  ASSERT_TRUE((*w)->Add(long_name, "long").ok());
+  ASSERT_TRUE((*w)->Close().ok());
+  EXPECT_FALSE(std::filesystem::exists(path + ".partial"));
+
+  auto list = RunProgram({"/bin/tar", "-tzvf", path});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_EQ(list.err, "");  // no "checksum error", no "unexpected EOF"
+  EXPECT_NE(list.out.find("-rw-r--r-- root/root         8 2023-11-14 22:13 report.json"),
+            std::string::npos)
+      << list.out;
+  EXPECT_NE(list.out.find("70003"), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find(long_name), std::string::npos) << list.out;
+
+  ASSERT_EQ(RunProgram({"/bin/tar", "-xzf", path, "-C", dir.path()}).exit_code, 0);
+  EXPECT_EQ(testing::ReadFileOrDie(dir.path() + "/report.json"), "{\"a\":1}\n");
+  EXPECT_EQ(testing::ReadFileOrDie(dir.path() + "/history/metrics.json"), big);
+  EXPECT_EQ(testing::ReadFileOrDie(dir.path() + "/" + long_name), "long");
+  EXPECT_EQ(testing::ReadFileOrDie(dir.path() + "/empty.txt"), "");
+}
+
+TEST(TarWriterTest, NamesThatDoNotFitAreRefusedNotTruncated) {
+  EXPECT_TRUE(UstarHeader(std::string(100, 'a'), 1, 0644, 0).ok());
+  auto no_slash = UstarHeader(std::string(101, 'a'), 1, 0644, 0);
+  ASSERT_FALSE(no_slash.ok());
+  EXPECT_NE(no_slash.status().message().find("101 bytes"), std::string::npos);
+  // A last component over 100 bytes cannot be split.
+  EXPECT_FALSE(UstarHeader("dir/" + std::string(101, 'b'), 1, 0644, 0).ok());
+  // A prefix over 155 bytes neither.
+  EXPECT_FALSE(UstarHeader(std::string(160, 'p') + "/x", 1, 0644, 0).ok());
+  EXPECT_FALSE(UstarHeader("/etc/passwd", 1, 0644, 0).ok());
+  EXPECT_FALSE(UstarHeader("a/../../b", 1, 0644, 0).ok());
+  EXPECT_FALSE(UstarHeader("", 1, 0644, 0).ok());
+}
+
+TEST(TarWriterTest, UnwritableDirectoryIsAnErrorAndAbandonedArchiveLeavesNothing) {
+  TempDir dir;
+  auto bad = TarGzWriter::Create(dir.path() + "/missing/x.tar.gz", 0);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("missing/x.tar.gz.partial"), std::string::npos);
+  {
+    auto w = TarGzWriter::Create(dir.path() + "/y.tar.gz", 0);
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE((*w)->Add("a", "b").ok());
+  }  // no Close(): abandoned
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/y.tar.gz"));
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/y.tar.gz.partial"));
+}
+
+TEST(RedactTest, SecretsInConfigAreHidden) {
+  std::string config =
+      "[watch]\n"
+      "listen = \"0.0.0.0:9835\"\n"
+      "token_file = \"/etc/gpudoctor/token\"\n"
+      "api_token = \"abc123secret\"\n"
+      "\n"
+      "[[notify.webhook]]\n"
+      "url = \"https://bob:hunter2@hooks.example.com/x?token=qwerty99&team=ops\"\n"
+      "headers = { Authorization = \"Bearer s3cr3t-bearer\" }\n"
+      "[[notify.exec]]\n"
+      "argv = [\"/usr/bin/curl\", \"-H\", \"Authorization: Basic Ym9iOmh1bnRlcjI=\", "
+      "\"--password=pw1234\"]\n"
+      "# password = \"commented\"\n"
+      "min_severity = \"crit\"\n";
+  std::string r = RedactText(config, {"the-token-value"});
+  for (const char* secret : {"abc123secret", "hunter2", "bob:", "qwerty99", "s3cr3t-bearer",
+                             "Ym9iOmh1bnRlcjI=", "pw1234"}) {
+    EXPECT_EQ(r.find(secret), std::string::npos) << secret << "\n" << r;
+  }
+  // What is not secret stays, so the config is still useful.
+  for (const char* kept : {"listen = \"0.0.0.0:9835\"", "token_file = \"/etc/gpudoctor/token\"",
+                           "https://<redacted>@hooks.example.com/x?token=<redacted>&team=ops",
+                           "min_severity = \"crit\"", "[[notify.exec]]"}) {
+    EXPECT_NE(r.find(kept), std::string::npos) << kept << "\n" << r;
+  }
+}
+
+TEST(RedactTest, ExplicitSecretsAreReplacedEverywhere) {
+  std::string r = RedactText("{\"x\":\"a-token-1234 and a-token-1234\"}", {"a-token-1234"}, false);
+  EXPECT_EQ(r, "{\"x\":\"<redacted> and <redacted>\"}");
+  // Line rules are off for reports: a key named like a secret keeps its value there.
+  EXPECT_EQ(RedactText("password = 1\n", {}, false), "password = 1\n");
+  EXPECT_TRUE(SecretLookingName("GITHUB_TOKEN"));
+  EXPECT_FALSE(SecretLookingName("token_file"));
+  EXPECT_FALSE(SecretLookingName("min_severity"));
+}
+
+TEST(BundleTest, DefaultNameHasHostAndUtcTime) {
+  EXPECT_EQ(DefaultBundleName("gpu-node/7 a", 1700000000),
+            "gpudoctor-bundle-gpu-node_7_a-20231114T221320Z.tar.gz");
+}
+
+}  // namespace
+}  // namespace gpudoctor
