@@ -69,6 +69,19 @@ ProbeOutput RunReachabilityProbe(const ProbeContext& ctx) {
     int fewer = static_cast<int>((shortfall + interval - std::chrono::milliseconds(1)) / interval);
     count = std::max(1, count - fewer);
   };
+  // A request timeout near the whole time left leaves room for one request only, and one
+  // request cannot show loss: give each request at most 2/3 of the series' room first, then
+  // send fewer requests if the series still does not fit.
+  if (any_url) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        ctx.deadline - std::chrono::milliseconds(200) - SteadyClock::now());
+    auto series = (opts.http.count - 1) * opts.http.interval + opts.http.timeout;
+    auto fixed = HostBudget(opts, ProbeMethod::kHttp) - series;  // DNS and slack
+    auto cap = (left - fixed) * 2 / 3;
+    if (opts.http.timeout > cap) {
+      opts.http.timeout = std::max(std::chrono::milliseconds(100), cap);
+    }
+  }
   shorten(ProbeMethod::kIcmp, opts.ping.count, opts.ping.interval);
   shorten(ProbeMethod::kHttp, opts.http.count, opts.http.interval);
   // One request still too long for the deadline: give it less time rather than lose it.

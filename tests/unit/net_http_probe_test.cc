@@ -262,6 +262,23 @@ TEST(HttpProbeTest, ProbeFitsTheSeriesIntoAShortDeadline) {
   EXPECT_EQ(h.http_failed, 0);
 }
 
+// `check --deadline 3` with the default series (5 requests, 3 s timeout each): the timeout is
+// cut first, so several requests still go out (one request alone cannot show loss).
+TEST(HttpProbeTest, ShortDeadlineShortensTheTimeoutBeforeTheRequestCount) {
+  Server s;
+  auto settings = std::make_shared<Settings>();
+  settings->net_targets = {s.Url("/ok")};
+  auto start = SteadyClock::now();
+  ProbeContext ctx{settings, start + milliseconds(3000)};
+  ProbeOutput out = RunReachabilityProbe(ctx);
+  ASSERT_EQ(out.state, ProbeState::kOk) << out.reason;
+  Snapshot snap;
+  out.apply(snap);
+  const TargetProbeFacts& h = snap.network.reachability->hosts.at(0);
+  EXPECT_GE(h.sent, 3) << "a 3 s check sent too few requests";
+  EXPECT_EQ(h.received, h.sent) << h.http_error;
+}
+
 TEST(HttpProbeTest, LargeBodyIsCutNotFailed) {
   Server s;
   TargetProbeFacts f = Probe(s.Url("/big"), Fast(1));
