@@ -11,6 +11,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <linux/if.h>
 #include <linux/if_tun.h>
 #include <netinet/in.h>
@@ -249,5 +250,21 @@ class TunResponder {
   std::mutex mu_;
   std::map<int, HostBehaviour> hosts_;
 };
+
+// Runs body inside a fresh namespace with a TUN responder, or marks the calling test skipped
+// with the reason (call it as the test body's last statement).
+inline void WithTun(const std::function<void(TunResponder&)>& body) {
+  std::string why;
+  bool started = false;
+  bool ran = RunInFreshNetns(
+      [&] {
+        TunResponder tun;
+        if (!tun.Start(&why)) return;
+        started = true;
+        body(tun);
+      },
+      &why);
+  if (!ran || !started) GTEST_SKIP() << "needs network namespaces and /dev/net/tun: " << why;
+}
 
 }  // namespace gpudoctor::testing

@@ -17,8 +17,8 @@ namespace {
 
 using std::chrono::milliseconds;
 using testing::HostBehaviour;
-using testing::RunInFreshNetns;
 using testing::TunResponder;
+using testing::WithTun;
 
 const Finding* Find(const std::vector<Finding>& fs, const std::string& id,
                     const std::string& subject) {
@@ -67,20 +67,6 @@ TEST(JitterRuleTest, GradedAgainstThresholdsWithEnoughReplies) {
   EXPECT_EQ(Find(Judge({ref}), "net.target.jitter", "10.0.0.9"), nullptr);
 }
 
-void WithTun(const std::function<void(TunResponder&)>& body) {
-  std::string why;
-  bool started = false;
-  bool ran = RunInFreshNetns(
-      [&] {
-        TunResponder tun;
-        if (!tun.Start(&why)) return;
-        started = true;
-        body(tun);
-      },
-      &why);
-  if (!ran || !started) GTEST_SKIP() << "needs network namespaces and /dev/net/tun: " << why;
-}
-
 // The defaults: 40 probes at 25 ms. 5% loss (2 of 40) is seen and is net.loss; alternating
 // 2/42 ms replies are ~40 ms of jitter; a steady host is neither.
 TEST(JitterRuleTest, DefaultSeriesSeesJitterAndAFewPercentLoss) {
@@ -120,7 +106,9 @@ TEST(JitterRuleTest, DefaultSeriesSeesJitterAndAFewPercentLoss) {
     EXPECT_EQ(loss->severity, Severity::kWarn);
     for (const auto& f : findings) {
       EXPECT_NE(f.subject, "192.0.2.32") << f.id << ": " << f.summary;
-      if (f.subject == "192.0.2.30") EXPECT_NE(f.id, "net.loss");
+      if (f.subject == "192.0.2.30") {
+        EXPECT_NE(f.id, "net.loss");
+      }
     }
   });
 }

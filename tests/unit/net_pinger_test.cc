@@ -23,8 +23,8 @@ namespace {
 
 using std::chrono::milliseconds;
 using testing::HostBehaviour;
-using testing::RunInFreshNetns;
 using testing::TunResponder;
+using testing::WithTun;
 
 // A listening socket on 127.0.0.1 with a kernel-chosen port.
 struct Listener {
@@ -224,21 +224,6 @@ TEST(IcmpPingTest, LoopbackEcho) {
   EXPECT_EQ(r->rtts_ms.size(), 3u);
   EXPECT_EQ(r->kernel_timestamps, 3);  // SO_TIMESTAMPNS: RTTs from the kernel's receive time
   for (double ms : r->rtts_ms) EXPECT_GE(ms, 0);
-}
-
-// Runs body inside a fresh namespace with a TUN responder, or skips with the reason.
-void WithTun(const std::function<void(TunResponder&)>& body) {
-  std::string why;
-  bool started = false;
-  bool ran = RunInFreshNetns(
-      [&] {
-        TunResponder tun;
-        if (!tun.Start(&why)) return;
-        started = true;
-        body(tun);
-      },
-      &why);
-  if (!ran || !started) GTEST_SKIP() << "needs network namespaces and /dev/net/tun: " << why;
 }
 
 TEST(TunPingTest, IcmpDelayAndLossAreMeasured) {
