@@ -152,7 +152,11 @@ std::vector<HttpRequestResult> HttpProbeSeries(const Target& target, const Resol
       if (r->easy == nullptr) continue;
       CURL* e = r->easy;
       curl_easy_setopt(e, CURLOPT_URL, url.c_str());
+#if LIBCURL_VERSION_NUM >= 0x075500  // 7.85: the string form; older libcurl has the bitmask
       curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+#else
+      curl_easy_setopt(e, CURLOPT_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
       curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
       curl_easy_setopt(e, CURLOPT_PROXY, "");  // measure the service, not a proxy from the env
       curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);

@@ -60,43 +60,6 @@ std::optional<double> Median(const std::vector<double>& v) {
   return ComputeRttStats(static_cast<int>(v.size()), v).median_ms;
 }
 
-void FillFromHttp(const std::vector<HttpRequestResult>& requests, TargetProbeFacts& f) {
-  std::vector<double> connect, tls, ttfb, wait;
-  int failed = 0;
-  f.sent = static_cast<int>(requests.size());
-  for (const auto& r : requests) {
-    if (r.connect_ms) connect.push_back(*r.connect_ms);
-    if (r.tls_ms) tls.push_back(*r.tls_ms);
-    if (!r.status) {
-      ++failed;
-      f.http_error = r.error;
-      f.http_error_kind = r.error_kind;
-      continue;
-    }
-    ++f.received;
-    ++f.http_status_counts[*r.status];
-    f.http_status = *r.status;
-    if (r.ttfb_ms) ttfb.push_back(*r.ttfb_ms);
-    if (r.wait_ms) wait.push_back(*r.wait_ms);
-    if (*r.status >= 500) {
-      ++failed;
-      f.http_error = "HTTP " + std::to_string(*r.status);
-      f.http_error_kind = "http_5xx";
-    }
-  }
-  if (f.sent == 0) {
-    f.error = "no HTTP request could be started";
-    return;
-  }
-  f.http_connect_ms = Median(connect);
-  f.http_tls_ms = Median(tls);
-  RttStats t = ComputeRttStats(static_cast<int>(ttfb.size()), ttfb);
-  f.http_ttfb_ms = t.median_ms;
-  f.http_ttfb_p95_ms = t.p95_ms;
-  f.http_wait_ms = Median(wait);
-  f.http_failed = failed;
-  f.http_failed_pct = 100.0 * failed / f.sent;
-}
 
 // ICMP hosts together: names resolved in parallel, then one IcmpPingMany over one socket per
 // family; hosts without an ICMP socket fall back to TCP connects, in parallel.
@@ -159,6 +122,57 @@ std::vector<TargetProbeFacts> ProbeIcmpHosts(const std::vector<HostToProbe>& hos
 }
 
 }  // namespace
+
+void FillFromHttp(const std::vector<HttpRequestResult>& requests, TargetProbeFacts& f) {
+  std::vector<double> connect, tls, ttfb, wait;
+  int failed = 0;
+  // The failure that happened most (ties: the latest), with its latest message: four timeouts
+  // and one 503 are a timing-out service, not a 5xx one.
+  std::map<std::string, std::pair<int, std::string>> failures;  // kind -> count, last error
+  std::string last_kind;
+  auto fail = [&](const std::string& kind, const std::string& error) {
+    ++failed;
+    auto& [count, message] = failures[kind];
+    ++count;
+    message = error;
+    last_kind = kind;
+  };
+  f.sent = static_cast<int>(requests.size());
+  for (const auto& r : requests) {
+    if (r.connect_ms) connect.push_back(*r.connect_ms);
+    if (r.tls_ms) tls.push_back(*r.tls_ms);
+    if (!r.status) {
+      fail(r.error_kind, r.error);
+      continue;
+    }
+    ++f.received;
+    ++f.http_status_counts[*r.status];
+    f.http_status = *r.status;
+    if (r.ttfb_ms) ttfb.push_back(*r.ttfb_ms);
+    if (r.wait_ms) wait.push_back(*r.wait_ms);
+    if (*r.status >= 500) fail("http_5xx", "HTTP " + std::to_string(*r.status));
+  }
+  if (!failures.empty()) {
+    std::string kind = last_kind;
+    for (const auto& [k, v] : failures) {
+      if (v.first > failures[kind].first) kind = k;
+    }
+    f.http_error_kind = kind;
+    f.http_error = failures[kind].second;
+  }
+  if (f.sent == 0) {
+    f.error = "no HTTP request could be started";
+    return;
+  }
+  f.http_connect_ms = Median(connect);
+  f.http_tls_ms = Median(tls);
+  RttStats t = ComputeRttStats(static_cast<int>(ttfb.size()), ttfb);
+  f.http_ttfb_ms = t.median_ms;
+  f.http_ttfb_p95_ms = t.p95_ms;
+  f.http_wait_ms = Median(wait);
+  f.http_failed = failed;
+  f.http_failed_pct = 100.0 * failed / f.sent;
+}
 
 TargetProbeFacts ProbeHost(const HostToProbe& host, const ReachabilityOptions& opts) {
   if (host.target.method == ProbeMethod::kIcmp) return ProbeIcmpHosts({host}, opts).front();

@@ -40,6 +40,11 @@ inline constexpr const char* kGatewayUnprobed =
     "could not be probed (no ICMP socket; TCP fallback unanswered)";
 bool FallbackInconclusive(TargetGroup group, bool tcp_fallback, const PingResult& ping);
 
+// A URL target's facts from its series of requests: counts, medians of the connect, TLS,
+// first-byte and wait times, and the failure kind that happened most (ties: the latest) with
+// its latest message.
+void FillFromHttp(const std::vector<HttpRequestResult>& requests, TargetProbeFacts& f);
+
 // Longest a single host can take with these options (resolution + series + slack): the ping
 // series, or the HTTP series for a URL target.
 std::chrono::milliseconds HostBudget(const ReachabilityOptions& opts,

@@ -77,8 +77,9 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
        "Requests to a URL target (`http://` or `https://` in `[network] targets` or `--target`) "
        "failed: no connection (refused, unreachable), no answer within `[network] "
        "http_timeout_ms`, a TLS handshake or certificate error, a reply that was not HTTP, or a "
-       "5xx status. The summary says which; 4xx is an answer (the service runs) and is shown "
-       "but not judged. A finding lists only the next step of its own kind of failure.",
+       "5xx status. The summary names the kind that happened most often in the series; 4xx is an "
+       "answer (the service runs) and is shown but not judged. A finding lists only the next "
+       "step of its own kind of failure.",
        {"`connect`: nothing accepts connections on that port: is the service running and "
         "listening (`ss -ltnp` on the server, `systemctl status SERVICE`)? If ICMP/TCP to the "
         "host is fine, it is the service, not the network; else check the path and firewall.",
@@ -91,7 +92,9 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
         "`protocol`: the server closed the connection or did not speak HTTP (wrong port, or "
         "https on an http port): `curl -v URL`.",
         "`http_5xx`: the application answers with server errors: read its logs; 502/503/504 "
-        "from a proxy mean its upstream (backend) is down or slow."},
+        "from a proxy mean its upstream (backend) is down or slow.",
+        "`other`: the request failed in a way not classified above (the evidence's `error` "
+        "names it): reproduce it with `curl -v URL` from this host and read the message."},
        {{"warn_failed_pct", 20, "share of requests failed (1 of 5 by default)"},
         {"crit_failed_pct", 50, "share of requests failed that breaks the service"}}},
       {"net.http.slow",
@@ -103,13 +106,18 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
        "sent to first byte). Verdict `application`: the handshake is fast but the server takes "
        "long to answer, so the network is fine and the application or its backend is slow. "
        "Verdict `network`: the TCP handshake itself is slow (above `net.latency.high`), so look "
-       "at the path first. A finding lists only the next step of its own verdict.",
+       "at the path first. Verdict `tls`: the TLS handshake takes longer than the server's own "
+       "wait. "
+       "A finding lists only the next step of its own verdict.",
        {"`application`: the network answers quickly: look at the service and its backend "
         "(its logs and latency metrics, database, upstream APIs, CPU and GC of the server); "
         "`curl -w '%{time_connect} %{time_starttransfer}\\n' -o /dev/null -s URL` reproduces "
         "the split.",
         "`network`: the TCP handshake is slow: test the path (`mtr -rwc 20 HOST`), see "
-        "`net.latency.high` / `net.localize` for the same host."},
+        "`net.latency.high` / `net.localize` for the same host.",
+        "`tls`: the TLS handshake takes longer than the server's answer: check the server's "
+        "TLS setup (OCSP stapling, certificate chain length, key size, session resumption) "
+        "with `openssl s_client -connect HOST:PORT -servername HOST -status`."},
        {{"warn_ttfb_ms", 1000, "median time to first byte ([network] http_slow_ms sets this too)"},
         {"crit_ttfb_ms", 2500, "median time to first byte at which clients time out"}}},
       {"net.target.unresolved",

@@ -86,24 +86,38 @@ void SlowRule(const TargetProbeFacts& h, const TargetProbeFacts* ping, const Thr
   if (!h.http_ttfb_ms) return;
   auto sev = Grade(*h.http_ttfb_ms, t.Get(id, "warn_ttfb_ms"), t.Get(id, "crit_ttfb_ms"));
   if (!sev) return;
-  // The TCP handshake is one network round trip: slow, and the path is to blame; fast while
-  // the first byte is slow, and the server is.
+  // The TCP handshake is one network round trip: slow, and the path is to blame. Fast, and the
+  // server's own wait (request sent to first byte, TLS excluded) decides: long, the application
+  // is slow; short, the time went into the TLS handshake. No handshake time: no verdict on
+  // the network.
   bool network =
       h.http_connect_ms && *h.http_connect_ms >= t.Get("net.latency.high", "warn_rtt_ms");
   std::string ttfb = FormatDouble(*h.http_ttfb_ms, 0) + " ms";
-  std::string connect =
-      h.http_connect_ms ? FormatDouble(*h.http_connect_ms, 1) + " ms" : std::string("?");
-  std::string summary = network ? "'" + h.name + "' answers slowly (first byte after " + ttfb +
-                                      ", median) and the TCP handshake alone takes " + connect +
-                                      ": the network path is slow"
-                                : "'" + h.name + "' answers slowly (first byte after " + ttfb +
-                                      ", median) while the TCP handshake takes " + connect +
-                                      ": the application or its backend, not the network";
+  std::string head = "'" + h.name + "' answers slowly (first byte after " + ttfb + ", median)";
+  std::string verdict;
+  std::string summary;
+  if (network) {
+    verdict = "network";
+    summary = head + " and the TCP handshake alone takes " + FormatDouble(*h.http_connect_ms, 1) +
+              " ms: the network path is slow";
+  } else if (!h.http_connect_ms) {
+    verdict = "application";
+    summary = head + " (TCP handshake time unknown: the network could not be ruled out)";
+  } else if (h.http_tls_ms && h.http_wait_ms && *h.http_tls_ms > *h.http_wait_ms) {
+    verdict = "tls";
+    summary = head + " while the TCP handshake takes " + FormatDouble(*h.http_connect_ms, 1) +
+              " ms and the TLS handshake " + FormatDouble(*h.http_tls_ms, 0) +
+              " ms: TLS setup, not the network and not the application";
+  } else {
+    verdict = "application";
+    summary = head + " while the TCP handshake takes " + FormatDouble(*h.http_connect_ms, 1) +
+              " ms: the application or its backend, not the network";
+  }
   Finding f = MakeFinding(id, *sev, summary);
   f.subject = h.name;
-  f.Add("verdict", network ? "network" : "application");
+  f.Add("verdict", verdict);
   AddHttp(f, h, ping);
-  KeepStepsFor(f, network ? "network" : "application");
+  KeepStepsFor(f, verdict);
   out.push_back(std::move(f));
 }
 

@@ -279,6 +279,67 @@ TEST(HttpProbeTest, ShortDeadlineShortensTheTimeoutBeforeTheRequestCount) {
   EXPECT_EQ(h.received, h.sent) << h.http_error;
 }
 
+// Four timeouts and one 503: a timing-out service. The finding names the kind that happened
+// most and keeps that kind's step; an unclassified failure still gets a step.
+TEST(HttpProbeTest, FailureKindIsTheMostFrequentOneAndEveryKindHasAStep) {
+  std::vector<HttpRequestResult> rs(5);
+  for (int i = 0; i < 4; ++i)
+    rs[i] = {std::nullopt,          1.0,      std::nullopt, std::nullopt, std::nullopt,
+             "Operation timed out", "timeout"};
+  rs[4].status = 503;
+  rs[4].connect_ms = 1.0;
+  TargetProbeFacts f;
+  f.name = "http://svc/";
+  f.group = TargetGroup::kTarget;
+  FillFromHttp(rs, f);
+  EXPECT_EQ(f.http_error_kind, "timeout");
+  EXPECT_EQ(f.http_error, "Operation timed out");
+  EXPECT_EQ(*f.http_failed, 5);
+  auto findings = Judge({f});
+  const Finding* failing = Find(findings, "net.http.failing");
+  ASSERT_NE(failing, nullptr);
+  ASSERT_EQ(failing->next_steps.size(), 1u);
+  EXPECT_NE(failing->next_steps[0].find("load"), std::string::npos) << failing->next_steps[0];
+
+  std::vector<HttpRequestResult> odd(1);
+  odd[0].error = "Unsupported protocol";
+  odd[0].error_kind = "other";
+  TargetProbeFacts g;
+  g.name = "http://svc/";
+  g.group = TargetGroup::kTarget;
+  FillFromHttp(odd, g);
+  auto other_findings = Judge({g});
+  const Finding* other = Find(other_findings, "net.http.failing");
+  ASSERT_NE(other, nullptr);
+  ASSERT_EQ(other->next_steps.size(), 1u);
+  EXPECT_NE(other->next_steps[0].find("curl -v"), std::string::npos);
+}
+
+// The slow verdict: TLS handshake longer than the server's wait is `tls`; no handshake time
+// gives no "not the network" claim.
+TEST(HttpProbeTest, SlowVerdictSeparatesTlsAndNeverClaimsWhatItDidNotMeasure) {
+  TargetProbeFacts f;
+  f.name = "https://svc/";
+  f.group = TargetGroup::kTarget;
+  f.sent = f.received = 5;
+  f.http_failed = 0;
+  f.http_failed_pct = 0;
+  f.http_ttfb_ms = 3000;
+  f.http_connect_ms = 2;
+  f.http_tls_ms = 2800;
+  f.http_wait_ms = 150;
+  auto tls_findings = Judge({f});
+  const Finding* slow = Find(tls_findings, "net.http.slow");
+  ASSERT_NE(slow, nullptr);
+  EXPECT_EQ(Evidence(*slow, "verdict"), "tls");
+  f.http_connect_ms.reset();
+  auto unknown_findings = Judge({f});
+  slow = Find(unknown_findings, "net.http.slow");
+  ASSERT_NE(slow, nullptr);
+  EXPECT_EQ(slow->summary.find("not the network"), std::string::npos) << slow->summary;
+  EXPECT_EQ(slow->summary.find("?"), std::string::npos) << slow->summary;
+}
+
 TEST(HttpProbeTest, LargeBodyIsCutNotFailed) {
   Server s;
   TargetProbeFacts f = Probe(s.Url("/big"), Fast(1));
