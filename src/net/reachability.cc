@@ -25,7 +25,7 @@ namespace {
 
 TargetProbeFacts Named(const HostToProbe& host) {
   TargetProbeFacts f;
-  f.name = host.target.spec;
+  f.name = host.target.DisplayName();  // no query tokens in reports, labels or history
   f.group = host.group;
   return f;
 }
@@ -59,7 +59,6 @@ PingResult TcpFallback(const ResolvedAddress& addr, const ReachabilityOptions& o
 std::optional<double> Median(const std::vector<double>& v) {
   return ComputeRttStats(static_cast<int>(v.size()), v).median_ms;
 }
-
 
 // ICMP hosts together: names resolved in parallel, then one IcmpPingMany over one socket per
 // family; hosts without an ICMP socket fall back to TCP connects, in parallel.

@@ -246,4 +246,35 @@ Result<ResolvedAddress> ResolveTarget(const Target& target, std::chrono::millise
   return std::move(*done);
 }
 
+std::string Target::DisplayName() const {
+  size_t q = spec.find('?');
+  if (!IsUrl() || q == std::string::npos) return spec;
+  static constexpr std::string_view kSecretParts[] = {"token", "key",  "secret",  "sig",
+                                                      "pass",  "auth", "session", "credential"};
+  std::string out = spec.substr(0, q + 1);
+  std::string_view query = std::string_view(spec).substr(q + 1);
+  bool first = true;
+  while (true) {
+    size_t amp = query.find('&');
+    std::string_view pair = query.substr(0, amp);
+    if (!first) out += '&';
+    first = false;
+    size_t eq = pair.find('=');
+    std::string name(pair.substr(0, eq));
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    bool secret = eq != std::string_view::npos &&
+                  std::any_of(std::begin(kSecretParts), std::end(kSecretParts),
+                              [&](std::string_view part) { return name.find(part) != name.npos; });
+    if (secret) {
+      out.append(pair.substr(0, eq + 1));
+      out += "<redacted>";
+    } else {
+      out.append(pair);
+    }
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+  return out;
+}
+
 }  // namespace gpudoctor

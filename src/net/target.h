@@ -44,6 +44,10 @@ struct Target {
   bool IsUrl() const { return method == ProbeMethod::kHttp || method == ProbeMethod::kHttps; }
   // URLs: the normalised URL requested ("http://host:port/path", IPv6 hosts in brackets).
   std::string Url() const;
+  // The entry as shown in reports, findings, /metrics labels and the history: `spec`, with
+  // the values of secret-looking query parameters (token, key, secret, sig, pass, auth,
+  // credential, session in the name) replaced by "<redacted>".
+  std::string DisplayName() const;
 };
 
 // Errors: invalid_argument "target 'X': <why>".

@@ -103,6 +103,22 @@ TEST(NetTargetTest, ParsesHttpAndHttpsUrls) {
   EXPECT_FALSE(ParseTarget("storage:2049")->IsUrl());
 }
 
+// A token in a URL target's query never reaches reports, labels or the history; the request
+// itself keeps it.
+TEST(NetTargetTest, DisplayNameHidesSecretQueryValues) {
+  auto t = ParseTarget("https://svc:8443/health?Token=abc123&verbose=1&api_key=k&sig=s");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->DisplayName(),
+            "https://svc:8443/health?Token=<redacted>&verbose=1&api_key=<redacted>&sig=<redacted>");
+  EXPECT_NE(t->Url().find("abc123"), std::string::npos);
+  auto plain = ParseTarget("http://svc/health?verbose=1");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->DisplayName(), "http://svc/health?verbose=1");
+  auto host = ParseTarget("10.0.0.1");
+  ASSERT_TRUE(host.ok());
+  EXPECT_EQ(host->DisplayName(), "10.0.0.1");
+}
+
 TEST(NetTargetTest, BadUrlsNameTheEntryAndTheProblem) {
   struct Case {
     const char* spec;
