@@ -27,6 +27,7 @@ Result<GlobResult> GlobUnderRoot(const RootFs& fs, std::string_view pattern, siz
   GlobResult out;
   Status first_error = Status::Ok();
   std::vector<std::string> dirs = {"/"};
+  bool all_components = true;  // dirs holds candidates for the whole pattern
   for (size_t i = 0; i < parts.size() && !dirs.empty(); ++i) {
     std::string_view part = parts[i];
     std::vector<std::string> next;
@@ -55,9 +56,14 @@ Result<GlobResult> GlobUnderRoot(const RootFs& fs, std::string_view pattern, siz
       if (out.truncated) break;
     }
     dirs = std::move(next);
-    if (out.truncated) break;
+    if (out.truncated) {
+      // Cut in the last component: what it listed so far are real matches, keep them. Cut
+      // earlier: dirs are directories on the way, not matches.
+      all_components = i + 1 == parts.size();
+      break;
+    }
   }
-  if (!out.truncated) {
+  if (all_components) {
     for (const std::string& path : dirs) {
       if (SteadyClock::now() >= deadline) {
         out.truncated = true;

@@ -20,8 +20,19 @@ void BackupRules(const BackupFacts& backups, std::chrono::system_clock::time_poi
       out.push_back(std::move(f));
       continue;
     }
+    if ((p.matched == 0 || !p.newest_mtime_unix_s) && p.truncated) {
+      // The walk stopped early (entry bound or deadline): "nothing" is not proven, but the
+      // backups are not checked either, and silence would read as "fine".
+      Finding f = MakeFinding("host.backup.none", Severity::kWarn,
+                              "backup pattern " + p.pattern +
+                                  " could not be checked: the walk stopped before reaching a "
+                                  "match (narrow the pattern)");
+      f.subject = p.pattern;
+      f.Add("pattern", p.pattern).Add("matched_count", 0).AddBool("scan_truncated", true);
+      out.push_back(std::move(f));
+      continue;
+    }
     if (p.matched == 0 || !p.newest_mtime_unix_s) {
-      if (p.truncated) continue;  // the walk stopped early: "nothing" is not proven
       Finding f = MakeFinding("host.backup.none", Severity::kWarn,
                               "backup pattern " + p.pattern +
                                   " matches no file (misconfigured, or nothing written yet)");
@@ -33,10 +44,11 @@ void BackupRules(const BackupFacts& backups, std::chrono::system_clock::time_poi
     if (now_s <= 0) continue;
     double age_h = static_cast<double>(now_s - *p.newest_mtime_unix_s) / 3600.0;
     if (age_h <= max_age_h) continue;
-    Finding f = MakeFinding("host.backup.stale", Severity::kWarn,
-                            "newest checkpoint matching " + p.pattern + " is " +
-                                FormatDouble(age_h) + " h old: a GPU failure now loses " +
-                                FormatDouble(age_h, 0) + " hours of training");
+    Finding f = MakeFinding(
+        "host.backup.stale", Severity::kWarn,
+        std::string(p.truncated ? "of the files examined (walk cut short), " : "") +
+            "newest checkpoint matching " + p.pattern + " is " + FormatDouble(age_h) +
+            " h old: a GPU failure now loses " + FormatDouble(age_h, 0) + " hours of training");
     f.subject = p.pattern;
     f.Add("pattern", p.pattern).Add("newest_path", p.newest_path);
     f.Add("age_h", age_h).Add("max_age_h", max_age_h).Add("matched_count", p.matched);

@@ -228,7 +228,16 @@ TEST(PathGlobTest, StopsAtTheEntryBound) {
   auto r = GlobUnderRoot(fs, "/d/*.pt", 10, SteadyClock::now() + std::chrono::seconds(5));
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->truncated);
+  // What the last component listed before the bound are real matches: kept, not dropped.
+  EXPECT_GE(r->matches.size(), 1u);
   EXPECT_LE(r->matches.size(), 10u);
+  // Cut in an earlier component: the directories on the way are not reported as matches.
+  for (int i = 0; i < 20; ++i) d.Write("root/runs/r" + std::to_string(i) + "/ckpt/a.pt", "");
+  auto early =
+      GlobUnderRoot(fs, "/runs/*/ckpt/*.pt", 5, SteadyClock::now() + std::chrono::seconds(5));
+  ASSERT_TRUE(early.ok());
+  EXPECT_TRUE(early->truncated);
+  for (const auto& m : early->matches) EXPECT_TRUE(m.host_path.ends_with(".pt")) << m.host_path;
   auto all = GlobUnderRoot(fs, "/d/f[0-4].pt", 1000, SteadyClock::now() + std::chrono::seconds(5));
   ASSERT_TRUE(all.ok());
   EXPECT_FALSE(all->truncated);

@@ -255,10 +255,15 @@ TEST(BackupRuleTest, StaleFreshAndMissing) {
   EXPECT_TRUE(Only(s, "host.backup.stale", Thresholds(o)).empty());
 }
 
-TEST(BackupRuleTest, TruncatedWalkWithoutMatchIsNotProofOfNothing) {
+// A walk cut short before any match proves nothing either way: it is said (not silence, which
+// would read as "backups fine"), as a pattern that could not be checked.
+TEST(BackupRuleTest, TruncatedWalkWithoutMatchSaysItCouldNotCheck) {
   BackupPattern p = Pattern("/huge/*.pt", 0, {});
   p.truncated = true;
-  EXPECT_TRUE(Only(WithBackups({p}, 1800000000), "host.backup.none").empty());
+  auto none = Only(WithBackups({p}, 1800000000), "host.backup.none");
+  ASSERT_EQ(none.size(), 1u);
+  EXPECT_NE(none[0].summary.find("could not be checked"), std::string::npos) << none[0].summary;
+  EXPECT_TRUE(EvidenceOf<bool>(none[0], "scan_truncated"));
 }
 
 }  // namespace
