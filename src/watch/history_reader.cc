@@ -131,12 +131,16 @@ class SqliteHistoryReader final : public HistoryReader {
     return out;
   }
 
-  Result<std::vector<HistoryEvent>> QueryEvents(int64_t since_unix_s) override {
+  Result<std::vector<HistoryEvent>> QueryEvents(int64_t since_unix_s,
+                                                size_t newest_limit) override {
+    // Without a limit, LIMIT -1 is SQLite's "no limit".
     auto st = db_->Prepare(
-        "SELECT unix_ms, kind, gpu_index, serial, pci_bus_id, detail FROM events WHERE unix_ms "
-        ">= ? ORDER BY unix_ms, id");
+        "SELECT unix_ms, kind, gpu_index, serial, pci_bus_id, detail FROM (SELECT id, unix_ms, "
+        "kind, gpu_index, serial, pci_bus_id, detail FROM events WHERE unix_ms >= ? ORDER BY "
+        "unix_ms DESC, id DESC LIMIT ?) ORDER BY unix_ms, id");
     if (!st.ok()) return st.status();
     st->Bind(1, since_unix_s * 1000);
+    st->Bind(2, newest_limit > 0 ? static_cast<int64_t>(newest_limit) : int64_t{-1});
     std::vector<HistoryEvent> out;
     int rc;
     while ((rc = st->Step()) == SQLITE_ROW) {

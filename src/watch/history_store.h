@@ -86,7 +86,10 @@ class HistoryReader {
   virtual Result<std::vector<Series>> QuerySeries(const SeriesQuery& q) = 0;
   virtual Result<std::vector<std::string>> ListMetrics() = 0;
   virtual Result<std::vector<TrackedFinding>> QueryFindings(const FindingsQuery& q) = 0;
-  virtual Result<std::vector<HistoryEvent>> QueryEvents(int64_t since_unix_s) = 0;
+  // Events at or after since_unix_s, oldest first; with newest_limit > 0 only the newest
+  // newest_limit of them (the database returns no more: an Xid storm stays cheap to read).
+  virtual Result<std::vector<HistoryEvent>> QueryEvents(int64_t since_unix_s,
+                                                        size_t newest_limit = 0) = 0;
 };
 
 // Operator writes (`gpudoctor ack` / `gpudoctor silence`) through a short-lived connection with a

@@ -364,10 +364,10 @@ class WatchHttpServer::Impl {
     if (!open_reader) return arr;
     Result<std::unique_ptr<HistoryReader>> reader = open_reader();
     if (!reader.ok()) return arr;
-    Result<std::vector<HistoryEvent>> events = (*reader)->QueryEvents(now_unix_s - 7 * 86400);
+    Result<std::vector<HistoryEvent>> events =
+        (*reader)->QueryEvents(now_unix_s - 7 * 86400, kMaxEvents);
     if (!events.ok()) return arr;
-    size_t first = events->size() > kMaxEvents ? events->size() - kMaxEvents : 0;
-    for (size_t i = first; i < events->size(); ++i) arr.push_back(HistoryEventToJson((*events)[i]));
+    for (const HistoryEvent& e : *events) arr.push_back(HistoryEventToJson(e));
     return arr;
   }
 };

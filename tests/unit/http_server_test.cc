@@ -99,7 +99,7 @@ class StubReader : public HistoryReader {
   Result<std::vector<TrackedFinding>> QueryFindings(const FindingsQuery&) override {
     return std::vector<TrackedFinding>{};
   }
-  Result<std::vector<HistoryEvent>> QueryEvents(int64_t) override {
+  Result<std::vector<HistoryEvent>> QueryEvents(int64_t, size_t) override {
     HistoryEvent e;
     e.unix_ms = 1700000000123;
     e.kind = "reboot";

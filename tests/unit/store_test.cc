@@ -306,6 +306,12 @@ TEST(StoreTest, FindingsEventsLedgerAndAcks) {
   EXPECT_EQ((*events)[1].kind, "ack");
   EXPECT_THAT((*events)[1].detail, HasSubstr("RMA filed"));
   EXPECT_EQ((*events)[2].kind, "silence");
+  // The newest two only, still oldest first.
+  auto newest = (*reader)->QueryEvents(0, 2);
+  ASSERT_TRUE(newest.ok());
+  ASSERT_EQ(newest->size(), 2u);
+  EXPECT_EQ((*newest)[0].kind, "ack");
+  EXPECT_EQ((*newest)[1].kind, "silence");
 
   auto j = TrackedFindingToJson(f);
   EXPECT_EQ(j["state"], "resolved");
