@@ -45,9 +45,13 @@ int CompareKernelVersions(std::string_view a, std::string_view b) {
 }
 
 std::string KernelFlavour(std::string_view release) {
-  size_t dash = release.rfind('-');
-  if (dash != std::string_view::npos && dash + 1 < release.size() && IsAlpha(release[dash + 1])) {
-    return std::string(release.substr(dash + 1));
+  // Debian/Ubuntu: everything from the first '-'-separated part that starts with a letter
+  // ("6.1.0-27-cloud-amd64" -> "cloud-amd64", "6.1.0-27-rt-amd64" -> "rt-amd64").
+  for (size_t dash = release.find('-'); dash != std::string_view::npos;
+       dash = release.find('-', dash + 1)) {
+    if (dash + 1 < release.size() && IsAlpha(release[dash + 1])) {
+      return std::string(release.substr(dash + 1));
+    }
   }
   size_t dot = release.rfind('.');
   if (dot != std::string_view::npos && dot + 1 < release.size() && IsAlpha(release[dot + 1])) {

@@ -49,6 +49,10 @@ std::vector<IpmiTemperature> ParseIpmiTemperatures(std::string_view text) {
 std::optional<SensorKind> ClassifyTemperatureLabel(std::string_view label) {
   std::string l = Lower(label);
   if (Contains(l, "exhaust") || Contains(l, "outlet")) return std::nullopt;
+  // A power supply's or a GPU's own inlet runs warmer than the room: not the room's air.
+  for (std::string_view w : {"psu", "power supply", "gpu", "cpu", "pch", "dimm", "vr "}) {
+    if (Contains(l, w)) return std::nullopt;
+  }
   for (std::string_view w : {"inlet", "ambient", "intake", "room"}) {
     if (Contains(l, w)) return SensorKind::kInlet;
   }

@@ -25,7 +25,9 @@ TEST(KernelVersionTest, TildeSortsBeforeTheEndAndLettersBeforeSymbols) {
 
 TEST(KernelVersionTest, Flavours) {
   EXPECT_EQ(KernelFlavour("6.1.0-27-amd64"), "amd64");
-  EXPECT_EQ(KernelFlavour("6.1.0-27-cloud-amd64"), "amd64");
+  // A cloud or rt kernel is another flavour: never "newer" than the running generic one.
+  EXPECT_EQ(KernelFlavour("6.1.0-27-cloud-amd64"), "cloud-amd64");
+  EXPECT_EQ(KernelFlavour("6.1.0-28-rt-amd64"), "rt-amd64");
   EXPECT_EQ(KernelFlavour("5.15.0-125-generic"), "generic");
   EXPECT_EQ(KernelFlavour("6.8.0-45-lowlatency"), "lowlatency");
   EXPECT_EQ(KernelFlavour("5.14.0-427.13.1.el9_4.x86_64"), "x86_64");

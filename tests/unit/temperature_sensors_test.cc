@@ -39,6 +39,10 @@ TEST(IpmiTemperatureTest, DellInletAndDisabledSensor) {
   EXPECT_EQ(ClassifyTemperatureLabel(t[2].name), SensorKind::kInlet);
   EXPECT_FALSE(ClassifyTemperatureLabel(t[3].name)) << "exhaust is not room air";
   EXPECT_FALSE(ClassifyTemperatureLabel(t[0].name));
+  // Inlets of parts that heat their own air are not the room's.
+  EXPECT_FALSE(ClassifyTemperatureLabel("PSU1 Inlet Temp"));
+  EXPECT_FALSE(ClassifyTemperatureLabel("GPU2 Inlet"));
+  EXPECT_EQ(ClassifyTemperatureLabel("Front Panel Inlet"), SensorKind::kInlet);
 }
 
 TEST(IpmiTemperatureTest, SupermicroCriticalInletAndNoReading) {
