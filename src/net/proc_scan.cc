@@ -56,6 +56,7 @@ ProcessScan ScanProcesses(const RootFs& fs, const ProcScanOptions& opts) {
     p.pid = static_cast<int>(*pid);
     p.state = st->state;
     p.cpu_ticks = st->utime_ticks.value_or(0) + st->stime_ticks.value_or(0);
+    p.start_ticks = st->start_ticks;
     p.comm = st->comm;
     if (auto comm = fs.ReadProc(name + "/comm", 256); comm.ok()) {
       p.comm = Sanitize(Trim(*comm), 64);

@@ -30,7 +30,8 @@ struct ScannedProcess {
   int pid = 0;
   std::string comm;
   char state = '?';
-  uint64_t cpu_ticks = 0;  // utime + stime
+  uint64_t cpu_ticks = 0;               // utime + stime
+  std::optional<uint64_t> start_ticks;  // start time after boot: tells pid reuse apart
   std::optional<uint32_t> uid;
   bool fds_read = false;  // false for D-state tasks and unreadable fd dirs
   std::vector<uint64_t> socket_inodes;

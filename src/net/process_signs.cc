@@ -16,9 +16,11 @@ ProcessSignFacts CollectProcessSigns(const ProcessSignInputs& in) {
   facts.skipped_dstate = in.after->skipped_dstate;
   facts.truncated = in.after->truncated || (in.before != nullptr && in.before->truncated);
 
-  std::unordered_map<int, uint64_t> ticks_before;
+  // CPU ticks by pid, with the task's start time: a pid reused by a new task within the window
+  // (watch's window is the slow interval, minutes) is not the same process.
+  std::unordered_map<int, std::pair<uint64_t, std::optional<uint64_t>>> ticks_before;
   if (in.before != nullptr) {
-    for (const auto& p : in.before->processes) ticks_before[p.pid] = p.cpu_ticks;
+    for (const auto& p : in.before->processes) ticks_before[p.pid] = {p.cpu_ticks, p.start_ticks};
   }
   std::set<uint16_t> listening;
   std::unordered_set<uint64_t> established_before;
@@ -52,9 +54,10 @@ ProcessSignFacts CollectProcessSigns(const ProcessSignInputs& in) {
     s.exe = p.exe;
     s.exe_deleted = EndsWith(p.exe, " (deleted)");
     s.gpu_device_open = p.gpu_device_open;
-    if (auto it = ticks_before.find(p.pid); it != ticks_before.end() && in.window_s > 0 &&
-                                            in.ticks_per_s > 0 && p.cpu_ticks >= it->second) {
-      s.cpu_pct = 100.0 * (p.cpu_ticks - it->second) / in.ticks_per_s / in.window_s;
+    if (auto it = ticks_before.find(p.pid); it != ticks_before.end() &&
+                                            it->second.second == p.start_ticks && in.window_s > 0 &&
+                                            in.ticks_per_s > 0 && p.cpu_ticks >= it->second.first) {
+      s.cpu_pct = 100.0 * (p.cpu_ticks - it->second.first) / in.ticks_per_s / in.window_s;
     }
     for (uint64_t inode : p.socket_inodes) {
       auto it = outbound.find(inode);

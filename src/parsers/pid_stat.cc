@@ -58,7 +58,8 @@ Result<PidStat> ParsePidStat(std::string_view text) {
     st.utime_ticks = ParseUint64(rest[11]);
     st.stime_ticks = ParseUint64(rest[12]);
   }
-  if (rest.size() >= 37) {  // field 39
+  if (rest.size() >= 20) st.start_ticks = ParseUint64(rest[19]);  // field 22
+  if (rest.size() >= 37) {                                        // field 39
     auto cpu = ParseInt64(rest[36]);
     if (cpu && *cpu >= 0 && *cpu < (1 << 20)) st.processor = static_cast<int>(*cpu);
   }

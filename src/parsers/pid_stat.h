@@ -21,6 +21,9 @@ struct PidStat {
   // Fields 14 and 15: CPU time in user and kernel mode, in clock ticks (sysconf(_SC_CLK_TCK)).
   // Absent when the line is shorter (never on a real kernel).
   std::optional<uint64_t> utime_ticks, stime_ticks;
+  // Field 22: when the task started, in clock ticks after boot; with the pid, it tells a task
+  // from a later one that reused its pid. Absent when the line is shorter.
+  std::optional<uint64_t> start_ticks;
   // Field 39: the CPU the task last ran on. Absent when the line is shorter (kernels < 2.2).
   std::optional<int> processor;
 };

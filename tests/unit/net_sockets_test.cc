@@ -228,6 +228,28 @@ TEST(ProcessSignsTest, PersistentOutboundCpuAndDeletedExe) {
   EXPECT_EQ(findings[0].summary.rfind("worth inspecting", 0), 0u);
 }
 
+// A pid reused by another task between the two scans (watch: minutes apart) is not the same
+// process: no CPU share from the old task's ticks.
+TEST(ProcessSignsTest, ReusedPidGetsNoCpuShare) {
+  ProcessScan before, after;
+  ScannedProcess old_task;
+  old_task.pid = 200;
+  old_task.cpu_ticks = 10;
+  old_task.start_ticks = 5000;
+  before.processes.push_back(old_task);
+  ScannedProcess new_task = old_task;
+  new_task.cpu_ticks = 5000;
+  new_task.start_ticks = 90000;
+  after.processes.push_back(new_task);
+  ProcessSignInputs in{&before, &after, nullptr, nullptr, nullptr, 60.0, 100, 20};
+  ProcessSignFacts facts = CollectProcessSigns(in);
+  for (const auto& p : facts.processes) EXPECT_FALSE(p.cpu_pct) << p.pid;
+  after.processes[0].start_ticks = 5000;  // the same task: 4990 ticks over 60 s at 100 Hz
+  facts = CollectProcessSigns(in);
+  ASSERT_EQ(facts.processes.size(), 1u);
+  EXPECT_NEAR(*facts.processes[0].cpu_pct, 4990.0 / 100 / 60 * 100, 1e-9);
+}
+
 TEST(ProcessSignsTest, MinerNameAloneWarnsDeletedExeAloneIsNotReported) {
   Snapshot snap;
   ProcessSignFacts facts;

@@ -81,6 +81,7 @@ TEST(PidStatTest, ProcessorIsField39) {
   ASSERT_TRUE(st.ok()) << st.status().ToString();
   EXPECT_EQ(st->utime_ticks, 8u);
   EXPECT_EQ(st->stime_ticks, 3u);
+  EXPECT_EQ(st->start_ticks, 5000u);  // field 22
   EXPECT_EQ(st->processor, 7);
   EXPECT_FALSE(ParsePidStat("4242 (nvidia-smi) D 4100 4242 4242 0 -1 4194560 1234 0 0 0\n")
                    ->processor);  // short line: absent, not CPU 0
