@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -147,30 +148,53 @@ TEST(WatchE2eTest, DeviceCountChangesAreFollowed) {
   std::vector<std::string> args = WatchArgs(dir, "0.3");
   args.insert(args.end(), {"--listen", "off"});
   Daemon d = Start(args, scenario, dir.path() + "/err.log");
+  struct Seen {
+    int gone = 0, appeared = 0;
+    bool ninth = false;
+    std::string text;
+  };
+  // The history's GPU events so far (the daemon's store is readable while it runs).
+  auto seen = [&] {
+    Seen s;
+    auto h = RunGpudoctor({"history", "--db", dir.path() + "/history.db", "--events", "--json"});
+    s.text = h.out + h.err;
+    auto j = nlohmann::json::parse(h.out, nullptr, false);
+    if (h.exit_code != 0 || j.is_discarded()) return s;
+    for (const auto& e : j.is_array() ? j : j["events"]) {
+      std::string kind = e["kind"];
+      std::string detail = e["detail"];
+      if (kind == "gpu_disappeared") ++s.gone;
+      if (kind == "gpu_appeared") ++s.appeared;
+      if (kind == "gpu_appeared" && detail.find("1654922000099") != std::string::npos) {
+        s.ninth = true;
+      }
+    }
+    return s;
+  };
+  // Polls until `done` or 20 s (a loaded machine stretches the 0.3 s ticks).
+  auto wait_for = [&](const std::function<bool(const Seen&)>& done) {
+    Seen s;
+    for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+         std::chrono::steady_clock::now() < until; std::this_thread::sleep_for(milliseconds(300))) {
+      s = seen();
+      if (done(s)) break;
+    }
+    return s;
+  };
   std::this_thread::sleep_for(milliseconds(1200));
   write("device_count=4\n");
-  std::this_thread::sleep_for(milliseconds(4000));
+  Seen after_drop = wait_for([](const Seen& s) { return s.gone >= 4; });
+  EXPECT_EQ(after_drop.gone, 4) << after_drop.text;  // GPUs 4-7, by serial
   write("device_count=9\ngpu.8.uuid=GPU-e2e-8\ngpu.8.serial=1654922000099\n");
-  std::this_thread::sleep_for(milliseconds(4000));
+  Seen after_rise = wait_for([](const Seen& s) { return s.appeared >= 5 && s.ninth; });
+  EXPECT_EQ(after_rise.appeared, 5) << after_rise.text;  // GPUs 4-7 back, and the ninth
+  EXPECT_TRUE(after_rise.ninth) << after_rise.text;
+  std::this_thread::sleep_for(milliseconds(1000));  // a few ticks of nine GPUs
   kill(d.pid, SIGTERM);
   EXPECT_EQ(d.Wait(std::chrono::seconds(10)), 0);
-
-  auto h = RunGpudoctor({"history", "--db", dir.path() + "/history.db", "--events", "--json"});
-  ASSERT_EQ(h.exit_code, 0) << h.err;
-  auto j = nlohmann::json::parse(h.out, nullptr, false);
-  ASSERT_FALSE(j.is_discarded()) << h.out;
-  int gone = 0, appeared = 0;
-  bool ninth = false;
-  for (const auto& e : j.is_array() ? j : j["events"]) {
-    std::string kind = e["kind"];
-    std::string detail = e["detail"];
-    if (kind == "gpu_disappeared") ++gone;
-    if (kind == "gpu_appeared") ++appeared;
-    if (kind == "gpu_appeared" && detail.find("1654922000099") != std::string::npos) ninth = true;
-  }
-  EXPECT_EQ(gone, 4) << h.out;      // GPUs 4-7, by serial
-  EXPECT_EQ(appeared, 5) << h.out;  // GPUs 4-7 back, and the ninth
-  EXPECT_TRUE(ninth) << h.out;
+  Seen final_events = seen();
+  EXPECT_EQ(final_events.gone, 4) << final_events.text;
+  EXPECT_EQ(final_events.appeared, 5) << final_events.text;
 
   // The last ticks sampled nine GPUs (GPU 8's temperature is in the history).
   auto m = RunGpudoctor({"history", "--db", dir.path() + "/history.db", "--metric",
