@@ -2,11 +2,13 @@
 // (issue 9). Signals: SIGTERM/SIGINT stop after flushing the history; SIGHUP reloads the config
 // (a bad new config is rejected with one log line and the old one kept). Logs: one line each on
 // stderr with a syslog priority prefix (core/log.h).
+#include <malloc.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include "cli/commands.h"
 #include "core/log.h"
@@ -112,6 +114,10 @@ int WatchCommand(const CliOptions& o) {
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // The daemon's workers are short-lived and allocate little: glibc's default of up to 8 malloc
+  // arenas per core only grows the resident set (about 1 MiB measured with 8 fake GPUs). An
+  // explicit MALLOC_ARENA_MAX in the environment still wins (it is read before main).
+  if (getenv("MALLOC_ARENA_MAX") == nullptr) mallopt(M_ARENA_MAX, 2);
 
   if (!o.positional.empty())
     return CouldNotRun("watch takes no arguments: '" + o.positional[0] + "'");

@@ -58,6 +58,10 @@ Result<PidStat> ParsePidStat(std::string_view text) {
     st.utime_ticks = ParseUint64(rest[11]);
     st.stime_ticks = ParseUint64(rest[12]);
   }
+  if (rest.size() >= 18) {  // field 20
+    auto n = ParseInt64(rest[17]);
+    if (n && *n > 0 && *n <= std::numeric_limits<int>::max()) st.num_threads = static_cast<int>(*n);
+  }
   if (rest.size() >= 20) st.start_ticks = ParseUint64(rest[19]);  // field 22
   if (rest.size() >= 37) {                                        // field 39
     auto cpu = ParseInt64(rest[36]);

@@ -21,6 +21,9 @@ struct PidStat {
   // Fields 14 and 15: CPU time in user and kernel mode, in clock ticks (sysconf(_SC_CLK_TCK)).
   // Absent when the line is shorter (never on a real kernel).
   std::optional<uint64_t> utime_ticks, stime_ticks;
+  // Field 20: threads in the task's process (the same in every task's stat of that process).
+  // Absent when the line is shorter or the field is not a positive number.
+  std::optional<int> num_threads;
   // Field 22: when the task started, in clock ticks after boot; with the pid, it tells a task
   // from a later one that reused its pid. Absent when the line is shorter.
   std::optional<uint64_t> start_ticks;

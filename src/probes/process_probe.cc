@@ -1,4 +1,5 @@
-// Process probe. Source: /proc/[0-9]*/stat and /proc/PID/task/TID/stat (state, comm, CPU), then
+// Process probe. Source: /proc/[0-9]*/stat and, for processes with more than one thread,
+// /proc/PID/task/TID/stat (state, comm, CPU), then
 // for tasks in D only: wchan and sched (or schedstat). NEVER cmdline, environ, maps, smaps or
 // status: they take the task's mm lock and block forever on a task stuck in D.
 // Stuck test: a task in D at both ends of the window whose run time and switch count did not
@@ -169,6 +170,13 @@ FirstScan ScanAll(const RootFs& fs, const std::vector<std::string>& names, TimeP
       c.first = ReadRunCounters(fs, c.dir);
       scan.in_d.push_back(std::move(c));
     };
+    // A single-threaded process has one task, the leader, whose stat was just read: no
+    // task/ walk (most processes; the walk was most of this probe's cost). Any other count,
+    // or none, walks task/ so a thread in D inside a multi-threaded process is still seen.
+    if (leader->num_threads == 1) {
+      add_if_d(*leader, static_cast<int>(*pid), name);
+      continue;
+    }
     auto tids = RootFs::ListDir(fs.ProcPath(name + "/task"));
     if (!tids.ok()) {
       add_if_d(*leader, static_cast<int>(*pid), name);

@@ -259,6 +259,31 @@ TEST(ProcessProbeTest, HealthyHostHasNoStuckTasks) {
   EXPECT_TRUE(EvaluateRules(s, Thresholds()).empty());
 }
 
+// The scan reads task/ only of processes whose stat shows more than one thread (field 20): a
+// thread in D inside a multi-threaded process must still be found, also when the leader's line
+// is too short to show the count.
+TEST(ProcessProbeTest, DThreadInsideMultiThreadedProcessIsFound) {
+  for (bool short_leader : {false, true}) {
+    SCOPED_TRACE(short_leader ? "leader stat without field 20" : "leader stat shows 3 threads");
+    HostFixture fx("healthy");
+    fx.Write("proc/1500/task/1502/stat",
+             "1502 (cuda-EvtHandlr) D 1 1502 1502 0 -1 4194560 1234 0 0 0 15 7 0 0 20 0 3 0 5000 "
+             "123456789 2345 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n");
+    if (short_leader) {
+      fx.Write("proc/1500/stat", "1500 (python3) S 1 1500 1500 0 -1 4194560 1234 0 0 0 15 7\n");
+    }
+    Snapshot s = Apply(RunProcessProbe(Context(fx.fs(), 50)));
+    ASSERT_TRUE(s.host.processes);
+    const ProcessFacts& p = *s.host.processes;
+    EXPECT_EQ(p.tasks_scanned, 9);  // the same count as a walk of every task/
+    ASSERT_EQ(p.dstate_count, 1);
+    EXPECT_EQ(p.dstate[0].pid, 1500);
+    EXPECT_EQ(p.dstate[0].tid, 1502);
+    EXPECT_EQ(p.dstate[0].comm, "python3");
+    EXPECT_EQ(p.dstate[0].thread_comm, "cuda-EvtHandlr");
+  }
+}
+
 TEST(ProcessProbeTest, StuckNvidiaSmiAndUvmThread) {
   if (!Cpu0Allowed()) GTEST_SKIP() << "CPU 0 is outside this test's cpuset";
   HostFixture fx("dstate-nvidia-smi");

@@ -91,6 +91,17 @@ TEST(PidStatTest, ProcessorIsField39) {
           ->processor);  // negative CPU: absent
 }
 
+TEST(PidStatTest, NumThreadsIsField20) {
+  auto st = ParsePidStat(
+      "4305 (pt autograd) D 4300 4300 4300 0 -1 4194624 120 0 0 0 8 3 0 0 20 0 12 0 5000\n");
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  EXPECT_EQ(st->num_threads, 12);
+  EXPECT_FALSE(ParsePidStat("4242 (nvidia-smi) D 4100 4242 4242 0 -1 4194560 1234 0 0 0\n")
+                   ->num_threads);  // short line: absent, not 1
+  EXPECT_FALSE(ParsePidStat("1 (a) S 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n")
+                   ->num_threads);  // 0 is no thread count
+}
+
 TEST(PidStatTest, SchedInfoCounters) {
   SchedInfo info = ParseSchedInfo(
       "nvidia-smi (4242, #threads: 1)\n"

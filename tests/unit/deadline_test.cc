@@ -1,0 +1,73 @@
+// The deadline runner's worker pool: work starts at once, workers are reused, and a worker stuck
+// in abandoned work never delays later work.
+#include "core/deadline.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <thread>
+
+namespace gpudoctor {
+namespace {
+
+TimePoint In(int ms) { return SteadyClock::now() + std::chrono::milliseconds(ms); }
+
+// Waits until `n` workers are idle (a finished worker parks itself just after setting its result).
+bool WaitIdle(int n) {
+  for (int i = 0; i < 500 && IdleWorkerCount() < n; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return IdleWorkerCount() >= n;
+}
+
+TEST(DeadlineTest, SequentialWorkReusesOneWorker) {
+  ASSERT_EQ(RunWithDeadline([] { return 1; }, In(5000)), 1);
+  ASSERT_TRUE(WaitIdle(1));
+  int started = WorkerThreadsStarted();
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_EQ(RunWithDeadline([i] { return i; }, In(5000)), i);
+    ASSERT_TRUE(WaitIdle(1));
+  }
+  EXPECT_EQ(WorkerThreadsStarted(), started);  // no new thread for work done one at a time
+}
+
+TEST(DeadlineTest, StuckWorkDoesNotDelayLaterWork) {
+  auto release = std::make_shared<std::atomic<bool>>(false);
+  int abandoned = AbandonedWorkerCount();
+  auto stuck = RunWithDeadline(
+      [release] {
+        while (!release->load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        return 0;
+      },
+      In(20));
+  EXPECT_FALSE(stuck);
+  EXPECT_EQ(AbandonedWorkerCount(), abandoned + 1);
+  // More work at once than there are idle workers, while the stuck one still runs: each job
+  // waits until all have started, which only happens when each runs on a worker of its own.
+  std::vector<std::shared_ptr<PendingResult<int>>> pending;
+  auto running = std::make_shared<std::atomic<int>>(0);
+  for (int i = 0; i < 8; ++i) {
+    pending.push_back(StartDetached([running, i] {
+      running->fetch_add(1);
+      TimePoint give_up = In(3000);
+      while (running->load() < 8 && SteadyClock::now() < give_up) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      return running->load() >= 8 ? i : -1;
+    }));
+    ASSERT_NE(pending.back(), nullptr);
+  }
+  for (int i = 0; i < 8; ++i) {
+    ASSERT_TRUE(pending[i]->WaitUntil(In(5000))) << i;
+    EXPECT_EQ(pending[i]->Take(), i);
+  }
+  release->store(true);
+}
+
+TEST(DeadlineTest, MoveOnlyWork) {
+  auto p = std::make_unique<int>(7);
+  EXPECT_EQ(RunWithDeadline([p = std::move(p)] { return *p; }, In(5000)), 7);
+}
+
+}  // namespace
+}  // namespace gpudoctor
