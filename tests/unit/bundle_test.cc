@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "bundle/redact.h"
@@ -101,10 +102,96 @@ TEST(RedactTest, SecretsInConfigAreHidden) {
   }
   // What is not secret stays, so the config is still useful.
   for (const char* kept : {"listen = \"0.0.0.0:9835\"", "token_file = \"/etc/gpudoctor/token\"",
-                           "https://<redacted>@hooks.example.com/x?token=<redacted>&team=ops",
+                           "url = \"https://hooks.example.com/<redacted>\"",
                            "min_severity = \"crit\"", "[[notify.exec]]"}) {
     EXPECT_NE(r.find(kept), std::string::npos) << kept << "\n" << r;
   }
+}
+
+TEST(RedactTest, NotifyUrlsKeepOnlySchemeAndHost) {
+  std::string r = RedactText(
+      "[[notify.webhook]]\n"
+      "url = \"https://hooks.slack.com/services/T0001/B0002/XyZsecret\"\n"
+      "[[notify.alertmanager]]\n"
+      "url = \"http://am.example:9093\"\n"
+      "[watch]\n"
+      "url = \"https://docs.example/x\"\n",
+      {});
+  EXPECT_EQ(r.find("XyZsecret"), std::string::npos) << r;
+  EXPECT_EQ(r.find("T0001"), std::string::npos) << r;
+  EXPECT_NE(r.find("url = \"https://hooks.slack.com/<redacted>\""), std::string::npos) << r;
+  EXPECT_NE(r.find("url = \"http://am.example:9093\""), std::string::npos) << r;
+  EXPECT_NE(r.find("url = \"https://docs.example/x\""), std::string::npos) << r;
+}
+
+TEST(RedactTest, ArgvElementsAfterSecretFlagsAndUserPassAreHidden) {
+  std::string r = RedactText(
+      "[[notify.exec]]\n"
+      "argv = [\"notify\", \"--api-key\", \"k3y-VALUE\", \"-u\", \"bob:hunter2\", \"-p\", "
+      "\"pw-one\", \"--host\", \"db:5432\"]\n"
+      "[[notify.exec]]\n"
+      "argv = [\n"
+      "  \"curl\",\n"
+      "  \"--token\",\n"
+      "  \"multi-line-tok\",\n"
+      "  \"alice:s3cret\",\n"
+      "]\n",
+      {});
+  for (const char* secret : {"k3y-VALUE", "hunter2", "pw-one", "multi-line-tok", "s3cret"}) {
+    EXPECT_EQ(r.find(secret), std::string::npos) << secret << "\n" << r;
+  }
+  for (const char* kept : {"\"notify\"", "\"--api-key\"", "\"-u\"", "\"--host\"", "\"db:5432\"",
+                           "\"curl\"", "\"--token\""}) {
+    EXPECT_NE(r.find(kept), std::string::npos) << kept << "\n" << r;
+  }
+}
+
+TEST(RedactTest, SecretQueryParametersAreHidden) {
+  std::string r = RedactText(
+      "[probes]\n"
+      "target = \"https://h/x?access_key=AKIAEXAMPLE1&sig=c2lnbmF0dXJl&X-Amz-Signature=abcdef12"
+      "&api_key=k1k1k1&key=kkkk2&region=eu\"\n",
+      {});
+  for (const char* secret : {"AKIAEXAMPLE1", "c2lnbmF0dXJl", "abcdef12", "k1k1k1", "kkkk2"}) {
+    EXPECT_EQ(r.find(secret), std::string::npos) << secret << "\n" << r;
+  }
+  EXPECT_NE(r.find("region=eu"), std::string::npos) << r;
+}
+
+TEST(RedactTest, MultiLineStringsOfSecretKeysAreHiddenOnEveryLine) {
+  std::string r = RedactText(
+      "password = \"\"\"\n"
+      "line-one-secret\n"
+      "[not_a_table]\n"
+      "\"\"\"\n"
+      "private_key = '''\n"
+      "-----BEGIN KEY-----\n"
+      "MIIEvQIBADANBg\n"
+      "-----END KEY-----'''\n"
+      "motd = \"\"\"\n"
+      "hello\n"
+      "\"\"\"\n"
+      "[[notify.webhook]]\n"
+      "url = \"https://hooks.slack.com/services/T/B/SECRETPATH\"\n",
+      {});
+  for (const char* secret :
+       {"line-one-secret", "not_a_table", "MIIEvQIBADANBg", "BEGIN KEY", "SECRETPATH"}) {
+    EXPECT_EQ(r.find(secret), std::string::npos) << secret << "\n" << r;
+  }
+  EXPECT_NE(r.find("hello"), std::string::npos) << r;
+  // Still one line per line, so line numbers in a support answer match the original.
+  EXPECT_EQ(std::count(r.begin(), r.end(), '\n'), 13) << r;
+}
+
+TEST(RedactTest, UserinfoEndsAtTheLastAt) {
+  std::string r = RedactText("target = \"https://user:p@ss@host.example/x\"\n", {});
+  EXPECT_EQ(r.find("ss@"), std::string::npos) << r;
+  EXPECT_NE(r.find("https://<redacted>@host.example/x"), std::string::npos) << r;
+  // Members other than config.toml (JSON, text) get the userinfo and NAME=VALUE rules too.
+  std::string j = RedactText(
+      "{\"detail\":\"webhook https://bob:pw@h/x?token=tok3n\\\"q&team=ops: sent\"}", {}, false);
+  EXPECT_EQ(j,
+            "{\"detail\":\"webhook https://<redacted>@h/x?token=<redacted>\\\"q&team=ops: sent\"}");
 }
 
 TEST(RedactTest, ExplicitSecretsAreReplacedEverywhere) {
