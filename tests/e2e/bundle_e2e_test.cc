@@ -159,5 +159,29 @@ TEST_F(BundleE2eTest, UnwritableOutputExits3) {
   EXPECT_NE(r.err.find("no/such/dir/b.tar.gz.partial"), std::string::npos) << r.err;
 }
 
+TEST_F(BundleE2eTest, ExistingOutputIsNotReplacedAndExits3) {
+  // As root, `bundle -o /etc/gpudoctor/config.toml` must not destroy the config.
+  std::string target = dir_.path() + "/gpudoctor.toml";
+  std::string before = ReadFileOrDie(target);
+  std::vector<std::string> bundle = {"bundle", "-o", target};
+  for (const auto& f : Flags()) bundle.push_back(f);
+  auto r = RunGpudoctor(bundle, std::chrono::seconds(60), Env());
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("gpudoctor.toml exists"), std::string::npos) << r.err;
+  EXPECT_EQ(ReadFileOrDie(target), before);
+  EXPECT_FALSE(std::filesystem::exists(target + ".partial"));
+
+  // A leftover or concurrent .partial is refused, not removed.
+  std::string out = dir_.path() + "/b.tar.gz";
+  dir_.Write("b.tar.gz.partial", "another bundle\n");
+  bundle[2] = out;
+  r = RunGpudoctor(bundle, std::chrono::seconds(60), Env());
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("b.tar.gz.partial exists (another bundle running?)"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(ReadFileOrDie(out + ".partial"), "another bundle\n");
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
 }  // namespace
 }  // namespace gpudoctor

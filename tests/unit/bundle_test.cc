@@ -14,6 +14,7 @@
 namespace gpudoctor {
 namespace {
 
+using testing::ReadFileOrDie;
 using testing::RunProgram;
 using testing::TempDir;
 
@@ -78,6 +79,41 @@ TEST(TarWriterTest, UnwritableDirectoryIsAnErrorAndAbandonedArchiveLeavesNothing
   }  // no Close(): abandoned
   EXPECT_FALSE(std::filesystem::exists(dir.path() + "/y.tar.gz"));
   EXPECT_FALSE(std::filesystem::exists(dir.path() + "/y.tar.gz.partial"));
+}
+
+TEST(TarWriterTest, ExistingOutputOrPartialIsRefusedAndKept) {
+  TempDir dir;
+  std::string config = dir.path() + "/config.toml";
+  dir.Write("config.toml", "keep me\n");
+  auto w = TarGzWriter::Create(config, 0);
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.status().message().find("config.toml exists"), std::string::npos)
+      << w.status().message();
+  EXPECT_EQ(ReadFileOrDie(config), "keep me\n");
+  EXPECT_FALSE(std::filesystem::exists(config + ".partial"));
+
+  // A .partial that is there belongs to someone else: refused, not removed.
+  dir.Write("b.tar.gz.partial", "another run\n");
+  auto p = TarGzWriter::Create(dir.path() + "/b.tar.gz", 0);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("b.tar.gz.partial exists (another bundle running?)"),
+            std::string::npos)
+      << p.status().message();
+  EXPECT_EQ(ReadFileOrDie(dir.path() + "/b.tar.gz.partial"), "another run\n");
+}
+
+TEST(TarWriterTest, FileAppearingWhileWritingIsNotReplaced) {
+  TempDir dir;
+  std::string out = dir.path() + "/c.tar.gz";
+  auto w = TarGzWriter::Create(out, 0);
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE((*w)->Add("a", "b").ok());
+  dir.Write("c.tar.gz", "appeared\n");
+  Status s = (*w)->Close();
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("appeared meanwhile"), std::string::npos) << s.message();
+  EXPECT_EQ(ReadFileOrDie(out), "appeared\n");
+  EXPECT_FALSE(std::filesystem::exists(out + ".partial"));
 }
 
 TEST(RedactTest, SecretsInConfigAreHidden) {
