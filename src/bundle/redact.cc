@@ -63,6 +63,8 @@ std::string RedactAssignments(std::string s, bool colon = true) {
   for (size_t i = 0; i < s.size(); ++i) {
     if (s[i] != '=' && (s[i] != ':' || !colon)) continue;
     size_t name_end = i;
+    // In TOML lines (colon): inline tables too, { X-Api-Key = "v" }.
+    while (colon && s[i] == '=' && name_end > 0 && s[name_end - 1] == ' ') --name_end;
     size_t name_start = name_end;
     while (name_start > 0 && NameChar(s[name_start - 1])) --name_start;
     if (name_start == name_end || !SecretLookingName(s.substr(name_start, name_end - name_start)))
@@ -71,6 +73,18 @@ std::string RedactAssignments(std::string s, bool colon = true) {
     if (s[i] == ':') {
       if (start < s.size() && s[start] == '/') continue;  // a URL scheme, not NAME:VALUE
       while (start < s.size() && s[start] == ' ') ++start;
+    }
+    if (colon && s[i] == '=') {  // NAME = "value": the whole quoted value
+      while (start < s.size() && s[start] == ' ') ++start;
+      if (start < s.size() && (s[start] == '"' || s[start] == '\'')) {
+        size_t close = s.find(s[start], start + 1);
+        if (close == std::string::npos) close = s.size();
+        ++start;
+        if (close == start || s.compare(start, close - start, kRedacted) == 0) continue;
+        s.replace(start, close - start, kRedacted);
+        i = start + kRedacted.size();
+        continue;
+      }
     }
     size_t end = start;
     while (end < s.size() && s[end] != '"' && s[end] != '\'' && s[end] != ' ' && s[end] != '&' &&

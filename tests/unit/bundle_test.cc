@@ -219,6 +219,16 @@ TEST(RedactTest, MultiLineStringsOfSecretKeysAreHiddenOnEveryLine) {
   EXPECT_EQ(std::count(r.begin(), r.end(), '\n'), 13) << r;
 }
 
+TEST(RedactTest, SecretKeysOfInlineTablesAreHidden) {
+  std::string r = RedactText(
+      "[[notify.webhook]]\n"
+      "headers = { X-Api-Key = \"inline key 1\", X-Team = \"ops\", token='lit-tok' }\n",
+      {});
+  EXPECT_EQ(r.find("inline key 1"), std::string::npos) << r;
+  EXPECT_EQ(r.find("lit-tok"), std::string::npos) << r;
+  EXPECT_NE(r.find("X-Team = \"ops\""), std::string::npos) << r;
+}
+
 TEST(RedactTest, UserinfoEndsAtTheLastAt) {
   std::string r = RedactText("target = \"https://user:p@ss@host.example/x\"\n", {});
   EXPECT_EQ(r.find("ss@"), std::string::npos) << r;
