@@ -9,7 +9,10 @@
 
 #include "bundle/redact.h"
 #include "bundle/tar_writer.h"
+#include "core/settings.h"
 #include "test_util.h"
+#include "watch/history_store.h"
+#include "watch/watch_types.h"
 
 namespace gpudoctor {
 namespace {
@@ -248,6 +251,48 @@ TEST(RedactTest, ExplicitSecretsAreReplacedEverywhere) {
   EXPECT_TRUE(SecretLookingName("GITHUB_TOKEN"));
   EXPECT_FALSE(SecretLookingName("token_file"));
   EXPECT_FALSE(SecretLookingName("min_severity"));
+}
+
+TEST(BundleTest, NotifyEventsOfOlderVersionsShowNoWebhookSecret) {
+  TempDir dir;
+  std::string db = dir.path() + "/history.db";
+  constexpr int64_t kT0 = 1764000000;
+  {
+    auto store = HistoryStore::Open(db, {});
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    auto tick = std::make_shared<TickResult>();
+    tick->unix_ms = kT0 * 1000;
+    // What NotifierHub recorded before it kept only the origin.
+    tick->events.push_back(
+        {kT0 * 1000, "notify_sent", 1, "SN1", "0000:3b:00.0",
+         "webhook https://bob:hunter2@hooks.slack.com/services/T0001/B0002/XyZsecret: opened "
+         "gpu.ecc.dbe (attempt 2)"});
+    tick->events.push_back({kT0 * 1000, "notify_failed", std::nullopt, "", "",
+                            "alertmanager http://am.example:9093/x?token=tok3n: gave up"});
+    (*store)->Append(tick);
+    (*store)->Flush();
+    (*store)->Close();
+  }
+  Report report;
+  Settings settings;
+  BundleInputs in;
+  in.report = &report;
+  in.settings = &settings;
+  in.db_path = db;
+  in.now_unix_s = kT0 + 60;
+  std::string events;
+  for (const BundleMember& m : BuildBundleMembers(in)) {
+    if (m.name == "history/events.json") events = m.content;
+  }
+  ASSERT_NE(events.find("notify_sent"), std::string::npos) << events;
+  for (const char* secret : {"bob", "hunter2", "XyZsecret", "T0001", "tok3n"}) {
+    EXPECT_EQ(events.find(secret), std::string::npos) << secret << "\n" << events;
+  }
+  EXPECT_NE(events.find("webhook https://hooks.slack.com: opened gpu.ecc.dbe (attempt 2)"),
+            std::string::npos)
+      << events;
+  EXPECT_NE(events.find("alertmanager http://am.example:9093: gave up"), std::string::npos)
+      << events;
 }
 
 TEST(BundleTest, DefaultNameHasHostAndUtcTime) {
