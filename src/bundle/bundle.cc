@@ -144,6 +144,8 @@ std::vector<BundleMember> BuildBundleMembers(const BundleInputs& in) {
   out.push_back({"versions.txt", VersionsText(in)});
   out.push_back({"config.toml", ConfigToml(in)});
   AddHistoryMembers(in, out, notes);
+  // Besides the bearer token: URL userinfo and ?token=/NAME=secret in every member (history
+  // events and findings may quote URLs and command lines).
   for (BundleMember& m : out) m.content = RedactText(m.content, in.secrets, /*lines=*/false);
 
   std::string manifest = "gpudoctor bundle\n";

@@ -1,10 +1,31 @@
 // history/*.json of the bundle: read-only queries of the watch database.
+#include <cctype>
 #include <nlohmann/json.hpp>
 
 #include "bundle/bundle_internal.h"
+#include "core/strings.h"
 #include "watch/history_store.h"
 
 namespace gpudoctor {
+namespace {
+
+// Every http(s) URL in `text` reduced to scheme://host[:port]: notification events written by
+// older versions carry the full webhook URL (Slack /services/T/B/SECRET paths, ?token=).
+std::string UrlsToOrigins(std::string text) {
+  for (size_t pos = text.find("://"); pos != std::string::npos; pos = text.find("://", pos + 3)) {
+    size_t start = pos;
+    while (start > 0 && std::isalpha(static_cast<unsigned char>(text[start - 1]))) --start;
+    size_t end = pos + 3;
+    while (end < text.size() && text[end] != ' ' && text[end] != '\t' && text[end] != '\n') ++end;
+    if (end > pos + 3 && text[end - 1] == ':') --end;  // "webhook URL: what"
+    std::string origin = UrlOrigin(std::string_view(text).substr(start, end - start));
+    text.replace(start, end - start, origin);
+    pos = start + origin.size() - 3;
+  }
+  return text;
+}
+
+}  // namespace
 
 const std::vector<std::string>& BundleHistoryMetrics() {
   static const std::vector<std::string> kMetrics = {
@@ -51,7 +72,10 @@ void AddHistoryMembers(const BundleInputs& in, std::vector<BundleMember>& out,
   events["since_unix_s"] = since;
   if (auto e = (*reader)->QueryEvents(since); e.ok()) {
     nlohmann::ordered_json arr = nlohmann::ordered_json::array();
-    for (const HistoryEvent& h : *e) arr.push_back(HistoryEventToJson(h));
+    for (HistoryEvent h : *e) {
+      if (StartsWith(h.kind, "notify")) h.detail = UrlsToOrigins(h.detail);
+      arr.push_back(HistoryEventToJson(h));
+    }
     events["events"] = std::move(arr);
   } else {
     events["error"] = e.status().message();

@@ -1,6 +1,9 @@
 #include "bundle/redact.h"
 
 #include <cctype>
+#include <optional>
+
+#include "core/strings.h"
 
 namespace gpudoctor {
 namespace {
@@ -11,25 +14,23 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 bool NameChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
 }
 
-// scheme://user[:pass]@host -> scheme://<redacted>@host.
+// scheme://user[:pass]@host -> scheme://<redacted>@host. The userinfo ends at the LAST '@' of
+// the authority (a password may contain '@': https://user:p@ss@host).
 std::string RedactUserinfo(std::string s) {
   for (size_t pos = s.find("://"); pos != std::string::npos; pos = s.find("://", pos + 3)) {
     size_t start = pos + 3;
     size_t end = start;
-    while (end < s.size() && s[end] != '/' && s[end] != '@' && s[end] != '"' && s[end] != '\'' &&
-           s[end] != ' ' && s[end] != '?' && s[end] != '#') {
+    while (end < s.size() && s[end] != '/' && s[end] != '"' && s[end] != '\'' && s[end] != ' ' &&
+           s[end] != '?' && s[end] != '#' && s[end] != '\\' && s[end] != '\n') {
       ++end;
     }
-    if (end < s.size() && s[end] == '@' && end > start) {
-      s.replace(start, end - start, kRedacted);
+    size_t at = std::string_view(s).substr(start, end - start).rfind('@');
+    if (at != std::string::npos && at > 0 && s.compare(start, at, kRedacted) != 0) {
+      s.replace(start, at, kRedacted);
     }
   }
   return s;
@@ -56,11 +57,14 @@ std::string RedactSchemes(std::string s) {
   return s;
 }
 
-// NAME=VALUE / NAME:VALUE inside values and query strings, with a secret-looking NAME.
-std::string RedactAssignments(std::string s) {
+// NAME=VALUE / NAME:VALUE (colon only when `colon`) inside values and query strings, with a
+// secret-looking NAME. A value ends at a quote or a backslash too, so JSON escapes stay intact.
+std::string RedactAssignments(std::string s, bool colon = true) {
   for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] != '=' && s[i] != ':') continue;
+    if (s[i] != '=' && (s[i] != ':' || !colon)) continue;
     size_t name_end = i;
+    // In TOML lines (colon): inline tables too, { X-Api-Key = "v" }.
+    while (colon && s[i] == '=' && name_end > 0 && s[name_end - 1] == ' ') --name_end;
     size_t name_start = name_end;
     while (name_start > 0 && NameChar(s[name_start - 1])) --name_start;
     if (name_start == name_end || !SecretLookingName(s.substr(name_start, name_end - name_start)))
@@ -70,9 +74,22 @@ std::string RedactAssignments(std::string s) {
       if (start < s.size() && s[start] == '/') continue;  // a URL scheme, not NAME:VALUE
       while (start < s.size() && s[start] == ' ') ++start;
     }
+    if (colon && s[i] == '=') {  // NAME = "value": the whole quoted value
+      while (start < s.size() && s[start] == ' ') ++start;
+      if (start < s.size() && (s[start] == '"' || s[start] == '\'')) {
+        size_t close = s.find(s[start], start + 1);
+        if (close == std::string::npos) close = s.size();
+        ++start;
+        if (close == start || s.compare(start, close - start, kRedacted) == 0) continue;
+        s.replace(start, close - start, kRedacted);
+        i = start + kRedacted.size();
+        continue;
+      }
+    }
     size_t end = start;
     while (end < s.size() && s[end] != '"' && s[end] != '\'' && s[end] != ' ' && s[end] != '&' &&
-           s[end] != ',' && s[end] != '}' && s[end] != ']' && s[end] != '#') {
+           s[end] != ',' && s[end] != '}' && s[end] != ']' && s[end] != '#' && s[end] != '\\' &&
+           s[end] != '\n') {
       ++end;
     }
     if (end == start || s.compare(start, end - start, kRedacted) == 0) continue;
@@ -82,11 +99,109 @@ std::string RedactAssignments(std::string s) {
   return s;
 }
 
-// key = value with a secret-looking key: the whole value goes.
-std::string RedactTomlLine(const std::string& line) {
+// State carried from line to line of a TOML file.
+struct TomlState {
+  std::string table;               // the last [table] / [[array.of.tables]] header, no brackets
+  std::string ml_delim;            // inside a multi-line string: its closing delimiter
+  bool ml_secret = false;          // ... the value of a secret-looking key
+  bool in_array = false;           // inside an array continued on the next lines
+  bool array_secret = false;       // ... the value of a secret-looking key
+  bool after_secret_flag = false;  // the previous array element was --token, -p, ...
+};
+
+// An argv element naming a secret that follows it: --token, --password, --api-key, -p, -u.
+bool SecretFlag(std::string_view e) {
+  if (e.size() < 2 || e[0] != '-' || e.find('=') != std::string_view::npos) return false;
+  for (std::string_view f : {"-p", "-u", "-U", "--user", "--key", "--sig", "--signature"}) {
+    if (e == f) return true;
+  }
+  return SecretLookingName(e);
+}
+
+// user:pass as one argv element (curl -u bob:hunter2); host:port (digits after ':') is not.
+bool UserPassElement(std::string_view e) {
+  size_t colon = e.find(':');
+  if (colon == 0 || colon == std::string_view::npos || colon + 1 >= e.size()) return false;
+  if (e[0] == '-' || e.find(':', colon + 1) != std::string_view::npos) return false;
+  for (size_t i = 0; i < colon; ++i) {
+    if (!NameChar(e[i])) return false;
+  }
+  bool digits = true;
+  for (size_t i = colon + 1; i < e.size(); ++i) {
+    char c = e[i];
+    if (c == ' ' || c == '\t' || c == '/') return false;
+    digits &= std::isdigit(static_cast<unsigned char>(c)) != 0;
+  }
+  return !digits;
+}
+
+// The quoted elements of (part of) an array from `from` on: the element after a secret flag, a
+// user:pass element. Ends the array state at a ']' outside quotes.
+std::string RedactArrayElements(std::string line, size_t from, TomlState& st) {
+  for (size_t i = from; i < line.size(); ++i) {
+    char q = line[i];
+    if (q == '#') break;  // a comment
+    if (q == ']') {
+      st.in_array = false;
+      st.after_secret_flag = false;
+      break;
+    }
+    if (q != '"' && q != '\'') continue;
+    size_t start = i + 1;
+    size_t end = start;
+    while (end < line.size() && line[end] != q) end += (q == '"' && line[end] == '\\') ? 2 : 1;
+    if (end > line.size()) end = line.size();
+    std::string_view e(line.data() + start, end - start);
+    bool redact = st.after_secret_flag || UserPassElement(e);
+    st.after_secret_flag = !redact && SecretFlag(e);
+    if (redact && e != kRedacted) {
+      line.replace(start, end - start, kRedacted);
+      end = start + kRedacted.size();
+    }
+    i = end;
+  }
+  return line;
+}
+
+// The text of a one-line TOML string value, without its quotes.
+std::optional<std::string> QuotedValue(std::string_view v) {
+  if (v.size() < 2 || (v[0] != '"' && v[0] != '\'')) return std::nullopt;
+  size_t end = v.find(v[0], 1);
+  if (end == std::string_view::npos) return std::nullopt;
+  return std::string(v.substr(1, end - 1));
+}
+
+// key = value: a secret-looking key loses its whole value (on every line it spans); a `url` of
+// a [[notify.*]] table keeps only scheme://host; arrays lose their secret elements.
+std::string RedactTomlLine(const std::string& line, TomlState& st) {
+  if (!st.ml_delim.empty()) {  // inside a multi-line string
+    size_t close = line.find(st.ml_delim);
+    bool secret = st.ml_secret;
+    if (close != std::string::npos) st.ml_delim.clear();
+    if (!secret) return line;
+    return close == std::string::npos ? std::string(kRedacted)
+                                      : std::string(kRedacted) + line.substr(close);
+  }
+  if (st.in_array) {
+    if (st.array_secret) {
+      size_t close = line.find(']');
+      if (close == std::string::npos) return "";
+      st.in_array = st.array_secret = st.after_secret_flag = false;
+      return line.substr(close);
+    }
+    return RedactArrayElements(line, 0, st);
+  }
   size_t p = 0;
   while (p < line.size() && (line[p] == ' ' || line[p] == '\t')) ++p;
-  if (p >= line.size() || line[p] == '#' || line[p] == '[') return line;
+  if (p >= line.size() || line[p] == '#') return line;
+  if (line[p] == '[') {
+    size_t b = line.find_first_not_of('[', p);
+    size_t e = line.find(']', p);
+    st.table = b == std::string::npos || e == std::string::npos || e < b
+                   ? std::string()
+                   : std::string(Trim(std::string_view(line).substr(b, e - b)));
+    return line;
+  }
   size_t eq = line.find('=', p);
   if (eq == std::string::npos) return line;
   std::string key(line.substr(p, eq - p));
@@ -96,8 +211,44 @@ std::string RedactTomlLine(const std::string& line) {
   }
   size_t dot = key.rfind('.');
   std::string last = dot == std::string::npos ? key : key.substr(dot + 1);
-  if (!SecretLookingName(last)) return line;
-  return line.substr(0, eq + 1) + " \"" + std::string(kRedacted) + "\"";
+  std::string_view value = Trim(std::string_view(line).substr(eq + 1));
+  std::string ml;  // the delimiter of a multi-line string opened and not closed on this line
+  if (StartsWith(value, "\"\"\"") || StartsWith(value, "'''")) {
+    ml = std::string(value.substr(0, 3));
+    if (value.substr(3).find(ml) != std::string_view::npos) ml.clear();
+  }
+  if (SecretLookingName(last)) {
+    if (!ml.empty()) {
+      st.ml_delim = ml;
+      st.ml_secret = true;
+      return line.substr(0, eq + 1) + " " + ml + std::string(kRedacted);
+    }
+    if (StartsWith(value, "[") && value.find(']') == std::string_view::npos) {
+      st.in_array = st.array_secret = true;
+      return line.substr(0, eq + 1) + " [\"" + std::string(kRedacted) + "\",";
+    }
+    return line.substr(0, eq + 1) + " \"" + std::string(kRedacted) + "\"";
+  }
+  if (!ml.empty()) {
+    st.ml_delim = ml;
+    st.ml_secret = false;
+    return line;
+  }
+  if (last == "url" && (st.table == "notify" || StartsWith(st.table, "notify."))) {
+    if (auto url = QuotedValue(value)) {
+      std::string origin = UrlOrigin(*url);
+      if (origin != *url) {
+        return line.substr(0, eq + 1) + " \"" + origin + "/" + std::string(kRedacted) + "\"";
+      }
+    }
+    return line;
+  }
+  if (StartsWith(value, "[")) {
+    st.in_array = true;
+    st.array_secret = st.after_secret_flag = false;
+    return RedactArrayElements(line, line.find('[', eq) + 1, st);
+  }
+  return line;
 }
 
 }  // namespace
@@ -113,19 +264,22 @@ bool SecretLookingName(std::string_view name) {
                              "api-key", "auth", "credential", "private_key", "cookie", "pass"}) {
     if (n.find(w) != std::string::npos) return true;
   }
-  return false;
+  // Query parameters and keys: access_key, key, x-api-key, sig, signature, x-amz-signature.
+  return n == "key" || EndsWith(n, "_key") || EndsWith(n, "-key") || EndsWith(n, "apikey") ||
+         n == "sig" || EndsWith(n, "_sig") || EndsWith(n, "-sig") || EndsWith(n, "signature");
 }
 
 std::string RedactText(std::string_view text, const std::vector<std::string>& secrets, bool lines) {
   std::string out;
   out.reserve(text.size());
   size_t start = 0;
-  if (!lines) out = std::string(text);
+  if (!lines) out = RedactAssignments(RedactUserinfo(std::string(text)), /*colon=*/false);
+  TomlState st;
   while (lines && start <= text.size()) {
     size_t nl = text.find('\n', start);
     std::string line(
         text.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start));
-    line = RedactAssignments(RedactSchemes(RedactUserinfo(RedactTomlLine(line))));
+    line = RedactAssignments(RedactSchemes(RedactUserinfo(RedactTomlLine(line, st))));
     out += line;
     if (nl == std::string_view::npos) break;
     out += '\n';

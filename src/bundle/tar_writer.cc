@@ -1,6 +1,7 @@
 #include "bundle/tar_writer.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -79,6 +80,28 @@ Result<std::array<char, 512>> UstarHeader(std::string_view name, uint64_t size, 
   return h;
 }
 
+namespace {
+
+// Moves `from` onto `to` unless `to` exists (a file that appeared while the archive was written
+// is not replaced): renameat2(RENAME_NOREPLACE), or link()+unlink() where the filesystem lacks it.
+Status PublishNoReplace(const std::string& from, const std::string& to) {
+  if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) {
+    return Status::Ok();
+  }
+  if (errno == EEXIST) return IoError(to + " appeared meanwhile; refusing to replace it");
+  if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP) {
+    return IoError("cannot rename " + from + " to " + to + ": " + std::strerror(errno));
+  }
+  if (::link(from.c_str(), to.c_str()) != 0) {
+    if (errno == EEXIST) return IoError(to + " appeared meanwhile; refusing to replace it");
+    return IoError("cannot link " + from + " to " + to + ": " + std::strerror(errno));
+  }
+  ::unlink(from.c_str());
+  return Status::Ok();
+}
+
+}  // namespace
+
 TarGzWriter::TarGzWriter(std::string path, void* gz, int64_t mtime)
     : path_(std::move(path)), gz_(gz), mtime_(mtime) {}
 
@@ -91,8 +114,16 @@ TarGzWriter::~TarGzWriter() {
 Result<std::unique_ptr<TarGzWriter>> TarGzWriter::Create(const std::string& path,
                                                          int64_t mtime_unix_s) {
   std::string partial = path + ".partial";
-  ::unlink(partial.c_str());  // a leftover of an interrupted run of ours
-  int fd = ::open(partial.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  // Never replace what is there: `bundle -o /etc/gpudoctor/config.toml` must not eat the config.
+  struct stat st;
+  if (::lstat(path.c_str(), &st) == 0) {
+    return IoError(path + " exists; refusing to replace it (choose another --output)");
+  }
+  // Exclusive: a .partial that exists is someone's (another bundle running?), not ours to remove.
+  int fd = ::open(partial.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0 && errno == EEXIST) {
+    return IoError(partial + " exists (another bundle running?); remove it if not");
+  }
   if (fd < 0) return IoError("cannot create " + partial + ": " + std::strerror(errno));
   gzFile gz = gzdopen(fd, "wb6");
   if (gz == nullptr) {
@@ -139,9 +170,7 @@ Status TarGzWriter::Close() {
   std::string partial = path_ + ".partial";
   if (s.ok() && rc != Z_OK)
     s = IoError("closing " + partial + ": gzip error " + std::to_string(rc));
-  if (s.ok() && ::rename(partial.c_str(), path_.c_str()) != 0) {
-    s = IoError("cannot rename " + partial + " to " + path_ + ": " + std::strerror(errno));
-  }
+  if (s.ok()) s = PublishNoReplace(partial, path_);
   if (!s.ok()) ::unlink(partial.c_str());
   return s;
 }

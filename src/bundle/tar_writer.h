@@ -5,8 +5,10 @@
 // Names: relative, no "..", no leading "/", at most 100 bytes, or up to 256 bytes when they can be
 // split at a '/' into a ustar prefix (<= 155) and name (<= 100); anything else is refused with
 // invalid_argument naming the member (never silently truncated). Content size < 8 GiB.
-// The archive is written to "<path>.partial" (mode 0600, created exclusively) and renamed onto
-// `path` by Close(), so a failed bundle never leaves a half file under the final name.
+// The archive is written to "<path>.partial" (mode 0600, created exclusively: an existing one is
+// refused, never removed) and moved onto `path` by Close() without replacing anything (an
+// existing `path` is refused by Create, one that appears meanwhile by Close), so a failed bundle
+// never leaves a half file under the final name and a bundle never destroys a file.
 // Not thread-safe.
 #pragma once
 
@@ -26,7 +28,8 @@ Result<std::array<char, 512>> UstarHeader(std::string_view name, uint64_t size, 
 
 class TarGzWriter {
  public:
-  // Errors: io_error naming the path (directory missing, permission, already exists).
+  // Errors: io_error naming the path (directory missing, permission, path or path.partial
+  // already exists).
   static Result<std::unique_ptr<TarGzWriter>> Create(const std::string& path, int64_t mtime_unix_s);
   ~TarGzWriter();  // without Close(): removes the partial file
   TarGzWriter(const TarGzWriter&) = delete;

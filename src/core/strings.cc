@@ -165,4 +165,15 @@ std::string FormatDouble(double v, int decimals) {
   return s;
 }
 
+std::string UrlOrigin(std::string_view url) {
+  size_t sep = url.find("://");
+  std::string_view scheme = sep == std::string_view::npos ? "" : url.substr(0, sep + 3);
+  std::string_view rest = sep == std::string_view::npos ? url : url.substr(sep + 3);
+  std::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
+  if (size_t at = authority.rfind('@'); at != std::string_view::npos) {
+    authority = authority.substr(at + 1);
+  }
+  return std::string(scheme) + std::string(authority);
+}
+
 }  // namespace gpudoctor

@@ -33,6 +33,12 @@ std::optional<double> ParseDouble(std::string_view s);
 // outside text is safe to print and to embed in JSON.
 std::string Sanitize(std::string_view s, size_t max_len = 512);
 
+// "scheme://host[:port]" of a URL: userinfo (up to the last '@' of the authority), path, query
+// and fragment dropped, so a URL that may carry credentials (webhook tokens, user:pass@, Slack
+// /services/T/B/SECRET paths) can be logged or recorded. Without "://" only the authority part
+// (before the first '/', '?' or '#', after the last '@') is kept.
+std::string UrlOrigin(std::string_view url);
+
 // "1.5 GiB", "512 B"; IEC units.
 std::string FormatBytes(uint64_t bytes);
 // Fixed decimals without trailing zeros: 97.25 -> "97.2" with decimals=1.

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "core/strings.h"
 #include "report/report.h"
 
 extern char** environ;
@@ -328,7 +329,8 @@ class NotifierHub::Impl {
       e.serial = g.serial;
       e.pci_bus_id = g.pci_bus_id;
     }
-    std::string target = c.kind == NotifierKind::kExec ? c.argv[0] : c.url;
+    // Only scheme://host[:port] of a URL: its userinfo, path and query may hold credentials.
+    std::string target = c.kind == NotifierKind::kExec ? c.argv[0] : UrlOrigin(c.url);
     e.detail = std::string(NotifierKindName(c.kind)) + " " + target + ": " + job.what +
                (detail.empty() ? "" : " (" + detail + ")");
     std::lock_guard<std::mutex> lock(mu);

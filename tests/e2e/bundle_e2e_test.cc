@@ -30,10 +30,11 @@ class BundleE2eTest : public ::testing::Test {
   void SetUp() override {
     dir_.Write("token", std::string(kToken) + "\n");
     ::chmod((dir_.path() + "/token").c_str(), 0600);
-    dir_.Write("gpudoctor.toml", "[watch]\nlisten = \"off\"\ntoken_file = \"" + dir_.path() +
-                                     "/token\"\n\n[[notify.webhook]]\n"
-                                     "url = \"http://alice:wonderland-pw@127.0.0.1:9/hook\"\n"
-                                     "min_severity = \"crit\"\ntimeout_s = 1\n");
+    dir_.Write("gpudoctor.toml",
+               "[watch]\nlisten = \"off\"\ntoken_file = \"" + dir_.path() +
+                   "/token\"\n\n[[notify.webhook]]\n"
+                   "url = \"http://alice:wonderland-pw@127.0.0.1:9/hook/S3CRETPATH?token=qtok9\"\n"
+                   "min_severity = \"crit\"\ntimeout_s = 1\n");
   }
   std::vector<std::string> Flags() const {
     return {"--config",    dir_.path() + "/gpudoctor.toml",
@@ -109,7 +110,7 @@ TEST_F(BundleE2eTest, BundleOfWatchedNodeHasEveryMemberAndNoSecret) {
   EXPECT_TRUE(metrics["series"].contains("gpudoctor_host_cpu_busy_ratio")) << metrics.dump(2);
 
   std::string config = ReadFileOrDie(x + "/config.toml");
-  EXPECT_NE(config.find("http://<redacted>@127.0.0.1:9/hook"), std::string::npos) << config;
+  EXPECT_NE(config.find("url = \"http://127.0.0.1:9/<redacted>\""), std::string::npos) << config;
   EXPECT_NE(config.find("min_severity = \"crit\""), std::string::npos) << config;
   std::string manifest = ReadFileOrDie(x + "/MANIFEST.txt");
   EXPECT_NE(manifest.find("history/metrics.json"), std::string::npos) << manifest;
@@ -121,6 +122,8 @@ TEST_F(BundleE2eTest, BundleOfWatchedNodeHasEveryMemberAndNoSecret) {
     std::string body = ReadFileOrDie(e.path().string());
     EXPECT_EQ(body.find(kToken), std::string::npos) << e.path();
     EXPECT_EQ(body.find("wonderland-pw"), std::string::npos) << e.path();
+    EXPECT_EQ(body.find("S3CRETPATH"), std::string::npos) << e.path();
+    EXPECT_EQ(body.find("qtok9"), std::string::npos) << e.path();
   }
 }
 
@@ -154,6 +157,30 @@ TEST_F(BundleE2eTest, UnwritableOutputExits3) {
   auto r = RunGpudoctor(bundle, std::chrono::seconds(60), Env());
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_NE(r.err.find("no/such/dir/b.tar.gz.partial"), std::string::npos) << r.err;
+}
+
+TEST_F(BundleE2eTest, ExistingOutputIsNotReplacedAndExits3) {
+  // As root, `bundle -o /etc/gpudoctor/config.toml` must not destroy the config.
+  std::string target = dir_.path() + "/gpudoctor.toml";
+  std::string before = ReadFileOrDie(target);
+  std::vector<std::string> bundle = {"bundle", "-o", target};
+  for (const auto& f : Flags()) bundle.push_back(f);
+  auto r = RunGpudoctor(bundle, std::chrono::seconds(60), Env());
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("gpudoctor.toml exists"), std::string::npos) << r.err;
+  EXPECT_EQ(ReadFileOrDie(target), before);
+  EXPECT_FALSE(std::filesystem::exists(target + ".partial"));
+
+  // A leftover or concurrent .partial is refused, not removed.
+  std::string out = dir_.path() + "/b.tar.gz";
+  dir_.Write("b.tar.gz.partial", "another bundle\n");
+  bundle[2] = out;
+  r = RunGpudoctor(bundle, std::chrono::seconds(60), Env());
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("b.tar.gz.partial exists (another bundle running?)"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(ReadFileOrDie(out + ".partial"), "another bundle\n");
+  EXPECT_FALSE(std::filesystem::exists(out));
 }
 
 }  // namespace

@@ -118,6 +118,24 @@ TEST(NotifierTest, WebhookFiringAndResolvedInAlertmanagerFormat) {
   EXPECT_EQ(*ev[0].gpu_index, 1);
 }
 
+TEST(NotifierTest, RecordedEventsShowOnlyTheOriginOfTheUrl) {
+  Receiver rx;
+  std::string url = rx.url("/services/T0001/B0002/XyZsecret?token=tok3n&x=1");
+  url.replace(url.find("://") + 3, 0, "bob:hunter2@");
+  auto hub = NotifierHub::Create({{NotifierKind::kWebhook, url, {}, Severity::kWarn, 5}},
+                                 {.hostname = "node1"});
+  ASSERT_TRUE(hub.ok());
+  (*hub)->OnTransitions(
+      Transition(TransitionKind::kOpened, MakeTracked("gpu.ecc.dbe", Severity::kCrit, 1)));
+  auto ev = WaitEvents(**hub, 1);
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].kind, "notify_sent");
+  EXPECT_NE(ev[0].detail.find(rx.url("")), std::string::npos) << ev[0].detail;
+  for (const char* secret : {"bob", "hunter2", "XyZsecret", "tok3n", "services"}) {
+    EXPECT_EQ(ev[0].detail.find(secret), std::string::npos) << secret << ": " << ev[0].detail;
+  }
+}
+
 TEST(NotifierTest, MinSeveritySilenceAndAck) {
   Receiver rx;
   auto hub = NotifierHub::Create({{NotifierKind::kWebhook, rx.url(), {}, Severity::kCrit, 5}}, {});

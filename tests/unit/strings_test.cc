@@ -54,5 +54,16 @@ TEST(StringsTest, FormatBytesAndDouble) {
   EXPECT_EQ(FormatDouble(3.0, 2), "3");
 }
 
+TEST(StringsTest, UrlOriginDropsUserinfoPathAndQuery) {
+  EXPECT_EQ(UrlOrigin("https://hooks.slack.com/services/T0001/B0002/XyZsecret"),
+            "https://hooks.slack.com");
+  EXPECT_EQ(UrlOrigin("http://bob:hunter2@am.example:9093/api?token=x"), "http://am.example:9093");
+  EXPECT_EQ(UrlOrigin("https://user:p@ss@host.example/x"), "https://host.example");
+  EXPECT_EQ(UrlOrigin("https://h.example?access_key=AKIA#frag"), "https://h.example");
+  EXPECT_EQ(UrlOrigin("http://[::1]:8080/hook"), "http://[::1]:8080");
+  EXPECT_EQ(UrlOrigin("u:pw@host/path"), "host");
+  EXPECT_EQ(UrlOrigin(""), "");
+}
+
 }  // namespace
 }  // namespace gpudoctor
