@@ -18,7 +18,10 @@ ProbeOutput RunNicProbe(const ProbeContext& ctx) {
   if (!second.ok()) return ProbeFailed(second.status().message());
   ProbeOutput out;
   if (!first->sample) {
-    out = ProbeSkipped("first sample of a watch: rates from the next tick");
+    // First run of a watch: link state, speed and totals now (a link that is down is a finding
+    // from the first tick); rates and deltas from the next run.
+    auto nics = NicFactsBetween({}, *second, 0);
+    out = ProbeOk([nics = std::move(nics)](Snapshot& s) { s.network.nics = nics; });
   } else {
     double window_s = std::chrono::duration<double>(t1 - first->at).count();
     auto nics = NicFactsBetween(*first->sample, *second, window_s);

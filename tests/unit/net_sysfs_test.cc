@@ -6,12 +6,17 @@
 #include <gtest/gtest.h>
 
 #include "core/root_fs.h"
+#include "core/settings.h"
 #include "net/infiniband_sysfs.h"
 #include "net/nic_sysfs.h"
+#include "probes/probe.h"
 #include "rules/engine.h"
 #include "test_util.h"
 
 namespace gpudoctor {
+
+ProbeOutput RunNicProbe(const ProbeContext& ctx);
+
 namespace {
 
 RootFs FixtureFs(const char* state) {
@@ -85,6 +90,30 @@ TEST(NicSysfsTest, LinkSpeedParsing) {
   EXPECT_FALSE(ParseLinkSpeedMbps("0"));
   EXPECT_FALSE(ParseLinkSpeedMbps("4294967295000"));
   EXPECT_FALSE(ParseLinkSpeedMbps("fast"));
+}
+
+// The first run of a watch has no previous sample: link state, speed and totals now (eth2's
+// missing carrier is a finding from the first tick), no rates or deltas until the next run.
+TEST(NicProbeTest, FirstWatchRunReportsLevelsWithoutRates) {
+  auto settings = std::make_shared<Settings>();
+  settings->fs = FixtureFs("t1");
+  ProbeContext ctx{settings, SteadyClock::now() + std::chrono::seconds(5)};
+  ctx.continuous = true;
+  ProbeOutput out = RunNicProbe(ctx);
+  ASSERT_EQ(out.state, ProbeState::kOk) << out.reason;
+  EXPECT_NE(out.next, nullptr);
+  Snapshot snap;
+  out.apply(snap);
+  ASSERT_TRUE(snap.network.nics.has_value());
+  for (const NicFacts& n : *snap.network.nics) {
+    EXPECT_FALSE(n.rx_bytes_per_s) << n.name;
+    EXPECT_FALSE(n.carrier_changes_delta) << n.name;
+  }
+  auto findings = EvaluateRules(snap, Thresholds());
+  auto link = WithId(findings, "net.link");
+  ASSERT_EQ(link.size(), 1u);
+  EXPECT_EQ(link[0]->subject, "eth2");
+  EXPECT_TRUE(WithId(findings, "net.nic.saturated").empty());
 }
 
 TEST(NicRulesTest, SaturatedErrorsAndLinkFindings) {
