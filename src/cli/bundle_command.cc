@@ -9,13 +9,11 @@
 
 #include "bundle/bundle.h"
 #include "bundle/tar_writer.h"
+#include "check/run_check.h"
 #include "cli/commands.h"
 #include "config/config.h"
 #include "core/hostname.h"
-#include "probes/registry.h"
-#include "probes/runner.h"
 #include "report/report.h"
-#include "rules/engine.h"
 #include "watch/http_server.h"
 
 namespace gpudoctor {
@@ -62,14 +60,7 @@ int BundleCommand(const CliOptions& o) {
     in.secrets.emplace_back(env);
   }
 
-  TimePoint deadline = start + std::chrono::duration_cast<SteadyClock::duration>(
-                                   std::chrono::duration<double>(settings->deadline_s));
-  Report report;
-  report.snapshot = RunProbes(EnabledProbes(*settings), settings, deadline);
-  report.findings = EvaluateRules(report.snapshot, settings->thresholds);
-  SortFindings(report.findings);
-  report.duration_ms =
-      std::chrono::duration<double, std::milli>(SteadyClock::now() - start).count();
+  Report report = RunCheck(settings, start);
   in.report = &report;
 
   std::string host = report.snapshot.hostname.empty() ? LocalHostname() : report.snapshot.hostname;

@@ -1,11 +1,9 @@
 // `gpudoctor check`: run every enabled probe under the deadline, judge, report.
 #include <cstdio>
 
+#include "check/run_check.h"
 #include "cli/commands.h"
-#include "probes/registry.h"
-#include "probes/runner.h"
 #include "report/report.h"
-#include "rules/engine.h"
 
 namespace gpudoctor {
 namespace {
@@ -31,16 +29,7 @@ int CheckCommand(const CliOptions& o) {
     if (InSchedulerMode(o)) return FinishSchedulerMode(o, {}, settings.status().message());
     return CouldNotRun(settings.status().message());
   }
-  std::shared_ptr<const Settings> shared = *settings;
-  TimePoint deadline = start + std::chrono::duration_cast<SteadyClock::duration>(
-                                   std::chrono::duration<double>(shared->deadline_s));
-
-  Report report;
-  report.snapshot = RunProbes(EnabledProbes(*shared), shared, deadline);
-  report.findings = EvaluateRules(report.snapshot, shared->thresholds);
-  SortFindings(report.findings);
-  report.duration_ms =
-      std::chrono::duration<double, std::milli>(SteadyClock::now() - start).count();
+  Report report = RunCheck(*settings, start);
 
   if (InSchedulerMode(o)) return FinishCheckForScheduler(o, report);
   std::string out = o.json ? RenderJson(report) : RenderText(report, UseColor(o));

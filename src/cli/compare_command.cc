@@ -4,13 +4,11 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "check/run_check.h"
 #include "cli/commands.h"
 #include "core/root_fs.h"
-#include "probes/registry.h"
-#include "probes/runner.h"
 #include "report/compare.h"
 #include "report/report.h"
-#include "rules/engine.h"
 
 namespace gpudoctor {
 namespace {
@@ -46,15 +44,7 @@ int CompareCommand(const CliOptions& o) {
   } else {
     auto settings = BuildSettings(o);
     if (!settings.ok()) return CouldNotRun(settings.status().message());
-    std::shared_ptr<const Settings> shared = *settings;
-    TimePoint start = SteadyClock::now();
-    Report report;
-    report.snapshot = RunProbes(EnabledProbes(*shared), shared,
-                                start + std::chrono::duration_cast<SteadyClock::duration>(
-                                            std::chrono::duration<double>(shared->deadline_s)));
-    report.findings = EvaluateRules(report.snapshot, shared->thresholds);
-    SortFindings(report.findings);
-    after = nlohmann::json::parse(RenderJson(report), nullptr, false);
+    after = nlohmann::json::parse(RenderJson(RunCheck(*settings)), nullptr, false);
   }
   auto c = CompareReports(*before, after);
   if (!c.ok()) return CouldNotRun(c.status().message());

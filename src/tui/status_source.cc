@@ -2,10 +2,8 @@
 
 #include <chrono>
 
-#include "probes/registry.h"
-#include "probes/runner.h"
+#include "check/run_check.h"
 #include "report/report.h"
-#include "rules/engine.h"
 
 #ifdef GPUDOCTOR_HAVE_CURL
 #include <curl/curl.h>
@@ -15,16 +13,7 @@ namespace gpudoctor {
 
 StatusFetcher LocalStatusFetcher(std::shared_ptr<const Settings> settings) {
   return [settings]() -> Result<nlohmann::json> {
-    TimePoint start = SteadyClock::now();
-    TimePoint deadline = start + std::chrono::duration_cast<SteadyClock::duration>(
-                                     std::chrono::duration<double>(settings->deadline_s));
-    Report report;
-    report.snapshot = RunProbes(EnabledProbes(*settings), settings, deadline);
-    report.findings = EvaluateRules(report.snapshot, settings->thresholds);
-    SortFindings(report.findings);
-    report.duration_ms =
-        std::chrono::duration<double, std::milli>(SteadyClock::now() - start).count();
-    auto j = nlohmann::json::parse(RenderJson(report), nullptr, false);
+    auto j = nlohmann::json::parse(RenderJson(RunCheck(settings)), nullptr, false);
     if (j.is_discarded()) return Internal("the report did not render as JSON");
     return j;
   };

@@ -18,14 +18,16 @@ const std::map<std::string, std::set<std::string>>& Forbidden() {
       // core is the bottom: it includes nothing of ours but itself.
       {"core",
        {"config", "facts", "findings", "parsers", "kmsg", "net", "nvml", "probes", "rules",
-        "report", "watch", "fleet", "plan", "tui", "cli", "metrics"}},
+        "report", "watch", "fleet", "plan", "tui", "cli", "metrics", "check"}},
       {"facts", {"config", "nvml", "probes", "rules", "report", "watch", "fleet", "cli", "kmsg"}},
       {"findings", {"config", "nvml", "probes", "rules", "report", "watch", "fleet", "cli"}},
       {"parsers", {"config", "nvml", "probes", "rules", "report", "watch", "fleet", "cli"}},
       // rules judge facts: no sources (NVML, probes) and nothing above them.
-      {"rules", {"nvml", "probes", "report", "watch", "fleet", "cli", "config", "tui"}},
+      {"rules", {"nvml", "probes", "report", "watch", "fleet", "cli", "config", "tui", "check"}},
       // probes gather: no judging, no output.
-      {"probes", {"rules", "report", "watch", "fleet", "cli", "tui"}},
+      {"probes", {"rules", "report", "watch", "fleet", "cli", "tui", "check"}},
+      // check runs probes and rules once: nothing above it.
+      {"check", {"watch", "fleet", "cli", "tui", "sched", "bundle"}},
       {"nvml", {"rules", "probes", "report", "watch", "fleet", "cli"}},
       {"metrics", {"rules", "probes", "nvml", "watch", "fleet", "cli"}},
       // fleet reads reports and series of many nodes: no local probing, no CLI.
