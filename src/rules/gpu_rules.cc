@@ -19,24 +19,6 @@ namespace {
 
 namespace n = gpu_codes;
 
-GpuRef RefOf(const GpuFacts& g) {
-  GpuRef r;
-  r.index = g.index;
-  r.uuid = g.uuid;
-  r.pci_bus_id = g.pci_bus_id;
-  r.serial = g.serial;
-  r.name = g.name;
-  return r;
-}
-
-Finding GpuFinding(std::string_view id, Severity sev, const GpuFacts& g, std::string summary) {
-  Finding f = MakeFinding(id, sev, "GPU " + std::to_string(g.index) + ": " + summary);
-  f.gpu = RefOf(g);
-  if (!g.serial.empty()) f.Add("serial", g.serial);
-  if (!g.pci_bus_id.empty()) f.Add("pci_bus_id", g.pci_bus_id);
-  return f;
-}
-
 // Appends `item` to a separated list.
 void Append(std::string& list, const std::string& item, const char* sep = ",") {
   if (!list.empty()) list += sep;

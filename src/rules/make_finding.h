@@ -4,6 +4,7 @@
 #include <string>
 #include <string_view>
 
+#include "facts/gpu_facts.h"
 #include "findings/finding.h"
 
 namespace gpudoctor {
@@ -15,5 +16,10 @@ Finding MakeFinding(std::string_view id, Severity severity, std::string summary)
 // For entries whose next steps are one per verdict ("`local`: ...", "`tls`: ..."): keeps only
 // the steps of `verdict`, without their label, so the advice fits the conclusion reached.
 void KeepStepsFor(Finding& f, std::string_view verdict);
+
+// The GPU a finding is about, from its facts (index, UUID, bus id, serial, name).
+GpuRef RefOf(const GpuFacts& g);
+// MakeFinding about one GPU: summary prefixed "GPU N: ", gpu set, serial and bus id in evidence.
+Finding GpuFinding(std::string_view id, Severity sev, const GpuFacts& g, std::string summary);
 
 }  // namespace gpudoctor

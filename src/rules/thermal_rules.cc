@@ -39,19 +39,9 @@ void InletRule(const TemperatureSensor& s, const Thresholds& t, std::vector<Find
 
 void GpuAlarmRule(const GpuFacts& g, double alarm_c, std::vector<Finding>& out) {
   if (!g.temp_c || *g.temp_c < alarm_c) return;
-  Finding f =
-      MakeFinding("gpu.temp.absolute", Severity::kWarn,
-                  "GPU " + std::to_string(g.index) + ": " + std::to_string(*g.temp_c) +
-                      " C, at or above the alarm temperature " + FormatDouble(alarm_c, 0) + " C");
-  GpuRef r;
-  r.index = g.index;
-  r.uuid = g.uuid;
-  r.pci_bus_id = g.pci_bus_id;
-  r.serial = g.serial;
-  r.name = g.name;
-  f.gpu = r;
-  if (!g.serial.empty()) f.Add("serial", g.serial);
-  if (!g.pci_bus_id.empty()) f.Add("pci_bus_id", g.pci_bus_id);
+  Finding f = GpuFinding("gpu.temp.absolute", Severity::kWarn, g,
+                         std::to_string(*g.temp_c) + " C, at or above the alarm temperature " +
+                             FormatDouble(alarm_c, 0) + " C");
   f.Add("temp_c", *g.temp_c).Add("alarm_c", alarm_c);
   if (g.temp_slowdown_c) f.Add("slowdown_temp_c", *g.temp_slowdown_c);
   out.push_back(std::move(f));
