@@ -92,6 +92,37 @@ const char* kFastLifecycle =
     "[finding.\"gpu.thermal\"]\nfor_s = 0\nresolve_after_s = 1\n"
     "[finding.\"gpu.hw_slowdown\"]\nfor_s = 0\nresolve_after_s = 1\n";
 
+// A webhook receiver on 127.0.0.1: keeps every POSTed body (parsed JSON) to /hook. Stops and
+// joins its thread when destroyed.
+class WebhookReceiver {
+ public:
+  WebhookReceiver() {
+    server_.Post("/hook", [this](const httplib::Request& req, httplib::Response& res) {
+      std::lock_guard<std::mutex> lock(mu_);
+      bodies_.push_back(json::parse(req.body, nullptr, false));
+      res.set_content("ok", "text/plain");
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+  }
+  ~WebhookReceiver() {
+    server_.stop();
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/hook"; }
+  std::vector<json> Bodies() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return bodies_;
+  }
+
+ private:
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+  std::mutex mu_;
+  std::vector<json> bodies_;
+};
+
 class HttpE2eTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -285,23 +316,12 @@ TEST_F(HttpE2eTest, AlertmanagerAlertFiresAndResolvesWithTheFault) {
 }
 
 TEST_F(HttpE2eTest, WebhookSeesFiringAndResolved) {
-  httplib::Server rx;
-  std::mutex mu;
-  std::vector<json> got;
-  rx.Post("/hook", [&](const httplib::Request& req, httplib::Response& res) {
-    std::lock_guard<std::mutex> lock(mu);
-    got.push_back(json::parse(req.body, nullptr, false));
-    res.set_content("ok", "text/plain");
-  });
-  int rx_port = rx.bind_to_any_port("127.0.0.1");
-  std::thread t([&] { rx.listen_after_bind(); });
-  StartWatch(
-      "h100_busy.scenario", "",
-      "\n[[notify.webhook]]\nurl = \"http://127.0.0.1:" + std::to_string(rx_port) + "/hook\"\n");
+  WebhookReceiver rx;
+  StartWatch("h100_busy.scenario", "", "\n[[notify.webhook]]\nurl = \"" + rx.url() + "\"\n");
   // Index of the first payload with `status` that carries gpu.thermal on GPU 3 (GPU 2 of the
   // scenario runs warm too and may ride in the same payload), and that alert.
   auto thermal = [&](const char* status, json* alert = nullptr) {
-    std::lock_guard<std::mutex> lock(mu);
+    std::vector<json> got = rx.Bodies();
     for (size_t i = 0; i < got.size(); ++i) {
       if (got[i]["status"] != status) continue;
       for (const auto& a : got[i]["alerts"]) {
@@ -317,12 +337,10 @@ TEST_F(HttpE2eTest, WebhookSeesFiringAndResolved) {
   bool fired = WaitFor([&] { return thermal("firing") >= 0; }, 20);
   SetScenario("h100_busy.scenario");
   bool resolved = fired && WaitFor([&] { return thermal("resolved") >= 0; }, 20);
-  rx.stop();
-  t.join();
   ASSERT_TRUE(fired) << watch_->Log();
   ASSERT_TRUE(resolved) << watch_->Log();
   json firing, res;
-  EXPECT_EQ(got[thermal("firing", &firing)]["version"], "4");
+  EXPECT_EQ(rx.Bodies()[thermal("firing", &firing)]["version"], "4");
   EXPECT_EQ(firing["status"], "firing");
   EXPECT_FALSE(firing["annotations"]["next_steps"].get<std::string>().empty());
   thermal("resolved", &res);
@@ -354,21 +372,11 @@ TEST_F(HttpE2eTest, TokenFromFile) {
 // The real daemon: `gpudoctor watch` with [watch] listen, dcgm_compat and a [[notify.webhook]]
 // from the config file serves /metrics and the history, and the webhook sees the finding open.
 TEST_F(HttpE2eTest, RealWatchServesMetricsHistoryAndNotifies) {
-  httplib::Server rx;
-  std::mutex mu;
-  std::vector<json> got;
-  rx.Post("/hook", [&](const httplib::Request& req, httplib::Response& res) {
-    std::lock_guard<std::mutex> lock(mu);
-    got.push_back(json::parse(req.body, nullptr, false));
-    res.set_content("ok", "text/plain");
-  });
-  int rx_port = rx.bind_to_any_port("127.0.0.1");
-  std::thread t([&] { rx.listen_after_bind(); });
+  WebhookReceiver rx;
   port_ = FreePort();
   std::ofstream(dir_ + "/gpudoctor.toml")
       << "[watch]\nlisten = \"127.0.0.1:" << port_ << "\"\ndcgm_compat = true\n\n"
-      << "[[notify.webhook]]\nurl = \"http://127.0.0.1:" << rx_port
-      << "/hook\"\nmin_severity = \"crit\"\n";
+      << "[[notify.webhook]]\nurl = \"" << rx.url() << "\"\nmin_severity = \"crit\"\n";
   watch_ = std::make_unique<Child>(
       std::vector<std::string>{GPUDOCTOR_BIN, "watch", "--config", dir_ + "/gpudoctor.toml", "--db",
                                dir_ + "/h.db", "--probes", "nvml,pci_gpu", "--nvml-lib",
@@ -380,13 +388,9 @@ TEST_F(HttpE2eTest, RealWatchServesMetricsHistoryAndNotifies) {
   ASSERT_TRUE(
       WaitFor([&] { return watch_->Log().find("http: listening") != std::string::npos; }, 30))
       << watch_->Log();
-  bool notified = WaitFor(
-      [&] {
-        std::lock_guard<std::mutex> lock(mu);
-        return !got.empty();
-      },
-      20);
+  bool notified = WaitFor([&] { return !rx.Bodies().empty(); }, 20);
   ASSERT_TRUE(notified) << watch_->Log();
+  std::vector<json> got = rx.Bodies();
   EXPECT_EQ(got[0]["status"], "firing");
   EXPECT_EQ(got[0]["alerts"][0]["labels"]["id"], "gpu.ecc.dbe");
   int status = 0;
@@ -405,8 +409,6 @@ TEST_F(HttpE2eTest, RealWatchServesMetricsHistoryAndNotifies) {
   EXPECT_TRUE(
       WaitFor([&] { return watch_->Log().find("notify_sent webhook") != std::string::npos; }, 10))
       << watch_->Log();
-  rx.stop();
-  t.join();
 }
 
 }  // namespace
