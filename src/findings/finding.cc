@@ -39,6 +39,61 @@ std::optional<Severity> ParseSeverity(std::string_view s) {
   return std::nullopt;
 }
 
+namespace {
+struct ActionText {
+  Action action;
+  const char* name;
+  const char* phrase;
+};
+constexpr ActionText kActionTexts[] = {
+    {Action::kNone, "none", "nothing to do"},
+    {Action::kWatch, "watch", "keep an eye on it"},
+    {Action::kFixConfig, "fix_config", "fix the configuration"},
+    {Action::kContactProvider, "contact_provider",
+     "contact the provider (network, power or cooling outside the box)"},
+    {Action::kRestartApp, "restart_app", "restart the application"},
+    {Action::kResetGpu, "reset_gpu", "reset the GPU when it is idle"},
+    {Action::kReboot, "reboot", "reboot the node"},
+    {Action::kDrainReset, "drain_reset", "drain the node, then reset the GPU or reboot"},
+    {Action::kInspectHardware, "inspect_hardware",
+     "drain the node and inspect the hardware (reseat, swap test, RMA check)"},
+};
+}  // namespace
+
+const char* ActionName(Action a) {
+  for (const auto& t : kActionTexts) {
+    if (t.action == a) return t.name;
+  }
+  return "unknown";
+}
+
+const char* ActionPhrase(Action a) {
+  for (const auto& t : kActionTexts) {
+    if (t.action == a) return t.phrase;
+  }
+  return "unknown";
+}
+
+std::optional<Action> ParseAction(std::string_view s) {
+  for (const auto& t : kActionTexts) {
+    if (s == t.name) return t.action;
+  }
+  return std::nullopt;
+}
+
+bool NeedsNodeOutOfService(Action a) {
+  return a == Action::kResetGpu || a == Action::kReboot || a == Action::kDrainReset ||
+         a == Action::kInspectHardware;
+}
+
+Action WorstAction(const std::vector<Finding>& findings) {
+  Action worst = Action::kNone;
+  for (const auto& f : findings) {
+    if (static_cast<int>(f.action) > static_cast<int>(worst)) worst = f.action;
+  }
+  return worst;
+}
+
 Finding& Finding::Add(std::string name, int64_t v) {
   evidence.push_back({std::move(name), v});
   return *this;

@@ -16,9 +16,31 @@ namespace gpudoctor {
 enum class Layer { kNetwork = 0, kHardware = 1, kSoftware = 2, kResources = 3 };
 enum class Severity { kInfo = 0, kWarn = 1, kCrit = 2 };
 
+// What the operator must do about a finding, in rising order of disruption (WorstAction picks
+// the highest). Everything that acts (Slurm drain, NPD conditions, alert routing, fleet's card
+// verdicts) reads the action, never the raw severity.
+enum class Action {
+  kNone = 0,         // nothing: informational
+  kWatch,            // keep an eye on it; no change needed now
+  kFixConfig,        // change a setting (config, persistence mode, power limit, ...)
+  kContactProvider,  // outside the box: network path, power, cooling, the hosting provider
+  kRestartApp,       // the application must be restarted; the node and GPU are fine
+  kResetGpu,         // reset the GPU (nvidia-smi -r) when it is idle
+  kReboot,           // reboot the node
+  kDrainReset,       // take the node out of service, then reset the GPU or reboot
+  kInspectHardware,  // node out: reseat, swap test, RMA check
+};
+
 const char* LayerName(Layer layer);      // "network", "hardware", "software", "resources"
 const char* SeverityName(Severity sev);  // "info", "warn", "crit"
 std::optional<Severity> ParseSeverity(std::string_view s);
+const char* ActionName(Action a);  // "none", "watch", "fix_config", ..., "inspect_hardware"
+std::optional<Action> ParseAction(std::string_view s);
+// One line for an operator: "reset the GPU when it is idle".
+const char* ActionPhrase(Action a);
+// True for actions that need the node out of service (reset_gpu, reboot, drain_reset,
+// inspect_hardware): the only ones that may drain a Slurm node or mark a Kubernetes node.
+bool NeedsNodeOutOfService(Action a);
 
 // One piece of evidence. The unit is part of the name (busy_pct, used_bytes, stuck_s).
 struct EvidenceItem {
@@ -38,6 +60,9 @@ struct Finding {
   std::string id;
   Layer layer = Layer::kResources;
   Severity severity = Severity::kInfo;
+  // Defaults to the catalogue entry's action (MakeFinding); a rule may set another where the
+  // evidence decides it (an Xid's code, Xid 94/95 reset tails, Xid 154's recovery action).
+  Action action = Action::kNone;
   std::string summary;
   std::vector<EvidenceItem> evidence;
   std::vector<std::string> next_steps;
@@ -57,5 +82,7 @@ struct Finding {
 
 // Highest severity, or nullopt for no findings.
 std::optional<Severity> WorstSeverity(const std::vector<Finding>& findings);
+// Most disruptive action among the findings; kNone for none.
+Action WorstAction(const std::vector<Finding>& findings);
 
 }  // namespace gpudoctor

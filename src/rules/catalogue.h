@@ -23,6 +23,7 @@ struct CatalogueEntry {
   std::string_view id;  // stable: "host.disk.full"
   Layer layer;
   Severity max_severity;         // the worst severity this id can carry
+  Action action;                 // what to do by default; a rule may decide per instance
   std::string_view title;        // short: "Filesystem nearly full"
   std::string_view description;  // what it means and why it matters, a few sentences
   std::vector<std::string_view> next_steps;

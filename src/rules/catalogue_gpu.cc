@@ -9,6 +9,7 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
       {"gpu.none",
        Layer::kHardware,
        Severity::kInfo,
+       Action::kNone,
        "No NVIDIA GPU or driver found",
        "No NVIDIA driver library (libnvidia-ml) could be loaded and no NVIDIA GPU is visible on "
        "the PCI bus. On a GPU server this means the cards or the driver are not there at all; on "
@@ -20,6 +21,7 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
       {"driver.not_loaded",
        Layer::kSoftware,
        Severity::kCrit,
+       Action::kFixConfig,
        "NVIDIA driver not loaded",
        "NVIDIA GPUs are on the PCI bus but the driver is not usable: the NVML library is missing "
        "or reports that the kernel module is not loaded. No CUDA program can run.",
@@ -31,6 +33,7 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
       {"driver.mismatch",
        Layer::kSoftware,
        Severity::kCrit,
+       Action::kReboot,
        "Driver library and kernel module versions differ",
        "NVML returned LIB_RM_VERSION_MISMATCH: the user-space driver libraries and the loaded "
        "kernel module come from different driver versions, typically after a driver upgrade "
@@ -43,6 +46,7 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
       {"driver.no_permission",
        Layer::kSoftware,
        Severity::kWarn,
+       Action::kFixConfig,
        "No permission to use the NVIDIA driver",
        "NVML refused access (NO_PERMISSION or OPERATING_SYSTEM): the /dev/nvidia* device nodes "
        "are not accessible to this user, or a container/cgroup blocks them.",
@@ -53,6 +57,7 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
       {"driver.nvml_init_failed",
        Layer::kSoftware,
        Severity::kCrit,
+       Action::kReboot,
        "NVML could not be initialised",
        "The NVIDIA management library loaded but failed to initialise or enumerate GPUs, or it "
        "lacks functions every supported driver has. Monitoring and most tools (nvidia-smi, DCGM) "
@@ -63,6 +68,7 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
       {"driver.nvml_hang",
        Layer::kSoftware,
        Severity::kCrit,
+       Action::kDrainReset,
        "NVML call hung",
        "An NVML call did not return within the deadline and was abandoned: the classic "
        "\"nvidia-smi hangs\" case. The driver is stuck on this GPU (often GSP timeouts, Xid "
@@ -75,6 +81,7 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
       {"gpu.not_in_container",
        Layer::kHardware,
        Severity::kInfo,
+       Action::kFixConfig,
        "GPU on the bus but hidden from this container",
        "The card is on the PCI bus (sysfs is not namespaced, so a container sees every card of "
        "the node) but neither NVML nor /proc/driver/nvidia/gpus lists it: the NVIDIA container "
@@ -88,6 +95,7 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
       {"gpu.nvml_error",
        Layer::kHardware,
        Severity::kCrit,
+       Action::kDrainReset,
        "The driver refuses the GPU",
        "NVML answered a call on this GPU with an error that is a fault in its own right "
        "(nvml.md §4.1): INSUFFICIENT_POWER (8, auxiliary power missing), IRQ_ISSUE (11, "
@@ -102,6 +110,7 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
       {"driver.persistence_off",
        Layer::kSoftware,
        Severity::kWarn,
+       Action::kFixConfig,
        "Persistence mode off",
        "Without persistence the driver tears GPU state down when the last client exits and "
        "re-initialises it (with ECC scrubbing, 1-3 s per GPU) on the next use: nvidia-smi and the "
@@ -112,6 +121,7 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
       {"driver.version",
        Layer::kSoftware,
        Severity::kWarn,
+       Action::kFixConfig,
        "Inconsistent driver or firmware versions",
        "Components that should agree report different versions: the NVML library and the driver, "
        "the loaded kernel module and the user-space driver, or GPUs of the same model running "
@@ -124,6 +134,7 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
       {"gpu.missing",
        Layer::kHardware,
        Severity::kCrit,
+       Action::kDrainReset,
        "GPU on the PCI bus but not visible to the driver",
        "An NVIDIA GPU is present on the PCI bus (sysfs) but NVML does not list it: the driver "
        "failed to initialise it (RmInitAdapter failed, insufficient power, fallen off the bus) or "
@@ -136,6 +147,7 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
       {"gpu.lost",
        Layer::kHardware,
        Severity::kCrit,
+       Action::kDrainReset,
        "GPU has fallen off the bus",
        "NVML reports GPU_IS_LOST: the GPU stopped responding on the PCI bus (Xid 79). It cannot "
        "run work until it is reset, usually by a reboot.",
@@ -147,6 +159,7 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
       {"gpu.ecc.dbe",
        Layer::kHardware,
        Severity::kCrit,
+       Action::kDrainReset,
        "Uncorrectable (double-bit) ECC errors",
        "The GPU reported uncorrectable memory errors since the driver loaded, or new ones during "
        "the check. Data in GPU memory was corrupted; the affected application has usually been "
@@ -160,6 +173,7 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
       {"gpu.ecc.sbe_rate",
        Layer::kHardware,
        Severity::kWarn,
+       Action::kWatch,
        "Correctable ECC errors growing",
        "Correctable (single-bit) ECC errors increased during the check. Single corrected errors "
        "are harmless, but a sustained rate precedes page retirement, row remapping and "
@@ -174,6 +188,7 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
       {"gpu.retired_pages",
        Layer::kHardware,
        Severity::kCrit,
+       Action::kDrainReset,
        "Memory pages retired",
        "The driver retired GPU memory pages after ECC errors (pre-Ampere page retirement). A "
        "pending retirement takes effect only after a GPU reset; many retired pages mean the "
@@ -185,6 +200,7 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
       {"gpu.remap.pending",
        Layer::kHardware,
        Severity::kWarn,
+       Action::kResetGpu,
        "Row remap pending",
        "A memory row remap (Ampere and later) is waiting for the next GPU reset. Running work is "
        "protected by containment meanwhile, but the spare row is only used after the reset.",
@@ -193,6 +209,7 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
       {"gpu.remap.failed",
        Layer::kHardware,
        Severity::kCrit,
+       Action::kInspectHardware,
        "Row remapping failed",
        "The GPU's row remapper failed (no spare rows left in a bank, or a remapped row failed "
        "again), or uncorrectable remaps reached the limit. This is NVIDIA's RMA criterion once a "
@@ -203,6 +220,7 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
       {"gpu.thermal",
        Layer::kHardware,
        Severity::kCrit,
+       Action::kInspectHardware,
        "GPU hot or thermally throttled",
        "The GPU reports thermal slowdown, or its temperature is within a few degrees of the "
        "slowdown threshold. Clocks drop and the GPU becomes the straggler of every collective "
@@ -217,6 +235,7 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
       {"gpu.power.brake",
        Layer::kHardware,
        Severity::kCrit,
+       Action::kContactProvider,
        "Power brake slowdown",
        "The GPU's clocks are cut by the external power brake signal (HwPowerBrakeSlowdown): the "
        "power supply or the board's power controller is asking GPUs to draw less.",
@@ -227,6 +246,7 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
       {"gpu.power.cap",
        Layer::kHardware,
        Severity::kInfo,
+       Action::kNone,
        "Busy GPU held back by its power cap",
        "The GPU is busy and its clocks are reduced by the software power cap. Normal under heavy "
        "load at the rated limit; worth checking when the enforced limit is below the board's "
@@ -238,6 +258,7 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
       {"gpu.hw_slowdown",
        Layer::kHardware,
        Severity::kCrit,
+       Action::kInspectHardware,
        "Hardware slowdown",
        "The GPU reports HW slowdown (clocks cut by at least half) across the sampling window: "
        "triggered by temperature, the power brake or excessive power draw. It flashes briefly "
@@ -249,6 +270,7 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
       {"gpu.clocks.low",
        Layer::kHardware,
        Severity::kWarn,
+       Action::kWatch,
        "Busy GPU running at low clocks without a reason",
        "The GPU is busy but its SM clock is far below its maximum and the driver reports no "
        "throttle reason. Typical causes: locked clocks (`nvidia-smi -lgc`), application clocks, "
@@ -260,6 +282,7 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
       {"gpu.pcie.degraded",
        Layer::kHardware,
        Severity::kWarn,
+       Action::kInspectHardware,
        "PCIe link degraded",
        "The GPU's PCIe link runs with fewer lanes than it and its slot support (judged always: "
        "lanes are not given up at idle), or at a lower generation while the GPU is busy (idle "
@@ -272,6 +295,7 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
       {"gpu.pcie.replays",
        Layer::kHardware,
        Severity::kWarn,
+       Action::kWatch,
        "PCIe replays above the expected rate",
        "The PCIe replay counter grows faster than the bit-error rate of a healthy link allows for "
        "its current generation and width (DCGM's per-generation rule). Replays cost bandwidth "
@@ -286,6 +310,7 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
       {"gpu.nvlink.down",
        Layer::kHardware,
        Severity::kCrit,
+       Action::kDrainReset,
        "NVLink down",
        "NVLinks of this GPU are inactive while others are up (or while its peers' links are "
        "up). Peer-to-peer traffic falls back to PCIe or fails; NCCL performance collapses.",
@@ -296,6 +321,7 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
       {"gpu.nvlink.errors",
        Layer::kHardware,
        Severity::kCrit,
+       Action::kInspectHardware,
        "NVLink errors growing",
        "NVLink error counters grew during the check: replay or recovery errors (DCGM fails on "
        "any), or CRC errors (a warning; critical at 100 per second). Lifetime totals are not "
@@ -306,6 +332,7 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
       {"gpu.fan",
        Layer::kHardware,
        Severity::kCrit,
+       Action::kInspectHardware,
        "GPU fan problem",
        "The GPU's fan reports 0% while the GPU is hot (a stopped fan), or runs at full speed "
        "while the GPU is still hot (cooling at its limit).",
@@ -316,6 +343,7 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
       {"gpu.memory.full",
        Layer::kResources,
        Severity::kWarn,
+       Action::kFixConfig,
        "GPU memory nearly full",
        "Almost all GPU memory is allocated. New allocations fail with out-of-memory. Caching "
        "allocators (PyTorch, vLLM) and frameworks that preallocate (TensorFlow, JAX) reserve most "
@@ -332,6 +360,7 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
       {"gpu.util.low",
        Layer::kResources,
        Severity::kInfo,
+       Action::kWatch,
        "Processes attached but GPU idle",
        "Processes hold this GPU but it is nearly idle: the job may be waiting for input (data "
        "loading, CPU), for other ranks (a hung collective), or be an idle notebook.",
@@ -341,6 +370,7 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
       {"gpu.util.imbalance",
        Layer::kResources,
        Severity::kWarn,
+       Action::kWatch,
        "GPU load imbalanced on the node",
        "Some GPUs of this node are saturated while others are idle. When the idle ones hold "
        "processes of the same job, a rank is stuck or the work is badly partitioned.",
@@ -353,6 +383,7 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
       {"gpu.util.sawtooth",
        Layer::kResources,
        Severity::kInfo,
+       Action::kFixConfig,
        "GPU busy/idle saw-tooth (static batching)",
        "Under watch, this GPU's utilisation alternates between busy and idle in cycles: the "
        "pattern of a server that batches requests statically (waits to fill a batch, then runs "
@@ -367,6 +398,7 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
       {"driver.nvml_slow",
        Layer::kSoftware,
        Severity::kWarn,
+       Action::kFixConfig,
        "NVML slow (nvidia-smi takes seconds)",
        "NVML initialisation or a GPU's sample took longer than it should, without hanging. With "
        "persistence mode off the driver tears the GPUs down whenever no client holds them and "
@@ -380,6 +412,7 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
       {"gpu.ecc.disabled",
        Layer::kHardware,
        Severity::kWarn,
+       Action::kFixConfig,
        "ECC disabled on a data-centre GPU",
        "ECC is off on a GPU that supports it. Memory errors then corrupt results silently instead "
        "of being corrected or reported, and page retirement / row remapping cannot protect the "
@@ -391,6 +424,7 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
       {"gpu.ecc.lifetime",
        Layer::kHardware,
        Severity::kWarn,
+       Action::kWatch,
        "Many ECC errors over the card's lifetime",
        "The board's aggregate (lifetime) ECC counters are high even if nothing grew during this "
        "check: the memory has a history of errors. Such cards fail again; keep them out of "

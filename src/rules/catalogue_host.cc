@@ -8,6 +8,7 @@ const std::vector<CatalogueEntry>& HostCatalogue() {
       {"host.cpu.saturated",
        Layer::kResources,
        Severity::kCrit,
+       Action::kWatch,
        "CPU saturated",
        "All CPU cores were busy (user+system+irq+softirq+steal) over the sampling window. Data "
        "loaders, tokenisers and NCCL proxy threads starve, and GPUs wait for input.",
@@ -19,6 +20,7 @@ const std::vector<CatalogueEntry>& HostCatalogue() {
       {"host.iowait.high",
        Layer::kResources,
        Severity::kCrit,
+       Action::kWatch,
        "CPUs waiting for I/O",
        "A large share of CPU time went to waiting on block I/O: storage is the bottleneck "
        "(dataset reads, checkpoint writes, swapping).",
@@ -30,6 +32,7 @@ const std::vector<CatalogueEntry>& HostCatalogue() {
       {"host.load.high",
        Layer::kResources,
        Severity::kWarn,
+       Action::kWatch,
        "Load average above core count",
        "The 1-minute load average is well above the number of logical cores: runnable tasks (and "
        "tasks in uninterruptible sleep, which also count) queue up.",
@@ -41,6 +44,7 @@ const std::vector<CatalogueEntry>& HostCatalogue() {
       {"host.memory.low",
        Layer::kResources,
        Severity::kCrit,
+       Action::kWatch,
        "Little memory available",
        "MemAvailable (what can be allocated without swapping) is a small share of RAM. The OOM "
        "killer or heavy swapping follows; pinned-memory allocations for GPUs fail.",
@@ -52,6 +56,7 @@ const std::vector<CatalogueEntry>& HostCatalogue() {
       {"host.swap.active",
        Layer::kResources,
        Severity::kCrit,
+       Action::kWatch,
        "Host is actively swapping",
        "Pages are moving to and from swap during the sampling window. Every swapped page a job "
        "touches costs milliseconds: throughput collapses.",
@@ -63,6 +68,7 @@ const std::vector<CatalogueEntry>& HostCatalogue() {
       {"host.pressure.cpu",
        Layer::kResources,
        Severity::kCrit,
+       Action::kWatch,
        "CPU pressure (PSI)",
        "Pressure stall information: the share of the last 10 s in which runnable tasks waited "
        "for a CPU.",
@@ -72,6 +78,7 @@ const std::vector<CatalogueEntry>& HostCatalogue() {
       {"host.pressure.memory",
        Layer::kResources,
        Severity::kCrit,
+       Action::kWatch,
        "Memory pressure (PSI)",
        "Pressure stall information: the share of the last 10 s in which tasks stalled on memory "
        "(reclaim, swap-in, refaults). `full` means all non-idle tasks stalled at once.",
@@ -82,6 +89,7 @@ const std::vector<CatalogueEntry>& HostCatalogue() {
       {"host.pressure.io",
        Layer::kResources,
        Severity::kCrit,
+       Action::kWatch,
        "I/O pressure (PSI)",
        "Pressure stall information: the share of the last 10 s in which tasks stalled on I/O.",
        {"See `iostat -x 1 5` for the busy device and `iotop -o` for the process.",
@@ -91,6 +99,7 @@ const std::vector<CatalogueEntry>& HostCatalogue() {
       {"host.disk.full",
        Layer::kResources,
        Severity::kCrit,
+       Action::kFixConfig,
        "Filesystem nearly full",
        "A real (non-pseudo) filesystem is nearly full. Checkpoints fail to write, logs stop, "
        "container images cannot be pulled.",
@@ -103,6 +112,7 @@ const std::vector<CatalogueEntry>& HostCatalogue() {
       {"host.disk.inodes",
        Layer::kResources,
        Severity::kCrit,
+       Action::kFixConfig,
        "Filesystem out of inodes",
        "The filesystem is running out of inodes: new files cannot be created although space is "
        "left (many small files: datasets unpacked into single files, caches).",
@@ -113,6 +123,7 @@ const std::vector<CatalogueEntry>& HostCatalogue() {
       {"host.disk.unresponsive",
        Layer::kResources,
        Severity::kWarn,
+       Action::kWatch,
        "Filesystem does not answer",
        "statvfs(2) of a mounted filesystem did not return within the probe's timeout. This is "
        "almost always a network filesystem (NFS, CIFS, Lustre) whose server is gone, or a FUSE "
@@ -127,6 +138,7 @@ const std::vector<CatalogueEntry>& HostCatalogue() {
       {"proc.dstate",
        Layer::kSoftware,
        Severity::kCrit,
+       Action::kWatch,
        "Processes stuck in uninterruptible sleep",
        "Tasks are in state D (uninterruptible sleep) and did not get the CPU at all between two "
        "samples (a task cycling through short D sleeps, as in disk I/O, is not stuck); how long "
@@ -145,6 +157,7 @@ const std::vector<CatalogueEntry>& HostCatalogue() {
       {"proc.zombies",
        Layer::kSoftware,
        Severity::kWarn,
+       Action::kRestartApp,
        "Zombie process flood",
        "Many processes have exited but were not reaped by their parent. They hold pids (and "
        "sometimes GPU contexts until the parent reaps them).",
@@ -154,6 +167,7 @@ const std::vector<CatalogueEntry>& HostCatalogue() {
       {"gpudoctor.probe.failed",
        Layer::kSoftware,
        Severity::kWarn,
+       Action::kWatch,
        "A probe could not measure",
        "A gpudoctor probe failed: the files or interfaces it reads exist but could not be read "
        "or made no sense (unreadable /proc files, a procfs path that is wrong, garbled content). "
@@ -167,6 +181,7 @@ const std::vector<CatalogueEntry>& HostCatalogue() {
       {"gpudoctor.probe.timeout",
        Layer::kSoftware,
        Severity::kWarn,
+       Action::kWatch,
        "A probe did not finish",
        "A gpudoctor probe was abandoned at its deadline. The files or calls it makes are "
        "blocking: on a healthy host they answer in microseconds, so this is itself a symptom "

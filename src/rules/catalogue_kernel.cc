@@ -9,6 +9,7 @@ const std::vector<CatalogueEntry>& KernelCatalogue() {
       {"gpu.xid",
        Layer::kHardware,
        Severity::kCrit,
+       Action::kRestartApp,
        "NVIDIA Xid error in the kernel log",
        "The NVIDIA driver logged an Xid: a GPU error event with a numeric code (`NVRM: Xid "
        "(PCI:...): N, ...`). One finding per GPU and code, with the count, first and last time and "
@@ -29,6 +30,7 @@ const std::vector<CatalogueEntry>& KernelCatalogue() {
       {"pcie.aer",
        Layer::kHardware,
        Severity::kCrit,
+       Action::kInspectHardware,
        "PCIe AER errors in the kernel log",
        "The PCIe Advanced Error Reporting driver logged errors for a device. Corrected errors "
        "(RxErr, BadTLP, BadDLLP, Replay) are retried by the link and cost bandwidth; many of them "
@@ -46,6 +48,7 @@ const std::vector<CatalogueEntry>& KernelCatalogue() {
       {"kernel.hung_task",
        Layer::kSoftware,
        Severity::kCrit,
+       Action::kReboot,
        "Kernel reported a hung task",
        "The kernel's hung-task detector found a task in uninterruptible sleep (D state) for more "
        "than hung_task_timeout_secs (`INFO: task NAME:PID blocked for more than N seconds`). "
@@ -62,6 +65,7 @@ const std::vector<CatalogueEntry>& KernelCatalogue() {
       {"host.oom",
        Layer::kResources,
        Severity::kCrit,
+       Action::kRestartApp,
        "OOM killer killed a process",
        "The kernel's out-of-memory killer killed a process (`Out of memory: Killed process PID "
        "(NAME) ... anon-rss:...`). `Memory cgroup out of memory` means the job hit its own "
@@ -74,6 +78,7 @@ const std::vector<CatalogueEntry>& KernelCatalogue() {
       {"hardware.mce",
        Layer::kHardware,
        Severity::kCrit,
+       Action::kInspectHardware,
        "Machine check / hardware error events",
        "The CPU reported machine check events (`mce: [Hardware Error]`) or the platform firmware "
        "reported hardware errors (APEI GHES). Corrected events are memory/cache/bus errors the "
@@ -85,6 +90,7 @@ const std::vector<CatalogueEntry>& KernelCatalogue() {
       {"net.link",
        Layer::kNetwork,
        Severity::kCrit,
+       Action::kInspectHardware,
        "NIC link flapping or transmit timeouts",
        "A network interface lost its link or stalled. Two sources report it: the kernel log (NIC "
        "drivers' `Link down`/`NIC Link is Down`, RDMA port state changes, and `NETDEV WATCHDOG: "
@@ -106,6 +112,7 @@ const std::vector<CatalogueEntry>& KernelCatalogue() {
       {"host.thermal",
        Layer::kHardware,
        Severity::kWarn,
+       Action::kWatch,
        "CPU thermal throttling",
        "The kernel reported CPU cores or packages above their thermal threshold with the clock "
        "throttled (`CPUn: Core temperature above threshold, cpu clock throttled`). Throttled CPUs "
@@ -116,6 +123,7 @@ const std::vector<CatalogueEntry>& KernelCatalogue() {
       {"driver.init_failed",
        Layer::kSoftware,
        Severity::kCrit,
+       Action::kDrainReset,
        "NVIDIA driver failed to initialise a GPU",
        "The NVIDIA kernel module could not initialise a GPU (`NVRM: RmInitAdapter failed! "
        "(0xNN:0xNN:NNNN)`): the GPU is unusable until this is fixed. Common causes: driver and "
@@ -129,6 +137,7 @@ const std::vector<CatalogueEntry>& KernelCatalogue() {
       {"driver.gsp_timeout",
        Layer::kSoftware,
        Severity::kCrit,
+       Action::kDrainReset,
        "NVIDIA GSP firmware stopped answering",
        "The driver timed out waiting for the GPU System Processor firmware (`Timeout waiting for "
        "RPC from GSP`, `Heartbeat timed out`). The GPU usually stays wedged: nvidia-smi hangs in "
@@ -140,6 +149,7 @@ const std::vector<CatalogueEntry>& KernelCatalogue() {
       {"gpudoctor.kmsg.partial",
        Layer::kSoftware,
        Severity::kWarn,
+       Action::kNone,
        "Saved kernel log not read to its end",
        "Reading the saved kernel log (`--kmsg-file`, `gpudoctor logs`) stopped at the deadline "
        "before the end of the input (a very large file, a slow disk, or a pipe/FIFO that never "
@@ -152,6 +162,7 @@ const std::vector<CatalogueEntry>& KernelCatalogue() {
       {"gpudoctor.kmsg.since_unapplied",
        Layer::kSoftware,
        Severity::kInfo,
+       Action::kNone,
        "--since could not filter lines without a wall-clock time",
        "`--since` drops lines older than a time, but some lines carry only seconds since boot "
        "(plain `dmesg`, a raw /dev/kmsg dump) and the boot time of that log is unknown. Those "

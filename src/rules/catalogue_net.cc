@@ -9,6 +9,7 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
       {"net.localize",
        Layer::kNetwork,
        Severity::kCrit,
+       Action::kContactProvider,
        "Where the network slowness is",
        "Compares the hosts the service depends on (targets) with other sites (references) and "
        "this host's own NICs. Verdict `local`: targets and references are all slow or lossy, so "
@@ -30,6 +31,7 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
       {"net.latency.high",
        Layer::kNetwork,
        Severity::kCrit,
+       Action::kContactProvider,
        "High round-trip time to a target",
        "The median round-trip time of the probes to a target (or the gateway) is high. Inside "
        "a cluster RTTs are well under a millisecond; tens of milliseconds mean queueing "
@@ -43,6 +45,7 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
       {"net.loss",
        Layer::kNetwork,
        Severity::kCrit,
+       Action::kContactProvider,
        "Packet loss to a target",
        "Probes to a target went unanswered. Partial loss slows TCP sharply (retransmits, "
        "congestion window collapse); 100% loss means the target is unreachable from here (down, "
@@ -56,6 +59,7 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
       {"net.target.jitter",
        Layer::kNetwork,
        Severity::kCrit,
+       Action::kContactProvider,
        "Unstable round-trip time to a target",
        "The round-trip times of the probes to a target vary a lot from one probe to the next "
        "(jitter: the mean absolute difference of consecutive RTTs, as RFC 3550 without "
@@ -73,6 +77,7 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
       {"net.http.failing",
        Layer::kNetwork,
        Severity::kCrit,
+       Action::kRestartApp,
        "HTTP service failing",
        "Requests to a URL target (`http://` or `https://` in `[network] targets` or `--target`) "
        "failed: no connection (refused, unreachable), no answer within `[network] "
@@ -100,6 +105,7 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
       {"net.http.slow",
        Layer::kNetwork,
        Severity::kCrit,
+       Action::kWatch,
        "HTTP service slow to answer",
        "The median time to first byte of a URL target is high. gpudoctor splits it into the TCP "
        "handshake (a network round trip), the TLS handshake and the server's own wait (request "
@@ -123,6 +129,7 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
       {"net.target.unresolved",
        Layer::kNetwork,
        Severity::kWarn,
+       Action::kFixConfig,
        "Target name does not resolve",
        "A configured target or reference is a valid host name that could not be resolved at "
        "check time (no such name, or DNS did not answer in time). The target could not be "
@@ -134,6 +141,7 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
       {"net.target.unfinished",
        Layer::kNetwork,
        Severity::kInfo,
+       Action::kNone,
        "Target not measured in time",
        "The probe series of a target or reference was still running when the check's deadline "
        "came (a short --deadline with a long probe interval or timeout, or very many targets). "
@@ -145,6 +153,7 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
       {"net.nic.saturated",
        Layer::kNetwork,
        Severity::kCrit,
+       Action::kContactProvider,
        "NIC near its link speed",
        "Received or transmitted throughput over the sampling window is close to the link speed "
        "the driver reports. Everything this host sends or receives queues behind it: latency "
@@ -162,6 +171,7 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
       {"net.clients.degraded",
        Layer::kNetwork,
        Severity::kWarn,
+       Action::kContactProvider,
        "Some client networks see a slow server",
        "From the server's own TCP connections (no setup): peers are grouped by network (/24, "
        "/64) and compared. When a few networks see high round-trip times or retransmissions "
@@ -180,6 +190,7 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
       {"net.nic.capacity_unknown",
        Layer::kNetwork,
        Severity::kInfo,
+       Action::kFixConfig,
        "NIC saturation cannot be judged",
        "The interface carries traffic but reports no link speed (virtio and other virtual NICs) "
        "and no bandwidth plan is configured, so gpudoctor cannot tell whether it is saturated.",
@@ -190,6 +201,7 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
       {"net.nic.errors",
        Layer::kNetwork,
        Severity::kWarn,
+       Action::kWatch,
        "NIC errors or drops rising",
        "The interface's error or drop counters grew during the sampling window. Errors point at "
        "the physical layer (cable, transceiver, switch port: CRC/frame errors); drops at "
@@ -203,6 +215,7 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
       {"net.ib.port",
        Layer::kNetwork,
        Severity::kCrit,
+       Action::kInspectHardware,
        "InfiniBand port not active",
        "An InfiniBand/RoCE port is not in state ACTIVE (DOWN, INIT, ARMED), or its physical "
        "state is not LinkUp. RDMA traffic (NCCL, storage) over it fails or falls back to TCP.",
@@ -213,6 +226,7 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
       {"net.ib.errors",
        Layer::kNetwork,
        Severity::kCrit,
+       Action::kInspectHardware,
        "InfiniBand error counters rising",
        "Error counters of an InfiniBand port grew during the sampling window: symbol errors and "
        "link error recoveries point at the cable or optics, link_downed at a link that failed "
@@ -225,6 +239,7 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
       {"net.outbound.heavy",
        Layer::kNetwork,
        Severity::kWarn,
+       Action::kWatch,
        "A process sends a lot of traffic",
        "One process sent (acknowledged) many bytes over TCP during the sampling window. That is "
        "normal for a data loader, a checkpoint upload or NCCL over TCP, but when the link is "
@@ -241,6 +256,7 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
       {"proc.suspicious",
        Layer::kSoftware,
        Severity::kWarn,
+       Action::kWatch,
        "Process worth inspecting",
        "A process shows signs often seen with cryptocurrency miners or other unwanted software: "
        "a known miner name, connections to common stratum ports (3333, 4444, 5555, 7777, "

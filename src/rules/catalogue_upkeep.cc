@@ -10,6 +10,7 @@ const std::vector<CatalogueEntry>& UpkeepCatalogue() {
       {"host.inlet.temperature",
        Layer::kHardware,
        Severity::kCrit,
+       Action::kContactProvider,
        "Inlet air outside the machine-room band",
        "A sensor labelled inlet, ambient or intake (hwmon or the BMC) reads outside the band "
        "machine rooms are kept in (16-25 C here; ASHRAE recommends 18-27 C and allows 10-35 C for "
@@ -36,6 +37,7 @@ const std::vector<CatalogueEntry>& UpkeepCatalogue() {
       {"gpu.temp.absolute",
        Layer::kHardware,
        Severity::kWarn,
+       Action::kWatch,
        "GPU above the configured temperature alarm",
        "The GPU's core temperature reached the absolute alarm temperature set in the config "
        "([gpu] temp_alarm_c). Beside the relative rule (gpu.thermal: within a margin of the "
@@ -51,6 +53,7 @@ const std::vector<CatalogueEntry>& UpkeepCatalogue() {
       {"host.reboot.pending",
        Layer::kSoftware,
        Severity::kInfo,
+       Action::kReboot,
        "Reboot pending",
        "A newer kernel than the running one is installed (or the distribution flagged "
        "/run/reboot-required): its security fixes are not active until the next boot. The next "
@@ -66,6 +69,7 @@ const std::vector<CatalogueEntry>& UpkeepCatalogue() {
       {"driver.module.kernel_mismatch",
        Layer::kSoftware,
        Severity::kCrit,
+       Action::kReboot,
        "NVIDIA module built for another kernel",
        "The NVIDIA kernel module exists for some installed kernels but not for the one that "
        "runs now or for the newest one, which the next boot will start. Typical cause: an "
@@ -85,6 +89,7 @@ const std::vector<CatalogueEntry>& UpkeepCatalogue() {
       {"driver.branch.eol",
        Layer::kSoftware,
        Severity::kWarn,
+       Action::kFixConfig,
        "NVIDIA driver branch at end of life",
        "The running driver belongs to a data-center branch that NVIDIA no longer supports (or "
        "will stop supporting soon): no security fixes or bug fixes after its end-of-life date. "
@@ -102,6 +107,7 @@ const std::vector<CatalogueEntry>& UpkeepCatalogue() {
       {"host.backup.stale",
        Layer::kResources,
        Severity::kWarn,
+       Action::kFixConfig,
        "Newest checkpoint is old",
        "The newest file matching a [backup] paths pattern is older than [backup] max_age_h: a "
        "GPU failure now loses all training since then. Either checkpointing stopped (job "
@@ -117,6 +123,7 @@ const std::vector<CatalogueEntry>& UpkeepCatalogue() {
       {"host.backup.none",
        Layer::kResources,
        Severity::kWarn,
+       Action::kFixConfig,
        "Backup pattern matches nothing",
        "A [backup] paths pattern matched no file: the pattern is probably wrong (path, "
        "extension, a mount that is not there), or no checkpoint was ever written.",

@@ -18,6 +18,7 @@ Finding MakeFinding(std::string_view id, Severity severity, std::string summary)
   f.id = std::string(id);
   f.layer = entry->layer;
   f.severity = severity;
+  f.action = entry->action;
   f.summary = std::move(summary);
   for (const auto& step : entry->next_steps) f.next_steps.emplace_back(step);
   return f;
