@@ -13,7 +13,11 @@ namespace gpudoctor {
 std::string ExplainEntryText(const CatalogueEntry& e) {
   std::string out = std::string(e.id) + " - " + std::string(e.title) + "\n";
   out += "layer: " + std::string(LayerName(e.layer)) +
-         ", severity up to: " + SeverityName(e.max_severity) + "\n\n";
+         ", severity up to: " + SeverityName(e.max_severity) + "\n";
+  out += "action: " + std::string(ActionName(e.action)) + " (" + ActionPhrase(e.action) + ")" +
+         (NeedsNodeOutOfService(e.action) ? "; takes the node out of service (Slurm drain, NPD)"
+                                          : "; never drains a node") +
+         "\n\n";
   out += std::string(e.description) + "\n";
   if (!e.thresholds.empty()) {
     out += "\nthresholds (config: [finding.\"" + std::string(e.id) + "\"]):\n";

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpudoctor {
@@ -96,6 +97,12 @@ enum class NvmlState {
   kOk,
 };
 const char* NvmlStateName(NvmlState s);
+
+// A board serial as identity: drivers and boards without one print "0", "N/A", "[N/A]", "Not
+// Available", "Unknown" or all zeros, and every such card would otherwise look like one card
+// seen in many slots. Returns the trimmed serial, or "" for a placeholder (no serial). Every
+// input of a serial (NVML, kernel log, reports, history, Prometheus) goes through it.
+std::string SerialOrEmpty(std::string_view raw);
 
 struct NvmlStatus {
   NvmlState state = NvmlState::kNotRun;

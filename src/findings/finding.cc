@@ -86,6 +86,14 @@ bool NeedsNodeOutOfService(Action a) {
          a == Action::kInspectHardware;
 }
 
+bool IsHardwareAction(Action a) {
+  return a == Action::kResetGpu || a == Action::kDrainReset || a == Action::kInspectHardware;
+}
+
+bool TakesNodeOutOfService(const Finding& f) {
+  return NeedsNodeOutOfService(f.action) && f.severity != Severity::kInfo;
+}
+
 Action WorstAction(const std::vector<Finding>& findings) {
   Action worst = Action::kNone;
   for (const auto& f : findings) {

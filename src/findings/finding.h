@@ -82,6 +82,13 @@ struct Finding {
 
 // Highest severity, or nullopt for no findings.
 std::optional<Severity> WorstSeverity(const std::vector<Finding>& findings);
+// The one predicate everything that takes a node out uses (Slurm drain, NPD condition): an action
+// that needs the node out of service on a warn or crit finding (info never takes a node out).
+bool TakesNodeOutOfService(const Finding& f);
+// Actions that are evidence against the hardware itself (reset_gpu, drain_reset,
+// inspect_hardware): fleet's card-vs-slot verdicts and lemon counts use only these, so an
+// application Xid (restart_app) or a busy host (watch) never counts against a card.
+bool IsHardwareAction(Action a);
 // Most disruptive action among the findings; kNone for none.
 Action WorstAction(const std::vector<Finding>& findings);
 

@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <map>
 
+#include "facts/gpu_facts.h"
+#include "fleet/finding_action.h"
+
 namespace gpudoctor::fleet {
 namespace {
 
@@ -87,7 +90,7 @@ Status ReadHistoryDb(const std::string& path, FleetData& data) {
     while (s.Step()) {
       Row r;
       r.card.node = host;
-      r.card.serial = s.Text(0);
+      r.card.serial = SerialOrEmpty(s.Text(0));
       r.card.uuid = s.Text(1);
       r.card.pci_bus_id = s.Text(2);
       if (!s.Null(3)) r.card.index = static_cast<int>(s.Int(3));
@@ -112,12 +115,13 @@ Status ReadHistoryDb(const std::string& path, FleetData& data) {
       e.severity = ParseSeverity(s.Text(2)).value_or(Severity::kWarn);
       e.layer = LayerFrom(s.Text(3)).value_or(Layer::kHardware);
       if (!s.Null(4)) e.gpu.index = static_cast<int>(s.Int(4));
-      e.gpu.serial = s.Text(5);
+      e.gpu.serial = SerialOrEmpty(s.Text(5));
       e.gpu.pci_bus_id = s.Text(6);
       e.gpu.uuid = s.Text(7);
       e.gpu.name = s.Text(8);
       e.subject = s.Text(9);
       e.summary = s.Text(10);
+      e.action = ReadFindingAction("", e.id, std::nullopt, e.summary);
       events.push_back(e);
       open.push_back(s.Text(11) != "resolved");
     }

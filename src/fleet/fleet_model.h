@@ -38,6 +38,7 @@ struct FindingEvent {
   int64_t time_s = 0;
   std::string id;
   Severity severity = Severity::kInfo;
+  Action action = Action::kWatch;  // as reported, or the catalogue default (ActionOrDefault)
   Layer layer = Layer::kResources;
   GpuRef gpu;  // empty when the finding is not about one GPU
   std::string subject, summary;

@@ -56,7 +56,9 @@ std::vector<Fault> HardwareFaults(const FleetData& data, const std::vector<size_
   std::vector<Fault> out;
   for (size_t i : onsets) {
     const auto& e = data.findings[i];
+    // Only evidence against the hardware: an application Xid or a thermal warning is not.
     if (e.layer != Layer::kHardware || e.severity == Severity::kInfo) continue;
+    if (!IsHardwareAction(e.action)) continue;
     std::string bus = BusOf(data, e);
     if (bus.empty()) continue;
     out.push_back(

@@ -18,6 +18,9 @@ std::vector<Lemon> FindLemons(const FleetData& data, const std::vector<size_t>& 
   std::map<std::string, Acc> nodes, cards;
   for (size_t i : onsets) {
     const auto& e = data.findings[i];
+    // A lemon is a node or card that keeps breaking: hardware-class onsets only (a thermal blip
+    // or a busy host is not a breakage).
+    if (!IsHardwareAction(e.action)) continue;
     Acc& n = nodes[e.node];
     n.times.insert(e.time_s);
     n.ids.insert(e.id);

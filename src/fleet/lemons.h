@@ -1,5 +1,6 @@
 // Lemon nodes and cards: repeat offenders over the history. A node (or a card, by serial,
-// wherever it sat) is a lemon when it has at least `min_onsets` warn/crit onsets (onsets.h) at
+// wherever it sat) is a lemon when it has at least `min_onsets` hardware-class onsets
+// (IsHardwareAction: reset_gpu, drain_reset, inspect_hardware; onsets.h) at
 // distinct times. Sorted by onsets, most first. Pure function.
 #pragma once
 

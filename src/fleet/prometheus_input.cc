@@ -6,6 +6,9 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "facts/gpu_facts.h"
+#include "fleet/finding_action.h"
+
 namespace gpudoctor::fleet {
 namespace {
 
@@ -117,9 +120,10 @@ Status AddMatrix(const MetricSpec& spec, const json& body, const std::string& so
         if (e.id.empty()) continue;
         e.severity = ParseSeverity(Label(*m, {"severity"})).value_or(Severity::kWarn);
         e.layer = LayerFrom(Label(*m, {"layer"})).value_or(Layer::kHardware);
+        e.action = ReadFindingAction(Label(*m, {"action"}), e.id, std::nullopt, "");
         e.gpu.pci_bus_id = Label(*m, {"pci_bus_id"});
         e.gpu.uuid = Label(*m, {"uuid", "UUID"});
-        e.gpu.serial = Label(*m, {"serial"});
+        e.gpu.serial = SerialOrEmpty(Label(*m, {"serial"}));
         if (!gpu.empty()) e.gpu.index = std::atoi(gpu.c_str());
         data.findings.push_back(e);
         continue;
@@ -130,7 +134,7 @@ Status AddMatrix(const MetricSpec& spec, const json& body, const std::string& so
       if (!gpu.empty()) c.index = std::atoi(gpu.c_str());
       c.uuid = Label(*m, {"uuid", "UUID"});
       c.pci_bus_id = Label(*m, {"pci_bus_id"});
-      c.serial = Label(*m, {"serial"});
+      c.serial = SerialOrEmpty(Label(*m, {"serial"}));
       c.model = Label(*m, {"model", "modelName"});
       uint32_t card = data.InternCard(c);
       if (field == "max_sm") {

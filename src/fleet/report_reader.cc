@@ -12,6 +12,9 @@
 #include <set>
 #include <sstream>
 
+#include "facts/gpu_facts.h"
+#include "fleet/finding_action.h"
+
 namespace gpudoctor::fleet {
 namespace {
 
@@ -66,7 +69,7 @@ GpuSample SampleFrom(const json& g, const std::string& node, int64_t t, FleetDat
   if (auto i = Int(g, "index")) c.index = static_cast<int>(*i);
   c.uuid = Str(g, "uuid");
   c.pci_bus_id = Str(g, "pci_bus_id");
-  c.serial = Str(g, "serial");
+  c.serial = SerialOrEmpty(Str(g, "serial"));
   c.model = Str(g, "name");
   c.max_sm_clock_mhz = Float(g, "max_sm_clock_mhz");
   c.power_limit_w = Float(g, "power_limit_mw", 1e-3);
@@ -142,6 +145,11 @@ Status AddReportJson(const json& j, const std::string& source, int64_t now_s, Fl
     if (e.id.empty()) continue;
     auto sev = ParseSeverity(Str(f, "severity"));
     e.severity = sev.value_or(Severity::kInfo);
+    std::optional<int64_t> xid;
+    if (auto ev = f.find("evidence"); ev != f.end() && ev->is_object()) xid = Int(*ev, "xid");
+    e.action = ReadFindingAction(Str(f, "action"), e.id,
+                                 xid ? std::optional<int>(static_cast<int>(*xid)) : std::nullopt,
+                                 Str(f, "summary"));
     e.layer = LayerFromName(Str(f, "layer")).value_or(Layer::kResources);
     e.summary = Str(f, "summary");
     e.subject = Str(f, "subject");
@@ -149,7 +157,7 @@ Status AddReportJson(const json& j, const std::string& source, int64_t now_s, Fl
       if (auto i = Int(*g, "index")) e.gpu.index = static_cast<int>(*i);
       e.gpu.uuid = Str(*g, "uuid");
       e.gpu.pci_bus_id = Str(*g, "pci_bus_id");
-      e.gpu.serial = Str(*g, "serial");
+      e.gpu.serial = SerialOrEmpty(Str(*g, "serial"));
       e.gpu.name = Str(*g, "name");
     }
     data.findings.push_back(std::move(e));

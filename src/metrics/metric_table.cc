@@ -606,7 +606,7 @@ const MetricInfo kGpuHung = {"gpudoctor_gpu_nvml_hung", G,
 const MetricInfo kFindingActive = {
     "gpudoctor_finding_active", G,
     "1 for every open finding (after its for_s); one alert rule can page on any finding.",
-    "id,severity,layer", ""};
+    "id,severity,layer,action", ""};
 const MetricInfo kProbeSuccess = {"gpudoctor_probe_success", G,
                                   "1 when the probe's last run was ok or skipped.", "probe", ""};
 const MetricInfo kProbeDurationSeconds = {"gpudoctor_probe_duration_seconds", G,

@@ -281,8 +281,8 @@ class GpuSampler {
     if (Stop()) return;
     f_.uuid = ReadString(api().DeviceGetUuid, names().DeviceGetUuid, nvml::kDeviceUuidBufferSize);
     if (Stop()) return;
-    f_.serial =
-        ReadString(api().DeviceGetSerial, names().DeviceGetSerial, nvml::kDeviceSerialBufferSize);
+    f_.serial = SerialOrEmpty(
+        ReadString(api().DeviceGetSerial, names().DeviceGetSerial, nvml::kDeviceSerialBufferSize));
     if (Stop()) return;
     nvml::nvmlPciInfo_t pci;
     std::memset(&pci, 0, sizeof pci);

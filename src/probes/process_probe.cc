@@ -36,6 +36,27 @@ constexpr std::array<std::string_view, 8> kNvidiaCommPrefixes = {
 constexpr std::array<std::string_view, 5> kNvidiaWchanPrefixes = {"uvm_", "nv_", "_nv", "nvidia",
                                                                   "os_acquire"};
 
+// A parent waiting for its vfork child (kernel_clone, do_fork, wait_for_vfork_done) waits for the
+// child, not for a driver, whatever the child does.
+bool ForkWait(std::string_view wchan) {
+  return wchan == "kernel_clone" || wchan == "do_fork" || wchan == "_do_fork" ||
+         wchan == "wait_for_vfork_done" || wchan.find("vfork") != std::string_view::npos;
+}
+
+// The task's kernel stack (/proc/PID/task/TID/stack, root only) names the module of each frame:
+// "os_acquire_mutex+0x1d/0x40 [nvidia]". It takes no mm lock, but it takes the task's
+// exec_update_lock, which a task stuck inside execve holds: such tasks (wchan naming exec or
+// de_thread) are not read. Unreadable (not root, no CONFIG_STACKTRACE) is no evidence.
+bool NvidiaFrameInStack(const RootFs& fs, const std::string& dir, std::string_view wchan) {
+  if (wchan.find("exec") != std::string_view::npos ||
+      wchan.find("de_thread") != std::string_view::npos) {
+    return false;
+  }
+  auto stack = fs.ReadProc(dir + "/stack", 8192);
+  if (!stack.ok()) return false;
+  return stack->find("[nvidia") != std::string::npos;
+}
+
 bool HasAnyPrefix(std::string_view s, const auto& prefixes) {
   for (std::string_view p : prefixes) {
     if (StartsWith(s, p)) return true;
@@ -280,7 +301,8 @@ ProbeOutput RunProcessProbe(const ProbeContext& ctx) {
     p.ran_in_window = RanBetween(c.first, second);
     p.nvidia_tool = HasAnyPrefix(p.comm, kNvidiaCommPrefixes) ||
                     HasAnyPrefix(p.thread_comm, kNvidiaCommPrefixes);
-    p.nvidia_wait = HasAnyPrefix(p.wchan, kNvidiaWchanPrefixes);
+    p.nvidia_wait = HasAnyPrefix(p.wchan, kNvidiaWchanPrefixes) ||
+                    (!ForkWait(p.wchan) && NvidiaFrameInStack(fs, c.dir, p.wchan));
     stuck.push_back(std::move(p));
     exec_ms.push_back(second.exec_start_ms);
   }

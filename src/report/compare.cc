@@ -5,6 +5,8 @@
 #include <map>
 #include <set>
 
+#include "facts/gpu_facts.h"
+
 namespace gpudoctor {
 namespace {
 
@@ -13,8 +15,10 @@ using ojson = nlohmann::ordered_json;
 
 std::string GpuKey(const json& g) {
   for (const char* k : {"serial", "uuid", "pci_bus_id"}) {
-    if (g.contains(k) && g[k].is_string() && !g[k].get<std::string>().empty()) {
-      return g[k].get<std::string>();
+    if (g.contains(k) && g[k].is_string()) {
+      std::string v = g[k].get<std::string>();
+      if (std::string_view(k) == "serial") v = SerialOrEmpty(v);
+      if (!v.empty()) return v;
     }
   }
   return "index:" + (g.contains("index") ? g["index"].dump() : std::string("?"));
@@ -85,7 +89,7 @@ std::vector<FindingPlace> Findings(const json& report) {
     p.summary = Str(f, "summary");
     p.host = host;
     if (f.contains("gpu") && f["gpu"].is_object()) {
-      p.serial = Str(f["gpu"], "serial");
+      p.serial = SerialOrEmpty(Str(f["gpu"], "serial"));
       p.bus = Str(f["gpu"], "pci_bus_id");
     }
     out.push_back(p);

@@ -45,6 +45,7 @@ nlohmann::ordered_json FindingToJson(const Finding& f) {
   j["id"] = f.id;
   j["layer"] = LayerName(f.layer);
   j["severity"] = SeverityName(f.severity);
+  j["action"] = ActionName(f.action);
   j["summary"] = f.summary;
   nlohmann::ordered_json ev = nlohmann::ordered_json::object();
   for (const auto& item : f.evidence) {
@@ -78,6 +79,7 @@ nlohmann::ordered_json ProbeRecordToJson(const ProbeRecord& p) {
 std::string RenderJson(const Report& report) {
   nlohmann::ordered_json j;
   j["verdict"] = Verdict(report.findings);
+  j["action"] = ActionName(WorstAction(report.findings));
   j["host"] = report.snapshot.hostname;
   j["time"] = FormatUtc(report.snapshot.time);
   j["duration_ms"] = static_cast<int64_t>(report.duration_ms);

@@ -72,6 +72,10 @@ void RenderFindingTo(const Finding& f, const Palette& p, std::string& out) {
     for (const auto& e : f.evidence) line += " " + e.name + "=" + EvidenceValue(e);
     out += p.Dim(line) + "\n";
   }
+  if (f.action != Action::kNone) {
+    out += "        action: " + std::string(ActionName(f.action)) + " (" + ActionPhrase(f.action) +
+           ")\n";
+  }
   for (const auto& step : f.next_steps) out += "        -> " + step + "\n";
 }
 
@@ -138,6 +142,9 @@ std::string RenderText(const Report& report, bool color) {
           std::to_string(counts[Severity::kInfo]) + " info; " + std::to_string(snap.probes.size()) +
           " probes in " + std::to_string(static_cast<int64_t>(report.duration_ms)) + " ms";
   out += "\n" + line + "\n";
+  if (Action worst = WorstAction(report.findings); worst != Action::kNone) {
+    out += "action: " + p.Bold(ActionName(worst)) + " - " + ActionPhrase(worst) + "\n";
+  }
   return out;
 }
 

@@ -36,7 +36,10 @@ WatchDefaults WatchDefaultsFor(const CatalogueEntry& e) {
       "gpu.xid",         "gpu.remap.pending", "gpu.pcie.degraded", "gpu.nvlink.down",
       "gpu.hw_slowdown", "kernel.hung_task",  "pcie.aer",          "net.link",
       "net.ib.port"};
+  static constexpr std::string_view kLatched[] = {"gpu.xid", "driver.gsp_timeout",
+                                                  "driver.init_failed", "pcie.aer", "hardware.mce"};
   WatchDefaults d;
+  for (auto id : kLatched) d.latched = d.latched || e.id == id;
   bool slow = e.layer == Layer::kResources || e.layer == Layer::kNetwork;
   for (auto id : kSlowGpuIds) slow = slow || e.id == id;
   if (slow) {
@@ -59,12 +62,20 @@ const CatalogueEntry* FindCatalogueEntry(std::string_view id) {
   return nullptr;
 }
 
+Action ActionOrDefault(std::string_view action_name, std::string_view id) {
+  if (auto a = ParseAction(action_name)) return *a;
+  const CatalogueEntry* e = FindCatalogueEntry(id);
+  return e != nullptr ? e->action : Action::kWatch;
+}
+
 std::string CatalogueMarkdown() {
   std::string md =
       "# gpudoctor findings\n\n"
       "Generated from the catalogue (`src/rules/catalogue_*.cc`); do not edit by hand.\n"
       "Regenerate with `build/gpudoctor explain --markdown > docs/findings.md`.\n"
-      "Thresholds are set per finding in the config file under `[finding.\"ID\"]`.\n";
+      "Thresholds are set per finding in the config file under `[finding.\"ID\"]`.\n"
+      "The action is what to do at the finding's worst severity; below it an action that takes\n"
+      "the node out becomes `watch`. Slurm drains and NPD conditions follow the action only.\n";
   for (Layer layer : {Layer::kNetwork, Layer::kHardware, Layer::kSoftware, Layer::kResources}) {
     md += "\n## ";
     md += LayerName(layer);
@@ -72,7 +83,9 @@ std::string CatalogueMarkdown() {
     for (const auto* e : Catalogue()) {
       if (e->layer != layer) continue;
       md += "\n### `" + std::string(e->id) + "` — " + std::string(e->title) + "\n\n";
-      md += "Severity up to **" + std::string(SeverityName(e->max_severity)) + "**. ";
+      md += "Severity up to **" + std::string(SeverityName(e->max_severity)) + "**. Action: **" +
+            std::string(ActionName(e->action)) + "**" +
+            (NeedsNodeOutOfService(e->action) ? " (takes the node out of service)" : "") + ". ";
       md += std::string(e->description) + "\n";
       if (!e->thresholds.empty()) {
         md += "\n| threshold | default | meaning |\n|---|---|---|\n";

@@ -40,10 +40,15 @@ struct CatalogueEntry {
 // after 60 s and resolve after 60 s clear. Reboot-fixable: driver state, lost/missing GPUs, Xids,
 // pending row remaps, degraded PCIe/NVLink links, hung tasks, link-down NICs.
 // Config keys [finding."ID"] for_s / resolve_after_s override the times (Thresholds::Get).
+// Latched: findings raised from a kernel-log event (an Xid, a GSP timeout, a failed init, a fatal
+// AER or MCE) that does not go away when the log goes quiet. While their action takes the node out
+// (a reset or reboot is needed) they stay open until the node reboots or an operator acknowledges
+// them; a quiet log is not a repaired GPU.
 struct WatchDefaults {
   double for_s = 0;
   double resolve_after_s = 300;
   bool reboot_fixable = false;
+  bool latched = false;
 };
 WatchDefaults WatchDefaultsFor(const CatalogueEntry& e);
 inline constexpr std::string_view kForSKey = "for_s";
@@ -70,6 +75,10 @@ const std::vector<CatalogueEntry>& UpkeepCatalogue();  // catalogue_upkeep.cc (i
 // All entries, in section order.
 const std::vector<const CatalogueEntry*>& Catalogue();
 const CatalogueEntry* FindCatalogueEntry(std::string_view id);
+// The action a finding read back from outside (a report, a history row, a scrape) carries: its
+// own `action_name` when it parses, else the catalogue default for `id` (reports and databases
+// written before findings carried an action), else kWatch for an id this version does not know.
+Action ActionOrDefault(std::string_view action_name, std::string_view id);
 
 // `gpudoctor explain --runbook`: the emergency plan (drain → evidence → reset/reboot → swap → RMA)
 // with every critical finding's first action, and placeholders for contacts.

@@ -41,7 +41,9 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
         "references show (`net.localize`)."},
        {{"warn_rtt_ms", 100, "median RTT to a target or the gateway"},
         {"crit_rtt_ms", 500, "median RTT at which interactive use and RPCs break"},
-        {"reference_warn_rtt_ms", 300, "median RTT at which a reference site counts as slow"}}},
+        {"reference_warn_rtt_ms", 0,
+         "median RTT at which a reference site counts as slow; 0: the targets' warn_rtt_ms, so a "
+         "reference is judged like the targets it is compared with"}}},
       {"net.loss",
        Layer::kNetwork,
        Severity::kCrit,

@@ -547,9 +547,19 @@ void ThermalRule(const GpuFacts& g, const Thresholds& t, std::vector<Finding>& o
     summary = "hardware thermal slowdown active";
   } else if (sw) {
     summary = "software thermal slowdown active";
+  } else if (g.temp_c && g.temp_shutdown_c && *g.temp_c >= *g.temp_shutdown_c) {
+    summary = "temperature " + std::to_string(*g.temp_c) +
+              " C is at or above the shutdown "
+              "threshold (" +
+              std::to_string(*g.temp_shutdown_c) + " C)";
+  } else if (at_slowdown) {
+    summary = "temperature " + std::to_string(*g.temp_c) +
+              " C is at or above the slowdown "
+              "threshold (" +
+              std::to_string(*g.temp_slowdown_c) + " C)";
   } else if (near) {
     summary = "temperature " + std::to_string(*g.temp_c) + " C is within " + FormatDouble(margin) +
-              " C of the slowdown threshold";
+              " C of the slowdown threshold (" + std::to_string(*g.temp_slowdown_c) + " C)";
   } else {
     summary = "memory temperature " + std::to_string(*g.memory_temp_c) + " C is near its limit";
   }

@@ -15,7 +15,7 @@ void CpuRules(const CpuFacts& cpu, const Thresholds& t, std::vector<Finding>& ou
     const char* id = "host.cpu.saturated";
     if (auto sev =
             GradeHigh(*cpu.busy_pct, t.Get(id, "warn_busy_pct"), t.Get(id, "crit_busy_pct"))) {
-      Finding f = MakeFinding(id, *sev,
+      Finding f = MakeFinding(id, CapForShortWindow(*sev, cpu.window_s),
                               "CPUs " + FormatDouble(*cpu.busy_pct) + "% busy over the last " +
                                   FormatDouble(cpu.window_s.value_or(0), 2) + " s");
       f.Add("busy_pct", *cpu.busy_pct);
@@ -29,9 +29,9 @@ void CpuRules(const CpuFacts& cpu, const Thresholds& t, std::vector<Finding>& ou
     const char* id = "host.iowait.high";
     if (auto sev = GradeHigh(*cpu.iowait_pct, t.Get(id, "warn_iowait_pct"),
                              t.Get(id, "crit_iowait_pct"))) {
-      Finding f = MakeFinding(
-          id, *sev,
-          "CPUs spent " + FormatDouble(*cpu.iowait_pct) + "% of the window waiting for I/O");
+      Finding f = MakeFinding(id, CapForShortWindow(*sev, cpu.window_s),
+                              "CPUs spent " + FormatDouble(*cpu.iowait_pct) + "% of the last " +
+                                  FormatDouble(cpu.window_s.value_or(0), 2) + " s waiting for I/O");
       f.Add("iowait_pct", *cpu.iowait_pct);
       if (cpu.window_s) f.Add("window_s", *cpu.window_s);
       out.push_back(std::move(f));

@@ -26,6 +26,16 @@ inline std::optional<Severity> GradeLow(double value, double warn, double crit) 
   return std::nullopt;
 }
 
+// A rate measured over a short window (check's 250 ms CPU sample, one watch tick) is a moment,
+// not a state: such findings are at most warn. Crit needs a window of at least this long (watch
+// turns a lasting warn into an open finding through its for_s instead).
+inline constexpr double kMinCritWindowS = 5;
+// Lowers crit to warn when `window_s` is unknown or shorter than kMinCritWindowS.
+inline Severity CapForShortWindow(Severity sev, std::optional<double> window_s) {
+  if (sev == Severity::kCrit && (!window_s || *window_s < kMinCritWindowS)) return Severity::kWarn;
+  return sev;
+}
+
 void MemoryRules(const MemoryFacts& mem, const Thresholds& t, std::vector<Finding>& out);
 void PressureRules(const PressureFacts& psi, const Thresholds& t, std::vector<Finding>& out);
 void DiskRules(const std::vector<MountFacts>& mounts, const Thresholds& t,

@@ -18,7 +18,10 @@ Finding MakeFinding(std::string_view id, Severity severity, std::string summary)
   f.id = std::string(id);
   f.layer = entry->layer;
   f.severity = severity;
+  // The catalogue's action is the one for the entry's worst severity. Below it, an action that
+  // takes the node out becomes "watch": a warm GPU is watched, a hot one is inspected.
   f.action = entry->action;
+  if (severity < entry->max_severity && NeedsNodeOutOfService(f.action)) f.action = Action::kWatch;
   f.summary = std::move(summary);
   for (const auto& step : entry->next_steps) f.next_steps.emplace_back(step);
   return f;

@@ -43,7 +43,7 @@ void SwapActiveRule(const MemoryFacts& mem, const Thresholds& t, std::vector<Fin
     summary +=
         "; " + FormatBytes(*used) + " of " + FormatBytes(*mem.swap_total_bytes) + " swap in use";
   }
-  Finding f = MakeFinding(id, *sev, std::move(summary));
+  Finding f = MakeFinding(id, CapForShortWindow(*sev, mem.window_s), std::move(summary));
   f.Add("swap_pages_per_s", rate);
   if (mem.swap_in_pages_per_s) f.Add("swap_in_pages_per_s", *mem.swap_in_pages_per_s);
   if (mem.swap_out_pages_per_s) f.Add("swap_out_pages_per_s", *mem.swap_out_pages_per_s);

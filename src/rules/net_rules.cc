@@ -31,13 +31,16 @@ bool Probed(const TargetProbeFacts& h) {
   return h.sent > 0 && h.loss_pct.has_value() && !h.inconclusive;
 }
 
-// Slow or lossy by the warn thresholds; references use their own RTT threshold.
+// Slow or lossy by the warn thresholds. A reference is judged like the targets it is compared
+// with (warn_rtt_ms) unless reference_warn_rtt_ms sets its own bar: a fixed bar of its own would
+// call a 250 ms reference fine while a 150 ms target is slow, and blame the target.
 bool HostBad(const TargetProbeFacts& h, const Thresholds& t) {
   if (!Probed(h)) return false;
   if (*h.loss_pct >= t.Get("net.loss", "warn_loss_pct")) return true;
-  double warn_rtt = h.group == TargetGroup::kReference
-                        ? t.Get("net.latency.high", "reference_warn_rtt_ms")
-                        : t.Get("net.latency.high", "warn_rtt_ms");
+  double warn_rtt = t.Get("net.latency.high", "warn_rtt_ms");
+  if (h.group == TargetGroup::kReference) {
+    if (double own = t.Get("net.latency.high", "reference_warn_rtt_ms"); own > 0) warn_rtt = own;
+  }
   return h.rtt_median_ms && *h.rtt_median_ms >= warn_rtt;
 }
 
@@ -117,19 +120,25 @@ void HostRulesFor(const TargetProbeFacts& h, const Thresholds& t, std::vector<Fi
   }
 }
 
-struct Saturation {
-  const NicFacts* nic = nullptr;
-  double util_pct = 0;
-  double bytes_per_s = 0;
-  const char* direction = "tx";
-};
-
 // The capacity a NIC is judged against: the bandwidth plan of that NIC, else the global plan,
 // else the link speed (physical NICs only: a virtual NIC's nominal speed says nothing).
 struct Capacity {
   double mbps = 0;
   const char* source = "link";  // "plan" or "link"
+  // "the 20 Mb/s plan" / "the 10000 Mb/s link speed": what a percentage is a share of.
+  std::string Describe() const {
+    return "the " + FormatDouble(mbps, 0) + " Mb/s " +
+           (std::string_view(source) == "plan" ? "plan" : "link speed");
+  }
 };
+struct Saturation {
+  const NicFacts* nic = nullptr;
+  double util_pct = 0;
+  double bytes_per_s = 0;
+  const char* direction = "tx";
+  Capacity capacity;  // what util_pct is a share of
+};
+
 std::optional<Capacity> NicCapacity(const NicFacts& n, const Thresholds& t) {
   const char* id = "net.nic.saturated";
   if (auto v = t.Find(id, "plan_mbps." + n.name); v && *v > 0) return Capacity{*v, "plan"};
@@ -158,6 +167,7 @@ std::optional<Saturation> NicUtilisation(const NicFacts& n, const Thresholds& t,
   s.direction = rx > tx ? "rx" : "tx";
   s.bytes_per_s = std::max(rx, tx);
   s.util_pct = s.bytes_per_s * 8 / (cap->mbps * 1e6) * 100;
+  s.capacity = *cap;
   return s;
 }
 
@@ -203,11 +213,13 @@ void LocalizeRule(const Snapshot& snap, const Thresholds& t, std::vector<Finding
         [](const Saturation& a, const Saturation& b) { return a.util_pct < b.util_pct; });
     Severity sev = worst.util_pct >= t.Get("net.nic.saturated", "crit_util_pct") ? Severity::kCrit
                                                                                  : Severity::kWarn;
-    Finding f = MakeFinding(id, sev,
-                            "this host's NIC " + worst.nic->name + " is saturated (" +
-                                FormatDouble(worst.util_pct, 0) + "% of link speed, " +
-                                worst.direction + "): everything it talks to is slowed");
+    Finding f =
+        MakeFinding(id, sev,
+                    "this host's NIC " + worst.nic->name + " is saturated (" +
+                        FormatDouble(worst.util_pct, 0) + "% of " + worst.capacity.Describe() +
+                        ", " + worst.direction + "): everything it talks to is slowed");
     f.Add("verdict", "bandwidth").Add("nic", worst.nic->name).Add("util_pct", worst.util_pct);
+    f.Add("capacity_mbps", worst.capacity.mbps).Add("capacity_source", worst.capacity.source);
     f.Add("direction", worst.direction);
     if (snap.network.sockets && !snap.network.sockets->processes.empty()) {
       const auto& top = snap.network.sockets->processes.front();
@@ -264,12 +276,9 @@ void NicRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& o
     if (auto s = NicUtilisation(n, t, &cap)) {
       const char* id = "net.nic.saturated";
       if (auto sev = Grade(s->util_pct, t.Get(id, "warn_util_pct"), t.Get(id, "crit_util_pct"))) {
-        std::string of = std::string(cap.source) == "plan"
-                             ? "its " + FormatDouble(cap.mbps, 0) + " Mb/s bandwidth plan"
-                             : "its " + FormatDouble(cap.mbps, 0) + " Mb/s link";
         Finding f = MakeFinding(id, *sev,
-                                n.name + " at " + FormatDouble(s->util_pct, 0) + "% of " + of +
-                                    " (" + s->direction + ")");
+                                n.name + " at " + FormatDouble(s->util_pct, 0) + "% of " +
+                                    cap.Describe() + " (" + s->direction + ")");
         f.subject = n.name;
         f.Add("nic", n.name).Add("capacity_mbps", cap.mbps).Add("capacity_source", cap.source);
         if (n.speed_mbps) f.Add("speed_mbps", *n.speed_mbps);

@@ -66,12 +66,10 @@ void DstateRule(const ProcessFacts& procs, const Thresholds& t, std::vector<Find
   const StuckProcess* first_nvidia = nullptr;
   const StuckProcess* first_network = nullptr;
   double max_stuck_s = 0;
-  // "Inside the NVIDIA driver" needs evidence: a driver function as wchan, or an NVIDIA tool
-  // while the nvidia module is loaded. A tool's name alone (module absent or unknown) does not.
-  const bool module_loaded = procs.nvidia_module_loaded.value_or(false);
-  auto in_driver = [&](const StuckProcess& p) {
-    return p.nvidia_wait || (p.nvidia_tool && module_loaded);
-  };
+  // "Inside the NVIDIA driver" needs evidence: a driver function as wchan or an NVIDIA frame on
+  // the task's kernel stack (nvidia_wait). A tool's name does not: an nvidia-smi parent waiting
+  // in kernel_clone for its child is waiting for the child.
+  auto in_driver = [](const StuckProcess& p) { return p.nvidia_wait; };
   const StuckProcess* first_tool_elsewhere = nullptr;
   for (const StuckProcess* p : stuck) {
     if (in_driver(*p)) {
@@ -95,6 +93,8 @@ void DstateRule(const ProcessFacts& procs, const Thresholds& t, std::vector<Find
   else
     summary += ": " + Describe(*stuck.front());
   Finding f = MakeFinding(id, crit ? Severity::kCrit : Severity::kWarn, std::move(summary));
+  // Stuck inside the driver: only a reboot frees it. Stuck elsewhere (storage, NFS): watch.
+  if (nvidia > 0) f.action = Action::kDrainReset;
   f.Add("stuck_count", count).Add("nvidia_stuck_count", nvidia);
   f.Add("network_fs_stuck_count", network_fs);
   f.Add("dstate_both_samples_count", procs.dstate_count);

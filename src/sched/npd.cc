@@ -32,10 +32,10 @@ NpdOutcome NpdResult(const std::vector<Finding>& findings, std::optional<Layer> 
   std::string warns;
   for (const auto& f : findings) {
     if (layer && f.layer != *layer) continue;
-    if (f.severity == Severity::kCrit) {
+    if (TakesNodeOutOfService(f)) {
       if (!first) first = &f;
       ++crit;
-    } else if (f.severity == Severity::kWarn && warns.find(f.id) == std::string::npos) {
+    } else if (f.severity != Severity::kInfo && warns.find(f.id) == std::string::npos) {
       warns += (warns.empty() ? "" : ", ") + f.id;
     }
   }
@@ -46,7 +46,7 @@ NpdOutcome NpdResult(const std::vector<Finding>& findings, std::optional<Layer> 
   r.exit_code = 1;
   std::string msg = first->id;
   if (first->gpu && first->gpu->index) msg += " GPU" + std::to_string(*first->gpu->index);
-  msg += ": " + first->summary;
+  msg += std::string(" [") + ActionName(first->action) + "]: " + first->summary;
   std::string more = crit > 1 ? " (+" + std::to_string(crit - 1) + " more)" : "";
   if (msg.size() + more.size() > kNpdMessageMax)
     msg.resize(kNpdMessageMax - more.size() - 3), msg += "...";

@@ -52,7 +52,7 @@ std::string SlurmReason(const std::vector<Finding>& findings) {
   std::string reason = "gpudoctor:";
   int listed = 0, more = 0;
   for (const auto& f : findings) {
-    if (f.severity != Severity::kCrit) continue;
+    if (!TakesNodeOutOfService(f)) continue;
     std::string item = " " + f.id;
     std::string gpu = GpuLabel(f);
     if (!gpu.empty()) item += " " + gpu;
@@ -91,8 +91,9 @@ SlurmNodeState ParseSlurmNode(const std::string& text) {
 SlurmOutcome RunSlurmMode(const std::vector<Finding>& findings, const std::string& tool_error,
                           const SlurmOptions& o) {
   SlurmOutcome out;
+  // Drain by action, never by severity: a busy CPU or a full disk is the job's business.
   bool crit = false;
-  for (const auto& f : findings) crit = crit || f.severity == Severity::kCrit;
+  for (const auto& f : findings) crit = crit || TakesNodeOutOfService(f);
   if (!tool_error.empty()) {
     out.exit_code = 3;
     if (!o.drain_on_tool_failure) {

@@ -1,10 +1,12 @@
 // Slurm HealthCheckProgram mode (`gpudoctor check --slurm`), the NHC contract:
-//  - healthy (no crit finding): silent, exit 0; if the node is drained with a reason that
+//  - healthy (no finding whose action takes the node out, TakesNodeOutOfService): silent, exit 0;
+//  if the node is drained with a reason that
 //    gpudoctor set ("gpudoctor: ..."), resume it (`scontrol update nodename=N state=resume`).
 //    A drain set by anyone else is never touched.
-//  - crit: drain the node once: `scontrol update nodename=N state=drain reason="gpudoctor: <id>
-//    <gpu> ..."` (reason at most 255 bytes); a node already drained by someone else keeps that
-//    drain and reason; exit 2 with one line on stderr.
+//  - a finding that needs the node out (reset_gpu, reboot, drain_reset, inspect_hardware on a
+//    warn or crit finding): drain the node once: `scontrol update nodename=N state=drain
+//    reason="gpudoctor: <id> <gpu> ..."` (reason at most 255 bytes); a node already drained by
+//    someone else keeps that drain and reason; exit 2 with one line on stderr.
 //  - gpudoctor itself could not run: no drain (a broken tool must not empty a cluster) unless
 //    drain_on_tool_failure; exit 3.
 // scontrol runs with a timeout (never hangs the health check; Slurm kills it after 60 s).

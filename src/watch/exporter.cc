@@ -129,8 +129,10 @@ std::string RenderMetrics(const TickResult& tick, const ExporterOptions& options
         if (f.state != FindingState::kOpen) continue;
         const Finding& d = f.last;
         int gpu = d.gpu && d.gpu->index ? *d.gpu->index : -1;
-        Labels l = {
-            {"id", d.id}, {"severity", SeverityName(d.severity)}, {"layer", LayerName(d.layer)}};
+        Labels l = {{"id", d.id},
+                    {"severity", SeverityName(d.severity)},
+                    {"layer", LayerName(d.layer)},
+                    {"action", ActionName(d.action)}};
         Labels id = identity(gpu);
         l.insert(l.end(), id.begin(), id.end());
         if (gpu < 0 && d.gpu) {  // a GPU known only by bus id or uuid (lost at enumeration)

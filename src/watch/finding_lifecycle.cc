@@ -66,6 +66,7 @@ struct Timing {
   int64_t for_ms;
   int64_t resolve_ms;
   bool reboot_fixable;
+  bool latched = false;
 };
 
 Timing TimingFor(const std::string& id, const Thresholds& th) {
@@ -73,7 +74,7 @@ Timing TimingFor(const std::string& id, const Thresholds& th) {
   if (e == nullptr) return {0, 300 * 1000, false};  // unknown ids: open at once, default hysteresis
   return {static_cast<int64_t>(th.Get(id, kForSKey) * 1000),
           static_cast<int64_t>(th.Get(id, kResolveAfterSKey) * 1000),
-          WatchDefaultsFor(*e).reboot_fixable};
+          WatchDefaultsFor(*e).reboot_fixable, WatchDefaultsFor(*e).latched};
 }
 
 void ApplyEscalationSteps(TrackedFinding& t) {
@@ -164,6 +165,8 @@ LifecycleOutput StepLifecycle(const LifecycleInput& in, const Thresholds& th) {
       t.resolved_ms = now;
       t.resolution = "cleared_by_reboot";
       emit(TransitionKind::kResolved, t);
+    } else if (timing.latched && NeedsNodeOutOfService(t.last.action) && !t.acked) {
+      // A quiet log is not a repaired GPU: held open until a reboot or an acknowledgement.
     } else if (now - t.last_seen_ms >= timing.resolve_ms) {
       t.state = FindingState::kResolved;
       t.resolved_ms = now;

@@ -5,7 +5,9 @@
 //
 // - A finding is pending until it has fired for for_s (catalogue default, overridable per id in
 //   [finding."ID"] for_s), then opens; severity may change while open.
-// - It resolves after it has been clear for resolve_after_s (hysteresis).
+// - It resolves after it has been clear for resolve_after_s (hysteresis), except a latched one
+//   (WatchDefaults::latched: an Xid and other kernel-log events) whose action needs a reset or
+//   reboot: it stays open until the node reboots or it is acknowledged.
 // - A new boot id closes open findings whose rule is reboot-fixable with "cleared_by_reboot"
 //   when they do not fire on the first tick after the reboot; the same key coming back after
 //   2 reboots escalates (next steps for reseat, swap test, RMA are appended).

@@ -85,6 +85,7 @@ nlohmann::ordered_json AlertLabels(const TrackedFinding& f, const std::string& h
   l["id"] = f.last.id;
   l["severity"] = SeverityName(f.last.severity);
   l["layer"] = LayerName(f.last.layer);
+  l["action"] = ActionName(f.last.action);
   l["hostname"] = hostname;
   std::string gpu = GpuText(f);
   if (!gpu.empty()) l["gpu"] = gpu;
@@ -97,6 +98,7 @@ nlohmann::ordered_json AlertLabels(const TrackedFinding& f, const std::string& h
 nlohmann::ordered_json AlertAnnotations(const TrackedFinding& f) {
   nlohmann::ordered_json a;
   a["summary"] = f.last.summary;
+  a["action"] = ActionPhrase(f.last.action);
   std::string steps;
   for (const std::string& s : f.last.next_steps) {
     if (!steps.empty()) steps += "\n";
@@ -141,6 +143,8 @@ std::string ExpandPlaceholders(std::string_view arg, const TrackedFinding& f,
           v = SeverityName(f.last.severity);
         else if (name == "layer")
           v = LayerName(f.last.layer);
+        else if (name == "action")
+          v = ActionName(f.last.action);
         else if (name == "gpu")
           v = GpuText(f);
         else if (name == "uuid")

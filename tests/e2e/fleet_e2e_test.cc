@@ -198,7 +198,7 @@ RunResult Npd(const std::string& scenario, const std::string& layer) {
 TEST(NpdE2eTest, PluginContractOnFixtures) {
   RunResult sick = Npd("ecc_dbe.scenario", "hardware");
   EXPECT_EQ(sick.exit_code, 1);
-  EXPECT_EQ(sick.out.rfind("gpu.ecc.dbe GPU1: ", 0), 0u) << sick.out;
+  EXPECT_EQ(sick.out.rfind("gpu.ecc.dbe GPU1 [drain_reset]: ", 0), 0u) << sick.out;
   EXPECT_EQ(std::count(sick.out.begin(), sick.out.end(), '\n'), 1);
   EXPECT_LE(sick.out.size(), 201u);
   RunResult other_layer = Npd("ecc_dbe.scenario", "network");

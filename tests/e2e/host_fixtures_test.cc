@@ -51,7 +51,8 @@ TEST(HostFixturesE2eTest, HealthyHostHasNoFindings) {
 
 TEST(HostFixturesE2eTest, CpuSaturated) {
   CheckRun r = Check("cpu-saturated");
-  EXPECT_EQ(r.severity_by_id["host.cpu.saturated"], "crit");
+  // check samples the CPU for 250 ms: a busy moment is warn, the PSI averages decide crit.
+  EXPECT_EQ(r.severity_by_id["host.cpu.saturated"], "warn");
   EXPECT_EQ(r.severity_by_id["host.pressure.cpu"], "crit");
   EXPECT_EQ(r.severity_by_id["host.load.high"], "warn");
   EXPECT_EQ(r.exit_code, 2);
@@ -59,7 +60,7 @@ TEST(HostFixturesE2eTest, CpuSaturated) {
 
 TEST(HostFixturesE2eTest, HeavyIowaitWithoutStuckTasks) {
   CheckRun r = Check("heavy-iowait");
-  EXPECT_EQ(r.severity_by_id["host.iowait.high"], "crit");
+  EXPECT_EQ(r.severity_by_id["host.iowait.high"], "warn");
   EXPECT_EQ(r.severity_by_id["host.pressure.io"], "crit");
   EXPECT_EQ(r.severity_by_id.count("proc.dstate"), 0u) << r.report.dump(2);
   EXPECT_EQ(r.exit_code, 2);
@@ -80,7 +81,7 @@ TEST(HostFixturesE2eTest, DstateNvidiaSmi) {
 TEST(HostFixturesE2eTest, SwapStorm) {
   CheckRun r = Check("swap-storm");
   EXPECT_EQ(r.severity_by_id["host.memory.low"], "crit");
-  EXPECT_EQ(r.severity_by_id["host.swap.active"], "crit");
+  EXPECT_EQ(r.severity_by_id["host.swap.active"], "warn");
   EXPECT_EQ(r.severity_by_id["host.pressure.memory"], "crit");
   EXPECT_EQ(r.exit_code, 2);
 }

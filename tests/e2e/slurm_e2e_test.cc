@@ -3,17 +3,24 @@
 // the end. Shows the node drained with our reason on a crit finding, left alone when someone
 // else drained it, and resumed when the finding clears. Skipped (with the reason printed) when
 // the daemons are missing or we are not root.
+#include <errno.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cstring>
 #include <fstream>
 #include <thread>
+#include <vector>
 
+#include "host_fixture.h"
 #include "test_util.h"
 
 extern char** environ;
@@ -202,6 +209,77 @@ TEST(SlurmE2eTest, LeavesSomeoneElsesDrainAlone) {
   EXPECT_NE(sick.err.find("drained by someone else"), std::string::npos) << sick.err;
   EXPECT_NE(cluster.State().find("DRAIN"), std::string::npos);
   EXPECT_EQ(cluster.Reason().rfind("fan replacement", 0), 0u) << cluster.Show();
+}
+
+RunResult CheckProbes(const std::vector<std::string>& extra, const std::string& conf) {
+  std::string lib = std::string(GPUDOCTOR_BUILD_DIR) + "/tests/fake_nvml/libnvidia-ml.so.1";
+  std::vector<std::string> argv = {"check", "--nvml-lib", lib, "--path.sysfs",
+                                   FixturePath("sysfs/hgx_h100")};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return RunGpudoctor(
+      argv, std::chrono::seconds(60),
+      {{"FAKE_NVML_SCENARIO", FixturePath("nvml/h100_healthy.scenario")}, {"SLURM_CONF", conf}});
+}
+
+TEST(SlurmE2eTest, BusyCpuAndFullDiskNeverDrain) {
+  SlurmCluster cluster;
+  std::string why = cluster.Start();
+  if (!why.empty()) GTEST_SKIP() << "cannot start slurmctld/slurmd: " << why;
+  const std::vector<std::string> slurm = {"--slurm", "--slurm-node", "gdnode", "--scontrol",
+                                          "/usr/bin/scontrol"};
+  // A CPU-saturated host (the cpu-saturated fixture: 99% busy, CPU pressure high) drains nothing.
+  for (bool slurm_mode : {false, true}) {
+    testing::HostFixture fx("cpu-saturated");
+    fx.ArmSecondSamples();
+    std::vector<std::string> argv = {"check", "--sample-ms", "300", "--probes", "cpu,pressure"};
+    for (const auto& f : fx.PathFlags()) argv.push_back(f);
+    if (slurm_mode) {
+      argv.insert(argv.end(), slurm.begin(), slurm.end());
+    } else {
+      argv.push_back("--json");
+    }
+    RunResult r = RunGpudoctor(argv, std::chrono::seconds(60), {{"SLURM_CONF", cluster.conf()}});
+    if (!slurm_mode) {
+      // The findings are there (so this test can fail), with actions that keep the node in.
+      EXPECT_NE(r.out.find("\"host.cpu.saturated\""), std::string::npos) << r.out;
+      EXPECT_NE(r.out.find("\"host.pressure.cpu\""), std::string::npos) << r.out;
+      EXPECT_NE(r.out.find("\"action\": \"watch\""), std::string::npos) << r.out;
+      continue;
+    }
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(cluster.State().find("DRAIN"), std::string::npos) << cluster.Show();
+  }
+  // A full filesystem: a 1 MiB tmpfs filled to the last block, named by a procfs fixture's
+  // mount table (statvfs goes to the real mount).
+  TempDir dir;
+  std::string mnt = dir.path() + "/full";
+  ASSERT_EQ(mkdir(mnt.c_str(), 0755), 0);
+  if (mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=1m") != 0) {
+    GTEST_SKIP() << "cannot mount a tmpfs for the full-disk case: " << std::strerror(errno);
+  }
+  {
+    std::ofstream fill(mnt + "/fill", std::ios::binary);
+    std::string block(4096, 'x');
+    for (int i = 0; i < 512 && fill.write(block.data(), block.size()); ++i) {
+    }
+  }
+  std::string proc = dir.path() + "/proc";
+  ASSERT_EQ(mkdir(proc.c_str(), 0755), 0);
+  std::ofstream(proc + "/mounts") << "tmpfs " << mnt << " tmpfs rw,relatime,size=1024k 0 0\n";
+  RunResult seen = CheckProbes({"--probes", "disk,nvml,pci_gpu", "--json", "--path.procfs", proc},
+                               cluster.conf());
+  EXPECT_NE(seen.out.find("\"host.disk.full\""), std::string::npos) << seen.out;
+  std::vector<std::string> argv = {"--probes", "disk,nvml,pci_gpu", "--path.procfs", proc};
+  argv.insert(argv.end(), slurm.begin(), slurm.end());
+  RunResult full = CheckProbes(argv, cluster.conf());
+  umount2(mnt.c_str(), MNT_DETACH);
+  EXPECT_EQ(full.exit_code, 0) << full.err;
+  EXPECT_EQ(cluster.State().find("DRAIN"), std::string::npos) << cluster.Show();
+
+  // A double-bit ECC error in the same cluster does drain (the action is drain_reset).
+  RunResult sick = CheckSlurm("ecc_dbe.scenario", cluster.conf());
+  EXPECT_EQ(sick.exit_code, 2) << sick.err;
+  EXPECT_NE(cluster.State().find("DRAIN"), std::string::npos) << cluster.Show();
 }
 
 }  // namespace

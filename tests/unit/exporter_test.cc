@@ -62,7 +62,7 @@ TEST(ExporterTest, GpuIdentityLabelsAndFindings) {
             std::string::npos);
   // Open findings only; escaped subject.
   EXPECT_NE(text.find("gpudoctor_finding_active{id=\"gpu.ecc.dbe\",severity=\"crit\",layer="
-                      "\"hardware\",gpu=\"1\""),
+                      "\"hardware\",action=\"none\",gpu=\"1\""),
             std::string::npos);
   EXPECT_NE(text.find("subject=\"/var \\\"log\\\"\"} 1"), std::string::npos);
   EXPECT_EQ(text.find("gpu.thermal"), std::string::npos);  // pending

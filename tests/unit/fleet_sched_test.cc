@@ -1,17 +1,17 @@
 // Slurm reason/state parsing and the node-problem-detector plugin line (src/sched).
 #include <gtest/gtest.h>
 
+#include "rules/make_finding.h"
 #include "sched/npd.h"
 #include "sched/slurm.h"
 
 namespace gpudoctor {
 namespace {
 
+// A finding as a rule makes it: layer and action from the catalogue.
 Finding F(const std::string& id, Severity sev, Layer layer, int gpu) {
-  Finding f;
-  f.id = id;
-  f.severity = sev;
-  f.layer = layer;
+  Finding f = MakeFinding(id, sev, "");
+  EXPECT_EQ(f.layer, layer) << id;
   f.summary = "GPU " + std::to_string(gpu) + ": something \"quoted\"\nsecond line";
   f.gpu = GpuRef{gpu, "GPU-x", "0000:2a:00.0", "123", "H100"};
   return f;
@@ -21,7 +21,9 @@ TEST(SlurmTest, ReasonNamesCritFindingsAndStaysUnder255) {
   std::vector<Finding> fs = {F("gpu.ecc.dbe", Severity::kCrit, Layer::kHardware, 1),
                              F("gpu.thermal", Severity::kWarn, Layer::kHardware, 2)};
   EXPECT_EQ(SlurmReason(fs), "gpudoctor: gpu.ecc.dbe GPU1 0000:2a:00.0");
-  for (int i = 0; i < 40; ++i) fs.push_back(F("gpu.xid", Severity::kCrit, Layer::kHardware, i));
+  for (int i = 0; i < 40; ++i) {
+    fs.push_back(F("gpu.ecc.dbe", Severity::kCrit, Layer::kHardware, i));
+  }
   std::string r = SlurmReason(fs);
   EXPECT_LE(r.size(), kSlurmReasonMax);
   EXPECT_NE(r.find("more)"), std::string::npos);
@@ -65,7 +67,7 @@ TEST(NpdTest, ContractExitCodesAndOneBoundedLine) {
   NpdOutcome hw = NpdResult(fs, Layer::kHardware, "");
   EXPECT_EQ(hw.exit_code, 1);
   EXPECT_EQ(hw.message.find('\n'), std::string::npos);
-  EXPECT_EQ(hw.message.rfind("gpu.ecc.dbe GPU1: ", 0), 0u);
+  EXPECT_EQ(hw.message.rfind("gpu.ecc.dbe GPU1 [drain_reset]: ", 0), 0u) << hw.message;
   NpdOutcome net = NpdResult(fs, Layer::kNetwork, "");
   EXPECT_EQ(net.exit_code, 0);
   EXPECT_EQ(net.message, "ok (warn: net.loss)");

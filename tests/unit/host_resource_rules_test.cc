@@ -92,7 +92,13 @@ TEST(SwapRulesTest, Boundaries) {
   auto crit = Eval(WithSwap(4000, 6000));
   auto f = Find(crit, "host.swap.active");
   ASSERT_TRUE(f);
-  EXPECT_EQ(f->severity, Severity::kCrit);
+  EXPECT_EQ(f->severity, Severity::kWarn);  // over 0.3 s: a moment, capped at warn
+  EXPECT_DOUBLE_EQ(*EvidenceOf<double>(*f, "window_s"), 0.3);
+  Snapshot long_window = WithSwap(4000, 6000);
+  long_window.host.memory->window_s = 10;
+  auto lf = Find(Eval(long_window), "host.swap.active");
+  ASSERT_TRUE(lf);
+  EXPECT_EQ(lf->severity, Severity::kCrit);
   EXPECT_DOUBLE_EQ(*EvidenceOf<double>(*f, "swap_pages_per_s"), 10000.0);
   EXPECT_EQ(*EvidenceOf<int64_t>(*f, "swap_used_bytes"), static_cast<int64_t>(6 * kGiB));
   EXPECT_NE(f->summary.find("6 GiB"), std::string::npos) << f->summary;

@@ -40,6 +40,12 @@ const std::map<std::string, std::set<std::string>>& Forbidden() {
   return rules;
 }
 
+// Single headers a forbidden folder may still include: the catalogue is the one home of finding
+// metadata (actions, classes), which fleet needs to read findings of older reports by their id.
+bool AllowedException(const std::string& folder, const std::string& include) {
+  return folder == "fleet" && include == "#include \"rules/catalogue.h\"";
+}
+
 TEST(LayeringTest, NoFolderIncludesAForbiddenLayer) {
   namespace fs = std::filesystem;
   const std::string src = std::string(GPUDOCTOR_SOURCE_DIR) + "/src";
@@ -55,6 +61,7 @@ TEST(LayeringTest, NoFolderIncludesAForbiddenLayer) {
     for (std::sregex_iterator it(text.begin(), text.end(), include_re), end; it != end; ++it) {
       ++checked;
       std::string target = (*it)[1];
+      if (AllowedException(folder, it->str())) continue;
       EXPECT_FALSE(rule->second.count(target))
           << rel << " includes " << it->str() << ": " << folder << " must not depend on " << target;
     }

@@ -266,3 +266,54 @@ TEST(LifecycleTest, DuplicateFindingsInOneTickKeepWorstSeverity) {
 
 }  // namespace
 }  // namespace gpudoctor
+
+namespace gpudoctor {
+namespace {
+
+// An Xid that needs a reset is not repaired by a quiet log: it stays open until a reboot or an
+// acknowledgement; an application Xid (restart_app) resolves after the usual quiet time.
+TEST(LifecycleLatchTest, ResetNeedingXidStaysOpenUntilRebootOrAck) {
+  Finding dbe = GpuFinding("gpu.xid", "1654921000123");
+  dbe.action = Action::kDrainReset;
+  Finding app = GpuFinding("gpu.xid", "1654921000999", Severity::kWarn);
+  app.action = Action::kRestartApp;
+  app.gpu->pci_bus_id = "0000:3c:00.0";
+
+  Driver d;
+  d.Tick(0, {dbe, app});
+  ASSERT_EQ(d.tracked().size(), 2u);
+  d.Tick(10, {});
+  d.Tick(3600, {});  // an hour of quiet log
+  int open = 0, resolved = 0;
+  for (const auto& t : d.tracked()) {
+    if (t.last.gpu->serial == "1654921000123") {
+      EXPECT_EQ(t.state, FindingState::kOpen) << "a quiet log is not a reset GPU";
+      ++open;
+    } else {
+      EXPECT_EQ(t.state, FindingState::kResolved);
+      ++resolved;
+    }
+  }
+  EXPECT_EQ(open, 1);
+  EXPECT_EQ(resolved, 1);
+
+  // Acknowledged: resolves once quiet for resolve_after_s.
+  for (auto& t : d.tracked()) {
+    if (t.last.gpu->serial == "1654921000123") t.acked = true;
+  }
+  auto tr = d.Tick(3700, {});
+  ASSERT_EQ(tr.size(), 1u);
+  EXPECT_EQ(tr[0].kind, TransitionKind::kResolved);
+
+  // A reboot clears a new one (reboot-fixable), acked or not.
+  Driver r;
+  r.Tick(0, {dbe}, "boot-a");
+  r.Tick(4000, {}, "boot-a");
+  ASSERT_EQ(r.Find("gpu.xid")->state, FindingState::kOpen);
+  r.Tick(4100, {}, "boot-b");
+  EXPECT_EQ(r.Find("gpu.xid")->state, FindingState::kResolved);
+  EXPECT_EQ(r.Find("gpu.xid")->resolution, "cleared_by_reboot");
+}
+
+}  // namespace
+}  // namespace gpudoctor

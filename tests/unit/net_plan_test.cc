@@ -45,7 +45,7 @@ TEST(NetPlanTest, HundredMegabitPlanOnATenGigabitPortIsSaturated) {
   auto fs = Judge(s, "[network]\nplan_mbps = 100\n");
   const Finding* f = Find(fs, "net.nic.saturated");
   ASSERT_NE(f, nullptr);
-  EXPECT_NE(f->summary.find("100 Mb/s bandwidth plan"), std::string::npos) << f->summary;
+  EXPECT_NE(f->summary.find("of the 100 Mb/s plan"), std::string::npos) << f->summary;
   // A per-NIC plan wins over the global one.
   EXPECT_EQ(Find(Judge(s, "[network]\nplan_mbps = 100\nplan_mbps_nics = [\"eth0=1000\"]\n"),
                  "net.nic.saturated"),

@@ -62,13 +62,15 @@ TEST(ProcessRulesTest, StuckNonNvidiaTaskIsWarn) {
 }
 
 TEST(ProcessRulesTest, NvidiaToolIsCritWithSpecificAdvice) {
-  Snapshot snap =
-      WithTasks({Task(4242, "nvidia-smi", "os_acquire_rwlock_read", 300.0, /*nvidia=*/true)});
+  StuckProcess t = Task(4242, "nvidia-smi", "os_acquire_rwlock_read", 300.0, /*nvidia=*/true);
+  t.nvidia_wait = true;  // the probe's verdict for a driver wchan (os_acquire*)
+  Snapshot snap = WithTasks({t});
   snap.host.processes->nvidia_module_loaded = true;
   auto f = EvaluateRules(snap, Thresholds());
   auto d = Find(f, "proc.dstate");
   ASSERT_TRUE(d);
   EXPECT_EQ(d->severity, Severity::kCrit);
+  EXPECT_EQ(d->action, Action::kDrainReset);
   EXPECT_NE(d->summary.find("nvidia-smi (pid 4242) in os_acquire_rwlock_read"), std::string::npos)
       << d->summary;
   EXPECT_NE(d->next_steps.front().find("Xid"), std::string::npos);
@@ -105,6 +107,22 @@ TEST(ProcessRulesTest, NvidiaToolNameAloneIsNotInsideTheDriver) {
   auto w = Find(EvaluateRules(WithTasks({t}), Thresholds()), "proc.dstate");
   ASSERT_TRUE(w);
   EXPECT_NE(w->next_steps.front().find("inside the NVIDIA driver"), std::string::npos);
+}
+
+// An nvidia-smi parent waiting in kernel_clone for its vfork child waits for the child: not "in
+// the driver", even with the module loaded, and no reason to drain.
+TEST(ProcessRulesTest, ParentWaitingForItsChildIsNotInTheDriver) {
+  Snapshot snap = WithTasks({Task(5000, "nvidia-smi", "kernel_clone", 120.0, /*nvidia=*/true)});
+  snap.host.processes->nvidia_module_loaded = true;
+  auto d = Find(EvaluateRules(snap, Thresholds()), "proc.dstate");
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->severity, Severity::kWarn);
+  EXPECT_EQ(d->action, Action::kWatch);
+  EXPECT_EQ(*EvidenceOf<int64_t>(*d, "nvidia_stuck_count"), 0);
+  EXPECT_EQ(d->summary.find("including NVIDIA"), std::string::npos) << d->summary;
+  for (const auto& step : d->next_steps) {
+    EXPECT_EQ(step.find("inside the NVIDIA driver"), std::string::npos) << step;
+  }
 }
 
 TEST(ProcessRulesTest, DriverWaitCountsAsNvidia) {

@@ -1,0 +1,46 @@
+#include "fleet/finding_action.h"
+
+#include "kmsg/xid_table.h"
+#include "rules/catalogue.h"
+
+namespace gpudoctor::fleet {
+
+std::optional<int> XidCodeInText(std::string_view text) {
+  size_t p = text.find("Xid ");
+  if (p == std::string_view::npos) return std::nullopt;
+  p += 4;
+  int code = 0, digits = 0;
+  while (p < text.size() && text[p] >= '0' && text[p] <= '9' && digits < 4) {
+    code = code * 10 + (text[p++] - '0');
+    ++digits;
+  }
+  if (digits == 0) return std::nullopt;
+  return code;
+}
+
+namespace {
+
+// The Xid table's class and severity as an action, for reports that predate per-code actions.
+Action XidActionFromTable(int code) {
+  XidInfo info = LookupXid(code);
+  if (!info.known) return Action::kWatch;
+  if (info.xid_class == XidClass::kApplication) return Action::kRestartApp;
+  if (info.severity == XidSeverity::kFatal || info.severity == XidSeverity::kCritical) {
+    return Action::kDrainReset;
+  }
+  return info.severity == XidSeverity::kInfo ? Action::kNone : Action::kWatch;
+}
+
+}  // namespace
+
+Action ReadFindingAction(std::string_view action_name, std::string_view id,
+                         std::optional<int> xid_code, std::string_view summary) {
+  if (auto a = ParseAction(action_name)) return *a;
+  if (id == "gpu.xid") {
+    if (!xid_code) xid_code = XidCodeInText(summary);
+    if (xid_code) return XidActionFromTable(*xid_code);
+  }
+  return ActionOrDefault("", id);
+}
+
+}  // namespace gpudoctor::fleet
