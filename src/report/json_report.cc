@@ -76,7 +76,14 @@ nlohmann::ordered_json ProbeRecordToJson(const ProbeRecord& p) {
   return j;
 }
 
-std::string RenderJson(const Report& report) {
+std::string RenderJson(const Report& report) { return DumpReportJson(ReportToJson(report)); }
+
+std::string DumpReportJson(const nlohmann::ordered_json& j) {
+  // Invalid UTF-8 from outside input is replaced, never thrown on.
+  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
+nlohmann::ordered_json ReportToJson(const Report& report) {
   nlohmann::ordered_json j;
   j["verdict"] = Verdict(report.findings);
   j["action"] = ActionName(WorstAction(report.findings));
@@ -97,8 +104,7 @@ std::string RenderJson(const Report& report) {
   }
   nlohmann::ordered_json gpu_layer = GpuFactsToJson(report.snapshot.gpu);
   for (auto& [key, value] : gpu_layer.items()) j[key] = value;
-  // Invalid UTF-8 from outside input is replaced, never thrown on.
-  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  return j;
 }
 
 }  // namespace gpudoctor

@@ -102,10 +102,29 @@ function gpuCard(g, findings) {
   );
 }
 
+// What is open: the lifecycle's open episodes (status.open_findings, from watch) with this
+// tick's findings that have no episode yet; a plain `check --json` document has only findings.
+// An Xid that needs a reset stays open after the log went quiet, so it stays on its card.
+export function openFindings(status) {
+  const episodes = status.open_findings || [];
+  const out = episodes.map((e) => ({ ...e.finding, episode: e }));
+  const key = (f) => `${f.id}|${(f.gpu && (f.gpu.serial || f.gpu.pci_bus_id)) || ""}|${f.subject || ""}`;
+  const seen = new Set(out.map(key));
+  for (const f of status.findings || []) if (!seen.has(key(f))) out.push(f);
+  return out;
+}
+
+function age(s) {
+  if (s == null) return "";
+  if (s < 120) return `${s} s`;
+  if (s < 7200) return `${Math.round(s / 60)} min`;
+  return `${Math.round(s / 3600)} h`;
+}
+
 export function renderGpus(status) {
   const gpus = status.gpus || [];
   const byGpu = new Map();
-  for (const f of status.findings || []) {
+  for (const f of openFindings(status)) {
     const i = f.gpu && f.gpu.index;
     if (i == null) continue;
     if (!byGpu.has(i)) byGpu.set(i, []);
@@ -129,7 +148,7 @@ function evidenceList(ev) {
 }
 
 export function renderFindings(status) {
-  const fs = (status.findings || []).slice().sort((a, b) => rank(b.severity) - rank(a.severity));
+  const fs = openFindings(status).sort((a, b) => rank(b.severity) - rank(a.severity));
   document.getElementById("finding-count").textContent = `(${fs.length})`;
   const box = document.getElementById("findings");
   if (!fs.length) {
@@ -148,6 +167,14 @@ export function renderFindings(status) {
           ` ${f.summary} `,
           h("code", {}, f.id),
           h("span", { class: "muted" }, ` ${f.layer}`),
+          f.action && f.action !== "none" ? h("span", { class: "action", "data-action": f.action }, ` → ${f.action}`) : null,
+          f.episode
+            ? h(
+                "span",
+                { class: "muted episode" },
+                ` · open ${age(f.episode.open_s)}${f.episode.acked ? " · acknowledged" : ""}${f.episode.escalated ? " · escalated" : ""}`,
+              )
+            : h("span", { class: "muted episode" }, " · this tick"),
         ),
         evidenceList(f.evidence),
         f.next_steps && f.next_steps.length ? h("ol", { class: "steps" }, f.next_steps.map((s) => h("li", {}, s))) : null,
