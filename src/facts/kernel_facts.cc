@@ -24,6 +24,8 @@ const char* KernelEventKindName(KernelEventKind kind) {
       return "driver_init_failed";
     case KernelEventKind::kGspTimeout:
       return "gsp_timeout";
+    case KernelEventKind::kDriverMismatch:
+      return "driver_mismatch";
   }
   return "unknown";
 }

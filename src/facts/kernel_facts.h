@@ -31,6 +31,7 @@ enum class KernelEventKind {
   kCpuThermal,        // "CPUn: Core|Package temperature above threshold"
   kDriverInitFailed,  // NVRM RmInitAdapter failed
   kGspTimeout,        // NVRM GSP RPC timeout / heartbeat timeout outside an Xid line
+  kDriverMismatch,    // "NVRM: API mismatch: the client has the version X, but ... Y"
 };
 const char* KernelEventKindName(KernelEventKind kind);  // "xid", "gpu_lost", "pcie_aer", ...
 
@@ -62,6 +63,8 @@ struct KernelEvent {
   std::string nvlink_unit;                                    // NVLink5 tail: "NETIR_LINK_EVT"
   bool nvlink_fatal = false;                                  // a "Fatal" NVLink5 line seen
   std::optional<uint32_t> nvlink_intrinfo, nvlink_errstatus;  // last seen
+  // Xid 154: distinct new recovery actions named by the lines ("GPU Reset Required"), bounded.
+  std::vector<std::string> recovery_actions;
 
   // kPcieAer
   AerSeverity aer_severity = AerSeverity::kCorrected;
@@ -89,6 +92,10 @@ struct KernelEvent {
 
   // kDriverInitFailed / kGspTimeout
   std::string error_code;  // "0x26:0x56:1474", "GSP_RM_CONTROL"
+
+  // kDriverMismatch: the user-space client's and the loaded kernel module's versions ("" when the
+  // line was cut before it); the client's name[pid] when the driver named it goes to processes.
+  std::string client_version, module_version;
 };
 
 // GPU identity from the driver's companion lines: "NVRM: GPU at PCI:0000:3b:00: GPU-<uuid>" and

@@ -42,6 +42,7 @@ int EventAggregator::Rank(const KernelEvent& e) {
     case KernelEventKind::kGpuLost:
     case KernelEventKind::kDriverInitFailed:
     case KernelEventKind::kGspTimeout:
+    case KernelEventKind::kDriverMismatch:
     case KernelEventKind::kMce:
       return 3;
     case KernelEventKind::kHungTask:
@@ -69,6 +70,9 @@ void EventAggregator::MergeFields(KernelEvent& e, const KernelEvent& d) {
     e.nvlink_errstatus = d.nvlink_errstatus;
   }
   e.nvlink_fatal |= d.nvlink_fatal;
+  for (const auto& r : d.recovery_actions) AddBounded(e.recovery_actions, r, kMaxProcesses);
+  if (e.client_version.empty()) e.client_version = d.client_version;
+  if (e.module_version.empty()) e.module_version = d.module_version;
   if (d.vendor_id) e.vendor_id = d.vendor_id;
   if (d.device_id) e.device_id = d.device_id;
   if (e.aer_type.empty()) e.aer_type = d.aer_type;

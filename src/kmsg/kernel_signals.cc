@@ -207,6 +207,32 @@ SignalResult ParseMceLine(std::string_view m) {
 }
 
 SignalResult ParseNetLinkLine(std::string_view m) {
+  // Bonding driver: "bond0: link status down for interface eno4, disabling it in 200 ms",
+  // "... link status definitely down for interface eth0, disabling it", "... link status
+  // definitely up for interface eno1, 10000 Mbps full duplex" and the newer "bond0: (slave eno1):
+  // link status definitely down, disabling slave". The subject is the member interface.
+  if (size_t ls = m.find("link status "); ls != m.npos) {
+    std::string_view rest = m.substr(ls + 12);
+    if (StartsWith(rest, "definitely ")) rest.remove_prefix(11);
+    const bool down = StartsWith(rest, "down");
+    if (down || StartsWith(rest, "up")) {
+      std::string_view ifname;
+      if (size_t fi = rest.find("for interface "); fi != rest.npos && fi < 24) {
+        ifname = Token(rest.substr(fi + 14), 0);
+        while (!ifname.empty() && ifname.back() == ',') ifname.remove_suffix(1);
+      }
+      if (ifname.empty()) {
+        if (size_t sl = m.rfind("(slave ", ls); sl != m.npos) {
+          std::string_view t = m.substr(sl + 7, ls - sl - 7);
+          ifname = t.substr(0, t.find(')'));
+        }
+      }
+      if (!ValidIfName(ifname)) return {SignalVerdict::kGarbled, {}};
+      SignalResult r = Event(KernelEventKind::kNetLink, std::string(ifname));
+      (down ? r.event.link_down : r.event.link_up) = 1;
+      return r;
+    }
+  }
   if (size_t wd = m.find("NETDEV WATCHDOG: "); wd != m.npos) {
     std::string_view after = m.substr(wd + 17);
     std::string_view ifname;

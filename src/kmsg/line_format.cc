@@ -64,6 +64,94 @@ int MonthFromName(std::string_view m) {
   return 0;
 }
 
+// journalctl prints the month with strftime("%b") in the reader's LC_TIME, so a saved journal
+// can carry any locale's abbreviated month. These are glibc's abmon strings (localedata of glibc
+// 2.36, plus the older spellings fr "avr." and es "sept" of earlier releases) for the locales
+// seen in bug reports; CJK locales print "N月" (ja with a leading space for 1-9).
+struct MonthName {
+  std::string_view name;
+  int month;
+};
+constexpr MonthName kLocaleMonths[] = {
+    // fr_FR
+    {"janv.", 1},
+    {"f\u00e9vr.", 2},
+    {"mars", 3},
+    {"avr.", 4},
+    {"avril", 4},
+    {"mai", 5},
+    {"juin", 6},
+    {"juil.", 7},
+    {"ao\u00fbt", 8},
+    {"sept.", 9},
+    {"oct.", 10},
+    {"nov.", 11},
+    {"d\u00e9c.", 12},
+    // de_DE (the others equal English)
+    {"M\u00e4r", 3},
+    {"Mai", 5},
+    {"Okt", 10},
+    {"Dez", 12},
+    // es_ES
+    {"ene", 1},
+    {"feb", 2},
+    {"mar", 3},
+    {"abr", 4},
+    {"may", 5},
+    {"jun", 6},
+    {"jul", 7},
+    {"ago", 8},
+    {"sep", 9},
+    {"sept", 9},
+    {"oct", 10},
+    {"nov", 11},
+    {"dic", 12},
+    // ru_RU
+    {"\u044f\u043d\u0432", 1},
+    {"\u0444\u0435\u0432", 2},
+    {"\u043c\u0430\u0440", 3},
+    {"\u0430\u043f\u0440", 4},
+    {"\u043c\u0430\u044f", 5},
+    {"\u043c\u0430\u0439", 5},
+    {"\u0438\u044e\u043d", 6},
+    {"\u0438\u044e\u043b", 7},
+    {"\u0430\u0432\u0433", 8},
+    {"\u0441\u0435\u043d", 9},
+    {"\u043e\u043a\u0442", 10},
+    {"\u043d\u043e\u044f", 11},
+    {"\u0434\u0435\u043a", 12},
+};
+
+// Month of the syslog/journal stamp at the start of `line` and the length of its token (leading
+// space of ja included); 0 when the line does not start with a month name followed by a space.
+int SyslogMonthAt(std::string_view line, size_t& len) {
+  size_t i = 0;
+  if (line.size() > 1 && line[0] == ' ' && IsDigit(line[1])) i = 1;  // ja_JP " 3月"
+  if (i < line.size() && IsDigit(line[i])) {
+    size_t d = i;
+    int m = 0;
+    while (d < line.size() && IsDigit(line[d]) && d - i < 2) m = m * 10 + (line[d++] - '0');
+    constexpr std::string_view kYue = "\u6708";  // 月
+    if (m < 1 || m > 12 || line.substr(d, kYue.size()) != kYue) return 0;
+    len = d + kYue.size();
+    return len < line.size() && line[len] == ' ' ? m : 0;
+  }
+  if (line.size() > 3 && line[3] == ' ') {
+    if (int m = MonthFromName(line.substr(0, 3))) {
+      len = 3;
+      return m;
+    }
+  }
+  for (const MonthName& n : kLocaleMonths) {
+    if (line.size() > n.name.size() && line[n.name.size()] == ' ' &&
+        line.substr(0, n.name.size()) == n.name) {
+      len = n.name.size();
+      return n.month;
+    }
+  }
+  return 0;
+}
+
 // "hh:mm:ss" with optional ".ffffff".
 bool ReadClock(Cursor& c, int& h, int& mi, int& se, int64_t& frac_us) {
   uint64_t a, b, d;
@@ -251,9 +339,10 @@ bool ParseRawKmsg(std::string_view line, ParsedLine& out) {
 
 bool ParseSyslogMonth(std::string_view line, LineFormatState& state, ParsedLine& out) {
   if (line.size() < 16) return false;
-  int mon = MonthFromName(line.substr(0, 3));
-  if (mon == 0 || line[3] != ' ') return false;
-  Cursor c{line, 4};
+  size_t month_len = 0;
+  int mon = SyslogMonthAt(line, month_len);
+  if (mon == 0) return false;
+  Cursor c{line, month_len};
   c.SkipSpaces();
   uint64_t day;
   if (!c.ReadUint(day, 2) || !c.Eat(' ')) return false;
@@ -411,7 +500,9 @@ ParsedLine ParseLinePrefix(std::string_view line, LineFormatState& state) {
     ParsedLine p;
     if (ParseDmesg(line, p)) return p;
   }
-  if (c0 >= 'A' && c0 <= 'Z') {
+  // Month names: English or another locale's (journalctl follows LC_TIME), "N月" in CJK locales.
+  if ((c0 >= 'A' && c0 <= 'Z') || (c0 >= 'a' && c0 <= 'z') || IsDigit(c0) || c0 == ' ' ||
+      static_cast<unsigned char>(c0) >= 0x80) {
     ParsedLine p;
     if (ParseSyslogMonth(line, state, p)) return p;
   }

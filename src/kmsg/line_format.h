@@ -2,7 +2,8 @@
 // the kernel message text. Shapes: raw /dev/kmsg records ("6,1234,5678901,-;text"), dmesg
 // ("[ 1234.567890] text", "<4>[ ...]", "kern  :warn  : [...]"), dmesg -T ("[Mon Mar  4 12:34:56
 // 2024] text"), dmesg --time-format=iso, journalctl -k short / short-precise / short-iso and
-// syslog files ("Mar  4 12:34:56 host kernel: [ 12.3] text", RFC 3339 stamps). Lines from user
+// syslog files ("Mar  4 12:34:56 host kernel: [ 12.3] text", RFC 3339 stamps; the month also in
+// the fr/de/es/ru/zh/ja spellings journalctl prints under those LC_TIME locales). Lines from user
 // space (syslog tags other than "kernel", kmsg records with facility > 0) are marked non-kernel.
 // Local times (syslog, dmesg -T) are converted with the process's time zone (TZ).
 // Pure functions of the line and a small per-stream state; not thread-safe per state object.

@@ -37,6 +37,7 @@ enum AnchorId : uint32_t {
   kJournalBootAnchor,
   kJournalRebootAnchor,
   kNvidiaFrameAnchor,
+  kLinkStatusAnchor,
 };
 
 const AnchorFilter& Filter() {
@@ -56,6 +57,7 @@ const AnchorFilter& Filter() {
       {"-- Boot ", "-- "},
       {"-- Reboot --", "-- "},
       {"[nvidia", "[nv"},
+      {"link status ", "k s"},  // bonding driver
   });
   return filter;
 }
@@ -87,6 +89,59 @@ std::string ProcessLabel(std::string_view name, std::optional<int64_t> pid) {
   std::string s(name);
   if (pid) s += "[" + std::to_string(*pid) + "]";
   return s;
+}
+
+// Version token at the start of s ("535.54.03," → "535.54.03"): digits, letters, '.', '-', '_',
+// without a trailing '.' (the sentence's full stop).
+std::string_view VersionToken(std::string_view s) {
+  size_t n = 0;
+  while (n < s.size() && n < 32 &&
+         ((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'z') ||
+          (s[n] >= 'A' && s[n] <= 'Z') || s[n] == '.' || s[n] == '-' || s[n] == '_')) {
+    ++n;
+  }
+  while (n > 0 && s[n - 1] == '.') --n;
+  return s.substr(0, n);
+}
+
+// The joined text of an "API mismatch" report, continuation prefixes removed: "the client
+// ['name' (pid N) ]has the version X, but this kernel module has the version Y.  Please ...".
+struct MismatchParts {
+  std::string_view client, module, name, pid;
+};
+MismatchParts ParseMismatchText(std::string_view t) {
+  MismatchParts p;
+  if (StartsWith(t, "the client '")) {
+    std::string_view rest = t.substr(12);
+    size_t q = rest.find('\'');
+    if (q != std::string_view::npos && q <= 64) {
+      p.name = rest.substr(0, q);
+      rest = rest.substr(q + 1);
+      if (StartsWith(rest, " (pid ")) {
+        size_t close = rest.find(')');
+        if (close != std::string_view::npos && close <= 20) p.pid = rest.substr(6, close - 6);
+      }
+    }
+  }
+  constexpr std::string_view kClient = "has the version ";
+  constexpr std::string_view kModule = "kernel module has the version ";
+  size_t c = t.find(kClient);
+  if (c == std::string_view::npos) return p;
+  p.client = VersionToken(t.substr(c + kClient.size()));
+  size_t m = t.find(kModule, c + kClient.size());
+  if (m != std::string_view::npos) p.module = VersionToken(t.substr(m + kModule.size()));
+  return p;
+}
+
+// Appends s to an "API mismatch" text. A journal entry keeps the report as one message whose
+// newlines became '?' (Repair): "...but?NVRM: this kernel module ..." joins like separate lines.
+void AppendMismatchText(std::string& out, std::string_view s) {
+  for (size_t at; (at = s.find("?NVRM: ")) != std::string_view::npos;) {
+    out.append(s.substr(0, at));
+    out += ' ';
+    s.remove_prefix(at + 7);
+  }
+  out.append(s);
 }
 
 bool CloseInTime(const LogTime& a, const LogTime& b) {
@@ -289,6 +344,7 @@ void KernelLogScanner::ProcessMessage(const ParsedLine& parsed, std::string_view
     return;
   }
   lost_stage_ = 0;
+  FlushMismatch();
   HandleSignals(msg, t, line);
 }
 
@@ -297,7 +353,66 @@ void KernelLogScanner::Observe(const KernelEvent& delta, const LogTime& t, std::
 }
 
 void KernelLogScanner::HandleNvrm(std::string_view msg, const LogTime& t, std::string_view line) {
+  // rsyslog writes a multi-line printk as one line, each newline escaped as "#012": handle the
+  // parts as the lines they were ("...version 535.54.03, but#012NVRM: this kernel module ...").
+  if (msg.find("#012") == std::string_view::npos) {
+    HandleNvrmLine(msg, t, line);
+    return;
+  }
+  for (size_t from = 0; from <= msg.size();) {
+    size_t esc = msg.find("#012", from);
+    std::string_view part = msg.substr(from, esc == std::string_view::npos ? esc : esc - from);
+    while (!part.empty() && (part[0] == ' ' || part[0] == '\t')) part.remove_prefix(1);
+    if (StartsWith(part, "NVRM: ")) HandleNvrmLine(part, t, line);
+    if (esc == std::string_view::npos) break;
+    from = esc + 4;
+  }
+}
+
+bool KernelLogScanner::FinishMismatch(bool force) {
+  MismatchParts p = ParseMismatchText(mismatch_text_);
+  if (p.module.empty() && !force) return false;
+  KernelEvent d;
+  d.kind = KernelEventKind::kDriverMismatch;
+  d.client_version = std::string(p.client);
+  d.module_version = std::string(p.module);
+  d.subject = "client " + (p.client.empty() ? std::string("?") : d.client_version) +
+              ", kernel module " + (p.module.empty() ? std::string("?") : d.module_version);
+  if (!p.name.empty()) {
+    std::string label(p.name);
+    if (!p.pid.empty()) label += "[" + std::string(p.pid) + "]";
+    d.processes.push_back(std::move(label));
+  }
+  Observe(d, mismatch_time_, mismatch_sample_);
+  mismatch_lines_ = 0;
+  mismatch_text_.clear();
+  mismatch_sample_.clear();
+  return true;
+}
+
+void KernelLogScanner::FlushMismatch() {
+  if (mismatch_lines_ > 0) FinishMismatch(true);
+}
+
+void KernelLogScanner::HandleNvrmLine(std::string_view msg, const LogTime& t,
+                                      std::string_view line) {
   NvrmLine n = ParseNvrmLine(msg);
+  if (mismatch_lines_ > 0) {
+    // The report's continuation lines ("NVRM: this kernel module has the version ...") parse as
+    // kOther; anything else, or too many lines, ends it with what it had.
+    if (n.type == NvrmLineType::kOther && mismatch_lines_ < kMaxMismatchLines) {
+      ++mismatch_lines_;
+      mismatch_text_ += ' ';
+      AppendMismatchText(mismatch_text_, msg.substr(6, 200));
+      if (mismatch_sample_.size() < 400) {
+        mismatch_sample_ += " / ";
+        mismatch_sample_.append(msg.substr(0, 120));
+      }
+      FinishMismatch(mismatch_lines_ >= kMaxMismatchLines);
+      return;
+    }
+    FinishMismatch(true);
+  }
   int stage = lost_stage_;
   lost_stage_ = 0;
   switch (n.type) {
@@ -325,6 +440,7 @@ void KernelLogScanner::HandleNvrm(std::string_view msg, const LogTime& t, std::s
         d.nvlink_errstatus = x.nvlink_errstatus;
         if (x.nvlink_link) d.ids.push_back(*x.nvlink_link);
       }
+      if (!x.recovery_action.empty()) d.recovery_actions.emplace_back(x.recovery_action);
       Observe(d, t, line);
       return;
     }
@@ -385,6 +501,14 @@ void KernelLogScanner::HandleNvrm(std::string_view msg, const LogTime& t, std::s
       Observe(d, t, line);
       return;
     }
+    case NvrmLineType::kApiMismatch:
+      mismatch_lines_ = 1;
+      mismatch_time_ = t;
+      mismatch_text_.clear();
+      AppendMismatchText(mismatch_text_, n.subject.substr(0, 400));
+      mismatch_sample_.assign(line.substr(0, 300));
+      FinishMismatch(false);  // one-line forms (rsyslog parts are separate calls) finish later
+      return;
     case NvrmLineType::kGspTimeout: {
       KernelEvent d;
       d.kind = KernelEventKind::kGspTimeout;
@@ -433,7 +557,7 @@ bool KernelLogScanner::HandleSignals(std::string_view msg, const LogTime& t,
     r = ParseMceLine(msg);
   }
   if (r.verdict == SignalVerdict::kNoMatch &&
-      (present & (Bit(kNetdevWatchdogAnchor) | Bit(kLinkAnchor)))) {
+      (present & (Bit(kNetdevWatchdogAnchor) | Bit(kLinkAnchor) | Bit(kLinkStatusAnchor)))) {
     r = ParseNetLinkLine(msg);
   }
   if (r.verdict == SignalVerdict::kNoMatch && (present & Bit(kTemperatureAnchor))) {
@@ -463,6 +587,7 @@ bool KernelLogScanner::HandleSignals(std::string_view msg, const LogTime& t,
 }
 
 void KernelLogScanner::OnBoot() {
+  FlushMismatch();
   ++facts_.boots_seen;
   lost_stage_ = 0;
   pending_memcg_ = false;
@@ -482,6 +607,7 @@ KernelLogFacts KernelLogScanner::Current() const {
 }
 
 KernelLogFacts KernelLogScanner::Finish() {
+  FlushMismatch();
   facts_.dropped_events = aggregator_.dropped();
   facts_.events = aggregator_.TakeEvents();
   return std::move(facts_);

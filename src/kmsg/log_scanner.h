@@ -49,7 +49,8 @@ class KernelLogScanner {
   void ScanMessage(std::string_view message, const LogTime& time);
 
   KernelLogFacts& facts() { return facts_; }
-  // A copy of the facts so far, events included; the scanner goes on.
+  // A copy of the facts so far, events included (not an "API mismatch" report still waiting for
+  // its continuation lines); the scanner goes on.
   KernelLogFacts Current() const;
   // Moves the events into the facts and returns them; the scanner is spent afterwards.
   KernelLogFacts Finish();
@@ -60,6 +61,12 @@ class KernelLogScanner {
   void ProcessLine(std::string_view line);
   void ProcessMessage(const ParsedLine& parsed, std::string_view line);
   void HandleNvrm(std::string_view msg, const LogTime& t, std::string_view line);
+  void HandleNvrmLine(std::string_view msg, const LogTime& t, std::string_view line);
+  // "API mismatch" report spread over up to kMaxMismatchLines NVRM lines: emits the event once
+  // the kernel module's version is read, or with what it has when `force`. Returns true when
+  // it emitted.
+  bool FinishMismatch(bool force);
+  void FlushMismatch();
   bool HandleSignals(std::string_view msg, const LogTime& t, std::string_view line);
   void Observe(const KernelEvent& delta, const LogTime& t, std::string_view line);
   void OnBoot();
@@ -74,6 +81,10 @@ class KernelLogScanner {
   std::optional<PciTuple> lost_pci_;
   std::string lost_sample_;
   std::optional<size_t> last_gpu_at_;  // index into facts_.gpus for the serial line
+  static constexpr int kMaxMismatchLines = 6;
+  int mismatch_lines_ = 0;  // lines of the open "API mismatch" report; 0 = none open
+  std::string mismatch_text_, mismatch_sample_;
+  LogTime mismatch_time_;
   bool pending_memcg_ = false;
   std::string hung_subject_;  // hung task whose stack trace may follow
   LogTime hung_time_;

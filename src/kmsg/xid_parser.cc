@@ -130,6 +130,15 @@ bool ParseXid(std::string_view body, XidLine& x) {
   x.drain_reset_required = YesNoAfter(rest, "D-RST: ", false);
   x.reset_required = YesNoAfter(rest, "RST: ", true);
   if (x.xid >= 144 && x.xid <= 150) ParseNvlinkTail(rest, x);
+  if (x.xid == 154) {
+    if (size_t to = rest.find(" to 0x"); to != std::string_view::npos) {
+      std::string_view t = rest.substr(to + 4);
+      size_t open = t.find(" ("), close = t.find(')');
+      if (open != t.npos && close != t.npos && close > open + 2 && close - open < 64) {
+        x.recovery_action = t.substr(open + 2, close - open - 2);
+      }
+    }
+  }
   return true;
 }
 
@@ -170,6 +179,24 @@ NvrmLine ParseNvrmLine(std::string_view message) {
   out.type = NvrmLineType::kOther;
   if (StartsWith(body, "Xid (")) {
     out.type = ParseXid(body.substr(5), out.xid) ? NvrmLineType::kXid : NvrmLineType::kGarbled;
+    return out;
+  }
+  if (StartsWith(body, "API mismatch: ")) {
+    out.type = NvrmLineType::kApiMismatch;
+    out.subject = body.substr(14);
+    return out;
+  }
+  if (StartsWith(body, "GPU at ") && !StartsWith(body, "GPU at PCI:")) {
+    // Older drivers: "GPU at 0000:01:00.0 has fallen off the bus." (no Xid 79 line with it).
+    std::string_view t = body.substr(7);
+    size_t n = PciTokenLength(t);
+    if (StartsWith(t.substr(n), " has fallen off the bus")) {
+      if (auto pci = ParsePciTuple(t.substr(0, n))) {
+        out.type = NvrmLineType::kFallenOffBus;
+        out.pci = pci;
+        out.subject = t.substr(0, n);
+      }
+    }
     return out;
   }
   if (StartsWith(body, "GPU at PCI:")) {

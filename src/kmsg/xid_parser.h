@@ -1,7 +1,9 @@
 // Parser of NVIDIA driver (NVRM) kernel messages: Xid lines in every known variant (xid.md §6:
 // with/without "PCI:", MIG "GPU-I"/"GPU-CI", pid/name or none, '<unknown>' pid, RST/D-RST tail of
-// 94/95, NVLink5 tail of 144-150) and the companion lines (GPU at PCI → uuid, board serial, fallen
-// off the bus in its one- and three-line forms, RmInitAdapter failures, GSP timeouts).
+// 94/95, NVLink5 tail of 144-150, the new recovery action of 154) and the companion lines (GPU at
+// PCI → uuid, board serial, fallen off the bus in its one- and three-line forms and the older
+// "GPU at 0000:01:00.0 has fallen off the bus." form, RmInitAdapter failures, GSP timeouts, the
+// first line of an "API mismatch" report).
 // Input is the message text after the kernel prefix, starting at "NVRM: ". Pure functions.
 #pragma once
 
@@ -25,6 +27,9 @@ struct XidLine {
   bool nvlink_fatal = false;
   std::optional<int> nvlink_link;
   std::optional<uint32_t> nvlink_intrinfo, nvlink_errstatus;
+  // Xid 154 "GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot Required)": the text
+  // in the parentheses after "to".
+  std::string_view recovery_action;
 };
 
 enum class NvrmLineType {
@@ -40,6 +45,8 @@ enum class NvrmLineType {
   kFallenOffTail,  // "fallen off the bus and is not responding to commands." (third line)
   kInitFailed,     // "RmInitAdapter failed! (code)": pci when given, code
   kGspTimeout,     // GSP RPC / heartbeat timeout outside an Xid line: subject, pci, code
+  kApiMismatch,    // "API mismatch: the client ..." (first line; the versions may follow on the
+                   // next NVRM lines): subject = the text after "API mismatch: "
 };
 
 struct NvrmLine {

@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "findings/finding.h"
+
 namespace gpudoctor {
 
 enum class XidClass {
@@ -31,11 +33,16 @@ struct XidInfo {
   std::string_view meaning;
   XidClass xid_class = XidClass::kUnknown;
   XidSeverity severity = XidSeverity::kWarn;
-  std::string_view action;
+  std::string_view action;  // advice text
   bool known = false;
+  // NVIDIA catalog immediate-resolution bucket ("RESTART_APP", "RESET_GPU", ...; "" unknown) and
+  // the Action it maps to before the line's own detail is read (see xid_action.h).
+  std::string_view bucket;
+  Action resolution = Action::kWatch;
 };
 
-// Entry for `code`; an unknown code returns known=false, severity warn, a "look up" action.
+// Entry for `code`; an unknown code returns known=false, severity warn, action watch and a
+// "look up" advice.
 XidInfo LookupXid(int code);
 
 // Human-readable entry for `gpudoctor explain xid N` (several lines, ends with '\n').

@@ -37,7 +37,9 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
        "Driver library and kernel module versions differ",
        "NVML returned LIB_RM_VERSION_MISMATCH: the user-space driver libraries and the loaded "
        "kernel module come from different driver versions, typically after a driver upgrade "
-       "without a reboot or module reload. CUDA programs fail to start.",
+       "without a reboot or module reload. CUDA programs fail to start. The kernel log says the "
+       "same with both versions (`NVRM: API mismatch: the client has the version X, but this "
+       "kernel module has the version Y`), also when NVML cannot be asked.",
        {"Reboot, or unload and reload the modules: stop GPU users, then `rmmod nvidia_uvm "
         "nvidia_drm nvidia_modeset nvidia && modprobe nvidia`.",
         "Make sure only one driver version is installed (`dpkg -l | grep nvidia-driver` or `rpm "

@@ -16,7 +16,10 @@ const std::vector<CatalogueEntry>& KernelCatalogue() {
        "one sample line. The code decides what it means: application faults (13, 31, 43), memory "
        "errors (48, 63, 64, 94, 95), a GPU gone from the bus (79), firmware/GSP timeouts (119, "
        "120), NVLink errors (74, 144-150). Severity comes from gpudoctor's Xid table (`gpudoctor "
-       "explain xid N`); the same Xid from several processes raises it one step. NVML cannot "
+       "explain xid N`); the same Xid from several processes raises it one step (up to warn "
+       "while its action keeps the node in service). The action follows NVIDIA's Xid catalog "
+       "bucket for the code, read from the line where the catalog makes it conditional (94/95 "
+       "RST/D-RST tails, 154's recovery action, 144-150 Fatal/Nonfatal). NVML cannot "
        "report Xid 79/119/120, so the kernel log is the only source for them.",
        // Order matters: kernel_rules.cc XidNextSteps keeps steps 3 and 4 only when they apply.
        {"Read what the code means and its action: `gpudoctor explain xid N`.",

@@ -8,7 +8,9 @@
 #include <map>
 
 #include "core/strings.h"
+#include "facts/gpu_codes.h"
 #include "kmsg/gpu_map.h"
+#include "kmsg/xid_action.h"
 #include "kmsg/xid_table.h"
 #include "parsers/pci_bus_id.h"
 #include "rules/catalogue.h"
@@ -107,27 +109,41 @@ std::vector<std::string> XidNextSteps(int64_t xid, const XidInfo& info, bool esc
   return steps;
 }
 
+// The severity that goes with an action: an Xid that takes the node out (reset, reboot, drain)
+// is crit; one that only needs the application restarted, or watching, is at most warn whatever
+// the table says (a contained Xid 94 with RST: No); none is info.
+Severity SeverityForAction(Action a, Severity table) {
+  if (NeedsNodeOutOfService(a)) return Severity::kCrit;
+  if (a == Action::kNone) return Severity::kInfo;
+  return std::min(table, Severity::kWarn);
+}
+
 void XidFinding(const KernelEvent& e, const Thresholds& t, const std::vector<GpuBusEntry>& gpus,
                 std::vector<Finding>& out) {
   const char* id = "gpu.xid";
   XidInfo info = LookupXid(e.xid);
-  Severity sev = FromXidSeverity(info.severity);
-  if (e.xid >= 144 && e.xid <= 150 && e.nvlink_fatal) sev = Severity::kCrit;
-  if ((e.xid == 94 || e.xid == 95) && (e.reset_required || e.drain_reset_required)) {
-    sev = Severity::kCrit;
-  }
+  XidDecision decision = DecideXidAction(e);
+  Severity sev = SeverityForAction(decision.action, FromXidSeverity(info.severity));
   double distinct = t.Get(id, "escalate_distinct_processes");
   bool escalated = distinct > 0 && static_cast<double>(e.processes.size()) >= distinct;
-  if (escalated) sev = StepUp(sev);
+  // Several processes hitting one Xid raise its severity one step, but an Xid whose action
+  // keeps the node in service stays below crit: severity and action must agree.
+  if (escalated) {
+    sev = StepUp(sev);
+    if (!NeedsNodeOutOfService(decision.action)) sev = std::min(sev, Severity::kWarn);
+  }
   std::string summary = "Xid " + std::to_string(e.xid);
   if (!info.mnemonic.empty()) summary += " (" + std::string(info.meaning) + ")";
   summary += " on GPU " + e.subject;
   if (e.count > 1) summary += ", " + std::to_string(e.count) + " times";
   Finding f = MakeFinding(id, sev, summary);
+  f.action = decision.action;
   f.Add("xid", e.xid);
   f.Add("xid_class", XidClassName(info.xid_class));
   f.Add("xid_table_severity", XidSeverityName(info.severity));
   f.AddBool("xid_known", info.known);
+  f.Add("action_reason", decision.reason);
+  if (!e.recovery_actions.empty()) f.Add("recovery_action", Join(e.recovery_actions));
   AddCommon(f, e);
   if (!e.processes.empty()) {
     f.Add("processes", Join(e.processes));
@@ -279,6 +295,9 @@ void SimpleFindings(const KernelEvent& e, const Thresholds& t, const std::vector
                             " link down, " + std::to_string(e.link_up) + " link up";
       if (e.tx_timeouts) summary += ", " + std::to_string(e.tx_timeouts) + " transmit timeouts";
       Finding f = MakeFinding(id, sev, summary + " (kernel log)");
+      // A few flaps below the critical count are watched, not a reason to take the node out
+      // (the catalogue's inspect_hardware is for a link that keeps failing).
+      if (sev != Severity::kCrit) f.action = Action::kWatch;
       AddCommon(f, e);
       f.Add("link_down_events", e.link_down);
       f.Add("link_up_events", e.link_up);
@@ -310,6 +329,21 @@ void SimpleFindings(const KernelEvent& e, const Thresholds& t, const std::vector
       AddCommon(f, e);
       if (!e.error_code.empty()) f.Add(init ? "rm_error" : "rpc_function", e.error_code);
       AttachGpu(f, e.pci, gpus);
+      out.push_back(std::move(f));
+      return;
+    }
+    case KernelEventKind::kDriverMismatch: {
+      std::string what = "driver library and kernel module versions differ";
+      if (!e.client_version.empty() || !e.module_version.empty()) {
+        what += " (client " + (e.client_version.empty() ? "?" : e.client_version) +
+                ", kernel module " + (e.module_version.empty() ? "?" : e.module_version) + ")";
+      }
+      Finding f = MakeFinding("driver.mismatch", Severity::kCrit, what + " (kernel log)");
+      AddCommon(f, e);
+      if (!e.client_version.empty()) f.Add("client_version", e.client_version);
+      if (!e.module_version.empty()) f.Add("kernel_module_version", e.module_version);
+      if (!e.processes.empty()) f.Add("clients", Join(e.processes));
+      f.Add("source", "kernel log");
       out.push_back(std::move(f));
       return;
     }
@@ -354,14 +388,19 @@ void NvmlXidFindings(const Snapshot& snap, const std::vector<GpuBusEntry>& gpus,
     XidInfo info = LookupXid(static_cast<int>(std::min<uint64_t>(xid, 1u << 30)));
     std::string where = index >= 0 ? "GPU " + std::to_string(index) : "an unlisted GPU";
     Finding f =
-        MakeFinding("gpu.xid", FromXidSeverity(info.severity),
+        MakeFinding("gpu.xid", SeverityForAction(info.resolution, FromXidSeverity(info.severity)),
                     "Xid " + std::to_string(xid) +
                         (info.mnemonic.empty() ? "" : " (" + std::string(info.meaning) + ")") +
                         " on " + where + " (NVML event)");
+    // An NVML event carries only the code: the catalog's action, no line detail to refine it.
+    f.action = info.resolution;
     f.Add("xid", static_cast<int64_t>(std::min<uint64_t>(xid, INT64_MAX)));
     f.Add("xid_class", XidClassName(info.xid_class));
     f.Add("xid_table_severity", XidSeverityName(info.severity));
     f.AddBool("xid_known", info.known);
+    f.Add("action_reason", info.bucket.empty()
+                               ? std::string("code not in the catalog table")
+                               : "NVIDIA Xid catalog bucket " + std::string(info.bucket));
     f.Add("count", count);
     f.Add("source", "nvml events");
     f.next_steps =
@@ -408,7 +447,10 @@ void KernelRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>
   LogCoverageFindings(k, out);
   if (k.events.empty()) return;
   for (const auto& e : k.events) {
-    if (e.kind == KernelEventKind::kXid) {
+    if (e.kind == KernelEventKind::kDriverMismatch &&
+        snap.gpu.nvml.init_return == gpu_codes::kLibRmVersionMismatch) {
+      continue;  // NVML's LIB_RM_VERSION_MISMATCH already made driver.mismatch (gpu_rules.cc)
+    } else if (e.kind == KernelEventKind::kXid) {
       XidFinding(e, t, gpus, out);
     } else if (e.kind == KernelEventKind::kPcieAer) {
       AerFinding(e, t, gpus, out);

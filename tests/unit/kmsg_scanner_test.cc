@@ -453,22 +453,27 @@ TEST(KmsgRulesTest, XidFindingsCarrySeverityGpuAndEvidence) {
   const Finding* hung = FindFinding(out, "kernel.hung_task");
   ASSERT_NE(hung, nullptr);
   EXPECT_EQ(hung->severity, Severity::kCrit);  // NVIDIA task
-  // Escalation: Xid 13 from two processes goes warn → crit; threshold 0 disables it.
+  // Escalation: Xid 43 from two processes goes info → warn; threshold 3 leaves it info. An
+  // application Xid stays below crit however many processes hit it (its action is restart_app).
   Snapshot snap;
   KernelLogScanner s;
   s.ScanText(
-      "[1.0] NVRM: Xid (PCI:0000:3b:00): 13, pid=1, name=a, x\n"
-      "[2.0] NVRM: Xid (PCI:0000:3b:00): 13, pid=2, name=b, x\n");
+      "[1.0] NVRM: Xid (PCI:0000:3b:00): 43, pid=1, name=a, x\n"
+      "[2.0] NVRM: Xid (PCI:0000:3b:00): 43, pid=2, name=b, x\n"
+      "[3.0] NVRM: Xid (PCI:0000:3b:00): 13, pid=1, name=a, x\n"
+      "[4.0] NVRM: Xid (PCI:0000:3b:00): 13, pid=2, name=b, x\n");
   snap.kernel = s.Finish();
   Thresholds t;
   std::vector<Finding> a;
   KernelRules(snap, t, a);
-  ASSERT_EQ(a.size(), 1u);
-  EXPECT_EQ(a[0].severity, Severity::kCrit);
+  ASSERT_EQ(a.size(), 2u);
+  EXPECT_EQ(a[0].severity, Severity::kWarn);
+  EXPECT_EQ(a[1].severity, Severity::kWarn);
+  EXPECT_EQ(a[1].action, Action::kRestartApp);
   t.Set("gpu.xid", "escalate_distinct_processes", 3);
   std::vector<Finding> b;
   KernelRules(snap, t, b);
-  EXPECT_EQ(b[0].severity, Severity::kWarn);
+  EXPECT_EQ(b[0].severity, Severity::kInfo);
 }
 
 TEST(KmsgRulesTest, OtherSignalsAndThresholds) {

@@ -1,0 +1,136 @@
+// Line shapes the real-log corpus brought in: journalctl stamps in other LC_TIME locales, the
+// "API mismatch" report as one journal message, the older "GPU at ... has fallen off the bus."
+// form, and the bonding driver's link lines.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <ctime>
+
+#include "kmsg/kernel_signals.h"
+#include "kmsg/line_format.h"
+#include "kmsg/log_scanner.h"
+#include "kmsg/xid_parser.h"
+
+namespace gpudoctor {
+namespace {
+
+class KmsgShapesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    setenv("TZ", "UTC", 1);
+    tzset();
+  }
+};
+
+TEST_F(KmsgShapesTest, JournalStampsInOtherLocales) {
+  LineFormatState st;
+  st.now_unix_s = 1797292800;  // 2026-12-15
+  // 2026-03-04T12:34:56Z
+  constexpr int64_t kMar4 = int64_t{1772627696} * 1000000;
+  const char* march[] = {
+      "mars 04 12:34:56 h kernel: NVRM: x",                // fr
+      "M\u00e4r 04 12:34:56 h kernel: NVRM: x",            // de
+      "mar 04 12:34:56 h kernel: NVRM: x",                 // es
+      "\u043c\u0430\u0440 04 12:34:56 h kernel: NVRM: x",  // ru
+      "3\u6708 04 12:34:56 h kernel: NVRM: x",             // zh
+      " 3\u6708 04 12:34:56 h kernel: NVRM: x",            // ja
+      "Mar  4 12:34:56 h kernel: NVRM: x",                 // C
+  };
+  for (const char* line : march) {
+    ParsedLine p = ParseLinePrefix(line, st);
+    EXPECT_EQ(p.shape, LineShape::kSyslog) << line;
+    ASSERT_TRUE(p.time.wall_us) << line;
+    EXPECT_EQ(*p.time.wall_us, kMar4) << line;
+    EXPECT_EQ(p.message, "NVRM: x") << line;
+  }
+  EXPECT_EQ(ParseLinePrefix("f\u00e9vr. 04 12:34:56 h kernel: x", st).shape, LineShape::kSyslog);
+  EXPECT_EQ(ParseLinePrefix("d\u00e9c. 04 12:34:56 h kernel: x", st).shape, LineShape::kSyslog);
+  EXPECT_EQ(ParseLinePrefix("12\u6708 04 12:34:56 h kernel: x", st).shape, LineShape::kSyslog);
+  // Look-alikes stay unknown: no month, a month without a day, 13月.
+  EXPECT_EQ(ParseLinePrefix("mars attacks 12:34:56", st).shape, LineShape::kUnknown);
+  EXPECT_EQ(ParseLinePrefix("13\u6708 04 12:34:56 h kernel: x", st).shape, LineShape::kUnknown);
+  EXPECT_EQ(ParseLinePrefix("   NVRM: this kernel module has", st).shape, LineShape::kUnknown);
+}
+
+TEST_F(KmsgShapesTest, ApiMismatchAsOneJournalMessage) {
+  KernelLogScanner s;
+  LogTime t;
+  t.wall_us = int64_t{1700000000} * 1000000;
+  // The journal keeps the printk as one message with its newlines.
+  s.ScanMessage(
+      "NVRM: API mismatch: the client 'nvidia-powerd' (pid 849)\nNVRM: has the version "
+      "570.133.07, but this kernel module has\nNVRM: the version 575.51.02.  Please make sure "
+      "that this\nNVRM: kernel module and all NVIDIA driver components\nNVRM: have the same "
+      "version.",
+      t);
+  KernelLogFacts f = s.Finish();
+  ASSERT_EQ(f.events.size(), 1u);
+  EXPECT_EQ(f.events[0].kind, KernelEventKind::kDriverMismatch);
+  EXPECT_EQ(f.events[0].client_version, "570.133.07");
+  EXPECT_EQ(f.events[0].module_version, "575.51.02");
+  ASSERT_EQ(f.events[0].processes.size(), 1u);
+  EXPECT_EQ(f.events[0].processes[0], "nvidia-powerd[849]");
+}
+
+TEST_F(KmsgShapesTest, ApiMismatchCutShortStillReported) {
+  KernelLogScanner s;
+  s.ScanText(
+      "[ 1.0] NVRM: API mismatch: the client has the version 535.54.03, but\n"
+      "[ 2.0] usb 1-1: Link is up\n");  // another anchored line ends the report
+  KernelLogFacts f = s.Finish();
+  ASSERT_FALSE(f.events.empty());
+  EXPECT_EQ(f.events[0].kind, KernelEventKind::kDriverMismatch);
+  EXPECT_EQ(f.events[0].client_version, "535.54.03");
+  EXPECT_EQ(f.events[0].module_version, "");
+}
+
+TEST_F(KmsgShapesTest, OlderFallenOffTheBusForm) {
+  NvrmLine n = ParseNvrmLine("NVRM: GPU at 0000:01:00.0 has fallen off the bus.");
+  EXPECT_EQ(n.type, NvrmLineType::kFallenOffBus);
+  ASSERT_TRUE(n.pci);
+  EXPECT_EQ(n.pci->ToString(), "0000:01:00.0");
+  // The scheduler banner shares the prefix but is not a lost GPU.
+  EXPECT_EQ(ParseNvrmLine("NVRM: GPU at 0000:01:00.0 has software scheduler ENABLED with policy "
+                          "BEST_EFFORT.")
+                .type,
+            NvrmLineType::kOther);
+  EXPECT_EQ(
+      ParseNvrmLine("NVRM: GPU at PCI:0000:01:00: GPU-435cb66f-d89f-a234-9414-70b032521666").type,
+      NvrmLineType::kGpuAt);
+}
+
+TEST_F(KmsgShapesTest, Xid154RecoveryActionParsed) {
+  NvrmLine n = ParseNvrmLine(
+      "NVRM: Xid (PCI:0000:02:00): 154, GPU recovery action changed from 0x0 (None) to 0x2 "
+      "(Node Reboot Required)");
+  ASSERT_EQ(n.type, NvrmLineType::kXid);
+  EXPECT_EQ(n.xid.recovery_action, "Node Reboot Required");
+}
+
+TEST_F(KmsgShapesTest, BondingLinkLines) {
+  auto a =
+      ParseNetLinkLine("internet: link status down for interface eno4, disabling it in 200 ms");
+  ASSERT_EQ(a.verdict, SignalVerdict::kEvent);
+  EXPECT_EQ(a.event.subject, "eno4");
+  EXPECT_EQ(a.event.link_down, 1u);
+  auto b = ParseNetLinkLine(
+      "bond0: link status definitely up for interface eno1, 10000 Mbps full "
+      "duplex");
+  ASSERT_EQ(b.verdict, SignalVerdict::kEvent);
+  EXPECT_EQ(b.event.subject, "eno1");
+  EXPECT_EQ(b.event.link_up, 1u);
+  auto c = ParseNetLinkLine("bond0: (slave eth1): link status definitely down, disabling slave");
+  ASSERT_EQ(c.verdict, SignalVerdict::kEvent);
+  EXPECT_EQ(c.event.subject, "eth1");
+  EXPECT_EQ(c.event.link_down, 1u);
+  // Through the scanner (its own anchor: "link status" is lower case).
+  KernelLogScanner s;
+  s.ScanText("[ 131.5] bonding: link status down for interface eno2, disabling it in 200 ms\n");
+  KernelLogFacts f = s.Finish();
+  ASSERT_EQ(f.events.size(), 1u);
+  EXPECT_EQ(f.events[0].kind, KernelEventKind::kNetLink);
+  EXPECT_EQ(f.events[0].subject, "eno2");
+}
+
+}  // namespace
+}  // namespace gpudoctor
