@@ -52,6 +52,7 @@ int FinishSchedulerMode(const CliOptions& o, const std::vector<Finding>& finding
     return NpdCouldNotRun("--npd and --slurm exclude each other (one check answers one scheduler)");
   }
   if (o.Has("--npd")) {
+    if (!tool_error.empty()) return NpdCouldNotRun(tool_error);
     NpdOutcome r = NpdResult(findings, LayerNamed(o.Value("--npd-layer")), tool_error);
     std::printf("%s\n", r.message.c_str());
     return r.exit_code;

@@ -138,10 +138,11 @@ Status CheckFinding(Checker& c, const json& f, const std::string& where) {
     }
   }
   if (auto it = f.find("gpu"); it != f.end() && !it->is_null()) {
-    if (Status s = c.Scalars(*it, where + ".gpu"); !s.ok()) return s;
+    if (!it->is_object()) return Bad(where + ".gpu", Shown(*it) + " is not an object");
     if (auto i = it->find("index"); i != it->end()) {
       if (Status s = c.GpuIndex(*i, where + ".gpu.index"); !s.ok()) return s;
     }
+    if (Status s = c.Scalars(*it, where + ".gpu"); !s.ok()) return s;
   }
   return Status::Ok();
 }
@@ -171,10 +172,11 @@ Status CheckStatusDocument(const json& doc) {
     for (size_t i = 0; i < gpus->size(); ++i) {
       const json& g = (*gpus)[i];
       std::string where = "gpus[" + std::to_string(i) + "]";
-      if (Status s = c.Scalars(g, where); !s.ok()) return s;
+      if (!g.is_object()) return Bad(where, Shown(g) + " is not an object");
       auto index = g.find("index");
       if (index == g.end()) return Bad(where + ".index", "missing");
       if (Status s = c.GpuIndex(*index, where + ".index"); !s.ok()) return s;
+      if (Status s = c.Scalars(g, where); !s.ok()) return s;
     }
   }
   for (const char* k : {"resources", "network", "nvml"}) {

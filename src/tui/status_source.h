@@ -6,7 +6,8 @@
 //   whole answer within timeout_s and at most kMaxStatusBytes; an optional bearer token. Errors:
 //   io_error/timeout (connect, HTTP status other than 200, too slow, too large), parse_error
 //   (body not JSON, or refused by CheckStatusDocument, naming the bad field).
-// Both return only documents that pass CheckStatusDocument (tui/status_check.h).
+// The daemon fetcher returns only documents that pass CheckStatusDocument (tui/status_check.h);
+// the local one renders this binary's own report.
 #pragma once
 
 #include <functional>

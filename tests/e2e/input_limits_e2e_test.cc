@@ -130,10 +130,8 @@ TEST(FleetPrometheusE2eTest, ATricklingServerEndsAtTheDeadline) {
 
 TEST(FleetPrometheusE2eTest, AnEndlessAnswerIsAbortedAtTheCap) {
   BadServer server(BadServer::Mode::kEndless);
-  RunResult r = RunProgram({"/usr/bin/env", "bash", "-c",
-                            "ulimit -v 1500000; exec " + std::string(GPUDOCTOR_BIN) +
-                                " fleet --prometheus " + server.url() + " --deadline 30"},
-                           std::chrono::seconds(40));
+  RunResult r = RunGpudoctor({"fleet", "--prometheus", server.url(), "--deadline", "30"},
+                             std::chrono::seconds(40));
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_THAT(r.err, HasSubstr("larger than 64 MiB"));
   EXPECT_LT(r.seconds, 25.0);

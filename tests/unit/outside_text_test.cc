@@ -83,7 +83,7 @@ TEST(CompareShapeTest, HostNamesAndSummariesAreEscapedInText) {
 
 TEST(FleetTextTest, NodeNamesAndProblemsAreEscaped) {
   fleet::FleetData data;
-  json r = Report("evil\x1b[2J\nnode", {Gpu("S\x1b[1m")});
+  json r = Report("evil\x1b[2J\nFORGED", {Gpu("S\x1b[1m")});
   r["findings"] = {{{"id", "gpu.xid"},
                     {"severity", "crit"},
                     {"layer", "hardware"},
@@ -94,10 +94,10 @@ TEST(FleetTextTest, NodeNamesAndProblemsAreEscaped) {
   std::string text = fleet::RenderFleetText(data, fleet::Analyze(data, {}));
   EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
   EXPECT_EQ(text.find('\x07'), std::string::npos) << text;
-  EXPECT_THAT(text, HasSubstr("evil\\x1b[2J\\nnode"));
+  EXPECT_THAT(text, HasSubstr("evil\\x1b[2J\\nFORGED"));
   EXPECT_THAT(text, HasSubstr("b\\x1b.json: bad\\nline"));
   // No line starts with the forged part.
-  EXPECT_EQ(text.find("\nnode"), std::string::npos) << text;
+  EXPECT_EQ(text.find("\nFORGED"), std::string::npos) << text;
   EXPECT_EQ(text.find("\nline"), std::string::npos) << text;
 }
 

@@ -35,6 +35,16 @@ TEST(TopStatusCheckTest, RealReportsPass) {
   }
 }
 
+// The report this binary renders on a live host passes as well (what `watch` serves).
+TEST(TopStatusCheckTest, ALiveLocalReportPasses) {
+  auto settings = std::make_shared<Settings>();
+  settings->sample_ms = 50;
+  auto doc = LocalStatusFetcher(settings)();
+  ASSERT_TRUE(doc.ok()) << doc.status().message();
+  Status s = CheckStatusDocument(*doc);
+  EXPECT_TRUE(s.ok()) << s.message();
+}
+
 TEST(TopStatusCheckTest, AHugeGpuIndexIsRefusedNamingTheField) {
   json doc = Golden("check_gpu_thermal.json");
   doc["gpus"][3]["index"] = 1e308;
