@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include "bundle/bundle_internal.h"
+#include "core/input_file.h"
+#include "core/root_fs.h"
 #include "core/strings.h"
 #include "watch/history_store.h"
 
@@ -47,6 +49,11 @@ void AddHistoryMembers(const BundleInputs& in, std::vector<BundleMember>& out,
   }
   if (!RootFs::Exists(in.db_path)) {
     notes.push_back("no history: " + in.db_path + " does not exist (watch never ran here?)");
+    return;
+  }
+  // SQLite would block opening a FIFO: only a regular file is a database.
+  if (Status s = RequireRegularFile(in.db_path); !s.ok()) {
+    notes.push_back("no history: " + s.message());
     return;
   }
   auto reader = HistoryReader::Open(in.db_path);

@@ -26,6 +26,7 @@ int Mark(const CliOptions& o, bool ack) {
   std::optional<int> gpu;
   if (auto g = o.Value("--gpu")) gpu = std::stoi(*g);
   std::string db = HistoryDbPath(o);
+  if (Status s = CheckDbPath(db); !s.ok()) return CouldNotRun("history database " + s.message());
   int64_t now_ms = static_cast<int64_t>(std::time(nullptr)) * 1000;
   Result<int> n = 0;
   std::string what;

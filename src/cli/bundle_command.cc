@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "config/config.h"
 #include "core/hostname.h"
+#include "core/input_file.h"
 #include "report/report.h"
 #include "watch/http_server.h"
 
@@ -34,7 +35,7 @@ int BundleCommand(const CliOptions& o) {
   // The config that BuildSettings applied (it already validated it).
   std::string config_path = o.config_path.value_or(kDefaultConfigPath);
   if (o.config_path || RootFs::Exists(config_path)) {
-    auto text = RootFs::ReadFile(config_path, kMaxConfigBytes);
+    auto text = ReadInputFile(config_path, kMaxConfigBytes, InputDeadline(o));
     if (text.ok()) {
       in.config_path = config_path;
       in.config_text = *text;

@@ -21,8 +21,11 @@ int FinishCheckForScheduler(const CliOptions& o, const Report& report) {
 }  // namespace
 
 int CheckCommand(const CliOptions& o) {
-  if (!o.positional.empty())
-    return CouldNotRun("check takes no arguments: '" + o.positional[0] + "'");
+  if (!o.positional.empty()) {
+    std::string why = "check takes no arguments: '" + o.positional[0] + "'";
+    return InSchedulerMode(o) ? FinishSchedulerMode(o, {}, why) : CouldNotRun(why);
+  }
+  if (o.Has("--npd") && o.Has("--slurm")) return FinishSchedulerMode(o, {}, "");
   TimePoint start = SteadyClock::now();
   auto settings = BuildSettings(o);
   if (!settings.ok()) {

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/cli_options.h"
+#include "core/deadline.h"
 #include "core/settings.h"
 #include "findings/finding.h"
 
@@ -18,6 +19,14 @@ int Main(int argc, char** argv);
 // Defaults, then the config file (explicit --config, or the default path when present), then
 // flag overrides. Prints config warnings to stderr. Errors name file, line and key.
 Result<std::shared_ptr<Settings>> BuildSettings(const CliOptions& options);
+
+// When reading the inputs a command was given (reports, traces, databases) must end: now plus
+// --deadline (default 10 s). Every file read of a command's input is bounded by it.
+TimePoint InputDeadline(const CliOptions& options);
+
+// A history database path (--db, [watch] db) that exists must be a regular file: SQLite would
+// block forever opening a FIFO. A missing path is Ok (watch creates it; readers say so).
+Status CheckDbPath(const std::string& path);
 
 // Prints "gpudoctor: <message>" to stderr and returns kExitCouldNotRun.
 int CouldNotRun(const std::string& message);
@@ -46,7 +55,13 @@ const char* GpudoctorVersion();
 // check --slurm / --npd (sched_modes.cc): act on the findings per the scheduler's contract
 // instead of printing the report. tool_error non-empty = the check could not run.
 bool InSchedulerMode(const CliOptions& options);
+// --npd together with --slurm is refused (the NPD way, below).
 int FinishSchedulerMode(const CliOptions& options, const std::vector<Finding>& findings,
                         const std::string& tool_error);
+// node-problem-detector reads exit 0/1/2 and one stdout line, whatever went wrong: when argv
+// asks for --npd, a failure before the check runs (a bad flag, an unknown command) is answered
+// with NpdCouldNotRun: the "unknown: ..." line on stdout, the reason on stderr, exit 2.
+bool NpdRequested(int argc, const char* const* argv);
+int NpdCouldNotRun(const std::string& why);
 
 }  // namespace gpudoctor

@@ -6,6 +6,7 @@
 
 #include "check/run_check.h"
 #include "cli/commands.h"
+#include "core/input_file.h"
 #include "core/root_fs.h"
 #include "report/compare.h"
 #include "report/report.h"
@@ -15,15 +16,10 @@ namespace {
 
 constexpr size_t kMaxReportBytes = 64 << 20;
 
-Result<nlohmann::json> LoadReport(const std::string& path) {
-  auto text = RunWithDeadline(
-      [path]() -> Result<std::string> {
-        return RootFs::ReadFile(path == "-" ? "/dev/stdin" : path, kMaxReportBytes);
-      },
-      SteadyClock::now() + std::chrono::seconds(10));
-  if (!text) return InvalidArgument(path + ": not readable within 10 s");
-  if (!text->ok()) return InvalidArgument(path + ": " + text->status().message());
-  auto j = nlohmann::json::parse(**text, nullptr, false);
+Result<nlohmann::json> LoadReport(const std::string& path, TimePoint deadline) {
+  auto text = ReadInputFile(path, kMaxReportBytes, deadline);
+  if (!text.ok()) return text.status();
+  auto j = nlohmann::json::parse(*text, nullptr, false);
   if (j.is_discarded()) return InvalidArgument(path + ": not valid JSON");
   return j;
 }
@@ -34,11 +30,12 @@ int CompareCommand(const CliOptions& o) {
   if (o.positional.empty() || o.positional.size() > 2) {
     return CouldNotRun("usage: gpudoctor compare GOOD.json [NOW.json]");
   }
-  auto before = LoadReport(o.positional[0]);
+  TimePoint deadline = InputDeadline(o);
+  auto before = LoadReport(o.positional[0], deadline);
   if (!before.ok()) return CouldNotRun(before.status().message());
   nlohmann::json after;
   if (o.positional.size() == 2) {
-    auto loaded = LoadReport(o.positional[1]);
+    auto loaded = LoadReport(o.positional[1], deadline);
     if (!loaded.ok()) return CouldNotRun(loaded.status().message());
     after = std::move(*loaded);
   } else {

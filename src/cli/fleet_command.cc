@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "core/strings.h"
+#include "core/terminal_text.h"
 #include "fleet/analysis.h"
 #include "fleet/db_input.h"
 #include "fleet/onsets.h"
@@ -37,12 +38,21 @@ int FleetCommand(const CliOptions& o) {
     opt.outliers.persist_windows = static_cast<int>(*ParseInt64(*p));
   if (auto l = o.Value("--lemon-min")) opt.lemon_min_onsets = static_cast<int>(*ParseInt64(*l));
   int64_t now_s = static_cast<int64_t>(std::time(nullptr));
+  // Every input is bounded by --deadline: each report file and each database is read within it,
+  // and the Prometheus requests together end by it.
+  TimePoint start = SteadyClock::now();
+  auto per_input = InputDeadline(o) - start;
   FleetData data;
   for (const auto& path : reports) {
-    if (Status s = ReadReports(path, now_s, data); !s.ok()) return CouldNotRun(s.message());
+    auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(per_input);
+    if (Status s = ReadReports(path, now_s, data, timeout); !s.ok()) {
+      return CouldNotRun(s.message());
+    }
   }
   for (const auto& db : dbs) {
-    if (Status s = ReadHistoryDb(db, data); !s.ok()) data.problems.push_back({db, "", s.message()});
+    if (Status s = ReadHistoryDb(db, data, SteadyClock::now() + per_input); !s.ok()) {
+      data.problems.push_back({db, "", s.message()});
+    }
   }
   if (prom) {
     auto settings = BuildSettings(o);
@@ -52,14 +62,15 @@ int FleetCommand(const CliOptions& o) {
     q.end_s = now_s;
     q.start_s = (*settings)->kmsg_since_unix_s.value_or(now_s - 3600);
     q.step_s = opt.outliers.window_s;
-    q.timeout_s = std::min(30.0, (*settings)->deadline_s);
+    q.deadline = start + std::chrono::duration_cast<SteadyClock::duration>(
+                             std::chrono::duration<double>((*settings)->deadline_s));
     if (Status s = ReadPrometheus(q, data); !s.ok()) {
       data.problems.push_back({*prom, "", s.message()});
     }
   }
   if (data.reports.empty()) {
     for (const auto& p : data.problems) {
-      std::fprintf(stderr, "gpudoctor: %s: %s\n", p.source.c_str(), p.message.c_str());
+      std::fprintf(stderr, "gpudoctor: %s\n", TerminalSafe(p.source + ": " + p.message).c_str());
     }
     return CouldNotRun("fleet: no usable report in the input (" +
                        std::to_string(data.problems.size()) + " problems above)");

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "core/input_file.h"
 #include "core/strings.h"
 #include "watch/history_store.h"
 #include "watch/time_spec.h"
@@ -16,6 +17,12 @@ inline constexpr const char* kDefaultHistoryDb = "/var/lib/gpudoctor/history.db"
 
 std::string HistoryDbPath(const CliOptions& o) {
   return o.Value("--db").value_or(kDefaultHistoryDb);
+}
+
+Status CheckDbPath(const std::string& path) {
+  Status s = RequireRegularFile(path);
+  if (s.code() == StatusCode::kNotFound) return Status::Ok();
+  return s;
 }
 
 namespace {
@@ -179,6 +186,7 @@ int HistoryCommand(const CliOptions& o) {
     return CouldNotRun("--until " + FormatUtc(until) + " is before --since " + FormatUtc(since));
   }
   std::string db = HistoryDbPath(o);
+  if (Status s = CheckDbPath(db); !s.ok()) return CouldNotRun("history database " + s.message());
   auto reader = HistoryReader::Open(db);
   if (!reader.ok()) {
     return CouldNotRun("history database " + reader.status().message());

@@ -9,7 +9,9 @@
 #include "cli/commands.h"
 #include "config/config.h"
 #include "core/deadline.h"
+#include "core/input_file.h"
 #include "core/strings.h"
+#include "core/terminal_text.h"
 #include "probes/registry.h"
 
 namespace gpudoctor {
@@ -34,8 +36,15 @@ constexpr CommandEntry kCommands[] = {
 int Dispatch(int argc, char** argv) {
   if (IsPlanCommand(argc, argv)) return PlanMain(argc, argv);  // own flags (plan_command.cc)
   auto parsed = ParseCommandLine(argc, argv);
-  if (!parsed.ok()) return CouldNotRun(parsed.status().message());
+  if (!parsed.ok()) {
+    if (NpdRequested(argc, argv)) return NpdCouldNotRun(parsed.status().message());
+    return CouldNotRun(parsed.status().message());
+  }
   const CliOptions& o = *parsed;
+  if (o.Has("--npd") && o.command != "check" && !o.help && !o.version) {
+    return NpdCouldNotRun("--npd is a mode of `gpudoctor check`, not of '" +
+                          Sanitize(o.command, 40) + "'");
+  }
   if (o.version || o.command == "version") {
     std::printf("gpudoctor %s\n", kVersion);
     return 0;
@@ -59,7 +68,8 @@ int Dispatch(int argc, char** argv) {
 const char* GpudoctorVersion() { return kVersion; }
 
 int CouldNotRun(const std::string& message) {
-  std::fprintf(stderr, "gpudoctor: %s\n", message.c_str());
+  // Messages quote paths, flags and outside text: one line, no terminal controls.
+  std::fprintf(stderr, "gpudoctor: %s\n", TerminalSafe(message).c_str());
   return kExitCouldNotRun;
 }
 
@@ -91,16 +101,17 @@ Result<std::shared_ptr<Settings>> BuildSettings(const CliOptions& o) {
 
   std::string path = o.config_path.value_or(kDefaultConfigPath);
   bool explicit_path = o.config_path.has_value();
+  TimePoint read_deadline = SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(
+                                                     std::chrono::duration<double>(read_budget_s));
   auto read = RunWithDeadline(
-      [path, explicit_path] {
+      [path, explicit_path, read_deadline] {
         ConfigRead r;
         r.present = explicit_path || RootFs::Exists(path);
-        // One byte more than allowed tells a too-large file from one of exactly the limit.
-        if (r.present) r.text = RootFs::ReadFile(path, kMaxConfigBytes + 1);
+        // A regular file only (a FIFO would block), never truncated.
+        if (r.present) r.text = ReadInputFile(path, kMaxConfigBytes, read_deadline);
         return r;
       },
-      SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(
-                               std::chrono::duration<double>(read_budget_s)));
+      read_deadline);
   if (!read) {
     return InvalidArgument("config file " + path + " did not answer within " +
                            FormatDouble(read_budget_s, 1) + " s (hung filesystem?)");
@@ -111,11 +122,6 @@ Result<std::shared_ptr<Settings>> BuildSettings(const CliOptions& o) {
         return InvalidArgument("config file " + path + " not found");
       }
       return InvalidArgument("config " + read->text.status().message());
-    }
-    if (read->text->size() > kMaxConfigBytes) {
-      return InvalidArgument("config file " + path + " is larger than " +
-                             std::to_string(kMaxConfigBytes >> 20) +
-                             " MiB: not a gpudoctor config (nothing was applied)");
     }
     auto load = ApplyConfigText(*read->text, path, *settings);
     if (!load.ok()) return InvalidArgument("config " + load.status().message());
@@ -147,6 +153,13 @@ Result<std::shared_ptr<Settings>> BuildSettings(const CliOptions& o) {
                            " s (check.deadline_s / --deadline): keep it at most half the deadline");
   }
   return settings;
+}
+
+TimePoint InputDeadline(const CliOptions& o) {
+  Settings flags_only;
+  for (const auto& apply : o.overrides) apply(flags_only);
+  return SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(
+                                  std::chrono::duration<double>(flags_only.deadline_s));
 }
 
 int Main(int argc, char** argv) {

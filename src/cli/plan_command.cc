@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "core/input_file.h"
 #include "core/root_fs.h"
 #include "core/strings.h"
 #include "nvml/sampler.h"
@@ -106,7 +107,7 @@ int RunKv(const PlanOptions& o) {
   }
   if (o.trace_file) return CouldNotRun("--trace belongs to plan batching, not plan kv");
   if (o.context_dist_file) {
-    auto text = RootFs::ReadFile(*o.context_dist_file, kMaxInputBytes);
+    auto text = ReadInputFile(*o.context_dist_file, kMaxInputBytes, InputDeadline(o.cli));
     if (!text.ok()) return CouldNotRun("context-dist " + text.status().message());
     auto dist = plan::ParseContextDist(*text);
     if (!dist.ok()) return CouldNotRun(*o.context_dist_file + ": " + dist.status().message());
@@ -131,7 +132,7 @@ int RunBatching(const PlanOptions& o) {
   }
   std::vector<plan::Request> trace;
   if (o.trace_file) {
-    auto text = RootFs::ReadFile(*o.trace_file, kMaxInputBytes);
+    auto text = ReadInputFile(*o.trace_file, kMaxInputBytes, InputDeadline(o.cli));
     if (!text.ok()) return CouldNotRun("trace " + text.status().message());
     auto parsed = plan::ParseTraceCsv(*text);
     if (!parsed.ok()) return CouldNotRun(*o.trace_file + ": " + parsed.status().message());

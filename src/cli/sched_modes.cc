@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "core/terminal_text.h"
 #include "sched/npd.h"
 #include "sched/slurm.h"
 
@@ -29,9 +30,29 @@ std::optional<Layer> LayerNamed(const std::optional<std::string>& name) {
 
 bool InSchedulerMode(const CliOptions& o) { return o.Has("--slurm") || o.Has("--npd"); }
 
+bool NpdRequested(int argc, const char* const* argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (a == "--") break;
+    if (a == "--npd") return true;
+  }
+  return false;
+}
+
+int NpdCouldNotRun(const std::string& why) {
+  NpdOutcome r = NpdResult({}, std::nullopt, why);
+  std::printf("%s\n", r.message.c_str());
+  std::fprintf(stderr, "gpudoctor: %s\n", TerminalSafe(why).c_str());
+  return r.exit_code;
+}
+
 int FinishSchedulerMode(const CliOptions& o, const std::vector<Finding>& findings,
                         const std::string& tool_error) {
+  if (o.Has("--npd") && o.Has("--slurm")) {
+    return NpdCouldNotRun("--npd and --slurm exclude each other (one check answers one scheduler)");
+  }
   if (o.Has("--npd")) {
+    if (!tool_error.empty()) return NpdCouldNotRun(tool_error);
     NpdOutcome r = NpdResult(findings, LayerNamed(o.Value("--npd-layer")), tool_error);
     std::printf("%s\n", r.message.c_str());
     return r.exit_code;

@@ -133,6 +133,9 @@ int WatchCommand(const CliOptions& o) {
     store_options.raw_retention_s = static_cast<int64_t>(settings->watch_raw_retention_h * 3600);
     store_options.rollup_retention_s =
         static_cast<int64_t>(settings->watch_rollup_retention_d * 86400);
+    if (Status s = CheckDbPath(settings->db_path); !s.ok()) {
+      return CouldNotRun("history database " + s.message());
+    }
     auto opened = HistoryStore::Open(settings->db_path, store_options);
     if (!opened.ok()) {
       return CouldNotRun("history database " + settings->db_path + ": " +

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "config/notify_config.h"
+#include "core/input_file.h"
 #include "core/root_fs.h"
 #include "core/strings.h"
 #include "rules/catalogue.h"
@@ -177,12 +178,8 @@ Result<ConfigLoad> ApplyConfigText(std::string_view text, const std::string& sou
 }
 
 Result<ConfigLoad> ApplyConfigFile(const std::string& path, Settings& settings) {
-  auto text = RootFs::ReadFile(path, kMaxConfigBytes + 1);
+  auto text = ReadInputFile(path, kMaxConfigBytes, SteadyClock::now() + std::chrono::seconds(2));
   if (!text.ok()) return text.status();
-  if (text->size() > kMaxConfigBytes) {
-    return InvalidArgument(path + ": larger than " + std::to_string(kMaxConfigBytes >> 20) +
-                           " MiB, not a gpudoctor config");
-  }
   return ApplyConfigText(*text, path, settings);
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "core/input_file.h"
 #include "facts/gpu_facts.h"
 #include "fleet/finding_action.h"
 
@@ -13,6 +14,7 @@ namespace {
 
 constexpr int kSchemaVersion = 1;
 constexpr int kApplicationId = 0x47504448;  // "GPDH", src/watch/store_schema.h
+constexpr size_t kMaxRows = 1'000'000;
 
 class Db {
  public:
@@ -57,12 +59,24 @@ std::optional<Layer> LayerFrom(const std::string& s) {
 
 }  // namespace
 
-Status ReadHistoryDb(const std::string& path, FleetData& data) {
+Status ReadHistoryDb(const std::string& path, FleetData& data, TimePoint deadline) {
+  // SQLite would block opening a FIFO (and read a device): only a regular file is a database.
+  if (Status s = RequireRegularFile(path); !s.ok()) return s;
   Db db;
   if (sqlite3_open_v2(path.c_str(), &db.db_, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
     return IoError(path + ": cannot open the history database read-only");
   }
   sqlite3_busy_timeout(db.db_, 2000);
+  // Past the deadline every statement is interrupted (a huge or slow database).
+  sqlite3_progress_handler(
+      db.db_, 1000,
+      [](void* d) -> int { return SteadyClock::now() > *static_cast<TimePoint*>(d) ? 1 : 0; },
+      &deadline);
+  auto late = [&] {
+    return SteadyClock::now() > deadline
+               ? TimeoutError(path + ": not read within the deadline (--deadline)")
+               : Status::Ok();
+  };
   int64_t app = Pragma(db.db_, "PRAGMA application_id");
   if (app != kApplicationId) return ParseError(path + ": not a gpudoctor history database");
   int64_t version = Pragma(db.db_, "PRAGMA user_version");
@@ -88,6 +102,7 @@ Status ReadHistoryDb(const std::string& path, FleetData& data) {
         "SELECT serial, uuid, pci_bus_id, gpu_index, model, first_seen_s, last_seen_s FROM gpus");
     if (!s.ok()) return ParseError(path + ": no gpus table");
     while (s.Step()) {
+      if (rows.size() >= kMaxRows) return InvalidArgument(path + ": more than 1,000,000 GPUs");
       Row r;
       r.card.node = host;
       r.card.serial = SerialOrEmpty(s.Text(0));
@@ -108,6 +123,9 @@ Status ReadHistoryDb(const std::string& path, FleetData& data) {
            "gpu_uuid, gpu_name, subject, summary, state, last_seen_ms FROM findings");
     if (!s.ok()) return ParseError(path + ": no findings table");
     while (s.Step()) {
+      if (events.size() >= kMaxRows) {
+        return InvalidArgument(path + ": more than 1,000,000 finding episodes");
+      }
       FindingEvent e;
       e.node = host;
       e.time_s = s.Int(0) / 1000;
@@ -126,6 +144,7 @@ Status ReadHistoryDb(const std::string& path, FleetData& data) {
       open.push_back(s.Text(11) != "resolved");
     }
   }
+  if (Status s = late(); !s.ok()) return s;
   // Report times: ledger bounds and episode onsets; "now" = the latest of them.
   int64_t latest = 0;
   std::map<int64_t, int> times;

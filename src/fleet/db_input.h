@@ -5,16 +5,20 @@
 // resolved is also present at the database's latest time, so the health table shows it now).
 // Time series (packed samples) are not read: stragglers need reports or Prometheus.
 // Errors (not a gpudoctor history, newer schema, unreadable) name the file; the database is
-// opened with SQLITE_OPEN_READONLY and a 2 s busy timeout (watch may be writing).
+// opened with SQLITE_OPEN_READONLY and a 2 s busy timeout (watch may be writing), only when it
+// is a regular file (SQLite would block on a FIFO); reading ends at `deadline` (timeout) and at
+// 1,000,000 rows per table (invalid_argument).
 #pragma once
 
 #include <string>
 
+#include "core/deadline.h"
 #include "core/status.h"
 #include "fleet/fleet_model.h"
 
 namespace gpudoctor::fleet {
 
-Status ReadHistoryDb(const std::string& path, FleetData& data);
+Status ReadHistoryDb(const std::string& path, FleetData& data,
+                     TimePoint deadline = SteadyClock::now() + std::chrono::seconds(10));
 
 }  // namespace gpudoctor::fleet

@@ -1,11 +1,11 @@
 #include "fleet/prometheus_input.h"
 
-#include <httplib.h>
-
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "core/http_get.h"
+#include "core/strings.h"
 #include "facts/gpu_facts.h"
 #include "fleet/finding_action.h"
 
@@ -195,42 +195,34 @@ Status AddPrometheusMatrix(const std::string& metric, const std::string& body,
 }
 
 Status ReadPrometheus(const PrometheusQuery& q, FleetData& data) {
-  std::string base = q.url;
-  size_t scheme = base.find("://");
-  if (base.rfind("http://", 0) != 0) {
-    return InvalidArgument("only http:// Prometheus URLs are supported, got " + q.url);
+  if (q.url.rfind("http://", 0) != 0 && q.url.rfind("https://", 0) != 0) {
+    return InvalidArgument("only http:// and https:// Prometheus URLs are supported, got " +
+                           Sanitize(q.url, 80));
   }
-  size_t slash = base.find('/', scheme + 3);
-  std::string host = slash == std::string::npos ? base : base.substr(0, slash);
-  std::string prefix = slash == std::string::npos ? "" : base.substr(slash);
-  while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
-  try {
-    httplib::Client cli(host);
-    cli.set_connection_timeout(2, 0);
-    auto sec = static_cast<time_t>(q.timeout_s);
-    auto usec = static_cast<time_t>((q.timeout_s - static_cast<double>(sec)) * 1e6);
-    cli.set_read_timeout(sec, usec);
-    cli.set_write_timeout(2, 0);
-    for (const auto& spec : kMetrics) {
-      httplib::Params params{{"query", spec.name},
-                             {"start", std::to_string(q.start_s)},
-                             {"end", std::to_string(q.end_s)},
-                             {"step", std::to_string(std::max<int64_t>(1, q.step_s))}};
-      auto res = cli.Get(prefix + "/api/v1/query_range", params, httplib::Headers{});
-      if (!res) {
-        return IoError("Prometheus at " + q.url + " did not answer (" +
-                       httplib::to_string(res.error()) + ", timeout " +
-                       std::to_string(q.timeout_s).substr(0, 4) + " s)");
-      }
-      if (res->status != 200) {
-        return IoError("Prometheus at " + q.url + " answered HTTP " + std::to_string(res->status) +
-                       " for " + spec.name);
-      }
-      Status s = AddPrometheusMatrix(spec.name, res->body, q.url, data);
-      if (!s.ok()) data.problems.push_back({q.url, "", s.message()});
+  std::string base = q.url;
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  size_t budget = q.max_total_bytes;
+  for (const auto& spec : kMetrics) {
+    HttpGetRequest req;
+    req.url = base + "/api/v1/query_range?query=" + UrlEncode(spec.name) +
+              "&start=" + std::to_string(q.start_s) + "&end=" + std::to_string(q.end_s) +
+              "&step=" + std::to_string(std::max<int64_t>(1, q.step_s));
+    req.deadline = q.deadline;
+    req.max_body_bytes = std::min(q.max_answer_bytes, budget);
+    auto res = HttpGet(req);
+    if (!res.ok()) {
+      const Status& e = res.status();
+      return Status(e.code(), "Prometheus at " + Sanitize(q.url, 120) +
+                                  (e.code() == StatusCode::kIoError ? " did not answer: " : ": ") +
+                                  e.message() + " (query " + spec.name + ")");
     }
-  } catch (const std::exception& e) {
-    return IoError("Prometheus at " + q.url + ": " + e.what());
+    if (res->status != 200) {
+      return IoError("Prometheus at " + Sanitize(q.url, 120) + " answered HTTP " +
+                     std::to_string(res->status) + " for " + spec.name);
+    }
+    budget -= std::min(budget, res->body.size());
+    Status s = AddPrometheusMatrix(spec.name, res->body, q.url, data);
+    if (!s.ok()) data.problems.push_back({q.url, "", s.message()});
   }
   return Status::Ok();
 }

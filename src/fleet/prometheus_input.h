@@ -4,14 +4,17 @@
 // FindingEvent per gpudoctor_finding_active{id,severity,layer,...} == 1 point.
 // Units: gpudoctor_* Hz -> MHz, ratio -> %, watts; DCGM_FI_DEV_SM_CLOCK MHz, POWER_USAGE W,
 // GPU_UTIL %, GPU_TEMP C. Labels: hostname|Hostname, gpu, uuid|UUID, pci_bus_id,
-// model|modelName, serial. Plain http only (no TLS). Every request has a connect timeout of
-// 2 s and a read timeout of `timeout_s`; the first failed request ends the read (a down or slow
-// server costs at most one timeout) and is returned as an error naming the URL. A metric the
-// server does not have is simply absent. Blocking; not thread-safe on one FleetData.
+// model|modelName, serial. http or https (core/http_get). All the requests together end by
+// `deadline` (a slow or trickling server cannot hold fleet past --deadline); each answer is at
+// most max_answer_bytes and all of them together max_total_bytes (an endless answer is
+// aborted). The first failed request ends the read and is returned as an error naming the URL
+// and the bound that was hit. A metric the server does not have is simply absent. Blocking;
+// not thread-safe on one FleetData.
 #pragma once
 
 #include <string>
 
+#include "core/deadline.h"
 #include "core/status.h"
 #include "fleet/fleet_model.h"
 
@@ -20,7 +23,9 @@ namespace gpudoctor::fleet {
 struct PrometheusQuery {
   std::string url;  // http://host:port[/prefix]
   int64_t start_s = 0, end_s = 0, step_s = 300;
-  double timeout_s = 10;
+  TimePoint deadline = SteadyClock::now() + std::chrono::seconds(10);
+  size_t max_answer_bytes = 64u << 20;
+  size_t max_total_bytes = 256u << 20;
 };
 
 Status ReadPrometheus(const PrometheusQuery& query, FleetData& data);

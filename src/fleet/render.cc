@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/strings.h"
+#include "core/terminal_text.h"
 #include "fleet/analysis.h"
 
 namespace gpudoctor::fleet {
@@ -50,84 +51,92 @@ std::string Dump(const ordered_json& j) {
 
 }  // namespace
 
+// Text for a terminal: every line goes through TerminalText, because node names, serials,
+// models, finding ids and summaries and problem messages all come from outside.
 std::string RenderFleetText(const FleetData& data, const FleetAnalysis& a) {
-  std::string out;
-  out += "Fleet: " + std::to_string(a.table.size()) + " nodes, " + std::to_string(a.stats.gpus) +
-         " GPUs, " + std::to_string(data.reports.size()) + " reports\n\n";
-  out += "NODES (worst first)\n";
-  out += Pad("node", 20) + Pad("now", 5) + Pad("worst finding", 24) + Pad("gpus", 5) +
-         Pad("reports", 8) + Pad("onsets", 7) + "stragglers\n";
+  TerminalText out;
+  out.Line("Fleet: " + std::to_string(a.table.size()) + " nodes, " + std::to_string(a.stats.gpus) +
+           " GPUs, " + std::to_string(data.reports.size()) + " reports");
+  out.Blank();
+  out.Line("NODES (worst first)");
+  out.Line(Pad("node", 20) + Pad("now", 5) + Pad("worst finding", 24) + Pad("gpus", 5) +
+           Pad("reports", 8) + Pad("onsets", 7) + "stragglers");
   for (const auto& r : a.table) {
-    out += Pad(r.node, 20) + Pad(r.worst, 5) + Pad(r.worst_id.empty() ? "-" : r.worst_id, 24) +
-           Pad(std::to_string(r.gpus), 5) + Pad(std::to_string(r.reports), 8) +
-           Pad(std::to_string(r.onsets), 7) + std::to_string(r.stragglers) + "\n";
+    out.Line(Pad(r.node, 20) + Pad(r.worst, 5) + Pad(r.worst_id.empty() ? "-" : r.worst_id, 24) +
+             Pad(std::to_string(r.gpus), 5) + Pad(std::to_string(r.reports), 8) +
+             Pad(std::to_string(r.onsets), 7) + std::to_string(r.stragglers));
     for (uint32_t c : r.missing_cards) {
-      out += "    missing from the latest report: " + GpuName(data.cards[c]) + "\n";
+      out.Line("    missing from the latest report: " + GpuName(data.cards[c]));
     }
   }
-  out += "\nGPUS (not ok, worst first)\n";
-  out += Pad("node", 20) + Pad("gpu", 40) + Pad("now", 5) + Pad("finding", 20) + Pad("sm MHz", 7) +
-         Pad("W", 6) + Pad("util%", 6) + Pad("C", 4) + "straggler\n";
+  out.Blank();
+  out.Line("GPUS (not ok, worst first)");
+  out.Line(Pad("node", 20) + Pad("gpu", 40) + Pad("now", 5) + Pad("finding", 20) +
+           Pad("sm MHz", 7) + Pad("W", 6) + Pad("util%", 6) + Pad("C", 4) + "straggler");
   int shown = 0;
   for (const auto& r : a.table) {
     for (const auto& g : r.gpu_rows) {
       if (g.worst == "ok" && g.straggler.empty()) continue;
       const Card& c = data.cards[g.card];
-      out += Pad(c.node, 20) + Pad(GpuName(c), 40) + Pad(g.worst, 5) +
-             Pad(g.worst_id.empty() ? "-" : g.worst_id, 20) + Pad(Opt(g.sm_clock_mhz, 0, ""), 7) +
-             Pad(Opt(g.power_w, 0, ""), 6) + Pad(Opt(g.util_pct, 0, ""), 6) +
-             Pad(Opt(g.temp_c, 0, ""), 4) + (g.straggler.empty() ? "-" : g.straggler) + "\n";
+      out.Line(Pad(c.node, 20) + Pad(GpuName(c), 40) + Pad(g.worst, 5) +
+               Pad(g.worst_id.empty() ? "-" : g.worst_id, 20) + Pad(Opt(g.sm_clock_mhz, 0, ""), 7) +
+               Pad(Opt(g.power_w, 0, ""), 6) + Pad(Opt(g.util_pct, 0, ""), 6) +
+               Pad(Opt(g.temp_c, 0, ""), 4) + (g.straggler.empty() ? "-" : g.straggler));
       ++shown;
     }
   }
-  if (shown == 0) out += "(every GPU ok)\n";
-  out += "\nSTRAGGLERS (outlier among same-model peers under load, persistent)\n";
-  if (a.stragglers.empty()) out += "(none)\n";
+  if (shown == 0) out.Line("(every GPU ok)");
+  out.Blank();
+  out.Line("STRAGGLERS (outlier among same-model peers under load, persistent)");
+  if (a.stragglers.empty()) out.Line("(none)");
   for (const auto& s : a.stragglers) {
     const Card& c = data.cards[s.card];
-    out += "  " + c.node + " " + GpuName(c) + " [" + c.model + "]: " + s.kind + ", outlier in " +
-           std::to_string(s.windows_outlier) + "/" + std::to_string(s.windows_compared) +
-           " windows";
+    std::string line = "  " + c.node + " " + GpuName(c) + " [" + c.model + "]: " + s.kind +
+                       ", outlier in " + std::to_string(s.windows_outlier) + "/" +
+                       std::to_string(s.windows_compared) + " windows";
     for (const auto& m : s.metrics) {
-      out += "; " + m.metric + " " + FormatDouble(m.gpu_median, 1) + " vs peers " +
-             FormatDouble(m.peer_median, 1) + " (" + std::to_string(m.windows) + " windows)";
+      line += "; " + m.metric + " " + FormatDouble(m.gpu_median, 1) + " vs peers " +
+              FormatDouble(m.peer_median, 1) + " (" + std::to_string(m.windows) + " windows)";
     }
-    if (s.throttle_seen) out += "; hardware throttle reasons set";
-    out += "\n    -> " + s.advice + "\n";
+    if (s.throttle_seen) line += "; hardware throttle reasons set";
+    out.Line(line);
+    out.Line("    -> " + s.advice);
   }
-  out += "\nLEMONS (repeat offenders)\n";
-  if (a.lemons.empty()) out += "(none)\n";
+  out.Blank();
+  out.Line("LEMONS (repeat offenders)");
+  if (a.lemons.empty()) out.Line("(none)");
   for (const auto& l : a.lemons) {
-    out += "  " + l.kind + " " + l.name + ": " + std::to_string(l.onsets) + " onsets (" +
-           std::to_string(l.crit_onsets) + " crit) " + FormatUtcSeconds(l.first_s) + " .. " +
-           FormatUtcSeconds(l.last_s) + ": " + Join(l.ids, ", ");
-    if (!l.nodes.empty()) out += " on " + Join(l.nodes, ", ");
-    out += "\n";
+    std::string line = "  " + l.kind + " " + l.name + ": " + std::to_string(l.onsets) +
+                       " onsets (" + std::to_string(l.crit_onsets) + " crit) " +
+                       FormatUtcSeconds(l.first_s) + " .. " + FormatUtcSeconds(l.last_s) + ": " +
+                       Join(l.ids, ", ");
+    if (!l.nodes.empty()) line += " on " + Join(l.nodes, ", ");
+    out.Line(line);
   }
   const auto& st = a.stats;
-  out += "\nFAILURES by root cause (crit onsets over " + FormatDouble(st.gpu_days, 2) +
-         " observed GPU-days)\n";
-  out += Pad("category", 12) + Pad("count", 6) + Pad("MTBF GPU-h", 11) + Pad("/day@1k", 9) +
-         Pad("/day@10k", 9) + "/day@100k\n";
+  out.Blank();
+  out.Line("FAILURES by root cause (crit onsets over " + FormatDouble(st.gpu_days, 2) +
+           " observed GPU-days)");
+  out.Line(Pad("category", 12) + Pad("count", 6) + Pad("MTBF GPU-h", 11) + Pad("/day@1k", 9) +
+           Pad("/day@10k", 9) + "/day@100k");
   for (const auto& c : st.categories) {
-    out += Pad(c.category, 12) + Pad(std::to_string(c.failures), 6) +
-           Pad(c.failures ? FormatDouble(c.mtbf_gpu_hours, 1) : "-", 11) +
-           Pad(FormatDouble(c.per_day_at[0], 2), 9) + Pad(FormatDouble(c.per_day_at[1], 2), 9) +
-           FormatDouble(c.per_day_at[2], 2) + "\n";
+    out.Line(Pad(c.category, 12) + Pad(std::to_string(c.failures), 6) +
+             Pad(c.failures ? FormatDouble(c.mtbf_gpu_hours, 1) : "-", 11) +
+             Pad(FormatDouble(c.per_day_at[0], 2), 9) + Pad(FormatDouble(c.per_day_at[1], 2), 9) +
+             FormatDouble(c.per_day_at[2], 2));
   }
   for (const auto& c : st.categories) {
-    if (c.failures > 0 || c.category == "all")
-      out += "  " + c.category + ": " + c.arithmetic + "\n";
+    if (c.failures > 0 || c.category == "all") out.Line("  " + c.category + ": " + c.arithmetic);
   }
-  if (!st.note.empty()) out += "  note: " + st.note + "\n";
+  if (!st.note.empty()) out.Line("  note: " + st.note);
   if (!data.problems.empty()) {
-    out += "\nINPUT PROBLEMS (" + std::to_string(data.problems.size()) + ")\n";
+    out.Blank();
+    out.Line("INPUT PROBLEMS (" + std::to_string(data.problems.size()) + ")");
     for (const auto& p : data.problems) {
-      out +=
-          "  " + p.source + (p.node.empty() ? "" : " [" + p.node + "]") + ": " + p.message + "\n";
+      out.Line("  " + p.source + (p.node.empty() ? "" : " [" + p.node + "]") + ": " + p.message);
     }
   }
-  return out;
+  return out.str();
 }
 
 std::string RenderFleetJson(const FleetData& data, const FleetAnalysis& a) {
@@ -232,25 +241,31 @@ std::string RenderFleetJson(const FleetData& data, const FleetAnalysis& a) {
 }
 
 std::string RenderVerdictText(const Verdict& v) {
-  std::string out = v.subject + ": verdict " + v.verdict + "\n  " + v.reason + "\n\nHISTORY\n";
-  if (v.tenures.empty()) out += "  (no ledger entries)\n";
+  TerminalText out;
+  out.Line(v.subject + ": verdict " + v.verdict);
+  out.Line("  " + v.reason);
+  out.Blank();
+  out.Line("HISTORY");
+  if (v.tenures.empty()) out.Line("  (no ledger entries)");
   for (const auto& t : v.tenures) {
-    out += "  " + FormatUtcSeconds(t.first_s) + " .. " + FormatUtcSeconds(t.last_s) + "  card " +
-           t.serial + " in " + t.node + ":" + t.pci_bus_id + " (" + std::to_string(t.reports) +
-           " reports)\n";
+    out.Line("  " + FormatUtcSeconds(t.first_s) + " .. " + FormatUtcSeconds(t.last_s) + "  card " +
+             t.serial + " in " + t.node + ":" + t.pci_bus_id + " (" + std::to_string(t.reports) +
+             " reports)");
   }
-  out += "\nFAULTS\n";
-  if (v.faults.empty()) out += "  (none)\n";
+  out.Blank();
+  out.Line("FAULTS");
+  if (v.faults.empty()) out.Line("  (none)");
   for (const auto& f : v.faults) {
-    out += "  " + FormatUtcSeconds(f.time_s) + "  " + f.severity + " " + f.id + "  card " +
-           (f.serial.empty() ? "?" : f.serial) + " in " + f.node + ":" + f.pci_bus_id + "  " +
-           f.summary + "\n";
+    out.Line("  " + FormatUtcSeconds(f.time_s) + "  " + f.severity + " " + f.id + "  card " +
+             (f.serial.empty() ? "?" : f.serial) + " in " + f.node + ":" + f.pci_bus_id + "  " +
+             f.summary);
   }
   if (!v.next_steps.empty()) {
-    out += "\nNEXT STEPS\n";
-    for (const auto& s : v.next_steps) out += "  - " + s + "\n";
+    out.Blank();
+    out.Line("NEXT STEPS");
+    for (const auto& s : v.next_steps) out.Line("  - " + s);
   }
-  return out;
+  return out.str();
 }
 
 std::string RenderVerdictJson(const Verdict& v) {

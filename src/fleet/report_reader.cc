@@ -1,16 +1,12 @@
 #include "fleet/report_reader.h"
 
-#include <dirent.h>
-#include <sys/stat.h>
-
 #include <algorithm>
-#include <cstdio>
-#include <fstream>
-#include <iostream>
-#include <iterator>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
+
+#include "core/input_file.h"
+#include "core/root_fs.h"
+#include "core/strings.h"
 
 #include "facts/gpu_facts.h"
 #include "fleet/finding_action.h"
@@ -22,6 +18,7 @@ using nlohmann::json;
 
 constexpr int64_t kFutureToleranceS = 600;
 constexpr size_t kMaxFileBytes = 16u << 20;
+constexpr size_t kMaxStreamBytes = 256u << 20;
 
 std::optional<double> Num(const json& o, const char* key) {
   auto it = o.find(key);
@@ -232,49 +229,40 @@ void AddReportStream(std::string_view stream, const std::string& source, int64_t
   }
 }
 
-namespace {
-
-Result<std::string> ReadWhole(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError(path + ": cannot open");
-  std::string text;
-  char buf[65536];
-  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-    text.append(buf, static_cast<size_t>(in.gcount()));
-    if (text.size() > kMaxFileBytes) return IoError(path + ": larger than 16 MiB; skipped");
-  }
-  return text;
-}
-
-}  // namespace
-
-Status ReadReports(const std::string& path, int64_t now_s, FleetData& data) {
+Status ReadReports(const std::string& path, int64_t now_s, FleetData& data,
+                   std::chrono::milliseconds per_file_timeout) {
+  auto deadline = [&] { return SteadyClock::now() + per_file_timeout; };
   if (path == "-") {
-    std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
-    AddReportStream(text, "stdin", now_s, data);
+    auto text = ReadInputFile("-", kMaxStreamBytes, deadline());
+    if (!text.ok()) return text.status();
+    AddReportStream(*text, "stdin", now_s, data);
     return Status::Ok();
   }
-  struct stat st {};
-  if (stat(path.c_str(), &st) != 0) return NotFound(path + ": no such file or directory");
+  auto info = RootFs::Stat(path);
+  if (!info.ok()) return NotFound(path + ": no such file or directory");
   std::vector<std::string> files;
-  if (S_ISDIR(st.st_mode)) {
-    DIR* dir = opendir(path.c_str());
-    if (dir == nullptr) return IoError(path + ": cannot open directory");
-    while (dirent* e = readdir(dir)) {
-      std::string name = e->d_name;
-      if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0) {
-        files.push_back(path + "/" + name);
-      }
+  if (info->is_dir) {
+    auto names = RootFs::ListDir(path);
+    if (!names.ok()) return IoError(path + ": cannot open directory");
+    for (const auto& name : *names) {
+      if (EndsWith(name, ".json") && name.size() > 5) files.push_back(path + "/" + name);
     }
-    closedir(dir);
-    std::sort(files.begin(), files.end());
   } else {
     files.push_back(path);
   }
-  for (const auto& f : files) {
-    auto text = ReadWhole(f);
+  for (size_t i = 0; i < files.size(); ++i) {
+    const std::string& f = files[i];
+    auto text = ReadInputFile(f, kMaxFileBytes, deadline());
     if (!text.ok()) {
       data.problems.push_back({f, "", text.status().message()});
+      // A file that did not answer in time: the filesystem is hung, and every other file on it
+      // would cost the same wait.
+      if (text.status().code() == StatusCode::kTimeout && i + 1 < files.size()) {
+        data.problems.push_back({path, "",
+                                 std::to_string(files.size() - i - 1) +
+                                     " more file(s) not read: the filesystem did not answer"});
+        break;
+      }
       continue;
     }
     auto docs = SplitDocuments(*text);

@@ -1,13 +1,16 @@
 // Reads `gpudoctor check --json` reports into FleetData. Input: one report (a JSON object as
 // check --json prints it, any gpudoctor version: unknown fields are ignored, missing ones stay
 // absent), a stream of concatenated reports (`-`: stdin), or a directory of *.json files
-// (read in name order, not recursively; other files ignored; each file at most 16 MiB).
+// (read in name order, not recursively; other files ignored). Only regular files are read (a
+// FIFO or device named *.json is a problem, not a hang), each at most 16 MiB (stdin 256 MiB),
+// each within per_file_timeout; after one file times out the rest of that directory is skipped.
 // A bad file or document is recorded as an InputProblem naming file (and node when known) and
 // skipped; it never aborts the rest. A report of a node at a time already seen is a duplicate
 // and skipped (reported). A report time more than 10 minutes ahead of `now_s` is flagged as
 // clock skew (kept). Not thread-safe on one FleetData.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +33,7 @@ void AddReportStream(std::string_view stream, const std::string& source, int64_t
                      FleetData& data);
 
 // Reads a directory (or one file, or "-" for stdin). Errors only when the path cannot be read.
-Status ReadReports(const std::string& path, int64_t now_s, FleetData& data);
+Status ReadReports(const std::string& path, int64_t now_s, FleetData& data,
+                   std::chrono::milliseconds per_file_timeout = std::chrono::seconds(10));
 
 }  // namespace gpudoctor::fleet

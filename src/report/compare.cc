@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "core/terminal_text.h"
 #include "facts/gpu_facts.h"
 
 namespace gpudoctor {
@@ -97,10 +98,81 @@ std::vector<FindingPlace> Findings(const json& report) {
   return out;
 }
 
+const char* TypeName(const json& v) { return v.type_name(); }
+
+// `key` of object `o` is absent, null or of the expected kind.
+Status Expect(const json& o, const char* key, json::value_t want, const std::string& where) {
+  auto it = o.find(key);
+  if (it == o.end() || it->is_null() || it->type() == want) return Status::Ok();
+  if (want == json::value_t::number_float && it->is_number()) return Status::Ok();
+  const char* name = want == json::value_t::array     ? "an array"
+                     : want == json::value_t::object  ? "an object"
+                     : want == json::value_t::string  ? "a string"
+                     : want == json::value_t::boolean ? "true or false"
+                                                      : "a number";
+  return InvalidArgument(where + "\"" + key + "\" is " + TypeName(*it) + ", expected " + name);
+}
+
+// Every field compare reads, with its type. A report where one has another type is malformed
+// (exit 3); reading it as absent would say, for "gpus": "x", that every GPU is gone.
 Status CheckReport(const json& j, const char* which) {
   if (!j.is_object() || !j.contains("verdict") || !j.contains("findings")) {
     return InvalidArgument(std::string(which) +
                            " is not a `gpudoctor check --json` report (no verdict/findings)");
+  }
+  using V = json::value_t;
+  std::string top = std::string(which) + ": malformed report: ";
+  // kernel_release and os are compared as whatever values they are.
+  for (auto [key, type] : {std::pair{"verdict", V::string},
+                           {"host", V::string},
+                           {"time", V::string},
+                           {"findings", V::array},
+                           {"gpus", V::array},
+                           {"driver", V::object}}) {
+    if (Status s = Expect(j, key, type, top); !s.ok()) return s;
+  }
+  if (!j["findings"].is_array()) return InvalidArgument(top + "\"findings\" is null");
+  if (auto d = j.find("driver"); d != j.end() && d->is_object()) {
+    for (const char* k :
+         {"driver_version", "nvml_version", "cuda_driver_version", "kernel_module_version"}) {
+      auto v = d->find(k);
+      if (v != d->end() && v->is_structured()) {
+        return InvalidArgument(top + "\"driver." + k + "\" is " + TypeName(*v));
+      }
+    }
+  }
+  if (auto g = j.find("gpus"); g != j.end() && g->is_array()) {
+    for (size_t i = 0; i < g->size(); ++i) {
+      const json& gpu = (*g)[i];
+      std::string where = top + "gpus[" + std::to_string(i) + "] ";
+      if (!gpu.is_object()) return InvalidArgument(where + "is " + TypeName(gpu));
+      for (const char* k : {"serial", "uuid", "pci_bus_id"}) {  // its identity
+        if (Status s = Expect(gpu, k, V::string, where); !s.ok()) return s;
+      }
+      if (Status s = Expect(gpu, "nvlinks", V::array, where); !s.ok()) return s;
+      if (auto l = gpu.find("nvlinks"); l != gpu.end() && l->is_array()) {
+        for (const auto& link : *l) {
+          if (!link.is_object())
+            return InvalidArgument(where + "has an nvlink that is not an object");
+          if (Status s = Expect(link, "active", V::boolean, where + "nvlink "); !s.ok()) return s;
+        }
+      }
+    }
+  }
+  const json& findings = j["findings"];
+  for (size_t i = 0; i < findings.size(); ++i) {
+    const json& f = findings[i];
+    std::string where = top + "findings[" + std::to_string(i) + "] ";
+    if (!f.is_object()) return InvalidArgument(where + "is " + TypeName(f));
+    for (const char* k : {"id", "summary"}) {
+      if (Status s = Expect(f, k, V::string, where); !s.ok()) return s;
+    }
+    if (Status s = Expect(f, "gpu", V::object, where); !s.ok()) return s;
+    if (auto g = f.find("gpu"); g != f.end() && g->is_object()) {
+      for (const char* k : {"serial", "pci_bus_id"}) {
+        if (Status s = Expect(*g, k, V::string, where + "gpu "); !s.ok()) return s;
+      }
+    }
   }
   return Status::Ok();
 }
@@ -254,68 +326,69 @@ Result<Comparison> CompareReports(const json& before, const json& after) {
   }
 }
 
+// Every line through TerminalText: host names, times, serials, bus ids, finding ids and
+// summaries all come from the reports.
 std::string RenderComparisonText(const Comparison& c) {
   const ojson& j = c.json;
-  std::string out = "Comparing " + j["before"]["host"].get<std::string>() + " at " +
-                    j["before"]["time"].get<std::string>() + " (" +
-                    j["before"]["verdict"].get<std::string>() + ") with " +
-                    j["after"]["host"].get<std::string>() + " at " +
-                    j["after"]["time"].get<std::string>() + " (" +
-                    j["after"]["verdict"].get<std::string>() + ")\n";
-  auto val = [](const ojson& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+  TerminalText out;
+  auto str = [](const ojson& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+  out.Line("Comparing " + str(j["before"]["host"]) + " at " + str(j["before"]["time"]) + " (" +
+           str(j["before"]["verdict"]) + ") with " + str(j["after"]["host"]) + " at " +
+           str(j["after"]["time"]) + " (" + str(j["after"]["verdict"]) + ")");
   if (!j["host_changes"].empty()) {
-    out += "\nHOST\n";
+    out.Blank();
+    out.Line("HOST");
     for (const auto& h : j["host_changes"]) {
-      out += "  " + h["field"].get<std::string>() + ": " + val(h["before"]) + " -> " +
-             val(h["after"]) + "\n";
+      out.Line("  " + str(h["field"]) + ": " + str(h["before"]) + " -> " + str(h["after"]));
     }
   }
   if (!j["gpus"].empty()) {
-    out += "\nGPUS (by serial)\n";
+    out.Blank();
+    out.Line("GPUS (by serial)");
     for (const auto& g : j["gpus"]) {
-      std::string head = "  " + g["gpu"].get<std::string>();
+      std::string head = "  " + str(g["gpu"]);
       if (g.contains("change")) {
-        out += head + ": " + g["change"].get<std::string>() + " (" +
-               g["pci_bus_id"].get<std::string>() + ")\n";
+        out.Line(head + ": " + str(g["change"]) + " (" + str(g["pci_bus_id"]) + ")");
         continue;
       }
       if (g.contains("moved")) {
-        head += " moved " + g["before_bus_id"].get<std::string>() + " -> " +
-                g["after_bus_id"].get<std::string>();
+        head += " moved " + str(g["before_bus_id"]) + " -> " + str(g["after_bus_id"]);
       }
-      out += head + "\n";
+      out.Line(head);
       for (const auto& ch : g["changes"]) {
-        out += "    " + ch["what"].get<std::string>() + ": " + val(ch["before"]) + " -> " +
-               val(ch["after"]) + (ch["load_dependent"].get<bool>() ? "  (depends on load)" : "") +
-               "\n";
+        out.Line("    " + str(ch["what"]) + ": " + str(ch["before"]) + " -> " + str(ch["after"]) +
+                 (ch["load_dependent"].get<bool>() ? "  (depends on load)" : ""));
       }
     }
   }
   if (!j["new_findings"].empty()) {
-    out += "\nNEW FINDINGS\n";
+    out.Blank();
+    out.Line("NEW FINDINGS");
     for (const auto& f : j["new_findings"]) {
-      out +=
-          "  " + f["id"].get<std::string>() +
-          (f["serial"].get<std::string>().empty() ? ""
-                                                  : " serial " + f["serial"].get<std::string>()) +
-          ": " + f["summary"].get<std::string>() + "\n";
+      std::string serial = str(f["serial"]);
+      out.Line("  " + str(f["id"]) + (serial.empty() ? "" : " serial " + serial) + ": " +
+               str(f["summary"]));
     }
   }
   if (!j["resolved_findings"].empty()) {
-    out += "\nGONE SINCE\n";
+    out.Blank();
+    out.Line("GONE SINCE");
     for (const auto& f : j["resolved_findings"]) {
-      out += "  " + f["id"].get<std::string>() + ": " + f["summary"].get<std::string>() + "\n";
+      out.Line("  " + str(f["id"]) + ": " + str(f["summary"]));
     }
   }
   if (!j["swap"].empty()) {
-    out += "\nAFTER THE SWAP\n";
+    out.Blank();
+    out.Line("AFTER THE SWAP");
     for (const auto& s : j["swap"]) {
-      out += "  " + s["id"].get<std::string>() + ": " + s["verdict"].get<std::string>() + " — " +
-             s["evidence"].get<std::string>() + "\n";
+      out.Line("  " + str(s["id"]) + ": " + str(s["verdict"]) + " — " + str(s["evidence"]));
     }
   }
-  if (c.differences == 0) out += "\nNo differences that matter.\n";
-  return out;
+  if (c.differences == 0) {
+    out.Blank();
+    out.Line("No differences that matter.");
+  }
+  return out.str();
 }
 
 }  // namespace gpudoctor

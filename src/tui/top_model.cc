@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <map>
 
+#include "core/terminal_text.h"
+
 namespace gpudoctor {
 namespace {
 
@@ -70,15 +72,22 @@ std::string Bytes(std::optional<double> v) {
   return Fmt(b < 10 && u > 0 ? "%.1f" : "%.0f", b) + units[u];
 }
 
+// Cuts at `width` bytes, never inside a UTF-8 sequence.
 std::string Cut(std::string s, int width) {
   if (width < 1) width = 1;
-  if (static_cast<int>(s.size()) > width) s.resize(width);
+  if (static_cast<int>(s.size()) > width) {
+    size_t n = static_cast<size_t>(width);
+    while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+    s.resize(n);
+  }
   return s;
 }
 
+// Every line goes through TerminalSafe: host names, NIC names, finding text and errors come from
+// the status document, which may be a remote server's.
 void Add(std::vector<TopLine>& lines, const TopViewState& st, std::string text,
          TopStyle style = TopStyle::kNormal) {
-  lines.push_back({Cut(std::move(text), st.width), style});
+  lines.push_back({Cut(TerminalSafe(text, std::string::npos), st.width), style});
 }
 
 // Splits `text` into lines of at most `width` columns after `indent`, at spaces when possible.
@@ -114,7 +123,9 @@ std::optional<int> FindingGpu(const json& f) {
   if (g == f.end() || !g->is_object()) return std::nullopt;
   auto i = g->find("index");
   if (i == g->end() || !i->is_number_integer()) return std::nullopt;
-  return i->get<int>();
+  int64_t v = i->get<int64_t>();
+  if (v < 0 || v >= 1000000) return std::nullopt;
+  return static_cast<int>(v);
 }
 
 const json& Field(const json& j, const char* key) {
@@ -138,7 +149,7 @@ std::string GpuState(const json& gpu, const std::vector<const json*>& findings, 
   if (findings.size() > 1 && *rank >= 2) state += " +" + std::to_string(findings.size() - 1);
   std::optional<double> reasons = Num(Field(gpu, "counters_first"), "clock_event_reasons");
   if (auto r2 = Num(Field(gpu, "counters_second"), "clock_event_reasons")) reasons = r2;
-  if (reasons) {
+  if (reasons && *reasons >= 0 && *reasons < 9e15) {
     std::string names = ThrottleReasonNames(static_cast<uint64_t>(*reasons));
     if (names != "-") state += " [" + names + "]";
   }
@@ -243,6 +254,8 @@ std::vector<TopLine> BuildTopLines(const json& status, const TopViewState& st) {
   std::string title = "gpudoctor top  " +
                       (Str(status, "host").empty() ? "?" : Str(status, "host")) + "  " + st.source +
                       "  every " + Fmt("%g", st.interval_s) + "s  " + Str(status, "time");
+  // The document's verdict counts too: a status whose findings were cut still says crit.
+  worst = std::max(worst, SeverityRank(Str(status, "verdict")));
   if (status.is_object()) title += "  verdict " + std::string(RankWord(worst));
   Add(lines, st, title, TopStyle::kHeader);
   if (!st.error.empty()) Add(lines, st, "error: " + st.error, TopStyle::kCrit);
@@ -275,7 +288,9 @@ std::vector<TopLine> BuildTopLines(const json& status, const TopViewState& st) {
     Add(lines, st, "GPU UTIL MEM(G) TEMP(C) POWER(W)   SM(MHz)  PCIE      STATE",
         TopStyle::kHeader);
     for (const json& g : gpus) {
-      int index = Num(g, "index") ? static_cast<int>(*Num(g, "index")) : -1;
+      auto raw_index = Num(g, "index");
+      int index =
+          raw_index && *raw_index >= 0 && *raw_index < 1e6 ? static_cast<int>(*raw_index) : -1;
       int rank = 0;
       std::string state = GpuState(g, by_gpu[index], &rank);
       // PCIe as gen x width, with the maximum only when the link runs below it.

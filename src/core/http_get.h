@@ -1,0 +1,37 @@
+// One bounded HTTP GET (libcurl) for reading outside servers: a Prometheus API, a watch daemon's
+// status. Everything the server controls is bounded: the whole exchange (connect, headers and
+// body together) ends at `deadline`, so a server that trickles a byte at a time cannot hold the
+// caller longer; the body is cut off at max_body_bytes (the transfer is aborted, the caller gets
+// an error, never a truncated body); no redirects; http and https only. Errors name the URL's
+// origin and the bound that was hit: timeout (the deadline), invalid_argument (the body cap),
+// io_error (connect, TLS, protocol); an HTTP status other than 2xx is not an error here (the
+// caller reads `status`). Thread-safe (one easy handle per call).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/deadline.h"
+#include "core/status.h"
+
+namespace gpudoctor {
+
+struct HttpGetRequest {
+  std::string url;
+  std::vector<std::string> headers;  // "Name: value"
+  TimePoint deadline;
+  size_t max_body_bytes = 16u << 20;
+  double connect_timeout_s = 2;  // also bounded by the deadline
+};
+
+struct HttpGetAnswer {
+  long status = 0;
+  std::string body;
+};
+
+Result<HttpGetAnswer> HttpGet(const HttpGetRequest& request);
+
+// Percent-encodes a query parameter value (RFC 3986 unreserved characters stay).
+std::string UrlEncode(std::string_view s);
+
+}  // namespace gpudoctor

@@ -1,0 +1,114 @@
+#include "core/input_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+#include "core/strings.h"
+
+namespace gpudoctor {
+namespace {
+
+Status OpenError(const std::string& path, int err) {
+  std::string msg = path + ": " + std::strerror(err);
+  if (err == ENOENT || err == ENOTDIR) return NotFound(msg);
+  if (err == EACCES || err == EPERM) return PermissionDenied(msg);
+  return IoError(msg);
+}
+
+Status TooLarge(const std::string& path, size_t max_bytes) {
+  return InvalidArgument(path + ": larger than " + FormatBytes(max_bytes) +
+                         ", the limit for this input; not read");
+}
+
+// Reads fd to EOF, at most max_bytes (one byte more is an error). Blocking: runs on a worker.
+Result<std::string> ReadAll(int fd, const std::string& path, size_t max_bytes) {
+  std::string out;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN) {
+        // Standard input left non-blocking by the caller's shell: wait for it to be readable.
+        fd_set set;
+        FD_ZERO(&set);
+        FD_SET(fd, &set);
+        ::select(fd + 1, &set, nullptr, nullptr, nullptr);
+        continue;
+      }
+      return OpenError(path, errno);
+    }
+    if (n == 0) return out;
+    if (out.size() + static_cast<size_t>(n) > max_bytes) return TooLarge(path, max_bytes);
+    out.append(buf, static_cast<size_t>(n));
+  }
+}
+
+Result<std::string> ReadRegular(const std::string& path, size_t max_bytes) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return OpenError(path, errno);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    int err = errno;
+    ::close(fd);
+    return OpenError(path, err);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return InvalidArgument(path + ": " + FileKindName(st.st_mode) +
+                           ", not a regular file; gpudoctor reads only regular files here");
+  }
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    ::close(fd);
+    return TooLarge(path, max_bytes);
+  }
+  auto text = ReadAll(fd, path, max_bytes);
+  ::close(fd);
+  return text;
+}
+
+}  // namespace
+
+const char* FileKindName(unsigned mode) {
+  if (S_ISREG(mode)) return "a regular file";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  return "a special file";
+}
+
+Result<std::string> ReadInputFile(const std::string& path, size_t max_bytes, TimePoint deadline) {
+  // The worker owns copies: it may outlive this call when abandoned.
+  auto work = [path, max_bytes]() -> Result<std::string> {
+    if (path == "-") return ReadAll(STDIN_FILENO, "standard input", max_bytes);
+    return ReadRegular(path, max_bytes);
+  };
+  auto result = RunWithDeadline(work, deadline);
+  if (!result) {
+    return TimeoutError((path == "-" ? std::string("standard input") : path) +
+                        ": not read within the deadline (a hung filesystem, or a writer that never "
+                        "finishes?)");
+  }
+  return std::move(*result);
+}
+
+Status RequireRegularFile(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return OpenError(path, errno);
+  if (!S_ISREG(st.st_mode)) {
+    return InvalidArgument(path + ": " + FileKindName(st.st_mode) +
+                           ", not a regular file; gpudoctor reads only regular files here");
+  }
+  return Status::Ok();
+}
+
+}  // namespace gpudoctor
