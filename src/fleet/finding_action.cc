@@ -1,6 +1,6 @@
 #include "fleet/finding_action.h"
 
-#include "kmsg/xid_table.h"
+#include "kmsg/xid_action.h"
 #include "rules/catalogue.h"
 
 namespace gpudoctor::fleet {
@@ -18,27 +18,12 @@ std::optional<int> XidCodeInText(std::string_view text) {
   return code;
 }
 
-namespace {
-
-// The Xid table's class and severity as an action, for reports that predate per-code actions.
-Action XidActionFromTable(int code) {
-  XidInfo info = LookupXid(code);
-  if (!info.known) return Action::kWatch;
-  if (info.xid_class == XidClass::kApplication) return Action::kRestartApp;
-  if (info.severity == XidSeverity::kFatal || info.severity == XidSeverity::kCritical) {
-    return Action::kDrainReset;
-  }
-  return info.severity == XidSeverity::kInfo ? Action::kNone : Action::kWatch;
-}
-
-}  // namespace
-
 Action ReadFindingAction(std::string_view action_name, std::string_view id,
                          std::optional<int> xid_code, std::string_view summary) {
   if (auto a = ParseAction(action_name)) return *a;
   if (id == "gpu.xid") {
     if (!xid_code) xid_code = XidCodeInText(summary);
-    if (xid_code) return XidActionFromTable(*xid_code);
+    if (xid_code) return XidDefaultAction(*xid_code);
   }
   return ActionOrDefault("", id);
 }
