@@ -12,7 +12,7 @@
 namespace gpudoctor::fleet {
 namespace {
 
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;           // 2 changed only the sample tables, not read here
 constexpr int kApplicationId = 0x47504448;  // "GPDH", src/watch/store_schema.h
 constexpr size_t kMaxRows = 1'000'000;
 

@@ -189,6 +189,46 @@ const std::vector<CatalogueEntry>& HostCatalogue() {
        {"Run `gpudoctor check --json` and look at the probe list for which probe timed out.",
         "Check `proc.dstate` findings and the kernel log (`dmesg | tail -50`) for hung tasks."},
        {}},
+      {"gpudoctor.history.degraded",
+       Layer::kSoftware,
+       Severity::kWarn,
+       Action::kFixConfig,
+       "gpudoctor is not recording history",
+       "`gpudoctor watch` cannot open or write its history database; the error names the cause "
+       "(another process holds a lock on it, the disk is full, an I/O error, the path was "
+       "replaced by a file that is not a gpudoctor database). The daemon keeps judging and "
+       "serving; ticks are not recorded until the cause clears, and it retries by itself. (A "
+       "full filesystem is reported separately as host.disk.full, from statvfs.)",
+       {"Read the error in the finding; `journalctl -u gpudoctor` has the same line.",
+        "Locked: find the holder with `fuser -v DB` (a backup tool or an `sqlite3` shell) and "
+        "end it.",
+        "Disk full: free space on the filesystem of the database (see host.disk.full)."},
+       {}},
+      {"gpudoctor.history.replaced",
+       Layer::kSoftware,
+       Severity::kWarn,
+       Action::kWatch,
+       "History database deleted or replaced",
+       "The history database file was deleted or replaced while `gpudoctor watch` ran (a "
+       "cleanup script, a restore, a manual `rm`). The daemon noticed (the file's device and "
+       "inode changed), stopped writing into the old file and opened the one now at the path; "
+       "history before that is not in the new file.",
+       {"Find what removed it (cron jobs, configuration management, tmpfiles rules).",
+        "A restored copy is adopted as is; a foreign file at the path is never written "
+        "(gpudoctor.history.degraded says so)."},
+       {}},
+      {"gpudoctor.clock.step",
+       Layer::kSoftware,
+       Severity::kWarn,
+       Action::kWatch,
+       "Wall clock stepped",
+       "The system's wall clock jumped against the monotonic clock between two ticks (NTP or "
+       "an operator set it, a VM resumed). gpudoctor's history keeps every sample (none is "
+       "replaced), retention does not age data by the jump, and finding timers run on the "
+       "monotonic clock; but timestamps around the step are off by its size.",
+       {"Check time synchronisation: `timedatectl status`, `chronyc tracking`.",
+        "Frequent steps: fix the time source (a reachable NTP server, the VM's clock)."},
+       {}},
   };
   return entries;
 }

@@ -6,6 +6,7 @@
 #include "plan/live_advice.h"
 #include "probes/registry.h"
 #include "rules/engine.h"
+#include "watch/daemon_health.h"
 #include "watch/finding_lifecycle.h"
 
 namespace gpudoctor {
@@ -13,21 +14,6 @@ namespace {
 
 int64_t UnixMs(std::chrono::system_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
-}
-
-// The store could not write (disk full, I/O error): the daemon keeps judging and says so as the
-// disk finding, naming its own database.
-void AddStoreFinding(const HistoryStore* store, std::vector<Finding>& findings) {
-  if (store == nullptr) return;
-  std::string error = store->write_error();
-  if (error.empty()) return;
-  Finding f =
-      MakeFinding("host.disk.full", Severity::kCrit,
-                  "gpudoctor cannot write its history database " + store->path() + ": " + error);
-  f.subject = store->path();
-  f.Add("database", store->path());
-  f.Add("error", error);
-  findings.push_back(std::move(f));
 }
 
 }  // namespace
@@ -133,12 +119,20 @@ std::shared_ptr<const TickResult> WatchDaemon::Tick() {
   Snapshot snap = scheduler_.Tick(tick_, cadence_.SlowDue(now_s), deadline);
   counters_.Apply(snap, now_s);
   result->unix_ms = UnixMs(snap.time);
+  result->mono_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(start.time_since_epoch()).count();
+  std::optional<int64_t> clock_step = clock_.Observe(result->unix_ms, result->mono_ms);
   result->boot_id = ReadBootId(*settings_);
 
   Report& report = result->report;
   report.snapshot = std::move(snap);
   report.findings = EvaluateRules(report.snapshot, settings_->thresholds);
-  AddStoreFinding(store_, report.findings);
+  if (store_ != nullptr) {
+    StoreHealth health = store_->health();
+    AddHistoryFindings(store_->path(), health, report.findings);
+    result->history_degraded = HistoryDegradedReason(health);
+  }
+  clock_.AddFinding(result->mono_ms, report.findings);
   AddSawToothFindings(report.snapshot, util_history_, report.findings);
   SortFindings(report.findings);
   report.duration_ms =
@@ -149,6 +143,7 @@ std::shared_ptr<const TickResult> WatchDaemon::Tick() {
   in.tracked = std::move(tracked_);
   in.fired = report.findings;
   in.now_ms = result->unix_ms;
+  in.mono_ms = result->mono_ms;
   in.boot_id = result->boot_id;
   in.previous_boot_id = last_boot_id_.empty() ? stored_boot_id_ : last_boot_id_;
   LifecycleOutput out = StepLifecycle(in, Thresholds(settings_->thresholds));
@@ -158,6 +153,15 @@ std::shared_ptr<const TickResult> WatchDaemon::Tick() {
 
   result->events =
       DeriveEvents(baseline_, report.snapshot, result->boot_id, stored_boot_id_, result->unix_ms);
+  if (clock_step) {
+    HistoryEvent e;
+    e.unix_ms = result->unix_ms;
+    e.kind = "clock_step";
+    e.detail = "wall clock stepped " + std::string(*clock_step > 0 ? "forward" : "back") + " by " +
+               std::to_string((*clock_step > 0 ? *clock_step : -*clock_step) / 1000) +
+               " s against the monotonic clock";
+    result->events.push_back(std::move(e));
+  }
   baseline_ = BaselineOf(report.snapshot, result->boot_id);
   last_boot_id_ = result->boot_id;
 

@@ -17,6 +17,7 @@
 
 #include "core/settings.h"
 #include "watch/counter_window.h"
+#include "watch/daemon_health.h"
 #include "watch/history_store.h"
 #include "watch/probe_scheduler.h"
 #include "watch/tick_events.h"
@@ -67,6 +68,7 @@ class WatchDaemon {
   std::string stored_boot_id_;
   std::string last_boot_id_;
   EventBaseline baseline_;
+  ClockStepDetector clock_;  // wall-clock steps: an event and gpudoctor.clock.step
   uint64_t tick_ = 0;
   TimePoint started_;
   std::vector<Listener> listeners_;

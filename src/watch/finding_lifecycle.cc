@@ -1,5 +1,6 @@
 #include "watch/finding_lifecycle.h"
 
+#include <algorithm>
 #include <map>
 
 #include "rules/catalogue.h"
@@ -91,6 +92,19 @@ LifecycleOutput StepLifecycle(const LifecycleInput& in, const Thresholds& th) {
   LifecycleOutput out;
   const bool rebooted = !in.previous_boot_id.empty() && in.boot_id != in.previous_boot_id;
   const int64_t now = in.now_ms;
+  const int64_t mono = in.mono_ms;
+  // Time since a stamp: on the monotonic clock when both readings have it.
+  auto since = [&](int64_t wall_ms, int64_t mono_ms) {
+    return mono > 0 && mono_ms > 0 ? mono - mono_ms : now - wall_ms;
+  };
+  // Loaded from the store (no monotonic stamps yet): seeded from the wall-clock age, once.
+  auto seed = [&](TrackedFinding& t) {
+    if (mono <= 0) return;
+    if (t.first_seen_mono_ms <= 0)
+      t.first_seen_mono_ms = mono - std::max<int64_t>(0, now - t.first_seen_ms);
+    if (t.last_seen_mono_ms <= 0)
+      t.last_seen_mono_ms = mono - std::max<int64_t>(0, now - t.last_seen_ms);
+  };
 
   // This tick's findings by key; of duplicates the worst severity wins.
   std::map<std::string, const Finding*> fired;
@@ -113,6 +127,7 @@ LifecycleOutput StepLifecycle(const LifecycleInput& in, const Thresholds& th) {
   std::map<std::string, bool> handled;
   for (const TrackedFinding& prev : in.tracked) {
     TrackedFinding t = prev;
+    seed(t);
     Timing timing = TimingFor(t.last.id, th);
     auto f = fired.find(t.key);
     bool fires = f != fired.end();
@@ -126,6 +141,7 @@ LifecycleOutput StepLifecycle(const LifecycleInput& in, const Thresholds& th) {
         n.last = *f->second;
         n.first_seen_ms = now;
         n.last_seen_ms = now;
+        n.first_seen_mono_ms = n.last_seen_mono_ms = mono;
         n.silenced_until_ms = t.silenced_until_ms;
         n.episodes_after_reboot =
             t.episodes_after_reboot + (t.resolution == "cleared_by_reboot" ? 1 : 0);
@@ -148,8 +164,10 @@ LifecycleOutput StepLifecycle(const LifecycleInput& in, const Thresholds& th) {
     if (fires) {
       t.last = *f->second;
       t.last_seen_ms = now;
+      t.last_seen_mono_ms = mono;
       ApplyEscalationSteps(t);
-      if (t.state == FindingState::kPending && now - t.first_seen_ms >= timing.for_ms) {
+      if (t.state == FindingState::kPending &&
+          since(t.first_seen_ms, t.first_seen_mono_ms) >= timing.for_ms) {
         t.state = FindingState::kOpen;
         t.opened_ms = now;
         emit(TransitionKind::kOpened, t);
@@ -167,7 +185,7 @@ LifecycleOutput StepLifecycle(const LifecycleInput& in, const Thresholds& th) {
       emit(TransitionKind::kResolved, t);
     } else if (timing.latched && NeedsNodeOutOfService(t.last.action) && !t.acked) {
       // A quiet log is not a repaired GPU: held open until a reboot or an acknowledgement.
-    } else if (now - t.last_seen_ms >= timing.resolve_ms) {
+    } else if (since(t.last_seen_ms, t.last_seen_mono_ms) >= timing.resolve_ms) {
       t.state = FindingState::kResolved;
       t.resolved_ms = now;
       t.resolution = "cleared";
@@ -185,6 +203,7 @@ LifecycleOutput StepLifecycle(const LifecycleInput& in, const Thresholds& th) {
     n.last = *f;
     n.first_seen_ms = now;
     n.last_seen_ms = now;
+    n.first_seen_mono_ms = n.last_seen_mono_ms = mono;
     if (timing.for_ms <= 0) {
       n.state = FindingState::kOpen;
       n.opened_ms = now;

@@ -3,6 +3,8 @@
 // set and the transitions (opened / resolved / escalated). No clock, no I/O: tests drive it with
 // sequences of snapshots. Thread-safe (pure).
 //
+// - Durations (for_s, resolve_after_s) run on the monotonic clock (mono_ms) when given; the wall
+//   clock only stamps the records.
 // - A finding is pending until it has fired for for_s (catalogue default, overridable per id in
 //   [finding."ID"] for_s), then opens; severity may change while open.
 // - It resolves after it has been clear for resolve_after_s (hysteresis), except a latched one
@@ -29,7 +31,8 @@ std::string FindingKey(const Finding& f);
 struct LifecycleInput {
   std::vector<TrackedFinding> tracked;  // from the previous step (or loaded from the store)
   std::vector<Finding> fired;           // the rules' findings this tick
-  int64_t now_ms = 0;
+  int64_t now_ms = 0;   // wall clock: what is recorded (first_seen_ms, opened_ms, ...)
+  int64_t mono_ms = 0;  // steady clock: what for_s / resolve_after_s are measured on; 0 unknown
   std::string boot_id;
   std::string previous_boot_id;  // empty on the daemon's first tick
 };

@@ -7,16 +7,19 @@
 #include "watch/history_store.h"
 #include "watch/history_store_internal.h"
 #include "watch/sample_codec.h"
+#include "watch/store_file.h"
 #include "watch/store_schema.h"
 
 namespace gpudoctor {
 namespace {
 
+// The same check as the writer's (store_file.h): anything that is not a gpudoctor database of a
+// schema this build reads is refused, naming the path and what it is.
 Result<std::unique_ptr<SqliteDb>> OpenExisting(const std::string& path, int flags) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return NotFound(path + ": no history database here");
-  if (std::filesystem::is_directory(path, ec)) return InvalidArgument(path + ": is a directory");
-  auto db = SqliteDb::Open(path, flags);
+  StoreFileCheck check = InspectStoreFile(path, /*deep=*/false);
+  if (check.kind == StoreFileKind::kEmpty) check.kind = StoreFileKind::kForeign;
+  if (check.kind != StoreFileKind::kOurs) return StoreFileRefusal(path, check);
+  auto db = SqliteDb::Open(path, flags | SQLITE_OPEN_NOFOLLOW);
   if (!db.ok()) return db.status();
   auto app = (*db)->QueryInt("PRAGMA application_id");
   if (!app.ok()) return ParseError(path + ": not a readable SQLite database");

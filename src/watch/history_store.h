@@ -1,13 +1,21 @@
 // HistoryStore: the embedded SQLite history of `gpudoctor watch` (issue 9). One file per node.
 //
 // Writing: Append() queues a tick and returns at once; one writer thread owns the write
-// connection (WAL, prepared statements, one transaction per tick). A full disk or I/O error
-// never blocks or crashes the caller: the tick is dropped, write_error() says why, and writing
-// resumes by itself when space returns. Retention: raw samples for raw_retention_s, then only
-// 1-minute rollups (min/avg/max/count) for rollup_retention_s.
-// Opening: a file that is not a gpudoctor database or fails integrity checks is renamed
-// "<path>.corrupt-<unix_s>" with one log line and a fresh one is created; a second daemon on the
-// same file is refused (an exclusive lock on "<path>.lock").
+// connection (WAL, prepared statements, one transaction per tick). A full disk, a lock held by
+// another process or an I/O error never blocks or crashes the caller: the tick is dropped,
+// health() says why, and writing resumes by itself when the cause clears.
+// Time: stored samples are never replaced: a point at a second already stored (the wall clock
+// stepped back) is kept beside the first. Retention (raw samples for raw_retention_s, then only
+// 1-minute rollups for rollup_retention_s) measures age on a clock that advances with the
+// monotonic clock from the newest stored time, so a wall-clock step forward deletes nothing.
+// Opening (store_file.h): the directory must exist and be private; a path that is not ours
+// (foreign, newer schema, symlink, FIFO, device) is refused with an error naming it and nothing
+// is written there; a transient failure (locked, disk full, I/O error) opens the store without a
+// database and retries with backoff; only a file of ours that SQLite reports corrupt is renamed
+// "<path>.corrupt-<unix_s>" (one log line) and a fresh one started. A second daemon on the same
+// file is refused (an exclusive lock on "<path>.lock"). While running, the file's device and inode
+// are checked before every write: a database deleted or replaced under the daemon is reopened
+// (an "history_reopened" event in the new file, health().reopened counts it).
 // Reading: HistoryReader opens read-only connections and may be used from any thread, also
 // while a daemon writes (WAL readers never block the writer).
 //
@@ -29,13 +37,26 @@ namespace gpudoctor {
 struct StoreOptions {
   int64_t raw_retention_s = 24 * 3600;
   int64_t rollup_retention_s = 30 * 24 * 3600;
-  int max_queued_ticks = 120;  // beyond that the oldest queued tick is dropped (counted)
+  int max_queued_ticks = 120;   // beyond that the oldest queued tick is dropped (counted)
+  int retry_initial_ms = 1000;  // reopening after a transient failure: first wait, doubled
+  int retry_max_ms = 60000;     // up to this
+};
+
+// What the daemon and /healthz report about the history.
+struct StoreHealth {
+  bool writing = true;         // false while the database cannot be opened or written
+  std::string error;           // why not, naming the file and the cause; empty while writing
+  uint64_t reopened = 0;       // times the file was found deleted or replaced and reopened
+  std::string reopen_reason;   // the last one: "was deleted", "was replaced by another file"
+  double since_reopen_s = -1;  // monotonic seconds since that; -1: never
+  uint64_t dropped_ticks = 0;
 };
 
 class HistoryStore {
  public:
-  // Creates the directory if missing. Errors name the path and the reason (permission, not a
-  // directory, locked by pid N).
+  // Errors (path refused for good) name the path and the reason: directory missing or writable
+  // by others, not a gpudoctor database, newer schema, symlink, locked by another gpudoctor
+  // (pid N). A transient failure is not an error: the store starts degraded (health()).
   static Result<std::unique_ptr<HistoryStore>> Open(const std::string& path,
                                                     const StoreOptions& options);
   virtual ~HistoryStore() = default;
@@ -52,8 +73,10 @@ class HistoryStore {
   virtual void Flush() = 0;
   // Ticks dropped because the queue was full (max_queued_ticks) or a write failed.
   virtual uint64_t dropped_ticks() const = 0;
-  // Last write failure ("disk full: database or disk is full"); empty while writes succeed.
+  // Why history is not being written now ("disk full: database or disk is full", "database is
+  // locked"); empty while writes succeed. Same as health().error.
   virtual std::string write_error() const = 0;
+  virtual StoreHealth health() const = 0;
   virtual std::string path() const = 0;
 };
 

@@ -11,11 +11,16 @@
 #include "core/status.h"
 #include "watch/history_store.h"
 #include "watch/sqlite_db.h"
+#include "watch/store_file.h"
 
 namespace gpudoctor {
 
-// Opens (creating, moving a foreign or corrupt file aside) and initialises the schema. WAL.
-Result<std::unique_ptr<SqliteDb>> OpenStoreForWriting(const std::string& path);
+// Opens the database for writing (store_file.h decides what may be written: a missing file is
+// created 0600 with O_EXCL, a corrupt one of ours moved aside, anything not ours refused) and
+// initialises or migrates the schema. WAL. On failure *transient says whether retrying may help
+// (locked, disk full, I/O); *identity gets the opened file's device and inode.
+Result<std::unique_ptr<SqliteDb>> OpenStoreForWriting(const std::string& path, bool* transient,
+                                                      FileIdentity* identity);
 
 // Owns the write connection and its prepared statements; one transaction per tick. Used by the
 // store's writer thread only.
@@ -35,6 +40,9 @@ class StoreWriter {
   Status AddRollup(int64_t series_id, int64_t minute_s, double mn, double avg, double mx,
                    int64_t count);
   Status Retain(int64_t now_s);
+  // The time retention measures age against (ms): the wall clock, but advancing at most about as
+  // fast as the monotonic clock from the newest stored time, so a step forward deletes nothing.
+  int64_t RetentionNowMs(const TickResult& tick);
   Status Prepare();
 
   std::unique_ptr<SqliteDb> db_;
@@ -46,6 +54,9 @@ class StoreWriter {
   std::map<int64_t, bool> series_counter_;
   int64_t current_minute_ = -1;  // unknown after a failure: the next tick packs what is due
   int64_t last_retention_s_ = 0;
+  int64_t newest_at_open_s_ = 0;  // retention's clock (s) when the file was last written; 0 none
+  int64_t retain_now_ms_ = -1;    // RetentionNowMs; -1 before the first tick
+  int64_t last_mono_ms_ = 0;
   SqliteStmt begin_, commit_, rollback_, series_insert_, series_select_, sample_insert_,
       recent_select_, recent_delete_, packed_insert_, rollup_select_, rollup_upsert_,
       finding_upsert_, event_insert_, gpu_upsert_;

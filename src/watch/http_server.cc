@@ -473,8 +473,11 @@ void WatchHttpServer::Impl::Routes() {
       j["age_s"] = age_s;
       j["max_age_s"] = max_age_s;
       bool fresh = age_s <= max_age_s;
-      j["status"] = fresh ? "ok" : "stale";
+      j["status"] = !fresh ? "stale" : t->history_degraded.empty() ? "ok" : "degraded";
       if (!fresh) j["error"] = "last tick is older than 3 x interval";
+      // Still 200: judging and serving work; the history is what is missing.
+      j["history"] = t->history_degraded.empty() ? "ok" : "degraded";
+      if (!t->history_degraded.empty()) j["history_error"] = t->history_degraded;
       res.status = fresh ? 200 : 503;
     }
     res.set_content(j.dump() + "\n", "application/json");

@@ -7,11 +7,14 @@
 //   series(id, metric, gpu, labels, counter)
 //                                    one row per (gpudoctor_* metric name, GPU index, LabelsKey);
 //                                    counter 1 for *_total (stored exactly)
-//   samples_recent(series_id, ts_s, value)
-//                                    raw points of the current minute (and any not yet packed)
-//   samples(series_id, minute_s, data)
+//   samples_recent(series_id, ts_s, seq, value)
+//                                    raw points of the current minute (and any not yet packed);
+//                                    seq > 0: a later point at a second already stored (the wall
+//                                    clock stepped back), kept beside the first, never replacing it
+//   samples(series_id, minute_s, seq, data)
 //                                    raw points of one minute packed by sample_codec.h (slot =
-//                                    second of the minute); kept raw_retention_s
+//                                    second of the minute); seq > 0: more points of a minute
+//                                    already packed (clock steps); kept raw_retention_s
 //   rollups(series_id, hour_s, data) 1-minute rollups of one hour: four codec streams back to
 //                                    back (min, avg, max as float32; count exact), slot = minute
 //                                    of the hour; kept rollup_retention_s
@@ -29,7 +32,8 @@ namespace gpudoctor {
 
 // "GPDH": recognises our files (PRAGMA application_id); anything else is foreign.
 inline constexpr int32_t kStoreApplicationId = 0x47504448;
-inline constexpr int kStoreSchemaVersion = 1;
+// Version 2: seq in samples_recent and samples (points of a clock step back are kept).
+inline constexpr int kStoreSchemaVersion = 2;
 
 inline constexpr const char* kStoreSchemaSql = R"sql(
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -37,11 +41,11 @@ CREATE TABLE IF NOT EXISTS series(
   id INTEGER PRIMARY KEY, metric TEXT NOT NULL, gpu INTEGER NOT NULL, labels TEXT NOT NULL,
   counter INTEGER NOT NULL DEFAULT 0, UNIQUE(metric, gpu, labels));
 CREATE TABLE IF NOT EXISTS samples_recent(
-  series_id INTEGER NOT NULL, ts_s INTEGER NOT NULL, value REAL NOT NULL,
-  PRIMARY KEY(series_id, ts_s)) WITHOUT ROWID;
+  series_id INTEGER NOT NULL, ts_s INTEGER NOT NULL, seq INTEGER NOT NULL, value REAL NOT NULL,
+  PRIMARY KEY(series_id, ts_s, seq)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS samples(
-  series_id INTEGER NOT NULL, minute_s INTEGER NOT NULL, data BLOB NOT NULL,
-  PRIMARY KEY(series_id, minute_s)) WITHOUT ROWID;
+  series_id INTEGER NOT NULL, minute_s INTEGER NOT NULL, seq INTEGER NOT NULL, data BLOB NOT NULL,
+  PRIMARY KEY(series_id, minute_s, seq)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS rollups(
   series_id INTEGER NOT NULL, hour_s INTEGER NOT NULL, data BLOB NOT NULL,
   PRIMARY KEY(series_id, hour_s)) WITHOUT ROWID;
@@ -69,6 +73,22 @@ CREATE TABLE IF NOT EXISTS gpus(
   serial TEXT NOT NULL, uuid TEXT NOT NULL, pci_bus_id TEXT NOT NULL, gpu_index INTEGER,
   model TEXT NOT NULL DEFAULT '', first_seen_s INTEGER NOT NULL, last_seen_s INTEGER NOT NULL,
   PRIMARY KEY(serial, uuid, pci_bus_id)) WITHOUT ROWID;
+)sql";
+
+// Version 1 -> 2, in the writer's first transaction (the tables keep their rows, seq 0).
+inline constexpr const char* kStoreMigrateV1Sql = R"sql(
+CREATE TABLE samples_recent_v2(
+  series_id INTEGER NOT NULL, ts_s INTEGER NOT NULL, seq INTEGER NOT NULL, value REAL NOT NULL,
+  PRIMARY KEY(series_id, ts_s, seq)) WITHOUT ROWID;
+INSERT INTO samples_recent_v2 SELECT series_id, ts_s, 0, value FROM samples_recent;
+DROP TABLE samples_recent;
+ALTER TABLE samples_recent_v2 RENAME TO samples_recent;
+CREATE TABLE samples_v2(
+  series_id INTEGER NOT NULL, minute_s INTEGER NOT NULL, seq INTEGER NOT NULL, data BLOB NOT NULL,
+  PRIMARY KEY(series_id, minute_s, seq)) WITHOUT ROWID;
+INSERT INTO samples_v2 SELECT series_id, minute_s, 0, data FROM samples;
+DROP TABLE samples;
+ALTER TABLE samples_v2 RENAME TO samples;
 )sql";
 
 }  // namespace gpudoctor

@@ -1,4 +1,6 @@
 // The history store's write path: one transaction per tick, minute packing, rollups, retention.
+// Nothing stored is ever replaced: a second point at an occupied second (the wall clock stepped
+// back) gets the next seq, a minute packed again a further blob, a rollup minute is merged.
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -102,6 +104,20 @@ Result<std::unique_ptr<StoreWriter>> StoreWriter::Create(std::unique_ptr<SqliteD
                                                          const StoreOptions& options) {
   std::unique_ptr<StoreWriter> w(new StoreWriter(std::move(db), options));
   if (Status s = w->Prepare(); !s.ok()) return s;
+  // Where retention's clock stood when the file was last written (it never jumped); files
+  // without one: the newest sample.
+  auto clock = w->db_->QueryInt("SELECT value FROM meta WHERE key='retention_clock_ms'");
+  if (clock.ok()) {
+    w->newest_at_open_s_ = *clock / 1000;
+  } else if (clock.status().code() == StatusCode::kNotFound) {
+    auto newest = w->db_->QueryInt(
+        "SELECT coalesce(max(t), 0) FROM (SELECT max(ts_s) AS t FROM samples_recent UNION ALL "
+        "SELECT max(minute_s) + 59 FROM samples)");
+    if (!newest.ok()) return newest.status();
+    w->newest_at_open_s_ = *newest;
+  } else {
+    return clock.status();
+  }
   return w;
 }
 
@@ -116,12 +132,16 @@ Status StoreWriter::Prepare() {
       {&series_insert_,
        "INSERT OR IGNORE INTO series(metric, gpu, labels, counter) VALUES(?, ?, ?, ?)"},
       {&series_select_, "SELECT id, counter FROM series WHERE metric=? AND gpu=? AND labels=?"},
-      {&sample_insert_, "INSERT OR REPLACE INTO samples_recent VALUES(?, ?, ?)"},
+      {&sample_insert_,
+       "INSERT INTO samples_recent SELECT ?1, ?2, coalesce(max(seq) + 1, 0), ?3 FROM "
+       "samples_recent WHERE series_id=?1 AND ts_s=?2"},
       {&recent_select_,
        "SELECT series_id, ts_s, value FROM samples_recent WHERE ts_s < ? ORDER BY series_id, "
-       "ts_s"},
+       "ts_s, seq"},
       {&recent_delete_, "DELETE FROM samples_recent WHERE ts_s < ?"},
-      {&packed_insert_, "INSERT OR REPLACE INTO samples VALUES(?, ?, ?)"},
+      {&packed_insert_,
+       "INSERT INTO samples SELECT ?1, ?2, coalesce(max(seq) + 1, 0), ?3 FROM samples WHERE "
+       "series_id=?1 AND minute_s=?2"},
       {&rollup_select_, "SELECT data FROM rollups WHERE series_id=? AND hour_s=?"},
       {&rollup_upsert_, "INSERT OR REPLACE INTO rollups VALUES(?, ?, ?)"},
       {&finding_upsert_,
@@ -194,10 +214,17 @@ Status StoreWriter::AddRollup(int64_t series_id, int64_t minute_s, double mn, do
   }
   rollup_select_.Reset();
   int m = static_cast<int>((minute_s - hour) / 60);
-  minutes.erase(std::remove_if(minutes.begin(), minutes.end(),
-                               [&](const RollupMinute& r) { return r.minute == m; }),
-                minutes.end());
-  minutes.push_back({m, mn, avg, mx, count});
+  auto it = std::find_if(minutes.begin(), minutes.end(),
+                         [&](const RollupMinute& r) { return r.minute == m; });
+  if (it == minutes.end()) {
+    minutes.push_back({m, mn, avg, mx, count});
+  } else {  // the minute was packed before (clock step back): merge, never replace
+    int64_t n = it->count + count;
+    it->avg = n > 0 ? (it->avg * it->count + avg * count) / n : avg;
+    it->min = std::min(it->min, mn);
+    it->max = std::max(it->max, mx);
+    it->count = n;
+  }
   std::sort(minutes.begin(), minutes.end(),
             [](const RollupMinute& a, const RollupMinute& b) { return a.minute < b.minute; });
   rollup_upsert_.Reset();
@@ -215,10 +242,23 @@ Status StoreWriter::PackBefore(int64_t minute_s) {
   auto flush = [&]() -> Status {
     if (cur.samples.empty()) return Status::Ok();
     bool counter = series_counter_.count(cur.series) ? series_counter_[cur.series] : true;
-    packed_insert_.Reset();
-    packed_insert_.Bind(1, cur.series).Bind(2, cur.minute);
-    packed_insert_.BindBlob(3, EncodeSamples(cur.samples, !counter));
-    if (packed_insert_.Step() != SQLITE_DONE) return db_->Error("write samples");
+    // A blob holds one point per second: repeated seconds go to further blobs of the minute.
+    std::vector<std::vector<std::pair<int, double>>> layers;
+    for (const auto& sample : cur.samples) {
+      size_t layer = 0;
+      while (layer < layers.size() && !layers[layer].empty() &&
+             layers[layer].back().first >= sample.first) {
+        ++layer;
+      }
+      if (layer == layers.size()) layers.emplace_back();
+      layers[layer].push_back(sample);
+    }
+    for (const auto& layer : layers) {
+      packed_insert_.Reset();
+      packed_insert_.Bind(1, cur.series).Bind(2, cur.minute);
+      packed_insert_.BindBlob(3, EncodeSamples(layer, !counter));
+      if (packed_insert_.Step() != SQLITE_DONE) return db_->Error("write samples");
+    }
     double mn = INFINITY, mx = -INFINITY, sum = 0;
     for (const auto& [slot, v] : cur.samples) {
       mn = std::min(mn, v);
@@ -262,8 +302,27 @@ Status StoreWriter::Retain(int64_t now_s) {
                     ";DELETE FROM rollups WHERE hour_s < " + std::to_string(rollup_cut) +
                     ";DELETE FROM events WHERE unix_ms < " + std::to_string(rollup_cut * 1000) +
                     ";DELETE FROM findings WHERE resolved_ms > 0 AND resolved_ms < " +
-                    std::to_string(rollup_cut * 1000) + ";";
+                    std::to_string(rollup_cut * 1000) +
+                    ";INSERT OR REPLACE INTO meta VALUES('retention_clock_ms', '" +
+                    std::to_string(now_s * 1000) + "');";
   return db_->Exec(sql);
+}
+
+int64_t StoreWriter::RetentionNowMs(const TickResult& tick) {
+  if (tick.mono_ms <= 0) return tick.unix_ms;  // no monotonic time given: the wall clock
+  if (retain_now_ms_ < 0) {
+    // Never ahead of the newest stored point: a clock that was wrong when watch started (or
+    // while it was stopped) cannot age what the file holds.
+    retain_now_ms_ =
+        newest_at_open_s_ > 0 ? std::min(tick.unix_ms, newest_at_open_s_ * 1000) : tick.unix_ms;
+  } else if (tick.mono_ms > last_mono_ms_) {
+    // Up to 10% faster than the monotonic clock, to catch up after downtime.
+    int64_t elapsed = tick.mono_ms - last_mono_ms_;
+    int64_t candidate = std::min(tick.unix_ms, retain_now_ms_ + elapsed + elapsed / 10);
+    retain_now_ms_ = std::max(retain_now_ms_, candidate);
+  }
+  last_mono_ms_ = std::max(last_mono_ms_, tick.mono_ms);
+  return retain_now_ms_;
 }
 
 Status StoreWriter::WriteTick(const TickResult& tick) {
@@ -360,10 +419,11 @@ Status StoreWriter::WriteTickTx(const TickResult& tick) {
                          &event_insert_, &gpu_upsert_, &series_insert_, &recent_delete_}) {
     st->Reset();
   }
+  const int64_t retain_now_s = FloorTo(RetentionNowMs(tick), 1000) / 1000;
   if (minute != current_minute_) {
-    if (ts - last_retention_s_ >= 600) {
-      if (Status s = Retain(ts); !s.ok()) return s;
-      last_retention_s_ = ts;
+    if (retain_now_s - last_retention_s_ >= 600) {
+      if (Status s = Retain(retain_now_s); !s.ok()) return s;
+      last_retention_s_ = retain_now_s;
     }
   }
   current_minute_ = minute;

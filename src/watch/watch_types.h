@@ -40,6 +40,10 @@ struct TrackedFinding {
   int64_t acked_ms = 0;
   std::string ack_note;
   int64_t silenced_until_ms = 0;  // notifiers stay quiet until then (gpudoctor silence)
+  // first_seen / last_seen on the steady clock (ms; in memory only, 0 unknown): for_s and
+  // resolve_after_s are measured on it, so wall-clock steps neither hold nor hasten them.
+  int64_t first_seen_mono_ms = 0;
+  int64_t last_seen_mono_ms = 0;
 };
 
 enum class TransitionKind { kOpened, kResolved, kEscalated };
@@ -65,6 +69,8 @@ struct HistoryEvent {
 struct TickResult {
   uint64_t tick = 0;
   int64_t unix_ms = 0;                         // when the tick's probes started
+  int64_t mono_ms = 0;                         // the same instant on the steady clock; 0 unknown
+  std::string history_degraded;                // why the history is degraded; empty when fine
   std::string boot_id;                         // /proc/sys/kernel/random/boot_id
   Report report;                               // exactly what `check --json` renders (RenderJson)
   std::vector<MetricPoint> points;             // FlattenSnapshot(report.snapshot)

@@ -223,6 +223,22 @@ TEST_F(HttpServerTest, HealthzStaleAndNoTick) {
   EXPECT_EQ(nlohmann::json::parse(r->body)["status"], "stale");
 }
 
+// A history that is not written (or was reopened) shows in /healthz; the daemon still serves.
+TEST_F(HttpServerTest, HealthzSaysTheHistoryIsDegraded) {
+  StartServer(HttpOptions{});
+  auto r = client_->Get("/healthz");
+  EXPECT_EQ(nlohmann::json::parse(r->body)["history"], "ok");
+  auto t = MakeTick();
+  t->history_degraded = "/var/lib/gpudoctor/history.db was deleted 3 s ago and was reopened";
+  std::atomic_store(&tick_, std::shared_ptr<const TickResult>(t));
+  r = client_->Get("/healthz");
+  EXPECT_EQ(r->status, 200);
+  auto j = nlohmann::json::parse(r->body);
+  EXPECT_EQ(j["status"], "degraded");
+  EXPECT_EQ(j["history"], "degraded");
+  EXPECT_EQ(j["history_error"], t->history_degraded);
+}
+
 TEST_F(HttpServerTest, SlowClientsDoNotBlockOthers) {
   HttpOptions o;
   // Idle clients hold a worker for up to the read timeout: make it long enough that waiting for

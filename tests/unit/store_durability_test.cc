@@ -127,7 +127,8 @@ class SmallTmpfs {
  public:
   explicit SmallTmpfs(const std::string& dir, const char* size) : dir_(dir) {
     std::filesystem::create_directories(dir_);
-    std::string opts = std::string("size=") + size;
+    // mode=0700: the store refuses a directory others may write into (tmpfs defaults to 1777).
+    std::string opts = std::string("size=") + size + ",mode=0700";
     if (mount("tmpfs", dir_.c_str(), "tmpfs", 0, opts.c_str()) == 0) {
       mounted_ = true;
     } else {
