@@ -105,6 +105,7 @@ Status StartWatchServices(const Settings& s, bool listen_requested, const WatchD
   auto server = StartServer(*ho, s.db_path, listen_requested, daemon);
   if (!server.ok()) return server.status();
   out.server = std::move(*server);
+  out.token = ho->token;
   return Status::Ok();
 }
 
@@ -154,7 +155,9 @@ Status ReloadWatchServices(const Settings& old_settings, const Settings& next,
   // 2. Swap.
   std::vector<std::string> what;
   if (listen_changed) what.push_back("listen");
-  if (old_settings.watch_token_file != next.watch_token_file) what.push_back("token_file");
+  std::string next_token = ho ? ho->token : std::string();
+  if (next_token != live.token) what.push_back("token");
+  live.token = next_token;
   if (old_settings.watch_dcgm_compat != next.watch_dcgm_compat) what.push_back("dcgm_compat");
   if (old_settings.watch_interval_s != next.watch_interval_s ||
       old_settings.watch_slow_interval_s != next.watch_slow_interval_s ||

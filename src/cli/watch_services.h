@@ -19,6 +19,7 @@ namespace gpudoctor {
 struct WatchServices {
   std::unique_ptr<WatchHttpServer> server;  // null: listen "off" or the default address busy
   std::unique_ptr<NotifierHub> hub;         // null: no notifiers
+  std::string token;  // the bearer token served now (to tell a reload that it changed)
   // Delivery events a replaced hub had not handed over yet; the loop stores them.
   std::vector<HistoryEvent> carried_events;
 };

@@ -119,6 +119,7 @@ class HttpLoop::Impl {
     int64_t deadline_ms = 0;  // 0: none (being served)
     int requests = 0;
     size_t drained = 0;
+    size_t accounted = 0;  // what this connection adds to head_bytes
   };
   struct Job {
     uint64_t id;
@@ -185,30 +186,48 @@ class HttpLoop::Impl {
     }
   }
 
+  // Keeps head_bytes equal to the sum of every connection's buffer capacity.
+  void Account(Conn& c) {
+    head_bytes -= c.accounted;
+    c.accounted = c.in.capacity();
+    head_bytes += c.accounted;
+  }
+
   void SetInput(Conn& c, std::string&& s) {
-    head_bytes -= c.in.capacity();
     c.in = std::move(s);
-    head_bytes += c.in.capacity();
+    Account(c);
   }
 
   void Close(uint64_t id) {
     auto it = conns.find(id);
     if (it == conns.end()) return;
-    head_bytes -= it->second->in.capacity();
+    head_bytes -= it->second->accounted;
     ::close(it->second->fd);
     conns.erase(it);
   }
 
+  // The unfinished head holding the most bytes (the oldest of equals): the one to close when
+  // the heads together are over budget; 0 when none holds any.
+  uint64_t BiggestHead() const {
+    uint64_t best = 0;
+    size_t best_size = 0;
+    for (const auto& [id, c] : conns) {
+      if (c->state != State::kReading || c->in.size() <= best_size) continue;
+      best = id;
+      best_size = c->in.size();
+    }
+    return best;
+  }
+
   // The connection that has waited longest for its head (or an error answer draining), the one
   // to sacrifice for room; 0 when every connection is being answered.
-  uint64_t Victim(bool need_buffer) const {
+  uint64_t Victim() const {
     uint64_t best = 0;
     int64_t best_since = 0;
     bool best_draining = false;
     for (const auto& [id, c] : conns) {
       bool draining = c->state == State::kDraining;
       if (c->state != State::kReading && !draining) continue;
-      if (need_buffer && c->in.capacity() == 0) continue;
       bool better = best == 0 || (draining && !best_draining) ||
                     (draining == best_draining && c->since_ms < best_since);
       if (better) {
@@ -353,18 +372,18 @@ class HttpLoop::Impl {
         return;
       }
       if (n < 0) return;
-      head_bytes -= c.in.capacity();
       if (c.in.capacity() < c.in.size() + static_cast<size_t>(n)) {
         c.in.reserve(std::min(kMaxHeadBytes + 1,
                               std::max(c.in.size() + static_cast<size_t>(n), 2 * c.in.capacity())));
       }
       c.in.append(scratch, static_cast<size_t>(n));
-      head_bytes += c.in.capacity();
+      Account(c);
       uint64_t id = c.id;
       if (!Process(c, now)) return;
-      // Over the memory budget: close the heads that have waited longest (maybe this one).
+      // Over the memory budget: close the biggest unfinished heads (maybe this one), so a
+      // client sending a normal request never pays for one that sends a huge one.
       while (head_bytes > options.head_budget_bytes) {
-        uint64_t v = Victim(true);
+        uint64_t v = BiggestHead();
         if (v == 0) break;
         Count(&HttpLoopStats::evicted);
         Close(v);
@@ -379,7 +398,7 @@ class HttpLoop::Impl {
       int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0) return;  // EAGAIN, or out of descriptors: retried on the next poll
       if (static_cast<int>(conns.size()) >= options.max_connections) {
-        uint64_t v = Victim(false);
+        uint64_t v = Victim();
         if (v == 0) {
           Count(&HttpLoopStats::shed);
           std::string bytes =

@@ -10,7 +10,8 @@
 //   error answer still draining) is closed to make room, so a new client always gets in; only
 //   when every connection is being answered does a new one get 503 at once;
 // - memory: the head buffers of all connections together stay under `head_budget_bytes` (the
-//   one waiting longest is closed first), and buffers are freed once a head is complete;
+//   biggest is closed first, so normal requests never pay for huge ones), and buffers are
+//   freed once a head is complete;
 // - time: `request_timeout_s` for a head, `write_timeout_s` for an answer; then it is closed.
 // A malformed or oversized head gets 400/414/431/505 and the connection is closed; so does any
 // request announcing a body (the server takes none), which also rules out request smuggling.
