@@ -11,12 +11,11 @@
 #include <cstdlib>
 
 #include "cli/commands.h"
+#include "cli/watch_services.h"
 #include "core/log.h"
 #include "core/strings.h"
 #include "watch/daemon.h"
 #include "watch/history_store.h"
-#include "watch/http_server.h"
-#include "watch/notifier.h"
 #include "watch/sd_notify.h"
 
 namespace gpudoctor {
@@ -37,70 +36,6 @@ void LoadStoredState(const std::string& db, std::vector<TrackedFinding>& finding
       }
     }
   }
-}
-
-std::string LocalHostname() {
-  char buf[256] = {};
-  if (::gethostname(buf, sizeof(buf) - 1) != 0) return "";
-  return buf;
-}
-
-struct WatchHttp {
-  std::unique_ptr<WatchHttpServer> server;
-  std::unique_ptr<NotifierHub> hub;
-};
-
-// Starts the HTTP server (unless listen is "off") and the notifiers. A token file that cannot be
-// read is fatal (serving without the token would be open). A bind failure is fatal (exit 3,
-// "cannot listen on ADDR: in use") when the address was asked for (--listen, or [watch] listen
-// other than the default): Prometheus would scrape nothing while the unit looks healthy. On the
-// built-in default address it is logged and watch goes on without HTTP (history and notifiers
-// still work), so a second `watch --no-db` or a test run on a busy default port still works.
-Status StartWatchHttp(const Settings& s, bool listen_requested, const WatchDaemon& daemon,
-                      WatchHttp& out) {
-  std::vector<NotifierConfig> configs;
-  for (const Settings::NotifySetting& n : s.notify) {
-    NotifierConfig c;
-    c.kind = n.kind == "exec"           ? NotifierKind::kExec
-             : n.kind == "alertmanager" ? NotifierKind::kAlertmanager
-                                        : NotifierKind::kWebhook;
-    c.url = n.url;
-    c.argv = n.argv;
-    c.min_severity = ParseSeverity(n.min_severity).value_or(Severity::kWarn);
-    c.timeout_s = n.timeout_s;
-    configs.push_back(std::move(c));
-  }
-  if (!configs.empty()) {
-    NotifierHubOptions no;
-    no.hostname = LocalHostname();
-    auto hub = NotifierHub::Create(configs, no);
-    if (!hub.ok()) return hub.status();
-    out.hub = std::move(*hub);
-  }
-  if (s.watch_listen == "off") return Status::Ok();
-  HttpOptions ho;
-  ho.listen = s.watch_listen;
-  ho.dcgm_compat = s.watch_dcgm_compat;
-  ho.interval_s = s.watch_interval_s;
-  if (!s.watch_token_file.empty()) {
-    auto token = ReadTokenFile(s.watch_token_file);
-    if (!token.ok()) return token.status();
-    ho.token = *token;
-  }
-  std::string db = s.db_path;
-  auto server = WatchHttpServer::Start(
-      ho, [&daemon] { return daemon.Latest(); }, [db]() { return HistoryReader::Open(db); });
-  if (!server.ok()) {
-    if (listen_requested) return server.status();
-    LogError(kLog, "http: " + server.status().message() +
-                       "; continuing without HTTP (give --listen ADDR or --listen off)");
-    return Status::Ok();
-  }
-  out.server = std::move(*server);
-  LogInfo(kLog, "http: listening on " + ho.listen.substr(0, ho.listen.rfind(':')) + ":" +
-                    std::to_string(out.server->port()) +
-                    (ho.token.empty() ? "" : " (bearer token required)"));
-  return Status::Ok();
 }
 
 }  // namespace
@@ -145,16 +80,15 @@ int WatchCommand(const CliOptions& o) {
     LoadStoredState(settings->db_path, stored_findings, stored_boot_id);
   }
 
-  WatchOptions options;
-  options.interval_s = settings->watch_interval_s;
-  options.slow_interval_s = settings->watch_slow_interval_s;
-  options.rate_window_s = settings->watch_rate_window_s;
+  WatchOptions options = WatchOptionsOf(*settings);
   WatchDaemon daemon(settings, options, store.get(), std::move(stored_findings), stored_boot_id);
-  // HTTP server and notifiers (issue 10): see StartWatchHttp below.
-  WatchHttp http;
-  bool listen_requested =
-      o.Value("--listen").has_value() || settings->watch_listen != Settings().watch_listen;
-  if (Status s = StartWatchHttp(*settings, listen_requested, daemon, http); !s.ok()) {
+  // HTTP server and notifiers (cli/watch_services.h), rebuilt whole on SIGHUP.
+  WatchServices http;
+  auto listen_requested = [&o](const Settings& s) {
+    return o.Value("--listen").has_value() || s.watch_listen != Settings().watch_listen;
+  };
+  if (Status s = StartWatchServices(*settings, listen_requested(*settings), daemon, http);
+      !s.ok()) {
     if (store) store->Close();
     return CouldNotRun(s.message());
   }
@@ -192,9 +126,14 @@ int WatchCommand(const CliOptions& o) {
           std::string(TransitionKindName(t.kind)) + " " + f.id + gpu + " (" +
               SeverityName(f.severity) + "): " + f.summary);
     }
-    if (http.hub) {
-      http.hub->OnTransitions(*tick);
-      std::vector<HistoryEvent> delivered = http.hub->DrainDeliveryEvents();
+    if (http.hub || !http.carried_events.empty()) {
+      if (http.hub) http.hub->OnTransitions(*tick);
+      std::vector<HistoryEvent> delivered = std::move(http.carried_events);
+      http.carried_events.clear();
+      if (http.hub) {
+        std::vector<HistoryEvent> now = http.hub->DrainDeliveryEvents();
+        delivered.insert(delivered.end(), now.begin(), now.end());
+      }
       for (const HistoryEvent& e : delivered) {
         Log(e.kind == "notify_failed" ? LogLevel::kWarn : LogLevel::kInfo, kLog,
             e.kind + " " + e.detail);
@@ -237,14 +176,23 @@ int WatchCommand(const CliOptions& o) {
         LogInfo(kLog, std::string("stopping on ") + (sig == SIGTERM ? "SIGTERM" : "SIGINT"));
         stop = true;
       } else if (sig == SIGHUP) {
+        // Every key of the new config or none: a new server, token and notifiers are built
+        // first and swapped in only when all of them worked.
         auto reloaded = BuildSettings(o);
-        if (!reloaded.ok()) {
-          LogError(kLog,
-                   "config reload rejected, keeping the old one: " + reloaded.status().message());
+        std::vector<std::string> changed;
+        Status applied =
+            reloaded.ok() ? ReloadWatchServices(*settings, **reloaded, listen_requested(**reloaded),
+                                                daemon, http, &changed)
+                          : reloaded.status();
+        if (!applied.ok()) {
+          LogError(kLog, "config reload rejected, keeping the old one: " + applied.message());
         } else {
           settings = *reloaded;
-          daemon.Reload(settings);
-          LogInfo(kLog, "config reloaded");
+          options = WatchOptionsOf(*settings);
+          daemon.Reload(settings, options);
+          std::string what;
+          for (const std::string& c : changed) what += (what.empty() ? "" : ", ") + c;
+          LogInfo(kLog, "config reloaded" + (what.empty() ? std::string() : " (" + what + ")"));
         }
       }
       wait_s =

@@ -20,6 +20,8 @@ class CounterWindow {
   explicit CounterWindow(double window_s) : window_s_(window_s) {}
   // `now_s`: seconds on a monotonic clock (the daemon's; tests pass a fake one).
   void Apply(Snapshot& snap, double now_s);
+  // A new window (config reload) for the ticks that follow; reads already taken are kept.
+  void set_window_s(double window_s) { window_s_ = window_s; }
 
  private:
   struct Read {

@@ -80,9 +80,15 @@ WatchDaemon::~WatchDaemon() = default;
 
 void WatchDaemon::AddListener(Listener listener) { listeners_.push_back(std::move(listener)); }
 
-void WatchDaemon::Reload(std::shared_ptr<const Settings> settings) {
+void WatchDaemon::Reload(std::shared_ptr<const Settings> settings, WatchOptions options) {
   settings_ = settings;
   scheduler_.UpdateSettings(std::move(settings));
+  if (options.interval_s != options_.interval_s ||
+      options.slow_interval_s != options_.slow_interval_s) {
+    cadence_ = CadencePlan(options.interval_s, options.slow_interval_s);
+  }
+  counters_.set_window_s(options.rate_window_s);
+  options_ = options;
 }
 
 void WatchDaemon::MergeAcks(const std::vector<TrackedFinding>& from_store) {

@@ -47,8 +47,9 @@ class WatchDaemon {
   std::shared_ptr<const TickResult> Latest() const;
   // Called after each tick, on the tick thread; must not block (queue work elsewhere).
   void AddListener(Listener listener);
-  // New settings (SIGHUP): thresholds, probe options; the probe set stays.
-  void Reload(std::shared_ptr<const Settings> settings);
+  // New settings (SIGHUP): thresholds, probe options, intervals and the rate window (counter
+  // reads already taken are kept); the probe set stays (the caller refuses a change of it).
+  void Reload(std::shared_ptr<const Settings> settings, WatchOptions options);
   // Operator acknowledgements and silences written by other processes (`gpudoctor ack`): the
   // daemon merges acked/ack_note/silenced_until_ms of matching keys into its tracked findings.
   void MergeAcks(const std::vector<TrackedFinding>& from_store);

@@ -1,24 +1,27 @@
-// WatchHttpServer: the HTTP endpoint of `gpudoctor watch` (cpp-httplib), owned by the daemon.
+// WatchHttpServer: the HTTP endpoint of `gpudoctor watch`, owned by the daemon.
 //
 //   GET /metrics             Prometheus text of the last published tick (watch/exporter.h)
 //   GET /healthz             200 when the last tick is younger than 3 x interval, else 503
 //   GET /api/v1/status       the last tick's report, exactly `check --json` (RenderJson)
 //   GET /api/v1/findings     open and recently resolved findings (state, times, acked) and
 //                            "events": the history's last 200 events of 7 days (reboots, Xids)
-//   GET /api/v1/history?metric=NAME&gpu=N&since=6h   series from the history store
+//   GET /api/v1/history?metric=NAME&gpu=N&since=6h&until=T   series from the history store;
+//                            since/until in the time grammar of the CLI (watch/time_spec.h)
 //   GET /, /assets/*         the web dashboard (src/watch/web_assets.h)
 //
 // Requests never wait on a probe: handlers read the shared_ptr the daemon published. With a
-// token, every path but /healthz needs "Authorization: Bearer <token>" (401 otherwise). Limits:
-// request line + headers (cpp-httplib: 8 KiB headers, 8 KiB URI), body bytes, concurrent
-// connections (worker threads, then a bounded backlog, then up to max_connections more that
-// only answer 503), read/write timeouts
-// and keep-alive bounds, so a slow or hostile client costs one worker for at most the timeout
-// and never the daemon. Errors are JSON {"error": "..."} with a 4xx/5xx status; methods other
-// than GET/HEAD get 405. Binds only where told (default 127.0.0.1:9835).
+// token, every path but /healthz and the dashboard's static files needs
+// "Authorization: Bearer <token>" (scheme case-insensitive; 401 otherwise). The connection layer
+// (watch/http_loop.h) bounds everything before authentication: head sizes (8 KiB request line and
+// header line, 32 KiB head), the time to send a head, open connections and their buffers; idle or
+// slow clients cost no thread. Authentication, /healthz and errors are answered on the loop
+// thread, so they never queue behind data requests. Errors are JSON {"error": "..."} with a
+// 4xx/5xx status; methods other than GET/HEAD get 405. Binds only where told (default
+// 127.0.0.1:9835).
 //
-// Thread-safety: Start/Stop/port from the owning thread; the callbacks are called from server
-// worker threads concurrently and must be thread-safe (latest() returns an immutable tick).
+// Thread-safety: Start/Stop/Reconfigure/port from the owning thread; the callbacks are called
+// from the server's threads concurrently and must be thread-safe (latest() returns an immutable
+// tick).
 #pragma once
 
 #include <chrono>
@@ -30,6 +33,7 @@
 
 #include "core/status.h"
 #include "watch/history_store.h"
+#include "watch/http_loop.h"
 #include "watch/watch_types.h"
 
 namespace gpudoctor {
@@ -38,15 +42,15 @@ struct HttpOptions {
   std::string listen = "127.0.0.1:9835";  // "HOST:PORT", "[v6]:PORT" or ":PORT"; port 0 = any
   std::string token;                      // empty: no authentication
   bool dcgm_compat = false;
-  std::string hostname;             // exported `hostname` label; empty: the snapshot's
-  double interval_s = 10;           // tick interval; /healthz allows 3 x this
-  int max_connections = 16;         // worker threads serving connections at once
-  int max_queued_connections = 64;  // accepted but waiting for a worker; beyond: 503
-  size_t max_body_bytes = 64 * 1024;
-  int read_timeout_s = 5;  // per read of a request (a slow client is cut off)
-  int write_timeout_s = 10;
+  std::string hostname;    // exported `hostname` label; empty: the snapshot's
+  double interval_s = 10;  // tick interval; /healthz allows 3 x this
+  // Connection layer (watch/http_loop.h); fixed at Start.
+  int workers = 4;            // threads answering the data paths
+  int max_connections = 512;  // open at once; at the limit the slowest head is dropped
+  size_t head_budget_bytes = 2 * 1024 * 1024;  // all unfinished request heads together
+  double request_timeout_s = 5;  // to send a whole request head; also the keep-alive idle time
+  double write_timeout_s = 10;
   int keep_alive_max_requests = 100;
-  int keep_alive_timeout_s = 5;  // also how long an idle new connection may hold a worker
 };
 
 struct ListenAddress {
@@ -56,11 +60,9 @@ struct ListenAddress {
 // "127.0.0.1:9835", "[::1]:9835", ":9835" (= 0.0.0.0), "localhost:80". Port 0-65535.
 Result<ListenAddress> ParseListenAddress(std::string_view text);
 
-// "6h", "30m", "90s", "2d", "1w", "3600" (seconds) -> seconds; 1 s to 400 days.
-Result<int64_t> ParseDurationSeconds(std::string_view text);
-
 // Query parameters of /api/v1/history: metric (required, a known gpudoctor_* name), gpu
-// (0-4095), labels (LabelsKey text), since (duration, default 1h), max_points (1-10000).
+// (0-4095), labels (LabelsKey text), since and until (ParseTimeSpec: "6h", unix seconds, ISO
+// 8601 UTC; since defaults to 1 h ago, until to now), max_points (1-10000).
 // Unknown parameters and repeated ones are errors.
 Result<SeriesQuery> ParseHistoryQuery(const std::multimap<std::string, std::string>& params,
                                       int64_t now_unix_s);
@@ -86,11 +88,14 @@ class WatchHttpServer {
   WatchHttpServer(const WatchHttpServer&) = delete;
   WatchHttpServer& operator=(const WatchHttpServer&) = delete;
 
-  // Stops accepting, lets running requests finish (bounded by the write timeout), joins.
-  // Idempotent.
+  // Stops accepting, closes every connection, waits for running handlers, joins. Idempotent.
   void Stop();
+  // Applies token, dcgm_compat, hostname and interval_s of `options` to the requests that
+  // follow (SIGHUP); the address and the connection limits need a new server.
+  void Reconfigure(const HttpOptions& options);
   int port() const;
   uint64_t requests_served() const;
+  HttpLoopStats stats() const;
 
   class Impl;
 

@@ -57,6 +57,9 @@ std::optional<int64_t> ParseDurationS(std::string_view text) {
     case 'd':
       mult = 86400;
       break;
+    case 'w':
+      mult = 7 * 86400;
+      break;
     default:
       return std::nullopt;
   }

@@ -1,5 +1,6 @@
 // Durations and points in time as operators type them (`gpudoctor history --since 6h`,
-// `gpudoctor silence --for 2h`). Pure functions; thread-safe.
+// `gpudoctor silence --for 2h`, the HTTP API's `since=`/`until=`): the one time grammar of
+// gpudoctor, so the CLI and the API accept the same text. Pure functions; thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +10,7 @@
 
 namespace gpudoctor {
 
-// "90s", "15m", "6h", "7d" (a positive integer and one unit) in seconds, at most 10 years.
+// "90s", "15m", "6h", "7d", "2w" (a positive integer and one unit) in seconds, at most 10 years.
 std::optional<int64_t> ParseDurationS(std::string_view text);
 
 // A point in time in unix seconds: a duration back from now ("6h" = now - 6 h), unix seconds
