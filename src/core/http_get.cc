@@ -36,7 +36,14 @@ bool CurlReady() {
 }  // namespace
 
 Result<HttpGetAnswer> HttpGet(const HttpGetRequest& r) {
+  // Errors name the URL without userinfo, query or fragment (they may carry credentials).
   std::string where = UrlOrigin(r.url);
+  if (size_t sep = r.url.find("://"); sep != std::string::npos) {
+    size_t path = r.url.find('/', sep + 3);
+    if (path != std::string::npos) {
+      where += Sanitize(r.url.substr(path, r.url.find_first_of("?#", path) - path), 200);
+    }
+  }
   auto left_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(r.deadline - SteadyClock::now())
           .count();

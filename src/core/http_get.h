@@ -2,10 +2,10 @@
 // status. Everything the server controls is bounded: the whole exchange (connect, headers and
 // body together) ends at `deadline`, so a server that trickles a byte at a time cannot hold the
 // caller longer; the body is cut off at max_body_bytes (the transfer is aborted, the caller gets
-// an error, never a truncated body); no redirects; http and https only. Errors name the URL's
-// origin and the bound that was hit: timeout (the deadline), invalid_argument (the body cap),
-// io_error (connect, TLS, protocol); an HTTP status other than 2xx is not an error here (the
-// caller reads `status`). Thread-safe (one easy handle per call).
+// an error, never a truncated body); no redirects; http and https only. Errors name the URL (no
+// userinfo, query or fragment) and the bound that was hit: timeout (the deadline), invalid_argument
+// (the body cap), io_error (connect, TLS, protocol); an HTTP status other than 2xx is not an error
+// here (the caller reads `status`). Thread-safe (one easy handle per call).
 #pragma once
 
 #include <string>

@@ -61,7 +61,7 @@ Result<std::string> ReadRegular(const std::string& path, size_t max_bytes) {
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    return InvalidArgument(path + ": " + FileKindName(st.st_mode) +
+    return InvalidArgument(path + ": is " + FileKindName(st.st_mode) +
                            ", not a regular file; gpudoctor reads only regular files here");
   }
   if (static_cast<uint64_t>(st.st_size) > max_bytes) {
@@ -105,7 +105,7 @@ Status RequireRegularFile(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return OpenError(path, errno);
   if (!S_ISREG(st.st_mode)) {
-    return InvalidArgument(path + ": " + FileKindName(st.st_mode) +
+    return InvalidArgument(path + ": is " + FileKindName(st.st_mode) +
                            ", not a regular file; gpudoctor reads only regular files here");
   }
   return Status::Ok();

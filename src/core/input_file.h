@@ -15,7 +15,7 @@ namespace gpudoctor {
 // reads from outside, as opposed to the /proc and /sys files above. Refused unless it is a
 // regular file: it is opened with O_NONBLOCK (so opening a FIFO or a device cannot block) and
 // checked with fstat on that descriptor (no race with a rename), and anything else is an
-// invalid_argument naming the path and what it is ("PATH: a FIFO, not a regular file").
+// invalid_argument naming the path and what it is ("PATH: is a FIFO, not a regular file").
 // A file larger than max_bytes is refused, never silently truncated. "-" reads standard input
 // (a pipe, a terminal or a redirected file) with the same limit. The whole read runs on a
 // deadline worker and gives up at `deadline` (a hung network filesystem, a writer that never

@@ -130,7 +130,7 @@ TEST(CliE2eTest, ConfigFileThatBlocksIsAnErrorNotAHang) {
       std::chrono::seconds(10));
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_LT(r.seconds, 2.0);
-  EXPECT_THAT(r.err, HasSubstr("hung.toml: a FIFO, not a regular file"));
+  EXPECT_THAT(r.err, HasSubstr("hung.toml: is a FIFO, not a regular file"));
 }
 
 TEST(CliE2eTest, FailedProbesAreFindingsAndNothingMeasuredIsExitThree) {

@@ -36,7 +36,10 @@ class FifoInputE2eTest : public ::testing::Test {
 
 TEST_F(FifoInputE2eTest, FleetReportsRefusesAFifoAndReadsTheRestOfTheDirectory) {
   dir_.MakeDir("reports");
-  dir_.Write("reports/a.json", Golden("check_gpu_thermal.json"));
+  auto report = nlohmann::json::parse(Golden("check_gpu_thermal.json"));
+  report["host"] = "n1";
+  report["time"] = "2026-12-01T00:00:00Z";
+  dir_.Write("reports/a.json", report.dump());
   dir_.MakeFifo("reports/b.json");
   RunResult r = Run({"fleet", "--json", "--reports", dir_.path() + "/reports"});
   EXPECT_LT(r.seconds, 5.0);
@@ -49,7 +52,7 @@ TEST_F(FifoInputE2eTest, FleetReportsRefusesAFifoAndReadsTheRestOfTheDirectory) 
   RunResult direct = Run({"fleet", "--reports", fifo()});
   EXPECT_LT(direct.seconds, 5.0);
   EXPECT_EQ(direct.exit_code, 3);
-  EXPECT_THAT(direct.err, HasSubstr("in.fifo: a FIFO, not a regular file"));
+  EXPECT_THAT(direct.err, HasSubstr("in.fifo: is a FIFO, not a regular file"));
 }
 
 TEST_F(FifoInputE2eTest, DatabasesThatAreFifosAreRefusedAtOnce) {
@@ -61,7 +64,7 @@ TEST_F(FifoInputE2eTest, DatabasesThatAreFifosAreRefusedAtOnce) {
   RunResult history = Run({"history", "--events", "--db", fifo()});
   EXPECT_LT(history.seconds, 5.0);
   EXPECT_EQ(history.exit_code, 3);
-  EXPECT_THAT(history.err, HasSubstr("in.fifo: a FIFO"));
+  EXPECT_THAT(history.err, HasSubstr("in.fifo: is a FIFO"));
 
   RunResult ack = Run({"ack", "gpu.xid", "--db", fifo()});
   EXPECT_LT(ack.seconds, 5.0);
@@ -77,7 +80,7 @@ TEST_F(FifoInputE2eTest, BundleWithAFifoDatabaseIsWrittenAndSaysWhy) {
   EXPECT_LT(r.seconds, 15.0);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto manifest = RunProgram({"/bin/tar", "-xzOf", out, "MANIFEST.txt"});
-  EXPECT_THAT(manifest.out, HasSubstr("no history: " + fifo() + ": a FIFO"));
+  EXPECT_THAT(manifest.out, HasSubstr("no history: " + fifo() + ": is a FIFO"));
 }
 
 TEST_F(FifoInputE2eTest, PlanCompareAndConfigRefuseAFifo) {
@@ -147,14 +150,17 @@ void ExpectNpdUnknown(const RunResult& r, const std::string& why) {
 }
 
 TEST(NpdContractE2eTest, ToolFailuresAreUnknownWithOneLine) {
-  ExpectNpdUnknown(RunGpudoctor({"check", "--npd", "--bogus-flag"}), "--bogus-flag");
-  ExpectNpdUnknown(RunGpudoctor({"check", "--npd", "--deadline", "zero"}), "--deadline");
-  ExpectNpdUnknown(RunGpudoctor({"check", "--npd", "extra"}), "takes no arguments");
+  ExpectNpdUnknown(RunGpudoctor({"check", "--npd", "--probes", "cpu", "--bogus-flag"}),
+                   "--bogus-flag");
+  ExpectNpdUnknown(RunGpudoctor({"check", "--npd", "--probes", "cpu", "--deadline", "zero"}),
+                   "--deadline");
+  ExpectNpdUnknown(RunGpudoctor({"check", "--npd", "--probes", "cpu", "extra"}),
+                   "takes no arguments");
   ExpectNpdUnknown(RunGpudoctor({"check", "--npd", "--slurm", "--probes", "cpu"}),
                    "--npd and --slurm exclude each other");
-  ExpectNpdUnknown(RunGpudoctor({"fleet", "--npd"}), "--npd is a mode of");
+  ExpectNpdUnknown(RunGpudoctor({"fleet", "--npd", "--probes", "cpu"}), "--npd is a mode of");
   // Without --npd the usual exit 3.
-  EXPECT_EQ(RunGpudoctor({"check", "--bogus-flag"}).exit_code, 3);
+  EXPECT_EQ(RunGpudoctor({"check", "--probes", "cpu", "--bogus-flag"}).exit_code, 3);
 }
 
 }  // namespace

@@ -31,7 +31,7 @@ TEST(ReadInputFileTest, RefusesAFifoAtOnceNamingIt) {
   EXPECT_LT(std::chrono::duration<double>(SteadyClock::now() - start).count(), 1.0);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_THAT(r.status().message(), HasSubstr(dir.path() + "/reports.json: a FIFO"));
+  EXPECT_THAT(r.status().message(), HasSubstr(dir.path() + "/reports.json: is a FIFO"));
   EXPECT_THAT(r.status().message(), HasSubstr("not a regular file"));
 }
 
