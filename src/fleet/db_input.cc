@@ -118,9 +118,16 @@ Status ReadHistoryDb(const std::string& path, FleetData& data, TimePoint deadlin
   std::vector<FindingEvent> events;
   std::vector<bool> open;
   {
-    Stmt s(db.db_,
-           "SELECT first_seen_ms, id, severity, layer, gpu_index, gpu_serial, gpu_bus_id, "
-           "gpu_uuid, gpu_name, subject, summary, state, last_seen_ms FROM findings");
+    // Histories written before findings carried an action have no such column.
+    const bool has_action =
+        Pragma(db.db_, "SELECT count(*) FROM pragma_table_info('findings') WHERE name='action'") >
+        0;
+    std::string sql =
+        std::string(
+            "SELECT first_seen_ms, id, severity, layer, gpu_index, gpu_serial, "
+            "gpu_bus_id, gpu_uuid, gpu_name, subject, summary, state, last_seen_ms, ") +
+        (has_action ? "action" : "''") + " FROM findings";
+    Stmt s(db.db_, sql.c_str());
     if (!s.ok()) return ParseError(path + ": no findings table");
     while (s.Step()) {
       if (events.size() >= kMaxRows) {
@@ -139,7 +146,7 @@ Status ReadHistoryDb(const std::string& path, FleetData& data, TimePoint deadlin
       e.gpu.name = s.Text(8);
       e.subject = s.Text(9);
       e.summary = s.Text(10);
-      e.action = ReadFindingAction("", e.id, std::nullopt, e.summary);
+      e.action = ReadFindingAction(s.Text(13), e.id, std::nullopt, e.summary);
       events.push_back(e);
       open.push_back(s.Text(11) != "resolved");
     }

@@ -4,6 +4,7 @@
 #include <ctime>
 #include <filesystem>
 
+#include "rules/catalogue.h"
 #include "watch/history_store.h"
 #include "watch/history_store_internal.h"
 #include "watch/sample_codec.h"
@@ -66,6 +67,7 @@ TrackedFinding FindingFromRow(const SqliteStmt& r) {
   t.acked_ms = r.Int(23);
   t.ack_note = r.Text(24);
   t.silenced_until_ms = r.Int(25);
+  t.last.action = ActionOrDefault(r.Text(26), t.last.id);
   return t;
 }
 
@@ -77,7 +79,13 @@ constexpr const char* kFindingColumns =
 
 class SqliteHistoryReader final : public HistoryReader {
  public:
-  explicit SqliteHistoryReader(std::unique_ptr<SqliteDb> db) : db_(std::move(db)) {}
+  explicit SqliteHistoryReader(std::unique_ptr<SqliteDb> db) : db_(std::move(db)) {
+    // A version 1 file opened read-only is not migrated: its findings have no action column.
+    auto n =
+        db_->QueryInt("SELECT count(*) FROM pragma_table_info('findings') WHERE name='action'");
+    finding_columns_ =
+        std::string(kFindingColumns) + (n.ok() && *n > 0 ? ", action" : ", '' AS action");
+  }
 
   Result<std::vector<Series>> QuerySeries(const SeriesQuery& q) override {
     int64_t until = q.until_unix_s > 0 ? q.until_unix_s : static_cast<int64_t>(std::time(nullptr));
@@ -120,7 +128,7 @@ class SqliteHistoryReader final : public HistoryReader {
   }
 
   Result<std::vector<TrackedFinding>> QueryFindings(const FindingsQuery& q) override {
-    std::string sql = std::string("SELECT ") + kFindingColumns +
+    std::string sql = "SELECT " + finding_columns_ +
                       " FROM findings WHERE (resolved_ms = 0 OR resolved_ms >= ?1)";
     if (q.open_only) sql += " AND state = 'open'";
     sql += " ORDER BY first_seen_ms, key";
@@ -239,6 +247,7 @@ class SqliteHistoryReader final : public HistoryReader {
   }
 
   std::unique_ptr<SqliteDb> db_;
+  std::string finding_columns_;
 };
 
 Result<int> MarkFindings(const std::string& db_path, const std::string& id, std::optional<int> gpu,

@@ -343,8 +343,20 @@ Result<std::unique_ptr<SqliteDb>> OpenStoreForWriting(const std::string& path, b
   }
   std::string init = "BEGIN IMMEDIATE;";
   if (check.kind == StoreFileKind::kOurs && check.user_version == 1) init += kStoreMigrateV1Sql;
-  init += std::string(kStoreSchemaSql) +
-          "PRAGMA application_id=" + std::to_string(kStoreApplicationId) +
+  init += kStoreSchemaSql;
+  if (Status s = d.Exec(init); !s.ok()) {
+    (void)d.Exec("ROLLBACK");
+    return s;
+  }
+  auto has_action =
+      d.QueryInt("SELECT count(*) FROM pragma_table_info('findings') WHERE name='action'");
+  if (!has_action.ok() || *has_action == 0) {
+    if (Status s = d.Exec(kStoreAddFindingActionSql); !s.ok()) {
+      (void)d.Exec("ROLLBACK");
+      return s;
+    }
+  }
+  init = std::string("PRAGMA application_id=" + std::to_string(kStoreApplicationId) +
           ";PRAGMA user_version=" + std::to_string(kStoreSchemaVersion) +
           ";INSERT OR REPLACE INTO meta VALUES('schema_version','" +
           std::to_string(kStoreSchemaVersion) +

@@ -61,7 +61,7 @@ CREATE TABLE IF NOT EXISTS findings(
   reboots INTEGER NOT NULL DEFAULT 0, episodes_after_reboot INTEGER NOT NULL DEFAULT 0,
   escalated INTEGER NOT NULL DEFAULT 0, acked INTEGER NOT NULL DEFAULT 0,
   acked_ms INTEGER NOT NULL DEFAULT 0, ack_note TEXT NOT NULL DEFAULT '',
-  silenced_until_ms INTEGER NOT NULL DEFAULT 0,
+  silenced_until_ms INTEGER NOT NULL DEFAULT 0, action TEXT NOT NULL DEFAULT '',
   PRIMARY KEY(key, first_seen_ms));
 CREATE INDEX IF NOT EXISTS findings_by_id ON findings(id, gpu_index);
 CREATE TABLE IF NOT EXISTS events(
@@ -75,7 +75,8 @@ CREATE TABLE IF NOT EXISTS gpus(
   PRIMARY KEY(serial, uuid, pci_bus_id)) WITHOUT ROWID;
 )sql";
 
-// Version 1 -> 2, in the writer's first transaction (the tables keep their rows, seq 0).
+// Version 1 -> 2, in the writer's first transaction (the tables keep their rows, seq 0; findings
+// gain their action, '' for rows written before: readers take the catalogue default then).
 inline constexpr const char* kStoreMigrateV1Sql = R"sql(
 CREATE TABLE samples_recent_v2(
   series_id INTEGER NOT NULL, ts_s INTEGER NOT NULL, seq INTEGER NOT NULL, value REAL NOT NULL,
@@ -90,5 +91,10 @@ INSERT INTO samples_v2 SELECT series_id, minute_s, 0, data FROM samples;
 DROP TABLE samples;
 ALTER TABLE samples_v2 RENAME TO samples;
 )sql";
+
+// Findings of version 1 files gain their action column (added after the schema ran, where the
+// table exists without it).
+inline constexpr const char* kStoreAddFindingActionSql =
+    "ALTER TABLE findings ADD COLUMN action TEXT NOT NULL DEFAULT ''";
 
 }  // namespace gpudoctor

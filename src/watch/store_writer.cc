@@ -148,9 +148,10 @@ Status StoreWriter::Prepare() {
        "INSERT INTO findings(key, first_seen_ms, id, severity, layer, gpu_index, gpu_serial, "
        "gpu_bus_id, gpu_uuid, gpu_name, subject, summary, evidence_json, next_steps_json, state, "
        "opened_ms, last_seen_ms, resolved_ms, resolution, reboots, episodes_after_reboot, "
-       "escalated, acked, acked_ms, ack_note, silenced_until_ms) VALUES(?1, ?2, ?3, ?4, ?5, ?6, "
-       "?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, "
-       "?25, ?26) ON CONFLICT(key, first_seen_ms) DO UPDATE SET severity=?4, layer=?5, "
+       "escalated, acked, acked_ms, ack_note, silenced_until_ms, action) VALUES(?1, ?2, ?3, ?4, "
+       "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, "
+       "?24, ?25, ?26, ?27) ON CONFLICT(key, first_seen_ms) DO UPDATE SET severity=?4, layer=?5, "
+       "action=?27, "
        "gpu_index=?6, gpu_serial=?7, gpu_bus_id=?8, gpu_uuid=?9, gpu_name=?10, summary=?12, "
        "evidence_json=?13, next_steps_json=?14, state=?15, opened_ms=?16, last_seen_ms=?17, "
        "resolved_ms=?18, resolution=?19, reboots=?20, episodes_after_reboot=?21, escalated=?22, "
@@ -394,6 +395,7 @@ Status StoreWriter::WriteTickTx(const TickResult& tick) {
     st.Bind(21, int64_t{t.episodes_after_reboot}).Bind(22, int64_t{t.escalated ? 1 : 0});
     st.Bind(23, int64_t{t.acked ? 1 : 0}).Bind(24, t.acked_ms).Bind(25, t.ack_note);
     st.Bind(26, t.silenced_until_ms);
+    st.Bind(27, std::string(ActionName(t.last.action)));
     if (st.Step() != SQLITE_DONE) return db_->Error("write finding");
   }
   for (const auto& e : tick.events) {
