@@ -33,11 +33,10 @@ std::optional<double> ParseDouble(std::string_view s);
 // outside text is safe to print and to embed in JSON.
 std::string Sanitize(std::string_view s, size_t max_len = 512);
 
-// "scheme://host[:port]" of a URL: userinfo (up to the last '@' before the query, so a password
-// holding '/' is dropped too), path, query and fragment dropped, so a URL that may carry
-// credentials (webhook tokens, user:pass@, Slack /services/T/B/SECRET paths) can be logged or
-// recorded. Without "://" only the authority part (after the last '@', up to the next '/', '?' or
-// '#') is kept.
+// "scheme://host[:port]" of a URL: userinfo (up to the last '@' of the authority), path, query
+// and fragment dropped, so a URL that may carry credentials (webhook tokens, user:pass@, Slack
+// /services/T/B/SECRET paths) can be logged or recorded. Without "://" only the authority part
+// (before the first '/', '?' or '#', after the last '@') is kept.
 std::string UrlOrigin(std::string_view url);
 
 // "1.5 GiB", "512 B"; IEC units.
