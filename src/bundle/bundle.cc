@@ -115,7 +115,7 @@ std::string ConfigToml(const BundleInputs& in) {
   }
   return "# gpudoctor bundle: " + in.config_path +
          " as applied, secrets redacted; command-line flags win over it.\n" +
-         RedactText(in.config_text, in.secrets);
+         RedactConfigToml(in.config_text, in.secrets);
 }
 
 std::string Describe(const std::string& name) {
@@ -146,7 +146,7 @@ std::vector<BundleMember> BuildBundleMembers(const BundleInputs& in) {
   AddHistoryMembers(in, out, notes);
   // Besides the bearer token: URL userinfo and ?token=/NAME=secret in every member (history
   // events and findings may quote URLs and command lines).
-  for (BundleMember& m : out) m.content = RedactText(m.content, in.secrets, /*lines=*/false);
+  for (BundleMember& m : out) m.content = RedactText(m.content, in.secrets);
 
   std::string manifest = "gpudoctor bundle\n";
   manifest += "host: " + r.snapshot.hostname + "\n";
@@ -168,7 +168,7 @@ std::vector<BundleMember> BuildBundleMembers(const BundleInputs& in) {
     manifest += "\nnotes:\n";
     for (const std::string& n : notes) manifest += "- " + n + "\n";
   }
-  out.push_back({"MANIFEST.txt", RedactText(manifest, in.secrets, /*lines=*/false)});
+  out.push_back({"MANIFEST.txt", RedactText(manifest, in.secrets)});
   return out;
 }
 

@@ -1,7 +1,9 @@
 #include "bundle/redact.h"
 
+#include <toml++/toml.h>
+
 #include <cctype>
-#include <optional>
+#include <sstream>
 
 #include "core/strings.h"
 
@@ -18,14 +20,20 @@ bool NameChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
 }
 
-// scheme://user[:pass]@host -> scheme://<redacted>@host. The userinfo ends at the LAST '@' of
-// the authority (a password may contain '@': https://user:p@ss@host).
+bool ValueEnd(char c) {
+  return c == '"' || c == '\'' || c == ' ' || c == '&' || c == ',' || c == '}' || c == ']' ||
+         c == '#' || c == '\\' || c == '\n' || c == '\r' || c == '\t';
+}
+
+// scheme://user[:pass]@host -> scheme://<redacted>@host. The userinfo ends at the LAST '@'
+// before the path's end markers that cannot be in a password ('?', '#', quotes, blanks): a
+// password may hold '@' and '/' (https://user:p@/ss@host).
 std::string RedactUserinfo(std::string s) {
   for (size_t pos = s.find("://"); pos != std::string::npos; pos = s.find("://", pos + 3)) {
     size_t start = pos + 3;
     size_t end = start;
-    while (end < s.size() && s[end] != '/' && s[end] != '"' && s[end] != '\'' && s[end] != ' ' &&
-           s[end] != '?' && s[end] != '#' && s[end] != '\\' && s[end] != '\n') {
+    while (end < s.size() && s[end] != '"' && s[end] != '\'' && s[end] != ' ' && s[end] != '?' &&
+           s[end] != '#' && s[end] != '\\' && s[end] != '\n' && s[end] != '\t') {
       ++end;
     }
     size_t at = std::string_view(s).substr(start, end - start).rfind('@');
@@ -36,19 +44,39 @@ std::string RedactUserinfo(std::string s) {
   return s;
 }
 
-// "Bearer X" / "Basic X" (any case) -> "Bearer <redacted>".
+// "Authorization: X" / "Authorization = X" (any case, any scheme: Bearer, Basic, token, none):
+// everything up to the end of the value.
+std::string RedactAuthorization(std::string s) {
+  std::string lower = Lower(s);
+  constexpr std::string_view kName = "authorization";
+  for (size_t pos = lower.find(kName); pos != std::string::npos; pos = lower.find(kName, pos + 1)) {
+    size_t i = pos + kName.size();
+    while (i < s.size() && (s[i] == '"' || s[i] == '\\' || s[i] == ' ')) ++i;
+    if (i >= s.size() || (s[i] != ':' && s[i] != '=')) continue;
+    ++i;
+    while (i < s.size() && (s[i] == ' ' || s[i] == '"' || s[i] == '\\')) ++i;
+    size_t end = i;
+    while (end < s.size() && s[end] != '"' && s[end] != '\'' && s[end] != '\\' && s[end] != '\n' &&
+           s[end] != '\r') {
+      ++end;
+    }
+    if (end == i || s.compare(i, end - i, kRedacted) == 0) continue;
+    s.replace(i, end - i, kRedacted);
+    lower.replace(i, end - i, kRedacted);
+  }
+  return s;
+}
+
+// "Bearer X" / "Basic X" / "token X" (any case) -> "Bearer <redacted>".
 std::string RedactSchemes(std::string s) {
   std::string lower = Lower(s);
-  for (std::string_view scheme : {"bearer ", "basic "}) {
+  for (std::string_view scheme : {"bearer ", "basic ", "token "}) {
     for (size_t pos = lower.find(scheme); pos != std::string::npos;
          pos = lower.find(scheme, pos + 1)) {
       size_t start = pos + scheme.size();
       while (start < s.size() && s[start] == ' ') ++start;
       size_t end = start;
-      while (end < s.size() && s[end] != '"' && s[end] != '\'' && s[end] != ' ' && s[end] != ',' &&
-             s[end] != '}' && s[end] != ']') {
-        ++end;
-      }
+      while (end < s.size() && !ValueEnd(s[end])) ++end;
       if (end == start || s.compare(start, end - start, kRedacted) == 0) continue;
       s.replace(start, end - start, kRedacted);
       lower.replace(start, end - start, kRedacted);
@@ -57,41 +85,30 @@ std::string RedactSchemes(std::string s) {
   return s;
 }
 
-// NAME=VALUE / NAME:VALUE (colon only when `colon`) inside values and query strings, with a
-// secret-looking NAME. A value ends at a quote or a backslash too, so JSON escapes stay intact.
-std::string RedactAssignments(std::string s, bool colon = true) {
+// NAME=VALUE (and, with `colon`, NAME: VALUE and "NAME": "VALUE") with a secret-looking NAME. A
+// value ends at a quote or a backslash too, so JSON escapes stay intact.
+std::string RedactAssignments(std::string s, bool colon) {
   for (size_t i = 0; i < s.size(); ++i) {
     if (s[i] != '=' && (s[i] != ':' || !colon)) continue;
     size_t name_end = i;
-    // In TOML lines (colon): inline tables too, { X-Api-Key = "v" }.
-    while (colon && s[i] == '=' && name_end > 0 && s[name_end - 1] == ' ') --name_end;
+    if (colon) {
+      while (name_end > 0 && s[name_end - 1] == ' ') --name_end;
+      if (name_end > 0 && s[name_end - 1] == '"') --name_end;
+      if (name_end > 0 && s[name_end - 1] == '\\') --name_end;
+    }
     size_t name_start = name_end;
     while (name_start > 0 && NameChar(s[name_start - 1])) --name_start;
     if (name_start == name_end || !SecretLookingName(s.substr(name_start, name_end - name_start)))
       continue;
     size_t start = i + 1;
-    if (s[i] == ':') {
-      if (start < s.size() && s[start] == '/') continue;  // a URL scheme, not NAME:VALUE
+    if (s[i] == ':' && start < s.size() && s[start] == '/') continue;  // a URL scheme
+    if (colon) {
       while (start < s.size() && s[start] == ' ') ++start;
-    }
-    if (colon && s[i] == '=') {  // NAME = "value": the whole quoted value
-      while (start < s.size() && s[start] == ' ') ++start;
-      if (start < s.size() && (s[start] == '"' || s[start] == '\'')) {
-        size_t close = s.find(s[start], start + 1);
-        if (close == std::string::npos) close = s.size();
-        ++start;
-        if (close == start || s.compare(start, close - start, kRedacted) == 0) continue;
-        s.replace(start, close - start, kRedacted);
-        i = start + kRedacted.size();
-        continue;
-      }
+      if (start < s.size() && s[start] == '\\') ++start;
+      if (start < s.size() && (s[start] == '"' || s[start] == '\'')) ++start;
     }
     size_t end = start;
-    while (end < s.size() && s[end] != '"' && s[end] != '\'' && s[end] != ' ' && s[end] != '&' &&
-           s[end] != ',' && s[end] != '}' && s[end] != ']' && s[end] != '#' && s[end] != '\\' &&
-           s[end] != '\n') {
-      ++end;
-    }
+    while (end < s.size() && !ValueEnd(s[end])) ++end;
     if (end == start || s.compare(start, end - start, kRedacted) == 0) continue;
     s.replace(start, end - start, kRedacted);
     i = start + kRedacted.size() - 1;
@@ -99,156 +116,194 @@ std::string RedactAssignments(std::string s, bool colon = true) {
   return s;
 }
 
-// State carried from line to line of a TOML file.
-struct TomlState {
-  std::string table;               // the last [table] / [[array.of.tables]] header, no brackets
-  std::string ml_delim;            // inside a multi-line string: its closing delimiter
-  bool ml_secret = false;          // ... the value of a secret-looking key
-  bool in_array = false;           // inside an array continued on the next lines
-  bool array_secret = false;       // ... the value of a secret-looking key
-  bool after_secret_flag = false;  // the previous array element was --token, -p, ...
-};
+bool WordChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
-// An argv element naming a secret that follows it: --token, --password, --api-key, -p, -u.
-bool SecretFlag(std::string_view e) {
-  if (e.size() < 2 || e[0] != '-' || e.find('=') != std::string_view::npos) return false;
-  for (std::string_view f : {"-p", "-u", "-U", "--user", "--key", "--sig", "--signature"}) {
-    if (e == f) return true;
+// Every occurrence of each explicit secret; a short one (< 4 characters) only where it stands
+// alone, so a 2-character token does not shred every word holding its letters.
+std::string RedactExplicit(std::string out, const std::vector<std::string>& secrets) {
+  for (const std::string& secret : secrets) {
+    if (secret.empty()) continue;
+    bool whole_word = secret.size() < 4;
+    for (size_t pos = out.find(secret); pos != std::string::npos;) {
+      size_t end = pos + secret.size();
+      if (whole_word &&
+          ((pos > 0 && WordChar(out[pos - 1])) || (end < out.size() && WordChar(out[end])))) {
+        pos = out.find(secret, pos + 1);
+        continue;
+      }
+      out.replace(pos, secret.size(), kRedacted);
+      pos = out.find(secret, pos + kRedacted.size());
+    }
   }
-  return SecretLookingName(e);
+  return out;
 }
 
-// user:pass as one argv element (curl -u bob:hunter2); host:port (digits after ':') is not.
-bool UserPassElement(std::string_view e) {
-  size_t colon = e.find(':');
-  if (colon == 0 || colon == std::string_view::npos || colon + 1 >= e.size()) return false;
-  if (e[0] == '-' || e.find(':', colon + 1) != std::string_view::npos) return false;
-  for (size_t i = 0; i < colon; ++i) {
-    if (!NameChar(e[i])) return false;
-  }
-  bool digits = true;
-  for (size_t i = colon + 1; i < e.size(); ++i) {
-    char c = e[i];
-    if (c == ' ' || c == '\t' || c == '/') return false;
-    digits &= std::isdigit(static_cast<unsigned char>(c)) != 0;
-  }
-  return !digits;
+// The rules for one string value of the config outside secret keys and notifier tables.
+std::string RedactConfigString(const std::string& s) {
+  return RedactAssignments(RedactSchemes(RedactAuthorization(RedactUserinfo(s))), /*colon=*/true);
 }
 
-// The quoted elements of (part of) an array from `from` on: the element after a secret flag, a
-// user:pass element. Ends the array state at a ']' outside quotes.
-std::string RedactArrayElements(std::string line, size_t from, TomlState& st) {
-  for (size_t i = from; i < line.size(); ++i) {
-    char q = line[i];
-    if (q == '#') break;  // a comment
-    if (q == ']') {
-      st.in_array = false;
-      st.after_secret_flag = false;
-      break;
-    }
-    if (q != '"' && q != '\'') continue;
-    size_t start = i + 1;
-    size_t end = start;
-    while (end < line.size() && line[end] != q) end += (q == '"' && line[end] == '\\') ? 2 : 1;
-    if (end > line.size()) end = line.size();
-    std::string_view e(line.data() + start, end - start);
-    bool redact = st.after_secret_flag || UserPassElement(e);
-    st.after_secret_flag = !redact && SecretFlag(e);
-    if (redact && e != kRedacted) {
-      line.replace(start, end - start, kRedacted);
-      end = start + kRedacted.size();
-    }
-    i = end;
+bool KnownPlaceholder(std::string_view e) {
+  for (std::string_view p :
+       {"{id}", "{key}", "{status}", "{transition}", "{severity}", "{layer}", "{gpu}", "{uuid}",
+        "{pci_bus_id}", "{serial}", "{summary}", "{hostname}"}) {
+    if (e == p) return true;
   }
-  return line;
+  return false;
 }
 
-// The text of a one-line TOML string value, without its quotes.
-std::optional<std::string> QuotedValue(std::string_view v) {
-  if (v.size() < 2 || (v[0] != '"' && v[0] != '\'')) return std::nullopt;
-  size_t end = v.find(v[0], 1);
-  if (end == std::string_view::npos) return std::nullopt;
-  return std::string(v.substr(1, end - 1));
+// An exec argv element that is kept: the program (an absolute path of plain characters), "--",
+// a bare long option and a lone placeholder. Anything else may be or hold a credential.
+bool KeptArgvElement(std::string_view e, bool program) {
+  if (program) {
+    if (e.empty() || e[0] != '/') return false;
+    for (char c : e) {
+      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '/' || c == '_' || c == '-' ||
+            c == '.'))
+        return false;
+    }
+    return true;
+  }
+  if (e == "--" || KnownPlaceholder(e)) return true;
+  if (e.size() < 3 || e.size() > 40 || e[0] != '-' || e[1] != '-') return false;
+  for (char c : e.substr(2)) {
+    if (!(std::islower(static_cast<unsigned char>(c)) || c == '-')) return false;
+  }
+  return !SecretLookingName(e);
 }
 
-// key = value: a secret-looking key loses its whole value (on every line it spans); a `url` of
-// a [[notify.*]] table keeps only scheme://host; arrays lose their secret elements.
-std::string RedactTomlLine(const std::string& line, TomlState& st) {
-  if (!st.ml_delim.empty()) {  // inside a multi-line string
-    size_t close = line.find(st.ml_delim);
-    bool secret = st.ml_secret;
-    if (close != std::string::npos) st.ml_delim.clear();
-    if (!secret) return line;
-    return close == std::string::npos ? std::string(kRedacted)
-                                      : std::string(kRedacted) + line.substr(close);
-  }
-  if (st.in_array) {
-    if (st.array_secret) {
-      size_t close = line.find(']');
-      if (close == std::string::npos) return "";
-      st.in_array = st.array_secret = st.after_secret_flag = false;
-      return line.substr(close);
+// toml++ cannot change a node's type in place: leaves are replaced through their parent.
+void RedactLeavesOf(toml::table& t);
+void RedactLeavesOf(toml::array& a);
+
+void RedactLeavesOf(toml::table& t) {
+  for (auto&& [k, v] : t) {
+    if (toml::table* sub = v.as_table()) {
+      RedactLeavesOf(*sub);
+    } else if (toml::array* arr = v.as_array()) {
+      RedactLeavesOf(*arr);
+    } else {
+      t.insert_or_assign(k, std::string(kRedacted));
     }
-    return RedactArrayElements(line, 0, st);
   }
-  size_t p = 0;
-  while (p < line.size() && (line[p] == ' ' || line[p] == '\t')) ++p;
-  if (p >= line.size() || line[p] == '#') return line;
-  if (line[p] == '[') {
-    size_t b = line.find_first_not_of('[', p);
-    size_t e = line.find(']', p);
-    st.table = b == std::string::npos || e == std::string::npos || e < b
-                   ? std::string()
-                   : std::string(Trim(std::string_view(line).substr(b, e - b)));
-    return line;
-  }
-  size_t eq = line.find('=', p);
-  if (eq == std::string::npos) return line;
-  std::string key(line.substr(p, eq - p));
-  while (!key.empty() && (key.back() == ' ' || key.back() == '\t')) key.pop_back();
-  if (key.size() >= 2 && (key.front() == '"' || key.front() == '\'')) {
-    key = key.substr(1, key.size() - 2);
-  }
-  size_t dot = key.rfind('.');
-  std::string last = dot == std::string::npos ? key : key.substr(dot + 1);
-  std::string_view value = Trim(std::string_view(line).substr(eq + 1));
-  std::string ml;  // the delimiter of a multi-line string opened and not closed on this line
-  if (StartsWith(value, "\"\"\"") || StartsWith(value, "'''")) {
-    ml = std::string(value.substr(0, 3));
-    if (value.substr(3).find(ml) != std::string_view::npos) ml.clear();
-  }
-  if (SecretLookingName(last)) {
-    if (!ml.empty()) {
-      st.ml_delim = ml;
-      st.ml_secret = true;
-      return line.substr(0, eq + 1) + " " + ml + std::string(kRedacted);
+}
+
+void RedactLeavesOf(toml::array& a) {
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (toml::table* sub = a[i].as_table()) {
+      RedactLeavesOf(*sub);
+    } else if (toml::array* arr = a[i].as_array()) {
+      RedactLeavesOf(*arr);
+    } else {
+      a.replace(a.cbegin() + static_cast<std::ptrdiff_t>(i), std::string(kRedacted));
     }
-    if (StartsWith(value, "[") && value.find(']') == std::string_view::npos) {
-      st.in_array = st.array_secret = true;
-      return line.substr(0, eq + 1) + " [\"" + std::string(kRedacted) + "\",";
+  }
+}
+
+std::string RedactedUrl(const std::string& url) {
+  std::string origin = UrlOrigin(url);
+  bool plain = !origin.empty();
+  for (char c : origin) {
+    plain &= std::isalnum(static_cast<unsigned char>(c)) || c == ':' || c == '/' || c == '.' ||
+             c == '-' || c == '_' || c == '[' || c == ']';
+  }
+  if (!plain || origin.find("://") == std::string::npos) return std::string(kRedacted);
+  return origin == url ? origin : origin + "/" + std::string(kRedacted);
+}
+
+void RedactNotifierTable(toml::table& t);
+
+// Inside a notifier table: the whitelist above, everything else redacted.
+void RedactNotifierValue(toml::table& parent, const toml::key& k, toml::node& v) {
+  std::string key(k.str());
+  if (key == "min_severity") {
+    auto s = v.value<std::string>();
+    if (s && (*s == "info" || *s == "warn" || *s == "crit")) return;
+  } else if (key == "timeout_s" && (v.is_integer() || v.is_floating_point())) {
+    return;
+  } else if (key == "url" && v.is_string()) {
+    parent.insert_or_assign(k, RedactedUrl(*v.value<std::string>()));
+    return;
+  } else if (key == "argv" && v.is_array()) {
+    toml::array& a = *v.as_array();
+    for (size_t i = 0; i < a.size(); ++i) {
+      auto s = a[i].value<std::string>();
+      if (a[i].is_string() && s && KeptArgvElement(*s, i == 0)) continue;
+      a.replace(a.cbegin() + static_cast<std::ptrdiff_t>(i), std::string(kRedacted));
     }
-    return line.substr(0, eq + 1) + " \"" + std::string(kRedacted) + "\"";
+    return;
   }
-  if (!ml.empty()) {
-    st.ml_delim = ml;
-    st.ml_secret = false;
-    return line;
-  }
-  if (last == "url" && (st.table == "notify" || StartsWith(st.table, "notify."))) {
-    if (auto url = QuotedValue(value)) {
-      std::string origin = UrlOrigin(*url);
-      if (origin != *url) {
-        return line.substr(0, eq + 1) + " \"" + origin + "/" + std::string(kRedacted) + "\"";
+  if (toml::table* sub = v.as_table()) {
+    RedactNotifierTable(*sub);
+  } else if (toml::array* arr = v.as_array()) {
+    for (size_t i = 0; i < arr->size(); ++i) {
+      if (toml::table* e = (*arr)[i].as_table()) {
+        RedactNotifierTable(*e);
+      } else if (toml::array* ea = (*arr)[i].as_array()) {
+        RedactLeavesOf(*ea);
+      } else {
+        arr->replace(arr->cbegin() + static_cast<std::ptrdiff_t>(i), std::string(kRedacted));
       }
     }
-    return line;
+  } else {
+    parent.insert_or_assign(k, std::string(kRedacted));
   }
-  if (StartsWith(value, "[")) {
-    st.in_array = true;
-    st.array_secret = st.after_secret_flag = false;
-    return RedactArrayElements(line, line.find('[', eq) + 1, st);
+}
+
+void RedactNotifierTable(toml::table& t) {
+  for (auto&& [k, v] : t) RedactNotifierValue(t, k, v);
+}
+
+bool NotifierKey(std::string_view key) { return Lower(key).find("notif") != std::string::npos; }
+
+void RedactTable(toml::table& t);
+
+void RedactArray(toml::array& a) {
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (toml::table* sub = a[i].as_table()) {
+      RedactTable(*sub);
+    } else if (toml::array* arr = a[i].as_array()) {
+      RedactArray(*arr);
+    } else if (auto s = a[i].value<std::string>(); a[i].is_string() && s) {
+      a.replace(a.cbegin() + static_cast<std::ptrdiff_t>(i), RedactConfigString(*s));
+    }
   }
-  return line;
+}
+
+void RedactTable(toml::table& t) {
+  for (auto&& [k, v] : t) {
+    if (SecretLookingName(k.str())) {
+      if (toml::table* sub = v.as_table()) {
+        RedactLeavesOf(*sub);
+      } else if (toml::array* arr = v.as_array()) {
+        RedactLeavesOf(*arr);
+      } else {
+        t.insert_or_assign(k, std::string(kRedacted));
+      }
+    } else if (NotifierKey(k.str())) {
+      if (toml::table* sub = v.as_table()) {
+        RedactNotifierTable(*sub);
+      } else if (toml::array* arr = v.as_array()) {
+        for (size_t i = 0; i < arr->size(); ++i) {
+          if (toml::table* e = (*arr)[i].as_table()) {
+            RedactNotifierTable(*e);
+          } else if (toml::array* ea = (*arr)[i].as_array()) {
+            RedactLeavesOf(*ea);
+          } else {
+            arr->replace(arr->cbegin() + static_cast<std::ptrdiff_t>(i), std::string(kRedacted));
+          }
+        }
+      } else {
+        t.insert_or_assign(k, std::string(kRedacted));
+      }
+    } else if (toml::table* sub = v.as_table()) {
+      RedactTable(*sub);
+    } else if (toml::array* arr = v.as_array()) {
+      RedactArray(*arr);
+    } else if (auto s = v.value<std::string>(); v.is_string() && s) {
+      t.insert_or_assign(k, RedactConfigString(*s));
+    }
+  }
 }
 
 }  // namespace
@@ -269,30 +324,27 @@ bool SecretLookingName(std::string_view name) {
          n == "sig" || EndsWith(n, "_sig") || EndsWith(n, "-sig") || EndsWith(n, "signature");
 }
 
-std::string RedactText(std::string_view text, const std::vector<std::string>& secrets, bool lines) {
-  std::string out;
-  out.reserve(text.size());
-  size_t start = 0;
-  if (!lines) out = RedactAssignments(RedactUserinfo(std::string(text)), /*colon=*/false);
-  TomlState st;
-  while (lines && start <= text.size()) {
-    size_t nl = text.find('\n', start);
-    std::string line(
-        text.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start));
-    line = RedactAssignments(RedactSchemes(RedactUserinfo(RedactTomlLine(line, st))));
-    out += line;
-    if (nl == std::string_view::npos) break;
-    out += '\n';
-    start = nl + 1;
+std::string RedactConfigToml(std::string_view text, const std::vector<std::string>& secrets) {
+  toml::table doc;
+  try {
+    doc = toml::parse(text);
+  } catch (const toml::parse_error& e) {
+    // Neither the text nor toml++'s description (which may quote it) is shown.
+    return "# the config does not parse as TOML (line " + std::to_string(e.source().begin.line) +
+           ", column " + std::to_string(e.source().begin.column) + "); not included\n";
+  } catch (const std::exception&) {
+    return "# the config could not be read as TOML; not included\n";
   }
-  for (const std::string& secret : secrets) {
-    if (secret.size() < 4) continue;  // too short to tell from ordinary text
-    for (size_t pos = out.find(secret); pos != std::string::npos;
-         pos = out.find(secret, pos + kRedacted.size())) {
-      out.replace(pos, secret.size(), kRedacted);
-    }
-  }
-  return out;
+  RedactTable(doc);
+  std::ostringstream out;
+  out << toml::toml_formatter{doc} << "\n";
+  return RedactExplicit(out.str(), secrets);
+}
+
+std::string RedactText(std::string_view text, const std::vector<std::string>& secrets) {
+  std::string out = RedactAssignments(RedactAuthorization(RedactUserinfo(std::string(text))),
+                                      /*colon=*/false);
+  return RedactExplicit(std::move(out), secrets);
 }
 
 }  // namespace gpudoctor

@@ -1,18 +1,26 @@
-// Redaction of secrets in text that leaves the machine (`gpudoctor bundle`'s config.toml and
-// every other member). Line-oriented and conservative: it may hide a harmless value, never show
-// a secret it recognises. Recognised:
-//   - TOML keys that look secret (token, secret, password, passwd, api_key, apikey, auth,
+// Redaction of secrets in what leaves the machine (`gpudoctor bundle`'s members). It may hide a
+// harmless value, never show a secret it recognises.
+//
+// The config (RedactConfigToml) is redacted from its parsed TOML document, never by matching its
+// text, so quoting, dotted keys, inline tables, multi-line and line-continued strings, spaced or
+// quoted table headers ([[ notify . webhook ]], [["notify".webhook]]) all reach the same rules:
+//   - every value under a key that looks secret (token, secret, password, passwd, api_key, auth,
 //     authorization, credential, private_key, cookie, *key, sig, *signature; not *_file / *_path,
-//     which name files): the value becomes "<redacted>", on every line of a multi-line string or
-//     array;
-//   - `url` keys of [notify.*] tables: only scheme://host is kept ("https://host/<redacted>");
-//   - array elements (argv) after a secret-looking flag (--token, --password, --api-key, -p, -u)
-//     and elements of the form user:pass;
-//   - userinfo in URLs (scheme://user:pass@host -> scheme://<redacted>@host; up to the last '@');
-//   - "Bearer X" / "Basic X" credentials (Authorization headers in any value);
-//   - NAME=VALUE and query parameters whose NAME looks secret (argv like --password=x, ?token=x,
-//     ?access_key=x&sig=y);
+//     which name files), at any depth and whatever its type (arrays and tables: every leaf);
+//   - inside any notifier table (a key spelled like "notify", any case, and all below it): only
+//     `min_severity`, `timeout_s`, the origin of `url` (scheme://host:port, "/<redacted>" for the
+//     rest) and, of `argv`, the absolute program path, `--`, bare long options (--name) and
+//     placeholders ({id}) are kept; every other value is "<redacted>";
+//   - in every other string: URL userinfo, "Authorization: ..." and Bearer/Basic/Token
+//     credentials, NAME=VALUE / "NAME": "VALUE" with a secret-looking NAME;
 //   - every occurrence of the explicit `secrets` (the bearer token read from token_file).
+// The result is re-serialised TOML (comments, which may quote old secrets, are dropped). A config
+// that does not parse is replaced by a one-line note (line and column only, never its text).
+//
+// RedactText serves the other members (JSON, reports): URL userinfo, Authorization values,
+// NAME=VALUE with a secret-looking NAME (ending at quotes and backslashes, so JSON stays valid)
+// and the explicit secrets (those shorter than 4 characters only where they stand alone, not
+// inside a longer word).
 // Pure; thread-safe.
 #pragma once
 
@@ -27,10 +35,8 @@ inline constexpr std::string_view kRedacted = "<redacted>";
 // True when a key or parameter name looks like it holds a secret.
 bool SecretLookingName(std::string_view name);
 
-// lines = false (JSON and reports, whose structure must stay as rendered): only URL userinfo,
-// NAME=VALUE with a secret-looking NAME (ending at quotes and backslashes, so JSON stays valid)
-// and the explicit secrets are replaced; no TOML or NAME: VALUE rules.
-std::string RedactText(std::string_view text, const std::vector<std::string>& secrets,
-                       bool lines = true);
+std::string RedactConfigToml(std::string_view text, const std::vector<std::string>& secrets);
+
+std::string RedactText(std::string_view text, const std::vector<std::string>& secrets);
 
 }  // namespace gpudoctor

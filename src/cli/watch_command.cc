@@ -16,6 +16,9 @@
 #include "core/strings.h"
 #include "watch/daemon.h"
 #include "watch/history_store.h"
+#include "watch/http_server.h"
+#include "watch/notifier.h"
+#include "watch/notify_spool.h"
 #include "watch/sd_notify.h"
 
 namespace gpudoctor {
@@ -91,6 +94,21 @@ int WatchCommand(const CliOptions& o) {
       !s.ok()) {
     if (store) store->Close();
     return CouldNotRun(s.message());
+  }
+
+  // Notifications a previous SIGTERM cut short are sent first.
+  std::string spool = store ? NotifySpoolPath(settings->db_path) : std::string();
+  if (http.hub && !spool.empty()) {
+    auto pending = TakeNotifySpool(spool);
+    if (!pending.ok()) {
+      LogWarn(kLog, "notify spool: " + pending.status().message());
+    } else if (!pending->empty()) {
+      size_t dropped = http.hub->Requeue(*pending);
+      LogInfo(kLog, "notify spool: " + std::to_string(pending->size() - dropped) +
+                        " undelivered notification(s) queued again" +
+                        (dropped ? ", " + std::to_string(dropped) + " for removed notifiers dropped"
+                                 : std::string()));
+    }
   }
 
   std::string boot_id = ReadBootId(*settings);
@@ -206,7 +224,32 @@ int WatchCommand(const CliOptions& o) {
   }
   SdNotify("STOPPING=1");
   if (http.server) http.server->Stop();
-  if (http.hub) http.hub->Stop();
+  // systemd kills the unit TimeoutStopSec (20 s) after SIGTERM: the history is written first,
+  // then deliveries in flight get a bounded grace, and what is still undelivered is spooled for
+  // the next start instead of holding the exit up to a notifier's timeout_s (up to 600 s).
+  if (store) store->Flush();
+  if (http.hub) {
+    std::vector<PendingDelivery> pending = http.hub->Shutdown(kNotifyShutdownGraceS);
+    std::vector<HistoryEvent> delivered = http.hub->DrainDeliveryEvents();
+    if (store && !delivered.empty()) {
+      auto record = std::make_shared<TickResult>();
+      record->unix_ms = delivered.back().unix_ms;
+      record->events = std::move(delivered);
+      store->Append(record);
+    }
+    if (!pending.empty()) {
+      if (spool.empty()) {
+        LogWarn(kLog, std::to_string(pending.size()) +
+                          " undelivered notification(s) lost (no history, so no spool)");
+      } else if (Status s = WriteNotifySpool(spool, pending); !s.ok()) {
+        LogError(kLog, "notify spool: " + s.message() + "; " + std::to_string(pending.size()) +
+                           " undelivered notification(s) lost");
+      } else {
+        LogInfo(kLog, "notify spool: " + std::to_string(pending.size()) +
+                          " undelivered notification(s) kept for the next start");
+      }
+    }
+  }
   if (store) store->Close();
   LogInfo(kLog, "stopped");
   return 0;

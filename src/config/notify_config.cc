@@ -1,5 +1,6 @@
 #include "config/notify_config.h"
 
+#include "core/notify_target.h"
 #include "findings/finding.h"
 
 namespace gpudoctor {
@@ -7,10 +8,6 @@ namespace {
 
 std::string Line(const std::string& source, const toml::node& n) {
   return source + ":" + std::to_string(n.source().begin.line);
-}
-
-bool HttpUrl(const std::string& u) {
-  return (u.rfind("http://", 0) == 0 || u.rfind("https://", 0) == 0) && u.size() < 2048;
 }
 
 }  // namespace
@@ -36,6 +33,10 @@ Status ApplyNotifyConfig(const toml::table& root, const std::string& source, Set
                              " must be an array of tables, [[notify." + kind + "]]");
     }
     for (const toml::node& e : *entries) {
+      if (out.size() >= kMaxNotifiers) {
+        return InvalidArgument(Line(source, e) + ": more than " + std::to_string(kMaxNotifiers) +
+                               " notifiers (each has its own thread); merge receivers");
+      }
       const toml::table* t = e.as_table();
       if (t == nullptr) {
         return InvalidArgument(Line(source, e) + ": [[notify." + kind + "]] entries are tables");
@@ -48,7 +49,10 @@ Status ApplyNotifyConfig(const toml::table& root, const std::string& source, Set
             Line(source, v) + ": notify." + kind + " key '" + key.substr(0, 60) + "'";
         if (key == "url" && kind != "exec") {
           auto s = v.value<std::string>();
-          if (!s || !HttpUrl(*s)) return InvalidArgument(where + ": must be an http(s):// URL");
+          if (!s) return InvalidArgument(where + ": must be an http(s):// URL");
+          std::string problem =
+              kind == "alertmanager" ? AlertmanagerUrlProblem(*s) : HttpUrlProblem(*s);
+          if (!problem.empty()) return InvalidArgument(where + ": the URL " + problem);
           n.url = *s;
         } else if (key == "argv" && kind == "exec") {
           const toml::array* a = v.as_array();
@@ -63,6 +67,9 @@ Status ApplyNotifyConfig(const toml::table& root, const std::string& source, Set
           if (n.argv[0].empty() || n.argv[0][0] != '/') {
             return InvalidArgument(where + ": the program must be an absolute path (no shell)");
           }
+          if (std::string problem = ExecArgvProblem(n.argv); !problem.empty()) {
+            return InvalidArgument(where + ": " + problem);
+          }
         } else if (key == "min_severity") {
           auto s = v.value<std::string>();
           if (!s || !ParseSeverity(*s))
@@ -70,8 +77,8 @@ Status ApplyNotifyConfig(const toml::table& root, const std::string& source, Set
           n.min_severity = *s;
         } else if (key == "timeout_s") {
           auto d = v.value<double>();
-          if (!d || !(*d > 0 && *d <= 600))
-            return InvalidArgument(where + ": must be seconds in (0, 600]");
+          if (!d || !(*d >= kMinNotifyTimeoutS && *d <= kMaxNotifyTimeoutS))
+            return InvalidArgument(where + ": must be seconds from 0.001 to 600");
           n.timeout_s = *d;
         } else {
           warnings.push_back(where + ": unknown key (ignored)");

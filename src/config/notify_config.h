@@ -1,6 +1,9 @@
-// [[notify.webhook]], [[notify.exec]], [[notify.alertmanager]] (issue 10): arrays of tables that
-// the flat config schema does not describe. Parsed into Settings::notify (validated: kind, url
-// scheme, argv with an absolute program, min_severity info|warn|crit, timeout_s 0-600).
+// [[notify.webhook]], [[notify.exec]], [[notify.alertmanager]]: arrays of tables that
+// the flat config schema does not describe. Parsed into Settings::notify and validated here, at
+// load time, never first at delivery (core/notify_target.h): at most kMaxNotifiers entries; URLs
+// (scheme, host, port, no whitespace; Alertmanager's without its /api/ path); exec argv (an
+// absolute, existing, executable program; device-supplied placeholders only after "--");
+// min_severity info|warn|crit; timeout_s 0.001-600.
 // Unknown keys inside an entry are warnings; a wrong type or value is an error "FILE:LINE: ...".
 // Not thread-safe (config loading, main thread).
 #pragma once

@@ -169,10 +169,13 @@ std::string UrlOrigin(std::string_view url) {
   size_t sep = url.find("://");
   std::string_view scheme = sep == std::string_view::npos ? "" : url.substr(0, sep + 3);
   std::string_view rest = sep == std::string_view::npos ? url : url.substr(sep + 3);
-  std::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
-  if (size_t at = authority.rfind('@'); at != std::string_view::npos) {
-    authority = authority.substr(at + 1);
+  // An '@' anywhere before the query means userinfo whose password may itself hold '/' (curl
+  // accepts https://user:pa/ss@host): the host starts after the last '@'.
+  std::string_view before_query = rest.substr(0, rest.find_first_of("?#"));
+  if (size_t at = before_query.rfind('@'); at != std::string_view::npos) {
+    rest = rest.substr(at + 1);
   }
+  std::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
   return std::string(scheme) + std::string(authority);
 }
 

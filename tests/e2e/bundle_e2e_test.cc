@@ -110,8 +110,8 @@ TEST_F(BundleE2eTest, BundleOfWatchedNodeHasEveryMemberAndNoSecret) {
   EXPECT_TRUE(metrics["series"].contains("gpudoctor_host_cpu_busy_ratio")) << metrics.dump(2);
 
   std::string config = ReadFileOrDie(x + "/config.toml");
-  EXPECT_NE(config.find("url = \"http://127.0.0.1:9/<redacted>\""), std::string::npos) << config;
-  EXPECT_NE(config.find("min_severity = \"crit\""), std::string::npos) << config;
+  EXPECT_NE(config.find("url = 'http://127.0.0.1:9/<redacted>'"), std::string::npos) << config;
+  EXPECT_NE(config.find("min_severity = 'crit'"), std::string::npos) << config;
   std::string manifest = ReadFileOrDie(x + "/MANIFEST.txt");
   EXPECT_NE(manifest.find("history/metrics.json"), std::string::npos) << manifest;
   EXPECT_EQ(manifest.find("no history"), std::string::npos) << manifest;

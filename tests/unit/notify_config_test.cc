@@ -18,7 +18,7 @@ url = "https://hooks.example/gpu"
 min_severity = "warn"
 
 [[notify.exec]]
-argv = ["/usr/local/sbin/drain-node", "{id}"]
+argv = ["/bin/true", "{id}"]
 min_severity = "crit"
 timeout_s = 30
 

@@ -63,6 +63,9 @@ TEST(StringsTest, UrlOriginDropsUserinfoPathAndQuery) {
   EXPECT_EQ(UrlOrigin("http://[::1]:8080/hook"), "http://[::1]:8080");
   EXPECT_EQ(UrlOrigin("u:pw@host/path"), "host");
   EXPECT_EQ(UrlOrigin(""), "");
+  // A password holding '/' must not be taken for the host.
+  EXPECT_EQ(UrlOrigin("https://bob:pa/ss@hooks.example/x"), "https://hooks.example");
+  EXPECT_EQ(UrlOrigin("https://bob:a/b/c@h:8443"), "https://h:8443");
 }
 
 }  // namespace
