@@ -133,6 +133,7 @@ std::shared_ptr<const TickResult> WatchDaemon::Tick() {
   Snapshot snap = scheduler_.Tick(tick_, cadence_.SlowDue(now_s), deadline);
   counters_.Apply(snap, now_s);
   result->unix_ms = UnixMs(snap.time);
+  xids_.Apply(snap, result->unix_ms);
   result->boot_id = ReadBootId(*settings_);
 
   Report& report = result->report;

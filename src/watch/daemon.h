@@ -21,6 +21,7 @@
 #include "watch/probe_scheduler.h"
 #include "watch/tick_events.h"
 #include "watch/watch_types.h"
+#include "watch/xid_ledger.h"
 
 namespace gpudoctor {
 
@@ -67,6 +68,7 @@ class WatchDaemon {
   std::string stored_boot_id_;
   std::string last_boot_id_;
   EventBaseline baseline_;
+  XidLedger xids_;
   uint64_t tick_ = 0;
   TimePoint started_;
   std::vector<Listener> listeners_;
