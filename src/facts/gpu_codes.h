@@ -8,14 +8,18 @@
 namespace gpudoctor::gpu_codes {
 
 // nvmlReturn_t values kept in NvmlStatus::init_return and NvmlCallError::code.
+inline constexpr int kNotSupported = 3;
 inline constexpr int kNoPermission = 4;
 inline constexpr int kInsufficientPower = 8;
 inline constexpr int kDriverNotLoaded = 9;
 inline constexpr int kIrqIssue = 11;
+inline constexpr int kFunctionNotFound = 13;
 inline constexpr int kCorruptedInforom = 14;
+inline constexpr int kGpuIsLost = 15;
 inline constexpr int kResetRequired = 16;
 inline constexpr int kOperatingSystem = 17;
 inline constexpr int kLibRmVersionMismatch = 18;
+inline constexpr int kUnknownError = 999;
 
 // Bits of GpuCounterRead::clock_event_reasons (clocks-event / throttle reasons).
 inline constexpr uint64_t kReasonGpuIdle = 0x1;

@@ -84,7 +84,10 @@ struct GpuFacts {
   bool unfinished = false;
   std::vector<NvmlCallError> errors;  // bounded list
   int nvml_calls = 0;                 // NVML calls made for this GPU during the check
-  std::optional<double> sample_ms;    // this GPU's NVML time, the sampling window excluded
+  // Reads left out to keep within the NVML call budget (30 per check, 15 per watch tick; only an
+  // NVML without nvmlDeviceGetFieldValues needs more): their facts are absent, not broken.
+  int reads_deferred = 0;
+  std::optional<double> sample_ms;  // this GPU's NVML time, the sampling window excluded
 };
 
 enum class NvmlState {
@@ -143,6 +146,18 @@ struct NvmlHang {
 struct NvmlXidEvent {
   std::optional<int> gpu_index;  // absent when the event's device is not one we enumerated
   uint64_t xid = 0;
+  int64_t unix_ms = 0;  // when gpudoctor received it (drained from the event set)
+};
+
+// Xids of one GPU and code since `gpudoctor watch` started: kernel-log lines and NVML events
+// merged, an occurrence both report (same GPU and code, a few seconds apart) counted once
+// (src/watch/xid_ledger.h).
+struct XidTally {
+  std::string bus;  // "0000:3b:00.0"; the kernel line's subject when it names no address
+  std::optional<int> gpu_index;
+  uint64_t xid = 0;
+  uint64_t count = 0;
+  int64_t last_unix_ms = 0;  // the latest occurrence
 };
 
 struct GpuLayerFacts {
@@ -162,6 +177,8 @@ struct GpuLayerFacts {
   // Xid events drained from the NVML event API during the check. The kernel-log rules turn
   // those the kernel log does not show into `gpu.xid` findings (kernel_rules.cc).
   std::vector<NvmlXidEvent> nvml_xid_events;
+  // Watch only: every Xid seen since the daemon started (XidLedger). Absent in a check.
+  std::optional<std::vector<XidTally>> xid_tallies;
 };
 
 }  // namespace gpudoctor

@@ -594,8 +594,9 @@ const MetricInfo kGpuThrottleActive = {"gpudoctor_gpu_throttle_active", G,
                                        "1 while this clock event (throttle) reason is active.",
                                        "reason", ""};
 const MetricInfo kGpuXidErrorsTotal = {"gpudoctor_gpu_xid_errors_total", C,
-                                       "Xid lines in the kernel log for this GPU, by code.", "xid",
-                                       ""};
+                                       "Xid errors of this GPU by code: kernel-log lines and NVML "
+                                       "events (watch: one occurrence both report counts once).",
+                                       "xid", ""};
 const MetricInfo kGpuInfo = {"gpudoctor_gpu_info", G,
                              "Always 1; the GPU's identity in labels (serial, vbios).",
                              "serial,vbios", ""};
@@ -701,9 +702,17 @@ std::vector<MetricPoint> FlattenSnapshot(const Snapshot& snap) {
     out.push_back({&kGpuLost, g.index, {}, g.lost ? 1.0 : 0.0});
     out.push_back({&kGpuHung, g.index, {}, g.hung ? 1.0 : 0.0});
   }
-  // Xid lines per GPU and code: the kernel names the GPU by PCI address.
+  // Xids per GPU and code: under watch the ledger's tallies (kernel log and NVML events merged);
+  // otherwise the kernel log's lines, which name the GPU by PCI address.
   std::map<std::pair<int, int>, uint64_t> xids;
+  if (snap.gpu.xid_tallies) {
+    for (const XidTally& t : *snap.gpu.xid_tallies) {
+      if (t.gpu_index && t.xid <= 1u << 30)
+        xids[{*t.gpu_index, static_cast<int>(t.xid)}] += t.count;
+    }
+  }
   for (const KernelEvent& e : snap.kernel.events) {
+    if (snap.gpu.xid_tallies) break;
     if (e.kind != KernelEventKind::kXid || !e.pci) continue;
     for (const GpuFacts& g : snap.gpu.gpus) {
       std::optional<PciAddress> a = ParsePciBusId(g.pci_bus_id);

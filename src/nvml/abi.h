@@ -76,6 +76,13 @@ enum : int {
 enum : int { NVML_CLOCK_GRAPHICS = 0, NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2, NVML_CLOCK_VIDEO = 3 };
 enum : int { NVML_MEMORY_ERROR_TYPE_CORRECTED = 0, NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1 };
 enum : int { NVML_VOLATILE_ECC = 0, NVML_AGGREGATE_ECC = 1 };
+// nvmlNvLinkErrorCounter_t (per-link counters of nvmlDeviceGetNvLinkErrorCounter).
+enum : int {
+  NVML_NVLINK_ERROR_DL_REPLAY = 0,
+  NVML_NVLINK_ERROR_DL_RECOVERY = 1,
+  NVML_NVLINK_ERROR_DL_CRC_FLIT = 2,
+  NVML_NVLINK_ERROR_DL_CRC_DATA = 3,
+};
 enum : int { NVML_PCIE_UTIL_TX_BYTES = 0, NVML_PCIE_UTIL_RX_BYTES = 1 };
 enum : int { NVML_FEATURE_DISABLED = 0, NVML_FEATURE_ENABLED = 1 };
 enum : int {
@@ -255,14 +262,18 @@ static_assert(offsetof(nvmlFieldValue_t, value) == 32);
 static_assert(sizeof(nvmlDevice_t) == 8 && sizeof(nvmlEventSet_t) == 8, "x86_64/aarch64 LP64 only");
 
 // The rules judge these codes through facts/gpu_codes.h; both must stay equal.
+static_assert(NVML_ERROR_NOT_SUPPORTED == gpu_codes::kNotSupported);
 static_assert(NVML_ERROR_NO_PERMISSION == gpu_codes::kNoPermission);
 static_assert(NVML_ERROR_INSUFFICIENT_POWER == gpu_codes::kInsufficientPower);
 static_assert(NVML_ERROR_DRIVER_NOT_LOADED == gpu_codes::kDriverNotLoaded);
 static_assert(NVML_ERROR_IRQ_ISSUE == gpu_codes::kIrqIssue);
+static_assert(NVML_ERROR_FUNCTION_NOT_FOUND == gpu_codes::kFunctionNotFound);
 static_assert(NVML_ERROR_CORRUPTED_INFOROM == gpu_codes::kCorruptedInforom);
+static_assert(NVML_ERROR_GPU_IS_LOST == gpu_codes::kGpuIsLost);
 static_assert(NVML_ERROR_RESET_REQUIRED == gpu_codes::kResetRequired);
 static_assert(NVML_ERROR_OPERATING_SYSTEM == gpu_codes::kOperatingSystem);
 static_assert(NVML_ERROR_LIB_RM_VERSION_MISMATCH == gpu_codes::kLibRmVersionMismatch);
+static_assert(NVML_ERROR_UNKNOWN == gpu_codes::kUnknownError);
 static_assert(kClocksReasonSwPowerCap == gpu_codes::kReasonSwPowerCap);
 static_assert(kClocksReasonHwSlowdown == gpu_codes::kReasonHwSlowdown);
 static_assert(kClocksReasonSwThermal == gpu_codes::kReasonSwThermal);

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -26,6 +27,16 @@ constexpr size_t kMaxErrorsPerGpu = 16;
 constexpr unsigned kMaxProcesses = 4096;
 constexpr unsigned kBatchedNvLinks = 18;  // links whose state is asked for in the first batch
 constexpr int kMaxEventsDrained = 256;
+
+// NVML calls per GPU: at most this many in a check, and in a session tick (identity excluded).
+constexpr int kCheckBudget = 30;
+constexpr int kTickBudget = 15;
+// A session tick spends what its budget leaves on the slow-cadence reads of an NVML without
+// nvmlDeviceGetFieldValues (per-link NVLink state and counters, ECC aggregates, row remapper,
+// retired pages, power limit); a new round of them starts this long after the last one did.
+constexpr auto kSlowRound = std::chrono::seconds(30);
+// NOT_SUPPORTED answers are remembered for this many ticks, then asked again.
+constexpr int kMemoTicks = 600;
 
 // Plausibility limits: values outside are garbage from the driver, dropped as unknown.
 constexpr int kMinTempC = -40, kMaxTempC = 150;
@@ -54,22 +65,55 @@ struct WorkerShared {
   std::optional<GpuFacts> partial;
 };
 
-// One GPU's (or the init phase's) calls: counts, records errors, notices GPU_IS_LOST.
+// What one GPU's calls answered before: a call (symbol and its integer arguments) that said
+// NOT_SUPPORTED is not asked again; one that succeeded and later says NOT_SUPPORTED is an error.
+struct CallMemo {
+  std::set<std::string> unsupported, supported;
+};
+
+// One GPU's (or the init phase's) calls: counts, remembers NOT_SUPPORTED (with a memo).
 class Calls {
  public:
-  Calls(const Library& lib, Breadcrumb& crumb) : lib_(lib), crumb_(crumb) {}
+  Calls(const Library& lib, Breadcrumb& crumb, CallMemo* memo = nullptr)
+      : lib_(lib), crumb_(crumb), memo_(memo) {}
 
   template <typename Fn, typename... Args>
   nvmlReturn_t Make(const std::string& symbol, Fn fn, Args... args) {
-    return nvml::GuardedCall(crumb_, symbol.c_str(), fn, args...);
+    if (memo_ == nullptr || fn == nullptr) {
+      return nvml::GuardedCall(crumb_, symbol.c_str(), fn, args...);
+    }
+    std::string key = symbol;
+    (AppendKey(key, args), ...);
+    if (memo_->unsupported.count(key)) return nvml::NVML_ERROR_NOT_SUPPORTED;
+    nvmlReturn_t r = nvml::GuardedCall(crumb_, symbol.c_str(), fn, args...);
+    if (r == nvml::NVML_SUCCESS) {
+      memo_->supported.insert(key);
+    } else if (r == nvml::NVML_ERROR_NOT_SUPPORTED) {
+      if (memo_->supported.count(key)) {
+        vanished_ = true;
+      } else {
+        memo_->unsupported.insert(key);
+      }
+    }
+    return r;
   }
+
+  // True once after a call that succeeded earlier answered NOT_SUPPORTED.
+  bool TakeVanished() { return std::exchange(vanished_, false); }
 
   const Library& lib() const { return lib_; }
   Breadcrumb& crumb() { return crumb_; }
 
  private:
+  template <typename A>
+  static void AppendKey(std::string& key, A a) {
+    if constexpr (std::is_integral_v<A>) key += "/" + std::to_string(a);
+  }
+
   const Library& lib_;
   Breadcrumb& crumb_;
+  CallMemo* memo_;
+  bool vanished_ = false;
 };
 
 #define NVML_CALL(calls, member, ...) \
@@ -123,11 +167,44 @@ std::optional<bool> Flag(std::optional<uint64_t> v) {
   return *v == 1;
 }
 
+// Slow-cadence reads of a session GPU on an NVML without nvmlDeviceGetFieldValues, one call
+// each, done a few per tick (whatever the tick budget leaves) until a round is complete, and
+// their last known values, carried into every tick's facts.
+struct SlowWork {
+  bool active = false;
+  bool started = false;
+  TimePoint round_start{};
+  int next = 0;  // the next item of the round (see GpuSampler::SlowItem)
+  int64_t ticks = 0;
+  std::optional<uint64_t> ecc_sbe_aggregate, ecc_dbe_aggregate;
+  std::optional<uint32_t> power_limit_mw;
+  std::optional<uint64_t> remapped_correctable, remapped_uncorrectable;
+  std::optional<bool> remap_pending, remap_failed;
+  std::optional<uint64_t> retired_sbe, retired_dbe;
+  std::optional<bool> retired_pending;
+  std::optional<uint64_t> pcie_tx, pcie_rx;
+  // NVLink: the last complete round, and the round in progress (per link: state, 4 counters).
+  std::optional<int> nvlink_count;
+  std::vector<NvLinkFacts> nvlinks;
+  std::optional<uint64_t> nvlink_totals[4];  // replay, recovery, CRC flit, CRC data
+  std::vector<NvLinkFacts> round_links;
+  std::vector<std::optional<uint64_t>> round_counters[4];
+};
+
+// What a session keeps per GPU between its ticks (owned by the session, used by one worker at a
+// time: a GPU whose worker is still out gets no new one).
+struct GpuCarry {
+  CallMemo memo;
+  SlowWork slow;
+  int64_t ticks = 0;
+};
+
 class GpuSampler {
  public:
   GpuSampler(const Library& lib, WorkerShared& shared, int index, nvmlEventSet_t events,
-             std::chrono::milliseconds window)
-      : calls_(lib, shared.crumb),
+             std::chrono::milliseconds window, GpuCarry* carry = nullptr)
+      : calls_(lib, shared.crumb, carry ? &carry->memo : &own_memo_),
+        carry_(carry),
         shared_(shared),
         index_(index),
         events_(events),
@@ -136,6 +213,7 @@ class GpuSampler {
   }
 
   GpuFacts Run() {
+    budget_ = kCheckBudget;
     TimePoint t_start = SteadyClock::now();
     if (Handle()) {
       RegisterEvents();
@@ -145,10 +223,17 @@ class GpuSampler {
       TimePoint t_first = SteadyClock::now();
       if (!Stop()) FirstSample();
       Publish();
-      if (!Stop() && Busy()) PcieThroughput();
+      if (!Stop() && Busy()) {
+        if (Budget(2)) {
+          PcieThroughput();
+        } else {
+          Defer();
+        }
+      }
       if (!Stop()) std::this_thread::sleep_until(t_first + window_);
       TimePoint t_second = SteadyClock::now();
       if (!Stop()) SecondSample();
+      if (!Stop() && NoFields()) CheckTail();
       if (!Stop()) f_.window_s = std::chrono::duration<double>(t_second - t_first).count();
       double total_ms =
           std::chrono::duration<double, std::milli>(SteadyClock::now() - t_start).count();
@@ -165,18 +250,14 @@ class GpuSampler {
   GpuFacts RunTick(const GpuFacts& constants, nvmlDevice_t dev) {
     tick_mode_ = true;
     dev_ = dev;
+    budget_ = shared_.crumb.calls.load() + kTickBudget;
     CopyConstants(constants);
     PublishIdentity();
     Publish();
-    int mode = -1;
-    if (Ok(NVML_CALL(calls_, DeviceGetPersistenceMode, dev_, &mode),
-           names().DeviceGetPersistenceMode) &&
-        (mode == 0 || mode == 1)) {
-      f_.persistence_on = mode == 1;
-    }
     TimePoint t_start = SteadyClock::now();
     if (!Stop()) FirstSample();
-    if (!Stop() && Busy()) PcieThroughput();
+    if (!Stop() && Busy()) TickPcieThroughput();
+    if (!Stop() && NoFields() && carry_ != nullptr) SlowReads();
     f_.sample_ms = std::chrono::duration<double, std::milli>(SteadyClock::now() - t_start).count();
     f_.nvml_calls = shared_.crumb.calls.load();
     return std::move(f_);
@@ -189,6 +270,10 @@ class GpuSampler {
       Identity();
       if (!Stop()) Limits();
       if (!Stop()) TemperatureLimits();
+      if (!Stop() && NoFields()) {
+        f_.max_memory_clock_mhz = MaxClock(nvml::NVML_CLOCK_MEM);
+        if (!Stop()) f_.max_graphics_clock_mhz = MaxClock(nvml::NVML_CLOCK_GRAPHICS);
+      }
     }
     f_.nvml_calls = shared_.crumb.calls.load();
     return std::move(f_);
@@ -198,6 +283,12 @@ class GpuSampler {
 
  private:
   bool Stop() const { return f_.lost; }
+  // No batched field values: every fact comes from its own (older) call.
+  bool NoFields() const { return api().DeviceGetFieldValues == nullptr; }
+  // Room for `n` more calls in this check's or tick's budget.
+  bool Budget(int n = 1) const { return shared_.crumb.calls.load() + n <= budget_; }
+  // A read left out because the budget was spent.
+  void Defer() { ++f_.reads_deferred; }
 
   void CopyConstants(const GpuFacts& c) {
     f_.name = c.name;
@@ -214,6 +305,8 @@ class GpuSampler {
     f_.temp_slowdown_c = c.temp_slowdown_c;
     f_.temp_shutdown_c = c.temp_shutdown_c;
     f_.temp_memory_max_c = c.temp_memory_max_c;
+    f_.persistence_on = c.persistence_on;            // per boot: read with the identity
+    if (NoFields()) f_.ecc_enabled = c.ecc_enabled;  // nvmlDeviceGetEccMode, per boot
   }
 
   void Publish() {
@@ -233,6 +326,14 @@ class GpuSampler {
   // Classifies a return: true on success. NOT_SUPPORTED / FUNCTION_NOT_FOUND are silent absence.
   bool Ok(nvmlReturn_t r, const std::string& symbol) {
     if (r == nvml::NVML_SUCCESS) return true;
+    if (r == nvml::NVML_ERROR_NOT_SUPPORTED && calls_.TakeVanished()) {
+      // Supported earlier in this session: the GPU's state changed under the driver.
+      if (f_.errors.size() < kMaxErrorsPerGpu) {
+        f_.errors.push_back(
+            {symbol, r, nvml::DescribeReturn(&calls_.lib(), r) + ", after it answered before"});
+      }
+      return false;
+    }
     if (r == nvml::NVML_ERROR_NOT_SUPPORTED || r == nvml::NVML_ERROR_FUNCTION_NOT_FOUND) {
       return false;
     }
@@ -327,20 +428,37 @@ class GpuSampler {
   // Temperature limits (absolute degrees C) from nvmlDeviceGetTemperatureThreshold. Fields
   // 193-195 are not used: they report the distance to the limit (nvidia-smi's "T.Limit"), not
   // the limit itself.
+  // The memory limit only matters with the memory temperature, a batched field.
   void TemperatureLimits() {
     f_.temp_shutdown_c = Threshold(nvml::NVML_TEMPERATURE_THRESHOLD_SHUTDOWN);
     if (Stop()) return;
     f_.temp_slowdown_c = Threshold(nvml::NVML_TEMPERATURE_THRESHOLD_SLOWDOWN);
-    if (Stop()) return;
+    if (Stop() || NoFields()) return;
     f_.temp_memory_max_c = Threshold(nvml::NVML_TEMPERATURE_THRESHOLD_MEM_MAX);
+  }
+
+  // nvmlDeviceGetEccMode: the current mode (the pending one takes effect at the next reboot).
+  void EccMode() {
+    int current = -1, pending = -1;
+    if (Ok(NVML_CALL(calls_, DeviceGetEccMode, dev_, &current, &pending),
+           names().DeviceGetEccMode) &&
+        (current == 0 || current == 1)) {
+      f_.ecc_enabled = current == 1;
+    }
   }
 
   void Limits() {
     f_.max_sm_clock_mhz = MaxClock(nvml::NVML_CLOCK_SM);
     if (Stop()) return;
-    f_.max_memory_clock_mhz = MaxClock(nvml::NVML_CLOCK_MEM);
-    if (Stop()) return;
-    f_.max_graphics_clock_mhz = MaxClock(nvml::NVML_CLOCK_GRAPHICS);
+    if (NoFields()) {
+      // ECC mode comes with the batch otherwise. The memory and graphics maxima, which no rule
+      // judges, are left to the end of a check (and to the identity of a session).
+      EccMode();
+    } else {
+      f_.max_memory_clock_mhz = MaxClock(nvml::NVML_CLOCK_MEM);
+      if (Stop()) return;
+      f_.max_graphics_clock_mhz = MaxClock(nvml::NVML_CLOCK_GRAPHICS);
+    }
     if (Stop()) return;
     int mode = -1;
     if (Ok(NVML_CALL(calls_, DeviceGetPersistenceMode, dev_, &mode),
@@ -424,9 +542,17 @@ class GpuSampler {
     c.nvlink_recovery_errors = Counter(Find(b, nvml::kFieldNvLinkRecoveryErrorTotal));
   }
 
-  // Without nvmlDeviceGetFieldValues (very old drivers): the per-metric calls.
+  // Without nvmlDeviceGetFieldValues (very old drivers): the per-metric calls, each under the
+  // budget. The volatile ECC totals and the replay counter every read (the aggregate totals at
+  // the end of a check, at the slow cadence in a session); ECC counters not at all while ECC is
+  // off. The row remapper, or where it is unsupported the retired pages, in a check's
+  // first read (a session: slow cadence).
   void CountersFallback(GpuCounterRead& c, bool first) {
     auto ecc = [&](int type, int counter) -> std::optional<uint64_t> {
+      if (!Budget()) {
+        Defer();
+        return std::nullopt;
+      }
       unsigned long long v = 0;
       if (!Ok(NVML_CALL(calls_, DeviceGetTotalEccErrors, dev_, type, counter, &v),
               names().DeviceGetTotalEccErrors)) {
@@ -434,50 +560,95 @@ class GpuSampler {
       }
       return Counter(v);
     };
-    c.ecc_sbe_volatile = ecc(nvml::NVML_MEMORY_ERROR_TYPE_CORRECTED, nvml::NVML_VOLATILE_ECC);
-    if (Stop()) return;
-    c.ecc_dbe_volatile = ecc(nvml::NVML_MEMORY_ERROR_TYPE_UNCORRECTED, nvml::NVML_VOLATILE_ECC);
-    if (Stop()) return;
-    c.ecc_sbe_aggregate = ecc(nvml::NVML_MEMORY_ERROR_TYPE_CORRECTED, nvml::NVML_AGGREGATE_ECC);
-    if (Stop()) return;
-    c.ecc_dbe_aggregate = ecc(nvml::NVML_MEMORY_ERROR_TYPE_UNCORRECTED, nvml::NVML_AGGREGATE_ECC);
-    if (Stop()) return;
-    if (auto v = ReadUint(api().DeviceGetPcieReplayCounter, names().DeviceGetPcieReplayCounter)) {
-      c.pcie_replays = Counter(*v);
+    if (f_.ecc_enabled.value_or(true)) {
+      c.ecc_sbe_volatile = ecc(nvml::NVML_MEMORY_ERROR_TYPE_CORRECTED, nvml::NVML_VOLATILE_ECC);
+      if (Stop()) return;
+      c.ecc_dbe_volatile = ecc(nvml::NVML_MEMORY_ERROR_TYPE_UNCORRECTED, nvml::NVML_VOLATILE_ECC);
+      if (Stop()) return;
     }
-    if (Stop() || !first) return;
-    // Retired pages (pre-Ampere page retirement): a count query with an empty buffer answers
-    // INSUFFICIENT_SIZE (or SUCCESS for none) with the count.
-    auto retired = [&](int cause) -> std::optional<uint64_t> {
-      if (api().DeviceGetRetiredPages == nullptr) return std::nullopt;
-      unsigned count = 0;
-      nvmlReturn_t r = calls_.Make(names().DeviceGetRetiredPages, api().DeviceGetRetiredPages, dev_,
-                                   cause, &count, static_cast<unsigned long long*>(nullptr));
-      if (r != nvml::NVML_SUCCESS && r != nvml::NVML_ERROR_INSUFFICIENT_SIZE) {
-        Ok(r, names().DeviceGetRetiredPages);
+    if (Budget()) {
+      if (auto v = ReadUint(api().DeviceGetPcieReplayCounter, names().DeviceGetPcieReplayCounter)) {
+        c.pcie_replays = Counter(*v);
+      }
+    } else {
+      Defer();
+    }
+    if (Stop() || tick_mode_ || !first) return;
+    if (Budget() && !RemapFallback() && !Stop()) RetiredFallback();
+  }
+
+  // The lifetime ECC totals, once (CheckTail).
+  void EccAggregatesFallback(GpuCounterRead& c) {
+    if (!f_.ecc_enabled.value_or(true)) return;
+    for (int type :
+         {nvml::NVML_MEMORY_ERROR_TYPE_UNCORRECTED, nvml::NVML_MEMORY_ERROR_TYPE_CORRECTED}) {
+      if (Stop()) return;
+      if (!Budget()) {
+        Defer();
+        continue;
+      }
+      unsigned long long v = 0;
+      std::optional<uint64_t> out;
+      if (Ok(NVML_CALL(calls_, DeviceGetTotalEccErrors, dev_, type, nvml::NVML_AGGREGATE_ECC, &v),
+             names().DeviceGetTotalEccErrors)) {
+        out = Counter(v);
+      }
+      (type == nvml::NVML_MEMORY_ERROR_TYPE_CORRECTED ? c.ecc_sbe_aggregate : c.ecc_dbe_aggregate) =
+          out;
+    }
+  }
+
+  // nvmlDeviceGetRemappedRows (Ampere+). False when unsupported or failing.
+  bool RemapFallback() {
+    unsigned corr = 0, unc = 0, pending = 0, failed = 0;
+    if (!Ok(NVML_CALL(calls_, DeviceGetRemappedRows, dev_, &corr, &unc, &pending, &failed),
+            names().DeviceGetRemappedRows)) {
+      return false;
+    }
+    f_.remapped_rows_correctable = Counter(corr, kMaxRows);
+    f_.remapped_rows_uncorrectable = Counter(unc, kMaxRows);
+    f_.remap_pending = Flag(pending);
+    f_.remap_failed = Flag(failed);
+    return true;
+  }
+
+  // Retired pages (pre-Ampere page retirement): a count query with an empty buffer answers
+  // INSUFFICIENT_SIZE (or SUCCESS for none) with the count.
+  std::optional<uint64_t> RetiredCount(int cause) {
+    if (api().DeviceGetRetiredPages == nullptr) return std::nullopt;
+    unsigned count = 0;
+    nvmlReturn_t r = calls_.Make(names().DeviceGetRetiredPages, api().DeviceGetRetiredPages, dev_,
+                                 cause, &count, static_cast<unsigned long long*>(nullptr));
+    if (r != nvml::NVML_SUCCESS && r != nvml::NVML_ERROR_INSUFFICIENT_SIZE) {
+      Ok(r, names().DeviceGetRetiredPages);
+      return std::nullopt;
+    }
+    return Counter(count, kMaxRows);
+  }
+
+  std::optional<bool> RetiredPending() {
+    int state = -1;
+    if (Ok(NVML_CALL(calls_, DeviceGetRetiredPagesPendingStatus, dev_, &state),
+           names().DeviceGetRetiredPagesPendingStatus) &&
+        (state == 0 || state == 1)) {
+      return state == 1;
+    }
+    return std::nullopt;
+  }
+
+  void RetiredFallback() {
+    auto budgeted = [&](auto read) -> decltype(read()) {
+      if (!Budget()) {
+        Defer();
         return std::nullopt;
       }
-      return Counter(count, kMaxRows);
+      return read();
     };
-    f_.retired_pages_sbe = retired(0);  // NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS
+    f_.retired_pages_sbe = budgeted([&] { return RetiredCount(0); });  // multiple SBE
     if (Stop()) return;
-    f_.retired_pages_dbe = retired(1);  // NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR
+    f_.retired_pages_dbe = budgeted([&] { return RetiredCount(1); });  // DBE
     if (Stop()) return;
-    int pending_state = -1;
-    if (Ok(NVML_CALL(calls_, DeviceGetRetiredPagesPendingStatus, dev_, &pending_state),
-           names().DeviceGetRetiredPagesPendingStatus) &&
-        (pending_state == 0 || pending_state == 1)) {
-      f_.retired_pages_pending = pending_state == 1;
-    }
-    if (Stop()) return;
-    unsigned corr = 0, unc = 0, pending = 0, failed = 0;
-    if (Ok(NVML_CALL(calls_, DeviceGetRemappedRows, dev_, &corr, &unc, &pending, &failed),
-           names().DeviceGetRemappedRows)) {
-      f_.remapped_rows_correctable = Counter(corr, kMaxRows);
-      f_.remapped_rows_uncorrectable = Counter(unc, kMaxRows);
-      f_.remap_pending = Flag(pending);
-      f_.remap_failed = Flag(failed);
-    }
+    f_.retired_pages_pending = budgeted([&] { return RetiredPending(); });
   }
 
   std::optional<unsigned long long> ClockReasons() {
@@ -586,6 +757,11 @@ class GpuSampler {
   void NvLinksPerCall() {
     if (api().DeviceGetNvLinkState == nullptr) return;
     for (unsigned link = 0; link < nvml::kNvLinkMaxLinks; ++link) {
+      if (!Budget()) {  // a partial list would read as links missing: none is reported
+        f_.nvlinks.clear();
+        Defer();
+        return;
+      }
       int state = -1;
       nvmlReturn_t r = NVML_CALL(calls_, DeviceGetNvLinkState, dev_, link, &state);
       if (r != nvml::NVML_SUCCESS) {
@@ -673,7 +849,7 @@ class GpuSampler {
     f_.memory_clock_mhz = clock(nvml::NVML_CLOCK_MEM);
     Publish();
     if (Stop()) return;
-    if (!tick_mode_) f_.graphics_clock_mhz = clock(nvml::NVML_CLOCK_GRAPHICS);
+    if (!tick_mode_ && !NoFields()) f_.graphics_clock_mhz = clock(nvml::NVML_CLOCK_GRAPHICS);
     Publish();
     if (Stop()) return;
     f_.first.clock_event_reasons = ClockReasons();
@@ -728,14 +904,15 @@ class GpuSampler {
     Publish();
     if (Stop()) return;
     // Power fields are recent (R535+); older drivers answer through the dedicated calls.
-    if (!f_.power_mw) {
+    if (!f_.power_mw && Budget()) {
       if (auto p = ReadUint(api().DeviceGetPowerUsage, names().DeviceGetPowerUsage)) {
         f_.power_mw = InRange(*p, 0, kMaxPowerMw);
       }
       Publish();
       if (Stop()) return;
     }
-    if (!f_.power_limit_mw) {
+    // A session without the batch reads the limit at the slow cadence.
+    if (!f_.power_limit_mw && !(tick_mode_ && NoFields()) && Budget()) {
       if (auto p =
               ReadUint(api().DeviceGetEnforcedPowerLimit, names().DeviceGetEnforcedPowerLimit)) {
         f_.power_limit_mw = InRange(*p, 1, kMaxPowerMw);
@@ -743,13 +920,207 @@ class GpuSampler {
       Publish();
       if (Stop()) return;
     }
-    if (!tick_mode_) TemperatureLimits();  // per-boot: a session reads them once
+    if (Budget()) {
+      Processes();
+    } else {
+      Defer();
+    }
     Publish();
     if (Stop()) return;
-    NvLinks(batch, batch_ok);
+    if (!tick_mode_) {  // per-boot: a session reads them once
+      if (Budget(NoFields() ? 2 : 3)) {
+        TemperatureLimits();
+      } else {
+        Defer();
+      }
+    }
     Publish();
     if (Stop()) return;
-    Processes();
+    // Without the batch: per-link calls at the end of a check (CheckTail), at the slow cadence
+    // in a session (SlowReads).
+    if (batch_ok) NvLinks(batch, batch_ok);
+  }
+
+  // The end of a check without the batch: what no rule needs first, as far as the budget goes.
+  void CheckTail() {
+    EccAggregatesFallback(f_.second);
+    if (Stop()) return;
+    NvLinksPerCall();
+    if (Stop()) return;
+    auto clock = [&](auto read, int type, std::optional<uint32_t>& out) {
+      if (Stop()) return;
+      if (!Budget()) {
+        Defer();
+        return;
+      }
+      out = read(type);
+    };
+    clock([&](int t) { return MaxClock(t); }, nvml::NVML_CLOCK_MEM, f_.max_memory_clock_mhz);
+    clock([&](int t) { return MaxClock(t); }, nvml::NVML_CLOCK_GRAPHICS, f_.max_graphics_clock_mhz);
+    clock(
+        [&](int t) -> std::optional<uint32_t> {
+          auto v = ReadUintArg(api().DeviceGetClockInfo, names().DeviceGetClockInfo, t);
+          return v ? InRange(*v, 0, kMaxClockMhz) : std::nullopt;
+        },
+        nvml::NVML_CLOCK_GRAPHICS, f_.graphics_clock_mhz);
+  }
+
+  // PCIe throughput in a session tick: both directions when the budget leaves room for them and
+  // two slow reads; every other tick also when it does not (the slow reads then wait a tick).
+  // A tick that skips it carries the last values.
+  void TickPcieThroughput() {
+    SlowWork* slow = carry_ ? &carry_->slow : nullptr;
+    bool room = Budget(2 + (NoFields() ? 2 : 0)) || (Budget(2) && carry_ && carry_->ticks % 2);
+    if (room) {
+      PcieThroughput();
+      if (slow) {
+        slow->pcie_tx = f_.pcie_tx_bytes_per_s;
+        slow->pcie_rx = f_.pcie_rx_bytes_per_s;
+      }
+    } else if (slow) {
+      f_.pcie_tx_bytes_per_s = slow->pcie_tx;
+      f_.pcie_rx_bytes_per_s = slow->pcie_rx;
+    }
+  }
+
+  // One slow-cadence item (SlowWork): false when the round is complete. Each costs at most one
+  // call; a remembered NOT_SUPPORTED costs none.
+  static constexpr int kSlowFixedItems = 7;
+  static constexpr int kSlowPerLink = 5;  // state + 4 error counters
+  bool SlowItem(SlowWork& w, int item) {
+    switch (item) {
+      case 0:
+      case 1: {
+        if (!f_.ecc_enabled.value_or(true)) return true;
+        unsigned long long v = 0;
+        int type = item == 0 ? nvml::NVML_MEMORY_ERROR_TYPE_CORRECTED
+                             : nvml::NVML_MEMORY_ERROR_TYPE_UNCORRECTED;
+        std::optional<uint64_t> out;
+        if (Ok(NVML_CALL(calls_, DeviceGetTotalEccErrors, dev_, type, nvml::NVML_AGGREGATE_ECC, &v),
+               names().DeviceGetTotalEccErrors)) {
+          out = Counter(v);
+        }
+        (item == 0 ? w.ecc_sbe_aggregate : w.ecc_dbe_aggregate) = out;
+        return true;
+      }
+      case 2:
+        if (auto p =
+                ReadUint(api().DeviceGetEnforcedPowerLimit, names().DeviceGetEnforcedPowerLimit)) {
+          w.power_limit_mw = InRange(*p, 1, kMaxPowerMw);
+        } else {
+          w.power_limit_mw.reset();
+        }
+        return true;
+      case 3:
+        if (RemapFallback()) {
+          w.remapped_correctable = f_.remapped_rows_correctable;
+          w.remapped_uncorrectable = f_.remapped_rows_uncorrectable;
+          w.remap_pending = f_.remap_pending;
+          w.remap_failed = f_.remap_failed;
+        }
+        return true;
+      case 4:
+        if (w.remap_failed) return true;  // Ampere+: no page retirement
+        w.retired_sbe = RetiredCount(0);
+        return true;
+      case 5:
+        if (w.remap_failed) return true;
+        w.retired_dbe = RetiredCount(1);
+        return true;
+      case 6:
+        if (w.remap_failed) return true;
+        w.retired_pending = RetiredPending();
+        return true;
+      default:
+        break;
+    }
+    int link = (item - kSlowFixedItems) / kSlowPerLink;
+    int part = (item - kSlowFixedItems) % kSlowPerLink;
+    if (link >= static_cast<int>(nvml::kNvLinkMaxLinks)) return false;
+    if (part == 0) {
+      int state = -1;
+      nvmlReturn_t r =
+          api().DeviceGetNvLinkState == nullptr
+              ? nvml::NVML_ERROR_FUNCTION_NOT_FOUND
+              : NVML_CALL(calls_, DeviceGetNvLinkState, dev_, static_cast<unsigned>(link), &state);
+      if (r != nvml::NVML_SUCCESS) {
+        if (r == nvml::NVML_ERROR_GPU_IS_LOST) Ok(r, names().DeviceGetNvLinkState);
+        return false;  // NOT_SUPPORTED / INVALID_ARGUMENT: no such link, the round is complete
+      }
+      std::optional<bool> active;
+      if (state == 0 || state == 1) active = state == 1;
+      w.round_links.push_back({link, active});
+      for (auto& c : w.round_counters) c.emplace_back();
+      return true;
+    }
+    static constexpr int kCounters[4] = {
+        nvml::NVML_NVLINK_ERROR_DL_REPLAY, nvml::NVML_NVLINK_ERROR_DL_RECOVERY,
+        nvml::NVML_NVLINK_ERROR_DL_CRC_FLIT, nvml::NVML_NVLINK_ERROR_DL_CRC_DATA};
+    unsigned long long v = 0;
+    if (Ok(NVML_CALL(calls_, DeviceGetNvLinkErrorCounter, dev_, static_cast<unsigned>(link),
+                     kCounters[part - 1], &v),
+           names().DeviceGetNvLinkErrorCounter)) {
+      w.round_counters[part - 1].back() = Counter(v);
+    }
+    return true;
+  }
+
+  // A round is complete: its links and the counter sums (over every link, when each was read)
+  // become the known values.
+  static void FinishRound(SlowWork& w) {
+    w.nvlinks = std::move(w.round_links);
+    w.nvlink_count = w.nvlinks.empty() ? std::nullopt : std::optional<int>(w.nvlinks.size());
+    for (int i = 0; i < 4; ++i) {
+      std::optional<uint64_t> sum = w.nvlinks.empty() ? std::nullopt : std::optional<uint64_t>(0);
+      for (const auto& v : w.round_counters[i]) {
+        if (!v || !sum) {
+          sum.reset();
+          break;
+        }
+        *sum += *v;
+      }
+      w.nvlink_totals[i] = sum;
+      w.round_counters[i].clear();
+    }
+    w.round_links.clear();
+    w.active = false;
+    w.next = 0;
+  }
+
+  // The slow-cadence reads of a session tick without the batch, then every known value into
+  // this tick's facts.
+  void SlowReads() {
+    SlowWork& w = carry_->slow;
+    TimePoint now = SteadyClock::now();
+    if (!w.active && (!w.started || now - w.round_start >= kSlowRound)) {
+      w.active = w.started = true;
+      w.round_start = now;
+      w.next = 0;
+    }
+    while (w.active && Budget() && !Stop()) {
+      if (!SlowItem(w, w.next)) {
+        FinishRound(w);
+        break;
+      }
+      ++w.next;
+    }
+    if (Stop()) return;
+    f_.first.ecc_sbe_aggregate = w.ecc_sbe_aggregate;
+    f_.first.ecc_dbe_aggregate = w.ecc_dbe_aggregate;
+    if (!f_.power_limit_mw) f_.power_limit_mw = w.power_limit_mw;
+    f_.remapped_rows_correctable = w.remapped_correctable;
+    f_.remapped_rows_uncorrectable = w.remapped_uncorrectable;
+    f_.remap_pending = w.remap_pending;
+    f_.remap_failed = w.remap_failed;
+    f_.retired_pages_sbe = w.retired_sbe;
+    f_.retired_pages_dbe = w.retired_dbe;
+    f_.retired_pages_pending = w.retired_pending;
+    f_.nvlink_count = w.nvlink_count;
+    f_.nvlinks = w.nvlinks;
+    f_.first.nvlink_replay_errors = w.nvlink_totals[0];
+    f_.first.nvlink_recovery_errors = w.nvlink_totals[1];
+    f_.first.nvlink_crc_flit_errors = w.nvlink_totals[2];
+    f_.first.nvlink_crc_data_errors = w.nvlink_totals[3];
   }
 
   bool Busy() const {
@@ -777,7 +1148,7 @@ class GpuSampler {
   }
 
   void SecondSample() {
-    if (api().DeviceGetFieldValues != nullptr) {
+    if (!NoFields() && Budget()) {
       std::vector<nvmlFieldValue_t> batch;
       for (unsigned id : {nvml::kFieldEccSbeVolatileTotal, nvml::kFieldEccDbeVolatileTotal,
                           nvml::kFieldEccSbeAggregateTotal, nvml::kFieldEccDbeAggregateTotal,
@@ -790,16 +1161,21 @@ class GpuSampler {
         batch.push_back(f);
       }
       if (ReadBatch(batch)) CountersFromBatch(batch, f_.second);
-    } else {
+    } else if (NoFields()) {
       CountersFallback(f_.second, false);
     }
     if (Stop()) return;
     // A fault reason must persist across the window to count (HwSlowdown flashes during P-state
     // changes, signals.md §7); a clean first read needs no confirmation.
-    if (FaultReason(f_.first.clock_event_reasons)) f_.second.clock_event_reasons = ClockReasons();
+    if (FaultReason(f_.first.clock_event_reasons) && Budget()) {
+      f_.second.clock_event_reasons = ClockReasons();
+    }
   }
 
+  CallMemo own_memo_;  // a check's: NOT_SUPPORTED is not asked twice in one check
   Calls calls_;
+  GpuCarry* carry_;
+  int budget_ = kCheckBudget;
   WorkerShared& shared_;
   int index_;
   nvmlEventSet_t events_;
@@ -1046,6 +1422,9 @@ GpuLayerFacts SampleNvml(const NvmlSampleOptions& opts) {
   for (const auto& [dev, xid] : d.xids) {
     NvmlXidEvent e;
     e.xid = xid;
+    e.unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
     for (const auto& [h, index] : handles) {
       if (h == dev) e.gpu_index = index;
     }
@@ -1152,6 +1531,8 @@ struct NvmlSession::State {
     std::shared_ptr<WorkerShared> shared;
     std::shared_ptr<PendingResult<TickOutcome>> pending;  // still in flight from a tick
     TimePoint started{};
+    // Remembered answers and slow-cadence reads; used by this GPU's one worker at a time.
+    std::shared_ptr<GpuCarry> carry = std::make_shared<GpuCarry>();
   };
   std::vector<Gpu> gpus;
 };
@@ -1313,10 +1694,12 @@ GpuLayerFacts NvmlSession::Sample(TimePoint deadline) {
     bool have = g.have_constants;
     GpuFacts constants = g.constants;
     nvmlDevice_t dev = g.dev;
-    g.pending = StartDetached([lib, shared, index, events, have, constants, dev] {
+    std::shared_ptr<GpuCarry> carry = g.carry;
+    g.pending = StartDetached([lib, shared, index, events, have, constants, dev, carry] {
       TickOutcome out;
+      if (++carry->ticks % kMemoTicks == 0) carry->memo.unsupported.clear();
       if (!have) {
-        GpuSampler id(*lib, *shared, index, events, std::chrono::milliseconds(0));
+        GpuSampler id(*lib, *shared, index, events, std::chrono::milliseconds(0), carry.get());
         GpuFacts c = id.RunIdentity();
         out.dev = id.device();
         out.identity_read = true;
@@ -1324,7 +1707,7 @@ GpuLayerFacts NvmlSession::Sample(TimePoint deadline) {
           out.facts = std::move(c);
           return out;
         }
-        GpuSampler tick(*lib, *shared, index, events, std::chrono::milliseconds(0));
+        GpuSampler tick(*lib, *shared, index, events, std::chrono::milliseconds(0), carry.get());
         out.facts = tick.RunTick(c, out.dev);
         out.facts.persistence_on =
             out.facts.persistence_on ? out.facts.persistence_on : c.persistence_on;
@@ -1333,7 +1716,7 @@ GpuLayerFacts NvmlSession::Sample(TimePoint deadline) {
         }
         return out;
       }
-      GpuSampler tick(*lib, *shared, index, events, std::chrono::milliseconds(0));
+      GpuSampler tick(*lib, *shared, index, events, std::chrono::milliseconds(0), carry.get());
       out.dev = dev;
       out.facts = tick.RunTick(constants, dev);
       return out;
@@ -1433,6 +1816,9 @@ GpuLayerFacts NvmlSession::Sample(TimePoint deadline) {
   for (const auto& [dev, xid] : drained->xids) {
     NvmlXidEvent e;
     e.xid = xid;
+    e.unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
     for (size_t i = 0; i < st.gpus.size(); ++i) {
       if (st.gpus[i].dev == dev) e.gpu_index = static_cast<int>(i);
     }

@@ -150,14 +150,14 @@ std::string GpuTable(const GpuLayerFacts& f, const std::vector<Finding>& finding
     // The worst finding about this GPU (by index or slot), so the table alone shows which card
     // needs attention.
     std::optional<Severity> worst;
-    bool refused = false;  // the driver answers this GPU with an error (gpu_rules NvmlErrorRule)
+    bool refused = false;  // the driver answers this GPU with errors (NvmlErrorRule, readings)
     for (const auto& fi : findings) {
       if (!fi.gpu) continue;
       bool same = (fi.gpu->index && *fi.gpu->index == g.index) ||
                   (!fi.gpu->index && !fi.gpu->pci_bus_id.empty() &&
                    NormalizePciBusId(fi.gpu->pci_bus_id) == g.pci_bus_id);
       if (same && (!worst || fi.severity > *worst)) worst = fi.severity;
-      if (same && (fi.id == "gpu.nvml_error" ||
+      if (same && (fi.id == "gpu.nvml_error" || fi.id == "gpu.readings_failed" ||
                    (fi.subject.rfind("nvml_return_", 0) == 0 && fi.id.rfind("driver.", 0) == 0))) {
         refused = true;
       }

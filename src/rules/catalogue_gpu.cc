@@ -109,6 +109,24 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
         "If the error persists after a reset or reboot, drain the node and replace the card "
         "(by serial)."},
        {}},
+      {"gpu.readings_failed",
+       Layer::kHardware,
+       Severity::kCrit,
+       Action::kDrainReset,
+       "GPU readings fail",
+       "NVML answers the GPU's readings (temperature, power, utilisation, memory, clocks, "
+       "counters) with an error: what `nvidia-smi` shows as `ERR!`. NVML_ERROR_UNKNOWN usually "
+       "means the driver lost contact with part of the GPU; RESET_REQUIRED (\"GPU requires "
+       "reset\") that the GPU must be reset before it is usable again; a call that answered "
+       "before and now says NOT_SUPPORTED that the GPU's state changed under the driver. The "
+       "values it did return cannot be trusted, so the GPU is never reported as ok. The evidence "
+       "names each failing call with its NVML error. The action is reset_gpu when every failing "
+       "call asks for a reset, drain_reset otherwise.",
+       {"Look for the cause in the kernel log: `dmesg | grep -iE 'nvrm|xid'` (an Xid right "
+        "before the errors names it).",
+        "Drain the GPU's jobs and reset it (`nvidia-smi -r -i N`) or reboot; if the readings "
+        "fail again, take the node out and test or replace the card (by serial)."},
+       {}},
       {"driver.persistence_off",
        Layer::kSoftware,
        Severity::kWarn,

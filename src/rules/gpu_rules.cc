@@ -12,6 +12,7 @@
 #include "parsers/pci_bus_id.h"
 #include "plan/live_advice.h"
 #include "rules/engine.h"
+#include "rules/gpu_readings_rule.h"
 #include "rules/lost_gpu_match.h"
 
 namespace gpudoctor {
@@ -423,6 +424,7 @@ void NvmlErrorRule(const GpuFacts& g, std::vector<Finding>& out) {
   if (g.lost) return;  // LostRule
   std::set<int> done;
   for (const auto& e : g.errors) {
+    if (IsReadingFailure(e)) continue;  // ReadingsFailedRule (RESET_REQUIRED from a reading)
     const RefusalKind* kind = nullptr;
     for (const auto& k : kRefusals) {
       if (k.code == e.code) kind = &k;
@@ -906,6 +908,7 @@ void GpuRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& o
   for (const auto& g : gpu.gpus) {
     if (!lost_in_log.count(g.index)) LostRule(g, inferred_bus, snap.kernel, out);
     NvmlErrorRule(g, out);
+    ReadingsFailedRule(g, out);
     if (g.hung || g.unfinished) continue;  // partial facts are not judged (HangRules: hangs)
     EccRules(g, t, out);
     EccStateRules(g, t, out);

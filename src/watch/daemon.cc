@@ -128,6 +128,7 @@ std::shared_ptr<const TickResult> WatchDaemon::Tick() {
   result->mono_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(start.time_since_epoch()).count();
   std::optional<int64_t> clock_step = clock_.Observe(result->unix_ms, result->mono_ms);
+  xids_.Apply(snap, result->unix_ms);
   result->boot_id = ReadBootId(*settings_);
 
   Report& report = result->report;

@@ -22,6 +22,7 @@
 #include "watch/probe_scheduler.h"
 #include "watch/tick_events.h"
 #include "watch/watch_types.h"
+#include "watch/xid_ledger.h"
 
 namespace gpudoctor {
 
@@ -70,6 +71,7 @@ class WatchDaemon {
   std::string last_boot_id_;
   EventBaseline baseline_;
   ClockStepDetector clock_;  // wall-clock steps: an event and gpudoctor.clock.step
+  XidLedger xids_;
   uint64_t tick_ = 0;
   TimePoint started_;
   std::vector<Listener> listeners_;

@@ -180,11 +180,22 @@ std::string RenderMetrics(const TickResult& tick, const ExporterOptions& options
         AppendSample(out, info->dcgm_name, dcgm_labels(p->gpu), p->value * info->dcgm_scale);
       }
     }
-    // The last Xid per GPU: dcgm-exporter's gauge holds the most recent code; we know codes and
-    // counts per tick, and report the highest code seen (0 when none) for every GPU.
+    // The last Xid per GPU, as dcgm-exporter's gauge: under watch the code of the ledger's most
+    // recent occurrence (kernel log or NVML event); without tallies the highest code seen.
+    // 0 when none.
     std::map<int, int> xid;
     for (const GpuFacts& g : snap.gpu.gpus) xid[g.index] = 0;
-    if (auto it = by_name.find(kGpuXidErrorsTotal.name); it != by_name.end()) {
+    if (snap.gpu.xid_tallies) {
+      std::map<int, int64_t> when;
+      for (const XidTally& t : *snap.gpu.xid_tallies) {
+        if (!t.gpu_index || t.count == 0 || t.xid > 1u << 30) continue;
+        auto w = when.find(*t.gpu_index);
+        if (w == when.end() || t.last_unix_ms >= w->second) {
+          when[*t.gpu_index] = t.last_unix_ms;
+          xid[*t.gpu_index] = static_cast<int>(t.xid);
+        }
+      }
+    } else if (auto it = by_name.find(kGpuXidErrorsTotal.name); it != by_name.end()) {
       for (const MetricPoint* p : it->second) {
         for (const auto& [k, v] : p->labels) {
           if (k == "xid" && p->value > 0) xid[p->gpu] = std::max(xid[p->gpu], std::atoi(v.c_str()));
@@ -192,8 +203,7 @@ std::string RenderMetrics(const TickResult& tick, const ExporterOptions& options
       }
     }
     if (!xid.empty()) {
-      AppendHeader(out, "DCGM_FI_DEV_XID_ERRORS",
-                   "Value of the last XID error encountered (highest code seen by gpudoctor).",
+      AppendHeader(out, "DCGM_FI_DEV_XID_ERRORS", "Value of the last XID error encountered.",
                    "gauge");
       for (const auto& [gpu, code] : xid) {
         AppendSample(out, "DCGM_FI_DEV_XID_ERRORS", dcgm_labels(gpu), code);
@@ -217,7 +227,7 @@ std::string MetricsMarkdown() {
       "are not exported (never 0 for unsupported). With `--dcgm-compat` the GPU metrics that have "
       "a dcgm-exporter twin are also written under that name, in dcgm-exporter's unit, with its "
       "labels `gpu`, `UUID`, `device`, `modelName`, `Hostname`, `pci_bus_id`; "
-      "`DCGM_FI_DEV_XID_ERRORS` is the highest Xid code seen per GPU (0 when none).\n\n"
+      "`DCGM_FI_DEV_XID_ERRORS` is the code of the GPU's last Xid (0 when none).\n\n"
       "| metric | type | extra labels | help | dcgm-exporter twin (scale) |\n"
       "|---|---|---|---|---|\n";
   for (const MetricInfo* m : AllMetrics()) {
@@ -243,8 +253,8 @@ std::string MetricsMarkdown() {
            " | " + help + " | " + twin + " |\n";
   }
   out +=
-      "| `DCGM_FI_DEV_XID_ERRORS` | gauge |  | --dcgm-compat only: highest Xid code seen for the "
-      "GPU (dcgm-exporter: the last Xid). | |\n";
+      "| `DCGM_FI_DEV_XID_ERRORS` | gauge |  | --dcgm-compat only: the code of the GPU's last Xid "
+      "(kernel log or NVML event), as dcgm-exporter. | |\n";
   return out;
 }
 

@@ -8,8 +8,8 @@
 // HELP/TYPE are always written, so absent() works with no finding open). With dcgm_compat the
 // GPU facts that have a dcgm-exporter twin are written again under the DCGM_FI_* name in
 // dcgm-exporter's unit (MetricInfo::dcgm_scale) and labels gpu, UUID, device ("nvidiaN"),
-// modelName, Hostname, pci_bus_id; DCGM_FI_DEV_XID_ERRORS is the highest Xid code seen for the
-// GPU (0 when none), as dcgm-exporter's gauge of the last Xid.
+// modelName, Hostname, pci_bus_id; DCGM_FI_DEV_XID_ERRORS is the code of the GPU's
+// last Xid (0 when none), as dcgm-exporter's gauge; without watch tallies, the highest code seen.
 #pragma once
 
 #include <string>

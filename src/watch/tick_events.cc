@@ -6,9 +6,17 @@
 namespace gpudoctor {
 namespace {
 
-std::map<std::string, uint64_t> XidCounts(const KernelLogFacts& k) {
+// Under watch the ledger's tallies (kernel log and NVML events, one occurrence counted once);
+// otherwise the kernel log's lines.
+std::map<std::string, uint64_t> XidCounts(const Snapshot& snap) {
   std::map<std::string, uint64_t> out;
-  for (const KernelEvent& e : k.events) {
+  if (snap.gpu.xid_tallies) {
+    for (const XidTally& t : *snap.gpu.xid_tallies) {
+      out[t.bus + "|" + std::to_string(t.xid)] += t.count;
+    }
+    return out;
+  }
+  for (const KernelEvent& e : snap.kernel.events) {
     if (e.kind != KernelEventKind::kXid) continue;
     std::string bus = e.pci ? e.pci->ToString() : e.subject;
     out[bus + "|" + std::to_string(e.xid)] += e.count;
@@ -40,7 +48,7 @@ EventBaseline BaselineOf(const Snapshot& snap, const std::string& boot_id) {
   for (const GpuFacts& g : snap.gpu.gpus) {
     if (!g.hung && !g.unfinished) b.gpu_keys.push_back(GpuIdentityKey(g));
   }
-  for (const auto& [k, v] : XidCounts(snap.kernel)) b.xid_counts.emplace_back(k, v);
+  for (const auto& [k, v] : XidCounts(snap)) b.xid_counts.emplace_back(k, v);
   return b;
 }
 
@@ -90,14 +98,14 @@ std::vector<HistoryEvent> DeriveEvents(const EventBaseline& before, const Snapsh
   }
   // New Xid lines since the last tick.
   std::map<std::string, uint64_t> old_counts(before.xid_counts.begin(), before.xid_counts.end());
-  for (const auto& [key, count] : XidCounts(now.kernel)) {
+  for (const auto& [key, count] : XidCounts(now)) {
     uint64_t old = old_counts.count(key) ? old_counts[key] : 0;
     if (count <= old) continue;
     size_t bar = key.rfind('|');
     std::string bus = key.substr(0, bar);
     std::string xid = key.substr(bar + 1);
     HistoryEvent& e =
-        event("xid", "Xid " + xid + " (" + std::to_string(count - old) + " new line(s)) at " + bus);
+        event("xid", "Xid " + xid + " (" + std::to_string(count - old) + " new) at " + bus);
     e.pci_bus_id = bus;
     if (const GpuFacts* g = GpuByBus(now, bus)) {
       e.gpu_index = g->index;

@@ -662,6 +662,53 @@ nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t dev, int* state
   return r;
 }
 
+// ECC mode: current and pending both from field 1 (NVML_FI_DEV_ECC_CURRENT); field.1.pending
+// overrides the pending mode.
+nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t dev, int* current, int* pending) {
+  ENTER_DEV("nvmlDeviceGetEccMode", dev);
+  unsigned long long v = 0;
+  int t = 0;
+  nvmlReturn_t r = FieldRead(gpu, kFieldEccCurrent, 0, &v, &t);
+  if (r != NVML_SUCCESS) return r;
+  *current = static_cast<int>(v);
+  *pending = static_cast<int>(Num(Gpu(gpu, "field.1.pending")).value_or(v));
+  return NVML_SUCCESS;
+}
+
+// Per-link NVLink error counters: field.<total id>.<link> when given, else link 0 carries the
+// scenario's total (field.<total id>, growing by its step) and the other links 0, so the sum
+// over the links equals what the batched total field answers.
+nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t dev, unsigned link, int counter,
+                                             unsigned long long* value) {
+  ENTER_DEV("nvmlDeviceGetNvLinkErrorCounter", dev);
+  unsigned id = 0;
+  switch (counter) {
+    case NVML_NVLINK_ERROR_DL_REPLAY:
+      id = kFieldNvLinkReplayErrorTotal;
+      break;
+    case NVML_NVLINK_ERROR_DL_RECOVERY:
+      id = kFieldNvLinkRecoveryErrorTotal;
+      break;
+    case NVML_NVLINK_ERROR_DL_CRC_FLIT:
+      id = kFieldNvLinkCrcFlitErrorTotal;
+      break;
+    case NVML_NVLINK_ERROR_DL_CRC_DATA:
+      id = kFieldNvLinkCrcDataErrorTotal;
+      break;
+    default:
+      return NVML_ERROR_INVALID_ARGUMENT;
+  }
+  unsigned links = static_cast<unsigned>(Num(Gpu(gpu, "field.91")).value_or(0));
+  if (link >= links) return NVML_ERROR_INVALID_ARGUMENT;
+  int t = 0;
+  if (Gpu(gpu, "field." + std::to_string(id) + "." + std::to_string(link)) || link == 0) {
+    return FieldRead(gpu, id, link, value, &t);
+  }
+  if (!Gpu(gpu, "field." + std::to_string(id))) return NVML_ERROR_NOT_SUPPORTED;
+  *value = 0;
+  return NVML_SUCCESS;
+}
+
 nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t dev, unsigned link, int* state) {
   ENTER_DEV("nvmlDeviceGetNvLinkState", dev);
   unsigned long long v = 0;

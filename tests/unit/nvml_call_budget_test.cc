@@ -1,0 +1,111 @@
+// The NVML call budget per GPU: at most 30 calls per check (SampleNvml) and 15 per watch tick
+// (NvmlSession), on an NVML with nvmlDeviceGetFieldValues and on one without it (the fake's
+// minimal variant), counted by the fake library's own call counter. Without the batched fields
+// every fact still has a fallback: ECC mode through nvmlDeviceGetEccMode, NVLink state and
+// error counters through the per-link calls, spread over ticks (the slow cadence).
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "nvml/sampler.h"
+#include "nvml/session.h"
+#include "test_util.h"
+
+namespace gpudoctor {
+namespace {
+
+using std::chrono::milliseconds;
+
+std::string Lib(bool minimal) {
+  return std::string(GPUDOCTOR_BUILD_DIR) + (minimal ? "/tests/fake_nvml/minimal/libnvidia-ml.so.1"
+                                                     : "/tests/fake_nvml/libnvidia-ml.so.1");
+}
+
+// The fake's own per-GPU counter (gpu -1: every call).
+int FakeCount(bool minimal, int gpu) {
+  void* h = dlopen(Lib(minimal).c_str(), RTLD_NOW | RTLD_NOLOAD);
+  if (h == nullptr) return -1;
+  auto count = reinterpret_cast<int (*)(int)>(dlsym(h, "fake_nvml_call_count"));
+  return count ? count(gpu) : -1;
+}
+
+NvmlSampleOptions Options(bool minimal) {
+  NvmlSampleOptions o;
+  o.library_path = Lib(minimal);
+  o.window = milliseconds(30);
+  o.timeout = milliseconds(3000);
+  o.deadline = SteadyClock::now() + std::chrono::seconds(20);
+  return o;
+}
+
+void UseScenario(const std::string& name) {
+  setenv("FAKE_NVML_SCENARIO", testing::FixturePath("nvml/" + name).c_str(), 1);
+}
+
+class NvmlCallBudgetTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(NvmlCallBudgetTest, CheckStaysWithin30CallsPerGpu) {
+  bool minimal = GetParam();
+  for (const char* scenario : {"h100_healthy.scenario", "h100_busy.scenario"}) {
+    UseScenario(scenario);
+    GpuLayerFacts f = SampleNvml(Options(minimal));
+    ASSERT_EQ(f.nvml.state, NvmlState::kOk) << f.nvml.error;
+    ASSERT_EQ(f.gpus.size(), 8u);
+    for (const GpuFacts& g : f.gpus) {
+      EXPECT_LE(g.nvml_calls, 30) << scenario << " GPU " << g.index << " minimal=" << minimal;
+    }
+    EXPECT_EQ(FakeCount(minimal, 0), f.gpus[0].nvml_calls) << "our count agrees with the fake's";
+    std::printf("check %s minimal=%d: %d calls on GPU 0\n", scenario, minimal,
+                f.gpus[0].nvml_calls);
+    // The facts the batched fields give have their fallbacks.
+    const GpuFacts& g = f.gpus[0];
+    EXPECT_EQ(g.ecc_enabled, true);
+    EXPECT_EQ(g.first.ecc_dbe_volatile, 0u);
+    EXPECT_TRUE(g.power_mw.has_value());
+    EXPECT_EQ(g.persistence_on, true);
+  }
+}
+
+TEST_P(NvmlCallBudgetTest, WatchTickStaysWithin15CallsPerGpu) {
+  bool minimal = GetParam();
+  for (const char* scenario : {"h100_healthy.scenario", "h100_busy.scenario"}) {
+    UseScenario(scenario);
+    NvmlSession session(Options(minimal));
+    GpuLayerFacts t = session.Sample(SteadyClock::now() + std::chrono::seconds(10));
+    ASSERT_EQ(t.nvml.state, NvmlState::kOk) << t.nvml.error;
+    int worst = 0;
+    // Enough ticks for every slow-cadence read (per-link NVLink calls) to come round.
+    for (int tick = 0; tick < 200; ++tick) {
+      int before = FakeCount(minimal, 0);
+      t = session.Sample(SteadyClock::now() + std::chrono::seconds(10));
+      ASSERT_EQ(t.gpus.size(), 8u);
+      int fake = FakeCount(minimal, 0) - before;
+      EXPECT_EQ(fake, t.gpus[0].nvml_calls) << "tick " << tick;
+      for (const GpuFacts& g : t.gpus) {
+        EXPECT_LE(g.nvml_calls, 15)
+            << scenario << " tick " << tick << " GPU " << g.index << " minimal=" << minimal;
+        worst = std::max(worst, g.nvml_calls);
+      }
+    }
+    std::printf("tick %s minimal=%d: at most %d calls per GPU\n", scenario, minimal, worst);
+    const GpuFacts& g = t.gpus[0];
+    EXPECT_EQ(g.ecc_enabled, true);
+    EXPECT_EQ(g.persistence_on, true);
+    EXPECT_EQ(g.nvlink_count, 18);
+    ASSERT_EQ(g.nvlinks.size(), 18u);
+    EXPECT_EQ(g.nvlinks[17].active, true);
+    EXPECT_EQ(g.second.nvlink_replay_errors, 0u);
+    EXPECT_EQ(g.second.ecc_dbe_aggregate, 0u);
+    EXPECT_EQ(g.remap_failed, false);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(FieldValues, NvmlCallBudgetTest, ::testing::Values(false, true),
+                         [](const auto& info) {
+                           return info.param ? "WithoutFieldValues" : "WithFieldValues";
+                         });
+
+}  // namespace
+}  // namespace gpudoctor
