@@ -356,12 +356,12 @@ Result<std::unique_ptr<SqliteDb>> OpenStoreForWriting(const std::string& path, b
       return s;
     }
   }
-  init = std::string("PRAGMA application_id=" + std::to_string(kStoreApplicationId) +
-          ";PRAGMA user_version=" + std::to_string(kStoreSchemaVersion) +
-          ";INSERT OR REPLACE INTO meta VALUES('schema_version','" +
-          std::to_string(kStoreSchemaVersion) +
-          "');INSERT OR IGNORE INTO meta VALUES('created_unix_s','" +
-          std::to_string(static_cast<int64_t>(std::time(nullptr))) + "');COMMIT;";
+  init = "PRAGMA application_id=" + std::to_string(kStoreApplicationId) +
+         ";PRAGMA user_version=" + std::to_string(kStoreSchemaVersion) +
+         ";INSERT OR REPLACE INTO meta VALUES('schema_version','" +
+         std::to_string(kStoreSchemaVersion) +
+         "');INSERT OR IGNORE INTO meta VALUES('created_unix_s','" +
+         std::to_string(static_cast<int64_t>(std::time(nullptr))) + "');COMMIT;";
   if (Status s = d.Exec(init); !s.ok()) {
     (void)d.Exec("ROLLBACK");
     return s;
