@@ -7,7 +7,6 @@
 #include "core/input_file.h"
 #include "core/root_fs.h"
 #include "core/strings.h"
-
 #include "facts/gpu_facts.h"
 #include "fleet/finding_action.h"
 

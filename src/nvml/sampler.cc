@@ -31,6 +31,16 @@ constexpr int kMaxEventsDrained = 256;
 // NVML calls per GPU: at most this many in a check, and in a session tick (identity excluded).
 constexpr int kCheckBudget = 30;
 constexpr int kTickBudget = 15;
+// Calls a check keeps back for its second read, so that rates (ECC, replays, NVLink errors) and
+// the confirmation of a throttle reason are never what a busy GPU's first read crowds out: the
+// counter batch, or without the batch the two volatile ECC totals and the replay counter; one
+// more where the first read saw a throttle reason that the second must confirm.
+constexpr int kSecondReadReserve = 1;
+constexpr int kSecondReadReserveNoFields = 3;
+// A check without nvmlDeviceGetFieldValues reads the temperature thresholds only from this
+// temperature up: every NVIDIA data-centre GPU slows down at 80 C or more, and the thermal rule
+// judges a GPU within 5 C of its threshold.
+constexpr int kThresholdsMatterFromC = 70;
 // A session tick spends what its budget leaves on the slow-cadence reads of an NVML without
 // nvmlDeviceGetFieldValues (per-link NVLink state and counters, ECC aggregates, row remapper,
 // retired pages, power limit); a new round of them starts this long after the last one did.
@@ -213,15 +223,16 @@ class GpuSampler {
   }
 
   GpuFacts Run() {
-    budget_ = kCheckBudget;
+    budget_ = kCheckBudget - (NoFields() ? kSecondReadReserveNoFields : kSecondReadReserve);
     TimePoint t_start = SteadyClock::now();
     if (Handle()) {
       RegisterEvents();
-      Identity();
-      if (!Stop()) Limits();
+      Identity(/*with_vbios=*/false);
+      if (!Stop()) Limits(/*with_max_link=*/false);
       Publish();
       TimePoint t_first = SteadyClock::now();
       if (!Stop()) FirstSample();
+      if (FaultReason(f_.first.clock_event_reasons)) --budget_;
       Publish();
       if (!Stop() && Busy()) {
         if (Budget(2)) {
@@ -232,8 +243,9 @@ class GpuSampler {
       }
       if (!Stop()) std::this_thread::sleep_until(t_first + window_);
       TimePoint t_second = SteadyClock::now();
+      budget_ = kCheckBudget;
       if (!Stop()) SecondSample();
-      if (!Stop() && NoFields()) CheckTail();
+      if (!Stop()) CheckTail();
       if (!Stop()) f_.window_s = std::chrono::duration<double>(t_second - t_first).count();
       double total_ms =
           std::chrono::duration<double, std::milli>(SteadyClock::now() - t_start).count();
@@ -267,10 +279,10 @@ class GpuSampler {
   GpuFacts RunIdentity() {
     if (Handle()) {
       RegisterEvents();
-      Identity();
-      if (!Stop()) Limits();
+      Identity(/*with_vbios=*/true);
+      if (!Stop()) Limits(/*with_max_link=*/true);
       if (!Stop()) TemperatureLimits();
-      if (!Stop() && NoFields()) {
+      if (!Stop()) {
         f_.max_memory_clock_mhz = MaxClock(nvml::NVML_CLOCK_MEM);
         if (!Stop()) f_.max_graphics_clock_mhz = MaxClock(nvml::NVML_CLOCK_GRAPHICS);
       }
@@ -377,7 +389,7 @@ class GpuSampler {
     return TerminatedString(buf, size);
   }
 
-  void Identity() {
+  void Identity(bool with_vbios) {
     f_.name = ReadString(api().DeviceGetName, names().DeviceGetName, nvml::kDeviceNameBufferSize);
     if (Stop()) return;
     f_.uuid = ReadString(api().DeviceGetUuid, names().DeviceGetUuid, nvml::kDeviceUuidBufferSize);
@@ -396,8 +408,25 @@ class GpuSampler {
     }
     if (Stop()) return;
     PublishIdentity();
+    if (with_vbios) Vbios();
+  }
+
+  void Vbios() {
     f_.vbios = ReadString(api().DeviceGetVbiosVersion, names().DeviceGetVbiosVersion,
                           nvml::kDeviceVbiosVersionBufferSize);
+  }
+
+  // The maximum PCIe link, which the degradation rule compares a busy GPU's current link with.
+  void MaxPcieLink() {
+    if (auto g = ReadUint(api().DeviceGetMaxPcieLinkGeneration,
+                          names().DeviceGetMaxPcieLinkGeneration)) {
+      f_.pcie_max_gen = InRange(*g, 1, 7);
+    }
+    if (Stop()) return;
+    if (auto w = ReadUint(api().DeviceGetMaxPcieLinkWidth, names().DeviceGetMaxPcieLinkWidth);
+        w && ValidPcieWidth(*w)) {
+      f_.pcie_max_width = *w;
+    }
   }
 
   std::optional<uint32_t> ReadUint(nvmlReturn_t (*fn)(nvmlDevice_t, unsigned*),
@@ -447,18 +476,13 @@ class GpuSampler {
     }
   }
 
-  void Limits() {
+  // A check reads the maximum link only for a busy GPU (FirstSample): an idle one is not judged.
+  void Limits(bool with_max_link) {
     f_.max_sm_clock_mhz = MaxClock(nvml::NVML_CLOCK_SM);
     if (Stop()) return;
-    if (NoFields()) {
-      // ECC mode comes with the batch otherwise. The memory and graphics maxima, which no rule
-      // judges, are left to the end of a check (and to the identity of a session).
-      EccMode();
-    } else {
-      f_.max_memory_clock_mhz = MaxClock(nvml::NVML_CLOCK_MEM);
-      if (Stop()) return;
-      f_.max_graphics_clock_mhz = MaxClock(nvml::NVML_CLOCK_GRAPHICS);
-    }
+    // ECC mode comes with the batch otherwise. The memory and graphics maxima, which no rule
+    // judges, are left to the end of a check (and to the identity of a session).
+    if (NoFields()) EccMode();
     if (Stop()) return;
     int mode = -1;
     if (Ok(NVML_CALL(calls_, DeviceGetPersistenceMode, dev_, &mode),
@@ -467,15 +491,7 @@ class GpuSampler {
       f_.persistence_on = mode == 1;
     }
     if (Stop()) return;
-    if (auto g = ReadUint(api().DeviceGetMaxPcieLinkGeneration,
-                          names().DeviceGetMaxPcieLinkGeneration)) {
-      f_.pcie_max_gen = InRange(*g, 1, 7);
-    }
-    if (Stop()) return;
-    if (auto w = ReadUint(api().DeviceGetMaxPcieLinkWidth, names().DeviceGetMaxPcieLinkWidth);
-        w && ValidPcieWidth(*w)) {
-      f_.pcie_max_width = *w;
-    }
+    if (with_max_link) MaxPcieLink();
   }
 
   // Entries of the first batched read: counters, flags, NVLink count and per-link state, power.
@@ -849,9 +865,6 @@ class GpuSampler {
     f_.memory_clock_mhz = clock(nvml::NVML_CLOCK_MEM);
     Publish();
     if (Stop()) return;
-    if (!tick_mode_ && !NoFields()) f_.graphics_clock_mhz = clock(nvml::NVML_CLOCK_GRAPHICS);
-    Publish();
-    if (Stop()) return;
     f_.first.clock_event_reasons = ClockReasons();
     Publish();
     if (Stop()) return;
@@ -872,6 +885,11 @@ class GpuSampler {
     }
     Publish();
     if (Stop()) return;
+    if (!tick_mode_ && Busy() && Budget(2)) {  // an idle GPU's: at the end (CheckTail)
+      MaxPcieLink();
+      Publish();
+      if (Stop()) return;
+    }
 
     std::vector<nvmlFieldValue_t> batch = FirstBatch();
     bool batch_ok = api().DeviceGetFieldValues != nullptr && ReadBatch(batch);
@@ -927,7 +945,8 @@ class GpuSampler {
     }
     Publish();
     if (Stop()) return;
-    if (!tick_mode_) {  // per-boot: a session reads them once
+    bool cool = f_.temp_c && *f_.temp_c < kThresholdsMatterFromC;
+    if (!tick_mode_ && !(NoFields() && cool)) {  // per-boot: a session reads them once
       if (Budget(NoFields() ? 2 : 3)) {
         TemperatureLimits();
       } else {
@@ -941,12 +960,23 @@ class GpuSampler {
     if (batch_ok) NvLinks(batch, batch_ok);
   }
 
-  // The end of a check without the batch: what no rule needs first, as far as the budget goes.
+  // The end of a check: what no rule needs first, as far as the budget goes (without the batch:
+  // the lifetime ECC totals and the per-link NVLink calls; then the clocks only metrics show).
   void CheckTail() {
-    EccAggregatesFallback(f_.second);
+    if (!f_.pcie_max_gen && !f_.pcie_max_width && Budget(2)) MaxPcieLink();
     if (Stop()) return;
-    NvLinksPerCall();
+    if (Budget()) {
+      Vbios();
+    } else {
+      Defer();
+    }
     if (Stop()) return;
+    if (NoFields()) {
+      EccAggregatesFallback(f_.second);
+      if (Stop()) return;
+      NvLinksPerCall();
+      if (Stop()) return;
+    }
     auto clock = [&](auto read, int type, std::optional<uint32_t>& out) {
       if (Stop()) return;
       if (!Budget()) {
@@ -1531,10 +1561,16 @@ struct NvmlSession::State {
     std::shared_ptr<WorkerShared> shared;
     std::shared_ptr<PendingResult<TickOutcome>> pending;  // still in flight from a tick
     TimePoint started{};
-    // Remembered answers and slow-cadence reads; used by this GPU's one worker at a time.
+    // Remembered answers and slow-cadence reads; used by this GPU's one worker at a time. Each
+    // GPU has its own (ResetGpus): a copied Gpu would share its neighbour's.
     std::shared_ptr<GpuCarry> carry = std::make_shared<GpuCarry>();
   };
   std::vector<Gpu> gpus;
+
+  void ResetGpus(size_t n) {
+    gpus.clear();
+    gpus.resize(n);
+  }
 };
 
 NvmlSession::NvmlSession(NvmlSampleOptions options) : state_(std::make_unique<State>()) {
@@ -1593,7 +1629,7 @@ void NvmlSession::MaybeEnumerate(TimePoint deadline, GpuLayerFacts& facts) {
   std::vector<State::Gpu> old = std::move(st.gpus);
   std::vector<bool> taken(old.size(), false);
   std::vector<bool> assigned(e.entries.size(), false);
-  st.gpus.assign(e.entries.size(), State::Gpu{});
+  st.ResetGpus(e.entries.size());
   auto keep = [&](size_t i, size_t j) {
     taken[j] = assigned[i] = true;
     nvmlDevice_t dev = e.entries[i].dev;
@@ -1662,7 +1698,7 @@ GpuLayerFacts NvmlSession::Sample(TimePoint deadline) {
       if (init.status.state == NvmlState::kOk) {
         st.lib = init.lib;
         st.events = init.events;
-        st.gpus.assign(static_cast<size_t>(*init.status.device_count), State::Gpu{});
+        st.ResetGpus(static_cast<size_t>(*init.status.device_count));
         st.backoff = kInitBackoffMin;
       } else {
         st.next_init_try = SteadyClock::now() + st.backoff;

@@ -167,6 +167,31 @@ Status CheckStatusDocument(const json& doc) {
     Status s = CheckFinding(c, (*findings)[i], "findings[" + std::to_string(i) + "]");
     if (!s.ok()) return s;
   }
+  // The lifecycle's open episodes (watch's /api/v1/status; a check's document has none).
+  if (auto open = doc.find("open_findings"); open != doc.end() && !open->is_null()) {
+    if (Status s = c.List(*open, "open_findings", kMaxFindings); !s.ok()) return s;
+    for (size_t i = 0; i < open->size(); ++i) {
+      const json& e = (*open)[i];
+      std::string where = "open_findings[" + std::to_string(i) + "]";
+      if (!e.is_object()) return Bad(where, Shown(e) + " is not an object");
+      auto f = e.find("finding");
+      if (f == e.end()) return Bad(where + ".finding", "missing");
+      if (Status s = CheckFinding(c, *f, where + ".finding"); !s.ok()) return s;
+      for (const char* k : {"open_s", "opened"}) {
+        if (auto it = e.find(k); it != e.end() && !it->is_null()) {
+          if (Status s = c.Number(*it, where + "." + k); !s.ok()) return s;
+        }
+      }
+      for (const char* k : {"key", "state", "ack_note"}) {
+        if (auto it = e.find(k); it != e.end() && !it->is_null()) {
+          if (Status s = c.String(*it, where + "." + k); !s.ok()) return s;
+        }
+      }
+      if (auto it = e.find("acked"); it != e.end() && !it->is_boolean() && !it->is_null()) {
+        return Bad(where + ".acked", Shown(*it) + " is not true or false");
+      }
+    }
+  }
   if (auto gpus = doc.find("gpus"); gpus != doc.end() && !gpus->is_null()) {
     if (Status s = c.List(*gpus, "gpus", kMaxGpus); !s.ok()) return s;
     for (size_t i = 0; i < gpus->size(); ++i) {

@@ -226,6 +226,50 @@ void AddNetwork(std::vector<TopLine>& lines, const TopViewState& st, const json&
   }
 }
 
+// "3d04h", "2h05m", "4m10s", "12s".
+std::string Age(double s) {
+  if (!(s >= 0)) return "-";
+  auto n = static_cast<long long>(s);
+  char buf[32];
+  if (n >= 86400) {
+    std::snprintf(buf, sizeof buf, "%lldd%02lldh", n / 86400, n % 86400 / 3600);
+  } else if (n >= 3600) {
+    std::snprintf(buf, sizeof buf, "%lldh%02lldm", n / 3600, n % 3600 / 60);
+  } else if (n >= 60) {
+    std::snprintf(buf, sizeof buf, "%lldm%02llds", n / 60, n % 60);
+  } else {
+    std::snprintf(buf, sizeof buf, "%llds", n);
+  }
+  return buf;
+}
+
+// The lifecycle's open episodes (a watch daemon's status only): what is open, for how long,
+// whether someone acknowledged it and what to do, including what this tick no longer sees (an
+// Xid that needs a reset stays open after the log went quiet).
+void AddOpenFindings(std::vector<TopLine>& lines, const TopViewState& st, const json& open) {
+  if (!open.is_array()) return;
+  Add(lines, st, "OPEN " + std::to_string(open.size()) + "  (episodes: age, ack, action)",
+      TopStyle::kHeader);
+  if (open.empty()) Add(lines, st, "none open", TopStyle::kOk);
+  for (const json& e : open) {
+    const json& f = Field(e, "finding");
+    int r = SeverityRank(Str(f, "severity"));
+    std::string sev = r >= 3 ? "CRIT" : r == 2 ? "WARN" : "info";
+    std::string where;
+    if (auto g = FindingGpu(f)) where = " GPU" + std::to_string(*g);
+    if (!Str(f, "subject").empty()) where += " " + Str(f, "subject");
+    auto age = Num(e, "open_s");
+    const json& acked = Field(e, "acked");
+    std::string ack = acked.is_boolean() && acked.get<bool>() ? "  acked" : "";
+    std::string action = Str(f, "action").empty() ? "" : "  [" + Str(f, "action") + "]";
+    TopStyle style = ack.empty() && r >= 2 ? StyleForRank(r) : TopStyle::kDim;
+    Add(lines, st,
+        sev + " " + Str(f, "id") + where + "  open " + (age ? Age(*age) : "-") + ack + action +
+            "  " + Str(f, "summary"),
+        style);
+  }
+}
+
 }  // namespace
 
 std::string ThrottleReasonNames(uint64_t mask) {
@@ -334,6 +378,7 @@ std::vector<TopLine> BuildTopLines(const json& status, const TopViewState& st) {
       Add(lines, st, "     -> " + steps[0].get<std::string>(), TopStyle::kDim);
     }
   }
+  AddOpenFindings(lines, st, Field(status, "open_findings"));
   return lines;
 }
 

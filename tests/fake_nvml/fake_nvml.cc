@@ -191,6 +191,9 @@ std::optional<nvmlReturn_t> Enter(const char* symbol, int gpu) {
   g_total_calls.fetch_add(1);
   if (gpu >= 0 && gpu < kMaxGpus) g_gpu_calls[gpu].fetch_add(1);
   WriteCounts();
+  // FAKE_NVML_TRACE=1: every call on stderr, to see where a call budget goes.
+  static const bool trace = getenv("FAKE_NVML_TRACE") != nullptr;
+  if (trace) std::fprintf(stderr, "fake_nvml gpu%d %s\n", gpu, symbol);
   if (gpu < 0) {
     if (Sys("block") == std::string(symbol)) BlockForever();
     if (auto r = Num(Sys(std::string("return.") + symbol))) return static_cast<nvmlReturn_t>(*r);

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <thread>
 
+#include "watch/status_json.h"
 #include "watch_tick_util.h"
 
 namespace gpudoctor {
@@ -129,7 +130,15 @@ TEST_F(HttpServerTest, Endpoints) {
   r = client_->Get("/api/v1/status");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
-  EXPECT_EQ(r->body, RenderJson(tick_->report));
+  // The tick's report exactly as `check --json`, plus the lifecycle's open episodes.
+  EXPECT_EQ(r->body, RenderStatusJson(*tick_));
+  auto status = nlohmann::json::parse(r->body);
+  auto check = nlohmann::json::parse(RenderJson(tick_->report));
+  for (const auto& [key, value] : check.items()) EXPECT_EQ(status[key], value) << key;
+  ASSERT_TRUE(status["open_findings"].is_array());
+  ASSERT_EQ(status["open_findings"].size(), 2u);  // pending and resolved left out
+  EXPECT_EQ(status["open_findings"][0]["finding"]["id"], "gpu.ecc.dbe");  // worst first
+  EXPECT_GT(status["open_findings"][0]["open_s"].get<double>(), 0);
   r = client_->Get("/api/v1/findings");
   ASSERT_TRUE(r);
   auto j = nlohmann::json::parse(r->body);

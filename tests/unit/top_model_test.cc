@@ -5,7 +5,10 @@
 
 #include "cli/cli_options.h"
 #include "test_util.h"
+#include "tui/status_check.h"
 #include "tui/status_source.h"
+#include "watch/status_json.h"
+#include "watch_tick_util.h"
 
 namespace gpudoctor {
 namespace {
@@ -57,6 +60,47 @@ TEST(TopModelTest, ThermalNodeShowsEveryGpuAndMarksTheHotOne) {
       all.find("CRIT gpu.thermal  GPU 3: hardware thermal slowdown active\n     -> Check cooling"),
       std::string::npos)
       << all;
+}
+
+// Issue 17 §4: the lifecycle's open episodes, not only what the last tick saw: an Xid that needs
+// a reset is listed with its age and action after the tick stopped seeing it; an acknowledged
+// one says so and is drawn dim.
+TEST(TopModelTest, OpenEpisodesShowAgeAckAndAction) {
+  int64_t now_ms = 1764000060000 + 7500 * 1000;  // 2h05m after the episodes opened
+  auto tick = testing::MakeTick(now_ms);
+  tick->report.findings.clear();  // this tick sees nothing
+  tick->findings[0].last.id = "gpu.xid";
+  tick->findings[0].last.action = Action::kDrainReset;
+  tick->findings[1].acked = true;
+  tick->findings[1].acked_ms = now_ms - 1000;
+  json status = json::parse(RenderStatusJson(*tick));
+  ASSERT_TRUE(CheckStatusDocument(status).ok()) << CheckStatusDocument(status).ToString();
+  TopViewState st;
+  st.width = 160;
+  auto lines = BuildTopLines(status, st);
+  std::string all = Joined(lines);
+  EXPECT_NE(all.find("none: every layer looks healthy"), std::string::npos) << all;
+  const TopLine* header = LineStarting(lines, "OPEN 2");
+  ASSERT_NE(header, nullptr) << all;
+  const TopLine* xid = LineStarting(lines, "CRIT gpu.xid GPU1  open 2h05m  [drain_reset]");
+  ASSERT_NE(xid, nullptr) << all;
+  EXPECT_EQ(xid->style, TopStyle::kCrit);
+  const TopLine* acked = LineStarting(lines, "WARN host.disk.full");
+  ASSERT_NE(acked, nullptr) << all;
+  EXPECT_NE(acked->text.find("  acked"), std::string::npos) << acked->text;
+  EXPECT_EQ(acked->style, TopStyle::kDim);
+  // A check's document has no episodes: no OPEN section.
+  status.erase("open_findings");
+  EXPECT_EQ(LineStarting(BuildTopLines(status, st), "OPEN"), nullptr);
+  // A server's episode list is checked like its findings.
+  json bad = json::parse(RenderStatusJson(*tick));
+  bad["open_findings"][0]["open_s"] = "forever";
+  Status s = CheckStatusDocument(bad);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.ToString().find("open_findings[0].open_s"), std::string::npos) << s.ToString();
+  bad = json::parse(RenderStatusJson(*tick));
+  bad["open_findings"][1]["finding"]["severity"] = "fatal";
+  EXPECT_FALSE(CheckStatusDocument(bad).ok());
 }
 
 TEST(TopModelTest, EveryLineFitsANarrowTerminal) {
