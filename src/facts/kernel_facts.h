@@ -123,8 +123,14 @@ struct KernelLogFacts {
   uint64_t kmsg_overruns = 0;          // EPIPE: ring overwritten while reading
   uint64_t kmsg_records_lost = 0;      // sequence-number gaps
   int boots_seen = 0;                  // boot markers ("Linux version", "-- Boot") in the input
-  bool current_boot_only = false;      // older boots were discarded
-  bool stopped_at_deadline = false;    // reading stopped early (partial facts)
+  // "NVRM: loading NVIDIA UNIX ... Kernel Module <version>" lines (of the current boot, when
+  // current_boot_only): the driver was loaded, at boot or reloaded later (`rmmod`/`modprobe`,
+  // the usual GPU reset path). GPU driver events logged before the last load are history.
+  uint64_t driver_loads = 0;
+  LogTime last_driver_load;
+  std::string last_driver_load_version;  // "570.148.06"; "" when the line had none
+  bool current_boot_only = false;        // older boots were discarded
+  bool stopped_at_deadline = false;      // reading stopped early (partial facts)
 };
 
 }  // namespace gpudoctor

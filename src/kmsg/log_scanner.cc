@@ -396,6 +396,11 @@ void KernelLogScanner::FlushMismatch() {
 
 void KernelLogScanner::HandleNvrmLine(std::string_view msg, const LogTime& t,
                                       std::string_view line) {
+  if (StartsWith(msg, "NVRM: loading NVIDIA UNIX")) {
+    FlushMismatch();
+    OnDriverLoad(msg, t);
+    return;
+  }
   NvrmLine n = ParseNvrmLine(msg);
   if (mismatch_lines_ > 0) {
     // The report's continuation lines ("NVRM: this kernel module has the version ...") parse as
@@ -586,6 +591,28 @@ bool KernelLogScanner::HandleSignals(std::string_view msg, const LogTime& t,
   return false;
 }
 
+// "NVRM: loading NVIDIA UNIX x86_64 Kernel Module  570.148.06  Mon May  5 ..." and the open
+// module's "... Open Kernel Module for x86_64  570.158.01  Release Build ...": the version is the
+// first word of digits and dots.
+void KernelLogScanner::OnDriverLoad(std::string_view msg, const LogTime& t) {
+  ++facts_.driver_loads;
+  facts_.last_driver_load = t;
+  facts_.last_driver_load_version.clear();
+  for (size_t i = 0; i < msg.size();) {
+    size_t end = msg.find(' ', i);
+    std::string_view word = msg.substr(i, end == std::string_view::npos ? end : end - i);
+    bool version = word.size() >= 3 && word.size() <= 20 && word.find('.') != word.npos &&
+                   std::all_of(word.begin(), word.end(),
+                               [](char c) { return (c >= '0' && c <= '9') || c == '.'; });
+    if (version) {
+      facts_.last_driver_load_version = std::string(word);
+      break;
+    }
+    if (end == std::string_view::npos) break;
+    i = end + 1;
+  }
+}
+
 void KernelLogScanner::OnBoot() {
   FlushMismatch();
   ++facts_.boots_seen;
@@ -596,6 +623,9 @@ void KernelLogScanner::OnBoot() {
   if (options_.current_boot_only) {
     aggregator_.Clear();
     facts_.gpus.clear();
+    facts_.driver_loads = 0;
+    facts_.last_driver_load = LogTime{};
+    facts_.last_driver_load_version.clear();
   }
 }
 

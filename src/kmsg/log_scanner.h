@@ -70,6 +70,7 @@ class KernelLogScanner {
   bool HandleSignals(std::string_view msg, const LogTime& t, std::string_view line);
   void Observe(const KernelEvent& delta, const LogTime& t, std::string_view line);
   void OnBoot();
+  void OnDriverLoad(std::string_view msg, const LogTime& t);
 
   KernelLogScanOptions options_;
   std::string repaired_;

@@ -38,8 +38,13 @@ WatchDefaults WatchDefaultsFor(const CatalogueEntry& e) {
       "net.ib.port"};
   static constexpr std::string_view kLatched[] = {"gpu.xid", "driver.gsp_timeout",
                                                   "driver.init_failed", "pcie.aer", "hardware.mce"};
+  static constexpr std::string_view kClearedByDriverReload[] = {"gpu.xid", "driver.gsp_timeout",
+                                                                "driver.init_failed"};
   WatchDefaults d;
   for (auto id : kLatched) d.latched = d.latched || e.id == id;
+  for (auto id : kClearedByDriverReload) {
+    d.cleared_by_driver_reload = d.cleared_by_driver_reload || e.id == id;
+  }
   bool slow = e.layer == Layer::kResources || e.layer == Layer::kNetwork;
   for (auto id : kSlowGpuIds) slow = slow || e.id == id;
   if (slow) {

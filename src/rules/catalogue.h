@@ -43,12 +43,17 @@ struct CatalogueEntry {
 // Latched: findings raised from a kernel-log event (an Xid, a GSP timeout, a failed init, a fatal
 // AER or MCE) that does not go away when the log goes quiet. While their action takes the node out
 // (a reset or reboot is needed) they stay open until the node reboots or an operator acknowledges
-// them; a quiet log is not a repaired GPU.
+// them, or (an Xid, a GSP timeout, a failed init) the NVIDIA module is loaded again after it: a
+// quiet log is not a repaired GPU, a reloaded driver is a reset one.
 struct WatchDefaults {
   double for_s = 0;
   double resolve_after_s = 300;
   bool reboot_fixable = false;
   bool latched = false;
+  // A latched finding that a reload of the NVIDIA module resets (an Xid, a GSP timeout, a failed
+  // init): `watch` resolves it ("cleared_by_driver_reload") once the log shows the module loaded
+  // again after it was last seen (driver.reloaded). Not AER or MCE: those are the platform's.
+  bool cleared_by_driver_reload = false;
 };
 WatchDefaults WatchDefaultsFor(const CatalogueEntry& e);
 inline constexpr std::string_view kForSKey = "for_s";

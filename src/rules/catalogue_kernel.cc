@@ -149,6 +149,22 @@ const std::vector<CatalogueEntry>& KernelCatalogue() {
         "Reboot the node; if it recurs on this driver, try another driver branch or disable GSP "
         "only where NVIDIA supports it (NVreg_EnableGpuFirmware=0, pre-Blackwell)."},
        {}},
+      {"driver.reloaded",
+       Layer::kSoftware,
+       Severity::kInfo,
+       Action::kNone,
+       "NVIDIA driver reloaded after GPU errors",
+       "The kernel log shows the NVIDIA kernel module loaded again (`NVRM: loading NVIDIA UNIX "
+       "... Kernel Module`) after GPU driver events of this boot (Xids, a lost GPU, GSP timeouts, "
+       "failed inits, a library/module mismatch). Unloading and reloading the module is the usual "
+       "way a GPU is reset, so those earlier events are history: they no longer count as current "
+       "findings, and `watch` resolves their open episodes (`cleared_by_driver_reload`). What the "
+       "GPUs say now (NVML, the PCI bus) is judged as usual; an error that comes back after the "
+       "reload is a new finding.",
+       {"Confirm the GPUs answer: `nvidia-smi`, and that the job runs again.",
+        "If the same error returns after the reload, the reset did not help: drain and reboot, "
+        "then follow that finding's steps."},
+       {}},
       {"gpudoctor.kmsg.partial",
        Layer::kSoftware,
        Severity::kWarn,

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <ctime>
 #include <map>
+#include <optional>
 
 #include "core/strings.h"
 #include "facts/gpu_codes.h"
@@ -438,9 +439,88 @@ void LogCoverageFindings(const KernelLogFacts& k, std::vector<Finding>& out) {
   }
 }
 
+// GPU driver events that a reload of the NVIDIA module resets (the GPU reset path).
+bool ResetByDriverLoad(KernelEventKind kind) {
+  return kind == KernelEventKind::kXid || kind == KernelEventKind::kGpuLost ||
+         kind == KernelEventKind::kGspTimeout || kind == KernelEventKind::kDriverInitFailed ||
+         kind == KernelEventKind::kDriverMismatch;
+}
+
+// The module prints its "loading" banner at the end of its init, after probing the GPUs: what
+// the probe logs ("fallen off the bus", "probe routine failed") comes just before the banner and
+// belongs to the new load (tests/fixtures/real-logs/fallen_off_three_line.log: 0.13 s apart).
+// Only events that ended this long before the banner are history.
+constexpr int64_t kDriverLoadMarginUs = 30 * 1000000LL;
+
+// `a` more than the margin before `b` on a clock both have (boot-relative first); false when
+// unknown.
+bool LogTimeBefore(const LogTime& a, const LogTime& b) {
+  if (a.boot_us && b.boot_us) return *a.boot_us + kDriverLoadMarginUs < *b.boot_us;
+  if (a.wall_us && b.wall_us) return *a.wall_us + kDriverLoadMarginUs < *b.wall_us;
+  return false;
+}
+
+// The events of `k` that the last driver load made history: every line of them came well before.
+std::vector<const KernelEvent*> EventsBeforeDriverLoad(const KernelLogFacts& k) {
+  std::vector<const KernelEvent*> out;
+  if (k.driver_loads == 0 || k.last_driver_load.empty()) return out;
+  for (const auto& e : k.events) {
+    if (ResetByDriverLoad(e.kind) && LogTimeBefore(e.last, k.last_driver_load)) out.push_back(&e);
+  }
+  return out;
+}
+
+void DriverReloadedFinding(const KernelLogFacts& k, const std::vector<const KernelEvent*>& history,
+                           std::vector<Finding>& out) {
+  std::string what;
+  uint64_t lines = 0;
+  for (size_t i = 0; i < history.size(); ++i) {
+    const KernelEvent& e = *history[i];
+    lines += e.count;
+    if (i >= 5) continue;
+    std::string name = e.kind == KernelEventKind::kXid ? "Xid " + std::to_string(e.xid)
+                                                       : KernelEventKindName(e.kind);
+    what += (what.empty() ? "" : ", ") + name + (e.subject.empty() ? "" : " on " + e.subject);
+  }
+  if (history.size() > 5) what += ", ...";
+  std::string version = k.last_driver_load_version.empty()
+                            ? std::string()
+                            : " (" + Sanitize(k.last_driver_load_version, 40) + ")";
+  Finding f = MakeFinding("driver.reloaded", Severity::kInfo,
+                          "the NVIDIA driver" + version + " was loaded again at " +
+                              FormatLogTime(k.last_driver_load) + ", after " +
+                              std::to_string(lines) + " GPU driver event line(s) (" + what +
+                              "): those are history, the GPUs were reset");
+  f.Add("reloaded_at", FormatLogTime(k.last_driver_load));
+  if (k.last_driver_load.boot_us) {
+    f.Add("reloaded_at_boot_s", static_cast<double>(*k.last_driver_load.boot_us) / 1e6);
+  }
+  f.Add("driver_version", Sanitize(k.last_driver_load_version, 40));
+  f.Add("driver_loads", k.driver_loads);
+  f.Add("earlier_events", static_cast<uint64_t>(history.size()));
+  f.Add("earlier_lines", lines);
+  out.push_back(std::move(f));
+}
+
 }  // namespace
 
-void KernelRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out) {
+void KernelRules(const Snapshot& snap_in, const Thresholds& t, std::vector<Finding>& out) {
+  // Events before the last driver load are history: judged without them, named in one finding.
+  std::vector<const KernelEvent*> history = EventsBeforeDriverLoad(snap_in.kernel);
+  std::optional<Snapshot> pruned;
+  if (!history.empty()) {
+    DriverReloadedFinding(snap_in.kernel, history, out);
+    pruned = snap_in;
+    auto& ev = pruned->kernel.events;
+    const KernelLogFacts& k = snap_in.kernel;
+    ev.erase(std::remove_if(ev.begin(), ev.end(),
+                            [&](const KernelEvent& e) {
+                              return ResetByDriverLoad(e.kind) &&
+                                     LogTimeBefore(e.last, k.last_driver_load);
+                            }),
+             ev.end());
+  }
+  const Snapshot& snap = pruned ? *pruned : snap_in;
   const KernelLogFacts& k = snap.kernel;
   std::vector<GpuBusEntry> gpus = KernelGpuTable(snap);
   NvmlXidFindings(snap, gpus, out);

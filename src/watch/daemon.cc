@@ -153,6 +153,9 @@ std::shared_ptr<const TickResult> WatchDaemon::Tick() {
   in.mono_ms = result->mono_ms;
   in.boot_id = result->boot_id;
   in.previous_boot_id = last_boot_id_.empty() ? stored_boot_id_ : last_boot_id_;
+  if (const LogTime& load = report.snapshot.kernel.last_driver_load; load.wall_us) {
+    in.driver_loaded_ms = *load.wall_us / 1000;
+  }
   LifecycleOutput out = StepLifecycle(in, Thresholds(settings_->thresholds));
   tracked_ = out.tracked;
   result->findings = std::move(out.tracked);

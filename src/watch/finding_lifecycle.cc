@@ -68,14 +68,16 @@ struct Timing {
   int64_t resolve_ms;
   bool reboot_fixable;
   bool latched = false;
+  bool cleared_by_driver_reload = false;
 };
 
 Timing TimingFor(const std::string& id, const Thresholds& th) {
   const CatalogueEntry* e = FindCatalogueEntry(id);
   if (e == nullptr) return {0, 300 * 1000, false};  // unknown ids: open at once, default hysteresis
+  WatchDefaults d = WatchDefaultsFor(*e);
   return {static_cast<int64_t>(th.Get(id, kForSKey) * 1000),
-          static_cast<int64_t>(th.Get(id, kResolveAfterSKey) * 1000),
-          WatchDefaultsFor(*e).reboot_fixable, WatchDefaultsFor(*e).latched};
+          static_cast<int64_t>(th.Get(id, kResolveAfterSKey) * 1000), d.reboot_fixable, d.latched,
+          d.cleared_by_driver_reload};
 }
 
 void ApplyEscalationSteps(TrackedFinding& t) {
@@ -183,8 +185,15 @@ LifecycleOutput StepLifecycle(const LifecycleInput& in, const Thresholds& th) {
       t.resolved_ms = now;
       t.resolution = "cleared_by_reboot";
       emit(TransitionKind::kResolved, t);
+    } else if (timing.cleared_by_driver_reload && in.driver_loaded_ms > t.last_seen_ms) {
+      // The module was loaded again after the last sighting: the GPUs were reset.
+      t.state = FindingState::kResolved;
+      t.resolved_ms = now;
+      t.resolution = "cleared_by_driver_reload";
+      emit(TransitionKind::kResolved, t);
     } else if (timing.latched && NeedsNodeOutOfService(t.last.action) && !t.acked) {
-      // A quiet log is not a repaired GPU: held open until a reboot or an acknowledgement.
+      // A quiet log is not a repaired GPU: held open until a reboot, a driver reload or an
+      // acknowledgement.
     } else if (since(t.last_seen_ms, t.last_seen_mono_ms) >= timing.resolve_ms) {
       t.state = FindingState::kResolved;
       t.resolved_ms = now;

@@ -9,7 +9,9 @@
 //   [finding."ID"] for_s), then opens; severity may change while open.
 // - It resolves after it has been clear for resolve_after_s (hysteresis), except a latched one
 //   (WatchDefaults::latched: an Xid and other kernel-log events) whose action needs a reset or
-//   reboot: it stays open until the node reboots or it is acknowledged.
+//   reboot: it stays open until the node reboots or it is acknowledged, or (WatchDefaults::
+//   cleared_by_driver_reload) the NVIDIA module was loaded again after it was last seen, which
+//   resolves it with "cleared_by_driver_reload".
 // - A new boot id closes open findings whose rule is reboot-fixable with "cleared_by_reboot"
 //   when they do not fire on the first tick after the reboot; the same key coming back after
 //   2 reboots escalates (next steps for reseat, swap test, RMA are appended).
@@ -35,6 +37,9 @@ struct LifecycleInput {
   int64_t mono_ms = 0;  // steady clock: what for_s / resolve_after_s are measured on; 0 unknown
   std::string boot_id;
   std::string previous_boot_id;  // empty on the daemon's first tick
+  // Wall-clock ms of the NVIDIA module's last load this boot (KernelLogFacts::last_driver_load);
+  // 0 unknown. Latched findings it resets, last seen before it, resolve.
+  int64_t driver_loaded_ms = 0;
 };
 
 struct LifecycleOutput {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -131,6 +132,71 @@ TEST(WatchE2eTest, FaultInjectedMidRunOpensAndResolvesInHistory) {
   bool hot = false;
   for (const auto& p : series["points"]) hot = hot || p[1].get<double>() >= 88;
   EXPECT_TRUE(hot) << m.out;
+}
+
+// Issue 17 §4 on the running daemon: an Xid whose action takes the node out stays open while the
+// log is quiet; the NVIDIA module loaded again after it (the GPU reset path) resolves it with
+// "cleared_by_driver_reload", and the next check names the reload. The ring is a regular file
+// at the rootfs's /dev/kmsg, tailed as /dev/kmsg is, with stamps on this boot's monotonic clock.
+TEST(WatchE2eTest, DriverReloadResolvesTheLatchedXid) {
+  TempDir dir;
+  timespec mono{};
+  clock_gettime(CLOCK_MONOTONIC, &mono);
+  auto usec = [&](double offset_s) {
+    return std::to_string(static_cast<int64_t>((mono.tv_sec + offset_s) * 1000000));
+  };
+  dir.Write("root/dev/kmsg",
+            "6,1,0,-;Linux version 6.8.0-51-generic (buildd@lcy02-amd64-025)\n"
+            "6,2," +
+                usec(-600) +
+                ",-;NVRM: loading NVIDIA UNIX x86_64 Kernel Module  570.148.06  Mon May  5 "
+                "11:36:21 UTC 2025\n"
+                "4,3," +
+                usec(-120) +
+                ",-;NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has "
+                "fallen off the bus.\n");
+  std::vector<std::string> args = {"watch",
+                                   "--interval",
+                                   "0.3",
+                                   "--db",
+                                   dir.path() + "/history.db",
+                                   "--probes",
+                                   "kmsg",
+                                   "--path.rootfs",
+                                   dir.path() + "/root"};
+  std::string scenario = dir.path() + "/none.scenario";
+  Daemon d = Start(args, scenario, dir.path() + "/err.log");
+  std::this_thread::sleep_for(milliseconds(2000));
+  {
+    std::ofstream ring(dir.path() + "/root/dev/kmsg", std::ios::app);
+    ring << "6,4," << usec(30)
+         << ",-;NVRM: loading NVIDIA UNIX x86_64 Kernel Module  570.158.01  Release Build  "
+            "(dvs-builder@U22-I3-B10-02-5)  Mon Jun  2 13:13:04 UTC 2025\n";
+  }
+  std::this_thread::sleep_for(milliseconds(1500));
+  kill(d.pid, SIGTERM);
+  EXPECT_EQ(d.Wait(std::chrono::seconds(10)), 0);
+  std::string log = testing::ReadFileOrDie(dir.path() + "/err.log");
+  EXPECT_NE(log.find("opened gpu.xid"), std::string::npos) << log;
+  EXPECT_NE(log.find("resolved gpu.xid"), std::string::npos) << log;
+
+  auto h = RunGpudoctor({"history", "--db", dir.path() + "/history.db", "--findings", "--json"});
+  ASSERT_EQ(h.exit_code, 0) << h.err;
+  auto j = nlohmann::json::parse(h.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << h.out;
+  const nlohmann::json* xid = nullptr;
+  for (const auto& f : j.is_array() ? j : j["findings"]) {
+    if (f["finding"]["id"] == "gpu.xid") xid = &f;
+  }
+  ASSERT_NE(xid, nullptr) << j.dump(2);
+  EXPECT_EQ((*xid)["state"], "resolved") << xid->dump(2);
+  EXPECT_EQ((*xid)["resolution"], "cleared_by_driver_reload") << xid->dump(2);
+
+  auto c =
+      RunGpudoctor({"check", "--json", "--probes", "kmsg", "--path.rootfs", dir.path() + "/root"});
+  EXPECT_EQ(c.exit_code, 0) << c.out;
+  EXPECT_NE(c.out.find("\"driver.reloaded\""), std::string::npos) << c.out;
+  EXPECT_EQ(c.out.find("\"gpu.xid\""), std::string::npos) << c.out;
 }
 
 // NvmlSession re-enumeration in the running daemon: the device count drops (GPUs 4-7 gone) and

@@ -438,6 +438,76 @@ const Finding* FindFinding(const std::vector<Finding>& v, const std::string& id,
   return nullptr;
 }
 
+// Issue 17 §4: a reload of the NVIDIA module (the GPU reset path: rmmod, nvidia-smi -r,
+// modprobe) makes the GPU driver events before it history; what the probe of the new load logs
+// just before its banner is current (the real log fallen_off_three_line.log).
+TEST(KmsgRulesTest, DriverReloadMakesEarlierGpuEventsHistory) {
+  auto judge = [](const std::string& text) {
+    KernelLogScanner s(KernelLogScanOptions{});
+    s.ScanText(text);
+    Snapshot snap;
+    snap.kernel = s.Finish();
+    std::vector<Finding> out;
+    KernelRules(snap, Thresholds{}, out);
+    return std::make_pair(snap.kernel, out);
+  };
+  auto has = [](const std::vector<Finding>& fs, const std::string& id) -> const Finding* {
+    for (const auto& f : fs) {
+      if (f.id == id) return &f;
+    }
+    return nullptr;
+  };
+  const std::string boot =
+      "[    6.2] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  570.148.06  Mon May  5 "
+      "11:36:21 UTC 2025\n";
+  const std::string xid =
+      "[  100.0] NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen "
+      "off the bus.\n";
+  const std::string reload =
+      "[  900.5] NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  570.158.01  Release "
+      "Build  (dvs-builder@U22-I3-B10-02-5)  Mon Jun  2 13:13:04 UTC 2025\n";
+
+  // Without a reload the Xid is current.
+  auto [k0, before] = judge(boot + xid);
+  EXPECT_EQ(k0.driver_loads, 1u);
+  EXPECT_EQ(k0.last_driver_load_version, "570.148.06");
+  ASSERT_NE(has(before, "gpu.xid"), nullptr);
+  EXPECT_EQ(has(before, "driver.reloaded"), nullptr) << "the boot's own load is not a reload";
+
+  // Reloaded 800 s later: the Xid and the lost GPU are history, named in one info finding.
+  auto [k1, after] = judge(boot + xid + reload);
+  EXPECT_EQ(k1.driver_loads, 2u);
+  EXPECT_EQ(k1.last_driver_load_version, "570.158.01");
+  EXPECT_EQ(has(after, "gpu.xid"), nullptr);
+  EXPECT_EQ(has(after, "gpu.lost"), nullptr);
+  const Finding* r = has(after, "driver.reloaded");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->severity, Severity::kInfo);
+  EXPECT_EQ(r->action, Action::kNone);
+  EXPECT_NE(r->summary.find("Xid 79 on"), std::string::npos) << r->summary;
+  EXPECT_NE(r->summary.find("570.158.01"), std::string::npos) << r->summary;
+
+  // The same Xid again after the reload is a new, current finding.
+  auto [k2, again] = judge(boot + xid + reload +
+                           "[ 1000.0] NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', "
+                           "name=<unknown>, GPU has fallen off the bus.\n");
+  ASSERT_NE(has(again, "gpu.xid"), nullptr);
+
+  // What the new load's probe logs just before its banner belongs to it.
+  auto [k3, probe] =
+      judge(testing::ReadFileOrDie(testing::FixturePath("real-logs/fallen_off_three_line.log")));
+  EXPECT_EQ(k3.driver_loads, 1u);
+  EXPECT_NE(has(probe, "gpu.lost"), nullptr);
+  EXPECT_EQ(has(probe, "driver.reloaded"), nullptr);
+
+  // A new boot in the same input starts the count again (current boot only).
+  KernelLogScanOptions o;
+  o.current_boot_only = true;
+  KernelLogScanner s(o);
+  s.ScanText(boot + xid + reload + "[    0.0] Linux version 6.8.0 (buildd@lcy02)\n");
+  EXPECT_EQ(s.Finish().driver_loads, 0u);
+}
+
 TEST(KmsgRulesTest, XidFindingsCarrySeverityGpuAndEvidence) {
   auto out = RulesOn("dmesg_r535_h100.log");
   const Finding* x48 = FindFinding(out, "gpu.xid", "Xid 48 ");

@@ -30,8 +30,10 @@ class Driver {
  public:
   explicit Driver(Thresholds th = Thresholds()) : th_(std::move(th)) {}
   std::vector<FindingTransition> Tick(int64_t t_s, std::vector<Finding> fired,
-                                      const std::string& boot = "boot-a") {
+                                      const std::string& boot = "boot-a",
+                                      int64_t driver_loaded_s = 0) {
     LifecycleInput in;
+    in.driver_loaded_ms = driver_loaded_s * 1000;
     in.tracked = tracked_;
     in.fired = std::move(fired);
     in.now_ms = t_s * 1000;
@@ -313,6 +315,32 @@ TEST(LifecycleLatchTest, ResetNeedingXidStaysOpenUntilRebootOrAck) {
   r.Tick(4100, {}, "boot-b");
   EXPECT_EQ(r.Find("gpu.xid")->state, FindingState::kResolved);
   EXPECT_EQ(r.Find("gpu.xid")->resolution, "cleared_by_reboot");
+}
+
+// Issue 17 §4: a reload of the NVIDIA module after the Xid was last seen resets the GPU: the
+// latched episode resolves ("cleared_by_driver_reload"); an AER (the platform's) stays.
+TEST(LifecycleLatchTest, DriverReloadAfterTheXidResolvesIt) {
+  Finding xid = GpuFinding("gpu.xid", "1654921000123");
+  xid.action = Action::kDrainReset;
+  Finding aer = GpuFinding("pcie.aer", "1654921000123");
+  aer.action = Action::kInspectHardware;
+  Driver d;
+  d.Tick(0, {xid, aer}, "boot-a", /*driver_loaded_s=*/-1000);  // the boot's own load
+  d.Tick(60, {}, "boot-a", -1000);
+  ASSERT_EQ(d.Find("gpu.xid")->state, FindingState::kOpen);
+  auto tr = d.Tick(600, {}, "boot-a", /*driver_loaded_s=*/500);  // reloaded at 500 s
+  ASSERT_EQ(tr.size(), 1u);
+  EXPECT_EQ(tr[0].finding.last.id, "gpu.xid");
+  EXPECT_EQ(tr[0].kind, TransitionKind::kResolved);
+  EXPECT_EQ(d.Find("gpu.xid")->resolution, "cleared_by_driver_reload");
+  EXPECT_EQ(d.Find("pcie.aer")->state, FindingState::kOpen);
+
+  // An Xid seen after the reload is not cleared by it.
+  Driver e;
+  e.Tick(0, {xid}, "boot-a", 0);
+  e.Tick(700, {xid}, "boot-a", 500);  // fires again after the reload
+  e.Tick(800, {}, "boot-a", 500);
+  EXPECT_EQ(e.Find("gpu.xid")->state, FindingState::kOpen);
 }
 
 }  // namespace
