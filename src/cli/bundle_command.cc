@@ -14,6 +14,7 @@
 #include "config/config.h"
 #include "core/hostname.h"
 #include "core/input_file.h"
+#include "core/version.h"
 #include "report/report.h"
 #include "watch/http_server.h"
 

@@ -49,9 +49,6 @@ int PlanMain(int argc, const char* const* argv);
 int FleetCommand(const CliOptions& options);   // fleet_command.cc (many nodes)
 int BundleCommand(const CliOptions& options);  // bundle_command.cc (support archive)
 
-// "0.1.0" (main_dispatch.cc).
-const char* GpudoctorVersion();
-
 // check --slurm / --npd (sched_modes.cc): act on the findings per the scheduler's contract
 // instead of printing the report. tool_error non-empty = the check could not run.
 bool InSchedulerMode(const CliOptions& options);

@@ -12,12 +12,11 @@
 #include "core/input_file.h"
 #include "core/strings.h"
 #include "core/terminal_text.h"
+#include "core/version.h"
 #include "probes/registry.h"
 
 namespace gpudoctor {
 namespace {
-
-constexpr const char* kVersion = "0.1.0";
 
 struct CommandEntry {
   std::string_view name;
@@ -46,7 +45,7 @@ int Dispatch(int argc, char** argv) {
                           Sanitize(o.command, 40) + "'");
   }
   if (o.version || o.command == "version") {
-    std::printf("gpudoctor %s\n", kVersion);
+    std::printf("gpudoctor %s (%s)\n", GpudoctorVersion(), GpudoctorRevision());
     return 0;
   }
   if (o.help || o.command == "help") {
@@ -64,8 +63,6 @@ int Dispatch(int argc, char** argv) {
 }
 
 }  // namespace
-
-const char* GpudoctorVersion() { return kVersion; }
 
 int CouldNotRun(const std::string& message) {
   // Messages quote paths, flags and outside text: one line, no terminal controls.

@@ -20,6 +20,18 @@ const char* LayerName(Layer layer) {
   return "unknown";
 }
 
+const char* AlertSeverityName(Severity sev) {
+  switch (sev) {
+    case Severity::kCrit:
+      return "critical";
+    case Severity::kWarn:
+      return "warning";
+    case Severity::kInfo:
+      break;
+  }
+  return "info";
+}
+
 const char* SeverityName(Severity sev) {
   switch (sev) {
     case Severity::kInfo:

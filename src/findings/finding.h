@@ -33,6 +33,9 @@ enum class Action {
 
 const char* LayerName(Layer layer);      // "network", "hardware", "software", "resources"
 const char* SeverityName(Severity sev);  // "info", "warn", "crit"
+// The Prometheus/Alertmanager convention for the `severity` label: "info", "warning", "critical"
+// (alerts from the built-in notifier and from deploy/prometheus use the same words).
+const char* AlertSeverityName(Severity sev);
 std::optional<Severity> ParseSeverity(std::string_view s);
 const char* ActionName(Action a);  // "none", "watch", "fix_config", ..., "inspect_hardware"
 std::optional<Action> ParseAction(std::string_view s);

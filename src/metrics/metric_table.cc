@@ -608,6 +608,32 @@ const MetricInfo kFindingActive = {
     "gpudoctor_finding_active", G,
     "1 for every open finding (after its for_s); one alert rule can page on any finding.",
     "id,severity,layer,action", ""};
+const MetricInfo kFindingSeverity = {
+    "gpudoctor_finding_severity", G,
+    "Severity of every open finding: 1 info, 2 warn, 3 crit. No severity or action label, so a "
+    "finding that flips between warn and crit stays one series (an alert's for: keeps running).",
+    "id,layer", ""};
+const MetricInfo kFindingAcknowledged = {
+    "gpudoctor_finding_acknowledged", G,
+    "1 for an open finding an operator acknowledged (gpudoctor ack), else 0; labels as "
+    "gpudoctor_finding_severity, for alert rules to leave it out.",
+    "id,layer", ""};
+const MetricInfo kFindingSilenced = {
+    "gpudoctor_finding_silenced", G,
+    "1 for an open finding under a silence (gpudoctor silence), else 0; labels as "
+    "gpudoctor_finding_severity.",
+    "id,layer", ""};
+const MetricInfo kBuildInfo = {
+    "gpudoctor_build_info", G,
+    "Always 1; the gpudoctor version, source revision and the NVIDIA driver version in labels.",
+    "version,revision,driver_version", ""};
+const MetricInfo kLastTickTimestampSeconds = {
+    "gpudoctor_last_tick_timestamp_seconds", G,
+    "Unix time at which the tick being served started. Older than a few intervals while the "
+    "scrape answers (up == 1): the daemon's ticks are stuck.",
+    "", ""};
+const MetricInfo kTickIntervalSeconds = {"gpudoctor_tick_interval_seconds", G,
+                                         "The daemon's configured tick interval.", "", ""};
 const MetricInfo kProbeSuccess = {"gpudoctor_probe_success", G,
                                   "1 when the probe's last run was ok or skipped.", "probe", ""};
 const MetricInfo kProbeDurationSeconds = {"gpudoctor_probe_duration_seconds", G,
@@ -636,6 +662,12 @@ std::vector<const MetricInfo*> AllMetrics() {
   add(IbPortFieldTable());
   add(TargetFieldTable());
   out.push_back(&kFindingActive);
+  out.push_back(&kFindingSeverity);
+  out.push_back(&kFindingAcknowledged);
+  out.push_back(&kFindingSilenced);
+  out.push_back(&kBuildInfo);
+  out.push_back(&kLastTickTimestampSeconds);
+  out.push_back(&kTickIntervalSeconds);
   out.push_back(&kProbeSuccess);
   out.push_back(&kProbeDurationSeconds);
   return out;

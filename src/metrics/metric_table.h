@@ -125,14 +125,20 @@ const std::vector<FieldDescriptor<TemperatureSensor>>& TemperatureSensorFieldTab
 
 // Metrics computed from more than one field (throttle reasons per bit, Xid counts per code,
 // finding and probe states) are described here so docs and /metrics list them too.
-extern const MetricInfo kGpuThrottleActive;     // {reason}, 1 when that clock event reason is set
-extern const MetricInfo kGpuXidErrorsTotal;     // {xid}, kernel-log Xid lines for this GPU
-extern const MetricInfo kGpuInfo;               // 1, identity in labels (serial, vbios, driver)
-extern const MetricInfo kGpuLost;               // 1 when NVML reports the GPU lost
-extern const MetricInfo kGpuHung;               // 1 when an NVML call on the GPU hung
-extern const MetricInfo kFindingActive;         // {id, severity, layer}
-extern const MetricInfo kProbeSuccess;          // {probe}
-extern const MetricInfo kProbeDurationSeconds;  // {probe}
+extern const MetricInfo kGpuThrottleActive;    // {reason}, 1 when that clock event reason is set
+extern const MetricInfo kGpuXidErrorsTotal;    // {xid}, kernel-log Xid lines for this GPU
+extern const MetricInfo kGpuInfo;              // 1, identity in labels (serial, vbios, driver)
+extern const MetricInfo kGpuLost;              // 1 when NVML reports the GPU lost
+extern const MetricInfo kGpuHung;              // 1 when an NVML call on the GPU hung
+extern const MetricInfo kFindingActive;        // {id, severity, layer, action}
+extern const MetricInfo kFindingSeverity;      // {id, layer}: 1 info, 2 warn, 3 crit
+extern const MetricInfo kFindingAcknowledged;  // {id, layer}: 1 when acked
+extern const MetricInfo kFindingSilenced;      // {id, layer}: 1 while silenced
+extern const MetricInfo kBuildInfo;            // {version, revision, driver_version}: 1
+extern const MetricInfo kLastTickTimestampSeconds;  // unix s of the served tick
+extern const MetricInfo kTickIntervalSeconds;       // configured interval (s)
+extern const MetricInfo kProbeSuccess;              // {probe}
+extern const MetricInfo kProbeDurationSeconds;      // {probe}
 
 // Every metric gpudoctor can export, table order (docs/metrics.md is generated from it).
 std::vector<const MetricInfo*> AllMetrics();

@@ -87,6 +87,8 @@ std::string CatalogueMarkdown() {
     md += "\n";
     for (const auto* e : Catalogue()) {
       if (e->layer != layer) continue;
+      // An anchor named by the id: alerts link here (runbook_url: docs/findings.md#ID).
+      md += "\n<a id=\"" + std::string(e->id) + "\"></a>\n";
       md += "\n### `" + std::string(e->id) + "` — " + std::string(e->title) + "\n\n";
       md += "Severity up to **" + std::string(SeverityName(e->max_severity)) + "**. Action: **" +
             std::string(ActionName(e->action)) + "**" +

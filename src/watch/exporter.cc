@@ -6,6 +6,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "core/version.h"
+
 namespace gpudoctor {
 
 std::string EscapeLabelValue(std::string_view v) {
@@ -122,7 +124,70 @@ std::string RenderMetrics(const TickResult& tick, const ExporterOptions& options
     return l;
   };
 
+  // A finding's identity without the labels that change while it stays open.
+  auto finding_identity = [&](const Finding& d) {
+    int gpu = d.gpu && d.gpu->index ? *d.gpu->index : -1;
+    Labels l = {{"id", d.id}, {"layer", LayerName(d.layer)}};
+    Labels id = identity(gpu);
+    l.insert(l.end(), id.begin(), id.end());
+    if (gpu < 0 && d.gpu) {  // a GPU known only by bus id or uuid (lost at enumeration)
+      l.emplace_back("pci_bus_id", d.gpu->pci_bus_id);
+      l.emplace_back("uuid", d.gpu->uuid);
+    }
+    if (!d.subject.empty()) l.emplace_back("subject", d.subject);
+    return l;
+  };
+  auto finding_state = [&](const MetricInfo* info, auto value) {
+    AppendHeader(out, info->name, info->help, MetricTypeName(info->type));
+    for (const TrackedFinding& f : tick.findings) {
+      if (f.state != FindingState::kOpen) continue;
+      AppendSample(out, info->name, finding_identity(f.last), value(f));
+    }
+  };
+
   for (const MetricInfo* info : AllMetrics()) {
+    if (info == &kFindingSeverity) {
+      finding_state(info, [](const TrackedFinding& f) {
+        return f.last.severity == Severity::kCrit   ? 3.0
+               : f.last.severity == Severity::kWarn ? 2.0
+                                                    : 1.0;
+      });
+      continue;
+    }
+    if (info == &kFindingAcknowledged) {
+      finding_state(info, [](const TrackedFinding& f) { return f.acked ? 1.0 : 0.0; });
+      continue;
+    }
+    if (info == &kFindingSilenced) {
+      finding_state(info, [&](const TrackedFinding& f) {
+        return f.silenced_until_ms > tick.unix_ms ? 1.0 : 0.0;
+      });
+      continue;
+    }
+    if (info == &kBuildInfo) {
+      AppendHeader(out, info->name, info->help, MetricTypeName(info->type));
+      AppendSample(out, info->name,
+                   {{"version", GpudoctorVersion()},
+                    {"revision", GpudoctorRevision()},
+                    {"driver_version", snap.gpu.driver.driver_version.empty()
+                                           ? snap.gpu.driver.kernel_module_version
+                                           : snap.gpu.driver.driver_version},
+                    {"hostname", hostname}},
+                   1);
+      continue;
+    }
+    if (info == &kLastTickTimestampSeconds) {
+      AppendHeader(out, info->name, info->help, MetricTypeName(info->type));
+      AppendSample(out, info->name, {{"hostname", hostname}},
+                   static_cast<double>(tick.unix_ms) / 1000.0);
+      continue;
+    }
+    if (info == &kTickIntervalSeconds) {
+      if (options.interval_s <= 0) continue;
+      AppendHeader(out, info->name, info->help, MetricTypeName(info->type));
+      AppendSample(out, info->name, {{"hostname", hostname}}, options.interval_s);
+      continue;
+    }
     if (info == &kFindingActive) {
       AppendHeader(out, info->name, info->help, MetricTypeName(info->type));
       for (const TrackedFinding& f : tick.findings) {

@@ -4,8 +4,12 @@
 // Families come in AllMetrics() order, each with one # HELP and one # TYPE line, followed by its
 // samples. Identity labels: `hostname` on every sample; GPU samples add `gpu` (NVML index),
 // `uuid`, `pci_bus_id`, `model`; then the point's own labels (reason, xid, nic, target, mount...).
-// Every open TrackedFinding becomes gpudoctor_finding_active{id,severity,layer,gpu,...} 1 (its
-// HELP/TYPE are always written, so absent() works with no finding open). With dcgm_compat the
+// Every open TrackedFinding becomes gpudoctor_finding_active{id,severity,layer,action,gpu,...} 1
+// (its HELP/TYPE are always written, so absent() works with no finding open), and
+// gpudoctor_finding_severity / _acknowledged / _silenced {id,layer,gpu,...}: the same identity
+// without severity and action, which change while a finding stays open. gpudoctor_build_info,
+// gpudoctor_last_tick_timestamp_seconds (the tick's start) and gpudoctor_tick_interval_seconds
+// tell a stuck daemon (old tick, up == 1) from a dead one. With dcgm_compat the
 // GPU facts that have a dcgm-exporter twin are written again under the DCGM_FI_* name in
 // dcgm-exporter's unit (MetricInfo::dcgm_scale) and labels gpu, UUID, device ("nvidiaN"),
 // modelName, Hostname, pci_bus_id; DCGM_FI_DEV_XID_ERRORS is the code of the GPU's
@@ -20,7 +24,8 @@ namespace gpudoctor {
 
 struct ExporterOptions {
   bool dcgm_compat = false;
-  std::string hostname;  // empty: the snapshot's hostname
+  std::string hostname;   // empty: the snapshot's hostname
+  double interval_s = 0;  // the daemon's tick interval; 0: gpudoctor_tick_interval_seconds left out
 };
 
 std::string RenderMetrics(const TickResult& tick, const ExporterOptions& options);

@@ -329,6 +329,7 @@ HttpResponse WatchHttpServer::Impl::Serve(const HttpRequest& req) const {
     ExporterOptions eo;
     eo.dcgm_compat = o->dcgm_compat;
     eo.hostname = o->hostname;
+    eo.interval_s = o->interval_s;
     return Content(RenderMetrics(*t, eo), "text/plain; version=0.0.4; charset=utf-8");
   }
   if (req.path == "/api/v1/status") return Content(RenderStatusJson(*t), "application/json");

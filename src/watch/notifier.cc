@@ -94,11 +94,16 @@ std::string GpuText(const TrackedFinding& f) {
   return "";
 }
 
+// The finding's entry in the catalogue's documentation (`explain ID` prints the same text);
+// docs/findings.md gives every entry an anchor named by its id.
+constexpr const char* kRunbookBase = "docs/findings.md#";
+
 nlohmann::ordered_json AlertLabels(const TrackedFinding& f, const std::string& hostname) {
   nlohmann::ordered_json l;
   l["alertname"] = "GpudoctorFinding";
+  l["finding"] = f.last.id;
   l["id"] = f.last.id;
-  l["severity"] = SeverityName(f.last.severity);
+  l["severity"] = AlertSeverityName(f.last.severity);
   l["layer"] = LayerName(f.last.layer);
   l["action"] = ActionName(f.last.action);
   l["hostname"] = hostname;
@@ -106,6 +111,7 @@ nlohmann::ordered_json AlertLabels(const TrackedFinding& f, const std::string& h
   if (!gpu.empty()) l["gpu"] = gpu;
   if (f.last.gpu && !f.last.gpu->uuid.empty()) l["uuid"] = f.last.gpu->uuid;
   if (f.last.gpu && !f.last.gpu->pci_bus_id.empty()) l["pci_bus_id"] = f.last.gpu->pci_bus_id;
+  if (f.last.gpu && !f.last.gpu->serial.empty()) l["serial"] = f.last.gpu->serial;
   if (!f.last.subject.empty()) l["subject"] = f.last.subject;
   return l;
 }
@@ -120,6 +126,7 @@ nlohmann::ordered_json AlertAnnotations(const TrackedFinding& f) {
     steps += "- " + s;
   }
   a["next_steps"] = steps;
+  a["runbook_url"] = std::string(kRunbookBase) + f.last.id;
   if (f.escalated) a["escalated"] = "came back after 2+ reboots: hardware inspection advised";
   return a;
 }

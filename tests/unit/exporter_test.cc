@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/version.h"
 #include "watch_tick_util.h"
 
 namespace gpudoctor {
@@ -72,6 +73,44 @@ TEST(ExporterTest, GpuIdentityLabelsAndFindings) {
   EXPECT_NE(text.find("gpudoctor_probe_duration_seconds{hostname=\"node1\",probe=\"nvml\"} 0.0125"),
             std::string::npos);
   EXPECT_EQ(text.find("DCGM_"), std::string::npos);
+}
+
+// Issue 20 items 5-6: ack and silence reach Prometheus, the severity has a series that survives a
+// warn/crit flip, and a stuck daemon can be told from a dead one.
+TEST(ExporterTest, FindingStateBuildInfoAndTickTime) {
+  auto tick = MakeTick(1764000300000);
+  tick->findings[1].acked = true;                                   // host.disk.full
+  tick->findings[0].silenced_until_ms = tick->unix_ms + 60 * 1000;  // gpu.ecc.dbe
+  tick->report.snapshot.gpu.driver.driver_version = "570.148.08";
+  ExporterOptions o;
+  o.interval_s = 10;
+  std::string text = RenderMetrics(*tick, o);
+  const std::string dbe =
+      "{id=\"gpu.ecc.dbe\",layer=\"hardware\",gpu=\"1\",uuid=\"GPU-1\",pci_bus_id=\"0000:3b:00.1\","
+      "model=\"NVIDIA H100 80GB HBM3\",hostname=\"node1\"}";
+  EXPECT_NE(text.find("gpudoctor_finding_severity" + dbe + " 3\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("gpudoctor_finding_silenced" + dbe + " 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("gpudoctor_finding_acknowledged" + dbe + " 0\n"), std::string::npos);
+  const std::string disk =
+      "{id=\"host.disk.full\",layer=\"hardware\",hostname=\"node1\",subject=\"/var \\\"log\\\"\"}";
+  EXPECT_NE(text.find("gpudoctor_finding_severity" + disk + " 2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("gpudoctor_finding_acknowledged" + disk + " 1\n"), std::string::npos);
+  // Pending and resolved findings have no state series.
+  EXPECT_EQ(text.find("gpudoctor_finding_severity{id=\"gpu.thermal\""), std::string::npos);
+  EXPECT_NE(text.find("gpudoctor_build_info{version=\"" + std::string(GpudoctorVersion()) +
+                      "\",revision=\"" + GpudoctorRevision() +
+                      "\",driver_version=\"570.148.08\",hostname=\"node1\"} 1\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("gpudoctor_last_tick_timestamp_seconds{hostname=\"node1\"} 1764000300\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("gpudoctor_tick_interval_seconds{hostname=\"node1\"} 10\n"),
+            std::string::npos);
+  // The silence has run out an hour later.
+  tick->unix_ms += 3600 * 1000;
+  EXPECT_NE(RenderMetrics(*tick, o).find("gpudoctor_finding_silenced" + dbe + " 0\n"),
+            std::string::npos);
 }
 
 TEST(ExporterTest, FindingActiveFamilyPresentWithNoFindings) {

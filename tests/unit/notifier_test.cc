@@ -103,7 +103,11 @@ TEST(NotifierTest, WebhookFiringAndResolvedInAlertmanagerFormat) {
   ASSERT_EQ(j["alerts"].size(), 1u);
   EXPECT_EQ(j["alerts"][0]["labels"]["alertname"], "GpudoctorFinding");
   EXPECT_EQ(j["alerts"][0]["labels"]["id"], "gpu.ecc.dbe");
-  EXPECT_EQ(j["alerts"][0]["labels"]["severity"], "crit");
+  // The Prometheus vocabulary, as deploy/prometheus's rules send it.
+  EXPECT_EQ(j["alerts"][0]["labels"]["severity"], "critical");
+  EXPECT_EQ(j["alerts"][0]["labels"]["finding"], j["alerts"][0]["labels"]["id"]);
+  EXPECT_EQ(j["alerts"][0]["annotations"]["runbook_url"],
+            "docs/findings.md#" + j["alerts"][0]["labels"]["id"].get<std::string>());
   EXPECT_EQ(j["alerts"][0]["labels"]["gpu"], "1");
   EXPECT_EQ(j["alerts"][0]["labels"]["hostname"], "node1");
   EXPECT_EQ(j["alerts"][0]["annotations"]["summary"], "summary of gpu.ecc.dbe");
