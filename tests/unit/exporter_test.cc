@@ -4,12 +4,15 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <set>
 #include <sstream>
 
 #include "core/version.h"
+#include "metrics/metric_table.h"
+#include "test_util.h"
 #include "watch_tick_util.h"
 
 namespace gpudoctor {
@@ -111,6 +114,35 @@ TEST(ExporterTest, FindingStateBuildInfoAndTickTime) {
   tick->unix_ms += 3600 * 1000;
   EXPECT_NE(RenderMetrics(*tick, o).find("gpudoctor_finding_silenced" + dbe + " 0\n"),
             std::string::npos);
+}
+
+// Issue 20 item 9: every gpudoctor family lints clean with promtool on a host with NICs and
+// InfiniBand ports too (speeds in bytes per second, not bits: Prometheus names base units).
+TEST(ExporterTest, PromtoolLintsEveryOwnFamilyClean) {
+  if (!std::filesystem::exists("/usr/bin/promtool")) GTEST_SKIP() << "promtool not installed";
+  auto tick = MakeTick(1764000300000);
+  for (const MetricInfo* m : AllMetrics()) {
+    MetricPoint p;
+    p.info = m;
+    std::string labels(m->labels);
+    for (size_t from = 0; !labels.empty() && from <= labels.size();) {
+      size_t comma = labels.find(',', from);
+      std::string key = labels.substr(from, comma == std::string::npos ? comma : comma - from);
+      if (!key.empty()) p.labels.emplace_back(key, "x");
+      if (comma == std::string::npos) break;
+      from = comma + 1;
+    }
+    p.value = 1;
+    tick->points.push_back(std::move(p));
+  }
+  ExporterOptions o;
+  o.interval_s = 10;
+  auto r = testing::RunProgram({"/usr/bin/promtool", "check", "metrics"},
+                               std::chrono::seconds(30), {}, RenderMetrics(*tick, o));
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out + r.err, "") << "promtool complaints";
+  EXPECT_EQ(FindMetric("gpudoctor_nic_speed_bits_per_second"), nullptr);
+  ASSERT_NE(FindMetric("gpudoctor_nic_speed_bytes_per_second"), nullptr);
 }
 
 TEST(ExporterTest, FindingActiveFamilyPresentWithNoFindings) {
