@@ -137,8 +137,8 @@ TEST(ExporterTest, PromtoolLintsEveryOwnFamilyClean) {
   }
   ExporterOptions o;
   o.interval_s = 10;
-  auto r = testing::RunProgram({"/usr/bin/promtool", "check", "metrics"},
-                               std::chrono::seconds(30), {}, RenderMetrics(*tick, o));
+  auto r = testing::RunProgram({"/usr/bin/promtool", "check", "metrics"}, std::chrono::seconds(30),
+                               {}, RenderMetrics(*tick, o));
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(r.out + r.err, "") << "promtool complaints";
   EXPECT_EQ(FindMetric("gpudoctor_nic_speed_bits_per_second"), nullptr);
