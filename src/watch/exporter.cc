@@ -134,6 +134,8 @@ std::string RenderMetrics(const TickResult& tick, const ExporterOptions& options
       l.emplace_back("pci_bus_id", d.gpu->pci_bus_id);
       l.emplace_back("uuid", d.gpu->uuid);
     }
+    // The card, as the notifier's alerts name it (a placeholder serial is none).
+    if (d.gpu && !SerialOrEmpty(d.gpu->serial).empty()) l.emplace_back("serial", d.gpu->serial);
     if (!d.subject.empty()) l.emplace_back("subject", d.subject);
     return l;
   };

@@ -111,7 +111,7 @@ nlohmann::ordered_json AlertLabels(const TrackedFinding& f, const std::string& h
   if (!gpu.empty()) l["gpu"] = gpu;
   if (f.last.gpu && !f.last.gpu->uuid.empty()) l["uuid"] = f.last.gpu->uuid;
   if (f.last.gpu && !f.last.gpu->pci_bus_id.empty()) l["pci_bus_id"] = f.last.gpu->pci_bus_id;
-  if (f.last.gpu && !f.last.gpu->serial.empty()) l["serial"] = f.last.gpu->serial;
+  if (f.last.gpu && !SerialOrEmpty(f.last.gpu->serial).empty()) l["serial"] = f.last.gpu->serial;
   if (!f.last.subject.empty()) l["subject"] = f.last.subject;
   return l;
 }

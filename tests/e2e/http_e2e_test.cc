@@ -315,6 +315,87 @@ TEST_F(HttpE2eTest, AlertmanagerAlertFiresAndResolvesWithTheFault) {
   EXPECT_NE(log.find("resolved gpu.thermal gpu 3"), std::string::npos) << log;
 }
 
+// Issue 20 item 4: the same fault alerted by the shipped Prometheus rules and by watch's own
+// Alertmanager notifier carries the same vocabulary: alertname, severity (Prometheus's words),
+// finding, action, gpu, pci_bus_id, serial, hostname, layer, and the same runbook_url.
+TEST_F(HttpE2eTest, RuleAndNotifierAlertsCarryTheSameLabels) {
+  const std::string am_bin = "/usr/bin/prometheus-alertmanager";
+  if (!std::filesystem::exists("/usr/bin/prometheus") || !std::filesystem::exists(am_bin)) {
+    GTEST_SKIP() << "prometheus or alertmanager not installed";
+  }
+  int am_port = FreePort();
+  std::ofstream(dir_ + "/am.yml") << "route:\n  receiver: 'null'\nreceivers:\n  - name: 'null'\n";
+  Child am(
+      {am_bin, "--config.file=" + dir_ + "/am.yml", "--storage.path=" + dir_ + "/am",
+       "--web.listen-address=127.0.0.1:" + std::to_string(am_port), "--cluster.listen-address="},
+      {}, dir_ + "/am.log");
+  httplib::Client amc("127.0.0.1", am_port);
+  amc.set_read_timeout(5, 0);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto r = amc.Get("/-/ready");
+        return r && r->status == 200;
+      },
+      30))
+      << am.Log();
+  StartWatch(
+      "ecc_dbe.scenario", "",
+      "\n[[notify.alertmanager]]\nurl = \"http://127.0.0.1:" + std::to_string(am_port) + "\"\n");
+  int prom_port = FreePort();
+  std::ofstream(dir_ + "/prometheus.yml")
+      << "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nrule_files:\n  - "
+      << GPUDOCTOR_SOURCE_DIR << "/deploy/prometheus/gpudoctor.rules.yml\n"
+      << "scrape_configs:\n  - job_name: gpudoctor\n    static_configs:\n      - targets: "
+      << "['127.0.0.1:" << port_ << "']\n";
+  Child prom({"/usr/bin/prometheus", "--config.file=" + dir_ + "/prometheus.yml",
+              "--storage.tsdb.path=" + dir_ + "/tsdb",
+              "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
+             {}, dir_ + "/prometheus.log");
+  httplib::Client pc("127.0.0.1", prom_port);
+  pc.set_read_timeout(5, 0);
+  auto find = [](const json& list, const std::string& state_key) -> json {
+    if (!list.is_array()) return json();
+    for (const auto& a : list) {
+      if (a["labels"]["alertname"] == "GpudoctorFinding" && a["labels"]["id"] == "gpu.ecc.dbe" &&
+          a["labels"]["severity"] == "critical" && !state_key.empty()) {
+        return a;
+      }
+    }
+    return json();
+  };
+  json rule, notified;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto r = pc.Get("/api/v1/alerts");
+        if (!r || r->status != 200) return false;
+        json j = json::parse(r->body, nullptr, false);
+        if (!j.is_object()) return false;
+        json a = find(j["data"]["alerts"], "state");
+        if (a.is_null() || a["state"] != "firing") return false;
+        rule = a;
+        return true;
+      },
+      60))
+      << prom.Log() << watch_->Log();
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto r = amc.Get("/api/v2/alerts");
+        if (!r || r->status != 200) return false;
+        notified = find(json::parse(r->body, nullptr, false), "status");
+        return !notified.is_null();
+      },
+      30))
+      << watch_->Log();
+  for (const char* k : {"alertname", "severity", "finding", "id", "action", "layer", "gpu",
+                        "pci_bus_id", "serial", "hostname"}) {
+    ASSERT_TRUE(notified["labels"].contains(k)) << k << " " << notified.dump(2);
+    EXPECT_EQ(rule["labels"][k], notified["labels"][k])
+        << k << "\nrule: " << rule.dump(2) << "\nnotifier: " << notified.dump(2);
+  }
+  EXPECT_EQ(rule["labels"]["action"], "drain_reset");
+  EXPECT_EQ(rule["annotations"]["runbook_url"], notified["annotations"]["runbook_url"]);
+}
+
 TEST_F(HttpE2eTest, WebhookSeesFiringAndResolved) {
   WebhookReceiver rx;
   StartWatch("h100_busy.scenario", "", "\n[[notify.webhook]]\nurl = \"" + rx.url() + "\"\n");

@@ -90,7 +90,7 @@ TEST(ExporterTest, FindingStateBuildInfoAndTickTime) {
   std::string text = RenderMetrics(*tick, o);
   const std::string dbe =
       "{id=\"gpu.ecc.dbe\",layer=\"hardware\",gpu=\"1\",uuid=\"GPU-1\",pci_bus_id=\"0000:3b:00.1\","
-      "model=\"NVIDIA H100 80GB HBM3\",hostname=\"node1\"}";
+      "model=\"NVIDIA H100 80GB HBM3\",hostname=\"node1\",serial=\"SN1\"}";
   EXPECT_NE(text.find("gpudoctor_finding_severity" + dbe + " 3\n"), std::string::npos) << text;
   EXPECT_NE(text.find("gpudoctor_finding_silenced" + dbe + " 1\n"), std::string::npos) << text;
   EXPECT_NE(text.find("gpudoctor_finding_acknowledged" + dbe + " 0\n"), std::string::npos);
