@@ -128,6 +128,9 @@ std::string Describe(const std::string& name) {
   if (name == "history/findings.json") return "finding episodes of the history window";
   if (name == "history/events.json") return "history events (Xids, reboots, notifications)";
   if (name == "history/metrics.json") return "key GPU and host series of the history window";
+  if (name == "nvidia/nvidia-smi-q.txt") return "`nvidia-smi -q` on this host";
+  if (name == "nvidia/nvidia-bug-report.log.gz") return "`nvidia-bug-report.sh` (not redacted)";
+  if (name == "kernel-tail.txt") return "the raw tail of the kernel log";
   return "";
 }
 
@@ -144,9 +147,15 @@ std::vector<BundleMember> BuildBundleMembers(const BundleInputs& in) {
   out.push_back({"versions.txt", VersionsText(in)});
   out.push_back({"config.toml", ConfigToml(in)});
   AddHistoryMembers(in, out, notes);
+  std::vector<BundleMember> compressed;
+  for (const BundleMember& m : in.attachments) {
+    bool gz = m.name.size() > 3 && m.name.compare(m.name.size() - 3, 3, ".gz") == 0;
+    (gz ? compressed : out).push_back(m);
+  }
   // Besides the bearer token: URL userinfo and ?token=/NAME=secret in every member (history
   // events and findings may quote URLs and command lines).
   for (BundleMember& m : out) m.content = RedactText(m.content, in.secrets);
+  out.insert(out.end(), compressed.begin(), compressed.end());
 
   std::string manifest = "gpudoctor bundle\n";
   manifest += "host: " + r.snapshot.hostname + "\n";

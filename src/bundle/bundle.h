@@ -11,6 +11,9 @@
 //   history/findings.json     finding episodes of the last `history_s` (when the db exists)
 //   history/events.json       events (Xids, reboots, notifications) of the same window
 //   history/metrics.json      key series (GPU temp, power, util, memory, ECC, Xid; host CPU, mem)
+//   nvidia/nvidia-smi-q.txt   `nvidia-smi -q` (live host, when installed; attachments)
+//   nvidia/nvidia-bug-report.log.gz  NVIDIA's own support report (idem)
+//   kernel-tail.txt           the raw tail of the kernel log (idem)
 //   MANIFEST.txt              what is in the bundle, sizes, notes ("no history: ...")
 //
 // Pure apart from reading the database and the files named in the inputs (through RootFs);
@@ -26,6 +29,11 @@
 
 namespace gpudoctor {
 
+struct BundleMember {
+  std::string name;
+  std::string content;
+};
+
 struct BundleInputs {
   const Report* report = nullptr;
   const Settings* settings = nullptr;
@@ -37,11 +45,9 @@ struct BundleInputs {
   int64_t history_s = 24 * 3600;
   std::vector<std::string> secrets;  // replaced in every member (the bearer token)
   std::vector<std::string> notes;    // added to MANIFEST.txt
-};
-
-struct BundleMember {
-  std::string name;
-  std::string content;
+  // Collected by the caller (cli/bundle_tools.h). Text members are redacted like the others;
+  // a ".gz" member is kept byte for byte (compressed: nothing to redact in it).
+  std::vector<BundleMember> attachments;
 };
 
 // The metrics history/metrics.json carries (all GPUs and the host).

@@ -108,7 +108,21 @@ TarGzWriter::TarGzWriter(std::string path, void* gz, int64_t mtime)
 TarGzWriter::~TarGzWriter() {
   if (closed_) return;
   gzclose(static_cast<gzFile>(gz_));
-  ::unlink((path_ + ".partial").c_str());
+  if (!stream_) ::unlink((path_ + ".partial").c_str());
+}
+
+Result<std::unique_ptr<TarGzWriter>> TarGzWriter::CreateOnFd(int fd, int64_t mtime_unix_s) {
+  int own = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  if (own < 0)
+    return IoError("cannot use descriptor " + std::to_string(fd) + ": " + std::strerror(errno));
+  gzFile gz = gzdopen(own, "wb6");
+  if (gz == nullptr) {
+    ::close(own);
+    return IoError("cannot start gzip stream on descriptor " + std::to_string(fd));
+  }
+  std::unique_ptr<TarGzWriter> w(new TarGzWriter("(standard output)", gz, mtime_unix_s));
+  w->stream_ = true;
+  return w;
 }
 
 Result<std::unique_ptr<TarGzWriter>> TarGzWriter::Create(const std::string& path,
@@ -141,7 +155,7 @@ Status TarGzWriter::Write(const char* data, size_t n) {
     if (w <= 0) {
       int err = 0;
       const char* msg = gzerror(static_cast<gzFile>(gz_), &err);
-      return IoError("writing " + path_ + ".partial: " +
+      return IoError("writing " + path_ + (stream_ ? "" : ".partial") + ": " +
                      (err == Z_ERRNO ? std::string(std::strerror(errno)) : std::string(msg)));
     }
     data += w;
@@ -167,6 +181,11 @@ Status TarGzWriter::Close() {
   Status s = Write(kZeros, sizeof(kZeros));  // two zero blocks end the archive
   closed_ = true;
   int rc = gzclose(static_cast<gzFile>(gz_));
+  if (stream_) {
+    if (s.ok() && rc != Z_OK)
+      s = IoError("closing " + path_ + ": gzip error " + std::to_string(rc));
+    return s;
+  }
   std::string partial = path_ + ".partial";
   if (s.ok() && rc != Z_OK)
     s = IoError("closing " + partial + ": gzip error " + std::to_string(rc));

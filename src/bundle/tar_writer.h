@@ -31,6 +31,9 @@ class TarGzWriter {
   // Errors: io_error naming the path (directory missing, permission, path or path.partial
   // already exists).
   static Result<std::unique_ptr<TarGzWriter>> Create(const std::string& path, int64_t mtime_unix_s);
+  // The archive onto an open descriptor (`bundle -o -`: standard output), which it does not own
+  // (a duplicate is written and closed). Nothing to rename; a failed bundle leaves a cut stream.
+  static Result<std::unique_ptr<TarGzWriter>> CreateOnFd(int fd, int64_t mtime_unix_s);
   ~TarGzWriter();  // without Close(): removes the partial file
   TarGzWriter(const TarGzWriter&) = delete;
   TarGzWriter& operator=(const TarGzWriter&) = delete;
@@ -46,6 +49,7 @@ class TarGzWriter {
   void* gz_;  // gzFile
   int64_t mtime_;
   bool closed_ = false;
+  bool stream_ = false;  // CreateOnFd: no partial file, no rename
 };
 
 }  // namespace gpudoctor

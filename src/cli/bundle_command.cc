@@ -1,7 +1,10 @@
-// `gpudoctor bundle [-o FILE]`: one tar.gz for a support case (bundle/bundle.h lists the
-// members). Takes the same flags as check and watch (--config, --db, --nvml-lib, --path.*,
+// `gpudoctor bundle [-o FILE|-] [--tool-timeout S]`: one tar.gz for a support case (bundle/bundle.h
+// lists the members). Takes the same flags as check and watch (--config, --db, --nvml-lib,
+// --path.*,
 // --kmsg-file, ...). Needs no running daemon: the history database is read read-only when it
 // exists. Exit 0 when the archive was written (whatever the verdict), 3 when it could not be.
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -10,6 +13,7 @@
 #include "bundle/bundle.h"
 #include "bundle/tar_writer.h"
 #include "check/run_check.h"
+#include "cli/bundle_tools.h"
 #include "cli/commands.h"
 #include "config/config.h"
 #include "core/hostname.h"
@@ -67,8 +71,16 @@ int BundleCommand(const CliOptions& o) {
 
   std::string host = report.snapshot.hostname.empty() ? LocalHostname() : report.snapshot.hostname;
   std::string path = o.Value("--output").value_or(DefaultBundleName(host, in.now_unix_s));
+  bool to_stdout = path == "-";
+  if (to_stdout && ::isatty(STDOUT_FILENO)) {
+    return CouldNotRun("bundle -o -: standard output is a terminal; redirect it to a file or pipe");
+  }
+  BundleToolOptions tools;
+  if (auto t = o.Value("--tool-timeout")) tools.tool_timeout_s = std::stod(*t);
+  CollectBundleAttachments(*settings, tools, in.attachments, in.notes);
   std::vector<BundleMember> members = BuildBundleMembers(in);
-  auto writer = TarGzWriter::Create(path, in.now_unix_s);
+  auto writer = to_stdout ? TarGzWriter::CreateOnFd(STDOUT_FILENO, in.now_unix_s)
+                          : TarGzWriter::Create(path, in.now_unix_s);
   if (!writer.ok()) return CouldNotRun("bundle: " + writer.status().message());
   for (const BundleMember& m : members) {
     if (Status s = (*writer)->Add(m.name, m.content); !s.ok()) {
@@ -76,9 +88,10 @@ int BundleCommand(const CliOptions& o) {
     }
   }
   if (Status s = (*writer)->Close(); !s.ok()) return CouldNotRun("bundle: " + s.message());
-  std::printf("%s\n", path.c_str());
-  std::fprintf(stderr, "gpudoctor: bundle written: %s (%zu members, verdict %s)\n", path.c_str(),
-               members.size(), Verdict(report.findings));
+  if (!to_stdout) std::printf("%s\n", path.c_str());
+  std::fprintf(stderr, "gpudoctor: bundle written: %s (%zu members, verdict %s)\n",
+               to_stdout ? "standard output" : path.c_str(), members.size(),
+               Verdict(report.findings));
   return 0;
 }
 

@@ -235,7 +235,19 @@ const std::vector<FlagSpec>& FlagTable() {
          o.values["--output"] = std::string(v);
          return Status::Ok();
        }},
-      {"-o", "FILE", "bundle: same as --output",
+      {"--tool-timeout", "SECONDS",
+       "bundle: how long nvidia-smi -q and nvidia-bug-report.sh may each run (default 120; 0: "
+       "not run)",
+       [](std::string_view v, CliOptions& o) {
+         auto d = ParseDouble(v);
+         if (!d || *d < 0 || *d > 3600) {
+           return InvalidArgument("--tool-timeout: '" + Sanitize(v, 40) +
+                                  "' is not a number of seconds from 0 to 3600");
+         }
+         o.values["--tool-timeout"] = std::string(v);
+         return Status::Ok();
+       }},
+      {"-o", "FILE", "bundle: same as --output (- writes the archive to standard output)",
        [](std::string_view v, CliOptions& o) {
          if (Status s = NonEmpty(v, "output path"); !s.ok()) return s;
          o.values["--output"] = std::string(v);

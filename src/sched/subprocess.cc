@@ -6,13 +6,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 
 namespace gpudoctor {
 
-Result<ProcessResult> RunProcess(const std::vector<std::string>& argv, double timeout_s) {
+Result<ProcessResult> RunProcess(const std::vector<std::string>& argv, double timeout_s,
+                                 size_t max_output) {
   if (argv.empty()) return InvalidArgument("empty command");
   int out_pipe[2], err_pipe[2], exec_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0) return IoError("pipe: " + std::string(strerror(errno)));
@@ -48,6 +50,7 @@ Result<ProcessResult> RunProcess(const std::vector<std::string>& argv, double ti
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
   std::string* sinks[2] = {&r.out, &r.err};
+  bool* truncated[2] = {&r.out_truncated, &r.err_truncated};
   int open_fds = 2;
   bool timed_out = false;
   while (open_fds > 0) {
@@ -66,7 +69,10 @@ Result<ProcessResult> RunProcess(const std::vector<std::string>& argv, double ti
       char buf[4096];
       ssize_t got = read(fds[i].fd, buf, sizeof buf);
       if (got > 0) {
-        if (sinks[i]->size() < 65536) sinks[i]->append(buf, static_cast<size_t>(got));
+        size_t room = max_output - std::min(max_output, sinks[i]->size());
+        size_t take = std::min(room, static_cast<size_t>(got));
+        sinks[i]->append(buf, take);
+        if (take < static_cast<size_t>(got)) *truncated[i] = true;
       } else if (got == 0 || errno != EINTR) {
         close(fds[i].fd);
         fds[i].fd = -1;

@@ -56,7 +56,8 @@ TEST_F(BundleE2eTest, BundleOfWatchedNodeHasEveryMemberAndNoSecret) {
   ASSERT_EQ(w.exit_code, 0) << w.err;
 
   std::string out = dir_.path() + "/b.tar.gz";
-  std::vector<std::string> bundle = {"bundle", "-o", out};
+  // --tool-timeout 0: a host with nvidia-smi installed would add its members to the list.
+  std::vector<std::string> bundle = {"bundle", "-o", out, "--tool-timeout", "0"};
   for (const auto& f : Flags()) bundle.push_back(f);
   auto b = RunGpudoctor(bundle, std::chrono::seconds(60), Env());
   ASSERT_EQ(b.exit_code, 0) << b.err;
@@ -66,7 +67,8 @@ TEST_F(BundleE2eTest, BundleOfWatchedNodeHasEveryMemberAndNoSecret) {
   ASSERT_EQ(list.exit_code, 0) << list.err;
   EXPECT_EQ(list.out,
             "report.json\nreport.txt\nkernel.json\nprobes.json\nversions.txt\nconfig.toml\n"
-            "history/findings.json\nhistory/events.json\nhistory/metrics.json\nMANIFEST.txt\n");
+            "history/findings.json\nhistory/events.json\nhistory/metrics.json\nkernel-tail.txt\n"
+            "MANIFEST.txt\n");
   std::string x = dir_.path() + "/x";
   std::filesystem::create_directories(x);
   ASSERT_EQ(RunProgram({"/bin/tar", "-xzf", out, "-C", x}).exit_code, 0);
@@ -125,6 +127,75 @@ TEST_F(BundleE2eTest, BundleOfWatchedNodeHasEveryMemberAndNoSecret) {
     EXPECT_EQ(body.find("S3CRETPATH"), std::string::npos) << e.path();
     EXPECT_EQ(body.find("qtok9"), std::string::npos) << e.path();
   }
+}
+
+// Issue 20 item 11: what NVIDIA support asks for first. `nvidia-smi -q` and nvidia-bug-report.sh
+// (fakes on PATH here) are run without a shell and bounded, their output packed (the text
+// redacted like every member, the .gz byte for byte), the raw kernel-log tail added, and
+// `-o -` streams the archive to standard output.
+TEST_F(BundleE2eTest, NvidiaToolsKernelTailAndStdout) {
+  dir_.Write("bin/nvidia-smi",
+             "#!/bin/sh\n[ \"$1\" = -q ] || exit 9\necho '==============NVSMI LOG=============='\n"
+             "echo 'Serial Number : 1654921000123'\necho 'leaked " +
+                 std::string(kToken) + "'\n");
+  dir_.Write("bin/nvidia-bug-report.sh",
+             "#!/bin/sh\n[ \"$1\" = --output-file ] || exit 9\n"
+             "echo 'nvidia-bug-report for support' | gzip > \"$2.gz\"\n");
+  ::chmod((dir_.path() + "/bin/nvidia-smi").c_str(), 0755);
+  ::chmod((dir_.path() + "/bin/nvidia-bug-report.sh").c_str(), 0755);
+  dir_.Write("root/dev/kmsg",
+             "6,1,5000000,-;Linux version 6.8.0\n"
+             "4,2,7000000,-;NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU "
+             "has fallen off the bus.\n");
+  auto env = Env();
+  env["PATH"] = dir_.path() + "/bin:/usr/bin:/bin";
+  std::vector<std::string> bundle = {"bundle", "-o", "-", "--path.rootfs", dir_.path() + "/root"};
+  auto flags = Flags();
+  bundle.insert(bundle.end(), flags.begin(), flags.end());
+
+  // Another root: the tools are not this host's, so they are not run; the tail is that root's.
+  auto r = RunGpudoctor(bundle, std::chrono::seconds(60), env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  dir_.Write("a.tar.gz", r.out);
+  std::string a = dir_.path() + "/a.tar.gz";
+  auto names = RunProgram({"/bin/tar", "-tzf", a});
+  ASSERT_EQ(names.exit_code, 0) << names.err;
+  EXPECT_NE(names.out.find("MANIFEST.txt"), std::string::npos) << names.out;
+  EXPECT_EQ(names.out.find("nvidia/"), std::string::npos) << names.out;
+  auto tail = RunProgram({"/bin/tar", "-xzOf", a, "kernel-tail.txt"});
+  EXPECT_NE(tail.out.find("[    7.000000] NVRM: Xid (PCI:0000:3b:00): 79"), std::string::npos)
+      << tail.out;
+  auto manifest = RunProgram({"/bin/tar", "-xzOf", a, "MANIFEST.txt"});
+  EXPECT_NE(manifest.out.find("is not this host"), std::string::npos) << manifest.out;
+
+  // This host: both tools run; nvidia-smi's text is redacted, the report kept as it is.
+  std::vector<std::string> live = {"bundle", "-o", dir_.path() + "/b.tar.gz"};
+  live.insert(live.end(), flags.begin(), flags.end());
+  r = RunGpudoctor(live, std::chrono::seconds(60), env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string b = dir_.path() + "/b.tar.gz";
+  auto smi = RunProgram({"/bin/tar", "-xzOf", b, "nvidia/nvidia-smi-q.txt"});
+  ASSERT_EQ(smi.exit_code, 0) << smi.err;
+  EXPECT_NE(smi.out.find("NVSMI LOG"), std::string::npos) << smi.out;
+  EXPECT_EQ(smi.out.find(kToken), std::string::npos) << smi.out;
+  auto report =
+      RunProgram({"/bin/sh", "-c", "tar -xzOf \"$0\" nvidia/nvidia-bug-report.log.gz | gunzip", b});
+  EXPECT_EQ(report.out, "nvidia-bug-report for support\n") << report.err;
+
+  // A tool that hangs is killed at --tool-timeout and named in the manifest.
+  dir_.Write("bin/nvidia-bug-report.sh", "#!/bin/sh\nexec sleep 60\n");
+  ::chmod((dir_.path() + "/bin/nvidia-bug-report.sh").c_str(), 0755);
+  live = {"bundle", "-o", dir_.path() + "/c.tar.gz", "--tool-timeout", "1"};
+  live.insert(live.end(), flags.begin(), flags.end());
+  r = RunGpudoctor(live, std::chrono::seconds(60), env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_LT(r.seconds, 20);
+  manifest = RunProgram({"/bin/tar", "-xzOf", dir_.path() + "/c.tar.gz", "MANIFEST.txt"});
+  EXPECT_NE(manifest.out.find("nvidia-bug-report.sh: nvidia-bug-report.sh did not finish within 1"),
+            std::string::npos)
+      << manifest.out;
+  EXPECT_NE(RunProgram({"/bin/tar", "-tzf", dir_.path() + "/c.tar.gz"}).out.find("nvidia-smi-q"),
+            std::string::npos);
 }
 
 TEST_F(BundleE2eTest, WithoutHistoryTheBundleSaysSoAndDefaultNameIsUsed) {
