@@ -137,8 +137,9 @@ Result<std::string> KernelLogTail(const std::string& path, size_t max_bytes, Tim
   if (fd < 0) {
     int e = errno;
     std::string why = path + ": " + std::strerror(e);
-    return e == ENOENT ? NotFound(why) : e == EACCES || e == EPERM ? PermissionDenied(why)
-                                                                     : IoError(why);
+    return e == ENOENT                 ? NotFound(why)
+           : e == EACCES || e == EPERM ? PermissionDenied(why)
+                                       : IoError(why);
   }
   struct stat st {};
   std::string out;
