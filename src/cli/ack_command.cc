@@ -6,8 +6,8 @@
 
 #include "cli/commands.h"
 #include "core/strings.h"
+#include "core/time_spec.h"
 #include "watch/history_store.h"
-#include "watch/time_spec.h"
 
 namespace gpudoctor {
 

@@ -4,9 +4,9 @@
 
 #include "cli/cli_options.h"
 #include "core/strings.h"
+#include "core/time_spec.h"
 #include "kmsg/line_format.h"
 #include "net/target.h"
-#include "watch/time_spec.h"
 
 namespace gpudoctor {
 namespace {
@@ -168,17 +168,14 @@ const std::vector<FlagSpec>& FlagTable() {
          return Status::Ok();
        }},
       {"--since", "TIME",
-       "kernel log, history: ignore older lines (@UNIX, 2h, 30m, 2024-03-04, 2024-03-04T12:00:00Z)",
+       "kernel log, history: ignore older lines (2h, 1h30m, 1700000000, 2024-03-04T12:00:00Z, "
+       "2024-03-04T14:00+02:00; UTC without a zone)",
        [](std::string_view v, CliOptions& o) {
-         auto now = static_cast<int64_t>(std::time(nullptr));
-         auto t = ParseSinceSpec(v, now);
-         if (!t) t = ParseTimeSpec(v, now);  // also bare unix seconds (history)
+         auto t = ParseTimeSpec(v, static_cast<int64_t>(std::time(nullptr)));
          o.values["--since"] = std::string(v);
          if (!t)
-           return InvalidArgument(
-               "expected a time like 2h, @1700000000 or "
-               "2024-03-04T12:00:00Z, got '" +
-               Sanitize(v, 40) + "'");
+           return InvalidArgument("expected " + TimeSpecExpectation() + ", got '" +
+                                  Sanitize(v, 40) + "'");
          o.Override([t = *t](Settings& s) { s.kmsg_since_unix_s = t; });
          return Status::Ok();
        }},
@@ -269,21 +266,19 @@ const std::vector<FlagSpec>& FlagTable() {
          o.values["--gpu"] = std::to_string(*n);
          return Status::Ok();
        }},
-      {"--until", "TIME", "history: ignore newer points (6h, 1700000000, 2024-03-04T12:00:00Z)",
+      {"--until", "TIME", "history: ignore newer points (same grammar as --since)",
        [](std::string_view v, CliOptions& o) {
          if (!ParseTimeSpec(v, static_cast<int64_t>(std::time(nullptr)))) {
-           return InvalidArgument(
-               "expected a time like 6h, 1700000000 or 2024-03-04T12:00:00Z, "
-               "got '" +
-               Sanitize(v, 40) + "'");
+           return InvalidArgument("expected " + TimeSpecExpectation() + ", got '" +
+                                  Sanitize(v, 40) + "'");
          }
          o.values["--until"] = std::string(v);
          return Status::Ok();
        }},
-      {"--for", "DURATION", "silence: how long (90s, 15m, 2h, 7d)",
+      {"--for", "DURATION", "silence: how long (90s, 15m, 2h, 1h30m, 7d)",
        [](std::string_view v, CliOptions& o) {
          if (!ParseDurationS(v)) {
-           return InvalidArgument("expected a duration like 90s, 15m, 2h or 7d, got '" +
+           return InvalidArgument("expected " + DurationExpectation() + ", got '" +
                                   Sanitize(v, 40) + "'");
          }
          o.values["--for"] = std::string(v);

@@ -8,8 +8,8 @@
 #include "cli/commands.h"
 #include "core/input_file.h"
 #include "core/strings.h"
+#include "core/time_spec.h"
 #include "watch/history_store.h"
-#include "watch/time_spec.h"
 
 namespace gpudoctor {
 
@@ -113,8 +113,8 @@ int Findings(HistoryReader& r, const CliOptions& o, int64_t since) {
     return 0;
   }
   std::string out = Pad("ID", 22) + Pad("GPU", 3) + Pad("SERIAL", 14) + Pad("BUS ID", 12) +
-                    Pad("SEV", 4) + Pad("OPENED", 20) + Pad("RESOLVED", 20) + Pad("DURATION", 8) +
-                    Pad("REBOOTS", 7) + "NOTES\n";
+                    Pad("SEV", 4) + Pad("ACTION", 16) + Pad("OPENED", 20) + Pad("RESOLVED", 20) +
+                    Pad("DURATION", 8) + Pad("REBOOTS", 7) + "NOTES\n";
   for (const auto* f : shown) {
     const GpuRef* g = f->last.gpu ? &*f->last.gpu : nullptr;
     int64_t end_ms = f->resolved_ms > 0 ? f->resolved_ms : f->last_seen_ms;
@@ -126,7 +126,8 @@ int Findings(HistoryReader& r, const CliOptions& o, int64_t since) {
     out += Pad(f->last.id, 22) + Pad(g && g->index ? std::to_string(*g->index) : "-", 3) +
            Pad(g && !g->serial.empty() ? g->serial : "-", 14) +
            Pad(g && !g->pci_bus_id.empty() ? g->pci_bus_id : "-", 12) +
-           Pad(SeverityName(f->last.severity), 4) + Pad(FormatUtc(f->opened_ms / 1000), 20) +
+           Pad(SeverityName(f->last.severity), 4) + Pad(ActionName(f->last.action), 16) +
+           Pad(FormatUtc(f->opened_ms / 1000), 20) +
            Pad(f->resolved_ms > 0 ? FormatUtc(f->resolved_ms / 1000) : "open", 20) +
            Pad(Duration((end_ms - f->opened_ms) / 1000), 8) +
            Pad(std::to_string(f->reboots_during + f->episodes_after_reboot), 7) +

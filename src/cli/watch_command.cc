@@ -127,6 +127,7 @@ int WatchCommand(const CliOptions& o) {
       auto marker = std::make_shared<TickResult>();
       marker->tick = tick->tick;
       marker->unix_ms = tick->unix_ms;
+      marker->mono_ms = tick->mono_ms;
       HistoryEvent e;
       e.unix_ms = tick->unix_ms;
       e.kind = "watch_started";
@@ -160,6 +161,7 @@ int WatchCommand(const CliOptions& o) {
         auto record = std::make_shared<TickResult>();
         record->tick = tick->tick;
         record->unix_ms = tick->unix_ms;
+        record->mono_ms = tick->mono_ms;
         record->events = std::move(delivered);
         store->Append(record);
       }
@@ -227,7 +229,9 @@ int WatchCommand(const CliOptions& o) {
   // systemd kills the unit TimeoutStopSec (20 s) after SIGTERM: the history is written first,
   // then deliveries in flight get a bounded grace, and what is still undelivered is spooled for
   // the next start instead of holding the exit up to a notifier's timeout_s (up to 600 s).
-  if (store) store->Flush();
+  if (store && !store->FlushWithin(HistoryStore::kShutdownFlush)) {
+    LogError(kLog, "history: queued ticks dropped at shutdown (" + store->write_error() + ")");
+  }
   if (http.hub) {
     std::vector<PendingDelivery> pending = http.hub->Shutdown(kNotifyShutdownGraceS);
     std::vector<HistoryEvent> delivered = http.hub->DrainDeliveryEvents();

@@ -166,12 +166,23 @@ Status ReloadWatchServices(const Settings& old_settings, const Settings& next,
   }
   if (notify_changed) {
     what.push_back("notify");
+    // What the old notifiers had not delivered goes on with the same notifier in the new set
+    // (matched by fingerprint); only deliveries of a removed notifier are dropped, and counted.
+    std::vector<PendingDelivery> pending;
     if (live.hub) {
-      live.hub->Stop();
+      pending = live.hub->Shutdown(0);
       std::vector<HistoryEvent> left = live.hub->DrainDeliveryEvents();
       live.carried_events.insert(live.carried_events.end(), left.begin(), left.end());
     }
     live.hub = std::move(new_hub);
+    if (!pending.empty()) {
+      size_t total = pending.size();
+      size_t dropped = live.hub ? live.hub->Requeue(std::move(pending)) : total;
+      LogInfo("watch",
+              "reload: " + std::to_string(total - dropped) + " undelivered notification(s) kept" +
+                  (dropped ? ", " + std::to_string(dropped) + " of removed notifiers dropped"
+                           : std::string()));
+    }
   }
   if (!ho) {
     if (live.server) live.server->Stop();

@@ -55,6 +55,18 @@ Status ApplyFindingEnabled(const SettingSpec& spec, const SettingValue& v, Setti
   return Status::Ok();
 }
 
+Status ApplyFindingAction(const SettingSpec& spec, const SettingValue& v, Settings& s) {
+  const std::string& name = std::get<std::string>(v);
+  if (name.empty()) return Status::Ok();
+  if (!ParseAction(name)) {
+    return InvalidArgument(
+        "must be one of none, watch, fix_config, contact_provider, restart_app, reset_gpu, "
+        "reboot, drain_reset, inspect_hardware (or empty for the catalogue's)");
+  }
+  s.thresholds.SetAction(spec.arg1, name);
+  return Status::Ok();
+}
+
 Status ApplyThreshold(const SettingSpec& spec, const SettingValue& v, Settings& s) {
   double d = std::get<double>(v);
   if (!std::isfinite(d) || d < 0) return InvalidArgument("must be a non-negative number");
@@ -531,6 +543,14 @@ const std::vector<SettingSpec>& ConfigSchema() {
                    true,
                    std::string(e->title) + ": report this finding.",
                    ApplyFindingEnabled,
+                   id});
+      v.push_back({{"finding", id, "action"},
+                   SettingType::kString,
+                   std::string(),
+                   "What acts on it (Slurm drain, NPD, alert routing, fleet) reads this action; "
+                   "empty keeps the catalogue's (" +
+                       std::string(ActionName(e->action)) + ").",
+                   ApplyFindingAction,
                    id});
       for (const auto& t : e->thresholds) {
         v.push_back({{"finding", id, std::string(t.key)},

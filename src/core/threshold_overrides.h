@@ -1,4 +1,4 @@
-// ThresholdOverrides: the per-finding numbers and on/off switches the config file sets
+// ThresholdOverrides: the per-finding numbers, on/off switches and actions the config file sets
 // ([finding."ID"] key = value). Plain data with no knowledge of the catalogue: the rules' view
 // (rules/thresholds.h) falls back to the catalogue's defaults for every pair not set here.
 // Immutable once Settings are built; thread-safe for concurrent reads.
@@ -18,6 +18,10 @@ class ThresholdOverrides {
     overrides_[{std::string(id), std::string(key)}] = value;
   }
   void SetEnabled(std::string_view id, bool enabled) { enabled_[std::string(id)] = enabled; }
+  // The site's action for finding `id` (an action name, validated by the config loader).
+  void SetAction(std::string_view id, std::string action) {
+    actions_[std::string(id)] = std::move(action);
+  }
 
   // The configured value, nullopt when the config leaves the catalogue's default.
   std::optional<double> Find(std::string_view id, std::string_view key) const {
@@ -30,10 +34,17 @@ class ThresholdOverrides {
     auto it = enabled_.find(id);
     return it == enabled_.end() || it->second;
   }
+  // The configured action name, nullopt when the catalogue's action stands.
+  std::optional<std::string> ActionOverride(std::string_view id) const {
+    auto it = actions_.find(id);
+    if (it == actions_.end()) return std::nullopt;
+    return it->second;
+  }
 
  private:
   std::map<std::pair<std::string, std::string>, double, std::less<>> overrides_;
   std::map<std::string, bool, std::less<>> enabled_;
+  std::map<std::string, std::string, std::less<>> actions_;
 };
 
 }  // namespace gpudoctor

@@ -83,8 +83,4 @@ inline std::string CardKey(const Card& c) {
   return CardKey(c.node, c.serial, c.uuid, c.pci_bus_id);
 }
 
-// "2024-03-04T12:00:00Z" -> UNIX seconds; nullopt when malformed.
-std::optional<int64_t> ParseUtc(const std::string& text);
-std::string FormatUtcSeconds(int64_t unix_s);
-
 }  // namespace gpudoctor::fleet

@@ -3,6 +3,7 @@
 
 #include "core/strings.h"
 #include "core/terminal_text.h"
+#include "core/time_spec.h"
 #include "fleet/analysis.h"
 
 namespace gpudoctor::fleet {
@@ -108,7 +109,7 @@ std::string RenderFleetText(const FleetData& data, const FleetAnalysis& a) {
   for (const auto& l : a.lemons) {
     std::string line = "  " + l.kind + " " + l.name + ": " + std::to_string(l.onsets) +
                        " onsets (" + std::to_string(l.crit_onsets) + " crit) " +
-                       FormatUtcSeconds(l.first_s) + " .. " + FormatUtcSeconds(l.last_s) + ": " +
+                       FormatUtc(l.first_s) + " .. " + FormatUtc(l.last_s) + ": " +
                        Join(l.ids, ", ");
     if (!l.nodes.empty()) line += " on " + Join(l.nodes, ", ");
     out.Line(line);
@@ -151,7 +152,7 @@ std::string RenderFleetJson(const FleetData& data, const FleetAnalysis& a) {
     n["worst"] = r.worst;
     if (!r.worst_id.empty()) n["worst_id"] = r.worst_id;
     if (!r.worst_summary.empty()) n["worst_summary"] = r.worst_summary;
-    n["last_report"] = FormatUtcSeconds(r.last_report_s);
+    n["last_report"] = FormatUtc(r.last_report_s);
     n["reports"] = r.reports;
     n["gpus_count"] = r.gpus;
     n["onsets"] = r.onsets;
@@ -203,8 +204,8 @@ std::string RenderFleetJson(const FleetData& data, const FleetAnalysis& a) {
     lj["name"] = l.name;
     lj["onsets"] = l.onsets;
     lj["crit_onsets"] = l.crit_onsets;
-    lj["first"] = FormatUtcSeconds(l.first_s);
-    lj["last"] = FormatUtcSeconds(l.last_s);
+    lj["first"] = FormatUtc(l.first_s);
+    lj["last"] = FormatUtc(l.last_s);
     lj["ids"] = l.ids;
     if (!l.nodes.empty()) lj["nodes"] = l.nodes;
     lemons.push_back(lj);
@@ -248,15 +249,14 @@ std::string RenderVerdictText(const Verdict& v) {
   out.Line("HISTORY");
   if (v.tenures.empty()) out.Line("  (no ledger entries)");
   for (const auto& t : v.tenures) {
-    out.Line("  " + FormatUtcSeconds(t.first_s) + " .. " + FormatUtcSeconds(t.last_s) + "  card " +
-             t.serial + " in " + t.node + ":" + t.pci_bus_id + " (" + std::to_string(t.reports) +
-             " reports)");
+    out.Line("  " + FormatUtc(t.first_s) + " .. " + FormatUtc(t.last_s) + "  card " + t.serial +
+             " in " + t.node + ":" + t.pci_bus_id + " (" + std::to_string(t.reports) + " reports)");
   }
   out.Blank();
   out.Line("FAULTS");
   if (v.faults.empty()) out.Line("  (none)");
   for (const auto& f : v.faults) {
-    out.Line("  " + FormatUtcSeconds(f.time_s) + "  " + f.severity + " " + f.id + "  card " +
+    out.Line("  " + FormatUtc(f.time_s) + "  " + f.severity + " " + f.id + "  card " +
              (f.serial.empty() ? "?" : f.serial) + " in " + f.node + ":" + f.pci_bus_id + "  " +
              f.summary);
   }
@@ -278,14 +278,14 @@ std::string RenderVerdictJson(const Verdict& v) {
     ten.push_back({{"serial", t.serial},
                    {"node", t.node},
                    {"pci_bus_id", t.pci_bus_id},
-                   {"from", FormatUtcSeconds(t.first_s)},
-                   {"to", FormatUtcSeconds(t.last_s)},
+                   {"from", FormatUtc(t.first_s)},
+                   {"to", FormatUtc(t.last_s)},
                    {"reports", t.reports}});
   }
   j["ledger"] = ten;
   ordered_json ev = ordered_json::array();
   for (const auto& f : v.faults) {
-    ev.push_back({{"time", FormatUtcSeconds(f.time_s)},
+    ev.push_back({{"time", FormatUtc(f.time_s)},
                   {"id", f.id},
                   {"severity", f.severity},
                   {"serial", f.serial},

@@ -7,6 +7,7 @@
 #include "core/input_file.h"
 #include "core/root_fs.h"
 #include "core/strings.h"
+#include "core/time_spec.h"
 #include "facts/gpu_facts.h"
 #include "fleet/finding_action.h"
 
@@ -93,7 +94,7 @@ Status AddReportJson(const json& j, const std::string& source, int64_t now_s, Fl
   std::string host = Str(j, "host");
   if (host.empty()) return ParseError("no \"host\" (not a gpudoctor check --json report)");
   std::string time_text = Str(j, "time");
-  auto t = ParseUtc(time_text);
+  auto t = ParseRfc3339(time_text);
   if (!t)
     return ParseError("node " + host + ": missing or malformed \"time\" '" +
                       time_text.substr(0, 40) + "'");

@@ -430,40 +430,6 @@ std::optional<int64_t> LocalTimeToUnixUs(int y, int mon, int day, int h, int min
   return static_cast<int64_t>(t) * 1000000 + frac_us;
 }
 
-std::optional<int64_t> ParseSinceSpec(std::string_view spec, int64_t now_unix_s) {
-  if (spec.empty() || spec.size() > 40) return std::nullopt;
-  if (spec[0] == '@') {
-    Cursor c{spec, 1};
-    uint64_t v;
-    if (!c.ReadUint(v, 12) || !c.AtEnd()) return std::nullopt;
-    return static_cast<int64_t>(v);
-  }
-  char unit = spec.back();
-  if (unit == 's' || unit == 'm' || unit == 'h' || unit == 'd') {
-    Cursor c{spec.substr(0, spec.size() - 1)};
-    uint64_t v;
-    if (c.ReadUint(v, 8) && c.AtEnd()) {
-      int64_t mult = unit == 's' ? 1 : unit == 'm' ? 60 : unit == 'h' ? 3600 : 86400;
-      return now_unix_s - static_cast<int64_t>(v) * mult;
-    }
-  }
-  if (spec.size() == 10) {
-    Cursor c{spec};
-    uint64_t y, mo, d;
-    if (c.ReadUint(y, 4, 4) && c.Eat('-') && c.ReadUint(mo, 2, 2) && c.Eat('-') &&
-        c.ReadUint(d, 2, 2) && c.AtEnd()) {
-      auto us = LocalTimeToUnixUs(static_cast<int>(y), static_cast<int>(mo), static_cast<int>(d), 0,
-                                  0, 0, 0);
-      if (us) return *us / 1000000;
-    }
-    return std::nullopt;
-  }
-  Cursor c{spec};
-  int64_t wall;
-  if (!ReadIsoStamp(c, wall) || !c.AtEnd()) return std::nullopt;
-  return wall / 1000000;
-}
-
 ParsedLine ParseLinePrefix(std::string_view line, LineFormatState& state) {
   while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) line.remove_suffix(1);
   ParsedLine out;

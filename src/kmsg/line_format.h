@@ -51,9 +51,4 @@ ParsedLine ParseLinePrefix(std::string_view line, LineFormatState& state);
 std::optional<int64_t> LocalTimeToUnixUs(int y, int mon, int day, int h, int min, int s,
                                          int64_t frac_us);
 
-// A point in time for --since: "@1700000000" (Unix seconds), "2h" / "30m" / "45s" / "3d" (that
-// long before now), "2024-03-04" (local midnight), "2024-03-04T12:00:00[Z|+01:00]" or with a
-// space instead of 'T'. Returns Unix seconds; nullopt for anything else.
-std::optional<int64_t> ParseSinceSpec(std::string_view spec, int64_t now_unix_s);
-
 }  // namespace gpudoctor

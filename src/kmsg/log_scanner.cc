@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "core/strings.h"
+#include "facts/gpu_facts.h"
 #include "kmsg/anchor_filter.h"
 #include "kmsg/kernel_signals.h"
 #include "kmsg/xid_parser.h"
@@ -464,7 +465,8 @@ void KernelLogScanner::HandleNvrmLine(std::string_view msg, const LogTime& t,
     }
     case NvrmLineType::kBoardSerial:
       if (last_gpu_at_ && *last_gpu_at_ < facts_.gpus.size()) {
-        facts_.gpus[*last_gpu_at_].serial = std::string(n.serial);
+        // "0", all zeros, "N/A": no serial, so two such cards are never taken for one.
+        facts_.gpus[*last_gpu_at_].serial = SerialOrEmpty(n.serial);
       }
       last_gpu_at_.reset();
       return;

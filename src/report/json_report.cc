@@ -31,15 +31,6 @@ int ExitCodeFor(const std::vector<Finding>& findings) {
   return *worst == Severity::kWarn ? 1 : 2;
 }
 
-std::string FormatUtc(std::chrono::system_clock::time_point t) {
-  std::time_t tt = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 nlohmann::ordered_json FindingToJson(const Finding& f) {
   nlohmann::ordered_json j;
   j["id"] = f.id;

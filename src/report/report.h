@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/time_spec.h"  // FormatUtc, used by every report writer
 #include "facts/snapshot.h"
 #include "findings/finding.h"
 
@@ -30,8 +31,5 @@ std::string RenderJson(const Report& report);
 std::string RenderText(const Report& report, bool color);
 // One finding as in the text report: severity, id, GPU, summary, evidence line, next steps.
 std::string RenderFindingText(const Finding& f, bool color);
-
-// ISO 8601 UTC with seconds: "2026-12-02T15:04:05Z".
-std::string FormatUtc(std::chrono::system_clock::time_point t);
 
 }  // namespace gpudoctor

@@ -93,7 +93,7 @@ const std::vector<CatalogueEntry>& KernelCatalogue() {
       {"net.link",
        Layer::kNetwork,
        Severity::kCrit,
-       Action::kInspectHardware,
+       Action::kContactProvider,
        "NIC link flapping or transmit timeouts",
        "A network interface lost its link or stalled. Two sources report it: the kernel log (NIC "
        "drivers' `Link down`/`NIC Link is Down`, RDMA port state changes, and `NETDEV WATCHDOG: "

@@ -217,7 +217,7 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
       {"net.ib.port",
        Layer::kNetwork,
        Severity::kCrit,
-       Action::kInspectHardware,
+       Action::kContactProvider,
        "InfiniBand port not active",
        "An InfiniBand/RoCE port is not in state ACTIVE (DOWN, INIT, ARMED), or its physical "
        "state is not LinkUp. RDMA traffic (NCCL, storage) over it fails or falls back to TCP.",
@@ -228,14 +228,15 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
       {"net.ib.errors",
        Layer::kNetwork,
        Severity::kCrit,
-       Action::kInspectHardware,
+       Action::kContactProvider,
        "InfiniBand error counters rising",
        "Error counters of an InfiniBand port grew during the sampling window: symbol errors and "
        "link error recoveries point at the cable or optics, link_downed at a link that failed "
        "recovery, receive errors and transmit discards at congestion or a bad peer.",
        {"Read the counters: `perfquery -x` or `cat /sys/class/infiniband/DEV/ports/N/counters/*`.",
         "Rising symbol_error / link_error_recovery: replace the cable or transceiver.",
-        "Drain the node if link_downed grows: collective jobs will hang or fail."},
+        "If link_downed grows, keep collective jobs off this node (they hang or fail); a site "
+        "that drains on it sets `[finding.\"net.ib.errors\"] action = \"drain_reset\"`."},
        {{"warn_errors", 1, "growth of the error counters within the window"},
         {"crit_link_downed", 1, "link_downed growth within the window"}}},
       {"net.outbound.heavy",

@@ -562,8 +562,13 @@ void ThermalRule(const GpuFacts& g, const Thresholds& t, std::vector<Finding>& o
   } else if (near) {
     summary = "temperature " + std::to_string(*g.temp_c) + " C is within " + FormatDouble(margin) +
               " C of the slowdown threshold (" + std::to_string(*g.temp_slowdown_c) + " C)";
+  } else if (*g.memory_temp_c >= *g.temp_memory_max_c) {
+    summary = "memory temperature " + std::to_string(*g.memory_temp_c) +
+              " C is at or above its limit (" + std::to_string(*g.temp_memory_max_c) + " C)";
   } else {
-    summary = "memory temperature " + std::to_string(*g.memory_temp_c) + " C is near its limit";
+    summary = "memory temperature " + std::to_string(*g.memory_temp_c) + " C is within " +
+              FormatDouble(margin) + " C of its limit (" + std::to_string(*g.temp_memory_max_c) +
+              " C)";
   }
   Finding f = GpuFinding(id, sev, g, summary);
   if (g.temp_c) f.Add("temp_c", *g.temp_c);

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "core/strings.h"
+#include "core/time_spec.h"
 #include "facts/gpu_codes.h"
 #include "kmsg/gpu_map.h"
 #include "kmsg/xid_action.h"
@@ -43,14 +44,7 @@ bool NvmlSawLost(const Snapshot& snap, const PciTuple& pci) {
 }
 
 std::string FormatLogTime(const LogTime& t) {
-  if (t.wall_us) {
-    std::time_t s = static_cast<std::time_t>(*t.wall_us / 1000000);
-    std::tm tm{};
-    gmtime_r(&s, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
-  }
+  if (t.wall_us) return FormatUtc(*t.wall_us / 1000000);
   if (t.boot_us) return "boot+" + FormatDouble(static_cast<double>(*t.boot_us) / 1e6, 3) + "s";
   return "";
 }

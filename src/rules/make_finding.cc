@@ -7,6 +7,11 @@
 
 namespace gpudoctor {
 
+Action ActionAtSeverity(Action action, Severity severity, const CatalogueEntry& entry) {
+  if (severity < entry.max_severity && NeedsNodeOutOfService(action)) return Action::kWatch;
+  return action;
+}
+
 Finding MakeFinding(std::string_view id, Severity severity, std::string summary) {
   const CatalogueEntry* entry = FindCatalogueEntry(id);
   if (entry == nullptr) {
@@ -20,8 +25,7 @@ Finding MakeFinding(std::string_view id, Severity severity, std::string summary)
   f.severity = severity;
   // The catalogue's action is the one for the entry's worst severity. Below it, an action that
   // takes the node out becomes "watch": a warm GPU is watched, a hot one is inspected.
-  f.action = entry->action;
-  if (severity < entry->max_severity && NeedsNodeOutOfService(f.action)) f.action = Action::kWatch;
+  f.action = ActionAtSeverity(entry->action, severity, *entry);
   f.summary = std::move(summary);
   for (const auto& step : entry->next_steps) f.next_steps.emplace_back(step);
   return f;

@@ -13,6 +13,12 @@ namespace gpudoctor {
 // Aborts on an id that is not in the catalogue (a bug, caught by tests).
 Finding MakeFinding(std::string_view id, Severity severity, std::string summary);
 
+struct CatalogueEntry;
+// The action a finding of `entry` takes at `severity`: `action` at the entry's worst severity;
+// below it, an action that takes the node out becomes "watch" (a warm GPU is watched, a hot one
+// inspected). MakeFinding and a site's action override both go through it.
+Action ActionAtSeverity(Action action, Severity severity, const CatalogueEntry& entry);
+
 // For entries whose next steps are one per verdict ("`local`: ...", "`tls`: ..."): keeps only
 // the steps of `verdict`, without their label, so the advice fits the conclusion reached.
 void KeepStepsFor(Finding& f, std::string_view verdict);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "facts/gpu_facts.h"
 #include "rules/catalogue.h"
 
 namespace gpudoctor {
@@ -34,8 +35,8 @@ const char* TransitionKindName(TransitionKind k) {
 std::string FindingKey(const Finding& f) {
   std::string gpu;
   if (f.gpu) {
-    if (!f.gpu->serial.empty()) {
-      gpu = "serial=" + f.gpu->serial;
+    if (std::string serial = SerialOrEmpty(f.gpu->serial); !serial.empty()) {
+      gpu = "serial=" + serial;
     } else if (!f.gpu->pci_bus_id.empty()) {
       gpu = "bus=" + f.gpu->pci_bus_id;
     } else if (f.gpu->index) {

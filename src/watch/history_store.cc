@@ -144,6 +144,18 @@ class SqliteHistoryStore final : public HistoryStore {
     done_cv_.wait(l, [&] { return written_ >= target || !thread_running_; });
   }
 
+  bool FlushWithin(std::chrono::milliseconds limit) override {
+    std::unique_lock<std::mutex> l(mu_);
+    uint64_t target = enqueued_;
+    if (done_cv_.wait_for(l, limit, [&] { return written_ >= target || !thread_running_; })) {
+      return true;
+    }
+    dropped_ += queue_.size();
+    written_ += queue_.size();
+    queue_.clear();
+    return false;
+  }
+
   uint64_t dropped_ticks() const override {
     std::lock_guard<std::mutex> l(mu_);
     return dropped_;

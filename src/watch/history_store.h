@@ -22,6 +22,7 @@
 // Thread-safety: Append/Close from one thread (the daemon's tick loop); readers: any thread.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -71,6 +72,12 @@ class HistoryStore {
   // Blocks until every tick queued before the call has been written (or failed). For tests and
   // orderly reloads; bounded by the writes themselves (busy_timeout), never waits for new ticks.
   virtual void Flush() = 0;
+  // The same, bounded: waits at most `limit`, then drops what is still queued (counted in
+  // dropped_ticks) so that Close() returns within one write (busy_timeout). False when it had to
+  // drop. The SIGTERM path: systemd kills the unit TimeoutStopSec after SIGTERM.
+  virtual bool FlushWithin(std::chrono::milliseconds limit) = 0;
+  // How long SIGTERM waits for queued history (FlushWithin) before the notifiers' grace.
+  static constexpr std::chrono::milliseconds kShutdownFlush{8000};
   // Ticks dropped because the queue was full (max_queued_ticks) or a write failed.
   virtual uint64_t dropped_ticks() const = 0;
   // Why history is not being written now ("disk full: database or disk is full", "database is

@@ -12,10 +12,10 @@
 #include <sstream>
 #include <vector>
 
+#include "core/time_spec.h"
 #include "report/report.h"
 #include "watch/exporter.h"
 #include "watch/status_json.h"
-#include "watch/time_spec.h"
 #include "watch/web_assets.h"
 
 namespace gpudoctor {
@@ -89,9 +89,8 @@ Result<SeriesQuery> ParseHistoryQuery(const std::multimap<std::string, std::stri
     } else if (k == "since" || k == "until") {
       std::optional<int64_t> t = ParseTimeSpec(v, now_unix_s);
       if (!t) {
-        return InvalidArgument("bad time " + k + "='" + v.substr(0, 40) +
-                               "'; want a duration back from now (90s, 30m, 6h, 2d, 1w), unix "
-                               "seconds or an ISO 8601 UTC time (2024-03-04T12:00:00Z)");
+        return InvalidArgument("bad time " + k + "='" + v.substr(0, 40) + "'; want " +
+                               TimeSpecExpectation());
       }
       (k == "since" ? since : until) = *t;
     } else if (k == "labels") {

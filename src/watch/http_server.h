@@ -6,7 +6,7 @@
 //   GET /api/v1/findings     open and recently resolved findings (state, times, acked) and
 //                            "events": the history's last 200 events of 7 days (reboots, Xids)
 //   GET /api/v1/history?metric=NAME&gpu=N&since=6h&until=T   series from the history store;
-//                            since/until in the time grammar of the CLI (watch/time_spec.h)
+//                            since/until in the time grammar of the CLI (core/time_spec.h)
 //   GET /, /assets/*         the web dashboard (src/watch/web_assets.h)
 //
 // Requests never wait on a probe: handlers read the shared_ptr the daemon published. With a

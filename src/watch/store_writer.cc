@@ -310,7 +310,12 @@ Status StoreWriter::Retain(int64_t now_s) {
 }
 
 int64_t StoreWriter::RetentionNowMs(const TickResult& tick) {
-  if (tick.mono_ms <= 0) return tick.unix_ms;  // no monotonic time given: the wall clock
+  if (tick.mono_ms <= 0) {
+    // A record without monotonic time (a notifier outcome, a shutdown record) never moves the
+    // retention clock: its wall time may come from a clock that just stepped.
+    if (retain_now_ms_ >= 0) return retain_now_ms_;
+    return newest_at_open_s_ > 0 ? std::min(tick.unix_ms, newest_at_open_s_ * 1000) : tick.unix_ms;
+  }
   if (retain_now_ms_ < 0) {
     // Never ahead of the newest stored point: a clock that was wrong when watch started (or
     // while it was stopped) cannot age what the file holds.

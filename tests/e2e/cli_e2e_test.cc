@@ -100,6 +100,13 @@ TEST(CliE2eTest, ExplainPrintsEntryAndRejectsUnknownId) {
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_THAT(r.out, HasSubstr("uninterruptible"));
   EXPECT_THAT(r.out, HasSubstr("min_stuck_s"));
+  auto dbe = RunGpudoctor({"explain", "gpu.ecc.dbe"});
+  EXPECT_EQ(dbe.exit_code, 0);
+  EXPECT_THAT(dbe.out, HasSubstr("action: drain_reset ("));
+  EXPECT_THAT(dbe.out, HasSubstr("takes the node out of service"));
+  auto cpu = RunGpudoctor({"explain", "host.cpu.saturated"});
+  EXPECT_THAT(cpu.out, HasSubstr("action: watch ("));
+  EXPECT_THAT(cpu.out, ::testing::Not(HasSubstr("takes the node out of service")));
   auto bad = RunGpudoctor({"explain", "no.such.id"});
   EXPECT_EQ(bad.exit_code, 3);
   EXPECT_THAT(bad.err, HasSubstr("no.such.id"));

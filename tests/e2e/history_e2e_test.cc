@@ -5,6 +5,7 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "core/time_spec.h"
 #include "test_util.h"
 #include "watch/history_store.h"
 
@@ -37,6 +38,7 @@ class HistoryE2eTest : public ::testing::Test {
         f.last.id = "gpu.ecc.dbe";
         f.last.layer = Layer::kHardware;
         f.last.severity = Severity::kCrit;
+        f.last.action = Action::kDrainReset;
         f.last.summary = "double-bit ECC errors";
         GpuRef g;
         g.index = 1;
@@ -76,6 +78,21 @@ TEST_F(HistoryE2eTest, MetricAsJsonAndText) {
   ASSERT_EQ(until.exit_code, 0) << until.err;
   EXPECT_EQ(nlohmann::json::parse(until.out)["points"].size(), 6u);
 
+  // The one time grammar: an RFC 3339 time with an offset and a compound duration are accepted
+  // by the flag and mean the same instant as the unix seconds above.
+  std::string local = FormatUtc(start_ + 7200);
+  local.replace(local.size() - 1, 1, "+02:00");
+  auto offset = RunGpudoctor({"history", "--db", db_, "--metric",
+                              "gpudoctor_gpu_temperature_celsius", "--gpu", "0", "--since", local,
+                              "--until", std::to_string(start_ + 50), "--json"});
+  ASSERT_EQ(offset.exit_code, 0) << offset.err;
+  EXPECT_EQ(nlohmann::json::parse(offset.out)["points"].size(), 6u);
+  auto compound =
+      RunGpudoctor({"history", "--db", db_, "--metric", "gpudoctor_gpu_temperature_celsius",
+                    "--gpu", "0", "--since", "1h30m", "--json"});
+  ASSERT_EQ(compound.exit_code, 0) << compound.err;
+  EXPECT_EQ(nlohmann::json::parse(compound.out)["points"].size(), 60u);
+
   auto text = RunGpudoctor(
       {"history", "--db", db_, "--metric", "gpudoctor_gpu_temperature_celsius", "--gpu", "0"});
   ASSERT_EQ(text.exit_code, 0) << text.err;
@@ -94,6 +111,8 @@ TEST_F(HistoryE2eTest, FindingsEventsAckAndSilence) {
   EXPECT_THAT(f.out, HasSubstr("1650123456789"));
   EXPECT_THAT(f.out, HasSubstr("0000:3b:00.0"));
   EXPECT_THAT(f.out, HasSubstr("open"));
+  EXPECT_THAT(f.out, HasSubstr("ACTION"));
+  EXPECT_THAT(f.out, HasSubstr("drain_reset"));
 
   auto ack = RunGpudoctor({"ack", "gpu.ecc.dbe", "--gpu", "1", "--note", "RMA 42", "--db", db_});
   ASSERT_EQ(ack.exit_code, 0) << ack.err;
@@ -111,6 +130,7 @@ TEST_F(HistoryE2eTest, FindingsEventsAckAndSilence) {
   EXPECT_EQ(arr[0]["acked"], true);
   EXPECT_EQ(arr[0]["ack_note"], "RMA 42");
   EXPECT_EQ(arr[0]["finding"]["gpu"]["serial"], "1650123456789");
+  EXPECT_EQ(arr[0]["finding"]["action"], "drain_reset");
   EXPECT_GE(arr[0]["silenced_until"].get<int64_t>(), now_ + 7000);
 
   auto ev = RunGpudoctor({"history", "--db", db_, "--events", "--since", "1h", "--json"});

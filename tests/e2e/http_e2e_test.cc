@@ -494,3 +494,42 @@ TEST_F(HttpE2eTest, RealWatchServesMetricsHistoryAndNotifies) {
 
 }  // namespace
 }  // namespace gpudoctor
+
+namespace gpudoctor {
+namespace {
+
+// The history file deleted under a running watch (logrotate, an operator's rm): writes must not
+// go on into the unlinked inode. The daemon reopens a new file, says so in /healthz and as a
+// gpudoctor.* finding, and the new file holds the ticks that follow.
+TEST_F(HttpE2eTest, DeletedDatabaseIsReopenedAndHealthzSaysDegraded) {
+  StartWatch("h100_busy.scenario", "");
+  std::string db = dir_ + "/h.db";
+  ASSERT_TRUE(WaitFor([&] { return std::filesystem::exists(db); }, 10));
+  std::filesystem::remove(db);
+  std::filesystem::remove(db + "-wal");
+  std::filesystem::remove(db + "-shm");
+  std::string health;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        health = Get("/healthz");
+        return health.find("\"history\":\"degraded\"") != std::string::npos;
+      },
+      15))
+      << health << watch_->Log();
+  EXPECT_NE(health.find("reopened"), std::string::npos) << health;
+  std::string status;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        status = Get("/api/v1/status");
+        return status.find("gpudoctor.history.replaced") != std::string::npos;
+      },
+      10))
+      << status;
+  ASSERT_TRUE(std::filesystem::exists(db)) << watch_->Log();
+  auto h = testing::RunGpudoctor({"history", "--db", db, "--events", "--since", "1h", "--json"});
+  EXPECT_EQ(h.exit_code, 0) << h.err;
+  EXPECT_NE(h.out.find("history_reopened"), std::string::npos) << h.out;
+}
+
+}  // namespace
+}  // namespace gpudoctor

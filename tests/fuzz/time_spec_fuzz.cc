@@ -5,10 +5,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <string_view>
 
+#include "core/time_spec.h"
 #include "watch/sample_codec.h"
-#include "watch/time_spec.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
@@ -19,6 +20,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (auto t = gpudoctor::ParseTimeSpec(text, kNow)) {
     if (*t < -1 || *t > 1000000000000LL) __builtin_trap();
     (void)gpudoctor::FormatUtc(*t);
+  }
+  // An absolute time printed by the one formatter reads back as the same instant.
+  if (auto t = gpudoctor::ParseRfc3339(text)) {
+    if (*t < 0) __builtin_trap();
+    std::string printed = gpudoctor::FormatUtc(*t);
+    auto back = gpudoctor::ParseRfc3339(printed);
+    if (!back || *back != *t) __builtin_trap();
   }
   size_t used = 0;
   if (auto samples = gpudoctor::DecodeSamples(text, &used)) {

@@ -4,7 +4,10 @@
 
 #include <set>
 
+#include "config/config.h"
+#include "core/settings.h"
 #include "rules/catalogue.h"
+#include "rules/engine.h"
 #include "rules/make_finding.h"
 #include "sched/npd.h"
 #include "sched/slurm.h"
@@ -75,7 +78,6 @@ TEST(ActionTest, CatalogueActionsOfTheIdsThatAct) {
   // No resource or network finding takes a node out, at any severity.
   for (const CatalogueEntry* e : Catalogue()) {
     if (e->layer == Layer::kResources || e->layer == Layer::kNetwork) {
-      if (std::string_view(e->id).starts_with("net.ib") || e->id == "net.link") continue;
       EXPECT_FALSE(NeedsNodeOutOfService(e->action)) << e->id;
     }
   }
@@ -124,6 +126,63 @@ TEST(ActionTest, SlurmAndNpdActOnTheActionNotTheSeverity) {
   NpdOutcome n = NpdResult(busy, Layer::kHardware, "");
   EXPECT_EQ(n.exit_code, 1);
   EXPECT_EQ(n.message.rfind("gpu.ecc.dbe GPU1 [drain_reset]", 0), 0u) << n.message;
+}
+
+}  // namespace
+}  // namespace gpudoctor
+
+namespace gpudoctor {
+namespace {
+
+Snapshot IbPortInit() {
+  Snapshot snap;
+  IbPortFacts p;
+  p.device = "mlx5_0";
+  p.port = 1;
+  p.state = "INIT";
+  p.phys_state = "LinkUp";
+  snap.network.ib_ports = std::vector<IbPortFacts>{p};
+  return snap;
+}
+
+// A dead fabric port is the network's business by default (never a drain), and a site whose
+// multi-node jobs cannot run without it says so in the config: `[finding."ID"] action`.
+TEST(ActionTest, SiteConfigOverridesTheCataloguesAction) {
+  Settings plain;
+  auto by_default = EvaluateRules(IbPortInit(), plain.thresholds);
+  ASSERT_EQ(by_default.size(), 1u);
+  EXPECT_EQ(by_default[0].id, "net.ib.port");
+  EXPECT_EQ(by_default[0].action, Action::kContactProvider);
+  SlurmOptions o;
+  o.node = "n1";
+  o.scontrol = "/nonexistent/scontrol";
+  EXPECT_EQ(RunSlurmMode(by_default, "", o).action, "none");
+
+  Settings site;
+  auto load =
+      ApplyConfigText("[finding.\"net.ib.port\"]\naction = \"drain_reset\"\n", "site.toml", site);
+  ASSERT_TRUE(load.ok()) << load.status().ToString();
+  auto overridden = EvaluateRules(IbPortInit(), site.thresholds);
+  ASSERT_EQ(overridden.size(), 1u);
+  EXPECT_EQ(overridden[0].action, Action::kDrainReset);
+  EXPECT_EQ(RunSlurmMode(overridden, "", o).action, "error");  // it tried to drain
+
+  // A warn-level finding that the catalogue keeps in service stays so: a spare unplugged port.
+  Snapshot unplugged = IbPortInit();
+  (*unplugged.network.ib_ports)[0].state = "DOWN";
+  (*unplugged.network.ib_ports)[0].phys_state = "Disabled";
+  auto warn = EvaluateRules(unplugged, site.thresholds);
+  ASSERT_EQ(warn.size(), 1u);
+  EXPECT_EQ(warn[0].severity, Severity::kWarn);
+  EXPECT_FALSE(NeedsNodeOutOfService(warn[0].action));
+
+  Settings bad;
+  auto refused =
+      ApplyConfigText("[finding.\"net.ib.port\"]\naction = \"drain\"\n", "site.toml", bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("site.toml:2"), std::string::npos)
+      << refused.status().message();
+  EXPECT_NE(refused.status().message().find("drain_reset"), std::string::npos);
 }
 
 }  // namespace

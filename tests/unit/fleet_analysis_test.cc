@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/time_spec.h"
 #include "fleet/analysis.h"
 #include "fleet/onsets.h"
 #include "fleet/prometheus_input.h"
@@ -32,12 +33,8 @@ json Gpu(int i, const std::string& node, double clock, double util, int reasons 
 }
 
 json Report(const std::string& node, int64_t t, json gpus, json findings = json::array()) {
-  return {{"verdict", "ok"},
-          {"host", node},
-          {"time", FormatUtcSeconds(t)},
-          {"findings", findings},
-          {"probes", json::array()},
-          {"gpus", gpus}};
+  return {{"verdict", "ok"},         {"host", node}, {"time", FormatUtc(t)}, {"findings", findings},
+          {"probes", json::array()}, {"gpus", gpus}};
 }
 
 // nodes x 4 GPUs x windows; `tweak(node, window, gpus)` edits one report.

@@ -179,5 +179,32 @@ TEST(GpuRulesShortWindowTest, LostLanesCountAtIdleLowGenerationOnlyUnderLoad) {
   EXPECT_TRUE(Has(Judge({g}), "gpu.pcie.degraded"));  // Gen1 under load
 }
 
+// A GPU past a threshold is described as past it, never as "within N C of" it.
+TEST(GpuRulesTest, ThermalSummarySaysAboveWhenAbove) {
+  auto summary = [](const GpuFacts& g) {
+    for (const auto& f : Judge({g})) {
+      if (f.id == "gpu.thermal") return f.summary;
+    }
+    return std::string("(no gpu.thermal)");
+  };
+  GpuFacts g = Gpu(2);
+  g.temp_slowdown_c = 87;
+  g.temp_shutdown_c = 92;
+  g.temp_c = 95;
+  EXPECT_NE(summary(g).find("at or above the shutdown threshold (92 C)"), std::string::npos)
+      << summary(g);
+  g.temp_c = 88;
+  EXPECT_NE(summary(g).find("at or above the slowdown threshold (87 C)"), std::string::npos)
+      << summary(g);
+  g.temp_c = 84;
+  EXPECT_NE(summary(g).find("within"), std::string::npos) << summary(g);
+  g.temp_c = 60;
+  g.temp_memory_max_c = 95;
+  g.memory_temp_c = 97;
+  EXPECT_NE(summary(g).find("at or above its limit (95 C)"), std::string::npos) << summary(g);
+  g.memory_temp_c = 93;
+  EXPECT_NE(summary(g).find("within"), std::string::npos) << summary(g);
+}
+
 }  // namespace
 }  // namespace gpudoctor

@@ -4,6 +4,7 @@
 
 #include "kmsg/log_scanner.h"
 #include "rules/engine.h"
+#include "watch/finding_lifecycle.h"
 
 namespace gpudoctor {
 namespace {
@@ -138,6 +139,45 @@ TEST(KernelXidStepsTest, NextStepsFitTheXid) {
     EXPECT_TRUE(HasStep(*f, memory ? "Xid 48:" : "Xid 31:")) << f->summary;
     EXPECT_FALSE(HasStep(*f, "Several processes")) << "one process only: " << f->summary;
   }
+}
+
+}  // namespace
+}  // namespace gpudoctor
+
+namespace gpudoctor {
+namespace {
+
+// Drivers print "GPU Board Serial Number: 0" (or all zeros) on boards without one: that is no
+// serial, so two such cards in one log are two cards in the report and in the watch's episodes.
+TEST(KernelGpuJoinTest, PlaceholderSerialsInTheLogNeverMergeCards) {
+  Snapshot snap = WithLog(
+      "[ 10.0] NVRM: GPU at PCI:0000:18:00: GPU-aaaaaaaa-0000-0000-0000-000000000001\n"
+      "[ 10.0] NVRM: GPU Board Serial Number: 0\n"
+      "[ 10.1] NVRM: GPU at PCI:0000:3b:00: GPU-bbbbbbbb-0000-0000-0000-000000000002\n"
+      "[ 10.1] NVRM: GPU Board Serial Number: 0000000000000\n"
+      "[ 12.5] NVRM: Xid (PCI:0000:18:00): 48, pid=1, name=x, DBE\n"
+      "[ 12.6] NVRM: Xid (PCI:0000:3b:00): 48, pid=2, name=y, DBE\n");
+  for (const auto& g : snap.kernel.gpus) EXPECT_EQ(g.serial, "") << g.uuid;
+  std::vector<Finding> findings = EvaluateRules(snap, Thresholds());
+  auto xids = ById(findings, "gpu.xid");
+  ASSERT_EQ(xids.size(), 2u);
+  for (const Finding* f : xids) {
+    if (f->gpu) EXPECT_EQ(f->gpu->serial, "");
+    for (const auto& e : f->evidence) EXPECT_NE(e.name, "serial") << f->summary;
+  }
+  EXPECT_NE(FindingKey(*xids[0]), FindingKey(*xids[1]));
+}
+
+// A finding built elsewhere with a placeholder serial is keyed by its bus, not by "serial=0".
+TEST(KernelGpuJoinTest, LifecycleKeyIgnoresPlaceholderSerials) {
+  Finding a, b;
+  a.id = b.id = "gpu.xid";
+  a.gpu = GpuRef{};
+  a.gpu->serial = "0";
+  a.gpu->pci_bus_id = "0000:18:00.0";
+  b.gpu = a.gpu;
+  b.gpu->pci_bus_id = "0000:3b:00.0";
+  EXPECT_NE(FindingKey(a), FindingKey(b));
 }
 
 }  // namespace

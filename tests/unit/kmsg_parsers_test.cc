@@ -96,15 +96,6 @@ TEST_F(UtcEnv, LineShapesGiveMessageAndTime) {
   EXPECT_EQ(unknown.shape, LineShape::kUnknown);
 }
 
-TEST_F(UtcEnv, SinceSpecForms) {
-  EXPECT_EQ(ParseSinceSpec("@1700000000", 0), 1700000000);
-  EXPECT_EQ(ParseSinceSpec("2h", 10000), 10000 - 7200);
-  EXPECT_EQ(ParseSinceSpec("2024-03-04", 0), 1709510400);
-  EXPECT_EQ(ParseSinceSpec("2024-03-04T12:00:00Z", 0), 1709553600);
-  EXPECT_FALSE(ParseSinceSpec("yesterday", 0));
-  EXPECT_FALSE(ParseSinceSpec("2h30", 0));
-}
-
 TEST(KmsgXidTest, AllVariants) {
   auto n = ParseNvrmLine(
       "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the "

@@ -396,6 +396,21 @@ TEST(LocalizeRulesTest, OneTargetWithoutReferencesIsUndecided) {
   EXPECT_NE(f->next_steps[0].find("ip -s link"), std::string::npos);
 }
 
+// A reference is slow by the targets' own bar (warn_rtt_ms, 100 ms), not by a fixed 300 ms: a
+// 250 ms reference beside a 150 ms target means the server's own line, not the target.
+TEST(LocalizeRulesTest, ReferenceIsJudgedByTheTargetsBar) {
+  Snapshot snap;
+  snap.network.reachability =
+      ReachabilityFacts{{Host("10.0.0.1", TargetGroup::kTarget, 150, 0),
+                         Host("192.0.2.50", TargetGroup::kReference, 250, 0)},
+                        false};
+  EXPECT_EQ(Verdict(EvaluateRules(snap, Thresholds())), "local");
+  // A site that gives references their own bar gets it.
+  ThresholdOverrides o;
+  o.Set("net.latency.high", "reference_warn_rtt_ms", 300);
+  EXPECT_EQ(Verdict(EvaluateRules(snap, Thresholds(o))), "target");
+}
+
 TEST(LocalizeRulesTest, UnreachableTargetIsCriticalLoss) {
   Snapshot snap;
   snap.network.reachability =

@@ -102,6 +102,24 @@ TEST_P(NvmlCallBudgetTest, WatchTickStaysWithin15CallsPerGpu) {
   }
 }
 
+// ECC switched off on a data-centre GPU is found on either NVML: through the batched field, or
+// through nvmlDeviceGetEccMode where nvmlDeviceGetFieldValues is absent.
+TEST_P(NvmlCallBudgetTest, EccDisabledIsFoundWithOrWithoutFieldValues) {
+  bool minimal = GetParam();
+  testing::TempDir dir;
+  dir.Write("ecc_off.scenario", "include=" + testing::FixturePath("nvml/h100_healthy.scenario") +
+                                    "\ngpu.*.field.1=0\n");
+  setenv("FAKE_NVML_SCENARIO", (dir.path() + "/ecc_off.scenario").c_str(), 1);
+  GpuLayerFacts f = SampleNvml(Options(minimal));
+  ASSERT_EQ(f.nvml.state, NvmlState::kOk) << f.nvml.error;
+  ASSERT_FALSE(f.gpus.empty());
+  EXPECT_EQ(f.gpus[0].ecc_enabled, false) << "minimal=" << minimal;
+  NvmlSession session(Options(minimal));
+  GpuLayerFacts t = session.Sample(SteadyClock::now() + std::chrono::seconds(10));
+  ASSERT_FALSE(t.gpus.empty());
+  EXPECT_EQ(t.gpus[0].ecc_enabled, false) << "minimal=" << minimal;
+}
+
 INSTANTIATE_TEST_SUITE_P(FieldValues, NvmlCallBudgetTest, ::testing::Values(false, true),
                          [](const auto& info) {
                            return info.param ? "WithoutFieldValues" : "WithFieldValues";

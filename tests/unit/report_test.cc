@@ -91,6 +91,13 @@ TEST(ReportTest, TextGroupsLayersInOrderWithVerdict) {
   EXPECT_THAT(text, HasSubstr("GPU 3 (0000:3b:00.0, serial 1320)"));
   EXPECT_THAT(text, HasSubstr("probe pressure skipped: no PSI"));
   EXPECT_THAT(text, HasSubstr("verdict: CRIT - 2 critical, 1 warning"));
+  // Each finding says what to do, and the report its worst action.
+  std::string dstate_action = ActionName(SampleReport().findings[0].action);
+  EXPECT_THAT(text, HasSubstr("action: " + dstate_action + " ("));
+  EXPECT_THAT(text, HasSubstr("action: fix_config ("));  // host.disk.full
+  EXPECT_THAT(text,
+              HasSubstr("action: " + std::string(ActionName(WorstAction(SampleReport().findings))) +
+                        " - "));
   EXPECT_EQ(text.find("\033["), std::string::npos);  // no colour when asked for none
   EXPECT_NE(RenderText(SampleReport(), true).find("\033["), std::string::npos);
 }

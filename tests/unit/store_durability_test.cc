@@ -203,5 +203,63 @@ TEST(StoreDurabilityTest, DiskFullDropsTicksNamesTheDatabaseAndRecovers) {
   EXPECT_GE(StoredTicks(db, 1700000000, full_from), 5u);
 }
 
+// Disk full when watch starts: the healthy file is kept (never taken for corruption, never
+// replaced by an empty one), watch runs without history, and writing resumes when space returns.
+TEST(StoreDurabilityTest, DiskFullAtOpenKeepsTheFileAndResumes) {
+  TempDir dir;
+  std::string mnt = dir.path() + "/small";
+  SmallTmpfs fs(mnt, "16m");
+  if (!fs.mounted()) {
+    GTEST_SKIP() << "cannot mount a tmpfs at " << mnt << " (" << fs.error()
+                 << "); run as root with CAP_SYS_ADMIN to test a full disk";
+  }
+  std::string db = mnt + "/history.db";
+  StoreOptions o;
+  o.max_queued_ticks = 1 << 20;
+  o.retry_initial_ms = 20;
+  o.retry_max_ms = 100;
+  int64_t t = 1700000000;
+  {
+    auto store = HistoryStore::Open(db, o);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    for (int i = 0; i < 10; ++i) (*store)->Append(testing::SyntheticTick(t++));
+    (*store)->Close();
+  }
+  std::string filler = mnt + "/filler";
+  {
+    std::ofstream f(filler, std::ios::binary);
+    std::string block(64 * 1024, 'x');
+    while (f.write(block.data(), block.size())) {
+    }
+  }
+  ::testing::internal::CaptureStderr();
+  auto store = HistoryStore::Open(db, o);
+  std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  EXPECT_THAT(err, ::testing::Not(HasSubstr("moved aside")));
+  for (int i = 0; i < 50; ++i) (*store)->Append(testing::SyntheticTick(t++));
+  (*store)->Flush();
+  int aside = 0;
+  for (const auto& e : std::filesystem::directory_iterator(mnt)) {
+    aside += e.path().filename().string().find("corrupt") != std::string::npos;
+  }
+  EXPECT_EQ(aside, 0);
+  std::filesystem::remove(filler);
+  int64_t resumed_at = t;
+  bool writing = false;
+  for (int i = 0; i < 200 && !writing; ++i) {
+    (*store)->Append(testing::SyntheticTick(t++));
+    (*store)->Flush();
+    writing = (*store)->write_error().empty() && (*store)->health().writing;
+    if (!writing) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_TRUE(writing) << (*store)->write_error();
+  for (int i = 0; i < 5; ++i) (*store)->Append(testing::SyntheticTick(t++));
+  (*store)->Close();
+  EXPECT_EQ(IntegrityCheck(db), "ok");
+  EXPECT_EQ(StoredTicks(db, 1700000000, 1700000009), 10u);  // the old history is intact
+  EXPECT_GE(StoredTicks(db, resumed_at, t), 5u);
+}
+
 }  // namespace
 }  // namespace gpudoctor

@@ -48,6 +48,14 @@ StoreOptions Fast() {
   return o;
 }
 
+// A record the watch loop writes beside the ticks (notifier outcomes): no monotonic time.
+std::shared_ptr<TickResult> EventOnly(int64_t unix_s, const std::string& kind) {
+  auto t = std::make_shared<TickResult>();
+  t->unix_ms = unix_s * 1000;
+  t->events.push_back({t->unix_ms, kind, std::nullopt, "", "", "webhook"});
+  return t;
+}
+
 std::vector<std::pair<int64_t, double>> Points(const std::string& db, int64_t since,
                                                int64_t until) {
   auto r = HistoryReader::Open(db);
@@ -318,20 +326,24 @@ TEST(StoreReliabilityTest, ClockStepForwardThenBackDeletesNothing) {
     }
     // 40 days forward for two minutes, then back.
     for (int i = 0; i < 120; ++i) (*s)->Append(Tick(kT0 + 40 * 86400 + i, mono += 1000, 1));
+    // A record without monotonic time (a notifier outcome) stamped by the stepped clock, in a
+    // minute of its own: it must not run retention on that clock.
+    (*s)->Append(EventOnly(kT0 + 40 * 86400 + 600, "notify_sent"));
     for (int i = 1200; i < 1300; ++i) (*s)->Append(Tick(kT0 + i, mono += 1000, i % 100));
     (*s)->Close();
   }
   EXPECT_EQ(Points(db, kT0, kT0 + 1300).size(), 1300u);
-  EXPECT_EQ(Events(db).size(), 1u);
+  EXPECT_EQ(Events(db).size(), 2u);
   // Restarted while the clock is wrong again: the file's newest time bounds retention.
   {
     auto s = HistoryStore::Open(db, o);
     ASSERT_TRUE(s.ok());
+    (*s)->Append(EventOnly(kT0 + 80 * 86400, "notify_sent"));  // first, before any tick
     for (int i = 0; i < 700; ++i) (*s)->Append(Tick(kT0 + 80 * 86400 + i, mono += 1000, 2));
     (*s)->Close();
   }
   EXPECT_EQ(Points(db, kT0, kT0 + 1300).size(), 1300u);
-  EXPECT_EQ(Events(db).size(), 1u);
+  EXPECT_EQ(Events(db).size(), 3u);
 }
 
 TEST(StoreReliabilityTest, RetentionStillAgesDataAsTheMonotonicClockAdvances) {
@@ -478,6 +490,44 @@ TEST(ClockStepTest, LifecycleTimersIgnoreWallClockSteps) {
   in.mono_ms += 61000;
   out = StepLifecycle(in, th);
   EXPECT_EQ(out.tracked[0].state, FindingState::kResolved);
+}
+
+}  // namespace
+}  // namespace gpudoctor
+
+namespace gpudoctor {
+namespace {
+
+// SIGTERM with another process holding the write lock: every queued tick would wait out
+// busy_timeout (2 s each, minutes for a full queue) and systemd would kill the daemon before the
+// notifier spool is written. FlushWithin bounds it and counts what it dropped.
+TEST(StoreReliabilityTest, ShutdownFlushIsBoundedWhileAnotherProcessHoldsTheLock) {
+  TempDir dir;
+  std::string db = dir.path() + "/history.db";
+  auto opened = HistoryStore::Open(db, Fast());
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  HistoryStore& store = **opened;
+  store.Append(Tick(kT0, kMono0, 40));
+  store.Flush();
+  ASSERT_TRUE(store.health().writing);
+  sqlite3* holder = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &holder), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(holder, "BEGIN IMMEDIATE; INSERT INTO meta VALUES('held', 'x');", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(holder);
+  for (int i = 1; i <= 30; ++i) store.Append(Tick(kT0 + i, kMono0 + i * 1000, 40 + i));
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(store.FlushWithin(std::chrono::milliseconds(300)));
+  store.Close();
+  double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(took_s, 8.0);  // unbounded, 30 ticks x busy_timeout would take about 60 s
+  EXPECT_GE(store.dropped_ticks(), 25u);
+  sqlite3_exec(holder, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(holder);
+  auto points = Points(db, kT0, kT0 + 1000);
+  ASSERT_GE(points.size(), 1u);
+  EXPECT_EQ(points.front(), std::make_pair(kT0, 40.0));  // what was written stays
 }
 
 }  // namespace
