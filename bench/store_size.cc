@@ -11,8 +11,8 @@
 #include <filesystem>
 #include <string>
 
+#include "store/history_store.h"
 #include "store/synthetic_tick.h"
-#include "watch/history_store.h"
 
 namespace {
 

@@ -6,7 +6,7 @@
 
 #include "bundle/bundle_internal.h"
 #include "bundle/redact.h"
-#include "parsers/pci_bus_id.h"
+#include "facts/pci_bus_id.h"
 #include "probes/registry.h"
 #include "report/json_report.h"
 #include "report/kernel_log_json.h"

@@ -6,7 +6,7 @@
 #include "core/input_file.h"
 #include "core/root_fs.h"
 #include "core/strings.h"
-#include "watch/history_store.h"
+#include "store/history_store.h"
 
 namespace gpudoctor {
 namespace {

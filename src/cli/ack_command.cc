@@ -7,7 +7,7 @@
 #include "cli/commands.h"
 #include "core/strings.h"
 #include "core/time_spec.h"
-#include "watch/history_store.h"
+#include "store/history_store.h"
 
 namespace gpudoctor {
 

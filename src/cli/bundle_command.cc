@@ -20,7 +20,7 @@
 #include "core/input_file.h"
 #include "core/version.h"
 #include "report/report.h"
-#include "watch/http_server.h"
+#include "serve/http_server.h"
 
 namespace gpudoctor {
 

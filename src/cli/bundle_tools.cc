@@ -12,7 +12,7 @@
 #include <deque>
 
 #include "core/strings.h"
-#include "sched/subprocess.h"
+#include "core/subprocess.h"
 
 namespace gpudoctor {
 namespace {

@@ -37,9 +37,9 @@ int ExplainCommand(const CliOptions& options);
 int ConfigCommand(const CliOptions& options);
 int ProbesCommand(const CliOptions& options);
 int LogsCommand(const CliOptions& options);     // logs_command.cc (kernel log)
-int WatchCommand(const CliOptions& options);    // watch_command.cc (issue 9)
-int CompareCommand(const CliOptions& options);  // compare_command.cc (issue 8 item 14)
-int TopCommand(const CliOptions& options);      // top_command.cc (issue 11)
+int WatchCommand(const CliOptions& options);    // watch_command.cc
+int CompareCommand(const CliOptions& options);  // compare_command.cc
+int TopCommand(const CliOptions& options);      // top_command.cc
 int HistoryCommand(const CliOptions& options);  // history_command.cc (watch store)
 int AckCommand(const CliOptions& options);      // ack_command.cc
 int SilenceCommand(const CliOptions& options);  // ack_command.cc

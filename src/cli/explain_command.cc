@@ -4,9 +4,9 @@
 
 #include "cli/commands.h"
 #include "core/strings.h"
-#include "kmsg/xid_table.h"
 #include "rules/catalogue.h"
 #include "rules/symptoms.h"
+#include "rules/xid_table.h"
 
 namespace gpudoctor {
 
@@ -83,7 +83,7 @@ int ExplainCommand(const CliOptions& o) {
     }
     return 0;
   }
-  if (o.positional[0] == "xid") {  // `explain xid N`: the Xid table (src/kmsg/xid_table.cc)
+  if (o.positional[0] == "xid") {  // `explain xid N`: the Xid table (src/rules/xid_table.cc)
     auto code = o.positional.size() == 2 ? ParseInt64(o.positional[1]) : std::nullopt;
     if (!code || *code < 0 || *code > 100000) return CouldNotRun("usage: gpudoctor explain xid N");
     std::fputs(ExplainXid(static_cast<int>(*code)).c_str(), stdout);

@@ -5,7 +5,6 @@
 #include "cli/cli_options.h"
 #include "core/strings.h"
 #include "core/time_spec.h"
-#include "kmsg/line_format.h"
 #include "net/target.h"
 
 namespace gpudoctor {
@@ -134,7 +133,7 @@ const std::vector<FlagSpec>& FlagTable() {
          o.Override([d = *d](Settings& s) { s.nvml_timeout_s = d; });
          return Status::Ok();
        }},
-      // Network layer (issue 5): added to [network] targets / references of the config file.
+      // Network layer: added to [network] targets / references of the config file.
       {"--target", "HOST[:PORT]|URL",
        "a host the service depends on: HOST for ICMP echo, HOST:PORT for TCP connect, "
        "http(s)://HOST[:PORT]/PATH for timed GET requests (repeatable)",
@@ -181,7 +180,7 @@ const std::vector<FlagSpec>& FlagTable() {
        }},
       {"--current-boot", "", "logs: keep only what follows the last boot marker in the file",
        SetSwitch},
-      // watch (issue 9).
+      // watch.
       {"--interval", "SECONDS", "watch/top: seconds between ticks (default 1)",
        [](std::string_view v, CliOptions& o) {
          auto d = ParseDouble(v);
@@ -202,7 +201,7 @@ const std::vector<FlagSpec>& FlagTable() {
          return Status::Ok();
        }},
       {"--no-db", "", "watch: keep no history (nothing written to disk)", SetSwitch},
-      // watch HTTP (issue 10).
+      // watch HTTP.
       {"--listen", "ADDR:PORT",
        "watch: HTTP address for /metrics and the API (default 127.0.0.1:9835; off: none)",
        [](std::string_view v, CliOptions& o) {
@@ -293,7 +292,7 @@ const std::vector<FlagSpec>& FlagTable() {
       {"--findings", "", "history: finding episodes (opened, resolved, reboots between)",
        SetSwitch},
       {"--events", "", "history: events (Xids, reboots, acks, notifications)", SetSwitch},
-      // top (issue 11).
+      // top.
       {"--connect", "URL",
        "top: read GET URL/api/v1/status of a running `gpudoctor watch` instead of probing "
        "(token from --token-file, else $GPUDOCTOR_TOKEN, else [watch] token_file)",

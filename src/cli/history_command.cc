@@ -9,7 +9,7 @@
 #include "core/input_file.h"
 #include "core/strings.h"
 #include "core/time_spec.h"
-#include "watch/history_store.h"
+#include "store/history_store.h"
 
 namespace gpudoctor {
 

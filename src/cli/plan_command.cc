@@ -4,12 +4,12 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "cli/plan_options.h"
 #include "core/input_file.h"
 #include "core/root_fs.h"
 #include "core/strings.h"
 #include "nvml/sampler.h"
 #include "plan/batching_plan.h"
-#include "plan/plan_options.h"
 #include "plan/plan_render.h"
 
 namespace gpudoctor {

@@ -7,10 +7,10 @@
 
 #include "cli/commands.h"
 #include "core/deadline.h"
+#include "serve/http_server.h"
 #include "tui/status_source.h"
 #include "tui/top_model.h"
 #include "tui/top_view.h"
-#include "watch/http_server.h"
 
 namespace gpudoctor {
 namespace {

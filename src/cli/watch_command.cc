@@ -1,5 +1,5 @@
 // `gpudoctor watch`: the same probes and rules as `check`, tick after tick, with a history
-// (issue 9). Signals: SIGTERM/SIGINT stop after flushing the history; SIGHUP reloads the config
+//. Signals: SIGTERM/SIGINT stop after flushing the history; SIGHUP reloads the config
 // (a bad new config is rejected with one log line and the old one kept). Logs: one line each on
 // stderr with a syslog priority prefix (core/log.h).
 #include <malloc.h>
@@ -14,11 +14,12 @@
 #include "cli/watch_services.h"
 #include "core/log.h"
 #include "core/strings.h"
+#include "notify/notifier.h"
+#include "notify/notify_spool.h"
+#include "serve/http_server.h"
+#include "store/history_sink.h"
+#include "store/history_store.h"
 #include "watch/daemon.h"
-#include "watch/history_store.h"
-#include "watch/http_server.h"
-#include "watch/notifier.h"
-#include "watch/notify_spool.h"
 #include "watch/sd_notify.h"
 
 namespace gpudoctor {
@@ -84,7 +85,10 @@ int WatchCommand(const CliOptions& o) {
   }
 
   WatchOptions options = WatchOptionsOf(*settings);
-  WatchDaemon daemon(settings, options, store.get(), std::move(stored_findings), stored_boot_id);
+  std::unique_ptr<HistorySink> history_sink;
+  std::vector<TickSink*> sinks;
+  if (store) sinks.push_back((history_sink = std::make_unique<HistorySink>(*store)).get());
+  WatchDaemon daemon(settings, options, sinks, std::move(stored_findings), stored_boot_id);
   // HTTP server and notifiers (cli/watch_services.h), rebuilt whole on SIGHUP.
   WatchServices http;
   auto listen_requested = [&o](const Settings& s) {
@@ -124,16 +128,11 @@ int WatchCommand(const CliOptions& o) {
     std::shared_ptr<const TickResult> tick = daemon.Tick();
     if (first && store) {
       // Remembered so the next start can tell a reboot in between.
-      auto marker = std::make_shared<TickResult>();
-      marker->tick = tick->tick;
-      marker->unix_ms = tick->unix_ms;
-      marker->mono_ms = tick->mono_ms;
       HistoryEvent e;
       e.unix_ms = tick->unix_ms;
       e.kind = "watch_started";
       e.detail = "boot " + boot_id;
-      marker->events.push_back(e);
-      store->Append(marker);
+      store->AppendEvents({e}, tick->mono_ms, tick->tick);
     }
     first = false;
     for (const auto& t : tick->transitions) {
@@ -157,14 +156,7 @@ int WatchCommand(const CliOptions& o) {
         Log(e.kind == "notify_failed" ? LogLevel::kWarn : LogLevel::kInfo, kLog,
             e.kind + " " + e.detail);
       }
-      if (store && !delivered.empty()) {
-        auto record = std::make_shared<TickResult>();
-        record->tick = tick->tick;
-        record->unix_ms = tick->unix_ms;
-        record->mono_ms = tick->mono_ms;
-        record->events = std::move(delivered);
-        store->Append(record);
-      }
+      if (store) store->AppendEvents(std::move(delivered), tick->mono_ms, tick->tick);
     }
     // Acknowledgements and silences written by `gpudoctor ack` / `silence` (other processes):
     // picked up every few ticks so acked findings stop re-notifying.
@@ -180,12 +172,12 @@ int WatchCommand(const CliOptions& o) {
     if (settings->watch_max_ticks > 0 && ++ticks >= settings->watch_max_ticks) break;
 
     // Sleep until the next tick, waking for signals.
-    double wait_s =
-        std::chrono::duration<double>(started +
-                                      std::chrono::duration_cast<SteadyClock::duration>(
-                                          std::chrono::duration<double>(options.interval_s)) -
-                                      SteadyClock::now())
-            .count();
+    // The next tick keeps the rhythm from this one's start; a late tick starts the next at once.
+    auto seconds_to_next_tick = [&] {
+      double since_s = std::chrono::duration<double>(SteadyClock::now() - started).count();
+      return CadencePlan(options.interval_s, options.slow_interval_s).SleepUntilNext(0, since_s);
+    };
+    double wait_s = seconds_to_next_tick();
     bool stop = false;
     while (wait_s > 0 && !stop) {
       timespec ts;
@@ -215,12 +207,7 @@ int WatchCommand(const CliOptions& o) {
           LogInfo(kLog, "config reloaded" + (what.empty() ? std::string() : " (" + what + ")"));
         }
       }
-      wait_s =
-          std::chrono::duration<double>(started +
-                                        std::chrono::duration_cast<SteadyClock::duration>(
-                                            std::chrono::duration<double>(options.interval_s)) -
-                                        SteadyClock::now())
-              .count();
+      wait_s = seconds_to_next_tick();
     }
     if (stop) break;
   }
@@ -235,12 +222,7 @@ int WatchCommand(const CliOptions& o) {
   if (http.hub) {
     std::vector<PendingDelivery> pending = http.hub->Shutdown(kNotifyShutdownGraceS);
     std::vector<HistoryEvent> delivered = http.hub->DrainDeliveryEvents();
-    if (store && !delivered.empty()) {
-      auto record = std::make_shared<TickResult>();
-      record->unix_ms = delivered.back().unix_ms;
-      record->events = std::move(delivered);
-      store->Append(record);
-    }
+    if (store) store->AppendEvents(std::move(delivered), 0);
     if (!pending.empty()) {
       if (spool.empty()) {
         LogWarn(kLog, std::to_string(pending.size()) +

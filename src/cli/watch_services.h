@@ -10,9 +10,9 @@
 
 #include "core/settings.h"
 #include "core/status.h"
+#include "notify/notifier.h"
+#include "serve/http_server.h"
 #include "watch/daemon.h"
-#include "watch/http_server.h"
-#include "watch/notifier.h"
 
 namespace gpudoctor {
 

@@ -177,12 +177,6 @@ Result<ConfigLoad> ApplyConfigText(std::string_view text, const std::string& sou
   return std::move(w.load);
 }
 
-Result<ConfigLoad> ApplyConfigFile(const std::string& path, Settings& settings) {
-  auto text = ReadInputFile(path, kMaxConfigBytes, SteadyClock::now() + std::chrono::seconds(2));
-  if (!text.ok()) return text.status();
-  return ApplyConfigText(*text, path, settings);
-}
-
 std::string DefaultConfigText() {
   std::string out =
       "# gpudoctor configuration (TOML).\n"

@@ -45,9 +45,6 @@ struct ConfigLoad {
 // Errors: parse_error "FILE:LINE:COL: ..." or invalid_argument "FILE:LINE: key 'k': ...".
 Result<ConfigLoad> ApplyConfigText(std::string_view text, const std::string& source_name,
                                    Settings& settings);
-// Reads and applies a file. not_found is returned as such (the caller decides whether a missing
-// default file matters); a file over kMaxConfigBytes is invalid_argument.
-Result<ConfigLoad> ApplyConfigFile(const std::string& path, Settings& settings);
 
 // The commented default config file.
 std::string DefaultConfigText();

@@ -74,7 +74,7 @@ Status ApplyThreshold(const SettingSpec& spec, const SettingValue& v, Settings& 
   return Status::Ok();
 }
 
-// Network layer (issue 5): [network] keys.
+// Network layer: [network] keys.
 Status ApplyNetTargets(const SettingSpec& spec, const SettingValue& v, Settings& s) {
   const auto& list = std::get<std::vector<std::string>>(v);
   auto parsed = ParseTargets(list);
@@ -144,7 +144,7 @@ Status ApplyStatVfsTimeoutMs(const SettingSpec&, const SettingValue& v, Settings
   return Status::Ok();
 }
 
-// [watch] intervals (issue 9).
+// [watch] intervals.
 Status ApplyWatchSeconds(const SettingSpec& spec, const SettingValue& v, Settings& s) {
   double d = std::get<double>(v);
   struct Field {
@@ -176,7 +176,7 @@ Status ApplyDbPath(const SettingSpec&, const SettingValue& v, Settings& s) {
   return Status::Ok();
 }
 
-// [watch] HTTP server (issue 10).
+// [watch] HTTP server.
 Status ApplyWatchHttp(const SettingSpec& spec, const SettingValue& v, Settings& s) {
   if (spec.arg1 == "dcgm_compat") {
     s.watch_dcgm_compat = std::get<bool>(v);
@@ -215,7 +215,7 @@ Status ApplyPlanMbpsNics(const SettingSpec&, const SettingValue& v, Settings& s)
   return Status::Ok();
 }
 
-// Watch history store (issue 9): [watch] retention keys.
+// Watch history store: [watch] retention keys.
 Status ApplyWatchRetention(const SettingSpec& spec, const SettingValue& v, Settings& s) {
   double d = std::get<double>(v);
   if (spec.arg1 == "raw_retention_h") {
@@ -235,7 +235,7 @@ Status ApplyExpectedGpus(const SettingSpec&, const SettingValue& v, Settings& s)
   return Status::Ok();
 }
 
-// Upkeep (issue 8 items 10, 16): [gpu] temp_alarm_c, [thermal], [backup].
+// Upkeep: [gpu] temp_alarm_c, [thermal], [backup].
 Status ApplyGpuTempAlarm(const SettingSpec&, const SettingValue& v, Settings& s) {
   double d = std::get<double>(v);
   if (!std::isfinite(d) || d < 0 || d > 150) return InvalidArgument("must be C in [0, 150]");
@@ -418,7 +418,7 @@ std::vector<SettingSpec> StaticSpecs() {
        Settings().nvml_timeout_s,
        "Seconds an NVML phase (init, one GPU's sample) may take before its call counts as hung.",
        ApplyNvmlTimeout},
-      // Network layer (issue 5).
+      // Network layer.
       {{"network", "targets"},
        SettingType::kStringArray,
        std::vector<std::string>{},
@@ -561,7 +561,7 @@ const std::vector<SettingSpec>& ConfigSchema() {
                      id,
                      std::string(t.key)});
       }
-      // `gpudoctor watch` lifecycle (issue 9).
+      // `gpudoctor watch` lifecycle.
       WatchDefaults w = WatchDefaultsFor(*e);
       v.push_back({{"finding", id, std::string(kForSKey)},
                    SettingType::kDouble,

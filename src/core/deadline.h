@@ -8,7 +8,7 @@
 // goes on; a worker stuck that way is simply never idle again, so no later work waits on it.
 // Work must leave its thread as it found it (CPU affinity, signal mask): the thread is reused.
 // Because abandoned threads may still be running, the process must leave with std::_Exit after
-// flushing output (see cli/main.cc), never by running static destructors.
+// flushing output (see cli/main_dispatch.cc), never by running static destructors.
 //
 // Work functions must only touch data they own or that outlives the process (captured by value
 // or shared_ptr): an abandoned worker may wake up long after the caller has returned.

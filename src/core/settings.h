@@ -26,47 +26,47 @@ struct Settings {
   // each NVML phase (init, one GPU's sample beyond the window) before a call counts as hung.
   std::string nvml_lib;
   double nvml_timeout_s = 5;
-  // Network layer (issue 5): [network] targets/references, --target/--reference (repeatable).
+  // Network layer: [network] targets/references, --target/--reference (repeatable).
   std::vector<std::string> net_targets;     // what the service depends on: "host" or "host:port"
   std::vector<std::string> net_references;  // other sites, probed only for comparison
   // 40 probes 25 ms apart: a ~1 s series per host (all hosts in parallel) in which one lost
-  // probe is 2.5%, so loss of a few percent and jitter are visible (issue 8 item 9).
+  // probe is 2.5%, so loss of a few percent and jitter are visible.
   int net_probe_count = 40;           // probes per host
   int net_probe_interval_ms = 25;     // between probe starts
   int net_probe_timeout_ms = 1000;    // per probe
   int net_resolve_timeout_ms = 1000;  // getaddrinfo budget per name
   int net_fallback_tcp_port = 22;     // TCP-connect port when no ICMP socket can be opened
-  // URL targets (http://, https://; issue 8 item 9): GET requests per target, their spacing,
+  // URL targets (http://, https://;): GET requests per target, their spacing,
   // each one's timeout, and whether https certificates are verified.
   int net_http_count = 5;
   int net_http_interval_ms = 200;
   int net_http_timeout_ms = 3000;
   bool net_http_tls_verify = true;
   std::vector<std::string> net_known_gpu_users;  // users whose GPU processes are expected
-  // Host probes (issue 2): how long the disk probe waits for all statvfs calls together; a
+  // Host probes: how long the disk probe waits for all statvfs calls together; a
   // mount that has not answered by then is reported as unresponsive.
   int disk_statvfs_timeout_ms = 1000;
-  // Upkeep probes (issue 8 items 10, 16): [thermal] ipmitool (empty: never run it) and its
+  // Upkeep probes: [thermal] ipmitool (empty: never run it) and its
   // timeout; [backup] paths, globs of checkpoint files (empty: the backup probe is skipped).
   std::string thermal_ipmitool = "ipmitool";
   double thermal_ipmitool_timeout_s = 5;
   std::vector<std::string> backup_paths;
-  // Kernel log (kmsg probe, `gpudoctor logs`; issue 4).
+  // Kernel log (kmsg probe, `gpudoctor logs`;).
   std::string kmsg_file;                     // --kmsg-file PATH or "-": scan it, not live sources
   std::string kmsg_source = "auto";          // auto (kmsg, then journal) | kmsg | journal
   std::optional<int64_t> kmsg_since_unix_s;  // --since: ignore older lines (those with a time)
 
-  // `watch` (issue 9): [watch] table, --interval, --db.
+  // `watch`: [watch] table, --interval, --db.
   double watch_interval_s = 1;        // fast probes every tick
   double watch_slow_interval_s = 30;  // disk, pci_gpu, suspicious, reachability
   double watch_rate_window_s = 300;   // counter rates (ECC, replays, NVLink) over this window
   std::string db_path = "/var/lib/gpudoctor/history.db";
   int64_t watch_max_ticks = 0;  // --ticks: stop after this many (0: run until a signal)
-  // Watch history store (issue 9; StoreOptions): raw samples, then 1-minute rollups.
+  // Watch history store (StoreOptions): raw samples, then 1-minute rollups.
   double watch_raw_retention_h = 24;
   double watch_rollup_retention_d = 30;
 
-  // `watch` HTTP server and notifiers (issue 10): [watch] listen/token_file/dcgm_compat,
+  // `watch` HTTP server and notifiers: [watch] listen/token_file/dcgm_compat,
   // --listen, --dcgm-compat, [[notify.webhook]], [[notify.exec]], [[notify.alertmanager]].
   std::string watch_listen = "127.0.0.1:9835";  // "off": no HTTP server
   std::string watch_token_file;                 // empty: no bearer token

@@ -42,4 +42,11 @@ const char* NvmlStateName(NvmlState s) {
   return "unknown";
 }
 
+std::string GpuIdentityKey(const GpuFacts& g) {
+  if (std::string serial = SerialOrEmpty(g.serial); !serial.empty()) return serial;
+  if (!g.uuid.empty()) return g.uuid;
+  if (!g.pci_bus_id.empty()) return g.pci_bus_id;
+  return "index:" + std::to_string(g.index);
+}
+
 }  // namespace gpudoctor

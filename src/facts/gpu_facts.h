@@ -47,6 +47,17 @@ struct NvmlCallError {
   std::string text;  // "NVML_ERROR_UNKNOWN (Unknown Error)", "unknown NVML error 12345"
 };
 
+// An inference server on a GPU in the KV planner's numbers (derived when the GPU's processes are
+// named: plan/live_advice.h), so the gpu.memory.full rule can quote them without the planner.
+struct LiveKvFacts {
+  std::string server;  // "vLLM"; the family recognised by process name
+  std::string comm;    // the process name that told
+  std::string model;   // the reference model the numbers are for ("llama-3-8b")
+  bool sized = false;  // the numbers below are set (the planner could size this GPU)
+  uint64_t kv_bytes_per_token = 0;
+  int64_t seqs_512 = 0, seqs_2048 = 0, seqs_2048_fp8 = 0;  // concurrent sequences that fit
+};
+
 struct GpuFacts {
   int index = 0;  // NVML index (not necessarily the CUDA index)
   std::string uuid, serial, name, vbios;
@@ -72,6 +83,7 @@ struct GpuFacts {
   std::optional<int> nvlink_count;                                   // links present
   std::vector<NvLinkFacts> nvlinks;                  // per link state, when readable
   std::optional<std::vector<GpuProcess>> processes;  // absent: the call is unsupported
+  std::optional<LiveKvFacts> live_kv;                // an inference server holds this GPU
 
   GpuCounterRead first, second;    // at the start and the end of the window
   std::optional<double> window_s;  // time between the two counter reads
@@ -106,6 +118,10 @@ const char* NvmlStateName(NvmlState s);
 // seen in many slots. Returns the trimmed serial, or "" for a placeholder (no serial). Every
 // input of a serial (NVML, kernel log, reports, history, Prometheus) goes through it.
 std::string SerialOrEmpty(std::string_view raw);
+
+// The one identity of a GPU across ticks and hosts: its serial (placeholders are none), else its
+// uuid, else its bus id, else "index:N".
+std::string GpuIdentityKey(const GpuFacts& g);
 
 struct NvmlStatus {
   NvmlState state = NvmlState::kNotRun;

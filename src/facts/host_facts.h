@@ -99,7 +99,7 @@ struct HostFacts {
   std::optional<std::vector<MountFacts>> mounts;
   std::optional<ProcessFacts> processes;
   std::optional<double> uptime_s;
-  // Upkeep (issue 8 items 10, 15, 16): facts/upkeep_facts.h.
+  // Upkeep: facts/upkeep_facts.h.
   std::optional<ThermalFacts> thermal;
   std::optional<BootFacts> boot;
   std::optional<BackupFacts> backups;

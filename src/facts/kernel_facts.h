@@ -1,4 +1,4 @@
-// Facts of the kernel log (issue 4): Xid and other kernel events aggregated from /dev/kmsg, the
+// Facts of the kernel log: Xid and other kernel events aggregated from /dev/kmsg, the
 // systemd journal or a saved log file, plus the scanner's own accounting (skipped and garbled
 // lines, ring overruns). Filled by the `kmsg` probe (src/probes/kmsg_probe.cc) and by
 // `gpudoctor logs` through ScanLog* (src/kmsg/log_scanner.h); judged by src/rules/kernel_rules.cc.
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "parsers/pci_bus_id.h"
+#include "facts/pci_bus_id.h"
 
 namespace gpudoctor {
 

@@ -1,4 +1,4 @@
-// Facts of the network layer (issue 5): reachability of configured targets and reference sites,
+// Facts of the network layer: reachability of configured targets and reference sites,
 // NICs and InfiniBand ports from sysfs, per-process socket traffic from sock_diag, and process
 // signs worth inspecting. Filled by src/probes/{reachability,nic,sockets,suspicious}_probe.cc.
 // Every measured value is optional: absent means unknown/unsupported, never 0.
@@ -40,7 +40,7 @@ struct TargetProbeFacts {
   // The series was still running at the check's deadline (also inconclusive): not measured.
   bool unfinished = false;
 
-  // HTTP(S) targets (issue 8 item 9); all absent for ICMP/TCP hosts, whose loss and RTT
+  // HTTP(S) targets; all absent for ICMP/TCP hosts, whose loss and RTT
   // fields above are in turn absent for URL targets. Times are medians over the responses
   // (connect and TLS: over the requests that got that far), in ms from each request's start.
   std::optional<double> dns_ms;            // resolving the name, once (absent for IP literals)
@@ -105,7 +105,7 @@ struct ProcessTraffic {
 };
 
 // Remote peers of established TCP connections grouped by network (/24 for IPv4, /64 for IPv6):
-// how the server's clients see it, with no setup (issue 8 item 8).
+// how the server's clients see it, with no setup.
 struct ClientNetworkFacts {
   std::string network;  // "203.0.113.0/24", "2001:db8:1:2::/64"
   int connections = 0;

@@ -1,4 +1,4 @@
-// Facts about the machine's surroundings and upkeep (issue 8 items 10, 15, 16): room/inlet
+// Facts about the machine's surroundings and upkeep: room/inlet
 // temperature sensors (thermal probe), installed vs running kernels and where the NVIDIA module
 // is built (boot probe), and the newest file of each configured backup/checkpoint pattern
 // (backup probe). Plain data; every measured value is optional (absent = unknown, never 0).

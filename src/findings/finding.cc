@@ -44,6 +44,13 @@ const char* SeverityName(Severity sev) {
   return "unknown";
 }
 
+std::optional<Layer> ParseLayer(std::string_view s) {
+  for (Layer l : {Layer::kNetwork, Layer::kHardware, Layer::kSoftware, Layer::kResources}) {
+    if (s == LayerName(l)) return l;
+  }
+  return std::nullopt;
+}
+
 std::optional<Severity> ParseSeverity(std::string_view s) {
   if (s == "info") return Severity::kInfo;
   if (s == "warn") return Severity::kWarn;

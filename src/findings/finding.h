@@ -37,6 +37,7 @@ const char* SeverityName(Severity sev);  // "info", "warn", "crit"
 // (alerts from the built-in notifier and from deploy/prometheus use the same words).
 const char* AlertSeverityName(Severity sev);
 std::optional<Severity> ParseSeverity(std::string_view s);
+std::optional<Layer> ParseLayer(std::string_view s);  // LayerName's words
 const char* ActionName(Action a);  // "none", "watch", "fix_config", ..., "inspect_hardware"
 std::optional<Action> ParseAction(std::string_view s);
 // One line for an operator: "reset the GPU when it is idle".

@@ -1,155 +1,70 @@
 #include "fleet/db_input.h"
 
-#include <sqlite3.h>
-
 #include <algorithm>
 #include <map>
 
 #include "core/input_file.h"
-#include "facts/gpu_facts.h"
-#include "fleet/finding_action.h"
+#include "store/history_store.h"
 
 namespace gpudoctor::fleet {
 namespace {
 
-constexpr int kSchemaVersion = 2;           // 2 changed only the sample tables, not read here
-constexpr int kApplicationId = 0x47504448;  // "GPDH", src/watch/store_schema.h
 constexpr size_t kMaxRows = 1'000'000;
-
-class Db {
- public:
-  ~Db() {
-    if (db_) sqlite3_close(db_);
-  }
-  sqlite3* db_ = nullptr;
-};
-
-class Stmt {
- public:
-  Stmt(sqlite3* db, const char* sql) {
-    ok_ = sqlite3_prepare_v2(db, sql, -1, &s_, nullptr) == SQLITE_OK;
-  }
-  ~Stmt() { sqlite3_finalize(s_); }
-  bool ok() const { return ok_; }
-  bool Step() { return sqlite3_step(s_) == SQLITE_ROW; }
-  std::string Text(int i) {
-    const unsigned char* t = sqlite3_column_text(s_, i);
-    return t ? reinterpret_cast<const char*>(t) : "";
-  }
-  int64_t Int(int i) { return sqlite3_column_int64(s_, i); }
-  bool Null(int i) { return sqlite3_column_type(s_, i) == SQLITE_NULL; }
-
- private:
-  sqlite3_stmt* s_ = nullptr;
-  bool ok_ = false;
-};
-
-int64_t Pragma(sqlite3* db, const char* sql) {
-  Stmt s(db, sql);
-  return s.ok() && s.Step() ? s.Int(0) : -1;
-}
-
-std::optional<Layer> LayerFrom(const std::string& s) {
-  if (s == "network") return Layer::kNetwork;
-  if (s == "hardware") return Layer::kHardware;
-  if (s == "software") return Layer::kSoftware;
-  if (s == "resources") return Layer::kResources;
-  return std::nullopt;
-}
 
 }  // namespace
 
 Status ReadHistoryDb(const std::string& path, FleetData& data, TimePoint deadline) {
   // SQLite would block opening a FIFO (and read a device): only a regular file is a database.
   if (Status s = RequireRegularFile(path); !s.ok()) return s;
-  Db db;
-  if (sqlite3_open_v2(path.c_str(), &db.db_, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-    return IoError(path + ": cannot open the history database read-only");
-  }
-  sqlite3_busy_timeout(db.db_, 2000);
-  // Past the deadline every statement is interrupted (a huge or slow database).
-  sqlite3_progress_handler(
-      db.db_, 1000,
-      [](void* d) -> int { return SteadyClock::now() > *static_cast<TimePoint*>(d) ? 1 : 0; },
-      &deadline);
   auto late = [&] {
     return SteadyClock::now() > deadline
                ? TimeoutError(path + ": not read within the deadline (--deadline)")
                : Status::Ok();
   };
-  int64_t app = Pragma(db.db_, "PRAGMA application_id");
-  if (app != kApplicationId) return ParseError(path + ": not a gpudoctor history database");
-  int64_t version = Pragma(db.db_, "PRAGMA user_version");
-  if (version > kSchemaVersion) {
-    return Unsupported(path + ": history schema " + std::to_string(version) +
-                       " is newer than this gpudoctor reads (" + std::to_string(kSchemaVersion) +
-                       ")");
-  }
-  std::string host;
-  {
-    Stmt s(db.db_, "SELECT value FROM meta WHERE key='hostname'");
-    if (s.ok() && s.Step()) host = s.Text(0);
-  }
-  if (host.empty()) return ParseError(path + ": no hostname in meta");
+  // Through the store's reader: the schema's SQL lives in src/store only.
+  auto reader = HistoryReader::Open(path, deadline);
+  if (!reader.ok()) return reader.status();
+  auto hostname = (*reader)->Hostname();
+  if (!hostname.ok()) return ParseError(hostname.status().message());
+  const std::string& host = *hostname;
+  auto gpus = (*reader)->QueryGpus(kMaxRows);
+  if (!gpus.ok()) return gpus.status();
   struct Row {
     Card card;
     int64_t first = 0, last = 0;
   };
   std::vector<Row> rows;
-  {
-    Stmt s(
-        db.db_,
-        "SELECT serial, uuid, pci_bus_id, gpu_index, model, first_seen_s, last_seen_s FROM gpus");
-    if (!s.ok()) return ParseError(path + ": no gpus table");
-    while (s.Step()) {
-      if (rows.size() >= kMaxRows) return InvalidArgument(path + ": more than 1,000,000 GPUs");
-      Row r;
-      r.card.node = host;
-      r.card.serial = SerialOrEmpty(s.Text(0));
-      r.card.uuid = s.Text(1);
-      r.card.pci_bus_id = s.Text(2);
-      if (!s.Null(3)) r.card.index = static_cast<int>(s.Int(3));
-      r.card.model = s.Text(4);
-      r.first = s.Int(5);
-      r.last = s.Int(6);
-      rows.push_back(r);
-    }
+  for (const StoredGpu& g : *gpus) {
+    Row r;
+    r.card.node = host;
+    r.card.serial = g.serial;
+    r.card.uuid = g.uuid;
+    r.card.pci_bus_id = g.pci_bus_id;
+    r.card.index = g.index;
+    r.card.model = g.model;
+    r.first = g.first_seen_s;
+    r.last = g.last_seen_s;
+    rows.push_back(std::move(r));
   }
+  FindingsQuery q;
+  q.max_rows = kMaxRows;
+  auto episodes = (*reader)->QueryFindings(q);
+  if (!episodes.ok()) return episodes.status();
   std::vector<FindingEvent> events;
   std::vector<bool> open;
-  {
-    // Histories written before findings carried an action have no such column.
-    const bool has_action =
-        Pragma(db.db_, "SELECT count(*) FROM pragma_table_info('findings') WHERE name='action'") >
-        0;
-    std::string sql =
-        std::string(
-            "SELECT first_seen_ms, id, severity, layer, gpu_index, gpu_serial, "
-            "gpu_bus_id, gpu_uuid, gpu_name, subject, summary, state, last_seen_ms, ") +
-        (has_action ? "action" : "''") + " FROM findings";
-    Stmt s(db.db_, sql.c_str());
-    if (!s.ok()) return ParseError(path + ": no findings table");
-    while (s.Step()) {
-      if (events.size() >= kMaxRows) {
-        return InvalidArgument(path + ": more than 1,000,000 finding episodes");
-      }
-      FindingEvent e;
-      e.node = host;
-      e.time_s = s.Int(0) / 1000;
-      e.id = s.Text(1);
-      e.severity = ParseSeverity(s.Text(2)).value_or(Severity::kWarn);
-      e.layer = LayerFrom(s.Text(3)).value_or(Layer::kHardware);
-      if (!s.Null(4)) e.gpu.index = static_cast<int>(s.Int(4));
-      e.gpu.serial = SerialOrEmpty(s.Text(5));
-      e.gpu.pci_bus_id = s.Text(6);
-      e.gpu.uuid = s.Text(7);
-      e.gpu.name = s.Text(8);
-      e.subject = s.Text(9);
-      e.summary = s.Text(10);
-      e.action = ReadFindingAction(s.Text(13), e.id, std::nullopt, e.summary);
-      events.push_back(e);
-      open.push_back(s.Text(11) != "resolved");
-    }
+  for (const TrackedFinding& t : *episodes) {
+    FindingEvent e;
+    e.node = host;
+    e.time_s = t.first_seen_ms / 1000;
+    e.id = t.last.id;
+    e.severity = t.last.severity;
+    e.layer = t.last.layer;
+    if (t.last.gpu) e.gpu = *t.last.gpu;
+    e.subject = t.last.subject;
+    e.summary = t.last.summary;
+    e.action = t.last.action;
+    events.push_back(std::move(e));
+    open.push_back(t.state != FindingState::kResolved);
   }
   if (Status s = late(); !s.ok()) return s;
   // Report times: ledger bounds and episode onsets; "now" = the latest of them.

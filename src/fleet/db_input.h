@@ -1,13 +1,13 @@
-// Reads a watch history database (src/watch/store_schema.h, schema version 1) read-only into
+// Reads a watch history database through the store's reader (store/history_store.h) into
 // FleetData: the node name (meta.hostname), the card ledger (table gpus: one Card per row, with
 // samples at first_seen_s and last_seen_s that carry no values) and the finding episodes (table
 // findings: each episode is one finding at first_seen_ms, so each is an onset; an episode not
 // resolved is also present at the database's latest time, so the health table shows it now).
 // Time series (packed samples) are not read: stragglers need reports or Prometheus.
 // Errors (not a gpudoctor history, newer schema, unreadable) name the file; the database is
-// opened with SQLITE_OPEN_READONLY and a 2 s busy timeout (watch may be writing), only when it
-// is a regular file (SQLite would block on a FIFO); reading ends at `deadline` (timeout) and at
-// 1,000,000 rows per table (invalid_argument).
+// opened read-only with a 2 s busy timeout (watch may be writing), only when it is a regular file
+// (SQLite would block on a FIFO); reading ends at `deadline` (timeout) and at 1,000,000 rows per
+// table (invalid_argument).
 #pragma once
 
 #include <string>

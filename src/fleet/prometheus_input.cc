@@ -7,7 +7,7 @@
 #include "core/http_get.h"
 #include "core/strings.h"
 #include "facts/gpu_facts.h"
-#include "fleet/finding_action.h"
+#include "rules/stored_action.h"
 
 namespace gpudoctor::fleet {
 namespace {
@@ -51,14 +51,6 @@ const MetricSpec* SpecOf(const std::string& metric) {
     if (metric == s.name) return &s;
   }
   return nullptr;
-}
-
-std::optional<Layer> LayerFrom(const std::string& s) {
-  if (s == "network") return Layer::kNetwork;
-  if (s == "hardware") return Layer::kHardware;
-  if (s == "software") return Layer::kSoftware;
-  if (s == "resources") return Layer::kResources;
-  return std::nullopt;
 }
 
 void EnsureReport(FleetData& data, const std::string& node, int64_t t, const std::string& src) {
@@ -119,7 +111,7 @@ Status AddMatrix(const MetricSpec& spec, const json& body, const std::string& so
         e.id = Label(*m, {"id"});
         if (e.id.empty()) continue;
         e.severity = ParseSeverity(Label(*m, {"severity"})).value_or(Severity::kWarn);
-        e.layer = LayerFrom(Label(*m, {"layer"})).value_or(Layer::kHardware);
+        e.layer = ParseLayer(Label(*m, {"layer"})).value_or(Layer::kHardware);
         e.action = ReadFindingAction(Label(*m, {"action"}), e.id, std::nullopt, "");
         e.gpu.pci_bus_id = Label(*m, {"pci_bus_id"});
         e.gpu.uuid = Label(*m, {"uuid", "UUID"});

@@ -9,7 +9,7 @@
 #include "core/strings.h"
 #include "core/time_spec.h"
 #include "facts/gpu_facts.h"
-#include "fleet/finding_action.h"
+#include "rules/stored_action.h"
 
 namespace gpudoctor::fleet {
 namespace {
@@ -38,14 +38,6 @@ std::string Str(const json& o, const char* key) {
   auto it = o.find(key);
   if (it == o.end() || !it->is_string()) return {};
   return it->get<std::string>();
-}
-
-std::optional<Layer> LayerFromName(const std::string& s) {
-  if (s == "network") return Layer::kNetwork;
-  if (s == "hardware") return Layer::kHardware;
-  if (s == "software") return Layer::kSoftware;
-  if (s == "resources") return Layer::kResources;
-  return std::nullopt;
 }
 
 std::optional<float> Float(const json& o, const char* key, double scale = 1.0) {
@@ -147,7 +139,7 @@ Status AddReportJson(const json& j, const std::string& source, int64_t now_s, Fl
     e.action = ReadFindingAction(Str(f, "action"), e.id,
                                  xid ? std::optional<int>(static_cast<int>(*xid)) : std::nullopt,
                                  Str(f, "summary"));
-    e.layer = LayerFromName(Str(f, "layer")).value_or(Layer::kResources);
+    e.layer = ParseLayer(Str(f, "layer")).value_or(Layer::kResources);
     e.summary = Str(f, "summary");
     e.subject = Str(f, "subject");
     if (auto g = f.find("gpu"); g != f.end() && g->is_object()) {

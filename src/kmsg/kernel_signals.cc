@@ -1,7 +1,7 @@
 #include "kmsg/kernel_signals.h"
 
 #include "core/strings.h"
-#include "kmsg/pci_tuple.h"
+#include "facts/pci_tuple.h"
 
 namespace gpudoctor {
 namespace {

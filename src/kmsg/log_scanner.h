@@ -17,9 +17,9 @@
 #include "core/deadline.h"
 #include "core/status.h"
 #include "facts/kernel_facts.h"
+#include "facts/pci_tuple.h"
 #include "kmsg/event_aggregator.h"
 #include "kmsg/line_format.h"
-#include "kmsg/pci_tuple.h"
 
 namespace gpudoctor {
 

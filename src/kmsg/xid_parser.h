@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "facts/kernel_facts.h"
-#include "kmsg/pci_tuple.h"
+#include "facts/pci_tuple.h"
 
 namespace gpudoctor {
 

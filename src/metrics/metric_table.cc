@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include "parsers/pci_bus_id.h"
+#include "facts/pci_bus_id.h"
 
 namespace gpudoctor {
 namespace {
@@ -503,7 +503,7 @@ const std::vector<FieldDescriptor<TargetProbeFacts>>& TargetFieldTable() {
         "Mean difference of consecutive round-trip times.", "target,group"},
        1e-3,
        [](const T& h) { return Fact(h.jitter_ms); }},
-      // URL targets (issue 8 item 9).
+      // URL targets.
       {"dns_ms",
        {"gpudoctor_net_target_dns_seconds", G, "Time to resolve the target's name.",
         "target,group"},

@@ -120,7 +120,7 @@ const std::vector<FieldDescriptor<NicFacts>>& NicFieldTable();             // la
 const std::vector<FieldDescriptor<IbPortFacts>>& IbPortFieldTable();       // device, port
 const std::vector<FieldDescriptor<TargetProbeFacts>>& TargetFieldTable();  // label target
 const std::vector<FieldDescriptor<PressureLine>>& PressureFieldTable();    // resource, kind
-// Inlet/ambient and board temperature sensors (issue 8 item 10); labels sensor, source.
+// Inlet/ambient and board temperature sensors; labels sensor, source.
 const std::vector<FieldDescriptor<TemperatureSensor>>& TemperatureSensorFieldTable();
 
 // Metrics computed from more than one field (throttle reasons per bit, Xid counts per code,

@@ -1,4 +1,4 @@
-// HTTP(S) service probes (issue 8 item 9): a series of GET requests to one URL target, each on a
+// HTTP(S) service probes: a series of GET requests to one URL target, each on a
 // fresh connection, timed by phase with libcurl (multi interface, no shell, no signals).
 //
 // Request k starts at t0 + k * interval (requests overlap when the service is slower than the

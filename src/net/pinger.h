@@ -4,8 +4,8 @@
 //
 // ICMP (IcmpPingMany, IcmpPing): an unprivileged ICMP datagram socket (SOCK_DGRAM,
 // IPPROTO_ICMP) where net.ipv4.ping_group_range admits our gid, else a raw socket (needs
-// CAP_NET_RAW). One socket per address family serves every host of the call (issue 8 item 21:
-// one raw socket per host made every socket receive every host's replies, overflowing their
+// CAP_NET_RAW). One socket per address family serves every host of the call (one
+// raw socket per host made every socket receive every host's replies, overflowing their
 // buffers into false loss with hundreds of targets). Replies are matched by source address,
 // identifier (raw sockets; the kernel demultiplexes datagram sockets), sequence number and a
 // per-host nonce in the payload, so a reply is never credited to another host or series. The

@@ -2,7 +2,7 @@
 // when no ICMP socket can be opened, HTTP(S) requests for URLs) and summarise each one. All
 // hosts are probed in parallel, so the whole set takes about as long as its slowest host: the
 // ICMP hosts together on one detached worker sharing one socket per address family (so
-// hundreds of targets do not steal each other's replies, issue 8 item 21), every TCP or HTTP
+// hundreds of targets do not steal each other's replies), every TCP or HTTP
 // host on a detached worker of its own. A worker still running at `deadline` is abandoned and
 // its hosts reported as not finished.
 // Thread-safe; owns no global state.

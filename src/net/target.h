@@ -1,5 +1,5 @@
 // Probe targets: parsing and validation of "host" (ICMP echo), "host:port" (TCP connect) and
-// "http://host[:port]/path" / "https://..." (HTTP GET series, issue 8 item 9) strings from the
+// "http://host[:port]/path" / "https://..." (HTTP GET series) strings from the
 // config file ([network] targets/references) and flags (--target/--reference), and name
 // resolution under a deadline.
 //

@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "core/strings.h"
+#include "facts/pci_bus_id.h"
 #include "nvml/guarded.h"
 #include "nvml/loader.h"
 #include "nvml/session.h"
-#include "parsers/pci_bus_id.h"
 
 namespace gpudoctor {
 namespace {

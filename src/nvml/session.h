@@ -1,11 +1,12 @@
-// NvmlSession: NVML kept open across the ticks of `gpudoctor watch` (issue 9 item 2).
+// NvmlSession: NVML kept open across the ticks of `gpudoctor watch`.
 //
 // - Initialised once (on the first Sample), on a worker under the NVML timeout. A failed or
 //   hung init is retried with exponential backoff (1 s doubling to 60 s); a retry is never
 //   started while an earlier init is still stuck in the driver.
 // - Per-boot constants of each GPU (handle, name, uuid, serial, PCI info, VBIOS, max clocks,
 //   max PCIe link, temperature limits) are read once; a tick then costs ≤ 15 NVML calls per GPU
-//   (counted by the fake's call counter in gpu_session_test).
+//   (counted by the fake's call counter in nvml_call_budget_test, on NVMLs with and without
+//   nvmlDeviceGetFieldValues).
 // - Counters are diffed against the previous tick: GpuFacts::first is the previous tick's read,
 //   second this tick's, window_s the time between; no sampling sleep inside a tick.
 // - A GPU whose sample does not return by the timeout is marked hung (GpuFacts::hung, with

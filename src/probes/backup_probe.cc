@@ -1,4 +1,4 @@
-// Backup probe (issue 8 item 16): how old is the newest checkpoint? Source: the [backup] paths
+// Backup probe: how old is the newest checkpoint? Source: the [backup] paths
 // globs, resolved on <rootfs> (core/path_glob.h); stat(2) modification times (Unix seconds).
 // Bounded: at most kMaxEntriesPerPattern directory entries per pattern, and the walk stops
 // shortly before the check's deadline (the pattern is then marked truncated). Failure modes: no

@@ -1,4 +1,4 @@
-// Boot probe (issue 8 item 15): is a reboot pending, and will the NVIDIA driver load after it?
+// Boot probe: is a reboot pending, and will the NVIDIA driver load after it?
 // Sources: <procfs>/sys/kernel/osrelease (running kernel), <rootfs>/boot/vmlinuz-* and
 // <rootfs>/lib/modules/*/ (installed kernels; /usr/lib/modules when /lib/modules is absent),
 // <rootfs>/run/reboot-required{,.pkgs} (Debian/Ubuntu; also under /var/run), <procfs>/modules

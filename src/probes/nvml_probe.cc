@@ -13,6 +13,7 @@
 #include "nvml/sampler.h"
 #include "nvml/session.h"
 #include "parsers/gpu_sysfs.h"
+#include "plan/live_advice.h"
 #include "probes/probe.h"
 
 namespace gpudoctor {
@@ -83,6 +84,8 @@ ProbeOutput RunNvmlProbe(const ProbeContext& ctx) {
   // Process names and owners come from /proc after the NVML phase, never inside it: a stuck
   // /proc read cannot cost the GPU facts.
   NameProcesses(ctx.fs(), facts);
+  // An inference server on a GPU: the planner's KV numbers as facts, for gpu.memory.full.
+  for (auto& gpu : facts.gpus) gpu.live_kv = plan::LiveKvFactsFor(gpu);
 
   ProbeState state = ProbeState::kOk;
   std::string reason;

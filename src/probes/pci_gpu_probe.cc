@@ -5,8 +5,8 @@
 // unreadable or malformed device entries are ignored. References: xid.md §7 (bus id forms),
 // signals.md §4.
 #include "core/strings.h"
+#include "facts/pci_bus_id.h"
 #include "parsers/gpu_sysfs.h"
-#include "parsers/pci_bus_id.h"
 #include "probes/probe.h"
 
 namespace gpudoctor {

@@ -1,4 +1,4 @@
-// Reachability probe. Source: ICMP echo / TCP connect / HTTP(S) GET (URL targets, issue 8 item 9)
+// Reachability probe. Source: ICMP echo / TCP connect / HTTP(S) GET (URL targets)
 // to the configured [network] targets and references (--target/--reference); with none
 // configured, the default gateway from /proc/net/route. Units: RTT and HTTP phase times in ms,
 // loss and failed requests in percent of those sent.

@@ -6,7 +6,7 @@ namespace gpudoctor {
 ProbeOutput RunCpuProbe(const ProbeContext& ctx);
 ProbeOutput RunNvmlProbe(const ProbeContext& ctx);
 ProbeOutput RunPciGpuProbe(const ProbeContext& ctx);
-// Network layer (issue 5).
+// Network layer.
 ProbeOutput RunReachabilityProbe(const ProbeContext& ctx);
 ProbeOutput RunNicProbe(const ProbeContext& ctx);
 ProbeOutput RunInfinibandProbe(const ProbeContext& ctx);
@@ -17,7 +17,7 @@ ProbeOutput RunPressureProbe(const ProbeContext& ctx);
 ProbeOutput RunDiskProbe(const ProbeContext& ctx);
 ProbeOutput RunProcessProbe(const ProbeContext& ctx);
 ProbeOutput RunKmsgProbe(const ProbeContext& ctx);
-// Upkeep (issue 8 items 10, 15, 16).
+// Upkeep.
 ProbeOutput RunThermalProbe(const ProbeContext& ctx);
 ProbeOutput RunBootProbe(const ProbeContext& ctx);
 ProbeOutput RunBackupProbe(const ProbeContext& ctx);

@@ -1,8 +1,8 @@
-// SharedSamples: the reads several probes of one `check` need, taken once and shared (issue 8
-// item 23): the TCP socket table at both ends of the sampling window (sock_diag dumps) and the
-// /proc process walk before the window (stat and comm) and after it (plus fd and exe links,
-// never for D-state tasks). Before, the sockets and suspicious probes each dumped the socket
-// table twice and walked /proc up to twice.
+// SharedSamples: the reads several probes of one `check` need, taken once and shared: the TCP
+// socket table at both ends of the sampling window (sock_diag dumps) and the /proc process walk
+// before the window (stat and comm) and after it (plus fd and exe links, never for D-state tasks).
+// Before, the sockets and suspicious probes each dumped the socket table twice and walked /proc up
+// to twice.
 //
 // The first probe to ask takes the sample; the others wait for it (std::call_once), so a
 // sample is taken at most once per check. Under `watch` there is no SharedSamples (probes keep

@@ -1,4 +1,4 @@
-// Thermal probe (issue 8 item 10): the temperature of the air the server breathes. Sources:
+// Thermal probe: the temperature of the air the server breathes. Sources:
 // <sysfs>/class/hwmon/hwmon*/{name,tempN_label,tempN_input} (millidegrees C), keeping sensors
 // whose label names inlet/ambient/intake/room or board/system air; and the BMC through
 // `ipmitool sdr type Temperature` (argv, no shell, killed at [thermal] ipmitool_timeout_s or the
@@ -8,9 +8,9 @@
 #include <algorithm>
 
 #include "core/strings.h"
+#include "core/subprocess.h"
 #include "parsers/temperature_sensors.h"
 #include "probes/probe.h"
-#include "sched/subprocess.h"
 
 namespace gpudoctor {
 namespace {

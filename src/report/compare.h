@@ -1,9 +1,9 @@
-// `gpudoctor compare good.json [now.json]`: what changed since the node was fast (issue 8 item
-// 14). Two `check --json` reports are compared per GPU by serial (else uuid, else bus id) and
-// per host: PCIe link, NVLinks up, clocks and their limits, temperatures, power limits,
-// persistence/ECC state, VBIOS, driver versions, and findings that are new or gone. After a
-// card swap it says, for each fault, whether it followed the card (serial) or stayed with the
-// slot (bus id) or the server (host). Pure; thread-safe.
+// `gpudoctor compare good.json [now.json]`: what changed since the node was fast. Two `check
+// --json` reports are compared per GPU by serial (else uuid, else bus id) and per host: PCIe link,
+// NVLinks up, clocks and their limits, temperatures, power limits, persistence/ECC state, VBIOS,
+// driver versions, and findings that are new or gone. After a card swap it says, for each fault,
+// whether it followed the card (serial) or stayed with the slot (bus id) or the server (host).
+// Pure; thread-safe.
 #pragma once
 
 #include <nlohmann/json.hpp>

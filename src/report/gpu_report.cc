@@ -3,8 +3,8 @@
 #include <cstdio>
 
 #include "core/strings.h"
+#include "facts/pci_bus_id.h"
 #include "metrics/metric_table.h"
-#include "parsers/pci_bus_id.h"
 #include "report/json_util.h"
 
 namespace gpudoctor {

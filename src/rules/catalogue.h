@@ -28,7 +28,7 @@ struct CatalogueEntry {
   std::string_view description;  // what it means and why it matters, a few sentences
   std::vector<std::string_view> next_steps;
   std::vector<ThresholdSpec> thresholds;
-  // `gpudoctor watch` lifecycle (issue 9); unset: the topic default (WatchDefaultsFor).
+  // `gpudoctor watch` lifecycle; unset: the topic default (WatchDefaultsFor).
   std::optional<double> for_s;            // fires this long (seconds) before it opens
   std::optional<double> resolve_after_s;  // clear this long (seconds) before it resolves
   std::optional<bool> reboot_fixable;     // a reboot may clear it (then it is re-checked)
@@ -59,7 +59,7 @@ WatchDefaults WatchDefaultsFor(const CatalogueEntry& e);
 inline constexpr std::string_view kForSKey = "for_s";
 inline constexpr std::string_view kResolveAfterSKey = "resolve_after_s";
 
-// Shared next steps of hardware findings (issue 8 item 18): the physical checklist once the node
+// Shared next steps of hardware findings: the physical checklist once the node
 // is drained and powered off, and the swap test that tells a faulty card from a faulty slot.
 inline constexpr std::string_view kPhysicalChecklistStep =
     "Physical checklist (node drained, powered off, anti-static): power connectors fully seated, "
@@ -73,9 +73,9 @@ inline constexpr std::string_view kSwapTestStep =
 // One section per topic; each lives in its own catalogue_<topic>.cc.
 const std::vector<CatalogueEntry>& HostCatalogue();
 const std::vector<CatalogueEntry>& GpuCatalogue();
-const std::vector<CatalogueEntry>& NetCatalogue();     // network layer (issue 5)
+const std::vector<CatalogueEntry>& NetCatalogue();     // network layer
 const std::vector<CatalogueEntry>& KernelCatalogue();  // catalogue_kernel.cc (kernel log)
-const std::vector<CatalogueEntry>& UpkeepCatalogue();  // catalogue_upkeep.cc (issue 8 10/15/16)
+const std::vector<CatalogueEntry>& UpkeepCatalogue();  // catalogue_upkeep.cc
 
 // All entries, in section order.
 const std::vector<const CatalogueEntry*>& Catalogue();

@@ -399,7 +399,7 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
         "For distributed jobs, look for the straggler rank (NCCL_DEBUG=INFO, py-spy dump)."},
        {{"busy_util_pct", 90, "utilisation counted as saturated"},
         {"idle_util_pct", 10, "utilisation counted as idle"}}},
-      // Issue 13: the utilisation pattern of static batching, seen in watch history.
+      // The utilisation pattern of static batching, seen in watch history.
       {"gpu.util.sawtooth",
        Layer::kResources,
        Severity::kInfo,
@@ -414,7 +414,6 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
         "Use a server with continuous batching (vLLM, TGI, SGLang, TensorRT-LLM in-flight "
         "batching) or lower its batch wait time."},
        {}},
-      // Issue 8 items 12 and 13.
       {"driver.nvml_slow",
        Layer::kSoftware,
        Severity::kWarn,

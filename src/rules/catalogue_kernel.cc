@@ -1,4 +1,4 @@
-// Catalogue section: kernel-log findings (issue 4). `gpu.lost` is emitted by the kernel rules as
+// Catalogue section: kernel-log findings. `gpu.lost` is emitted by the kernel rules as
 // well but its entry belongs to the GPU layer's section (NVML GPU_IS_LOST is the other source).
 #include "rules/catalogue.h"
 

@@ -1,5 +1,5 @@
 // Catalogue section: network layer — reachability, localisation, NICs, InfiniBand, bandwidth
-// consumers, suspicious processes (issue 5).
+// consumers, suspicious processes.
 #include "rules/catalogue.h"
 
 namespace gpudoctor {

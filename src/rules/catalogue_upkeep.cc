@@ -1,4 +1,4 @@
-// Catalogue section: the machine's surroundings and upkeep (issue 8 items 10, 15, 16): room and
+// Catalogue section: the machine's surroundings and upkeep: room and
 // inlet temperature, an absolute GPU temperature alarm, pending reboots, the NVIDIA module vs the
 // installed kernels, driver branch end of life, and the age of the newest checkpoint.
 #include "rules/catalogue.h"

@@ -15,13 +15,13 @@ namespace gpudoctor {
 using RuleSet = void (*)(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);
 
 void HostRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);
-void NetRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);  // issue 5
-// URL targets: net.http.failing, net.http.slow (issue 8 item 9).
+void NetRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);
+// URL targets: net.http.failing, net.http.slow.
 void HttpRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);
 void KernelRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);
 void ProbeHealthRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);
 void GpuRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);
-void UpkeepRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);  // issue 8
+void UpkeepRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);
 
 std::vector<Finding> EvaluateRules(const Snapshot& snap, const Thresholds& thresholds);
 

@@ -9,8 +9,7 @@
 
 #include "core/strings.h"
 #include "facts/gpu_codes.h"
-#include "parsers/pci_bus_id.h"
-#include "plan/live_advice.h"
+#include "facts/pci_bus_id.h"
 #include "rules/engine.h"
 #include "rules/gpu_readings_rule.h"
 #include "rules/lost_gpu_match.h"
@@ -533,6 +532,35 @@ void RemapRules(const GpuFacts& g, const Thresholds& t, std::vector<Finding>& ou
   }
 }
 
+// Next-step lines for gpu.memory.full when an inference server holds the GPU (LiveKvFacts): the
+// reference model's KV numbers on this GPU's memory and the planner commands to run.
+std::vector<std::string> KvAdvice(const GpuFacts& g) {
+  std::vector<std::string> out;
+  if (!g.live_kv) return out;
+  const LiveKvFacts& kv = *g.live_kv;
+  std::string gpu_flag = "--gpu " + std::to_string(g.index);
+  if (kv.sized && g.memory_total_bytes) {
+    out.push_back(Sanitize(kv.comm, 40) + " (" + kv.server +
+                  ") serves from this GPU: its KV cache grows with every token of every "
+                  "sequence. For example " +
+                  kv.model + " (bf16 weights, fp16 KV, 10% reserve) on " +
+                  FormatDouble(static_cast<double>(*g.memory_total_bytes) / (1 << 30), 1) +
+                  " GiB needs " + FormatBytes(kv.kv_bytes_per_token) +
+                  " per token: " + std::to_string(kv.seqs_512) +
+                  " sequences of 512 tokens fit, only " + std::to_string(kv.seqs_2048) +
+                  " of 2048; fp8 KV raises that to " + std::to_string(kv.seqs_2048_fp8) + ".");
+  }
+  out.push_back("Size the cache for your model: `gpudoctor plan kv --model " + kv.model + " " +
+                gpu_flag +
+                " --context 2048` (see `gpudoctor plan kv --list-models`, or give "
+                "--layers --kv-heads --head-dim --params).");
+  out.push_back(
+      "Compare static and continuous batching on your traffic: `gpudoctor plan "
+      "batching --model " +
+      kv.model + " " + gpu_flag + " --rate 2 --requests 2000` (or --trace FILE.csv).");
+  return out;
+}
+
 void ThermalRule(const GpuFacts& g, const Thresholds& t, std::vector<Finding>& out) {
   const char* id = "gpu.thermal";
   double margin = t.Get(id, "warn_margin_c");
@@ -781,8 +809,8 @@ void MemoryRule(const GpuFacts& g, const Thresholds& t, std::vector<Finding>& ou
   f.Add("used_pct", pct).Add("used_bytes", *g.memory_used_bytes);
   f.Add("total_bytes", *g.memory_total_bytes);
   if (g.processes) f.Add("processes", static_cast<int64_t>(g.processes->size()));
-  // An inference server holds it: the KV planner's numbers for this GPU (src/plan).
-  for (auto& step : plan::KvAdviceForGpu(g)) f.next_steps.push_back(std::move(step));
+  // An inference server holds it: the KV planner's numbers for this GPU (facts from src/plan).
+  for (auto& step : KvAdvice(g)) f.next_steps.push_back(std::move(step));
   out.push_back(std::move(f));
 }
 

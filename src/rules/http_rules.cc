@@ -1,4 +1,4 @@
-// HTTP(S) service rules (issue 8 item 9): failing (no connection, timeout, TLS, not HTTP, 5xx)
+// HTTP(S) service rules: failing (no connection, timeout, TLS, not HTTP, 5xx)
 // and slow (time to first byte) URL targets, with next steps that fit what was seen: a fast TCP
 // handshake with a slow first byte is the application, not the network; a host that answers
 // ICMP/TCP in the same check while its service fails is the service. Pure functions.

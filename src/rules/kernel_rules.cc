@@ -1,6 +1,6 @@
 // Kernel-log rules: Xid, lost GPUs, PCIe AER, hung tasks, OOM kills, machine checks, NIC links,
-// CPU thermal throttling, NVIDIA driver init failures and GSP timeouts (issue 4). Facts come from
-// KernelLogFacts; severities of Xids from the Xid table (src/kmsg/xid_table.cc).
+// CPU thermal throttling, NVIDIA driver init failures and GSP timeouts. Facts come from
+// KernelLogFacts; severities of Xids from the Xid table (src/rules/xid_table.cc).
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -11,13 +11,13 @@
 #include "core/strings.h"
 #include "core/time_spec.h"
 #include "facts/gpu_codes.h"
-#include "kmsg/gpu_map.h"
-#include "kmsg/xid_action.h"
-#include "kmsg/xid_table.h"
-#include "parsers/pci_bus_id.h"
+#include "facts/pci_bus_id.h"
 #include "rules/catalogue.h"
 #include "rules/engine.h"
+#include "rules/gpu_map.h"
 #include "rules/lost_gpu_match.h"
+#include "rules/xid_action.h"
+#include "rules/xid_table.h"
 
 namespace gpudoctor {
 namespace {

@@ -6,8 +6,8 @@
 
 #include <vector>
 
+#include "facts/pci_bus_id.h"
 #include "facts/snapshot.h"
-#include "parsers/pci_bus_id.h"
 
 namespace gpudoctor {
 

@@ -1,4 +1,4 @@
-// Network layer rules (issue 5): per-target latency and loss, localisation (local / target /
+// Network layer rules: per-target latency and loss, localisation (local / target /
 // bandwidth), NIC saturation, errors and link state, InfiniBand ports, heavy senders and
 // processes worth inspecting. Pure functions of the Snapshot.
 #include <algorithm>

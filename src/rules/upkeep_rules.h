@@ -1,4 +1,4 @@
-// Upkeep rule sets (issue 8 items 10, 15, 16), one file each, run from UpkeepRules
+// Upkeep rule sets, one file each, run from UpkeepRules
 // (upkeep_rules.cc). Pure functions of the facts and the snapshot's time; thresholds through
 // Thresholds::Get. Internal to src/rules.
 #pragma once

@@ -1,6 +1,6 @@
 #include "sched/slurm.h"
 
-#include "sched/subprocess.h"
+#include "core/subprocess.h"
 
 namespace gpudoctor {
 namespace {

@@ -206,7 +206,7 @@ void AddNetwork(std::vector<TopLine>& lines, const TopViewState& st, const json&
   }
   if (!nic_line.empty()) Add(lines, st, "NIC  " + nic_line);
   for (const json& t : Field(net, "reachability")) {
-    if (auto failed = Num(t, "http_failed_pct")) {  // URL target (issue 8 item 9)
+    if (auto failed = Num(t, "http_failed_pct")) {  // URL target
       auto ttfb = Num(t, "http_ttfb_ms");
       auto status = Num(t, "http_status");
       Add(lines, st,

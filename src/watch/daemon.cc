@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "core/strings.h"
-#include "plan/live_advice.h"
 #include "probes/registry.h"
 #include "rules/engine.h"
+#include "rules/sawtooth_rule.h"
 #include "watch/daemon_health.h"
 #include "watch/finding_lifecycle.h"
 
@@ -18,45 +18,6 @@ int64_t UnixMs(std::chrono::system_clock::time_point t) {
 
 }  // namespace
 
-// The busy/idle saw-tooth of static batching over the last ticks of each GPU (issue 13).
-constexpr size_t kUtilWindowTicks = 120;
-
-void AddSawToothFindings(const Snapshot& snap, std::map<std::string, std::deque<double>>& history,
-                         std::vector<Finding>& findings) {
-  for (const GpuFacts& g : snap.gpu.gpus) {
-    if (!g.util_gpu_pct || g.hung || g.unfinished) continue;
-    auto& series = history[GpuIdentityKey(g)];
-    series.push_back(*g.util_gpu_pct);
-    if (series.size() > kUtilWindowTicks) series.pop_front();
-    plan::SawTooth st =
-        plan::DetectStaticBatchingSawTooth(std::vector<double>(series.begin(), series.end()));
-    if (!st.detected) continue;
-    Finding f = MakeFinding("gpu.util.sawtooth", Severity::kInfo,
-                            "GPU " + std::to_string(g.index) + " alternates busy and idle (" +
-                                std::to_string(st.cycles) + " cycles over the last " +
-                                std::to_string(series.size()) + " ticks): static batching?");
-    GpuRef r;
-    r.index = g.index;
-    r.uuid = g.uuid;
-    r.pci_bus_id = g.pci_bus_id;
-    r.serial = g.serial;
-    r.name = g.name;
-    f.gpu = r;
-    f.Add("cycles", st.cycles)
-        .Add("busy_share_pct", st.high_fraction * 100)
-        .Add("idle_share_pct", st.low_fraction * 100)
-        .Add("mean_util_pct", st.mean_util_pct);
-    if (g.memory_total_bytes) {
-      f.next_steps.insert(
-          f.next_steps.begin(),
-          "Compare the policies on this GPU: `gpudoctor plan batching --model llama-3-8b "
-          "--gpu-mem " +
-              std::to_string(*g.memory_total_bytes >> 30) + "GiB --rate 2` (replace the model).");
-    }
-    findings.push_back(std::move(f));
-  }
-}
-
 std::string ReadBootId(const Settings& settings) {
   auto text = settings.fs.ReadProc("sys/kernel/random/boot_id", 128);
   if (!text.ok()) return "";
@@ -64,11 +25,11 @@ std::string ReadBootId(const Settings& settings) {
 }
 
 WatchDaemon::WatchDaemon(std::shared_ptr<const Settings> settings, WatchOptions options,
-                         HistoryStore* store, std::vector<TrackedFinding> stored_findings,
+                         std::vector<TickSink*> sinks, std::vector<TrackedFinding> stored_findings,
                          std::string stored_boot_id)
     : settings_(settings),
       options_(options),
-      store_(store),
+      sinks_(std::move(sinks)),
       scheduler_(EnabledProbes(*settings), settings),
       cadence_(options.interval_s, options.slow_interval_s),
       counters_(options.rate_window_s),
@@ -77,8 +38,6 @@ WatchDaemon::WatchDaemon(std::shared_ptr<const Settings> settings, WatchOptions 
       started_(SteadyClock::now()) {}
 
 WatchDaemon::~WatchDaemon() = default;
-
-void WatchDaemon::AddListener(Listener listener) { listeners_.push_back(std::move(listener)); }
 
 void WatchDaemon::Reload(std::shared_ptr<const Settings> settings, WatchOptions options) {
   settings_ = settings;
@@ -134,11 +93,7 @@ std::shared_ptr<const TickResult> WatchDaemon::Tick() {
   Report& report = result->report;
   report.snapshot = std::move(snap);
   report.findings = EvaluateRules(report.snapshot, settings_->thresholds);
-  if (store_ != nullptr) {
-    StoreHealth health = store_->health();
-    AddHistoryFindings(store_->path(), health, report.findings);
-    result->history_degraded = HistoryDegradedReason(health);
-  }
+  for (TickSink* sink : sinks_) sink->Judge(report.findings, *result);
   clock_.AddFinding(result->mono_ms, report.findings);
   AddSawToothFindings(report.snapshot, util_history_, report.findings);
   SortFindings(report.findings);
@@ -176,12 +131,11 @@ std::shared_ptr<const TickResult> WatchDaemon::Tick() {
   last_boot_id_ = result->boot_id;
 
   std::shared_ptr<const TickResult> published = result;
-  if (store_ != nullptr) store_->Append(published);
+  for (TickSink* sink : sinks_) sink->OnTick(published);
   {
     std::lock_guard<std::mutex> lock(latest_mu_);
     latest_ = published;
   }
-  for (const auto& l : listeners_) l(published);
   return published;
 }
 

@@ -1,9 +1,6 @@
-// The daemon's own faults as findings with their real cause (never dressed up as a host finding:
-// host.disk.full comes only from statvfs): gpudoctor.history.degraded while the history is not
-// written (locked by another process, disk full, I/O error, path refused), gpudoctor.history.
-// replaced for a while after the database was deleted or replaced under the daemon, and
-// gpudoctor.clock.step after the wall clock jumped against the monotonic clock. Pure functions
-// and one small detector; thread-compatible.
+// The engine's own faults as findings with their real cause: gpudoctor.clock.step after the wall
+// clock jumped against the monotonic clock. (The history's own faults are raised by its sink,
+// store/history_sink.h.) One small detector; thread-compatible.
 #pragma once
 
 #include <cstdint>
@@ -12,21 +9,12 @@
 #include <vector>
 
 #include "findings/finding.h"
-#include "watch/history_store.h"
 
 namespace gpudoctor {
 
-// A reopened history is reported this long (monotonic seconds), so it opens and notifies.
-inline constexpr double kHistoryReplacedNoticeS = 600;
 // The wall clock moved this much more or less than the monotonic clock between two ticks.
 inline constexpr int64_t kClockStepMinMs = 5000;
 inline constexpr double kClockStepNoticeS = 600;
-
-void AddHistoryFindings(const std::string& db_path, const StoreHealth& health,
-                        std::vector<Finding>& findings);
-
-// Why /healthz should call the history degraded; empty when it is fine.
-std::string HistoryDegradedReason(const StoreHealth& health);
 
 // Compares successive (wall, monotonic) readings of one process.
 class ClockStepDetector {

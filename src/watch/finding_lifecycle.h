@@ -1,4 +1,4 @@
-// Finding lifecycle (issue 9 item 4) as a pure state machine: given the tracked findings, the
+// Finding lifecycle as a pure state machine: given the tracked findings, the
 // findings the rules produced this tick, the time and the boot id, it returns the new tracked
 // set and the transitions (opened / resolved / escalated). No clock, no I/O: tests drive it with
 // sequences of snapshots. Thread-safe (pure).

@@ -1,4 +1,4 @@
-// ProbeScheduler: runs the registered probes tick after tick for `watch` (issue 9 item 1).
+// ProbeScheduler: runs the registered probes tick after tick for `watch`.
 //
 // - Fast probes run every tick; slow probes when Tick() is told so (every slow_interval_s, see
 //   CadencePlan). Between runs of a slow probe its last facts are applied again, so every

@@ -33,13 +33,6 @@ const GpuFacts* GpuByBus(const Snapshot& snap, const std::string& bus) {
 
 }  // namespace
 
-std::string GpuIdentityKey(const GpuFacts& g) {
-  if (!g.serial.empty()) return g.serial;
-  if (!g.uuid.empty()) return g.uuid;
-  if (!g.pci_bus_id.empty()) return g.pci_bus_id;
-  return "index:" + std::to_string(g.index);
-}
-
 EventBaseline BaselineOf(const Snapshot& snap, const std::string& boot_id) {
   EventBaseline b;
   b.valid = true;

@@ -1,4 +1,4 @@
-// History events derived by comparing one tick with the one before (issue 9 item 3): reboots
+// History events derived by comparing one tick with the one before: reboots
 // (boot id), driver version changes, GPUs appearing or leaving (by serial, else uuid, else bus
 // id) and new Xid lines per GPU and code. Pure; thread-safe.
 #pragma once
@@ -20,9 +20,6 @@ struct EventBaseline {
   std::vector<std::string> gpu_keys;                         // GpuIdentityKey of every GPU seen
   std::vector<std::pair<std::string, uint64_t>> xid_counts;  // "<bus>|<xid>" -> lines
 };
-
-// Serial, else uuid, else bus id, else "index:N".
-std::string GpuIdentityKey(const GpuFacts& g);
 
 // Events of `now` against `before`; `stored_boot_id` is the last boot id the history knew
 // (used on the first tick to notice a reboot while the daemon was down).

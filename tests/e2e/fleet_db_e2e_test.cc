@@ -1,12 +1,12 @@
 // End-to-end: `gpudoctor fleet --db` on watch history databases built with the real schema
-// (src/watch/store_schema.h): a card that faulted on two hosts is judged the card.
+// (src/store/store_schema.h): a card that faulted on two hosts is judged the card.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
 #include <nlohmann/json.hpp>
 
+#include "store/store_schema.h"
 #include "test_util.h"
-#include "watch/store_schema.h"
 
 namespace gpudoctor {
 namespace {

@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/time_spec.h"
+#include "store/history_store.h"
 #include "test_util.h"
-#include "watch/history_store.h"
 
 namespace gpudoctor {
 namespace {

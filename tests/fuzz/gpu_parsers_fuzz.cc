@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "facts/pci_bus_id.h"
 #include "parsers/gpu_sysfs.h"
-#include "parsers/pci_bus_id.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);

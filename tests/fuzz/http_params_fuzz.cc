@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "metrics/metric_table.h"
-#include "watch/http_server.h"
+#include "serve/http_server.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace gpudoctor;

@@ -1,4 +1,4 @@
-// Fuzzes the request head the watch server reads before authentication (watch/http_request.h):
+// Fuzzes the request head the watch server reads before authentication (serve/http_request.h):
 // the scanner fed in random-sized pieces, the head parser, the query string, the bearer scheme.
 // Invariants: the scanner never asks for more than the head limit, agrees with itself whatever
 // the split, never reports a head longer than the data; a parsed request has a path that starts
@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "watch/http_request.h"
+#include "serve/http_request.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace gpudoctor;

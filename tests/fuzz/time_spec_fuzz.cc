@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "core/time_spec.h"
-#include "watch/sample_codec.h"
+#include "store/sample_codec.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -9,8 +9,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "store/history_store.h"
 #include "store/synthetic_tick.h"
-#include "watch/history_store.h"
 
 int main(int argc, char** argv) {
   if (argc != 4) {

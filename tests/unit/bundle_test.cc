@@ -10,8 +10,8 @@
 #include "bundle/redact.h"
 #include "bundle/tar_writer.h"
 #include "core/settings.h"
+#include "store/history_store.h"
 #include "test_util.h"
-#include "watch/history_store.h"
 #include "watch/watch_types.h"
 
 namespace gpudoctor {

@@ -1,4 +1,4 @@
-#include "watch/exporter.h"
+#include "serve/exporter.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
+#include "facts/pci_bus_id.h"
 #include "parsers/gpu_sysfs.h"
-#include "parsers/pci_bus_id.h"
 
 namespace gpudoctor {
 namespace {

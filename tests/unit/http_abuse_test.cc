@@ -1,4 +1,4 @@
-// Hostile clients against the watch HTTP server before authentication (watch/http_loop.h):
+// Hostile clients against the watch HTTP server before authentication (serve/http_loop.h):
 // oversized heads are refused and closed, slow and idle connections cost no worker and never
 // starve /healthz or an authenticated scrape, a flood of connections makes room for new ones.
 #include <gtest/gtest.h>
@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "watch/http_server.h"
+#include "serve/http_server.h"
 #include "watch_tick_util.h"
 
 namespace gpudoctor {

@@ -1,11 +1,11 @@
-// The request head as the watch server reads it off the network (watch/http_request.h), the
+// The request head as the watch server reads it off the network (serve/http_request.h), the
 // bearer scheme, and the history API's time grammar (the CLI's, core/time_spec.h).
-#include "watch/http_request.h"
+#include "serve/http_request.h"
 
 #include <gtest/gtest.h>
 
 #include "core/time_spec.h"
-#include "watch/http_server.h"
+#include "serve/http_server.h"
 
 namespace gpudoctor {
 namespace {

@@ -1,4 +1,4 @@
-#include "watch/http_server.h"
+#include "serve/http_server.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -10,7 +10,7 @@
 #include <chrono>
 #include <thread>
 
-#include "watch/status_json.h"
+#include "serve/status_json.h"
 #include "watch_tick_util.h"
 
 namespace gpudoctor {
@@ -86,6 +86,8 @@ class StubReader : public HistoryReader {
     return std::vector<Series>{s};
   }
   Result<std::vector<std::string>> ListMetrics() override { return std::vector<std::string>{}; }
+  Result<std::string> Hostname() override { return std::string("node-1"); }
+  Result<std::vector<StoredGpu>> QueryGpus(size_t) override { return std::vector<StoredGpu>{}; }
   Result<std::vector<TrackedFinding>> QueryFindings(const FindingsQuery&) override {
     return std::vector<TrackedFinding>{};
   }

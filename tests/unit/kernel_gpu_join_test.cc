@@ -162,7 +162,9 @@ TEST(KernelGpuJoinTest, PlaceholderSerialsInTheLogNeverMergeCards) {
   auto xids = ById(findings, "gpu.xid");
   ASSERT_EQ(xids.size(), 2u);
   for (const Finding* f : xids) {
-    if (f->gpu) EXPECT_EQ(f->gpu->serial, "");
+    if (f->gpu) {
+      EXPECT_EQ(f->gpu->serial, "");
+    }
     for (const auto& e : f->evidence) EXPECT_NE(e.name, "serial") << f->summary;
   }
   EXPECT_NE(FindingKey(*xids[0]), FindingKey(*xids[1]));

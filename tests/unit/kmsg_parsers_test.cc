@@ -4,11 +4,11 @@
 #include <cstdlib>
 #include <ctime>
 
+#include "facts/pci_tuple.h"
 #include "kmsg/kernel_signals.h"
 #include "kmsg/line_format.h"
-#include "kmsg/pci_tuple.h"
 #include "kmsg/xid_parser.h"
-#include "kmsg/xid_table.h"
+#include "rules/xid_table.h"
 
 namespace gpudoctor {
 namespace {

@@ -7,12 +7,12 @@
 #include <random>
 #include <thread>
 
+#include "facts/pci_tuple.h"
 #include "kmsg/anchor_filter.h"
-#include "kmsg/gpu_map.h"
 #include "kmsg/log_scanner.h"
-#include "kmsg/pci_tuple.h"
 #include "rules/catalogue.h"
 #include "rules/engine.h"
+#include "rules/gpu_map.h"
 #include "test_util.h"
 
 namespace gpudoctor {

@@ -4,10 +4,10 @@
 #include <gtest/gtest.h>
 
 #include "kmsg/log_scanner.h"
-#include "kmsg/xid_action.h"
-#include "kmsg/xid_table.h"
 #include "rules/engine.h"
 #include "rules/thresholds.h"
+#include "rules/xid_action.h"
+#include "rules/xid_table.h"
 
 namespace gpudoctor {
 namespace {

@@ -1,8 +1,11 @@
-// The layering of src/: which module folders each folder may include. Keeps the data path
-// (sources -> probes -> facts -> rules -> report/watch/fleet -> cli) free of cycles.
+// The layering of src/: for every module folder, the folders it may include (an allow-list), so
+// a new arrow between folders is a decision made in this list, not an accident. The data path
+// runs one way (sources -> probes -> facts -> rules -> report -> watch engine -> its sinks ->
+// cli); no arrow runs back up, and nothing includes cli.
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <regex>
 #include <set>
@@ -12,42 +15,55 @@
 
 namespace {
 
-// Folders that a folder must not include from. Anything not listed is allowed.
-const std::map<std::string, std::set<std::string>>& Forbidden() {
-  static const std::map<std::string, std::set<std::string>> rules = {
-      // core is the bottom: it includes nothing of ours but itself.
-      {"core",
-       {"config", "facts", "findings", "parsers", "kmsg", "net", "nvml", "probes", "rules",
-        "report", "watch", "fleet", "plan", "tui", "cli", "metrics", "check"}},
-      {"facts", {"config", "nvml", "probes", "rules", "report", "watch", "fleet", "cli", "kmsg"}},
-      {"findings", {"config", "nvml", "probes", "rules", "report", "watch", "fleet", "cli"}},
-      {"parsers", {"config", "nvml", "probes", "rules", "report", "watch", "fleet", "cli"}},
-      // rules judge facts: no sources (NVML, probes) and nothing above them.
-      {"rules", {"nvml", "probes", "report", "watch", "fleet", "cli", "config", "tui", "check"}},
-      // probes gather: no judging, no output.
-      {"probes", {"rules", "report", "watch", "fleet", "cli", "tui", "check"}},
-      // check runs probes and rules once: nothing above it.
-      {"check", {"watch", "fleet", "cli", "tui", "sched", "bundle"}},
-      {"nvml", {"rules", "probes", "report", "watch", "fleet", "cli"}},
-      {"metrics", {"rules", "probes", "nvml", "watch", "fleet", "cli"}},
-      // fleet reads reports and series of many nodes: no local probing, no CLI.
-      {"fleet", {"probes", "nvml", "rules", "watch", "cli", "tui", "sched"}},
-      // bundle packs a check, the history and the config for support: no CLI, no terminal.
-      {"bundle", {"cli", "tui", "fleet", "sched"}},
-      // sched acts on findings for Slurm / NPD: no probing, no CLI.
-      {"sched", {"probes", "nvml", "rules", "watch", "fleet", "cli", "tui"}},
+namespace fs = std::filesystem;
+
+// Folder -> the folders (other than itself) it may include.
+const std::map<std::string, std::set<std::string>>& Allowed() {
+  static const std::map<std::string, std::set<std::string>> allowed = {
+      // The bottom: status, RootFs, deadlines, strings, the time grammar, subprocesses.
+      {"core", {}},
+      // Finding, Severity, Action: plain data every layer speaks.
+      {"findings", {"core"}},
+      // The Snapshot and its parts (typed facts, PCI addresses, GPU identity).
+      {"facts", {"core", "findings"}},
+      // Pure parsers of /proc, /sys and tool output into facts.
+      {"parsers", {"core", "facts"}},
+      // One descriptor table per facts struct (JSON keys, metric names).
+      {"metrics", {"core", "facts"}},
+      // Sources: network measurements, NVML, the kernel log.
+      {"net", {"core", "facts", "parsers"}},
+      {"nvml", {"core", "facts", "parsers"}},
+      {"kmsg", {"core", "facts", "findings", "parsers"}},
+      // The KV planner and batching simulator: arithmetic on facts; advisors above it quote it.
+      {"plan", {"core", "facts"}},
+      // Probes gather (sources into facts); plan only for derived live-KV facts.
+      {"probes", {"core", "facts", "findings", "parsers", "net", "nvml", "kmsg", "plan"}},
+      // Rules judge facts: pure, no sources, nothing above them.
+      {"rules", {"core", "facts", "findings", "parsers"}},
+      {"report", {"core", "facts", "findings", "metrics", "parsers"}},
+      // The config file knows the probe registry and the catalogue (one key per probe/finding).
+      {"config", {"core", "facts", "findings", "net", "probes", "rules"}},
+      // One pass of probes + rules + report.
+      {"check", {"core", "config", "facts", "findings", "probes", "report", "rules"}},
+      // The watch engine: scheduler, rules, lifecycle; it hands ticks to sinks it does not know.
+      {"watch", {"core", "facts", "findings", "metrics", "probes", "report", "rules"}},
+      // The engine's sinks and servers.
+      {"store", {"core", "facts", "findings", "report", "rules", "watch"}},
+      {"serve", {"core", "facts", "findings", "metrics", "report", "store", "watch"}},
+      {"notify", {"core", "findings", "report", "watch"}},
+      // Acting on findings (Slurm, node-problem-detector).
+      {"sched", {"core", "findings"}},
+      // Many nodes: reports, Prometheus series, history files; the catalogue for old reports.
+      {"fleet", {"core", "facts", "findings", "rules", "store"}},
+      // A support bundle: a check, the history (through its reader), the config.
+      {"bundle",
+       {"check", "core", "facts", "findings", "parsers", "probes", "report", "rules", "store"}},
+      {"tui", {"check", "core", "facts", "findings", "report"}},
   };
-  return rules;
+  return allowed;
 }
 
-// Single headers a forbidden folder may still include: the catalogue is the one home of finding
-// metadata (actions, classes), which fleet needs to read findings of older reports by their id.
-bool AllowedException(const std::string& folder, const std::string& include) {
-  return folder == "fleet" && include == "#include \"rules/catalogue.h\"";
-}
-
-TEST(LayeringTest, NoFolderIncludesAForbiddenLayer) {
-  namespace fs = std::filesystem;
+TEST(LayeringTest, EveryFolderIncludesOnlyWhatItsEntryAllows) {
   const std::string src = std::string(GPUDOCTOR_SOURCE_DIR) + "/src";
   std::regex include_re("#include \"([a-z_]+)/[^\"]+\"");
   int checked = 0;
@@ -55,18 +71,57 @@ TEST(LayeringTest, NoFolderIncludesAForbiddenLayer) {
     if (!entry.is_regular_file()) continue;
     std::string rel = fs::relative(entry.path(), src).string();
     std::string folder = rel.substr(0, rel.find('/'));
-    auto rule = Forbidden().find(folder);
-    if (rule == Forbidden().end()) continue;
+    if (folder == "cli") continue;  // the top: it wires everything
+    auto rule = Allowed().find(folder);
+    ASSERT_NE(rule, Allowed().end())
+        << "src/" << folder << "/ has no entry in Allowed(): say what it may include";
     std::string text = gpudoctor::testing::ReadFileOrDie(entry.path().string());
     for (std::sregex_iterator it(text.begin(), text.end(), include_re), end; it != end; ++it) {
       ++checked;
       std::string target = (*it)[1];
-      if (AllowedException(folder, it->str())) continue;
-      EXPECT_FALSE(rule->second.count(target))
-          << rel << " includes " << it->str() << ": " << folder << " must not depend on " << target;
+      if (target == folder) continue;
+      EXPECT_TRUE(rule->second.count(target))
+          << rel << " includes " << it->str() << ": " << folder << " may include only "
+          << ::testing::PrintToString(rule->second);
     }
   }
-  EXPECT_GT(checked, 50);
+  EXPECT_GT(checked, 100);
+}
+
+// Every entry names a folder that exists, and every folder it allows exists: a stale list fails.
+TEST(LayeringTest, TheListNamesOnlyRealFolders) {
+  const std::string src = std::string(GPUDOCTOR_SOURCE_DIR) + "/src";
+  for (const auto& [folder, allowed] : Allowed()) {
+    EXPECT_TRUE(fs::is_directory(src + "/" + folder)) << folder;
+    for (const auto& a : allowed) EXPECT_TRUE(fs::is_directory(src + "/" + a)) << a;
+  }
+}
+
+// The allow-list has no cycle: following allowed arrows never comes back to the start.
+TEST(LayeringTest, NoFolderCycle) {
+  std::map<std::string, int> state;  // 0 unseen, 1 on the path, 2 done
+  std::function<bool(const std::string&)> visit = [&](const std::string& f) {
+    if (state[f] == 1) return false;
+    if (state[f] == 2) return true;
+    state[f] = 1;
+    auto it = Allowed().find(f);
+    if (it != Allowed().end()) {
+      for (const auto& next : it->second) {
+        if (!visit(next)) {
+          ADD_FAILURE() << "cycle through " << f << " -> " << next;
+          return false;
+        }
+      }
+    }
+    state[f] = 2;
+    return true;
+  };
+  for (const auto& [folder, allowed] : Allowed()) EXPECT_TRUE(visit(folder)) << folder;
+}
+
+// Nothing outside cli includes cli; cli is the only folder that may reach every other.
+TEST(LayeringTest, NothingIncludesCli) {
+  for (const auto& [folder, allowed] : Allowed()) EXPECT_FALSE(allowed.count("cli")) << folder;
 }
 
 }  // namespace

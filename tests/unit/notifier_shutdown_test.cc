@@ -18,10 +18,10 @@
 #include <thread>
 
 #include "core/notify_target.h"
+#include "notify/notifier.h"
+#include "notify/notify_spool.h"
+#include "store/history_store.h"
 #include "test_util.h"
-#include "watch/history_store.h"
-#include "watch/notifier.h"
-#include "watch/notify_spool.h"
 #include "watch_tick_util.h"
 
 namespace gpudoctor {

@@ -1,4 +1,4 @@
-#include "watch/notifier.h"
+#include "notify/notifier.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>

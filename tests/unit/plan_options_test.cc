@@ -1,6 +1,6 @@
 // The command line of `gpudoctor plan`: plan flags, global flags in any position, errors that
 // name the flag and the value.
-#include "plan/plan_options.h"
+#include "cli/plan_options.h"
 
 #include <gtest/gtest.h>
 

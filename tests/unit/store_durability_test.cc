@@ -15,9 +15,9 @@
 #include <fstream>
 #include <thread>
 
+#include "store/history_store.h"
 #include "store/synthetic_tick.h"
 #include "test_util.h"
-#include "watch/history_store.h"
 
 namespace gpudoctor {
 namespace {

@@ -15,12 +15,13 @@
 #include <thread>
 
 #include "rules/thresholds.h"
+#include "store/history_sink.h"
+#include "store/history_store.h"
+#include "store/store_file.h"
+#include "store/store_schema.h"
 #include "test_util.h"
 #include "watch/daemon_health.h"
 #include "watch/finding_lifecycle.h"
-#include "watch/history_store.h"
-#include "watch/store_file.h"
-#include "watch/store_schema.h"
 
 namespace gpudoctor {
 namespace {

@@ -9,10 +9,10 @@
 #include <cmath>
 #include <filesystem>
 
+#include "store/history_store.h"
+#include "store/sample_codec.h"
+#include "store/store_schema.h"
 #include "test_util.h"
-#include "watch/history_store.h"
-#include "watch/sample_codec.h"
-#include "watch/store_schema.h"
 
 namespace gpudoctor {
 namespace {

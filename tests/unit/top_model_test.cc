@@ -4,10 +4,10 @@
 #include <gtest/gtest.h>
 
 #include "cli/cli_options.h"
+#include "serve/status_json.h"
 #include "test_util.h"
 #include "tui/status_check.h"
 #include "tui/status_source.h"
-#include "watch/status_json.h"
 #include "watch_tick_util.h"
 
 namespace gpudoctor {

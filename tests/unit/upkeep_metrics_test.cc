@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "report/facts_json.h"
-#include "watch/exporter.h"
+#include "serve/exporter.h"
 #include "watch_tick_util.h"
 
 namespace gpudoctor {

@@ -1,5 +1,5 @@
 // The embedded dashboard (build/generated/web_assets.cc from web/ via scripts/embed_web.py).
-#include "watch/web_assets.h"
+#include "serve/web_assets.h"
 
 #include <gtest/gtest.h>
 

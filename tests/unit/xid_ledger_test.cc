@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "metrics/metric_table.h"
-#include "watch/exporter.h"
+#include "serve/exporter.h"
 #include "watch/tick_events.h"
 
 namespace gpudoctor {

@@ -1,0 +1,148 @@
+#include "notify/notify_spool.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+namespace gpudoctor {
+namespace {
+
+constexpr size_t kMaxSpoolBytes = 4 << 20;
+
+std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+NotifierKind KindOf(const std::string& s) {
+  if (s == "exec") return NotifierKind::kExec;
+  if (s == "alertmanager") return NotifierKind::kAlertmanager;
+  return NotifierKind::kWebhook;
+}
+
+}  // namespace
+
+std::string NotifySpoolPath(const std::string& db_path) { return db_path + ".notify-spool"; }
+
+Status WriteNotifySpool(const std::string& path, const std::vector<PendingDelivery>& pending) {
+  if (pending.empty()) {
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) return IoError(Errno("unlink " + path));
+    return Status::Ok();
+  }
+  nlohmann::json arr = nlohmann::json::array();
+  size_t first = pending.size() > kMaxSpooled ? pending.size() - kMaxSpooled : 0;
+  for (size_t i = first; i < pending.size(); ++i) {
+    const PendingDelivery& p = pending[i];
+    nlohmann::json j;
+    j["notifier"] = p.notifier;
+    j["kind"] = NotifierKindName(p.kind);
+    j["what"] = p.what;
+    j["queued_unix_ms"] = p.queued_unix_ms;
+    if (!p.body.empty()) j["body"] = p.body;
+    if (!p.values.empty()) {
+      nlohmann::json v = nlohmann::json::array();
+      for (const auto& [name, value] : p.values) v.push_back({name, value});
+      j["values"] = std::move(v);
+    }
+    if (p.gpu_index) j["gpu_index"] = *p.gpu_index;
+    if (!p.serial.empty()) j["serial"] = p.serial;
+    if (!p.pci_bus_id.empty()) j["pci_bus_id"] = p.pci_bus_id;
+    arr.push_back(std::move(j));
+  }
+  nlohmann::json doc = {{"version", 1}, {"pending", std::move(arr)}};
+  // Invalid UTF-8 in a device value is replaced, never a reason to lose the spool.
+  std::string text = doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  if (text.size() > kMaxSpoolBytes) return InvalidArgument("spool larger than 4 MiB: not written");
+
+  std::string tmp = path + ".tmp";
+  // A leftover temporary (a crash while writing) or anything planted there is removed, never
+  // followed: unlink acts on the link itself.
+  if (::unlink(tmp.c_str()) != 0 && errno != ENOENT) return IoError(Errno("unlink " + tmp));
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return IoError(Errno("create " + tmp));
+  size_t off = 0;
+  while (off < text.size()) {
+    ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      Status s = IoError(Errno("write " + tmp));
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return s;
+    }
+    off += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    Status s = IoError(Errno("fsync " + tmp));
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return s;
+  }
+  ::close(fd);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    Status s = IoError(Errno("rename " + tmp));
+    ::unlink(tmp.c_str());
+    return s;
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<PendingDelivery>> TakeNotifySpool(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    if (errno == ENOENT) return std::vector<PendingDelivery>{};
+    if (errno == ELOOP) return PermissionDenied(path + ": a symlink, not a spool (left alone)");
+    return IoError(Errno("open " + path));
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return PermissionDenied(path + ": not a regular file (left alone)");
+  }
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      Status s = IoError(Errno("read " + path));
+      ::close(fd);
+      return s;
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+    if (text.size() > kMaxSpoolBytes) break;
+  }
+  ::close(fd);
+  ::unlink(path.c_str());
+  if (text.size() > kMaxSpoolBytes) return InvalidArgument(path + ": larger than 4 MiB (removed)");
+  std::vector<PendingDelivery> out;
+  try {
+    nlohmann::json doc = nlohmann::json::parse(text);
+    if (doc.value("version", 0) != 1) return ParseError(path + ": unknown version (removed)");
+    for (const nlohmann::json& j : doc.at("pending")) {
+      if (out.size() >= kMaxSpooled) break;
+      PendingDelivery p;
+      p.notifier = j.at("notifier").get<std::string>();
+      p.kind = KindOf(j.at("kind").get<std::string>());
+      p.what = j.value("what", "");
+      p.queued_unix_ms = j.value("queued_unix_ms", int64_t{0});
+      p.body = j.value("body", "");
+      if (j.contains("values")) {
+        for (const nlohmann::json& v : j.at("values")) {
+          p.values.emplace_back(v.at(0).get<std::string>(), v.at(1).get<std::string>());
+        }
+      }
+      if (j.contains("gpu_index")) p.gpu_index = j.at("gpu_index").get<int>();
+      p.serial = j.value("serial", "");
+      p.pci_bus_id = j.value("pci_bus_id", "");
+      out.push_back(std::move(p));
+    }
+  } catch (const std::exception& e) {
+    return ParseError(path + ": does not parse (removed)");
+  }
+  return out;
+}
+
+}  // namespace gpudoctor

@@ -1,0 +1,443 @@
+// HistoryStore: opening (lock, refusal of what is not ours, schema) and the writer thread with its
+// retries and the check that the file is still the one it writes.
+#include "store/history_store.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <ctime>
+#include <deque>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include "store/history_store_internal.h"
+#include "store/sqlite_db.h"
+#include "store/store_file.h"
+#include "store/store_schema.h"
+
+namespace gpudoctor {
+namespace {
+
+std::string Errno(int e) { return std::strerror(e); }
+
+// Holds "<path>.lock" (flock) for the store's lifetime; the file names the holder's pid. Created
+// with O_EXCL; an existing one is opened with O_NOFOLLOW and must be a plain file of ours with one
+// link before it is written (a planted link to another file is never truncated).
+class LockFile {
+ public:
+  static Result<std::unique_ptr<LockFile>> Acquire(const std::string& db_path) {
+    std::string path = db_path + ".lock";
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0 && errno == EEXIST) fd = ::open(path.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+      int e = errno;
+      if (e == ELOOP) return PermissionDenied(path + ": is a symbolic link (never followed)");
+      if (e == EACCES || e == EPERM || e == EROFS) {
+        return PermissionDenied(path + ": cannot create lock file: " + Errno(e));
+      }
+      return IoError(path + ": cannot create lock file: " + Errno(e));
+    }
+    struct stat st;
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+        st.st_uid != ::geteuid()) {
+      ::close(fd);
+      return PermissionDenied(path + ": not a plain lock file of this user; remove it");
+    }
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      char buf[32] = {};
+      ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+      ::close(fd);
+      std::string pid = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "?";
+      while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
+      return PermissionDenied(db_path + ": database is in use by another gpudoctor (pid " + pid +
+                              ", lock " + path + ")");
+    }
+    std::string pid = std::to_string(::getpid()) + "\n";
+    if (::ftruncate(fd, 0) == 0) {
+      (void)!::pwrite(fd, pid.data(), pid.size(), 0);
+    }
+    return std::unique_ptr<LockFile>(new LockFile(fd));
+  }
+  ~LockFile() { ::close(fd_); }  // closing releases the flock
+
+ private:
+  explicit LockFile(int fd) : fd_(fd) {}
+  int fd_;
+};
+
+// Only for a file of ours that SQLite reports corrupt (StoreFileKind::kCorrupt).
+void MoveAside(const std::string& path, const std::string& why) {
+  std::string aside = path + ".corrupt-" + std::to_string(static_cast<int64_t>(std::time(nullptr)));
+  std::error_code ec;
+  std::filesystem::rename(path, aside, ec);
+  for (const char* suffix : {"-wal", "-shm"}) {
+    std::error_code ec2;
+    std::filesystem::rename(path + suffix, aside + suffix, ec2);
+  }
+  std::fprintf(stderr,
+               "gpudoctor: history database %s %s; moved aside to %s, starting a new one%s\n",
+               path.c_str(), why.c_str(), aside.c_str(),
+               ec ? (" (rename failed: " + ec.message() + ")").c_str() : "");
+}
+
+int64_t SteadyMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+class SqliteHistoryStore final : public HistoryStore {
+ public:
+  SqliteHistoryStore(std::string path, StoreOptions options, std::unique_ptr<LockFile> lock,
+                     std::unique_ptr<StoreWriter> writer, FileIdentity identity,
+                     std::string open_error)
+      : path_(std::move(path)),
+        options_(options),
+        lock_(std::move(lock)),
+        writer_(std::move(writer)),
+        identity_(identity),
+        write_error_(std::move(open_error)),
+        backoff_ms_(std::max(1, options.retry_initial_ms)) {
+    if (!writer_) next_retry_ms_ = SteadyMs() + backoff_ms_;
+    thread_ = std::thread([this] { Run(); });
+  }
+  ~SqliteHistoryStore() override { Close(); }
+
+  void Append(std::shared_ptr<const TickResult> tick) override {
+    if (!tick) return;
+    std::lock_guard<std::mutex> l(mu_);
+    if (stopping_) return;
+    queue_.push_back(std::move(tick));
+    ++enqueued_;
+    while (static_cast<int>(queue_.size()) > std::max(1, options_.max_queued_ticks)) {
+      queue_.pop_front();
+      ++dropped_;
+      ++written_;  // accounted for: Flush() does not wait for it
+    }
+    cv_.notify_one();
+  }
+
+  Status Ack(const std::string& key, int64_t unix_ms, const std::string& note) override {
+    return AckKey(path_, key, unix_ms, note);
+  }
+
+  void Close() override {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      stopping_ = true;
+      cv_.notify_all();
+    }
+    if (thread_.joinable()) thread_.join();
+    writer_.reset();
+  }
+
+  void Flush() override {
+    std::unique_lock<std::mutex> l(mu_);
+    uint64_t target = enqueued_;
+    done_cv_.wait(l, [&] { return written_ >= target || !thread_running_; });
+  }
+
+  bool FlushWithin(std::chrono::milliseconds limit) override {
+    std::unique_lock<std::mutex> l(mu_);
+    uint64_t target = enqueued_;
+    if (done_cv_.wait_for(l, limit, [&] { return written_ >= target || !thread_running_; })) {
+      return true;
+    }
+    dropped_ += queue_.size();
+    written_ += queue_.size();
+    queue_.clear();
+    return false;
+  }
+
+  uint64_t dropped_ticks() const override {
+    std::lock_guard<std::mutex> l(mu_);
+    return dropped_;
+  }
+
+  std::string write_error() const override {
+    std::lock_guard<std::mutex> l(mu_);
+    return write_error_;
+  }
+
+  StoreHealth health() const override {
+    std::lock_guard<std::mutex> l(mu_);
+    StoreHealth h;
+    h.writing = write_error_.empty();
+    h.error = write_error_;
+    h.reopened = reopened_;
+    h.reopen_reason = reopen_reason_;
+    h.since_reopen_s = reopened_ > 0 ? (SteadyMs() - reopened_ms_) / 1000.0 : -1;
+    h.dropped_ticks = dropped_;
+    return h;
+  }
+  std::string path() const override { return path_; }
+
+ private:
+  // Writer thread: the file at path_ must still be the one the connection writes; a deleted or
+  // replaced file is closed (nothing more goes into the unlinked inode) and reopened.
+  void CheckIdentity(std::vector<HistoryEvent>& notes, int64_t unix_ms) {
+    if (!writer_) return;
+    FileIdentity now;
+    bool exists = IdentityOf(path_, &now);
+    if (exists && now == identity_) return;
+    std::string why = exists ? "was replaced by another file" : "was deleted";
+    writer_.reset();
+    std::fprintf(stderr, "gpudoctor: history database %s %s while watch ran; reopening\n",
+                 path_.c_str(), why.c_str());
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      ++reopened_;
+      reopen_reason_ = why;
+      reopened_ms_ = SteadyMs();
+      write_error_ = path_ + " " + why + "; reopening";
+    }
+    HistoryEvent e;
+    e.unix_ms = unix_ms;
+    e.kind = "history_reopened";
+    e.detail = path_ + " " + why + " while watch ran; earlier history is not in this file";
+    notes.push_back(std::move(e));
+    next_retry_ms_ = 0;  // at once
+    backoff_ms_ = std::max(1, options_.retry_initial_ms);
+  }
+
+  // Writer thread, while no connection is open and the backoff has passed.
+  void TryOpen(std::vector<HistoryEvent>& notes, int64_t unix_ms) {
+    if (writer_ || SteadyMs() < next_retry_ms_) return;
+    bool transient = false;
+    FileIdentity id;
+    auto db = OpenStoreForWriting(path_, &transient, &id);
+    Status s = db.ok() ? Status::Ok() : db.status();
+    std::unique_ptr<StoreWriter> w;
+    if (db.ok()) {
+      auto created = StoreWriter::Create(std::move(*db), options_);
+      if (created.ok()) {
+        w = std::move(*created);
+      } else {
+        s = created.status();
+      }
+    }
+    std::lock_guard<std::mutex> l(mu_);
+    if (!w) {
+      // Also a path refused for good (replaced by a foreign file): nothing is written there;
+      // retried, slowly, in case an operator puts the right file back.
+      write_error_ = s.message();
+      next_retry_ms_ = SteadyMs() + backoff_ms_;
+      backoff_ms_ = std::min(std::max(1, options_.retry_max_ms), backoff_ms_ * 2);
+      return;
+    }
+    if (!write_error_.empty()) {
+      HistoryEvent e;
+      e.unix_ms = unix_ms;
+      e.kind = "history_resumed";
+      e.detail = "history writes resumed after: " + write_error_ + " (" + std::to_string(dropped_) +
+                 " ticks not recorded so far)";
+      notes.push_back(std::move(e));
+    }
+    writer_ = std::move(w);
+    identity_ = id;
+    write_error_.clear();
+    backoff_ms_ = std::max(1, options_.retry_initial_ms);
+  }
+
+  void Run() {
+    for (;;) {
+      std::shared_ptr<const TickResult> tick;
+      {
+        std::unique_lock<std::mutex> l(mu_);
+        cv_.wait(l, [&] { return stopping_ || !queue_.empty(); });
+        if (queue_.empty()) {  // stopping and drained
+          thread_running_ = false;
+          done_cv_.notify_all();
+          return;
+        }
+        tick = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      std::vector<HistoryEvent> notes;
+      CheckIdentity(notes, tick->unix_ms);
+      TryOpen(notes, tick->unix_ms);
+      Status s = writer_ ? Status::Ok() : IoError(write_error());
+      if (writer_ && !notes.empty()) {
+        TickResult note;
+        note.unix_ms = tick->unix_ms;
+        note.mono_ms = tick->mono_ms;
+        note.events = std::move(notes);
+        s = writer_->WriteTick(note);
+      }
+      if (writer_ && s.ok()) s = writer_->WriteTick(*tick);
+      if (writer_ && s.code() == StatusCode::kParseError) {
+        // SQLite reports the open file (ours: checked when opened) corrupt: only then is a file
+        // moved aside.
+        writer_.reset();
+        MoveAside(path_, "is corrupt (" + s.message() + ")");
+        next_retry_ms_ = 0;
+      }
+      std::lock_guard<std::mutex> l(mu_);
+      if (writer_ || !s.ok()) write_error_ = s.ok() ? std::string() : s.message();
+      if (!s.ok()) ++dropped_;
+      ++written_;
+      done_cv_.notify_all();
+    }
+  }
+
+  std::string path_;
+  StoreOptions options_;
+  std::unique_ptr<LockFile> lock_;
+  std::unique_ptr<StoreWriter> writer_;  // null while the database cannot be opened
+  FileIdentity identity_;                // of the file writer_ writes
+  mutable std::mutex mu_;
+  std::condition_variable cv_, done_cv_;
+  uint64_t enqueued_ = 0, written_ = 0;
+  bool thread_running_ = true;
+  std::deque<std::shared_ptr<const TickResult>> queue_;
+  bool stopping_ = false;
+  uint64_t dropped_ = 0;
+  std::string write_error_;
+  uint64_t reopened_ = 0;
+  std::string reopen_reason_;
+  int64_t reopened_ms_ = 0;
+  int64_t next_retry_ms_ = 0;  // writer thread only
+  int backoff_ms_;             // writer thread only
+  std::thread thread_;
+};
+
+}  // namespace
+
+void HistoryStore::AppendEvents(std::vector<HistoryEvent> events, int64_t mono_ms, uint64_t tick) {
+  if (events.empty()) return;
+  auto record = std::make_shared<TickResult>();
+  record->tick = tick;
+  for (const HistoryEvent& e : events) record->unix_ms = std::max(record->unix_ms, e.unix_ms);
+  record->mono_ms = mono_ms;
+  record->events = std::move(events);
+  Append(std::move(record));
+}
+
+Result<std::unique_ptr<SqliteDb>> OpenStoreForWriting(const std::string& path, bool* transient,
+                                                      FileIdentity* identity) {
+  *transient = false;
+  if (Status s = CheckStoreDirectory(path); !s.ok()) return s;
+  if (Status s = CheckStoreCompanions(path); !s.ok()) return s;
+  StoreFileCheck check = InspectStoreFile(path, /*deep=*/true);
+  if (check.kind == StoreFileKind::kCorrupt) {
+    MoveAside(path, check.reason);
+    check = InspectStoreFile(path, true);
+  }
+  switch (check.kind) {
+    case StoreFileKind::kMissing:
+      // A -wal or -shm without its database belongs to a deleted file: never let SQLite apply
+      // it to the new one (CheckStoreCompanions: they are plain files).
+      ::unlink((path + "-wal").c_str());
+      ::unlink((path + "-shm").c_str());
+      if (Status s = CreatePrivateFile(path); !s.ok()) {
+        *transient = s.code() != StatusCode::kPermissionDenied;
+        return s;
+      }
+      break;
+    case StoreFileKind::kEmpty:
+    case StoreFileKind::kOurs:
+      break;
+    case StoreFileKind::kTransient:
+      *transient = true;
+      return IoError(path + " " + check.reason);
+    default:
+      return StoreFileRefusal(path, check);
+  }
+  auto db = SqliteDb::Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW);
+  if (!db.ok()) {
+    *transient = true;
+    return db.status();
+  }
+  SqliteDb& d = **db;
+  // Whatever fails from here is a lock, a full disk or I/O: the file was checked above.
+  *transient = true;
+  if (!IdentityOf(path, identity)) return IoError(path + ": vanished while opening");
+  for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL",
+                             "PRAGMA foreign_keys=OFF", "PRAGMA journal_size_limit=16777216"}) {
+    if (Status s = d.Exec(pragma); !s.ok()) return s;
+  }
+  std::string init = "BEGIN IMMEDIATE;";
+  if (check.kind == StoreFileKind::kOurs && check.user_version == 1) init += kStoreMigrateV1Sql;
+  init += kStoreSchemaSql;
+  if (Status s = d.Exec(init); !s.ok()) {
+    (void)d.Exec("ROLLBACK");
+    return s;
+  }
+  auto has_action =
+      d.QueryInt("SELECT count(*) FROM pragma_table_info('findings') WHERE name='action'");
+  if (!has_action.ok() || *has_action == 0) {
+    if (Status s = d.Exec(kStoreAddFindingActionSql); !s.ok()) {
+      (void)d.Exec("ROLLBACK");
+      return s;
+    }
+  }
+  init = "PRAGMA application_id=" + std::to_string(kStoreApplicationId) +
+         ";PRAGMA user_version=" + std::to_string(kStoreSchemaVersion) +
+         ";INSERT OR REPLACE INTO meta VALUES('schema_version','" +
+         std::to_string(kStoreSchemaVersion) +
+         "');INSERT OR IGNORE INTO meta VALUES('created_unix_s','" +
+         std::to_string(static_cast<int64_t>(std::time(nullptr))) + "');COMMIT;";
+  if (Status s = d.Exec(init); !s.ok()) {
+    (void)d.Exec("ROLLBACK");
+    return s;
+  }
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) == 0) {
+    auto st = d.Prepare("INSERT OR REPLACE INTO meta VALUES('hostname', ?)");
+    if (st.ok()) {
+      st->Bind(1, std::string_view(host));
+      st->Step();
+    }
+  }
+  *transient = false;
+  return db;
+}
+
+Result<std::unique_ptr<HistoryStore>> HistoryStore::Open(const std::string& path,
+                                                         const StoreOptions& options) {
+  if (Status s = CheckStoreDirectory(path); !s.ok()) return s;
+  if (Status s = CheckStoreCompanions(path); !s.ok()) return s;
+  // What is not ours is refused before anything (the lock file) is created beside it.
+  StoreFileCheck first = InspectStoreFile(path, /*deep=*/false);
+  if (first.kind == StoreFileKind::kForeign || first.kind == StoreFileKind::kNewer ||
+      first.kind == StoreFileKind::kUnsafe) {
+    return StoreFileRefusal(path, first);
+  }
+  auto lock = LockFile::Acquire(path);
+  if (!lock.ok()) return lock.status();
+  bool transient = false;
+  FileIdentity identity;
+  auto db = OpenStoreForWriting(path, &transient, &identity);
+  std::unique_ptr<StoreWriter> writer;
+  std::string open_error;
+  Status failed = db.ok() ? Status::Ok() : db.status();
+  if (db.ok()) {
+    auto w = StoreWriter::Create(std::move(*db), options);
+    if (w.ok()) {
+      writer = std::move(*w);
+    } else {
+      failed = w.status();
+      transient = true;
+    }
+  }
+  if (failed.ok()) {
+  } else if (transient) {
+    // Keep running without history; the writer thread retries with backoff.
+    open_error = failed.message();
+    std::fprintf(stderr, "gpudoctor: history database %s: %s; running without history, retrying\n",
+                 path.c_str(), open_error.c_str());
+  } else {
+    return failed;
+  }
+  return std::unique_ptr<HistoryStore>(new SqliteHistoryStore(
+      path, options, std::move(*lock), std::move(writer), identity, std::move(open_error)));
+}
+
+}  // namespace gpudoctor

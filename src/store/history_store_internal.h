@@ -1,0 +1,84 @@
+// Internals of the history store shared by its .cc files (writer, reader, operator writes).
+// Not part of the public interface.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+
+#include "core/status.h"
+#include "store/history_store.h"
+#include "store/sqlite_db.h"
+#include "store/store_file.h"
+
+namespace gpudoctor {
+
+// Opens the database for writing (store_file.h decides what may be written: a missing file is
+// created 0600 with O_EXCL, a corrupt one of ours moved aside, anything not ours refused) and
+// initialises or migrates the schema. WAL. On failure *transient says whether retrying may help
+// (locked, disk full, I/O); *identity gets the opened file's device and inode.
+Result<std::unique_ptr<SqliteDb>> OpenStoreForWriting(const std::string& path, bool* transient,
+                                                      FileIdentity* identity);
+
+// Owns the write connection and its prepared statements; one transaction per tick. Used by the
+// store's writer thread only.
+class StoreWriter {
+ public:
+  static Result<std::unique_ptr<StoreWriter>> Create(std::unique_ptr<SqliteDb> db,
+                                                     const StoreOptions& options);
+  // On failure the transaction is rolled back (the tick is lost) and the message names the file.
+  Status WriteTick(const TickResult& tick);
+
+ private:
+  StoreWriter(std::unique_ptr<SqliteDb> db, const StoreOptions& options)
+      : db_(std::move(db)), options_(options) {}
+  Status WriteTickTx(const TickResult& tick);
+  Result<int64_t> SeriesId(const MetricPoint& p);
+  Status PackBefore(int64_t minute_s);
+  Status AddRollup(int64_t series_id, int64_t minute_s, double mn, double avg, double mx,
+                   int64_t count);
+  Status Retain(int64_t now_s);
+  // The time retention measures age against (ms): the wall clock, but advancing at most about as
+  // fast as the monotonic clock from the newest stored time, so a step forward deletes nothing.
+  int64_t RetentionNowMs(const TickResult& tick);
+  Status Prepare();
+
+  std::unique_ptr<SqliteDb> db_;
+  StoreOptions options_;
+  std::map<std::tuple<std::string, int, std::string>, int64_t> series_ids_;
+  // Most points have no extra labels: their series id by (descriptor, GPU) without building a
+  // string key per point per tick (MetricInfo pointers are static table entries).
+  std::map<std::pair<const MetricInfo*, int>, int64_t> unlabeled_ids_;
+  std::map<int64_t, bool> series_counter_;
+  int64_t current_minute_ = -1;  // unknown after a failure: the next tick packs what is due
+  int64_t last_retention_s_ = 0;
+  int64_t newest_at_open_s_ = 0;  // retention's clock (s) when the file was last written; 0 none
+  int64_t retain_now_ms_ = -1;    // RetentionNowMs; -1 before the first tick
+  int64_t last_mono_ms_ = 0;
+  SqliteStmt begin_, commit_, rollback_, series_insert_, series_select_, sample_insert_,
+      recent_select_, recent_delete_, packed_insert_, rollup_select_, rollup_upsert_,
+      finding_upsert_, event_insert_, gpu_upsert_;
+};
+
+// Rollup blob: four codec streams (min, avg, max, count) back to back.
+struct RollupMinute {
+  int minute = 0;  // of the hour
+  double min = 0, avg = 0, max = 0;
+  int64_t count = 0;
+};
+std::string EncodeRollups(const std::vector<RollupMinute>& minutes);
+std::optional<std::vector<RollupMinute>> DecodeRollups(std::string_view blob);
+
+// findings.evidence_json ([[name, value], ...]) and next_steps_json ([text, ...]).
+std::string EvidenceToDbJson(const std::vector<EvidenceItem>& evidence);
+std::vector<EvidenceItem> EvidenceFromDbJson(const std::string& text);
+std::string StepsToDbJson(const std::vector<std::string>& steps);
+std::vector<std::string> StepsFromDbJson(const std::string& text);
+
+// Marks the newest episode of `key` acknowledged (an "ack" event is recorded).
+Status AckKey(const std::string& db_path, const std::string& key, int64_t unix_ms,
+              const std::string& note);
+
+}  // namespace gpudoctor

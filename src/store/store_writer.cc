@@ -1,0 +1,440 @@
+// The history store's write path: one transaction per tick, minute packing, rollups, retention.
+// Nothing stored is ever replaced: a second point at an occupied second (the wall clock stepped
+// back) gets the next seq, a minute packed again a further blob, a rollup minute is merged.
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "store/history_store_internal.h"
+#include "store/sample_codec.h"
+
+namespace gpudoctor {
+namespace {
+
+int64_t FloorTo(int64_t t, int64_t step) {
+  int64_t r = t % step;
+  return r < 0 ? t - r - step : t - r;
+}
+
+}  // namespace
+
+std::string EncodeRollups(const std::vector<RollupMinute>& minutes) {
+  std::vector<std::pair<int, double>> mn, avg, mx, count;
+  for (const auto& m : minutes) {
+    mn.emplace_back(m.minute, m.min);
+    avg.emplace_back(m.minute, m.avg);
+    mx.emplace_back(m.minute, m.max);
+    count.emplace_back(m.minute, static_cast<double>(m.count));
+  }
+  return EncodeSamples(mn, true) + EncodeSamples(avg, true) + EncodeSamples(mx, true) +
+         EncodeSamples(count, false);
+}
+
+std::optional<std::vector<RollupMinute>> DecodeRollups(std::string_view blob) {
+  std::vector<std::pair<int, double>> streams[4];
+  for (auto& s : streams) {
+    size_t used = 0;
+    auto d = DecodeSamples(blob, &used);
+    if (!d) return std::nullopt;
+    s = std::move(*d);
+    blob.remove_prefix(used);
+  }
+  size_t n = streams[0].size();
+  for (const auto& s : streams) {
+    if (s.size() != n) return std::nullopt;
+  }
+  std::vector<RollupMinute> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    out[i].minute = streams[0][i].first;
+    out[i].min = streams[0][i].second;
+    out[i].avg = streams[1][i].second;
+    out[i].max = streams[2][i].second;
+    out[i].count = static_cast<int64_t>(streams[3][i].second);
+  }
+  return out;
+}
+
+std::string EvidenceToDbJson(const std::vector<EvidenceItem>& evidence) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& e : evidence) {
+    nlohmann::json v;
+    std::visit([&](const auto& x) { v = x; }, e.value);
+    j.push_back({e.name, v});
+  }
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::vector<EvidenceItem> EvidenceFromDbJson(const std::string& text) {
+  std::vector<EvidenceItem> out;
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_array()) return out;
+  for (const auto& e : j) {
+    if (!e.is_array() || e.size() != 2 || !e[0].is_string()) continue;
+    EvidenceItem item{e[0].get<std::string>(), int64_t{0}};
+    const auto& v = e[1];
+    if (v.is_boolean()) {
+      item.value = v.get<bool>();
+    } else if (v.is_number_integer()) {
+      item.value = v.get<int64_t>();
+    } else if (v.is_number()) {
+      item.value = v.get<double>();
+    } else if (v.is_string()) {
+      item.value = v.get<std::string>();
+    }
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
+std::string StepsToDbJson(const std::vector<std::string>& steps) {
+  return nlohmann::json(steps).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::vector<std::string> StepsFromDbJson(const std::string& text) {
+  std::vector<std::string> out;
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_array()) return out;
+  for (const auto& s : j) {
+    if (s.is_string()) out.push_back(s.get<std::string>());
+  }
+  return out;
+}
+
+Result<std::unique_ptr<StoreWriter>> StoreWriter::Create(std::unique_ptr<SqliteDb> db,
+                                                         const StoreOptions& options) {
+  std::unique_ptr<StoreWriter> w(new StoreWriter(std::move(db), options));
+  if (Status s = w->Prepare(); !s.ok()) return s;
+  // Where retention's clock stood when the file was last written (it never jumped); files
+  // without one: the newest sample.
+  auto clock = w->db_->QueryInt("SELECT value FROM meta WHERE key='retention_clock_ms'");
+  if (clock.ok()) {
+    w->newest_at_open_s_ = *clock / 1000;
+  } else if (clock.status().code() == StatusCode::kNotFound) {
+    auto newest = w->db_->QueryInt(
+        "SELECT coalesce(max(t), 0) FROM (SELECT max(ts_s) AS t FROM samples_recent UNION ALL "
+        "SELECT max(minute_s) + 59 FROM samples)");
+    if (!newest.ok()) return newest.status();
+    w->newest_at_open_s_ = *newest;
+  } else {
+    return clock.status();
+  }
+  return w;
+}
+
+Status StoreWriter::Prepare() {
+  struct {
+    SqliteStmt* stmt;
+    const char* sql;
+  } stmts[] = {
+      {&begin_, "BEGIN IMMEDIATE"},
+      {&commit_, "COMMIT"},
+      {&rollback_, "ROLLBACK"},
+      {&series_insert_,
+       "INSERT OR IGNORE INTO series(metric, gpu, labels, counter) VALUES(?, ?, ?, ?)"},
+      {&series_select_, "SELECT id, counter FROM series WHERE metric=? AND gpu=? AND labels=?"},
+      {&sample_insert_,
+       "INSERT INTO samples_recent SELECT ?1, ?2, coalesce(max(seq) + 1, 0), ?3 FROM "
+       "samples_recent WHERE series_id=?1 AND ts_s=?2"},
+      {&recent_select_,
+       "SELECT series_id, ts_s, value FROM samples_recent WHERE ts_s < ? ORDER BY series_id, "
+       "ts_s, seq"},
+      {&recent_delete_, "DELETE FROM samples_recent WHERE ts_s < ?"},
+      {&packed_insert_,
+       "INSERT INTO samples SELECT ?1, ?2, coalesce(max(seq) + 1, 0), ?3 FROM samples WHERE "
+       "series_id=?1 AND minute_s=?2"},
+      {&rollup_select_, "SELECT data FROM rollups WHERE series_id=? AND hour_s=?"},
+      {&rollup_upsert_, "INSERT OR REPLACE INTO rollups VALUES(?, ?, ?)"},
+      {&finding_upsert_,
+       "INSERT INTO findings(key, first_seen_ms, id, severity, layer, gpu_index, gpu_serial, "
+       "gpu_bus_id, gpu_uuid, gpu_name, subject, summary, evidence_json, next_steps_json, state, "
+       "opened_ms, last_seen_ms, resolved_ms, resolution, reboots, episodes_after_reboot, "
+       "escalated, acked, acked_ms, ack_note, silenced_until_ms, action) VALUES(?1, ?2, ?3, ?4, "
+       "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, "
+       "?24, ?25, ?26, ?27) ON CONFLICT(key, first_seen_ms) DO UPDATE SET severity=?4, layer=?5, "
+       "action=?27, "
+       "gpu_index=?6, gpu_serial=?7, gpu_bus_id=?8, gpu_uuid=?9, gpu_name=?10, summary=?12, "
+       "evidence_json=?13, next_steps_json=?14, state=?15, opened_ms=?16, last_seen_ms=?17, "
+       "resolved_ms=?18, resolution=?19, reboots=?20, episodes_after_reboot=?21, escalated=?22, "
+       // Operator writes from other processes win over the daemon's older view.
+       "acked=max(acked, ?23), acked_ms=CASE WHEN acked_ms > ?24 THEN acked_ms ELSE ?24 END, "
+       "ack_note=CASE WHEN ?25 <> '' THEN ?25 ELSE ack_note END, "
+       "silenced_until_ms=max(silenced_until_ms, ?26)"},
+      {&event_insert_,
+       "INSERT INTO events(unix_ms, kind, gpu_index, serial, pci_bus_id, detail) VALUES(?, ?, ?, "
+       "?, ?, ?)"},
+      {&gpu_upsert_,
+       "INSERT INTO gpus VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?6) ON CONFLICT(serial, uuid, pci_bus_id) "
+       "DO UPDATE SET gpu_index=?4, model=?5, last_seen_s=max(last_seen_s, ?6)"},
+  };
+  for (auto& s : stmts) {
+    auto p = db_->Prepare(s.sql);
+    if (!p.ok()) return p.status();
+    *s.stmt = std::move(*p);
+  }
+  return Status::Ok();
+}
+
+Result<int64_t> StoreWriter::SeriesId(const MetricPoint& p) {
+  if (p.labels.empty()) {
+    if (auto it = unlabeled_ids_.find({p.info, p.gpu}); it != unlabeled_ids_.end()) {
+      return it->second;
+    }
+  }
+  auto key = std::make_tuple(std::string(p.info->name), p.gpu, LabelsKey(p.labels));
+  if (auto it = series_ids_.find(key); it != series_ids_.end()) {
+    if (p.labels.empty()) unlabeled_ids_[{p.info, p.gpu}] = it->second;
+    return it->second;
+  }
+  bool counter = p.info->type == MetricType::kCounter;
+  series_insert_.Reset();
+  series_insert_.Bind(1, std::get<0>(key)).Bind(2, int64_t{p.gpu}).Bind(3, std::get<2>(key));
+  series_insert_.Bind(4, int64_t{counter ? 1 : 0});
+  if (series_insert_.Step() != SQLITE_DONE) return db_->Error("insert series");
+  series_select_.Reset();
+  series_select_.Bind(1, std::get<0>(key)).Bind(2, int64_t{p.gpu}).Bind(3, std::get<2>(key));
+  if (series_select_.Step() != SQLITE_ROW) return db_->Error("select series");
+  int64_t id = series_select_.Int(0);
+  series_counter_[id] = series_select_.Int(1) != 0;
+  series_select_.Reset();  // no statement may keep a read snapshot open between ticks
+  series_ids_[key] = id;
+  if (p.labels.empty()) unlabeled_ids_[{p.info, p.gpu}] = id;
+  return id;
+}
+
+Status StoreWriter::AddRollup(int64_t series_id, int64_t minute_s, double mn, double avg, double mx,
+                              int64_t count) {
+  int64_t hour = FloorTo(minute_s, 3600);
+  std::vector<RollupMinute> minutes;
+  rollup_select_.Reset();
+  rollup_select_.Bind(1, series_id).Bind(2, hour);
+  int rc = rollup_select_.Step();
+  if (rc == SQLITE_ROW) {
+    if (auto d = DecodeRollups(rollup_select_.Blob(0))) minutes = std::move(*d);
+  } else if (rc != SQLITE_DONE) {
+    return db_->Error("read rollup");
+  }
+  rollup_select_.Reset();
+  int m = static_cast<int>((minute_s - hour) / 60);
+  auto it = std::find_if(minutes.begin(), minutes.end(),
+                         [&](const RollupMinute& r) { return r.minute == m; });
+  if (it == minutes.end()) {
+    minutes.push_back({m, mn, avg, mx, count});
+  } else {  // the minute was packed before (clock step back): merge, never replace
+    int64_t n = it->count + count;
+    it->avg = n > 0 ? (it->avg * it->count + avg * count) / n : avg;
+    it->min = std::min(it->min, mn);
+    it->max = std::max(it->max, mx);
+    it->count = n;
+  }
+  std::sort(minutes.begin(), minutes.end(),
+            [](const RollupMinute& a, const RollupMinute& b) { return a.minute < b.minute; });
+  rollup_upsert_.Reset();
+  rollup_upsert_.Bind(1, series_id).Bind(2, hour).BindBlob(3, EncodeRollups(minutes));
+  if (rollup_upsert_.Step() != SQLITE_DONE) return db_->Error("write rollup");
+  return Status::Ok();
+}
+
+// Packs every raw point older than `minute_s` into per-minute blobs with their rollups.
+Status StoreWriter::PackBefore(int64_t minute_s) {
+  struct Pending {
+    int64_t series = -1, minute = 0;
+    std::vector<std::pair<int, double>> samples;
+  } cur;
+  auto flush = [&]() -> Status {
+    if (cur.samples.empty()) return Status::Ok();
+    bool counter = series_counter_.count(cur.series) ? series_counter_[cur.series] : true;
+    // A blob holds one point per second: repeated seconds go to further blobs of the minute.
+    std::vector<std::vector<std::pair<int, double>>> layers;
+    for (const auto& sample : cur.samples) {
+      size_t layer = 0;
+      while (layer < layers.size() && !layers[layer].empty() &&
+             layers[layer].back().first >= sample.first) {
+        ++layer;
+      }
+      if (layer == layers.size()) layers.emplace_back();
+      layers[layer].push_back(sample);
+    }
+    for (const auto& layer : layers) {
+      packed_insert_.Reset();
+      packed_insert_.Bind(1, cur.series).Bind(2, cur.minute);
+      packed_insert_.BindBlob(3, EncodeSamples(layer, !counter));
+      if (packed_insert_.Step() != SQLITE_DONE) return db_->Error("write samples");
+    }
+    double mn = INFINITY, mx = -INFINITY, sum = 0;
+    for (const auto& [slot, v] : cur.samples) {
+      mn = std::min(mn, v);
+      mx = std::max(mx, v);
+      sum += v;
+    }
+    Status s = AddRollup(cur.series, cur.minute, mn, sum / cur.samples.size(), mx,
+                         static_cast<int64_t>(cur.samples.size()));
+    cur.samples.clear();
+    return s;
+  };
+  recent_select_.Reset();
+  recent_select_.Bind(1, minute_s);
+  std::vector<std::tuple<int64_t, int64_t, double>> rows;
+  int rc;
+  while ((rc = recent_select_.Step()) == SQLITE_ROW) {
+    rows.emplace_back(recent_select_.Int(0), recent_select_.Int(1), recent_select_.Double(2));
+  }
+  if (rc != SQLITE_DONE) return db_->Error("read recent samples");
+  recent_select_.Reset();
+  for (const auto& [series, ts, value] : rows) {
+    int64_t minute = FloorTo(ts, 60);
+    if (series != cur.series || minute != cur.minute) {
+      if (Status s = flush(); !s.ok()) return s;
+      cur.series = series;
+      cur.minute = minute;
+    }
+    cur.samples.emplace_back(static_cast<int>(ts - minute), value);
+  }
+  if (Status s = flush(); !s.ok()) return s;
+  recent_delete_.Reset();
+  recent_delete_.Bind(1, minute_s);
+  if (recent_delete_.Step() != SQLITE_DONE) return db_->Error("delete recent samples");
+  return Status::Ok();
+}
+
+Status StoreWriter::Retain(int64_t now_s) {
+  int64_t raw_cut = FloorTo(now_s - options_.raw_retention_s, 60);
+  int64_t rollup_cut = FloorTo(now_s - options_.rollup_retention_s, 3600);
+  std::string sql = "DELETE FROM samples WHERE minute_s < " + std::to_string(raw_cut) +
+                    ";DELETE FROM rollups WHERE hour_s < " + std::to_string(rollup_cut) +
+                    ";DELETE FROM events WHERE unix_ms < " + std::to_string(rollup_cut * 1000) +
+                    ";DELETE FROM findings WHERE resolved_ms > 0 AND resolved_ms < " +
+                    std::to_string(rollup_cut * 1000) +
+                    ";INSERT OR REPLACE INTO meta VALUES('retention_clock_ms', '" +
+                    std::to_string(now_s * 1000) + "');";
+  return db_->Exec(sql);
+}
+
+int64_t StoreWriter::RetentionNowMs(const TickResult& tick) {
+  if (tick.mono_ms <= 0) {
+    // A record without monotonic time (a notifier outcome, a shutdown record) never moves the
+    // retention clock: its wall time may come from a clock that just stepped.
+    if (retain_now_ms_ >= 0) return retain_now_ms_;
+    return newest_at_open_s_ > 0 ? std::min(tick.unix_ms, newest_at_open_s_ * 1000) : tick.unix_ms;
+  }
+  if (retain_now_ms_ < 0) {
+    // Never ahead of the newest stored point: a clock that was wrong when watch started (or
+    // while it was stopped) cannot age what the file holds.
+    retain_now_ms_ =
+        newest_at_open_s_ > 0 ? std::min(tick.unix_ms, newest_at_open_s_ * 1000) : tick.unix_ms;
+  } else if (tick.mono_ms > last_mono_ms_) {
+    // Up to 10% faster than the monotonic clock, to catch up after downtime.
+    int64_t elapsed = tick.mono_ms - last_mono_ms_;
+    int64_t candidate = std::min(tick.unix_ms, retain_now_ms_ + elapsed + elapsed / 10);
+    retain_now_ms_ = std::max(retain_now_ms_, candidate);
+  }
+  last_mono_ms_ = std::max(last_mono_ms_, tick.mono_ms);
+  return retain_now_ms_;
+}
+
+Status StoreWriter::WriteTick(const TickResult& tick) {
+  begin_.Reset();
+  if (begin_.Step() != SQLITE_DONE) {
+    Status s = db_->Error("begin");
+    begin_.Reset();
+    return s;
+  }
+  begin_.Reset();
+  Status s = WriteTickTx(tick);
+  if (s.ok()) {
+    commit_.Reset();
+    if (commit_.Step() != SQLITE_DONE) s = db_->Error("commit");
+    commit_.Reset();
+  }
+  if (!s.ok()) {
+    rollback_.Reset();
+    rollback_.Step();
+    rollback_.Reset();
+    if (sqlite3_get_autocommit(db_->get()) == 0) (void)db_->Exec("ROLLBACK");
+    // Ids inserted by the rolled-back transaction are gone: forget the cache.
+    series_ids_.clear();
+    unlabeled_ids_.clear();
+    series_counter_.clear();
+    current_minute_ = -1;
+  }
+  return s;
+}
+
+Status StoreWriter::WriteTickTx(const TickResult& tick) {
+  const int64_t ts = FloorTo(tick.unix_ms, 1000) / 1000;
+  const int64_t minute = FloorTo(ts, 60);
+  if (minute != current_minute_) {
+    if (current_minute_ < 0) {
+      // After start or a failure: make sure the counter flags of stored series are known.
+      auto st = db_->Prepare("SELECT id, counter FROM series");
+      if (!st.ok()) return st.status();
+      while (st->Step() == SQLITE_ROW) series_counter_[st->Int(0)] = st->Int(1) != 0;
+    }
+    if (Status s = PackBefore(minute); !s.ok()) return s;
+  }
+  for (const auto& p : tick.points) {
+    if (p.info == nullptr || !std::isfinite(p.value)) continue;
+    auto id = SeriesId(p);
+    if (!id.ok()) return id.status();
+    sample_insert_.Reset();
+    sample_insert_.Bind(1, *id).Bind(2, ts).Bind(3, p.value);
+    if (sample_insert_.Step() != SQLITE_DONE) return db_->Error("write sample");
+  }
+  for (const auto& t : tick.findings) {
+    const Finding& f = t.last;
+    auto& st = finding_upsert_;
+    st.Reset();
+    st.Bind(1, t.key).Bind(2, t.first_seen_ms).Bind(3, f.id);
+    st.Bind(4, std::string_view(SeverityName(f.severity)));
+    st.Bind(5, std::string_view(LayerName(f.layer)));
+    if (f.gpu && f.gpu->index) {
+      st.Bind(6, int64_t{*f.gpu->index});
+    } else {
+      st.BindNull(6);
+    }
+    st.Bind(7, f.gpu ? f.gpu->serial : "").Bind(8, f.gpu ? f.gpu->pci_bus_id : "");
+    st.Bind(9, f.gpu ? f.gpu->uuid : "").Bind(10, f.gpu ? f.gpu->name : "");
+    st.Bind(11, f.subject).Bind(12, f.summary).Bind(13, EvidenceToDbJson(f.evidence));
+    st.Bind(14, StepsToDbJson(f.next_steps)).Bind(15, std::string_view(FindingStateName(t.state)));
+    st.Bind(16, t.opened_ms).Bind(17, t.last_seen_ms).Bind(18, t.resolved_ms);
+    st.Bind(19, t.resolution).Bind(20, int64_t{t.reboots_during});
+    st.Bind(21, int64_t{t.episodes_after_reboot}).Bind(22, int64_t{t.escalated ? 1 : 0});
+    st.Bind(23, int64_t{t.acked ? 1 : 0}).Bind(24, t.acked_ms).Bind(25, t.ack_note);
+    st.Bind(26, t.silenced_until_ms);
+    st.Bind(27, std::string(ActionName(t.last.action)));
+    if (st.Step() != SQLITE_DONE) return db_->Error("write finding");
+  }
+  for (const auto& e : tick.events) {
+    auto& st = event_insert_;
+    st.Reset();
+    st.Bind(1, e.unix_ms).Bind(2, e.kind);
+    if (e.gpu_index) {
+      st.Bind(3, int64_t{*e.gpu_index});
+    } else {
+      st.BindNull(3);
+    }
+    st.Bind(4, e.serial).Bind(5, e.pci_bus_id).Bind(6, e.detail);
+    if (st.Step() != SQLITE_DONE) return db_->Error("write event");
+  }
+  for (const auto& g : tick.report.snapshot.gpu.gpus) {
+    auto& st = gpu_upsert_;
+    st.Reset();
+    st.Bind(1, g.serial).Bind(2, g.uuid).Bind(3, g.pci_bus_id).Bind(4, int64_t{g.index});
+    st.Bind(5, g.name).Bind(6, ts);
+    if (st.Step() != SQLITE_DONE) return db_->Error("write gpu ledger");
+  }
+  for (SqliteStmt* st : {&sample_insert_, &packed_insert_, &rollup_upsert_, &finding_upsert_,
+                         &event_insert_, &gpu_upsert_, &series_insert_, &recent_delete_}) {
+    st->Reset();
+  }
+  const int64_t retain_now_s = FloorTo(RetentionNowMs(tick), 1000) / 1000;
+  if (minute != current_minute_) {
+    if (retain_now_s - last_retention_s_ >= 600) {
+      if (Status s = Retain(retain_now_s); !s.ok()) return s;
+      last_retention_s_ = retain_now_s;
+    }
+  }
+  current_minute_ = minute;
+  return Status::Ok();
+}
+
+}  // namespace gpudoctor
