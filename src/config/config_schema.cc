@@ -326,8 +326,7 @@ std::vector<SettingSpec> StaticSpecs() {
       {{"watch", "slow_interval_s"},
        SettingType::kDouble,
        Settings().watch_slow_interval_s,
-       "`watch`: seconds between runs of the slow probes (disk, pci_gpu, suspicious, "
-       "reachability, thermal, boot, backup).",
+       "`watch`: seconds between runs of the slow probes (" + SlowProbeNames() + ").",
        ApplyWatchSeconds,
        "slow_interval_s"},
       {{"watch", "rate_window_s"},

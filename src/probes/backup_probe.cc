@@ -7,6 +7,7 @@
 
 #include "core/path_glob.h"
 #include "probes/probe.h"
+#include "probes/probe_entry_points.h"
 
 namespace gpudoctor {
 namespace {

@@ -13,6 +13,7 @@
 #include "core/strings.h"
 #include "parsers/kernel_version.h"
 #include "probes/probe.h"
+#include "probes/probe_entry_points.h"
 
 namespace gpudoctor {
 namespace {

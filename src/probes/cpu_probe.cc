@@ -5,6 +5,7 @@
 // previous read (watch, first tick) → shares absent.
 #include "parsers/proc_stat.h"
 #include "probes/probe.h"
+#include "probes/probe_entry_points.h"
 
 namespace gpudoctor {
 namespace {

@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "probes/probe.h"
+#include "probes/probe_entry_points.h"
 
 namespace gpudoctor {
 namespace {

@@ -9,6 +9,7 @@
 #include "kmsg/live_sources.h"
 #include "kmsg/log_scanner.h"
 #include "probes/probe.h"
+#include "probes/probe_entry_points.h"
 
 namespace gpudoctor {
 namespace {

@@ -8,6 +8,7 @@
 #include "parsers/meminfo.h"
 #include "parsers/vmstat.h"
 #include "probes/probe.h"
+#include "probes/probe_entry_points.h"
 
 namespace gpudoctor {
 namespace {

@@ -6,6 +6,7 @@
 
 #include "net/nic_sysfs.h"
 #include "probes/probe.h"
+#include "probes/probe_entry_points.h"
 
 namespace gpudoctor {
 

@@ -15,6 +15,7 @@
 #include "parsers/gpu_sysfs.h"
 #include "plan/live_advice.h"
 #include "probes/probe.h"
+#include "probes/probe_entry_points.h"
 
 namespace gpudoctor {
 namespace {

@@ -8,6 +8,7 @@
 #include "facts/pci_bus_id.h"
 #include "parsers/gpu_sysfs.h"
 #include "probes/probe.h"
+#include "probes/probe_entry_points.h"
 
 namespace gpudoctor {
 

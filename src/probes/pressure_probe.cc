@@ -6,6 +6,7 @@
 // References: Documentation/accounting/psi.rst.
 #include "parsers/pressure.h"
 #include "probes/probe.h"
+#include "probes/probe_entry_points.h"
 
 namespace gpudoctor {
 

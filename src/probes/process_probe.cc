@@ -21,6 +21,7 @@
 #include "core/strings.h"
 #include "parsers/pid_stat.h"
 #include "probes/probe.h"
+#include "probes/probe_entry_points.h"
 
 namespace gpudoctor {
 namespace {

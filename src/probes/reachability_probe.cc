@@ -10,6 +10,7 @@
 #include "net/reachability.h"
 #include "net/route_table.h"
 #include "probes/probe.h"
+#include "probes/probe_entry_points.h"
 
 namespace gpudoctor {
 

@@ -1,26 +1,8 @@
 #include "probes/registry.h"
 
-namespace gpudoctor {
+#include "probes/probe_entry_points.h"
 
-// Probe entry points, one per file in src/probes/.
-ProbeOutput RunCpuProbe(const ProbeContext& ctx);
-ProbeOutput RunNvmlProbe(const ProbeContext& ctx);
-ProbeOutput RunPciGpuProbe(const ProbeContext& ctx);
-// Network layer.
-ProbeOutput RunReachabilityProbe(const ProbeContext& ctx);
-ProbeOutput RunNicProbe(const ProbeContext& ctx);
-ProbeOutput RunInfinibandProbe(const ProbeContext& ctx);
-ProbeOutput RunSocketsProbe(const ProbeContext& ctx);
-ProbeOutput RunSuspiciousProbe(const ProbeContext& ctx);
-ProbeOutput RunMemoryProbe(const ProbeContext& ctx);
-ProbeOutput RunPressureProbe(const ProbeContext& ctx);
-ProbeOutput RunDiskProbe(const ProbeContext& ctx);
-ProbeOutput RunProcessProbe(const ProbeContext& ctx);
-ProbeOutput RunKmsgProbe(const ProbeContext& ctx);
-// Upkeep.
-ProbeOutput RunThermalProbe(const ProbeContext& ctx);
-ProbeOutput RunBootProbe(const ProbeContext& ctx);
-ProbeOutput RunBackupProbe(const ProbeContext& ctx);
+namespace gpudoctor {
 
 const std::vector<ProbeSpec>& ProbeRegistry() {
   static const std::vector<ProbeSpec> probes = {
@@ -64,6 +46,15 @@ const std::vector<ProbeSpec>& ProbeRegistry() {
        "age of the newest file matching [backup] paths (checkpoints)"},
   };
   return probes;
+}
+
+std::string SlowProbeNames() {
+  std::string names;
+  for (const auto& p : ProbeRegistry()) {
+    if (p.cadence != Cadence::kSlow) continue;
+    names += (names.empty() ? "" : ", ") + std::string(p.name);
+  }
+  return names;
 }
 
 const ProbeSpec* FindProbe(std::string_view name) {

@@ -2,6 +2,7 @@
 // one line in the list, one test, one fixture.
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -11,6 +12,8 @@ namespace gpudoctor {
 
 const std::vector<ProbeSpec>& ProbeRegistry();
 const ProbeSpec* FindProbe(std::string_view name);
+// The slow-cadence probes, "reachability, sockets, ..." in registry order (config help, README).
+std::string SlowProbeNames();
 // Probes enabled by the registry default and the settings' overrides, in registry order.
 // --probes applies before the on/off settings: a listed probe runs even if off by default.
 std::vector<const ProbeSpec*> EnabledProbes(const Settings& settings);

@@ -12,6 +12,7 @@
 #include "net/proc_scan.h"
 #include "net/socket_traffic.h"
 #include "probes/probe.h"
+#include "probes/probe_entry_points.h"
 #include "probes/shared_samples.h"
 
 namespace gpudoctor {

@@ -11,6 +11,7 @@
 
 #include "net/process_signs.h"
 #include "probes/probe.h"
+#include "probes/probe_entry_points.h"
 #include "probes/shared_samples.h"
 
 namespace gpudoctor {

@@ -11,6 +11,7 @@
 #include "core/subprocess.h"
 #include "parsers/temperature_sensors.h"
 #include "probes/probe.h"
+#include "probes/probe_entry_points.h"
 
 namespace gpudoctor {
 namespace {

@@ -7,24 +7,11 @@
 
 #include "facts/host_facts.h"
 #include "findings/finding.h"
+#include "rules/grade.h"
 #include "rules/make_finding.h"
 #include "rules/thresholds.h"
 
 namespace gpudoctor {
-
-// Severity for "higher is worse" against warn/crit thresholds; nullopt below warn.
-inline std::optional<Severity> GradeHigh(double value, double warn, double crit) {
-  if (value >= crit) return Severity::kCrit;
-  if (value >= warn) return Severity::kWarn;
-  return std::nullopt;
-}
-
-// Severity for "lower is worse": at or below crit is crit, at or below warn is warn.
-inline std::optional<Severity> GradeLow(double value, double warn, double crit) {
-  if (value <= crit) return Severity::kCrit;
-  if (value <= warn) return Severity::kWarn;
-  return std::nullopt;
-}
 
 // A rate measured over a short window (check's 250 ms CPU sample, one watch tick) is a moment,
 // not a state: such findings are at most warn. Crit needs a window of at least this long (watch

@@ -6,15 +6,10 @@
 
 #include "core/strings.h"
 #include "rules/engine.h"
+#include "rules/grade.h"
 
 namespace gpudoctor {
 namespace {
-
-std::optional<Severity> Grade(double value, double warn, double crit) {
-  if (value >= crit) return Severity::kCrit;
-  if (value >= warn) return Severity::kWarn;
-  return std::nullopt;
-}
 
 // A host probed by ICMP/TCP in this check at the same address as the URL target.
 const TargetProbeFacts* SameHostPing(const ReachabilityFacts& r, const TargetProbeFacts& url) {
@@ -60,7 +55,8 @@ void FailingRule(const TargetProbeFacts& h, const TargetProbeFacts* ping, const 
                  std::vector<Finding>& out) {
   const char* id = "net.http.failing";
   if (!h.http_failed_pct || !h.http_failed || *h.http_failed == 0) return;
-  auto sev = Grade(*h.http_failed_pct, t.Get(id, "warn_failed_pct"), t.Get(id, "crit_failed_pct"));
+  auto sev =
+      GradeHigh(*h.http_failed_pct, t.Get(id, "warn_failed_pct"), t.Get(id, "crit_failed_pct"));
   if (!sev) return;
   std::string kind = h.http_error_kind.empty() ? "other" : h.http_error_kind;
   std::string why = h.http_error.empty() ? kind : h.http_error;
@@ -84,7 +80,7 @@ void SlowRule(const TargetProbeFacts& h, const TargetProbeFacts* ping, const Thr
               std::vector<Finding>& out) {
   const char* id = "net.http.slow";
   if (!h.http_ttfb_ms) return;
-  auto sev = Grade(*h.http_ttfb_ms, t.Get(id, "warn_ttfb_ms"), t.Get(id, "crit_ttfb_ms"));
+  auto sev = GradeHigh(*h.http_ttfb_ms, t.Get(id, "warn_ttfb_ms"), t.Get(id, "crit_ttfb_ms"));
   if (!sev) return;
   // The TCP handshake is one network round trip: slow, and the path is to blame. Fast, and the
   // server's own wait (request sent to first byte, TLS excluded) decides: long, the application

@@ -7,15 +7,10 @@
 
 #include "core/strings.h"
 #include "rules/engine.h"
+#include "rules/grade.h"
 
 namespace gpudoctor {
 namespace {
-
-std::optional<Severity> Grade(double value, double warn, double crit) {
-  if (value >= crit) return Severity::kCrit;
-  if (value >= warn) return Severity::kWarn;
-  return std::nullopt;
-}
 
 std::string Join(const std::vector<std::string>& parts, std::string_view sep) {
   std::string s;
@@ -80,8 +75,8 @@ void HostRulesFor(const TargetProbeFacts& h, const Thresholds& t, std::vector<Fi
     return;
   }
   const char* loss_id = "net.loss";
-  if (auto sev =
-          Grade(*h.loss_pct, t.Get(loss_id, "warn_loss_pct"), t.Get(loss_id, "crit_loss_pct"))) {
+  if (auto sev = GradeHigh(*h.loss_pct, t.Get(loss_id, "warn_loss_pct"),
+                           t.Get(loss_id, "crit_loss_pct"))) {
     std::string summary =
         h.received == 0 ? TargetGroupName(h.group) + std::string(" '") + h.name +
                               "' unreachable: " + std::to_string(h.sent) + " of " +
@@ -94,8 +89,8 @@ void HostRulesFor(const TargetProbeFacts& h, const Thresholds& t, std::vector<Fi
   }
   const char* jitter_id = "net.target.jitter";
   if (h.jitter_ms && h.received >= t.Get(jitter_id, "min_replies")) {
-    if (auto sev = Grade(*h.jitter_ms, t.Get(jitter_id, "warn_jitter_ms"),
-                         t.Get(jitter_id, "crit_jitter_ms"))) {
+    if (auto sev = GradeHigh(*h.jitter_ms, t.Get(jitter_id, "warn_jitter_ms"),
+                             t.Get(jitter_id, "crit_jitter_ms"))) {
       std::string summary = "RTT to '" + h.name + "' varies by " + FormatDouble(*h.jitter_ms, 1) +
                             " ms from one probe to the next";
       if (h.rtt_median_ms) summary += " (median " + FormatDouble(*h.rtt_median_ms, 1) + " ms)";
@@ -108,8 +103,8 @@ void HostRulesFor(const TargetProbeFacts& h, const Thresholds& t, std::vector<Fi
   }
   const char* rtt_id = "net.latency.high";
   if (h.rtt_median_ms) {
-    if (auto sev =
-            Grade(*h.rtt_median_ms, t.Get(rtt_id, "warn_rtt_ms"), t.Get(rtt_id, "crit_rtt_ms"))) {
+    if (auto sev = GradeHigh(*h.rtt_median_ms, t.Get(rtt_id, "warn_rtt_ms"),
+                             t.Get(rtt_id, "crit_rtt_ms"))) {
       Finding f = MakeFinding(
           rtt_id, *sev,
           "median RTT to '" + h.name + "' is " + FormatDouble(*h.rtt_median_ms, 1) + " ms");
@@ -275,7 +270,8 @@ void NicRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& o
     Capacity cap;
     if (auto s = NicUtilisation(n, t, &cap)) {
       const char* id = "net.nic.saturated";
-      if (auto sev = Grade(s->util_pct, t.Get(id, "warn_util_pct"), t.Get(id, "crit_util_pct"))) {
+      if (auto sev =
+              GradeHigh(s->util_pct, t.Get(id, "warn_util_pct"), t.Get(id, "crit_util_pct"))) {
         Finding f = MakeFinding(id, *sev,
                                 n.name + " at " + FormatDouble(s->util_pct, 0) + "% of " +
                                     cap.Describe() + " (" + s->direction + ")");

@@ -44,7 +44,6 @@ SawTooth DetectStaticBatchingSawTooth(const std::vector<double>& util) {
   return s;
 }
 
-
 void AddSawToothFindings(const Snapshot& snap, UtilHistory& history,
                          std::vector<Finding>& findings) {
   for (const GpuFacts& g : snap.gpu.gpus) {
@@ -52,8 +51,7 @@ void AddSawToothFindings(const Snapshot& snap, UtilHistory& history,
     auto& series = history[GpuIdentityKey(g)];
     series.push_back(*g.util_gpu_pct);
     if (series.size() > kUtilWindowTicks) series.pop_front();
-    SawTooth st =
-        DetectStaticBatchingSawTooth(std::vector<double>(series.begin(), series.end()));
+    SawTooth st = DetectStaticBatchingSawTooth(std::vector<double>(series.begin(), series.end()));
     if (!st.detected) continue;
     Finding f = MakeFinding("gpu.util.sawtooth", Severity::kInfo,
                             "GPU " + std::to_string(g.index) + " alternates busy and idle (" +

@@ -29,7 +29,7 @@ namespace gpudoctor {
 
 struct WatchOptions {
   double interval_s = 1;        // fast probes
-  double slow_interval_s = 30;  // slow probes (disk, pci_gpu, suspicious, reachability)
+  double slow_interval_s = 30;  // slow probes (Cadence::kSlow in the probe registry)
   double rate_window_s = 300;   // counter rates (ECC, replays, NVLink) over this window
 };
 

@@ -13,12 +13,12 @@
 #include "nvml/sampler.h"
 #include "nvml/session.h"
 #include "probes/probe.h"
+#include "probes/probe_entry_points.h"
 #include "report/gpu_report.h"
 #include "rules/engine.h"
 #include "test_util.h"
 
 namespace gpudoctor {
-ProbeOutput RunPciGpuProbe(const ProbeContext& ctx);
 
 namespace {
 

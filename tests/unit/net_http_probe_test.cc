@@ -17,12 +17,11 @@
 #include "core/settings.h"
 #include "net/reachability.h"
 #include "probes/probe.h"
+#include "probes/probe_entry_points.h"
 #include "rules/engine.h"
 #include "test_util.h"
 
 namespace gpudoctor {
-
-ProbeOutput RunReachabilityProbe(const ProbeContext& ctx);
 
 namespace {
 

@@ -12,12 +12,11 @@
 #include "net/reachability.h"
 #include "net_test_env.h"
 #include "probes/probe.h"
+#include "probes/probe_entry_points.h"
 #include "rules/engine.h"
 #include "test_util.h"
 
 namespace gpudoctor {
-
-ProbeOutput RunReachabilityProbe(const ProbeContext& ctx);
 
 namespace {
 

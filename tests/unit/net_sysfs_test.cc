@@ -10,12 +10,11 @@
 #include "net/infiniband_sysfs.h"
 #include "net/nic_sysfs.h"
 #include "probes/probe.h"
+#include "probes/probe_entry_points.h"
 #include "rules/engine.h"
 #include "test_util.h"
 
 namespace gpudoctor {
-
-ProbeOutput RunNicProbe(const ProbeContext& ctx);
 
 namespace {
 

@@ -7,11 +7,11 @@
 #include "nvml/sampler.h"
 #include "nvml/session.h"
 #include "probes/probe.h"
+#include "probes/probe_entry_points.h"
 #include "rules/engine.h"
 #include "test_util.h"
 
 namespace gpudoctor {
-ProbeOutput RunNvmlProbe(const ProbeContext& ctx);
 namespace {
 
 using std::chrono::milliseconds;

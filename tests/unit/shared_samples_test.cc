@@ -7,10 +7,9 @@
 #include <thread>
 
 #include "probes/probe.h"
+#include "probes/probe_entry_points.h"
 
 namespace gpudoctor {
-ProbeOutput RunSocketsProbe(const ProbeContext& ctx);
-ProbeOutput RunSuspiciousProbe(const ProbeContext& ctx);
 namespace {
 
 TEST(SharedSamplesTest, BothProbesShareOneDumpPairAndOneWalkPerSide) {

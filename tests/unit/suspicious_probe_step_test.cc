@@ -9,10 +9,9 @@
 #include "core/settings.h"
 #include "facts/snapshot.h"
 #include "probes/probe.h"
+#include "probes/probe_entry_points.h"
 
 namespace gpudoctor {
-
-ProbeOutput RunSuspiciousProbe(const ProbeContext& ctx);
 
 namespace {
 

@@ -8,13 +8,10 @@
 
 #include "core/path_glob.h"
 #include "probes/probe.h"
+#include "probes/probe_entry_points.h"
 #include "test_util.h"
 
 namespace gpudoctor {
-
-ProbeOutput RunThermalProbe(const ProbeContext& ctx);
-ProbeOutput RunBootProbe(const ProbeContext& ctx);
-ProbeOutput RunBackupProbe(const ProbeContext& ctx);
 
 namespace {
 

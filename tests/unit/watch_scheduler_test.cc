@@ -6,6 +6,8 @@
 #include <condition_variable>
 #include <mutex>
 
+#include "probes/registry.h"
+#include "test_util.h"
 #include "watch/probe_scheduler.h"
 
 namespace gpudoctor {
@@ -133,6 +135,23 @@ TEST(ProbeSchedulerTest, StuckProbeIsNotStartedAgainAndDoesNotDelayOthers) {
   EXPECT_EQ(g_blocking_runs.load(), 2);
   EXPECT_EQ(RecordOf(s4, "blocking")->state, ProbeState::kOk);
   EXPECT_EQ(s4.gpu.driver.nvml_version, "released");
+}
+
+}  // namespace
+}  // namespace gpudoctor
+
+namespace gpudoctor {
+namespace {
+
+// One slow-probe list: the registry's cadences; the README quotes it and a test keeps it so.
+TEST(CadencePlanTest, ReadmeListsTheRegistrysSlowProbes) {
+  std::string readme = testing::ReadFileOrDie(std::string(GPUDOCTOR_SOURCE_DIR) + "/README.md");
+  std::string names = SlowProbeNames();
+  ASSERT_NE(names.find(", "), std::string::npos) << names;  // several slow probes
+  std::string flat;
+  for (char c : readme) flat += c == '\n' ? ' ' : c;
+  EXPECT_NE(flat.find("cadence: " + names + ")"), std::string::npos)
+      << "README's list of slow probes differs from the registry: " << names;
 }
 
 }  // namespace

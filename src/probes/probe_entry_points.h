@@ -1,0 +1,28 @@
+// Probe entry points, one per file in src/probes/, declared once: the registry (registry.cc)
+// lists them, each probe file defines its own, and tests call them directly on fixture trees.
+#pragma once
+
+#include "probes/probe.h"
+
+namespace gpudoctor {
+
+ProbeOutput RunCpuProbe(const ProbeContext& ctx);
+ProbeOutput RunNvmlProbe(const ProbeContext& ctx);
+ProbeOutput RunPciGpuProbe(const ProbeContext& ctx);
+// Network layer.
+ProbeOutput RunReachabilityProbe(const ProbeContext& ctx);
+ProbeOutput RunNicProbe(const ProbeContext& ctx);
+ProbeOutput RunInfinibandProbe(const ProbeContext& ctx);
+ProbeOutput RunSocketsProbe(const ProbeContext& ctx);
+ProbeOutput RunSuspiciousProbe(const ProbeContext& ctx);
+ProbeOutput RunMemoryProbe(const ProbeContext& ctx);
+ProbeOutput RunPressureProbe(const ProbeContext& ctx);
+ProbeOutput RunDiskProbe(const ProbeContext& ctx);
+ProbeOutput RunProcessProbe(const ProbeContext& ctx);
+ProbeOutput RunKmsgProbe(const ProbeContext& ctx);
+// Upkeep.
+ProbeOutput RunThermalProbe(const ProbeContext& ctx);
+ProbeOutput RunBootProbe(const ProbeContext& ctx);
+ProbeOutput RunBackupProbe(const ProbeContext& ctx);
+
+}  // namespace gpudoctor
