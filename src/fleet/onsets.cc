@@ -40,7 +40,7 @@ const char* CategoryOf(const FindingEvent& e) {
   if (StartsWith(id, "gpu.util")) return "software";
   if (StartsWith(id, "gpu.")) return "gpu";
   if (StartsWith(id, "net.")) return "network";
-  if (StartsWith(id, "driver.") || StartsWith(id, "firmware.") || StartsWith(id, "proc.")) {
+  if (StartsWith(id, "driver.") || StartsWith(id, "proc.")) {
     return "software";
   }
   return "host";  // host.*, hardware.mce, kernel.*, anything new
