@@ -53,7 +53,8 @@ TEST(MetricNamesTest, RulesDashboardsAndDocsNameOnlyExportedMetrics) {
       if (not_metrics.count(name)) continue;
       // Histogram/summary series and recording-rule names derive from a family.
       for (const char* suffix : {"_bucket", "_sum", "_count"}) {
-        if (name.ends_with(suffix) && exported.count(name.substr(0, name.size() - strlen(suffix)))) {
+        if (name.ends_with(suffix) &&
+            exported.count(name.substr(0, name.size() - strlen(suffix)))) {
           name = name.substr(0, name.size() - strlen(suffix));
         }
       }
@@ -64,8 +65,8 @@ TEST(MetricNamesTest, RulesDashboardsAndDocsNameOnlyExportedMetrics) {
         EXPECT_TRUE(any) << file << " names the prefix " << name << ", which no family has";
         continue;
       }
-      EXPECT_TRUE(exported.count(name)) << file << " names " << name
-                                        << ", which the exporter does not write";
+      EXPECT_TRUE(exported.count(name))
+          << file << " names " << name << ", which the exporter does not write";
     }
   }
   EXPECT_GT(seen, 40);  // the rules, the dashboards and the README do name metrics
