@@ -105,6 +105,18 @@ int TopCommand(const CliOptions& o) {
       state.findings_detail = !state.findings_detail;
       dirty = true;
     }
+    if (key == '?' || key == 'h' || key == 'H') {
+      state.help = !state.help;
+      dirty = true;
+    }
+    if (key == 's' || key == 'S') {
+      state.sort = NextTopSort(state.sort);
+      dirty = true;
+    }
+    if (key == 'p' || key == 'P') {
+      state.processes = !state.processes;
+      dirty = true;
+    }
     if (key == TopView::kResizeKey || key == 12 /* ^L */) dirty = true;
     int step = TopView::ScrollStep(key, v.Height());
     if (step != 0) {

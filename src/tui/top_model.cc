@@ -285,6 +285,89 @@ std::string ThrottleReasonNames(uint64_t mask) {
   return out.empty() ? "-" : out;
 }
 
+TopSort NextTopSort(TopSort s) {
+  switch (s) {
+    case TopSort::kIndex:
+      return TopSort::kUtil;
+    case TopSort::kUtil:
+      return TopSort::kMemory;
+    case TopSort::kMemory:
+      return TopSort::kTemp;
+    case TopSort::kTemp:
+      return TopSort::kPower;
+    case TopSort::kPower:
+      return TopSort::kIndex;
+  }
+  return TopSort::kIndex;
+}
+
+const char* TopSortName(TopSort s) {
+  switch (s) {
+    case TopSort::kIndex:
+      return "index";
+    case TopSort::kUtil:
+      return "util";
+    case TopSort::kMemory:
+      return "memory";
+    case TopSort::kTemp:
+      return "temp";
+    case TopSort::kPower:
+      return "power";
+  }
+  return "index";
+}
+
+namespace {
+
+// The value a GPU row is sorted by (nullopt sorts last).
+std::optional<double> SortValue(const json& g, TopSort s) {
+  switch (s) {
+    case TopSort::kIndex:
+      return std::nullopt;
+    case TopSort::kUtil:
+      return Num(g, "util_gpu_pct");
+    case TopSort::kMemory:
+      return Num(g, "memory_used_bytes");
+    case TopSort::kTemp:
+      return Num(g, "temp_c");
+    case TopSort::kPower:
+      return Num(g, "power_mw");
+  }
+  return std::nullopt;
+}
+
+// One GPU's processes, most GPU memory first (at most 8; the rest counted).
+void AddProcesses(std::vector<TopLine>& lines, const TopViewState& st, const json& g) {
+  const json& procs = Field(g, "processes");
+  if (!procs.is_array()) {
+    Add(lines, st, "      processes: not reported by this driver", TopStyle::kDim);
+    return;
+  }
+  std::vector<const json*> sorted;
+  for (const json& p : procs) {
+    if (p.is_object()) sorted.push_back(&p);
+  }
+  std::stable_sort(sorted.begin(), sorted.end(), [](const json* a, const json* b) {
+    return Num(*a, "used_bytes").value_or(-1) > Num(*b, "used_bytes").value_or(-1);
+  });
+  if (sorted.empty()) Add(lines, st, "      no processes", TopStyle::kDim);
+  constexpr size_t kMaxShown = 8;
+  for (size_t i = 0; i < sorted.size() && i < kMaxShown; ++i) {
+    const json& p = *sorted[i];
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "      pid %-8s %-12s %-16s %s", Int(Num(p, "pid")).c_str(),
+                  (Str(p, "user").empty() ? "-" : Str(p, "user")).c_str(),
+                  (Str(p, "comm").empty() ? "-" : Str(p, "comm")).c_str(),
+                  Bytes(Num(p, "used_bytes")).c_str());
+    Add(lines, st, buf, TopStyle::kDim);
+  }
+  if (sorted.size() > kMaxShown) {
+    Add(lines, st, "      +" + std::to_string(sorted.size() - kMaxShown) + " more", TopStyle::kDim);
+  }
+}
+
+}  // namespace
+
 std::vector<TopLine> BuildTopLines(const json& status, const TopViewState& st) {
   std::vector<TopLine> lines;
   const json& findings = Field(status, "findings");
@@ -303,6 +386,15 @@ std::vector<TopLine> BuildTopLines(const json& status, const TopViewState& st) {
   if (status.is_object()) title += "  verdict " + std::string(RankWord(worst));
   Add(lines, st, title, TopStyle::kHeader);
   if (!st.error.empty()) Add(lines, st, "error: " + st.error, TopStyle::kCrit);
+  if (st.help) {
+    for (const char* k :
+         {"keys: q quit   ? or h this help   f findings detail   s sort GPUs (index, util, "
+          "memory, temp, power)",
+          "      p processes per GPU   j/k or arrows scroll   space/PgDn, PgUp page   g top   "
+          "^L redraw"}) {
+      Add(lines, st, k, TopStyle::kDim);
+    }
+  }
   if (!status.is_object()) {
     Add(lines, st, "waiting for the first sample...", TopStyle::kDim);
     return lines;
@@ -329,9 +421,21 @@ std::vector<TopLine> BuildTopLines(const json& status, const TopViewState& st) {
   if (!gpus.is_array() || gpus.empty()) {
     Add(lines, st, "GPU  none seen (" + Str(Field(status, "nvml"), "state") + ")", TopStyle::kDim);
   } else {
-    Add(lines, st, "GPU UTIL MEM(G) TEMP(C) POWER(W)   SM(MHz)  PCIE      STATE",
+    Add(lines, st,
+        "GPU UTIL MEM(G) TEMP(C) POWER(W)   SM(MHz)  PCIE      STATE   (sort: " +
+            std::string(TopSortName(st.sort)) + ", s)",
         TopStyle::kHeader);
-    for (const json& g : gpus) {
+    std::vector<const json*> rows;
+    for (const json& g : gpus) rows.push_back(&g);
+    if (st.sort != TopSort::kIndex) {
+      std::stable_sort(rows.begin(), rows.end(), [&](const json* a, const json* b) {
+        auto va = SortValue(*a, st.sort), vb = SortValue(*b, st.sort);
+        if (va.has_value() != vb.has_value()) return va.has_value();
+        return va && *va > *vb;
+      });
+    }
+    for (const json* row_json : rows) {
+      const json& g = *row_json;
       auto raw_index = Num(g, "index");
       int index =
           raw_index && *raw_index >= 0 && *raw_index < 1e6 ? static_cast<int>(*raw_index) : -1;
@@ -351,6 +455,7 @@ std::vector<TopLine> BuildTopLines(const json& status, const TopViewState& st) {
           Int(Num(g, "max_sm_clock_mhz")).c_str(), pcie.c_str());
       std::string row = buf;
       Add(lines, st, row + " " + state, rank >= 2 ? StyleForRank(rank) : TopStyle::kNormal);
+      if (st.processes) AddProcesses(lines, st, g);
     }
   }
 
@@ -358,7 +463,7 @@ std::vector<TopLine> BuildTopLines(const json& status, const TopViewState& st) {
   for (const json& f : findings) open += SeverityRank(Str(f, "severity")) >= 1 ? 1 : 0;
   Add(lines, st,
       "FINDINGS " + std::to_string(open) + (st.findings_detail ? "  (f: short)" : "  (f: detail)") +
-          "  q: quit",
+          "  ?: keys  q: quit",
       TopStyle::kHeader);
   if (open == 0) Add(lines, st, "none: every layer looks healthy", TopStyle::kOk);
   for (const json& f : findings) {

@@ -19,11 +19,20 @@ struct TopLine {
   TopStyle style = TopStyle::kNormal;
 };
 
+// The GPU table's order (`s` cycles): by index, or by the value, highest first (a GPU without
+// the value last).
+enum class TopSort { kIndex, kUtil, kMemory, kTemp, kPower };
+TopSort NextTopSort(TopSort s);
+const char* TopSortName(TopSort s);  // "index", "util", "memory", "temp", "power"
+
 struct TopViewState {
   int width = 80;                // columns available; every line is cut to this
   bool findings_detail = false;  // `f`: evidence and every next step instead of the first step
-  std::string source;            // "local" or the daemon URL, shown in the title
-  std::string error;             // the last fetch error, shown under the title when not empty
+  bool help = false;             // `?` / `h`: the keys, under the title
+  bool processes = false;        // `p`: each GPU's processes (pid, user, name, GPU memory)
+  TopSort sort = TopSort::kIndex;
+  std::string source;  // "local" or the daemon URL, shown in the title
+  std::string error;   // the last fetch error, shown under the title when not empty
   double interval_s = 1;
 };
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <clocale>
 #include <cstdlib>
 #include <string>
 
@@ -25,6 +26,9 @@ Result<std::unique_ptr<TopView>> TopView::Open() {
   if (isatty(STDOUT_FILENO) != 1 || isatty(STDIN_FILENO) != 1) {
     return Unsupported("top needs a terminal (use `gpudoctor check --json` for scripts)");
   }
+  // The terminal's locale, so the wide-character curses library draws UTF-8 ("→", "°") as
+  // characters instead of "~F~R" byte escapes.
+  std::setlocale(LC_ALL, "");
   if (newterm(nullptr, stdout, stdin) == nullptr) {
     return Unsupported("unknown terminal type (TERM)");
   }

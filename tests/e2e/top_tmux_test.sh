@@ -81,6 +81,16 @@ wait_for 'f: short'
 tm send-keys -t "$session" f
 wait_for 'f: detail'
 
+# ? shows the keys; s sorts the GPU table (util, then memory, temp: the hot GPU 3 first).
+tm send-keys -t "$session" '?'
+wait_for 'keys: q quit'
+tm send-keys -t "$session" '?'
+tm send-keys -t "$session" s s s
+wait_for 'sort: temp, s'
+screen | grep -A1 '^GPU UTIL' | tail -1 | grep -Eq '^  3 ' || fail "sorted by temperature, GPU 3 should lead"
+tm send-keys -t "$session" s s
+wait_for 'sort: index, s'
+
 # A narrow terminal: nothing wider than 80 columns, the GPU rows still there.
 tm resize-window -t "$session" -x 80 -y 24
 sleep 1

@@ -221,5 +221,56 @@ TEST(TopFlagsTest, DaemonFetchReportsAnUnreachableDaemon) {
       << r.status().message();
 }
 
+// The GPU table sorts by a value (highest first), shows each GPU's processes and the keys.
+TEST(TopModelTest, SortsGpusShowsProcessesAndHelp) {
+  json status = Golden("check_gpu_thermal.json");
+  // Processes of GPU 3, as the nvml probe reports them (the golden fixture names none).
+  status["gpus"][3]["processes"] = json::array(
+      {{{"pid", 4101}, {"used_bytes", 1LL << 30}, {"comm", "python3"}, {"user", "alice"}},
+       {{"pid", 4102}, {"used_bytes", 70LL << 30}, {"comm", "vllm"}, {"user", "svc"}}});
+  TopViewState st;
+  st.width = 140;
+  auto rows = [&](const std::vector<TopLine>& lines) {
+    std::vector<int> order;
+    bool in_table = false;
+    for (const auto& l : lines) {
+      if (l.text.rfind("GPU UTIL", 0) == 0) {
+        in_table = true;
+        continue;
+      }
+      if (in_table && l.text.size() > 4 && l.text[0] == ' ' && l.text[3] == ' ' &&
+          l.text.rfind("      ", 0) != 0) {
+        order.push_back(std::stoi(l.text.substr(0, 3)));
+      } else if (in_table && l.text.rfind("      ", 0) != 0) {
+        break;
+      }
+    }
+    return order;
+  };
+  auto by_index = rows(BuildTopLines(status, st));
+  ASSERT_EQ(by_index.size(), 8u);
+  EXPECT_EQ(by_index.front(), 0);
+  st.sort = TopSort::kTemp;
+  auto lines = BuildTopLines(status, st);
+  auto by_temp = rows(lines);
+  ASSERT_EQ(by_temp.size(), 8u);
+  EXPECT_EQ(by_temp.front(), 3) << Joined(lines);  // the hot GPU first
+  EXPECT_NE(Joined(lines).find("(sort: temp, s)"), std::string::npos);
+  EXPECT_EQ(NextTopSort(TopSort::kPower), TopSort::kIndex);
+
+  st.processes = true;
+  std::string with_procs = Joined(BuildTopLines(status, st));
+  size_t vllm = with_procs.find("pid 4102     svc          vllm");
+  size_t python = with_procs.find("pid 4101     alice        python3");
+  ASSERT_NE(vllm, std::string::npos) << with_procs;
+  ASSERT_NE(python, std::string::npos) << with_procs;
+  EXPECT_LT(vllm, python);  // most GPU memory first
+  EXPECT_NE(with_procs.find("70G"), std::string::npos);
+
+  EXPECT_EQ(Joined(BuildTopLines(status, st)).find("keys: q quit"), std::string::npos);
+  st.help = true;
+  EXPECT_NE(Joined(BuildTopLines(status, st)).find("keys: q quit"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace gpudoctor
