@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cli/flag_scopes.h"
 #include "core/arg_walker.h"
 #include "core/strings.h"
 
@@ -45,12 +46,51 @@ Result<CliOptions> ParseCommandLine(int argc, const char* const* argv) {
     if (it == table.end()) return std::nullopt;
     return it->value_name;
   };
+  std::vector<std::string_view> seen;
   h.flag = [&](std::string_view name, std::optional<std::string_view> value) {
     if (!value) o.switches.emplace_back(name);
+    seen.push_back(find(name)->name);
     return find(name)->apply(value.value_or(""), o);
   };
   if (Status s = WalkArgs(argc, argv, h, "see gpudoctor --help"); !s.ok()) return s;
+  // A flag of another command is refused, never silently ignored (`check --ticks 5`).
+  bool known_command = false;
+  for (std::string_view c : CommandNames()) known_command = known_command || c == o.command;
+  if (known_command && !o.help) {
+    for (std::string_view flag : seen) {
+      if (FlagAppliesTo(flag, o.command)) continue;
+      return InvalidArgument(std::string(flag) + " is not a flag of `" + o.command +
+                             "` (it is one of: " + std::string(FlagCommands(flag).value_or("")) +
+                             "); see gpudoctor help " + o.command);
+    }
+  }
   return o;
+}
+
+std::vector<std::string_view> CommandNames() {
+  return {"check",   "explain", "logs", "config",  "probes", "top",   "watch",
+          "compare", "history", "ack",  "silence", "bundle", "fleet", "plan"};
+}
+
+std::string FlagLines(std::string_view command) {
+  std::string u;
+  for (const auto& f : FlagTable()) {
+    if (!command.empty() && !FlagAppliesTo(f.name, command)) continue;
+    std::string left = "  " + std::string(f.name);
+    if (!f.value_name.empty()) left += " " + std::string(f.value_name);
+    if (left.size() < 34) {
+      left.resize(34, ' ');
+    } else {
+      left += "  ";
+    }
+    u += left + std::string(f.help) + "\n";
+  }
+  return u;
+}
+
+std::string CommandUsageText(std::string_view command) {
+  return "usage: gpudoctor " + std::string(command) + " [flags]\n\nflags of " +
+         std::string(command) + ":\n" + FlagLines(command);
 }
 
 std::string UsageText() {
@@ -66,6 +106,9 @@ std::string UsageText() {
       "  explain xid N      the Xid table entry: meaning, class, severity, action\n"
       "  logs FILE|-        scan a saved kernel log (dmesg, journalctl, syslog) for findings\n"
       "  config --default   print the commented default config file\n"
+      "  compare GOOD [NOW] what changed since the node was fast (two check --json reports)\n"
+      "  watch              run continuously: history, /metrics, alerts, dashboard\n"
+      "                     (--db PATH, --listen ADDR:PORT, --interval)\n"
       "  plan kv|batching   KV-cache and batching advisor (gpudoctor plan --help)\n"
       "  fleet              many nodes: health table, stragglers, lemons, failure stats\n"
       "                     (--reports DIR|-, --prometheus URL); fleet card SERIAL,\n"
@@ -80,19 +123,10 @@ std::string UsageText() {
       "  bundle             write a support archive (tar.gz): a fresh check, 24 h of history,\n"
       "                     kernel log, versions, redacted config (-o FILE, watch flags)\n"
       "  version            print the version\n"
+      "  help COMMAND       the flags of one command (also: gpudoctor COMMAND --help)\n"
       "\n"
-      "flags:\n";
-  for (const auto& f : FlagTable()) {
-    std::string left = "  " + std::string(f.name);
-    if (!f.value_name.empty()) left += " " + std::string(f.value_name);
-    if (left.size() < 34) {
-      left.resize(34, ' ');
-    } else {
-      left += "  ";
-    }
-    u += left + std::string(f.help) + "\n";
-  }
-  return u;
+      "flags (each command takes only its own: gpudoctor help COMMAND):\n";
+  return u + FlagLines("");
 }
 
 }  // namespace gpudoctor

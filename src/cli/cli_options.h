@@ -58,6 +58,11 @@ std::vector<FlagSpec> WithFleetFlags(std::vector<FlagSpec> flags);
 // Parses argv[1..]. Errors: invalid_argument naming the flag and the problem.
 Result<CliOptions> ParseCommandLine(int argc, const char* const* argv);
 
+// Every command of the dispatcher (and plan, which parses its own flags).
+std::vector<std::string_view> CommandNames();
+
+// All commands and all flags; one command's flags (FlagAppliesTo).
 std::string UsageText();
+std::string CommandUsageText(std::string_view command);
 
 }  // namespace gpudoctor

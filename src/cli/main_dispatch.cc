@@ -48,6 +48,30 @@ int Dispatch(int argc, char** argv) {
     std::printf("gpudoctor %s (%s)\n", GpudoctorVersion(), GpudoctorRevision());
     return 0;
   }
+  if (o.command == "help" && !o.positional.empty()) {  // gpudoctor help COMMAND
+    const std::string& c = o.positional[0];
+    if (c == "plan") {
+      const char* plan_help[] = {"gpudoctor", "plan", "--help"};
+      return PlanMain(3, plan_help);
+    }
+    for (std::string_view name : CommandNames()) {
+      if (name == c) {
+        std::fputs(CommandUsageText(c).c_str(), stdout);
+        return 0;
+      }
+    }
+    return CouldNotRun("unknown command '" + Sanitize(c, 40) + "' (see gpudoctor --help)");
+  }
+  auto known = [](const std::string& c) {
+    for (std::string_view name : CommandNames()) {
+      if (name == c) return true;
+    }
+    return false;
+  };
+  if (o.help && known(o.command)) {
+    std::fputs(CommandUsageText(o.command).c_str(), stdout);
+    return 0;
+  }
   if (o.help || o.command == "help") {
     std::fputs(UsageText().c_str(), stdout);
     return 0;

@@ -158,7 +158,9 @@ TEST(NpdContractE2eTest, ToolFailuresAreUnknownWithOneLine) {
                    "takes no arguments");
   ExpectNpdUnknown(RunGpudoctor({"check", "--npd", "--slurm", "--probes", "cpu"}),
                    "--npd and --slurm exclude each other");
-  ExpectNpdUnknown(RunGpudoctor({"fleet", "--npd", "--probes", "cpu"}), "--npd is a mode of");
+  ExpectNpdUnknown(RunGpudoctor({"fleet", "--npd", "--probes", "cpu"}),
+                   "--npd is not a flag of `fleet` (it is one of: check)");
+  ExpectNpdUnknown(RunGpudoctor({"nosuchcommand", "--npd"}), "--npd is a mode of");
   // Without --npd the usual exit 3.
   EXPECT_EQ(RunGpudoctor({"check", "--probes", "cpu", "--bogus-flag"}).exit_code, 3);
 }

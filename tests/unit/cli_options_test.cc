@@ -3,6 +3,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "cli/flag_scopes.h"
+
 namespace gpudoctor {
 namespace {
 
@@ -56,6 +63,71 @@ TEST(CliOptionsTest, SwitchesAndPositionals) {
 TEST(CliOptionsTest, UsageListsEveryFlag) {
   std::string usage = UsageText();
   for (const auto& f : FlagTable()) EXPECT_THAT(usage, HasSubstr(std::string(f.name)));
+}
+
+TEST(CliFlagsTest, EveryFlagHasAScopeOfRealCommands) {
+  std::set<std::string_view> commands;
+  for (std::string_view c : CommandNames()) commands.insert(c);
+  for (const auto& f : FlagTable()) {
+    auto scope = FlagCommands(f.name);
+    ASSERT_TRUE(scope) << f.name << " has no entry in cli/flag_scopes.cc";
+    if (*scope == "*") continue;
+    std::istringstream words{std::string(*scope)};
+    for (std::string c; words >> c;) EXPECT_TRUE(commands.count(c)) << f.name << ": " << c;
+  }
+}
+
+// `check --ticks 5 --for 2h --reports /tmp` used to exit 0 having ignored all three.
+TEST(CliFlagsTest, AFlagOfAnotherCommandIsRefusedNamingIt) {
+  auto a = Parse({"check", "--ticks", "5"});
+  ASSERT_FALSE(a.ok());
+  EXPECT_THAT(a.status().message(), HasSubstr("--ticks is not a flag of `check`"));
+  EXPECT_THAT(a.status().message(), HasSubstr("watch"));
+  auto b = Parse({"history", "--db", "/tmp/h.db", "--reports", "/tmp"});
+  ASSERT_FALSE(b.ok());
+  EXPECT_THAT(b.status().message(), HasSubstr("--reports"));
+  auto c = Parse({"--listen", "127.0.0.1:0", "fleet"});  // flags before the command count too
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.status().message(), HasSubstr("--listen"));
+  EXPECT_TRUE(Parse({"watch", "--ticks", "5", "--listen", "off"}).ok());
+  EXPECT_TRUE(Parse({"top", "--interval", "2", "--json"}).ok());  // global flags everywhere
+  EXPECT_TRUE(Parse({"fleet", "--help"}).ok());
+}
+
+TEST(CliFlagsTest, CommandHelpListsOnlyItsFlagsAndUsageEveryCommand) {
+  std::string watch = CommandUsageText("watch");
+  EXPECT_THAT(watch, HasSubstr("--listen"));
+  EXPECT_THAT(watch, HasSubstr("--config"));
+  EXPECT_THAT(watch, ::testing::Not(HasSubstr("--reports")));
+  std::string usage = UsageText();
+  for (std::string_view c : CommandNames()) {
+    EXPECT_THAT(usage, HasSubstr("  " + std::string(c) + " ")) << c;
+  }
+}
+
+// The README's flag table and the flag table agree both ways.
+TEST(CliFlagsTest, ReadmeTableMatchesTheFlagTable) {
+  std::ifstream in(std::string(GPUDOCTOR_SOURCE_DIR) + "/README.md");
+  std::string line, table;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    if (line == "### Flags")
+      inside = true;
+    else if (inside && line.rfind("### ", 0) == 0)
+      break;
+    else if (inside && line.rfind("| `", 0) == 0)
+      table += line.substr(0, line.find(" | ", 2)) + "\n";
+  }
+  ASSERT_FALSE(table.empty());
+  std::set<std::string> in_readme;
+  std::regex flag_re("`(--?[a-z][a-z.-]*)");
+  for (std::sregex_iterator it(table.begin(), table.end(), flag_re), end; it != end; ++it) {
+    in_readme.insert((*it)[1]);
+  }
+  std::set<std::string> in_table;
+  for (const auto& f : FlagTable()) in_table.insert(std::string(f.name));
+  for (const auto& f : in_table) EXPECT_TRUE(in_readme.count(f)) << f << " missing in README";
+  for (const auto& f : in_readme) EXPECT_TRUE(in_table.count(f)) << f << " in README, no such flag";
 }
 
 }  // namespace

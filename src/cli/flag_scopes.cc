@@ -1,0 +1,101 @@
+#include "cli/flag_scopes.h"
+
+#include <map>
+
+namespace gpudoctor {
+namespace {
+
+// Commands that run the probes (and so take the settings of `check`).
+constexpr std::string_view kProbing = "check watch top bundle compare";
+
+const std::map<std::string_view, std::string_view, std::less<>>& Scopes() {
+  static const std::map<std::string_view, std::string_view, std::less<>> scopes = {
+      // Every command.
+      {"--help", "*"},
+      {"--version", "*"},
+      {"--json", "*"},
+      {"--color", "*"},
+      {"--no-color", "*"},
+      {"--config", "*"},
+      // Probing commands; the deadline bounds every command that reads outside input.
+      {"--deadline", "check watch top bundle compare logs fleet history"},
+      {"--sample-ms", kProbing},
+      {"--path.procfs", kProbing},
+      {"--path.sysfs", kProbing},
+      {"--path.rootfs", kProbing},
+      {"--probes", kProbing},
+      {"--skip-probes", kProbing},
+      {"--nvml-lib", kProbing},
+      {"--nvml-timeout", kProbing},
+      {"--target", kProbing},
+      {"--reference", kProbing},
+      // The kernel log.
+      {"--kmsg-file", "check watch top bundle compare logs"},
+      {"--kmsg-source", kProbing},
+      {"--since", "check watch top bundle compare logs history fleet"},
+      {"--current-boot", "logs"},
+      // watch and its history.
+      {"--interval", "watch top"},
+      {"--db", "watch history ack silence bundle fleet"},
+      {"--no-db", "watch"},
+      {"--listen", "watch"},
+      {"--dcgm-compat", "watch"},
+      {"--ticks", "watch"},
+      {"--output", "bundle"},
+      {"-o", "bundle"},
+      {"--tool-timeout", "bundle"},
+      {"--metric", "history"},
+      {"--gpu", "history ack silence"},
+      {"--until", "history"},
+      {"--for", "silence"},
+      {"--note", "ack"},
+      {"--list-metrics", "history"},
+      {"--findings", "history"},
+      {"--events", "history"},
+      {"--connect", "top"},
+      {"--token-file", "watch top"},
+      {"--default", "config"},
+      {"--markdown", "explain"},
+      {"--list", "explain"},
+      {"--symptoms", "explain"},
+      {"--runbook", "explain"},
+      {"--symptom", "explain"},
+      // Many nodes, and the schedulers' modes of check.
+      {"--reports", "fleet"},
+      {"--prometheus", "fleet"},
+      {"--window", "fleet"},
+      {"--persist", "fleet"},
+      {"--lemon-min", "fleet"},
+      {"--slurm", "check"},
+      {"--slurm-node", "check"},
+      {"--scontrol", "check"},
+      {"--slurm-drain-on-failure", "check"},
+      {"--npd", "check"},
+      {"--npd-layer", "check"},
+  };
+  return scopes;
+}
+
+}  // namespace
+
+std::optional<std::string_view> FlagCommands(std::string_view flag) {
+  auto it = Scopes().find(flag);
+  if (it == Scopes().end()) return std::nullopt;
+  return it->second;
+}
+
+bool FlagAppliesTo(std::string_view flag, std::string_view command) {
+  auto commands = FlagCommands(flag);
+  if (!commands) return false;
+  if (*commands == "*") return true;
+  std::string_view rest = *commands;
+  while (!rest.empty()) {
+    size_t space = rest.find(' ');
+    if (rest.substr(0, space) == command) return true;
+    if (space == std::string_view::npos) break;
+    rest.remove_prefix(space + 1);
+  }
+  return false;
+}
+
+}  // namespace gpudoctor
