@@ -9,15 +9,8 @@
 #include <memory>
 
 #include "probes/probe.h"
+#include "probes/probe_entry_points.h"
 #include "rules/engine.h"
-
-namespace gpudoctor {
-ProbeOutput RunCpuProbe(const ProbeContext& ctx);
-ProbeOutput RunMemoryProbe(const ProbeContext& ctx);
-ProbeOutput RunPressureProbe(const ProbeContext& ctx);
-ProbeOutput RunDiskProbe(const ProbeContext& ctx);
-ProbeOutput RunProcessProbe(const ProbeContext& ctx);
-}  // namespace gpudoctor
 
 namespace {
 using namespace gpudoctor;

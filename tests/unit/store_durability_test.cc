@@ -146,6 +146,16 @@ class SmallTmpfs {
   bool mounted_ = false;
 };
 
+// Writes one file until the filesystem at `dir` is full; returns its path (remove it to free).
+std::string FillFilesystem(const std::string& dir) {
+  std::string filler = dir + "/filler";
+  std::ofstream f(filler, std::ios::binary);
+  std::string block(64 * 1024, 'x');
+  while (f.write(block.data(), block.size())) {
+  }
+  return filler;
+}
+
 TEST(StoreDurabilityTest, DiskFullDropsTicksNamesTheDatabaseAndRecovers) {
   TempDir dir;
   std::string mnt = dir.path() + "/small";
@@ -165,13 +175,7 @@ TEST(StoreDurabilityTest, DiskFullDropsTicksNamesTheDatabaseAndRecovers) {
   ASSERT_EQ((*store)->write_error(), "");
 
   // Fill the filesystem.
-  std::string filler = mnt + "/filler";
-  {
-    std::ofstream f(filler, std::ios::binary);
-    std::string block(64 * 1024, 'x');
-    while (f.write(block.data(), block.size())) {
-    }
-  }
+  std::string filler = FillFilesystem(mnt);
   // Keep appending: the store never blocks, and a write fails naming the database.
   std::string err;
   int64_t full_from = t;
@@ -225,13 +229,7 @@ TEST(StoreDurabilityTest, DiskFullAtOpenKeepsTheFileAndResumes) {
     for (int i = 0; i < 10; ++i) (*store)->Append(testing::SyntheticTick(t++));
     (*store)->Close();
   }
-  std::string filler = mnt + "/filler";
-  {
-    std::ofstream f(filler, std::ios::binary);
-    std::string block(64 * 1024, 'x');
-    while (f.write(block.data(), block.size())) {
-    }
-  }
+  std::string filler = FillFilesystem(mnt);
   ::testing::internal::CaptureStderr();
   auto store = HistoryStore::Open(db, o);
   std::string err = ::testing::internal::GetCapturedStderr();
