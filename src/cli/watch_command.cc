@@ -115,7 +115,6 @@ int WatchCommand(const CliOptions& o) {
     }
   }
 
-  std::string boot_id = ReadBootId(*settings);
   LogInfo(kLog, "started: interval " + FormatDouble(options.interval_s, 2) +
                     " s, slow probes every " + FormatDouble(options.slow_interval_s, 1) +
                     " s, history " + (store ? settings->db_path : std::string("off")));
@@ -131,7 +130,7 @@ int WatchCommand(const CliOptions& o) {
       HistoryEvent e;
       e.unix_ms = tick->unix_ms;
       e.kind = "watch_started";
-      e.detail = "boot " + boot_id;
+      e.detail = "boot " + tick->boot_id;
       store->AppendEvents({e}, tick->mono_ms, tick->tick);
     }
     first = false;

@@ -29,6 +29,7 @@ struct ProbeRecord {
 
 struct Snapshot {
   std::string hostname;
+  std::string boot_id;  // /proc/sys/kernel/random/boot_id; empty when unreadable
   std::chrono::system_clock::time_point time;
   HostFacts host;
   GpuLayerFacts gpu;

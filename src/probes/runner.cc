@@ -20,11 +20,19 @@ struct TimedOutput {
 
 }  // namespace
 
-Snapshot RunProbes(const std::vector<const ProbeSpec*>& probes,
-                   std::shared_ptr<const Settings> settings, TimePoint deadline) {
+Snapshot NewSnapshot(const Settings& settings) {
   Snapshot snap;
   snap.hostname = LocalHostname();
+  if (auto text = settings.fs.ReadProc("sys/kernel/random/boot_id", 128); text.ok()) {
+    snap.boot_id = Sanitize(Trim(*text), 64);
+  }
   snap.time = std::chrono::system_clock::now();
+  return snap;
+}
+
+Snapshot RunProbes(const std::vector<const ProbeSpec*>& probes,
+                   std::shared_ptr<const Settings> settings, TimePoint deadline) {
+  Snapshot snap = NewSnapshot(*settings);
   ProbeContext ctx{settings, deadline};
   ctx.window_start = SteadyClock::now();
   ctx.shared =

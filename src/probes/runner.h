@@ -14,4 +14,9 @@ namespace gpudoctor {
 Snapshot RunProbes(const std::vector<const ProbeSpec*>& probes,
                    std::shared_ptr<const Settings> settings, TimePoint deadline);
 
+// A Snapshot with the host's identity, taken before any probe runs: hostname, boot id (through
+// the settings' RootFs: sys/kernel/random/boot_id, a tiny file with no lock) and the time. Both
+// runners (RunProbes for check, ProbeScheduler for watch) start from it.
+Snapshot NewSnapshot(const Settings& settings);
+
 }  // namespace gpudoctor

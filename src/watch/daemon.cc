@@ -18,12 +18,6 @@ int64_t UnixMs(std::chrono::system_clock::time_point t) {
 
 }  // namespace
 
-std::string ReadBootId(const Settings& settings) {
-  auto text = settings.fs.ReadProc("sys/kernel/random/boot_id", 128);
-  if (!text.ok()) return "";
-  return Sanitize(Trim(*text), 64);
-}
-
 WatchDaemon::WatchDaemon(std::shared_ptr<const Settings> settings, WatchOptions options,
                          std::vector<TickSink*> sinks, std::vector<TrackedFinding> stored_findings,
                          std::string stored_boot_id)
@@ -88,8 +82,8 @@ std::shared_ptr<const TickResult> WatchDaemon::Tick() {
       std::chrono::duration_cast<std::chrono::milliseconds>(start.time_since_epoch()).count();
   std::optional<int64_t> clock_step = clock_.Observe(result->unix_ms, result->mono_ms);
   xids_.Apply(snap, result->unix_ms);
-  result->boot_id = ReadBootId(*settings_);
 
+  result->boot_id = snap.boot_id;
   Report& report = result->report;
   report.snapshot = std::move(snap);
   report.findings = EvaluateRules(report.snapshot, settings_->thresholds);

@@ -77,7 +77,4 @@ class WatchDaemon {
   std::shared_ptr<const TickResult> latest_;
 };
 
-// /proc/sys/kernel/random/boot_id through the settings' RootFs; empty when unreadable.
-std::string ReadBootId(const Settings& settings);
-
 }  // namespace gpudoctor

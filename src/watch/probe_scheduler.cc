@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/hostname.h"
 #include "core/strings.h"
+#include "probes/runner.h"
 
 namespace gpudoctor {
 
@@ -70,9 +70,7 @@ void ProbeScheduler::UpdateSettings(std::shared_ptr<const Settings> settings) {
 }
 
 Snapshot ProbeScheduler::Tick(uint64_t tick, bool run_slow, TimePoint deadline) {
-  Snapshot snap;
-  snap.hostname = LocalHostname();
-  snap.time = std::chrono::system_clock::now();
+  Snapshot snap = NewSnapshot(*settings_);
   TimePoint start = SteadyClock::now();
 
   std::vector<Slot*> started;
