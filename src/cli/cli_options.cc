@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cli/commands.h"
 #include "cli/flag_scopes.h"
 #include "core/arg_walker.h"
 #include "core/strings.h"
@@ -68,8 +69,10 @@ Result<CliOptions> ParseCommandLine(int argc, const char* const* argv) {
 }
 
 std::vector<std::string_view> CommandNames() {
-  return {"check",   "explain", "logs", "config",  "probes", "top",   "watch",
-          "compare", "history", "ack",  "silence", "bundle", "fleet", "plan"};
+  std::vector<std::string_view> names;
+  for (const CommandEntry& c : CommandTable()) names.push_back(c.name);
+  names.push_back("plan");  // parses its own flags (plan_command.cc)
+  return names;
 }
 
 std::string FlagLines(std::string_view command) {

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <memory>
+#include <string_view>
+#include <vector>
 
 #include "cli/cli_options.h"
 #include "core/deadline.h"
@@ -48,6 +50,14 @@ bool IsPlanCommand(int argc, const char* const* argv);
 int PlanMain(int argc, const char* const* argv);
 int FleetCommand(const CliOptions& options);   // fleet_command.cc (many nodes)
 int BundleCommand(const CliOptions& options);  // bundle_command.cc (support archive)
+
+// The dispatcher's table (main_dispatch.cc): every command parsed by the shared flag table.
+// CommandNames (cli_options.h) is these names plus "plan".
+struct CommandEntry {
+  std::string_view name;
+  int (*run)(const CliOptions&);
+};
+const std::vector<CommandEntry>& CommandTable();
 
 // check --slurm / --npd (sched_modes.cc): act on the findings per the scheduler's contract
 // instead of printing the report. tool_error non-empty = the check could not run.

@@ -18,20 +18,6 @@
 namespace gpudoctor {
 namespace {
 
-struct CommandEntry {
-  std::string_view name;
-  int (*run)(const CliOptions&);
-};
-
-constexpr CommandEntry kCommands[] = {
-    {"check", CheckCommand},     {"explain", ExplainCommand}, {"config", ConfigCommand},
-    {"probes", ProbesCommand},   {"logs", LogsCommand},  // kernel log (logs_command.cc)
-    {"compare", CompareCommand}, {"watch", WatchCommand},     {"history", HistoryCommand},
-    {"ack", AckCommand},         {"silence", SilenceCommand},  // watch store
-    {"top", TopCommand},                                     // live terminal view (top_command.cc)
-    {"fleet", FleetCommand},     {"bundle", BundleCommand},  // bundle_command.cc
-};
-
 int Dispatch(int argc, char** argv) {
   if (IsPlanCommand(argc, argv)) return PlanMain(argc, argv);  // own flags (plan_command.cc)
   auto parsed = ParseCommandLine(argc, argv);
@@ -80,13 +66,24 @@ int Dispatch(int argc, char** argv) {
     std::fputs(UsageText().c_str(), stderr);
     return CouldNotRun("no command given (try: gpudoctor check)");
   }
-  for (const auto& c : kCommands) {
+  for (const auto& c : CommandTable()) {
     if (c.name == o.command) return c.run(o);
   }
   return CouldNotRun("unknown command '" + o.command + "' (see gpudoctor --help)");
 }
 
 }  // namespace
+
+const std::vector<CommandEntry>& CommandTable() {
+  static const std::vector<CommandEntry> commands = {
+      {"check", CheckCommand},     {"explain", ExplainCommand}, {"config", ConfigCommand},
+      {"probes", ProbesCommand},   {"logs", LogsCommand},  // kernel log (logs_command.cc)
+      {"compare", CompareCommand}, {"watch", WatchCommand},     {"history", HistoryCommand},
+      {"ack", AckCommand},         {"silence", SilenceCommand},  // watch store
+      {"top", TopCommand},         {"fleet", FleetCommand},     {"bundle", BundleCommand},
+  };
+  return commands;
+}
 
 int CouldNotRun(const std::string& message) {
   // Messages quote paths, flags and outside text: one line, no terminal controls.
