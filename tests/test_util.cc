@@ -16,6 +16,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 namespace gpudoctor::testing {
 namespace fs = std::filesystem;
@@ -79,6 +80,16 @@ int BindLoopback(int backlog, uint16_t* port) {
   }
   *port = ntohs(a.sin_port);
   return fd;
+}
+
+bool WaitUntil(const std::function<bool()>& cond, std::chrono::milliseconds timeout,
+               std::chrono::milliseconds every) {
+  auto end = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < end) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(every);
+  }
+  return cond();
 }
 
 std::string FixturePath(const std::string& rel) {

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -34,6 +35,14 @@ std::string ReadFileOrDie(const std::string& path);
 // only, nothing accepts). Returns the fd (caller closes) and sets *port.
 int BindLoopback(int backlog, uint16_t* port);
 std::string FixturePath(const std::string& rel);  // tests/fixtures/<rel>
+
+// Polls `cond` every `every` until it holds or `timeout` has passed; returns whether it held. For
+// waiting on something that happens in another thread or process (a server up, a file written, a
+// tick processed) instead of sleeping a fixed time: give a generous timeout, the wait ends as
+// soon as the condition holds.
+bool WaitUntil(const std::function<bool()>& cond,
+               std::chrono::milliseconds timeout = std::chrono::seconds(10),
+               std::chrono::milliseconds every = std::chrono::milliseconds(10));
 
 struct RunResult {
   int exit_code = -1;  // -1: killed by timeout or by a signal

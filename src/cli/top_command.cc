@@ -1,9 +1,12 @@
 // `gpudoctor top`: a live terminal view. Standalone it runs the probes and rules itself every
 // --interval (the same settings as `check`); with --connect it reads a watch daemon's
-// /api/v1/status. The fetch runs on a detached worker so keys and resizes are answered while a
+// /api/v1/status, and every 5 s its GPU history for the sparklines (tui/status_source.h:
+// HistoryPoller). The fetches run on detached workers so keys and resizes are answered while a
 // sample is taken; a sample that overruns its deadline is abandoned like any probe.
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <memory>
 
 #include "cli/commands.h"
 #include "core/deadline.h"
@@ -42,6 +45,7 @@ int TopCommand(const CliOptions& o) {
   TopViewState state;
   state.interval_s = interval_s;
   StatusFetcher fetch;
+  std::unique_ptr<HistoryPoller> history;  // --connect only: the GPU sparklines
   double fetch_budget_s = shared->deadline_s + 1;
   std::string connect_url = o.Value("--connect").value_or("");
   if (!connect_url.empty()) {
@@ -50,6 +54,8 @@ int TopCommand(const CliOptions& o) {
     double timeout_s = std::max(1.0, std::min(5.0, interval_s * 2));
     fetch = DaemonStatusFetcher(connect_url, *token, timeout_s);
     fetch_budget_s = timeout_s + 1;
+    history = std::make_unique<HistoryPoller>(DaemonHistoryFetcher(connect_url, *token, timeout_s),
+                                              std::max(5.0, interval_s), timeout_s + 1);
     state.source = connect_url;
   } else {
     fetch = LocalStatusFetcher(shared);
@@ -59,6 +65,7 @@ int TopCommand(const CliOptions& o) {
   auto view = TopView::Open();
   if (!view.ok()) return CouldNotRun(view.status().message());
   TopView& v = **view;
+  state.unicode = v.Utf8();
 
   using Clock = std::chrono::steady_clock;
   nlohmann::json status;  // null until the first sample
@@ -94,6 +101,7 @@ int TopCommand(const CliOptions& o) {
       state.error = "the sample did not finish within " + std::to_string(fetch_budget_s) + " s";
       dirty = true;
     }
+    if (history != nullptr && history->Poll(&state, now)) dirty = true;
     if (dirty) {
       state.width = v.Width();
       v.Draw(BuildTopLines(status, state), &scroll);
@@ -101,22 +109,7 @@ int TopCommand(const CliOptions& o) {
     }
     int key = v.ReadKey(100);
     if (key == 'q' || key == 'Q') break;
-    if (key == 'f' || key == 'F') {
-      state.findings_detail = !state.findings_detail;
-      dirty = true;
-    }
-    if (key == '?' || key == 'h' || key == 'H') {
-      state.help = !state.help;
-      dirty = true;
-    }
-    if (key == 's' || key == 'S') {
-      state.sort = NextTopSort(state.sort);
-      dirty = true;
-    }
-    if (key == 'p' || key == 'P') {
-      state.processes = !state.processes;
-      dirty = true;
-    }
+    if (ApplyTopKey(key, &state)) dirty = true;  // f, ?/h, s, p, t
     if (key == TopView::kResizeKey || key == 12 /* ^L */) dirty = true;
     int step = TopView::ScrollStep(key, v.Height());
     if (step != 0) {

@@ -1,7 +1,7 @@
-// `gpudoctor watch`: the same probes and rules as `check`, tick after tick, with a history
-//. Signals: SIGTERM/SIGINT stop after flushing the history; SIGHUP reloads the config
-// (a bad new config is rejected with one log line and the old one kept). Logs: one line each on
-// stderr with a syslog priority prefix (core/log.h).
+// `gpudoctor watch`: the same probes and rules as `check`, tick after tick (watch/watch_loop.h),
+// with a history. Signals: SIGTERM/SIGINT stop after flushing the history; SIGHUP reloads the
+// config (a bad new config is rejected with one log line and the old one kept). Logs: one line each
+// on stderr with a syslog priority prefix (core/log.h).
 #include <malloc.h>
 #include <signal.h>
 #include <unistd.h>
@@ -21,6 +21,7 @@
 #include "store/history_store.h"
 #include "watch/daemon.h"
 #include "watch/sd_notify.h"
+#include "watch/watch_loop.h"
 
 namespace gpudoctor {
 namespace {
@@ -41,6 +42,40 @@ void LoadStoredState(const std::string& db, std::vector<TrackedFinding>& finding
     }
   }
 }
+
+void LogTransitions(const TickResult& tick) {
+  for (const auto& t : tick.transitions) {
+    const Finding& f = t.finding.last;
+    std::string gpu = f.gpu && f.gpu->index ? " gpu " + std::to_string(*f.gpu->index) : "";
+    LogLevel level = f.severity == Severity::kCrit ? LogLevel::kError : LogLevel::kWarn;
+    if (t.kind == TransitionKind::kResolved) level = LogLevel::kInfo;
+    Log(level, kLog,
+        std::string(TransitionKindName(t.kind)) + " " + f.id + gpu + " (" +
+            SeverityName(f.severity) + "): " + f.summary);
+  }
+}
+
+// The watch loop's clock and controls: the steady clock, and SIGTERM/SIGINT/SIGHUP taken
+// synchronously (they are blocked in every thread) while it waits for the next tick.
+class SignalWaiter : public LoopWaiter {
+ public:
+  explicit SignalWaiter(const sigset_t& signals) : signals_(signals) {}
+  TimePoint Now() override { return SteadyClock::now(); }
+  LoopControl Wait(double seconds) override {
+    timespec ts;
+    ts.tv_sec = static_cast<time_t>(seconds);
+    ts.tv_nsec = static_cast<long>((seconds - std::floor(seconds)) * 1e9);
+    int sig = sigtimedwait(&signals_, nullptr, &ts);
+    if (sig == SIGTERM || sig == SIGINT) {
+      LogInfo(kLog, std::string("stopping on ") + (sig == SIGTERM ? "SIGTERM" : "SIGINT"));
+      return LoopControl::kStop;
+    }
+    return sig == SIGHUP ? LoopControl::kReload : LoopControl::kTimeout;
+  }
+
+ private:
+  sigset_t signals_;
+};
 
 }  // namespace
 
@@ -122,8 +157,8 @@ int WatchCommand(const CliOptions& o) {
 
   std::unique_ptr<HistoryReader> ack_reader;  // opened once, on the first ack poll
   bool first = true;
-  for (int64_t ticks = 0;;) {
-    TimePoint started = SteadyClock::now();
+  WatchLoopHooks hooks;
+  hooks.tick = [&] {
     std::shared_ptr<const TickResult> tick = daemon.Tick();
     if (first && store) {
       // Remembered so the next start can tell a reboot in between.
@@ -134,15 +169,7 @@ int WatchCommand(const CliOptions& o) {
       store->AppendEvents({e}, tick->mono_ms, tick->tick);
     }
     first = false;
-    for (const auto& t : tick->transitions) {
-      const Finding& f = t.finding.last;
-      std::string gpu = f.gpu && f.gpu->index ? " gpu " + std::to_string(*f.gpu->index) : "";
-      LogLevel level = f.severity == Severity::kCrit ? LogLevel::kError : LogLevel::kWarn;
-      if (t.kind == TransitionKind::kResolved) level = LogLevel::kInfo;
-      Log(level, kLog,
-          std::string(TransitionKindName(t.kind)) + " " + f.id + gpu + " (" +
-              SeverityName(f.severity) + "): " + f.summary);
-    }
+    LogTransitions(*tick);
     if (http.hub || !http.carried_events.empty()) {
       if (http.hub) http.hub->OnTransitions(*tick);
       std::vector<HistoryEvent> delivered = std::move(http.carried_events);
@@ -168,48 +195,30 @@ int WatchCommand(const CliOptions& o) {
       }
     }
     SdNotify("WATCHDOG=1");
-    if (settings->watch_max_ticks > 0 && ++ticks >= settings->watch_max_ticks) break;
-
-    // Sleep until the next tick, waking for signals.
-    // The next tick keeps the rhythm from this one's start; a late tick starts the next at once.
-    auto seconds_to_next_tick = [&] {
-      double since_s = std::chrono::duration<double>(SteadyClock::now() - started).count();
-      return CadencePlan(options.interval_s, options.slow_interval_s).SleepUntilNext(0, since_s);
-    };
-    double wait_s = seconds_to_next_tick();
-    bool stop = false;
-    while (wait_s > 0 && !stop) {
-      timespec ts;
-      ts.tv_sec = static_cast<time_t>(wait_s);
-      ts.tv_nsec = static_cast<long>((wait_s - std::floor(wait_s)) * 1e9);
-      int sig = sigtimedwait(&signals, nullptr, &ts);
-      if (sig == SIGTERM || sig == SIGINT) {
-        LogInfo(kLog, std::string("stopping on ") + (sig == SIGTERM ? "SIGTERM" : "SIGINT"));
-        stop = true;
-      } else if (sig == SIGHUP) {
-        // Every key of the new config or none: a new server, token and notifiers are built
-        // first and swapped in only when all of them worked.
-        auto reloaded = BuildSettings(o);
-        std::vector<std::string> changed;
-        Status applied =
-            reloaded.ok() ? ReloadWatchServices(*settings, **reloaded, listen_requested(**reloaded),
-                                                daemon, http, &changed)
-                          : reloaded.status();
-        if (!applied.ok()) {
-          LogError(kLog, "config reload rejected, keeping the old one: " + applied.message());
-        } else {
-          settings = *reloaded;
-          options = WatchOptionsOf(*settings);
-          daemon.Reload(settings, options);
-          std::string what;
-          for (const std::string& c : changed) what += (what.empty() ? "" : ", ") + c;
-          LogInfo(kLog, "config reloaded" + (what.empty() ? std::string() : " (" + what + ")"));
-        }
-      }
-      wait_s = seconds_to_next_tick();
+  };
+  hooks.reload = [&] {
+    // Every key of the new config or none: a new server, token and notifiers are built first and
+    // swapped in only when all of them worked.
+    auto reloaded = BuildSettings(o);
+    std::vector<std::string> changed;
+    Status applied = reloaded.ok()
+                         ? ReloadWatchServices(*settings, **reloaded, listen_requested(**reloaded),
+                                               daemon, http, &changed)
+                         : reloaded.status();
+    if (!applied.ok()) {
+      LogError(kLog, "config reload rejected, keeping the old one: " + applied.message());
+    } else {
+      settings = *reloaded;
+      options = WatchOptionsOf(*settings);
+      daemon.Reload(settings, options);
+      std::string what;
+      for (const std::string& c : changed) what += (what.empty() ? "" : ", ") + c;
+      LogInfo(kLog, "config reloaded" + (what.empty() ? std::string() : " (" + what + ")"));
     }
-    if (stop) break;
-  }
+    return options.interval_s;
+  };
+  SignalWaiter waiter(signals);
+  RunWatchLoop(waiter, options.interval_s, settings->watch_max_ticks, hooks);
   SdNotify("STOPPING=1");
   if (http.server) http.server->Stop();
   // systemd kills the unit TimeoutStopSec (20 s) after SIGTERM: the history is written first,

@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 
+#include "rules/catalogue.h"
+
 namespace gpudoctor::fleet {
 
 const char* const kCategories[6] = {"gpu",     "gpu_memory", "nvlink_pcie",
@@ -29,21 +31,8 @@ const Card* CardFor(const FleetData& data, const FindingEvent& e) {
 }  // namespace
 
 const char* CategoryOf(const FindingEvent& e) {
-  const std::string& id = e.id;
-  if (StartsWith(id, "gpu.ecc") || StartsWith(id, "gpu.remap") ||
-      StartsWith(id, "gpu.retired_pages") || StartsWith(id, "gpu.memory.")) {
-    return id == "gpu.memory.full" ? "software" : "gpu_memory";
-  }
-  if (StartsWith(id, "gpu.nvlink") || StartsWith(id, "gpu.pcie") || StartsWith(id, "pcie.")) {
-    return "nvlink_pcie";
-  }
-  if (StartsWith(id, "gpu.util")) return "software";
-  if (StartsWith(id, "gpu.")) return "gpu";
-  if (StartsWith(id, "net.")) return "network";
-  if (StartsWith(id, "driver.") || StartsWith(id, "proc.")) {
-    return "software";
-  }
-  return "host";  // host.*, hardware.mce, kernel.*, anything new
+  const CatalogueEntry* entry = FindCatalogueEntry(e.id);
+  return FleetClassName(entry != nullptr ? FleetClassOf(*entry) : LayerFleetClass(e.layer));
 }
 
 std::string SerialOf(const FleetData& data, const FindingEvent& e) {

@@ -26,38 +26,62 @@ const std::vector<const CatalogueEntry*>& Catalogue() {
 }
 
 WatchDefaults WatchDefaultsFor(const CatalogueEntry& e) {
-  static constexpr std::string_view kSlowGpuIds[] = {
-      "gpu.thermal",    "gpu.power.brake",        "gpu.power.cap",          "gpu.hw_slowdown",
-      "gpu.clocks.low", "gpu.memory.full",        "gpu.util.low",           "gpu.util.imbalance",
-      "gpu.fan",        "gpu.ecc.sbe_rate",       "gpu.pcie.replays",       "gpu.nvlink.errors",
-      "host.thermal",   "gpudoctor.probe.failed", "gpudoctor.probe.timeout"};
-  static constexpr std::string_view kRebootFixable[] = {
-      "driver.",         "gpu.lost",          "gpu.missing",       "gpu.nvml_error",
-      "gpu.xid",         "gpu.remap.pending", "gpu.pcie.degraded", "gpu.nvlink.down",
-      "gpu.hw_slowdown", "kernel.hung_task",  "pcie.aer",          "net.link",
-      "net.ib.port"};
-  static constexpr std::string_view kLatched[] = {"gpu.xid", "driver.gsp_timeout",
-                                                  "driver.init_failed", "pcie.aer", "hardware.mce"};
-  static constexpr std::string_view kClearedByDriverReload[] = {"gpu.xid", "driver.gsp_timeout",
-                                                                "driver.init_failed"};
-  WatchDefaults d;
-  for (auto id : kLatched) d.latched = d.latched || e.id == id;
-  for (auto id : kClearedByDriverReload) {
-    d.cleared_by_driver_reload = d.cleared_by_driver_reload || e.id == id;
+  const EntryTraits& t = e.traits;
+  Pace pace = t.pace;
+  if (pace == Pace::kFromLayer) {
+    bool load_like = e.layer == Layer::kResources || e.layer == Layer::kNetwork;
+    pace = load_like ? Pace::kSustained : Pace::kImmediate;
   }
-  bool slow = e.layer == Layer::kResources || e.layer == Layer::kNetwork;
-  for (auto id : kSlowGpuIds) slow = slow || e.id == id;
-  if (slow) {
+  WatchDefaults d;
+  if (pace == Pace::kSustained) {
     d.for_s = 60;
     d.resolve_after_s = 60;
   }
-  for (auto p : kRebootFixable) {
-    if (e.id == p || (p.back() == '.' && e.id.substr(0, p.size()) == p)) d.reboot_fixable = true;
-  }
-  if (e.for_s) d.for_s = *e.for_s;
-  if (e.resolve_after_s) d.resolve_after_s = *e.resolve_after_s;
-  if (e.reboot_fixable) d.reboot_fixable = *e.reboot_fixable;
+  if (t.for_s) d.for_s = *t.for_s;
+  if (t.resolve_after_s) d.resolve_after_s = *t.resolve_after_s;
+  d.reboot_fixable = t.reboot_fixable;
+  d.latched = t.latched;
+  d.cleared_by_driver_reload = t.cleared_by_driver_reload;
   return d;
+}
+
+const char* FleetClassName(FleetClass c) {
+  switch (c) {
+    case FleetClass::kGpu:
+      return "gpu";
+    case FleetClass::kGpuMemory:
+      return "gpu_memory";
+    case FleetClass::kNvlinkPcie:
+      return "nvlink_pcie";
+    case FleetClass::kNetwork:
+      return "network";
+    case FleetClass::kHost:
+      return "host";
+    case FleetClass::kSoftware:
+      return "software";
+    case FleetClass::kFromLayer:
+      break;
+  }
+  return "host";
+}
+
+FleetClass FleetClassOf(const CatalogueEntry& e) {
+  if (e.traits.fleet_class != FleetClass::kFromLayer) return e.traits.fleet_class;
+  return LayerFleetClass(e.layer);
+}
+
+FleetClass LayerFleetClass(Layer layer) {
+  switch (layer) {
+    case Layer::kNetwork:
+      return FleetClass::kNetwork;
+    case Layer::kHardware:
+      return FleetClass::kGpu;
+    case Layer::kSoftware:
+      return FleetClass::kSoftware;
+    case Layer::kResources:
+      break;
+  }
+  return FleetClass::kHost;
 }
 
 const CatalogueEntry* FindCatalogueEntry(std::string_view id) {

@@ -19,6 +19,35 @@ struct ThresholdSpec {
   std::string_view help;  // one line: what crossing it means
 };
 
+// Which part of a server a finding points at, for fleet failure statistics (`fleet`): counts
+// per class per 1,000 GPU-days. kFromLayer: the layer's class (network → kNetwork, software →
+// kSoftware, resources → kHost, hardware → kGpu).
+enum class FleetClass { kFromLayer, kGpu, kGpuMemory, kNvlinkPcie, kNetwork, kHost, kSoftware };
+const char* FleetClassName(FleetClass c);  // "gpu", "gpu_memory", "nvlink_pcie", ...
+
+// How fast `watch` opens and resolves a finding. kFromLayer: kSustained for the resources and
+// network layers, kImmediate for the others.
+//  - kImmediate: an error; opens at once (for_s 0), resolves after 300 s clear.
+//  - kSustained: a load-, thermal- or rate-type condition; opens after 60 s, resolves after 60 s
+//    clear, so a blip never pages.
+enum class Pace { kFromLayer, kImmediate, kSustained };
+
+// What `watch` and `fleet` need to know about an entry beyond its text. Every field's default
+// is the topic default; an entry names only what differs (designated initialisers:
+// `{.pace = Pace::kSustained, .reboot_fixable = true}`).
+struct EntryTraits {
+  Pace pace = Pace::kFromLayer;
+  std::optional<double> for_s;            // overrides the pace: fires this long before it opens
+  std::optional<double> resolve_after_s;  // overrides the pace: clear this long to resolve
+  bool reboot_fixable = false;            // a reboot may clear it (then it is re-checked)
+  // Raised from a kernel-log event that does not go away when the log goes quiet (an Xid, a GSP
+  // timeout, a failed init, a fatal AER or MCE): see WatchDefaults::latched.
+  bool latched = false;
+  // A latched finding that a reload of the NVIDIA module resets: see WatchDefaults.
+  bool cleared_by_driver_reload = false;
+  FleetClass fleet_class = FleetClass::kFromLayer;
+};
+
 struct CatalogueEntry {
   std::string_view id;  // stable: "host.disk.full"
   Layer layer;
@@ -26,19 +55,14 @@ struct CatalogueEntry {
   Action action;                 // what to do by default; a rule may decide per instance
   std::string_view title;        // short: "Filesystem nearly full"
   std::string_view description;  // what it means and why it matters, a few sentences
+  // Steps that start with a backtick label ("`local`: ...") apply only to that case: a rule
+  // keeps them with KeepStepsFor (make_finding.h); unlabelled steps always apply.
   std::vector<std::string_view> next_steps;
   std::vector<ThresholdSpec> thresholds;
-  // `gpudoctor watch` lifecycle; unset: the topic default (WatchDefaultsFor).
-  std::optional<double> for_s;            // fires this long (seconds) before it opens
-  std::optional<double> resolve_after_s;  // clear this long (seconds) before it resolves
-  std::optional<bool> reboot_fixable;     // a reboot may clear it (then it is re-checked)
+  EntryTraits traits = {};
 };
 
-// The watch lifecycle of one entry with topic defaults filled in: hardware and driver errors open
-// at once (for_s 0) and resolve after 300 s clear; load-, thermal- and utilisation-type findings
-// (resources and network layers, GPU thermal/power/clock/utilisation ids, probe failures) open
-// after 60 s and resolve after 60 s clear. Reboot-fixable: driver state, lost/missing GPUs, Xids,
-// pending row remaps, degraded PCIe/NVLink links, hung tasks, link-down NICs.
+// The watch lifecycle of one entry, from its traits with the topic defaults filled in (Pace).
 // Config keys [finding."ID"] for_s / resolve_after_s override the times (Thresholds::Get).
 // Latched: findings raised from a kernel-log event (an Xid, a GSP timeout, a failed init, a fatal
 // AER or MCE) that does not go away when the log goes quiet. While their action takes the node out
@@ -56,6 +80,11 @@ struct WatchDefaults {
   bool cleared_by_driver_reload = false;
 };
 WatchDefaults WatchDefaultsFor(const CatalogueEntry& e);
+// The entry's fleet class with the layer default filled in (never kFromLayer).
+FleetClass FleetClassOf(const CatalogueEntry& e);
+// The class of a layer: network → kNetwork, hardware → kGpu, software → kSoftware, resources →
+// kHost. Also the class of an id this build's catalogue does not know (a newer node's report).
+FleetClass LayerFleetClass(Layer layer);
 inline constexpr std::string_view kForSKey = "for_s";
 inline constexpr std::string_view kResolveAfterSKey = "resolve_after_s";
 

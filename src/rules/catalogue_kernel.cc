@@ -21,15 +21,17 @@ const std::vector<CatalogueEntry>& KernelCatalogue() {
        "bucket for the code, read from the line where the catalog makes it conditional (94/95 "
        "RST/D-RST tails, 154's recovery action, 144-150 Fatal/Nonfatal). NVML cannot "
        "report Xid 79/119/120, so the kernel log is the only source for them.",
-       // Order matters: kernel_rules.cc XidNextSteps keeps steps 3 and 4 only when they apply.
        {"Read what the code means and its action: `gpudoctor explain xid N`.",
         "Look at the lines around the first occurrence: `dmesg -T | grep -n -A3 -B10 'Xid'`.",
-        "Several processes or jobs hitting the same Xid on one GPU point at the GPU: drain it and "
+        "`several processes`: Several processes or jobs hitting the same Xid on one GPU point at "
+        "the GPU: drain it and "
         "run `dcgmi diag -r 3`.",
-        "Memory Xids (48, 94, 95, 63, 64): check `nvidia-smi -q -d ECC,ROW_REMAPPER` and reset "
+        "`memory Xid`: Memory Xids (48, 94, 95, 63, 64): check `nvidia-smi -q -d ECC,ROW_REMAPPER` "
+        "and reset "
         "the GPU when it is idle."},
        {{"escalate_distinct_processes", 2,
-         "an Xid seen from this many distinct processes is raised one severity step"}}},
+         "an Xid seen from this many distinct processes is raised one severity step"}},
+       {.reboot_fixable = true, .latched = true, .cleared_by_driver_reload = true}},
       {"pcie.aer",
        Layer::kHardware,
        Severity::kCrit,
@@ -47,7 +49,8 @@ const std::vector<CatalogueEntry>& KernelCatalogue() {
         "Fatal errors on a GPU: drain the node and power-cycle it; repeated → RMA the part.",
         kPhysicalChecklistStep, kSwapTestStep},
        {{"warn_corrected_count", 10,
-         "corrected errors of one device in the scanned log before it is a warning"}}},
+         "corrected errors of one device in the scanned log before it is a warning"}},
+       {.reboot_fixable = true, .latched = true, .fleet_class = FleetClass::kNvlinkPcie}},
       {"kernel.hung_task",
        Layer::kSoftware,
        Severity::kCrit,
@@ -64,7 +67,8 @@ const std::vector<CatalogueEntry>& KernelCatalogue() {
         "NVIDIA task or nvidia frames: drain the node and reboot it; do not start more "
         "nvidia-smi calls.",
         "Tasks waiting on NFS or other network filesystems: check the storage server."},
-       {{"crit_reports", 3, "hung-task reports for one task name that make it critical"}}},
+       {{"crit_reports", 3, "hung-task reports for one task name that make it critical"}},
+       {.reboot_fixable = true}},
       {"host.oom",
        Layer::kResources,
        Severity::kCrit,
@@ -89,7 +93,8 @@ const std::vector<CatalogueEntry>& KernelCatalogue() {
        {"Decode the records: `mcelog --client` or `ras-mc-ctl --errors`; check `edac-util -v`.",
         "Repeated corrected memory errors on one DIMM: schedule its replacement.",
         "Uncorrected or fatal events: drain the node and have the hardware inspected."},
-       {{"crit_events", 50, "machine check records in the scanned log that make it critical"}}},
+       {{"crit_events", 50, "machine check records in the scanned log that make it critical"}},
+       {.latched = true, .fleet_class = FleetClass::kHost}},
       {"net.link",
        Layer::kNetwork,
        Severity::kCrit,
@@ -111,7 +116,8 @@ const std::vector<CatalogueEntry>& KernelCatalogue() {
         {"crit_down_events", 10, "link-down events of one interface that make it critical"},
         {"crit_tx_timeouts", 3, "NETDEV WATCHDOG transmit timeouts that make it critical"},
         {"warn_carrier_changes", 1,
-         "carrier changes of one interface during the sampling window (sysfs, NIC probe)"}}},
+         "carrier changes of one interface during the sampling window (sysfs, NIC probe)"}},
+       {.reboot_fixable = true}},
       {"host.thermal",
        Layer::kHardware,
        Severity::kWarn,
@@ -122,7 +128,8 @@ const std::vector<CatalogueEntry>& KernelCatalogue() {
        "slow data loading and NCCL proxy threads; it also hints at poor airflow that hurts GPUs.",
        {"Read the counters: `grep . /sys/devices/system/cpu/cpu*/thermal_throttle/*`.",
         "Check fans, airflow and inlet temperature (`ipmitool sdr type temperature`)."},
-       {{"warn_events", 1, "throttling reports in the scanned log before it is a warning"}}},
+       {{"warn_events", 1, "throttling reports in the scanned log before it is a warning"}},
+       {.pace = Pace::kSustained, .fleet_class = FleetClass::kHost}},
       {"driver.init_failed",
        Layer::kSoftware,
        Severity::kCrit,
@@ -136,7 +143,8 @@ const std::vector<CatalogueEntry>& KernelCatalogue() {
         "Reload the driver or reboot; if it persists, power-cycle the node (cold boot).",
         "Check the driver branch supports this GPU and that the firmware files match the module "
         "(`modinfo nvidia | grep version`, /lib/firmware/nvidia)."},
-       {}},
+       {},
+       {.reboot_fixable = true, .latched = true, .cleared_by_driver_reload = true}},
       {"driver.gsp_timeout",
        Layer::kSoftware,
        Severity::kCrit,
@@ -148,7 +156,8 @@ const std::vector<CatalogueEntry>& KernelCatalogue() {
        {"Drain the node; avoid further nvidia-smi calls (they queue up in D state).",
         "Reboot the node; if it recurs on this driver, try another driver branch or disable GSP "
         "only where NVIDIA supports it (NVreg_EnableGpuFirmware=0, pre-Blackwell)."},
-       {}},
+       {},
+       {.reboot_fixable = true, .latched = true, .cleared_by_driver_reload = true}},
       {"driver.reloaded",
        Layer::kSoftware,
        Severity::kInfo,
@@ -164,7 +173,8 @@ const std::vector<CatalogueEntry>& KernelCatalogue() {
        {"Confirm the GPUs answer: `nvidia-smi`, and that the job runs again.",
         "If the same error returns after the reload, the reset did not help: drain and reboot, "
         "then follow that finding's steps."},
-       {}},
+       {},
+       {.reboot_fixable = true}},
       {"gpudoctor.kmsg.partial",
        Layer::kSoftware,
        Severity::kWarn,

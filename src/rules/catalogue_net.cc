@@ -180,9 +180,10 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
        "while the rest are fine, the problem is on their path (an ISP, a region, a VPN), not "
        "this server; when nearly all of them are degraded, it points at this server or its "
        "uplink.",
-       {"Only some networks: trace from the server to one of them (`mtr -rwc 50 HOST`) and "
+       {"`some`: Only some networks: trace from the server to one of them (`mtr -rwc 50 HOST`) and "
         "compare with a healthy one; contact that network's provider with the numbers.",
-        "Everyone: check this host's NIC and uplink (net.nic.saturated, net.nic.errors), the "
+        "`everyone`: Everyone: check this host's NIC and uplink (net.nic.saturated, "
+        "net.nic.errors), the "
         "server's CPU and the service itself.",
         "See the connections: `ss -ti state established` shows rtt and retrans per connection."},
        {{"warn_rtt_ms", 150, "median smoothed RTT of a client network that counts as degraded"},
@@ -224,7 +225,8 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
        {"Check `ibstat` / `ibv_devinfo` for the port; INIT means no subnet manager answered "
         "(check opensm / the fabric manager).",
         "Check cable and switch port; `ibdiagnet` or the switch's port counters."},
-       {}},
+       {},
+       {.reboot_fixable = true}},
       {"net.ib.errors",
        Layer::kNetwork,
        Severity::kCrit,

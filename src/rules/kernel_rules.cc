@@ -90,17 +90,19 @@ Severity FromXidSeverity(XidSeverity s) {
   }
 }
 
-// Next steps for one Xid: its own action first, then the catalogue's general steps that apply
-// (the catalogue lists them in this order: explain, log lines, several processes, memory Xids).
+// Next steps for one Xid: its own action first, then the catalogue's general steps, with the
+// labelled ones only when they apply (several processes, a memory Xid).
 std::vector<std::string> XidNextSteps(int64_t xid, const XidInfo& info, bool escalated) {
-  const auto& general = FindCatalogueEntry("gpu.xid")->next_steps;
+  Finding steps_of = MakeFinding("gpu.xid", Severity::kInfo, "");
+  bool memory = info.xid_class == XidClass::kHardwareMemory;
+  if (escalated && memory) {
+    KeepStepsFor(steps_of, {"several processes", "memory Xid"});
+  } else {
+    KeepStepsFor(steps_of, escalated ? "several processes" : memory ? "memory Xid" : "");
+  }
   std::vector<std::string> steps = {"Xid " + std::to_string(xid) + ": " + std::string(info.action) +
                                     "."};
-  for (size_t i = 0; i < general.size(); ++i) {
-    if (i == 2 && !escalated) continue;
-    if (i == 3 && info.xid_class != XidClass::kHardwareMemory) continue;
-    steps.emplace_back(general[i]);
-  }
+  steps.insert(steps.end(), steps_of.next_steps.begin(), steps_of.next_steps.end());
   return steps;
 }
 

@@ -31,11 +31,19 @@ Finding MakeFinding(std::string_view id, Severity severity, std::string summary)
   return f;
 }
 
-void KeepStepsFor(Finding& f, std::string_view verdict) {
-  std::string label = "`" + std::string(verdict) + "`: ";
+void KeepStepsFor(Finding& f, std::initializer_list<std::string_view> labels) {
   std::vector<std::string> kept;
   for (const auto& step : f.next_steps) {
-    if (step.starts_with(label)) kept.push_back(step.substr(label.size()));
+    size_t close = step.starts_with("`") ? step.find('`', 1) : std::string::npos;
+    bool labelled = close != std::string::npos && step.compare(close, 3, "`: ") == 0;
+    if (!labelled) {
+      kept.push_back(step);
+      continue;
+    }
+    for (std::string_view label : labels) {
+      std::string prefix = "`" + std::string(label) + "`: ";
+      if (step.starts_with(prefix)) kept.push_back(step.substr(prefix.size()));
+    }
   }
   f.next_steps = std::move(kept);
 }

@@ -1,6 +1,7 @@
 // MakeFinding: the one way rules build a Finding, so every id comes from the catalogue.
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -19,9 +20,12 @@ struct CatalogueEntry;
 // inspected). MakeFinding and a site's action override both go through it.
 Action ActionAtSeverity(Action action, Severity severity, const CatalogueEntry& entry);
 
-// For entries whose next steps are one per verdict ("`local`: ...", "`tls`: ..."): keeps only
-// the steps of `verdict`, without their label, so the advice fits the conclusion reached.
-void KeepStepsFor(Finding& f, std::string_view verdict);
+// Catalogue steps labelled with a case ("`local`: ...", "`tls`: ...") apply only to that case.
+// Keeps the unlabelled steps and those labelled with one of `labels` (without their label), in
+// catalogue order, so the advice fits the conclusion reached. A rule selects steps by label,
+// never by position.
+void KeepStepsFor(Finding& f, std::initializer_list<std::string_view> labels);
+inline void KeepStepsFor(Finding& f, std::string_view label) { KeepStepsFor(f, {label}); }
 
 // The GPU a finding is about, from its facts (index, UUID, bus id, serial, name).
 GpuRef RefOf(const GpuFacts& g);

@@ -449,10 +449,7 @@ void ClientNetworkRules(const Snapshot& snap, const Thresholds& t, std::vector<F
       .Add("healthy_pct", 100 - share)
       .Add("worst", worst)
       .Add("verdict", everyone ? "everyone" : "some");
-  // Next steps that fit the verdict (the catalogue lists the "some" step first).
-  const auto& steps = f.next_steps;
-  f.next_steps = everyone ? std::vector<std::string>{steps[1], steps[2]}
-                          : std::vector<std::string>{steps[0], steps[2]};
+  KeepStepsFor(f, everyone ? "everyone" : "some");
   out.push_back(std::move(f));
 }
 

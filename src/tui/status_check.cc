@@ -212,4 +212,60 @@ Status CheckStatusDocument(const json& doc) {
   return Status::Ok();
 }
 
+Result<std::map<int, std::vector<HistoryPoint>>> ParseHistoryDocument(const json& doc,
+                                                                      std::string_view metric) {
+  constexpr int64_t kMaxUnixS = 1000000000000;  // year 33658: beyond any real sample
+  Checker c;
+  std::vector<const json*> series;
+  if (doc.is_array()) {
+    if (Status s = c.List(doc, "history", kMaxListItems); !s.ok()) return s;
+    for (const json& e : doc) series.push_back(&e);
+  } else if (doc.is_object()) {
+    series.push_back(&doc);
+  } else {
+    return Bad("history", Shown(doc) + " is not a series or a list of them");
+  }
+  std::map<int, std::vector<HistoryPoint>> out;
+  for (size_t i = 0; i < series.size(); ++i) {
+    const json& one = *series[i];
+    std::string where = doc.is_array() ? "history[" + std::to_string(i) + "]" : "history";
+    if (!one.is_object()) return Bad(where, Shown(one) + " is not an object");
+    auto name = one.find("metric");
+    if (name == one.end()) return Bad(where + ".metric", "missing");
+    if (Status s = c.String(*name, where + ".metric"); !s.ok()) return s;
+    auto gpu = one.find("gpu");
+    if (gpu != one.end() && !gpu->is_null()) {
+      if (Status s = c.GpuIndex(*gpu, where + ".gpu"); !s.ok()) return s;
+    }
+    auto points = one.find("points");
+    if (points == one.end()) return Bad(where + ".points", "missing");
+    if (Status s = c.List(*points, where + ".points", kMaxHistoryPoints); !s.ok()) return s;
+    std::vector<HistoryPoint> parsed;
+    parsed.reserve(points->size());
+    for (size_t k = 0; k < points->size(); ++k) {
+      const json& p = (*points)[k];
+      std::string w = where + ".points[" + std::to_string(k) + "]";
+      if (!p.is_array() || p.size() != 2) return Bad(w, Shown(p) + " is not [time, value]");
+      const json& t = p[0];
+      if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() >= kMaxUnixS) {
+        return Bad(w + "[0]", Shown(t) + " is not a time in unix seconds");
+      }
+      HistoryPoint hp;
+      hp.unix_s = t.get<int64_t>();
+      const json& v = p[1];
+      if (!v.is_null()) {
+        if (!v.is_number()) return Bad(w + "[1]", Shown(v) + " is not a number or null");
+        if (Status s = c.Number(v, w + "[1]"); !s.ok()) return s;
+        hp.value = v.get<double>();
+      }
+      parsed.push_back(hp);
+    }
+    if (name->get_ref<const std::string&>() != metric || gpu == one.end() || gpu->is_null()) {
+      continue;
+    }
+    out.emplace(static_cast<int>(gpu->get<int64_t>()), std::move(parsed));  // first one kept
+  }
+  return out;
+}
+
 }  // namespace gpudoctor

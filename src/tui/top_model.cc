@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <map>
 
@@ -79,6 +80,21 @@ std::string Cut(std::string s, int width) {
     size_t n = static_cast<size_t>(width);
     while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
     s.resize(n);
+  }
+  return s;
+}
+
+// Cuts at `width` code points: for lines whose every character is one column wide (the history
+// line's block characters are three bytes each, which Cut would count as three columns).
+std::string CutColumns(std::string s, int width) {
+  if (width < 1) width = 1;
+  int points = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) continue;
+    if (++points > width) {
+      s.resize(i);
+      break;
+    }
   }
   return s;
 }
@@ -366,7 +382,148 @@ void AddProcesses(std::vector<TopLine>& lines, const TopViewState& st, const jso
   }
 }
 
+// "10m", "90s": the history window's length.
+std::string WindowText(int64_t s) {
+  return s % 60 == 0 ? std::to_string(s / 60) + "m" : std::to_string(s) + "s";
+}
+
+// True when `points` has a sample (with or without a value) inside [from, to].
+bool AnyInWindow(const std::vector<HistoryPoint>& points, int64_t from, int64_t to) {
+  return std::any_of(points.begin(), points.end(),
+                     [&](const HistoryPoint& p) { return p.unix_s >= from && p.unix_s <= to; });
+}
+
+// The history line under GPU `index`: "      util ▁▂▅█  temp ▃▃▄  10m"; nothing when the daemon
+// has no sample of this GPU in the window or the screen is too narrow.
+void AddHistory(std::vector<TopLine>& lines, const TopViewState& st, int index) {
+  if (!st.show_history || !st.history) return;
+  const TopHistory& h = *st.history;
+  if (h.to_unix_s <= h.from_unix_s) return;
+  auto it = h.gpus.find(index);
+  if (it == h.gpus.end()) return;
+  const GpuHistory& g = it->second;
+  if (!AnyInWindow(g.util, h.from_unix_s, h.to_unix_s) &&
+      !AnyInWindow(g.temp, h.from_unix_s, h.to_unix_s)) {
+    return;
+  }
+  int w = SparklineWidth(st.width);
+  if (w < 1) return;
+  std::string text =
+      "      util " +
+      Sparkline(g.util, h.from_unix_s, h.to_unix_s, w, kSparkUtilLow, kSparkUtilHigh, st.unicode) +
+      "  temp " +
+      Sparkline(g.temp, h.from_unix_s, h.to_unix_s, w, kSparkTempLowC, kSparkTempHighC,
+                st.unicode) +
+      "  " + WindowText(h.to_unix_s - h.from_unix_s);
+  lines.push_back({CutColumns(TerminalSafe(text, std::string::npos), st.width), TopStyle::kDim});
+}
+
 }  // namespace
+
+bool ApplyTopKey(int key, TopViewState* st) {
+  switch (key) {
+    case 'f':
+    case 'F':
+      st->findings_detail = !st->findings_detail;
+      return true;
+    case '?':
+    case 'h':
+    case 'H':
+      st->help = !st->help;
+      return true;
+    case 's':
+    case 'S':
+      st->sort = NextTopSort(st->sort);
+      return true;
+    case 'p':
+    case 'P':
+      st->processes = !st->processes;
+      return true;
+    case 't':
+    case 'T':
+      st->show_history = !st->show_history;
+      return true;
+    default:
+      return false;
+  }
+}
+
+int SparklineWidth(int screen_width) {
+  // "      util " (11) + W + "  temp " (7) + W + "  10m" (5).
+  int w = std::min(kMaxSparkWidth, (screen_width - 23) / 2);
+  return w >= 4 ? w : 0;
+}
+
+std::string Sparkline(const std::vector<HistoryPoint>& points, int64_t from_unix_s,
+                      int64_t to_unix_s, int width, double lo, double hi, bool unicode) {
+  if (width < 1 || to_unix_s <= from_unix_s) return "";
+  static const char* const kBlocks[] = {"\u2581", "\u2582", "\u2583", "\u2584",
+                                        "\u2585", "\u2586", "\u2587", "\u2588"};
+  static const char* const kAscii[] = {"_", ".", "-", ":", "=", "+", "*", "#"};
+  auto glyph = [&](double v) -> const char* {
+    int level = 0;
+    if (hi > lo) {
+      double f = (std::clamp(v, lo, hi) - lo) / (hi - lo);
+      level = std::clamp(static_cast<int>(f * 8), 0, 7);
+    }
+    return unicode ? kBlocks[level] : kAscii[level];
+  };
+  std::vector<HistoryPoint> p = points;
+  std::stable_sort(p.begin(), p.end(), [](const HistoryPoint& a, const HistoryPoint& b) {
+    return a.unix_s < b.unix_s;
+  });
+  // The usual spacing of the samples (median of the positive gaps): 0 when it cannot be told.
+  std::vector<int64_t> gaps;
+  for (size_t i = 1; i < p.size(); ++i) {
+    if (p[i].unix_s > p[i - 1].unix_s) gaps.push_back(p[i].unix_s - p[i - 1].unix_s);
+  }
+  double step = 0;
+  if (!gaps.empty()) {
+    std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2, gaps.end());
+    step = static_cast<double>(gaps[gaps.size() / 2]);
+  }
+  // Each point's column: -1 before the window, `width` after it; sorted like the points.
+  double span = static_cast<double>(to_unix_s - from_unix_s) / width;
+  std::vector<int> col(p.size());
+  std::vector<double> sum(static_cast<size_t>(width), 0);
+  std::vector<int> n(static_cast<size_t>(width), 0);
+  for (size_t i = 0; i < p.size(); ++i) {
+    if (p[i].unix_s < from_unix_s) {
+      col[i] = -1;
+    } else if (p[i].unix_s > to_unix_s) {
+      col[i] = width;
+    } else {
+      col[i] = std::min(width - 1, static_cast<int>((p[i].unix_s - from_unix_s) / span));
+      const std::optional<double>& v = p[i].value;
+      if (v && std::isfinite(*v)) {
+        sum[col[i]] += *v;
+        ++n[col[i]];
+      }
+    }
+  }
+  std::string out;
+  for (int c = 0; c < width; ++c) {
+    // The first point at or after this column; the one before it is the latest earlier sample.
+    size_t at = static_cast<size_t>(std::lower_bound(col.begin(), col.end(), c) - col.begin());
+    bool has_point = at < col.size() && col[at] == c;
+    double mean = n[c] > 0 ? sum[c] / n[c] : 0;
+    if (n[c] > 0 && std::isfinite(mean)) {
+      out += glyph(mean);
+      continue;
+    }
+    if (!has_point && at > 0 && step > 0) {
+      const HistoryPoint& prev = p[at - 1];
+      int64_t next_s = at < p.size() ? p[at].unix_s : to_unix_s;
+      if (prev.value && std::isfinite(*prev.value) &&
+          static_cast<double>(next_s - prev.unix_s) <= 1.5 * step) {
+        out += glyph(*prev.value);
+        continue;
+      }
+    }
+    out += ' ';
+  }
+  return out;
+}
 
 std::vector<TopLine> BuildTopLines(const json& status, const TopViewState& st) {
   std::vector<TopLine> lines;
@@ -385,13 +542,20 @@ std::vector<TopLine> BuildTopLines(const json& status, const TopViewState& st) {
   worst = std::max(worst, SeverityRank(Str(status, "verdict")));
   if (status.is_object()) title += "  verdict " + std::string(RankWord(worst));
   Add(lines, st, title, TopStyle::kHeader);
-  if (!st.error.empty()) Add(lines, st, "error: " + st.error, TopStyle::kCrit);
+  if (!st.error.empty() || !st.history_error.empty()) {
+    std::string error = st.error;
+    if (!st.history_error.empty()) {
+      error += (error.empty() ? "" : "; ") + std::string("history: ") + st.history_error;
+    }
+    Add(lines, st, "error: " + error, TopStyle::kCrit);
+  }
   if (st.help) {
     for (const char* k :
          {"keys: q quit   ? or h this help   f findings detail   s sort GPUs (index, util, "
           "memory, temp, power)",
           "      p processes per GPU   j/k or arrows scroll   space/PgDn, PgUp page   g top   "
-          "^L redraw"}) {
+          "^L redraw",
+          "      t GPU history (util 0-100%, temp 20-100 C, last 10 min; with --connect)"}) {
       Add(lines, st, k, TopStyle::kDim);
     }
   }
@@ -425,6 +589,9 @@ std::vector<TopLine> BuildTopLines(const json& status, const TopViewState& st) {
         "GPU UTIL MEM(G) TEMP(C) POWER(W)   SM(MHz)  PCIE      STATE   (sort: " +
             std::string(TopSortName(st.sort)) + ", s)",
         TopStyle::kHeader);
+    if (st.show_history && !st.history_note.empty()) {
+      Add(lines, st, "      history: " + st.history_note, TopStyle::kDim);
+    }
     std::vector<const json*> rows;
     for (const json& g : gpus) rows.push_back(&g);
     if (st.sort != TopSort::kIndex) {
@@ -455,6 +622,7 @@ std::vector<TopLine> BuildTopLines(const json& status, const TopViewState& st) {
           Int(Num(g, "max_sm_clock_mhz")).c_str(), pcie.c_str());
       std::string row = buf;
       Add(lines, st, row + " " + state, rank >= 2 ? StyleForRank(rank) : TopStyle::kNormal);
+      AddHistory(lines, st, index);
       if (st.processes) AddProcesses(lines, st, g);
     }
   }

@@ -1,11 +1,14 @@
 #include "tui/top_view.h"
 
 #include <curses.h>
+#include <langinfo.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <clocale>
 #include <cstdlib>
+#include <cstring>
+#include <cwchar>
 #include <string>
 
 namespace gpudoctor {
@@ -18,6 +21,31 @@ enum Pair : short { kPairOk = 1, kPairWarn, kPairCrit, kPairDim };
 bool NoColorRequested() {
   const char* v = std::getenv("NO_COLOR");
   return v != nullptr && *v != '\0';
+}
+
+// The bytes of `s` that fill at most `cols` columns at the locale's character widths. A byte
+// that does not decode counts as one column. Replaces a cut at `cols` bytes, which cut lines of
+// multi-byte characters early (a 60-column sparkline is 180 bytes).
+int BytesForColumns(const std::string& s, int cols) {
+  std::mbstate_t mb{};
+  size_t i = 0;
+  int used = 0;
+  while (i < s.size()) {
+    wchar_t wc = 0;
+    size_t n = std::mbrtowc(&wc, s.data() + i, s.size() - i, &mb);
+    int w = 1;
+    if (n == static_cast<size_t>(-1) || n == static_cast<size_t>(-2) || n == 0) {
+      mb = std::mbstate_t{};
+      n = 1;
+    } else {
+      int cw = wcwidth(wc);  // -1: not printable, drawn as an escape of at least one column
+      w = cw < 0 ? 1 : cw;
+    }
+    if (used + w > cols) break;
+    used += w;
+    i += n;
+  }
+  return static_cast<int>(i);
 }
 
 }  // namespace
@@ -33,6 +61,9 @@ Result<std::unique_ptr<TopView>> TopView::Open() {
     return Unsupported("unknown terminal type (TERM)");
   }
   std::unique_ptr<TopView> view(new TopView());
+  const char* codeset = nl_langinfo(CODESET);
+  view->utf8_ = codeset != nullptr &&
+                (std::strcmp(codeset, "UTF-8") == 0 || std::strcmp(codeset, "utf8") == 0);
   cbreak();
   noecho();
   nonl();
@@ -93,7 +124,8 @@ void TopView::Draw(const std::vector<TopLine>& all, int* scroll) {
     }
     if (!color_) pair = 0;
     attr_set(attr, pair, nullptr);
-    mvaddnstr(i, 0, l.text.c_str(), COLS);
+    int bytes = BytesForColumns(l.text, COLS);
+    if (bytes > 0) mvaddnstr(i, 0, l.text.c_str(), bytes);
   }
   attr_set(A_NORMAL, 0, nullptr);
   if (shown < static_cast<int>(lines.size())) {

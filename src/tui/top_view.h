@@ -1,9 +1,12 @@
 // `gpudoctor top` terminal view (ncurses). Draws the model's lines with erase + one refresh per
 // frame (curses sends only the changed cells, so the screen does not flicker), follows terminal
 // resizes, and reads keys with a timeout. Colour only when the terminal has it and NO_COLOR is
-// unset or empty. Not thread-safe: create, use and destroy it on one thread.
+// unset or empty. Lines are cut at the terminal's width in columns (the locale's character
+// widths), so multi-byte characters (sparklines, "→") are not cut early and a double-width one
+// never wraps. Not thread-safe: create, use and destroy it on one thread.
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "core/status.h"
@@ -22,6 +25,9 @@ class TopView {
 
   int Width() const;
   int Height() const;
+  // True when the terminal's locale is UTF-8 (block-character sparklines draw as characters);
+  // false: set TopViewState::unicode = false for ASCII ones.
+  bool Utf8() const { return utf8_; }
   // Draws `lines`: the first (title) always, then the rest from `*scroll` on; `*scroll` is clamped
   // to what can move. Lines past the height are dropped and the last row says how many.
   void Draw(const std::vector<TopLine>& lines, int* scroll);
@@ -36,6 +42,7 @@ class TopView {
  private:
   TopView() = default;
   bool color_ = false;
+  bool utf8_ = false;
 };
 
 }  // namespace gpudoctor

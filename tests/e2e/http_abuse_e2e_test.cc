@@ -182,7 +182,15 @@ class Hostiles {
       ++reconnects_;
     };
     for (size_t i = 0; i < fds.size(); ++i) open(i);
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    // Until every non-blocking connect has completed (writable), at most 5 s; one that has not
+    // is found gone below and reconnected.
+    auto connected = Clock::now() + std::chrono::seconds(5);
+    for (int fd : fds) {
+      if (fd < 0) continue;
+      pollfd p{fd, POLLOUT, 0};
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(connected - Clock::now());
+      if (left.count() > 0) ::poll(&p, 1, static_cast<int>(left.count()));
+    }
     for (size_t i = 0; i < fds.size(); ++i) {
       ::send(fds[i], kStart.data(), kStart.size(), MSG_NOSIGNAL);
     }
@@ -199,7 +207,7 @@ class Hostiles {
           ::send(fds[i], kStart.data(), kStart.size(), MSG_NOSIGNAL);
         }
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the trickle's pace
     }
     for (int fd : fds) ::close(fd);
   }
@@ -231,7 +239,7 @@ TEST_F(HttpAbuseE2eTest, HostileConnectionsNeitherStarveScrapesNorGrowMemory) {
           failures += std::string(path) + " " + std::to_string(status) + " " + last_error_ + "; ";
         worst = std::max(worst, s);
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the scraper's pace
     }
     EXPECT_GT(hostiles.reconnects(), 200u) << "the server never closed a hostile connection";
   }

@@ -167,6 +167,17 @@ class HttpE2eTest : public ::testing::Test {
         30))
         << watch_->Log();
   }
+  // The daemon's last completed tick (/healthz), -1 when it does not answer.
+  int64_t LastTick() {
+    int status = 0;
+    json j = json::parse(Get("/healthz", &status), nullptr, false);
+    return status == 200 && j.is_object() && j.contains("tick") ? j["tick"].get<int64_t>() : -1;
+  }
+  // Waits until `n` more ticks than now have completed (30 s: ticks stretch on a loaded machine).
+  bool WaitForTicks(int n) {
+    int64_t start = LastTick();
+    return start >= 0 && WaitFor([&] { return LastTick() >= start + n; }, 30);
+  }
   std::string Get(const std::string& path, int* status = nullptr) {
     httplib::Client c("127.0.0.1", port_);
     c.set_connection_timeout(1, 0);
@@ -304,7 +315,9 @@ TEST_F(HttpE2eTest, AlertmanagerAlertFiresAndResolvesWithTheFault) {
     }
     return false;
   };
-  std::this_thread::sleep_for(std::chrono::seconds(2));
+  // Two more ticks on the healthy scenario (counted, not slept): no alert may fire before the
+  // fault.
+  ASSERT_TRUE(WaitForTicks(2)) << watch_->Log();
   EXPECT_FALSE(thermal_firing()) << alerts().dump();
   SetScenario("thermal.scenario");  // GPU 3 overheats while watch runs
   ASSERT_TRUE(WaitFor(thermal_firing, 20)) << alerts().dump() << watch_->Log();
@@ -481,10 +494,17 @@ TEST_F(HttpE2eTest, RealWatchServesMetricsHistoryAndNotifies) {
   EXPECT_NE(metrics.find("DCGM_FI_DEV_GPU_TEMP{"), std::string::npos);
   Get("/healthz", &status);
   EXPECT_EQ(status, 200);
-  std::this_thread::sleep_for(std::chrono::seconds(2));
-  json h = json::parse(
-      Get("/api/v1/history?metric=gpudoctor_gpu_temperature_celsius&gpu=0&since=1h", &status),
-      nullptr, false);
+  // The history store writes behind the ticks: poll until a point is there.
+  json h;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        h = json::parse(
+            Get("/api/v1/history?metric=gpudoctor_gpu_temperature_celsius&gpu=0&since=1h", &status),
+            nullptr, false);
+        return status == 200 && h.is_object() && h["points"].size() >= 1;
+      },
+      20))
+      << h.dump();
   EXPECT_EQ(status, 200);
   EXPECT_GE(h["points"].size(), 1u) << h.dump();
   EXPECT_TRUE(

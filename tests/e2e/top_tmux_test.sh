@@ -35,6 +35,8 @@ rc=0
 
 host="$src/tests/fixtures/hosts/healthy"
 echo "include=$src/tests/fixtures/nvml/h100_busy.scenario" >"$tmp/now.scenario"
+# The pane command ends in `sleep 60` on purpose: the pane (and its "top exited N" line) stays
+# on screen for wait_for after top quits; kill-session ends it.
 run_top() {  # $1: extra environment
   tm new-session -d -s "$session" -x 120 -y 40 \
     "$1 FAKE_NVML_SCENARIO=$tmp/now.scenario TERM=xterm-256color '$build/gpudoctor' top \
@@ -51,6 +53,16 @@ wait_for() {
     sleep 0.1
   done
   echo "FAIL: screen never matched /$1/:"
+  screen
+  exit 1
+}
+# Waits until the screen no longer matches the extended regex $1 (10 s), else fails.
+wait_gone() {
+  for _ in $(seq 100); do
+    if ! screen | grep -Eq -- "$1"; then return 0; fi
+    sleep 0.1
+  done
+  echo "FAIL: screen still matches /$1/:"
   screen
   exit 1
 }
@@ -93,7 +105,12 @@ wait_for 'sort: index, s'
 
 # A narrow terminal: nothing wider than 80 columns, the GPU rows still there.
 tm resize-window -t "$session" -x 80 -y 24
-sleep 1
+# tmux cuts the old screen at once, so wait for top's own redraw: the help shown and hidden again
+# by keys read after the resize (curses reports the resize first).
+tm send-keys -t "$session" '?'
+wait_for 'keys: q quit'
+tm send-keys -t "$session" '?'
+wait_gone 'keys: q quit'
 wide=$(screen | awk 'length($0) > 80' | wc -l)
 [ "$wide" -eq 0 ] || fail "lines wider than 80 columns"
 screen | grep -Eq '^  3 .* 88/87 ' || fail "GPU 3 row lost at 80x24"

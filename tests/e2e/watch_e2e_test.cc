@@ -9,8 +9,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -71,7 +73,10 @@ Daemon Start(std::vector<std::string> args, const std::string& scenario, const s
   return d;
 }
 
-std::vector<std::string> WatchArgs(const TempDir& dir, const std::string& interval) {
+// `listen`: a kernel-chosen port by default, never the product's default 127.0.0.1:9835 (a
+// daemon on this machine, or another test, may hold it).
+std::vector<std::string> WatchArgs(const TempDir& dir, const std::string& interval,
+                                   const std::string& listen = "127.0.0.1:0") {
   return {"watch",
           "--interval",
           interval,
@@ -82,7 +87,41 @@ std::vector<std::string> WatchArgs(const TempDir& dir, const std::string& interv
           "--probes",
           "nvml,cpu,memory",
           "--config",
-          dir.path() + "/gpudoctor.toml"};
+          dir.path() + "/gpudoctor.toml",
+          "--listen",
+          listen};
+}
+
+// The daemon's stderr so far ("" before it opened it).
+std::string ReadLog(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+bool LogHas(const std::string& path, const std::string& needle) {
+  return ReadLog(path).find(needle) != std::string::npos;
+}
+
+// GPU `gpu`'s temperature points in the history so far (the daemon's store is readable while it
+// runs); empty while there are none or the store cannot be read yet.
+std::vector<double> Temperatures(const std::string& db, int gpu) {
+  auto m = RunGpudoctor({"history", "--db", db, "--metric", "gpudoctor_gpu_temperature_celsius",
+                         "--gpu", std::to_string(gpu), "--json"});
+  std::vector<double> out;
+  auto j = nlohmann::json::parse(m.out, nullptr, false);
+  if (m.exit_code != 0 || j.is_discarded() || (j.is_array() && j.empty())) return out;
+  const auto& series = j.is_array() ? j[0] : j;
+  if (!series.is_object() || !series.contains("points")) return out;
+  for (const auto& p : series["points"]) {
+    if (p.is_array() && p.size() > 1 && p[1].is_number()) out.push_back(p[1].get<double>());
+  }
+  return out;
+}
+
+// Waits for what a running daemon does (30 s: a loaded machine stretches the 0.3 s ticks),
+// polling every 200 ms (some conditions run `gpudoctor history`).
+bool Eventually(const std::function<bool()>& cond) {
+  return testing::WaitUntil(cond, std::chrono::seconds(30), milliseconds(200));
 }
 
 const char* kFastLifecycle =
@@ -94,12 +133,23 @@ TEST(WatchE2eTest, FaultInjectedMidRunOpensAndResolvesInHistory) {
   dir.Write("gpudoctor.toml", kFastLifecycle);
   std::string scenario = dir.path() + "/live.scenario";
   WriteScenario(scenario, "h100_busy.scenario");
-  Daemon d = Start(WatchArgs(dir, "0.3"), scenario, dir.path() + "/err.log");
-  std::this_thread::sleep_for(milliseconds(1500));
+  std::string err = dir.path() + "/err.log", db = dir.path() + "/history.db";
+  Daemon d = Start(WatchArgs(dir, "0.3"), scenario, err);
+  // Each step waits for what it needs (EXPECT, so that the daemon is stopped in any case): a few
+  // healthy ticks recorded, ...
+  EXPECT_TRUE(Eventually([&] { return Temperatures(db, 3).size() >= 2; })) << ReadLog(err);
   WriteScenario(scenario, "thermal.scenario");  // GPU 3 overheats while watch runs
-  std::this_thread::sleep_for(milliseconds(2000));
+  // ... the finding opened and a hot point recorded, ...
+  EXPECT_TRUE(Eventually([&] {
+    std::vector<double> t = Temperatures(db, 3);
+    return LogHas(err, "opened gpu.thermal") && !t.empty() &&
+           *std::max_element(t.begin(), t.end()) >= 88;
+  })) << ReadLog(err);
   WriteScenario(scenario, "h100_busy.scenario");  // and cools down again
-  std::this_thread::sleep_for(milliseconds(3000));
+  // ... resolved, with the points checked below.
+  EXPECT_TRUE(Eventually([&] {
+    return LogHas(err, "resolved gpu.thermal") && Temperatures(db, 3).size() >= 5;
+  })) << ReadLog(err);
   kill(d.pid, SIGTERM);
   EXPECT_EQ(d.Wait(std::chrono::seconds(10)), 0);
   std::string log = testing::ReadFileOrDie(dir.path() + "/err.log");
@@ -163,17 +213,20 @@ TEST(WatchE2eTest, DriverReloadResolvesTheLatchedXid) {
                                    "--probes",
                                    "kmsg",
                                    "--path.rootfs",
-                                   dir.path() + "/root"};
+                                   dir.path() + "/root",
+                                   "--listen",
+                                   "127.0.0.1:0"};
   std::string scenario = dir.path() + "/none.scenario";
-  Daemon d = Start(args, scenario, dir.path() + "/err.log");
-  std::this_thread::sleep_for(milliseconds(2000));
+  std::string err = dir.path() + "/err.log";
+  Daemon d = Start(args, scenario, err);
+  EXPECT_TRUE(Eventually([&] { return LogHas(err, "opened gpu.xid"); })) << ReadLog(err);
   {
     std::ofstream ring(dir.path() + "/root/dev/kmsg", std::ios::app);
     ring << "6,4," << usec(30)
          << ",-;NVRM: loading NVIDIA UNIX x86_64 Kernel Module  570.158.01  Release Build  "
             "(dvs-builder@U22-I3-B10-02-5)  Mon Jun  2 13:13:04 UTC 2025\n";
   }
-  std::this_thread::sleep_for(milliseconds(1500));
+  EXPECT_TRUE(Eventually([&] { return LogHas(err, "resolved gpu.xid"); })) << ReadLog(err);
   kill(d.pid, SIGTERM);
   EXPECT_EQ(d.Wait(std::chrono::seconds(10)), 0);
   std::string log = testing::ReadFileOrDie(dir.path() + "/err.log");
@@ -211,9 +264,7 @@ TEST(WatchE2eTest, DeviceCountChangesAreFollowed) {
     std::rename((scenario + ".tmp").c_str(), scenario.c_str());
   };
   write("");
-  std::vector<std::string> args = WatchArgs(dir, "0.3");
-  args.insert(args.end(), {"--listen", "off"});
-  Daemon d = Start(args, scenario, dir.path() + "/err.log");
+  Daemon d = Start(WatchArgs(dir, "0.3", "off"), scenario, dir.path() + "/err.log");
   struct Seen {
     int gone = 0, appeared = 0;
     bool ninth = false;
@@ -247,7 +298,8 @@ TEST(WatchE2eTest, DeviceCountChangesAreFollowed) {
     }
     return s;
   };
-  std::this_thread::sleep_for(milliseconds(1200));
+  // The eight GPUs sampled (GPU 7 recorded) before the count drops.
+  EXPECT_TRUE(Eventually([&] { return !Temperatures(dir.path() + "/history.db", 7).empty(); }));
   write("device_count=4\n");
   Seen after_drop = wait_for([](const Seen& s) { return s.gone >= 4; });
   EXPECT_EQ(after_drop.gone, 4) << after_drop.text;  // GPUs 4-7, by serial
@@ -255,7 +307,8 @@ TEST(WatchE2eTest, DeviceCountChangesAreFollowed) {
   Seen after_rise = wait_for([](const Seen& s) { return s.appeared >= 5 && s.ninth; });
   EXPECT_EQ(after_rise.appeared, 5) << after_rise.text;  // GPUs 4-7 back, and the ninth
   EXPECT_TRUE(after_rise.ninth) << after_rise.text;
-  std::this_thread::sleep_for(milliseconds(1000));  // a few ticks of nine GPUs
+  // Ticks of nine GPUs: the ninth's temperature recorded (checked again below).
+  EXPECT_TRUE(Eventually([&] { return !Temperatures(dir.path() + "/history.db", 8).empty(); }));
   kill(d.pid, SIGTERM);
   EXPECT_EQ(d.Wait(std::chrono::seconds(10)), 0);
   Seen final_events = seen();
@@ -274,11 +327,13 @@ TEST(WatchE2eTest, SighupWithBrokenConfigKeepsTheOldOne) {
   dir.Write("gpudoctor.toml", kFastLifecycle);
   std::string scenario = dir.path() + "/live.scenario";
   WriteScenario(scenario, "h100_busy.scenario");
-  Daemon d = Start(WatchArgs(dir, "0.3"), scenario, dir.path() + "/err.log");
-  std::this_thread::sleep_for(milliseconds(900));
+  std::string err = dir.path() + "/err.log";
+  Daemon d = Start(WatchArgs(dir, "0.3"), scenario, err);
+  // Started: the config is read and SIGHUP is blocked for the loop (not the default action).
+  EXPECT_TRUE(Eventually([&] { return LogHas(err, "]: started: interval"); })) << ReadLog(err);
   dir.Write("gpudoctor.toml", "[watch]\ninterval_s = \"fast\"\n");
   kill(d.pid, SIGHUP);
-  std::this_thread::sleep_for(milliseconds(900));
+  EXPECT_TRUE(Eventually([&] { return LogHas(err, "config reload rejected"); })) << ReadLog(err);
   EXPECT_EQ(waitpid(d.pid, nullptr, WNOHANG), 0) << "a bad config must not stop the daemon";
   kill(d.pid, SIGINT);
   EXPECT_EQ(d.Wait(std::chrono::seconds(10)), 0);
@@ -291,11 +346,11 @@ TEST(WatchE2eTest, SighupWithBrokenConfigKeepsTheOldOne) {
 TEST(WatchE2eTest, BadDbPathsAndFlagsExit3NamingThem) {
   TempDir dir;
   dir.Write("file", "x");
-  auto r = RunGpudoctor(
-      {"watch", "--ticks", "1", "--db", dir.path() + "/file/sub/history.db", "--probes", "cpu"});
+  auto r = RunGpudoctor({"watch", "--ticks", "1", "--db", dir.path() + "/file/sub/history.db",
+                         "--probes", "cpu", "--listen", "off"});
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_NE(r.err.find(dir.path() + "/file"), std::string::npos) << r.err;
-  auto bad = RunGpudoctor({"watch", "--interval", "0", "--probes", "cpu"});
+  auto bad = RunGpudoctor({"watch", "--interval", "0", "--probes", "cpu", "--listen", "off"});
   EXPECT_EQ(bad.exit_code, 3);
   EXPECT_NE(bad.err.find("--interval"), std::string::npos) << bad.err;
 }
@@ -325,9 +380,9 @@ TEST(WatchE2eTest, ListenOnBusyPortExits3) {
 }
 
 TEST(WatchE2eTest, TicksRunWithoutHistoryAndStopAfterN) {
-  auto r = RunGpudoctor(
-      {"watch", "--no-db", "--ticks", "3", "--interval", "0.2", "--probes", "cpu,memory"},
-      std::chrono::seconds(20));
+  auto r = RunGpudoctor({"watch", "--no-db", "--ticks", "3", "--interval", "0.2", "--probes",
+                         "cpu,memory", "--listen", "127.0.0.1:0"},
+                        std::chrono::seconds(20));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("history off"), std::string::npos) << r.err;
   EXPECT_LT(r.seconds, 5);

@@ -7,6 +7,8 @@
 #include <memory>
 #include <thread>
 
+#include "test_util.h"
+
 namespace gpudoctor {
 namespace {
 
@@ -14,10 +16,7 @@ TimePoint In(int ms) { return SteadyClock::now() + std::chrono::milliseconds(ms)
 
 // Waits until `n` workers are idle (a finished worker parks itself just after setting its result).
 bool WaitIdle(int n) {
-  for (int i = 0; i < 500 && IdleWorkerCount() < n; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  return IdleWorkerCount() >= n;
+  return testing::WaitUntil([n] { return IdleWorkerCount() >= n; });
 }
 
 TEST(DeadlineTest, SequentialWorkReusesOneWorker) {

@@ -206,6 +206,18 @@ TEST(FleetStatsTest, CategoriesFollowTheLlamaTable) {
   EXPECT_EQ(cat("net.ib.port"), "network");
   EXPECT_EQ(cat("host.oom"), "host");
   EXPECT_EQ(cat("driver.mismatch"), "software");
+  // From the catalogue's traits, not from the id's prefix: a full GPU memory is the workload's.
+  EXPECT_EQ(cat("gpu.memory.full"), "software");
+  EXPECT_EQ(cat("gpu.util.sawtooth"), "software");
+  EXPECT_EQ(cat("hardware.mce"), "host");
+  EXPECT_EQ(cat("gpu.ecc.sbe_rate"), "gpu_memory");
+  // An id a newer node reports that this build does not know: its layer's class.
+  FindingEvent unknown;
+  unknown.id = "gpu.future_thing";
+  unknown.layer = Layer::kNetwork;
+  EXPECT_STREQ(CategoryOf(unknown), "network");
+  unknown.layer = Layer::kHardware;
+  EXPECT_STREQ(CategoryOf(unknown), "gpu");
 }
 
 TEST(FleetHealthTableTest, WorstFirstAndMissingGpus) {

@@ -187,7 +187,7 @@ TEST(GpuNvmlTest, HungCallOnOneGpuIsNamedAndOthersAreReported) {
   TimePoint t0 = SteadyClock::now();
   GpuLayerFacts f = Sample("hang_gpu2.scenario", FakeLib(), milliseconds(500));
   double s = std::chrono::duration<double>(SteadyClock::now() - t0).count();
-  EXPECT_LT(s, 1.5);
+  EXPECT_LT(s, 2.5);  // the 500 ms call timeout and slack, never the 20 s deadline
   ASSERT_EQ(f.hangs.size(), 1u);
   EXPECT_EQ(f.hangs[0].call, "nvmlDeviceGetTemperature");
   EXPECT_EQ(f.hangs[0].gpu_index, 2);

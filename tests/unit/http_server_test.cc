@@ -255,7 +255,9 @@ TEST_F(HttpServerTest, KeepAliveRequestsDoNotWaitForDelayedAck) {
     ASSERT_EQ(r->status, 200);
   }
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_LT(s, 0.6) << "40 keep-alive requests; 40 ms each means delayed-ACK stalls";
+  // Delayed-ACK stalls would be 40 x 40 ms = 1.6 s; loopback speed is a few ms a request, so
+  // 1 s leaves room for a loaded machine.
+  EXPECT_LT(s, 1.0) << "40 keep-alive requests; 40 ms each means delayed-ACK stalls";
 }
 
 TEST_F(HttpServerTest, StopIsPromptAndIdempotent) {

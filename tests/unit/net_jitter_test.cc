@@ -86,7 +86,9 @@ TEST(JitterRuleTest, DefaultSeriesSeesJitterAndAFewPercentLoss) {
     auto start = SteadyClock::now();
     auto out = ProbeHosts(hosts, opts, start + std::chrono::seconds(5));
     double s = std::chrono::duration<double>(SteadyClock::now() - start).count();
-    EXPECT_LT(s, 2.3);  // 39 x 25 ms + the 1 s timeout of the lost last probe
+    // 39 x 25 ms + the 1 s timeout of the lost last probe: ~2 s. Waiting out a timeout for each
+    // of the two lost probes would be ~3 s, so the slack for a loaded machine stays below that.
+    EXPECT_LT(s, 2.6);
     ASSERT_EQ(out.size(), 3u);
     if (out[0].method.empty()) return;  // no socket at all inside the namespace
     EXPECT_EQ(out[0].sent, 40);

@@ -81,8 +81,16 @@ TEST(SockDiagTest, SeesLoopbackBytesAndMapsThemToThisProcess) {
   EXPECT_EQ(*Find(*before, Inode(pair.server))->bytes_received, 100000u);
 
   pair.Transfer(250000);
-  usleep(20000);
+  // The server has read everything; wait (bounded) until the kernel also has the last ACK, so
+  // `after` sees all 350000 bytes acknowledged. The check below tolerates one segment anyway.
   auto after = DumpTcpSockets();
+  (void)testing::WaitUntil(
+      [&] {
+        after = DumpTcpSockets();
+        const TcpSocketInfo* s = after.ok() ? Find(*after, Inode(pair.client)) : nullptr;
+        return s != nullptr && s->bytes_acked && *s->bytes_acked >= 350000u;
+      },
+      std::chrono::seconds(5));
   ASSERT_TRUE(after.ok());
   ProcessScan scan = ScanProcesses(RootFs(), ProcScanOptions{});
   const ScannedProcess* me = nullptr;

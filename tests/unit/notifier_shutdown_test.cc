@@ -115,11 +115,16 @@ TEST(NotifierShutdownTest, DeliveryInFlightIsAbortedAfterTheGraceAndHandedBack) 
 }
 
 TEST(NotifierShutdownTest, ExecInFlightIsKilledAfterTheGrace) {
-  NotifierConfig c{NotifierKind::kExec, "", {"/bin/sleep", "300"}, Severity::kWarn, 600};
+  // A hook that says it started, then hangs: Shutdown must find it in flight.
+  testing::TempDir dir;
+  std::string script = dir.path() + "/hang.sh";
+  dir.Write("hang.sh", "#!/bin/sh\n: > " + dir.path() + "/started\nexec /bin/sleep 300\n");
+  ::chmod(script.c_str(), 0755);
+  NotifierConfig c{NotifierKind::kExec, "", {script}, Severity::kWarn, 600};
   auto hub = NotifierHub::Create({c}, {});
   ASSERT_TRUE(hub.ok()) << hub.status().message();
   (*hub)->OnTransitions(Opened(MakeTracked("gpu.ecc.dbe", Severity::kCrit, 1)));
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // let it start
+  ASSERT_TRUE(WaitFor([&] { return std::filesystem::exists(dir.path() + "/started"); }));
   auto start = std::chrono::steady_clock::now();
   auto pending = (*hub)->Shutdown(0.2);
   EXPECT_LT(Seconds(start), 2.0);

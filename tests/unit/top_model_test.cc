@@ -186,6 +186,174 @@ TEST(TopModelTest, UrlTargetShowsStatusAndFirstByte) {
   EXPECT_NE(ping->text.find("rtt 0.50 ms"), std::string::npos) << ping->text;
 }
 
+// The block characters, lowest to highest (U+2581..U+2588).
+constexpr const char* kB1 = "\u2581";
+constexpr const char* kB5 = "\u2585";
+constexpr const char* kB8 = "\u2588";
+
+std::string Repeat(const char* s, int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += s;
+  return out;
+}
+
+// Columns of a history line: every character in it is one column wide (one code point).
+size_t Columns(const std::string& s) {
+  size_t n = 0;
+  for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80 ? 1 : 0;
+  return n;
+}
+
+// Samples every `step` s from `from` to `to` inclusive, all `value`.
+std::vector<HistoryPoint> Every(int64_t from, int64_t to, int64_t step, double value) {
+  std::vector<HistoryPoint> out;
+  for (int64_t t = from; t <= to; t += step) out.push_back({t, value});
+  return out;
+}
+
+TEST(TopSparklineTest, FixedScalesMapTheEndsToTheLowestAndHighestBlock) {
+  // Utilisation 0..1: 0 is the lowest block (not a gap), 1 the highest, 0.5 the fifth of eight.
+  std::vector<HistoryPoint> util = {{0, 0.0}, {10, 0.5}, {20, 1.0}};
+  EXPECT_EQ(Sparkline(util, 0, 30, 3, kSparkUtilLow, kSparkUtilHigh), std::string(kB1) + kB5 + kB8);
+  // Out of range values are clamped, never wrapped or dropped.
+  EXPECT_EQ(Sparkline({{0, -3.0}, {10, 7.0}}, 0, 20, 2, 0, 1), std::string(kB1) + kB8);
+  // Eight equal steps: just under an eighth is still the lowest block, just over the next.
+  EXPECT_EQ(Sparkline({{0, 0.124}, {10, 0.126}, {20, 0.874}, {30, 0.876}}, 0, 40, 4, 0, 1),
+            "\u2581\u2582\u2587\u2588");
+  // Temperature on 20..100 C: 20 and below lowest, 60 the middle, 100 and above highest.
+  std::vector<HistoryPoint> temp = {{0, 20.0}, {10, 60.0}, {20, 100.0}, {30, 15.0}, {40, 130.0}};
+  EXPECT_EQ(Sparkline(temp, 0, 50, 5, kSparkTempLowC, kSparkTempHighC),
+            std::string(kB1) + kB5 + kB8 + kB1 + kB8);
+  // A column draws the mean of its samples; the order of the points does not matter.
+  EXPECT_EQ(Sparkline({{5, 1.0}, {1, 0.0}}, 0, 10, 1, 0, 1), kB5);
+  // ASCII for terminals whose locale is not UTF-8.
+  EXPECT_EQ(Sparkline(util, 0, 30, 3, 0, 1, /*unicode=*/false), "_=#");
+}
+
+TEST(TopSparklineTest, MissingSamplesAreGaps) {
+  // Samples every 10 s; the ones at 30 and 40 are missing and the one at 60 has no value.
+  std::vector<HistoryPoint> pts = {{0, 1.0},  {10, 1.0},          {20, 1.0},
+                                   {50, 1.0}, {60, std::nullopt}, {70, 1.0}};
+  EXPECT_EQ(Sparkline(pts, 0, 80, 8, 0, 1), Repeat(kB8, 3) + "  " + kB8 + " " + kB8);
+  // Nothing before the first sample or long after the last one.
+  EXPECT_EQ(Sparkline(Every(30, 50, 10, 0.0), 0, 60, 6, 0, 1), "   " + Repeat(kB1, 3));
+  EXPECT_EQ(Sparkline(Every(0, 10, 10, 0.0), 0, 60, 6, 0, 1), Repeat(kB1, 2) + "    ");
+  EXPECT_EQ(Sparkline({}, 0, 60, 6, 0, 1), "      ");
+  // Columns narrower than the sampling interval: a column between two consecutive samples
+  // repeats the earlier one instead of looking like a missing sample.
+  std::vector<HistoryPoint> ramp;
+  for (int i = 0; i <= 10; ++i) ramp.push_back({i * 10, i / 10.0});
+  std::string fine = Sparkline(ramp, 0, 100, 20, 0, 1);
+  EXPECT_EQ(Columns(fine), 20u);
+  EXPECT_EQ(fine.find(' '), std::string::npos) << fine;
+  EXPECT_EQ(fine.substr(0, 6), Repeat(kB1, 2)) << fine;
+}
+
+TEST(TopSparklineTest, WidthIsExactAndFitsTheScreen) {
+  auto pts = Every(0, 600, 5, 0.5);
+  for (int w : {1, 7, 28, 60}) EXPECT_EQ(Columns(Sparkline(pts, 0, 600, w, 0, 1)), size_t(w)) << w;
+  EXPECT_EQ(Sparkline(pts, 0, 600, 0, 0, 1), "");
+  EXPECT_EQ(Sparkline(pts, 600, 600, 10, 0, 1), "");  // an empty window
+  // Two sparklines and their labels fit the screen; at most kMaxSparkWidth; none when too narrow.
+  EXPECT_EQ(SparklineWidth(80), 28);
+  EXPECT_EQ(SparklineWidth(1000), kMaxSparkWidth);
+  EXPECT_EQ(SparklineWidth(30), 0);
+  for (int width = 31; width <= 300; ++width) {
+    int w = SparklineWidth(width);
+    EXPECT_LE(11 + w + 7 + w + 5, width) << width;
+  }
+}
+
+// Issue: a short utilisation/temperature history per GPU from the watch top connects to.
+TEST(TopModelTest, HistoryLineUnderEachGpuWithHistoryOnly) {
+  json status = {{"verdict", "ok"},
+                 {"host", "n1"},
+                 {"findings", json::array()},
+                 {"gpus", json::array({{{"index", 0}, {"util_gpu_pct", 50}},
+                                       {{"index", 1}, {"util_gpu_pct", 5}}})}};
+  TopViewState st;
+  st.width = 80;
+  auto history_lines = [](const std::vector<TopLine>& lines) {
+    std::vector<std::string> out;
+    for (const auto& l : lines) {
+      if (l.text.rfind("      util ", 0) == 0) out.push_back(l.text);
+    }
+    return out;
+  };
+  // `top` without --connect: no history, and nothing said about it.
+  std::string local = Joined(BuildTopLines(status, st));
+  EXPECT_TRUE(history_lines(BuildTopLines(status, st)).empty()) << local;
+  EXPECT_EQ(local.find("history"), std::string::npos) << local;
+
+  // GPU 0 ramps from idle to busy at a steady 60 C; GPU 1 has no stored series.
+  TopHistory h;
+  h.to_unix_s = 1700000600;
+  h.from_unix_s = h.to_unix_s - kHistoryWindowS;
+  for (int64_t t = h.from_unix_s; t <= h.to_unix_s; t += 10) {
+    h.gpus[0].util.push_back({t, static_cast<double>(t - h.from_unix_s) / kHistoryWindowS});
+    h.gpus[0].temp.push_back({t, 60.0});
+  }
+  st.history = h;
+  auto lines = BuildTopLines(status, st);
+  std::string all = Joined(lines);
+  auto hist = history_lines(lines);
+  ASSERT_EQ(hist.size(), 1u) << all;
+  // Right under GPU 0's row.
+  size_t row0 = 0;
+  while (row0 < lines.size() && lines[row0].text.rfind("  0 ", 0) != 0) ++row0;
+  ASSERT_LT(row0 + 1, lines.size()) << all;
+  EXPECT_EQ(lines[row0 + 1].text, hist[0]);
+  EXPECT_EQ(lines[row0 + 1].style, TopStyle::kDim);
+  int w = SparklineWidth(80);
+  std::string util = Sparkline(h.gpus[0].util, h.from_unix_s, h.to_unix_s, w, 0, 1);
+  EXPECT_EQ(hist[0], "      util " + util + "  temp " + Repeat(kB5, w) + "  10m");
+  EXPECT_EQ(util.substr(0, 3), kB1) << util;             // idle first
+  EXPECT_EQ(util.substr(util.size() - 3), kB8) << util;  // busy last
+  EXPECT_LE(Columns(hist[0]), 80u) << hist[0];
+  // GPU 1's row is followed by no history line.
+  size_t row1 = 0;
+  while (row1 < lines.size() && lines[row1].text.rfind("  1 ", 0) != 0) ++row1;
+  ASSERT_LT(row1, lines.size()) << all;
+  EXPECT_TRUE(row1 + 1 == lines.size() || lines[row1 + 1].text.rfind("      util", 0) != 0);
+
+  // Narrower screens get shorter sparklines; a very narrow one none.
+  st.width = 40;
+  hist = history_lines(BuildTopLines(status, st));
+  ASSERT_EQ(hist.size(), 1u);
+  EXPECT_LE(Columns(hist[0]), 40u) << hist[0];
+  st.width = 30;
+  EXPECT_TRUE(history_lines(BuildTopLines(status, st)).empty());
+  st.width = 80;
+
+  // `t` hides and shows it again.
+  EXPECT_TRUE(ApplyTopKey('t', &st));
+  EXPECT_FALSE(st.show_history);
+  EXPECT_TRUE(history_lines(BuildTopLines(status, st)).empty());
+  EXPECT_TRUE(ApplyTopKey('T', &st));
+  EXPECT_EQ(history_lines(BuildTopLines(status, st)).size(), 1u);
+  EXPECT_FALSE(ApplyTopKey('x', &st));
+  st.help = true;
+  EXPECT_NE(Joined(BuildTopLines(status, st)).find("t GPU history"), std::string::npos);
+  st.help = false;
+
+  // A daemon without history: one dim note, not one per GPU; fetch errors on the error line.
+  st.history.reset();
+  st.history_note = "the daemon serves no history";
+  all = Joined(BuildTopLines(status, st));
+  size_t note = all.find("history: the daemon serves no history");
+  ASSERT_NE(note, std::string::npos) << all;
+  EXPECT_EQ(all.find("history: the daemon", note + 1), std::string::npos) << all;
+  st.history_note.clear();
+  st.history_error = "http://n1:9835/api/v1/history?metric=x: HTTP 500";
+  lines = BuildTopLines(status, st);
+  const TopLine* err = LineStarting(lines, "error: history: http://n1");
+  ASSERT_NE(err, nullptr);
+  EXPECT_EQ(err->style, TopStyle::kCrit);
+  st.error = "status down";
+  EXPECT_NE(LineStarting(BuildTopLines(status, st), "error: status down; history: http://n1"),
+            nullptr);
+}
+
 TEST(TopModelTest, ThrottleReasonNames) {
   EXPECT_EQ(ThrottleReasonNames(0), "-");
   EXPECT_EQ(ThrottleReasonNames(0x1), "-");  // idle is not a slowdown

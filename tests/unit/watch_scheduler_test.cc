@@ -124,14 +124,20 @@ TEST(ProbeSchedulerTest, StuckProbeIsNotStartedAgainAndDoesNotDelayOthers) {
   EXPECT_NE(RecordOf(s3, "blocking")->reason.find("still running since tick 1"), std::string::npos);
   EXPECT_EQ(s3.host.uptime_s, 2);
 
-  // Released: its late result is taken, and it runs again on the following tick.
+  // Released: its late result is taken, and it runs again on the following tick. Ticks until
+  // then (its worker may take a moment to hand the result over) still find it running.
   {
     std::lock_guard<std::mutex> lock(g_block_mu);
     g_release = true;
   }
   g_block_cv.notify_all();
-  std::this_thread::sleep_for(milliseconds(50));
-  Snapshot s4 = sched.Tick(4, true, SteadyClock::now() + milliseconds(1000));
+  Snapshot s4;
+  uint64_t tick = 4;
+  ASSERT_TRUE(testing::WaitUntil([&] {
+    s4 = sched.Tick(tick++, true, SteadyClock::now() + milliseconds(1000));
+    const ProbeRecord* r = RecordOf(s4, "blocking");
+    return r != nullptr && r->reason.find("still running") == std::string::npos;
+  }));
   EXPECT_EQ(g_blocking_runs.load(), 2);
   EXPECT_EQ(RecordOf(s4, "blocking")->state, ProbeState::kOk);
   EXPECT_EQ(s4.gpu.driver.nvml_version, "released");

@@ -93,6 +93,7 @@ TEST(NvmlSessionTest, FailedInitIsRetriedWithBackoff) {
   session.Sample(In(5000));  // within the 1 s backoff: no new attempt
   EXPECT_EQ(session.init_attempts(), 1);
   setenv("FAKE_NVML_SCENARIO", testing::FixturePath("nvml/h100_healthy.scenario").c_str(), 1);
+  // Deliberate: the 1 s init backoff has to pass in wall time (the session reads the clock).
   std::this_thread::sleep_for(milliseconds(1100));
   GpuLayerFacts t3 = session.Sample(In(5000));
   EXPECT_EQ(session.init_attempts(), 2);
