@@ -7,12 +7,25 @@
 //   utilisation low while the peers are busy.
 // A GPU is a straggler when it is an outlier in at least `persist_windows` windows and in at
 // least half of the windows in which it could be compared: a momentary blip is not flagged.
-// Kind: "hardware" when clocks/power/temperature/errors are the outlier (slow silicon, throttle,
-// cooling, errors: drain and fix), "workload" when only utilisation is low with healthy clocks
-// (the job's imbalance: draining the node will not fix it). Pure functions, thread-compatible.
+// Each outlier window is classed, and the class of most windows is the straggler's kind:
+//   "hardware": evidence against the GPU itself: a hardware clock event reason (HW slowdown
+//     0x8, HW thermal 0x40, HW power brake 0x80) with low clocks, temperature above peers,
+//     errors rising faster than peers', or low clocks that nothing explains (no reason bit, a
+//     power draw not above peers', the same configured power limit): drain and fix.
+//   "capped": low clocks explained by configuration or the job: application clocks (0x2),
+//     sync boost (0x10) or display clocks (0x100) set, a power limit configured below the
+//     peers' (< 90 %), or a power draw above the peers' (a power-heavy job at its power cap,
+//     SW power cap 0x4). Not a fault; draining will not fix it.
+//   "workload": utilisation (or power) below busy peers with healthy clocks: the job's doing.
+//   "victim": a workload or capped straggler on the same node as a hardware straggler: it
+//     waits for that GPU at collectives (`waits_on`); the hardware straggler's `holds_back`
+//     counts them.
+// An idle GPU (utilisation <= idle_util_pct) is never compared on utilisation: it has no work,
+// and FindIdle reports it as unused capacity instead. Pure functions, thread-compatible.
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +39,7 @@ struct OutlierOptions {
   int min_peers = 4;          // peers (incl. the GPU) needed to judge a window
   double z_threshold = 3.5;   // robust z
   double busy_util_pct = 50;  // "under load"
+  double idle_util_pct = 5;   // at or below: no work on the GPU
 };
 
 struct MetricOutlier {
@@ -39,14 +53,37 @@ struct Straggler {
   uint32_t card = 0;  // index into FleetData::cards
   int windows_compared = 0;
   int windows_outlier = 0;
-  std::string kind;            // "hardware" | "workload"
-  bool throttle_seen = false;  // HW slowdown / thermal / power-brake clock event reasons
+  std::string kind;                  // "hardware" | "capped" | "workload" | "victim"
+  bool throttle_seen = false;        // HW slowdown / thermal / power-brake clock event reasons
+  std::optional<uint32_t> waits_on;  // victims: the hardware straggler's card on the node
+  int holds_back = 0;                // hardware stragglers: victims waiting on it
   std::vector<MetricOutlier> metrics;
   std::string advice;
 };
 
-// Sorted: hardware before workload, then most outlier windows first.
+// Sorted: hardware, capped, victim, workload; then most outlier windows first.
 std::vector<Straggler> FindStragglers(const FleetData& data, const OutlierOptions& options);
+
+// A GPU with no work: utilisation <= idle_util_pct in at least `persist_windows` windows and
+// in at least half of the windows with a utilisation value. Capacity left unused, not a fault.
+struct IdleGpu {
+  uint32_t card = 0;
+  int windows_idle = 0;
+  int windows_seen = 0;
+};
+// Sorted by card index.
+std::vector<IdleGpu> FindIdle(const FleetData& data, const OutlierOptions& options);
+
+// Clock event reason bits (NVML nvmlClocksEventReason*).
+inline constexpr uint32_t kReasonAppClocks = 0x2, kReasonSwPowerCap = 0x4, kReasonHwSlowdown = 0x8,
+                          kReasonSyncBoost = 0x10, kReasonSwThermal = 0x20, kReasonHwThermal = 0x40,
+                          kReasonHwPowerBrake = 0x80, kReasonDisplayClocks = 0x100;
+// Reasons that are evidence against the hardware.
+inline constexpr uint32_t kHardwareReasons =
+    kReasonHwSlowdown | kReasonHwThermal | kReasonHwPowerBrake;
+// Reasons that explain low clocks by configuration.
+inline constexpr uint32_t kConfigReasons =
+    kReasonAppClocks | kReasonSyncBoost | kReasonDisplayClocks;
 
 // Median of values (reorders them); 0 for an empty vector.
 double MedianInPlace(std::vector<double>& values);

@@ -683,6 +683,42 @@ const MetricInfo* FindMetric(std::string_view name) {
   return nullptr;
 }
 
+namespace {
+
+std::string_view UnitOf(std::string_view name) {
+  static constexpr std::pair<std::string_view, std::string_view> kSuffixes[] = {
+      {"_celsius", "°C"},    {"_watts", "W"},    {"_hertz", "Hz"},
+      {"_bytes", "bytes"},   {"_ratio", "0-1"},  {"_seconds", "s"},
+      {"_per_second", "/s"}, {"_joules", "J"},   {"_bytes_per_second", "bytes/s"},
+      {"_percent", "%"},     {"_total", "count"}};
+  std::string_view best;
+  size_t best_len = 0;
+  for (const auto& [suffix, unit] : kSuffixes) {
+    if (name.ends_with(suffix) && suffix.size() > best_len) {
+      best = unit;
+      best_len = suffix.size();
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+std::vector<PlottableMetric> PlottableMetrics() {
+  std::vector<PlottableMetric> out;
+  auto add = [&out](const auto& table, bool per_gpu) {
+    for (const auto& f : table) {
+      if (f.metric.name.empty() || !f.metric.labels.empty()) continue;
+      out.push_back({&f.metric, per_gpu, UnitOf(f.metric.name)});
+    }
+  };
+  add(GpuFieldTable(), true);
+  add(GpuCounterFieldTable(), true);
+  add(CpuFieldTable(), false);
+  add(MemoryFieldTable(), false);
+  return out;
+}
+
 std::string LabelsKey(const MetricLabels& labels) {
   std::string out;
   for (const auto& [k, v] : labels) {

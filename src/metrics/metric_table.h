@@ -144,6 +144,16 @@ extern const MetricInfo kProbeDurationSeconds;      // {probe}
 std::vector<const MetricInfo*> AllMetrics();
 const MetricInfo* FindMetric(std::string_view name);
 
+// A series the history can plot with a metric name alone (no labels beyond the GPU): the GPU
+// tables (one series per GPU) and the host CPU and memory tables (one series for the host). The
+// dashboard's metric choice comes from this list (GET /api/v1/series), never a typed copy.
+struct PlottableMetric {
+  const MetricInfo* info = nullptr;
+  bool per_gpu = false;
+  std::string_view unit;  // from the name's suffix: "°C", "W", "Hz", "bytes", "0-1", "" (count)
+};
+std::vector<PlottableMetric> PlottableMetrics();
+
 // Every numeric fact of the snapshot as points (GPU, host, NIC, target, mount, pressure, Xid
 // counts per GPU and code, probe success/duration). Findings are not included (the exporter
 // adds them from the findings it is given).

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/time_spec.h"
+#include "metrics/metric_table.h"
 #include "report/report.h"
 #include "serve/exporter.h"
 #include "serve/status_json.h"
@@ -187,7 +188,7 @@ bool IsAssetPath(std::string_view path) {
 // The data paths, answered on a worker thread.
 bool IsDataPath(std::string_view path) {
   return path == "/metrics" || path == "/api/v1/status" || path == "/api/v1/findings" ||
-         path == "/api/v1/history";
+         path == "/api/v1/history" || path == "/api/v1/series";
 }
 
 }  // namespace
@@ -303,7 +304,7 @@ std::optional<HttpResponse> WatchHttpServer::Impl::Gate(const HttpRequest& req) 
     Result<SeriesQuery> q = ParseHistoryQuery(*params, NowMs() / 1000);
     if (!q.ok()) return JsonErrorResponse(400, q.status().message());
     if (!open_reader) return JsonErrorResponse(503, "no history store");
-  } else if (!latest || !latest()) {
+  } else if (req.path != "/api/v1/series" && (!latest || !latest())) {
     return JsonErrorResponse(503, "no tick completed yet");
   }
   return std::nullopt;
@@ -321,6 +322,19 @@ HttpResponse WatchHttpServer::Impl::Serve(const HttpRequest& req) const {
     Result<std::vector<Series>> series = (*reader)->QuerySeries(*q);
     if (!series.ok()) return JsonErrorResponse(500, "history query: " + series.status().message());
     return Content(SeriesToJson(*series).dump() + "\n", "application/json");
+  }
+  if (req.path == "/api/v1/series") {
+    // What the history can plot by metric name alone, from the metric table (the dashboard's
+    // choice of metric): [{"metric","help","unit","per_gpu","type"}], table order.
+    nlohmann::ordered_json arr = nlohmann::ordered_json::array();
+    for (const PlottableMetric& m : PlottableMetrics()) {
+      arr.push_back({{"metric", m.info->name},
+                     {"help", m.info->help},
+                     {"unit", m.unit},
+                     {"per_gpu", m.per_gpu},
+                     {"type", MetricTypeName(m.info->type)}});
+    }
+    return Content(arr.dump() + "\n", "application/json");
   }
   std::shared_ptr<const TickResult> t = latest ? latest() : nullptr;
   if (!t) return JsonErrorResponse(503, "no tick completed yet");

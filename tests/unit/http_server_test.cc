@@ -8,8 +8,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <thread>
 
+#include "metrics/metric_table.h"
 #include "serve/status_json.h"
 #include "watch_tick_util.h"
 
@@ -163,6 +165,39 @@ TEST_F(HttpServerTest, Endpoints) {
   r = client_->Get("/");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
+}
+
+// The dashboard's metric choice: every plottable series from the metric table, served before the
+// first tick and behind the token like the other data paths.
+TEST_F(HttpServerTest, SeriesListComesFromTheMetricTable) {
+  HttpOptions o;
+  o.token = "s3cret";
+  tick_ = nullptr;  // no tick yet: the list does not depend on one
+  StartServer(o);
+  EXPECT_EQ(client_->Get("/api/v1/series")->status, 401);
+  client_->set_bearer_token_auth("s3cret");
+  auto r = client_->Get("/api/v1/series");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  auto list = nlohmann::json::parse(r->body);
+  ASSERT_TRUE(list.is_array());
+  EXPECT_EQ(list.size(), PlottableMetrics().size());
+  std::map<std::string, nlohmann::json> by_name;
+  for (const auto& m : list) {
+    std::string name = m["metric"];
+    ASSERT_NE(FindMetric(name), nullptr) << name << " is not a metric the exporter writes";
+    EXPECT_FALSE(m["help"].get<std::string>().empty()) << name;
+    by_name[name] = m;
+  }
+  ASSERT_TRUE(by_name.count("gpudoctor_gpu_temperature_celsius"));
+  EXPECT_EQ(by_name["gpudoctor_gpu_temperature_celsius"]["per_gpu"], true);
+  EXPECT_EQ(by_name["gpudoctor_gpu_temperature_celsius"]["unit"], "°C");
+  ASSERT_TRUE(by_name.count("gpudoctor_host_cpu_busy_ratio"));
+  EXPECT_EQ(by_name["gpudoctor_host_cpu_busy_ratio"]["per_gpu"], false);
+  EXPECT_EQ(by_name["gpudoctor_host_cpu_busy_ratio"]["unit"], "0-1");
+  // Series with labels beyond the GPU (per NIC, per mount) cannot be plotted by name alone.
+  for (const auto& [name, m] : by_name) EXPECT_TRUE(FindMetric(name)->labels.empty()) << name;
+  EXPECT_EQ(client_->Get("/api/v1/series?x=1")->status, 400);
 }
 
 TEST_F(HttpServerTest, ErrorsAreJson4xx) {

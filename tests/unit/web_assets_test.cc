@@ -44,6 +44,10 @@ TEST(WebAssetsTest, TheBuiltPageLoadsOnlyEmbeddedAssets) {
   EXPECT_EQ(js->content_type, "text/javascript; charset=utf-8");
   EXPECT_NE(js->body.find("/api/v1/status"), std::string_view::npos);
   EXPECT_NE(js->body.find("uplot"), std::string_view::npos);  // uPlot is bundled, not fetched
+  // The plot's metric choice is asked from the daemon (the metric table), not typed in the page:
+  // of the GPU metrics only the default one may be named in the script.
+  EXPECT_NE(js->body.find("/api/v1/series"), std::string_view::npos);
+  EXPECT_EQ(js->body.find("gpudoctor_gpu_power_watts"), std::string_view::npos);
 }
 
 }  // namespace

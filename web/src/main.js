@@ -3,14 +3,16 @@
 import "./style.css";
 import { AuthRequired, getJson, setToken } from "./api.js";
 import { h } from "./format.js";
-import { HistoryPlot, METRICS, rangeButtons } from "./plot.js";
+import { HistoryPlot, loadSeriesChoices, rangeButtons } from "./plot.js";
 import { renderFindings, renderGpus, renderHeader, renderHost, renderLayers, renderTimeline } from "./view.js";
 
 const STATUS_MS = 2000;
 const SLOW_MS = 10000;
 
 const $ = (id) => document.getElementById(id);
-const state = { metric: METRICS[0][0], gpu: "0", range: "1h", gpuCount: -1 };
+// The first metric shown; any other the daemon lists can be chosen.
+const DEFAULT_METRIC = "gpudoctor_gpu_temperature_celsius";
+const state = { metric: DEFAULT_METRIC, gpu: "0", range: "1h", gpuCount: -1, series: [] };
 const plot = new HistoryPlot($("plot"), $("plot-note"));
 
 function showError(e) {
@@ -54,7 +56,8 @@ async function pollSlow() {
 }
 
 async function loadPlot() {
-  const gpuMetric = METRICS.find((m) => m[0] === state.metric)?.[2];
+  if (!state.series.length) await loadChoices();
+  const gpuMetric = state.series.find((m) => m.name === state.metric)?.perGpu ?? true;
   $("plot-gpu").disabled = !gpuMetric;
   await plot.load(state.metric, gpuMetric ? state.gpu : null, state.range);
 }
@@ -70,8 +73,13 @@ function updateGpuChoices(indexes) {
   sel.replaceChildren(...options);
 }
 
+async function loadChoices() {
+  state.series = await loadSeriesChoices();
+  if (!state.series.some((m) => m.name === state.metric) && state.series.length) state.metric = state.series[0].name;
+  $("metric").replaceChildren(...state.series.map((m) => h("option", { value: m.name, selected: m.name === state.metric }, m.label)));
+}
+
 function setupControls() {
-  $("metric").replaceChildren(...METRICS.map(([name, label]) => h("option", { value: name }, label)));
   $("metric").addEventListener("change", (e) => {
     state.metric = e.target.value;
     loadPlot().catch(showError);

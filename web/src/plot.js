@@ -7,20 +7,12 @@ import { h } from "./format.js";
 
 export const RANGES = ["15m", "1h", "6h", "24h", "7d"];
 
-// Metric name (as in /metrics) -> label; `gpu` metrics take a GPU index.
-export const METRICS = [
-  ["gpudoctor_gpu_temperature_celsius", "GPU temperature (°C)", true],
-  ["gpudoctor_gpu_power_watts", "GPU power (W)", true],
-  ["gpudoctor_gpu_utilization_ratio", "GPU utilisation (0-1)", true],
-  ["gpudoctor_gpu_memory_used_bytes", "GPU memory used (bytes)", true],
-  ["gpudoctor_gpu_sm_clock_hertz", "SM clock (Hz)", true],
-  ["gpudoctor_gpu_pcie_link_width", "PCIe link width", true],
-  ["gpudoctor_gpu_ecc_sbe_volatile_total", "ECC SBE (volatile)", true],
-  ["gpudoctor_gpu_clock_event_reasons", "Clock event reasons", true],
-  ["gpudoctor_host_cpu_busy_ratio", "Host CPU busy (0-1)", false],
-  ["gpudoctor_host_memory_available_bytes", "Host memory available (bytes)", false],
-  ["gpudoctor_host_swap_in_pages_per_second", "Host swap-in (pages/s)", false],
-];
+// The metrics the history can plot come from the daemon (GET /api/v1/series, generated from the
+// metric table), never from a list typed here: [{metric, help, unit, per_gpu}].
+export async function loadSeriesChoices() {
+  const list = await getJson("/api/v1/series");
+  return (list || []).map((m) => ({ name: m.metric, label: m.unit ? `${m.help} (${m.unit})` : m.help, perGpu: m.per_gpu }));
+}
 
 export class HistoryPlot {
   constructor(root, note) {
