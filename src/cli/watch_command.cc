@@ -77,6 +77,70 @@ class SignalWaiter : public LoopWaiter {
   sigset_t signals_;
 };
 
+// Opens the history and reads what it already knows (open findings, the last boot id) to carry
+// the lifecycle over a restart. The error names the database.
+Result<std::unique_ptr<HistoryStore>> OpenHistory(const Settings& settings,
+                                                  std::vector<TrackedFinding>& stored_findings,
+                                                  std::string& stored_boot_id) {
+  StoreOptions store_options;
+  store_options.raw_retention_s = static_cast<int64_t>(settings.watch_raw_retention_h * 3600);
+  store_options.rollup_retention_s =
+      static_cast<int64_t>(settings.watch_rollup_retention_d * 86400);
+  if (Status s = CheckDbPath(settings.db_path); !s.ok()) {
+    return IoError("history database " + s.message());
+  }
+  auto opened = HistoryStore::Open(settings.db_path, store_options);
+  if (!opened.ok()) {
+    return IoError("history database " + settings.db_path + ": " + opened.status().message());
+  }
+  LoadStoredState(settings.db_path, stored_findings, stored_boot_id);
+  return std::move(*opened);
+}
+
+// Queues again the notifications a previous stop spooled.
+void RequeueSpooled(const std::string& spool, NotifierHub& hub) {
+  auto pending = TakeNotifySpool(spool);
+  if (!pending.ok()) {
+    LogWarn(kLog, "notify spool: " + pending.status().message());
+    return;
+  }
+  if (pending->empty()) return;
+  size_t dropped = hub.Requeue(*pending);
+  LogInfo(kLog, "notify spool: " + std::to_string(pending->size() - dropped) +
+                    " undelivered notification(s) queued again" +
+                    (dropped ? ", " + std::to_string(dropped) + " for removed notifiers dropped"
+                             : std::string()));
+}
+
+// The stop sequence. systemd kills the unit TimeoutStopSec (20 s) after SIGTERM: the history is
+// written first, then deliveries in flight get a bounded grace, and what is still undelivered is
+// spooled for the next start instead of holding the exit up to a notifier's timeout_s (up to
+// 600 s).
+void Shutdown(HistoryStore* store, WatchServices& http, const std::string& spool) {
+  if (http.server) http.server->Stop();
+  if (store && !store->FlushWithin(HistoryStore::kShutdownFlush)) {
+    LogError(kLog, "history: queued ticks dropped at shutdown (" + store->write_error() + ")");
+  }
+  if (http.hub) {
+    std::vector<PendingDelivery> pending = http.hub->Shutdown(kNotifyShutdownGraceS);
+    std::vector<HistoryEvent> delivered = http.hub->DrainDeliveryEvents();
+    if (store) store->AppendEvents(std::move(delivered), 0);
+    if (!pending.empty()) {
+      if (spool.empty()) {
+        LogWarn(kLog, std::to_string(pending.size()) +
+                          " undelivered notification(s) lost (no history, so no spool)");
+      } else if (Status s = WriteNotifySpool(spool, pending); !s.ok()) {
+        LogError(kLog, "notify spool: " + s.message() + "; " + std::to_string(pending.size()) +
+                           " undelivered notification(s) lost");
+      } else {
+        LogInfo(kLog, "notify spool: " + std::to_string(pending.size()) +
+                          " undelivered notification(s) kept for the next start");
+      }
+    }
+  }
+  if (store) store->Close();
+}
+
 }  // namespace
 
 int WatchCommand(const CliOptions& o) {
@@ -103,20 +167,9 @@ int WatchCommand(const CliOptions& o) {
   std::vector<TrackedFinding> stored_findings;
   std::string stored_boot_id;
   if (!o.Has("--no-db")) {
-    StoreOptions store_options;
-    store_options.raw_retention_s = static_cast<int64_t>(settings->watch_raw_retention_h * 3600);
-    store_options.rollup_retention_s =
-        static_cast<int64_t>(settings->watch_rollup_retention_d * 86400);
-    if (Status s = CheckDbPath(settings->db_path); !s.ok()) {
-      return CouldNotRun("history database " + s.message());
-    }
-    auto opened = HistoryStore::Open(settings->db_path, store_options);
-    if (!opened.ok()) {
-      return CouldNotRun("history database " + settings->db_path + ": " +
-                         opened.status().message());
-    }
+    auto opened = OpenHistory(*settings, stored_findings, stored_boot_id);
+    if (!opened.ok()) return CouldNotRun(opened.status().message());
     store = std::move(*opened);
-    LoadStoredState(settings->db_path, stored_findings, stored_boot_id);
   }
 
   WatchOptions options = WatchOptionsOf(*settings);
@@ -137,18 +190,7 @@ int WatchCommand(const CliOptions& o) {
 
   // Notifications a previous SIGTERM cut short are sent first.
   std::string spool = store ? NotifySpoolPath(settings->db_path) : std::string();
-  if (http.hub && !spool.empty()) {
-    auto pending = TakeNotifySpool(spool);
-    if (!pending.ok()) {
-      LogWarn(kLog, "notify spool: " + pending.status().message());
-    } else if (!pending->empty()) {
-      size_t dropped = http.hub->Requeue(*pending);
-      LogInfo(kLog, "notify spool: " + std::to_string(pending->size() - dropped) +
-                        " undelivered notification(s) queued again" +
-                        (dropped ? ", " + std::to_string(dropped) + " for removed notifiers dropped"
-                                 : std::string()));
-    }
-  }
+  if (http.hub && !spool.empty()) RequeueSpooled(spool, *http.hub);
 
   LogInfo(kLog, "started: interval " + FormatDouble(options.interval_s, 2) +
                     " s, slow probes every " + FormatDouble(options.slow_interval_s, 1) +
@@ -220,31 +262,7 @@ int WatchCommand(const CliOptions& o) {
   SignalWaiter waiter(signals);
   RunWatchLoop(waiter, options.interval_s, settings->watch_max_ticks, hooks);
   SdNotify("STOPPING=1");
-  if (http.server) http.server->Stop();
-  // systemd kills the unit TimeoutStopSec (20 s) after SIGTERM: the history is written first,
-  // then deliveries in flight get a bounded grace, and what is still undelivered is spooled for
-  // the next start instead of holding the exit up to a notifier's timeout_s (up to 600 s).
-  if (store && !store->FlushWithin(HistoryStore::kShutdownFlush)) {
-    LogError(kLog, "history: queued ticks dropped at shutdown (" + store->write_error() + ")");
-  }
-  if (http.hub) {
-    std::vector<PendingDelivery> pending = http.hub->Shutdown(kNotifyShutdownGraceS);
-    std::vector<HistoryEvent> delivered = http.hub->DrainDeliveryEvents();
-    if (store) store->AppendEvents(std::move(delivered), 0);
-    if (!pending.empty()) {
-      if (spool.empty()) {
-        LogWarn(kLog, std::to_string(pending.size()) +
-                          " undelivered notification(s) lost (no history, so no spool)");
-      } else if (Status s = WriteNotifySpool(spool, pending); !s.ok()) {
-        LogError(kLog, "notify spool: " + s.message() + "; " + std::to_string(pending.size()) +
-                           " undelivered notification(s) lost");
-      } else {
-        LogInfo(kLog, "notify spool: " + std::to_string(pending.size()) +
-                          " undelivered notification(s) kept for the next start");
-      }
-    }
-  }
-  if (store) store->Close();
+  Shutdown(store.get(), http, spool);
   LogInfo(kLog, "stopped");
   return 0;
 }

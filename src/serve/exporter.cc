@@ -98,163 +98,178 @@ const GpuFacts* FindGpu(const Snapshot& s, int index) {
   return nullptr;
 }
 
-}  // namespace
-
-std::string RenderMetrics(const TickResult& tick, const ExporterOptions& options) {
-  const Snapshot& snap = tick.report.snapshot;
-  const std::string hostname = options.hostname.empty() ? snap.hostname : options.hostname;
-  std::unordered_map<std::string_view, std::vector<const MetricPoint*>> by_name;
-  for (const MetricPoint& p : tick.points) {
-    if (p.info != nullptr) by_name[p.info->name].push_back(&p);
+// One /metrics page: the tick's points in metric-table order, the findings' state, the
+// exporter's own series, and the dcgm-exporter twins when asked for.
+class MetricsPage {
+ public:
+  MetricsPage(const TickResult& tick, const ExporterOptions& options)
+      : tick_(tick),
+        snap_(tick.report.snapshot),
+        options_(options),
+        hostname_(options.hostname.empty() ? snap_.hostname : options.hostname) {
+    for (const MetricPoint& p : tick.points) {
+      if (p.info != nullptr) by_name_[p.info->name].push_back(&p);
+    }
+    out_.reserve(tick.points.size() * 160 + 4096);
   }
-  std::string out;
-  out.reserve(tick.points.size() * 160 + 4096);
 
-  auto identity = [&](int gpu) {
+  std::string Render() && {
+    for (const MetricInfo* info : AllMetrics()) {
+      if (!Special(info)) Points(info);
+    }
+    if (options_.dcgm_compat) {
+      DcgmTwins();
+      DcgmLastXid();
+    }
+    return std::move(out_);
+  }
+
+ private:
+  Labels Identity(int gpu) const {
     Labels l;
     if (gpu >= 0) {
       l.emplace_back("gpu", std::to_string(gpu));
-      if (const GpuFacts* g = FindGpu(snap, gpu)) {
+      if (const GpuFacts* g = FindGpu(snap_, gpu)) {
         l.emplace_back("uuid", g->uuid);
         l.emplace_back("pci_bus_id", g->pci_bus_id);
         l.emplace_back("model", g->name);
       }
     }
-    l.emplace_back("hostname", hostname);
+    l.emplace_back("hostname", hostname_);
     return l;
-  };
+  }
 
-  // A finding's identity without the labels that change while it stays open.
-  auto finding_identity = [&](const Finding& d) {
+  // A finding's labels: `leading` first, then the GPU or host identity, the bus id and uuid of a
+  // GPU known only by them (lost at enumeration), and the subject.
+  Labels FindingLabels(const Finding& d, Labels leading, bool with_serial) const {
     int gpu = d.gpu && d.gpu->index ? *d.gpu->index : -1;
-    Labels l = {{"id", d.id}, {"layer", LayerName(d.layer)}};
-    Labels id = identity(gpu);
-    l.insert(l.end(), id.begin(), id.end());
-    if (gpu < 0 && d.gpu) {  // a GPU known only by bus id or uuid (lost at enumeration)
-      l.emplace_back("pci_bus_id", d.gpu->pci_bus_id);
-      l.emplace_back("uuid", d.gpu->uuid);
+    Labels id = Identity(gpu);
+    leading.insert(leading.end(), id.begin(), id.end());
+    if (gpu < 0 && d.gpu) {
+      leading.emplace_back("pci_bus_id", d.gpu->pci_bus_id);
+      leading.emplace_back("uuid", d.gpu->uuid);
     }
     // The card, as the notifier's alerts name it (a placeholder serial is none).
-    if (d.gpu && !SerialOrEmpty(d.gpu->serial).empty()) l.emplace_back("serial", d.gpu->serial);
-    if (!d.subject.empty()) l.emplace_back("subject", d.subject);
-    return l;
-  };
-  auto finding_state = [&](const MetricInfo* info, auto value) {
-    AppendHeader(out, info->name, info->help, MetricTypeName(info->type));
-    for (const TrackedFinding& f : tick.findings) {
-      if (f.state != FindingState::kOpen) continue;
-      AppendSample(out, info->name, finding_identity(f.last), value(f));
+    if (with_serial && d.gpu && !SerialOrEmpty(d.gpu->serial).empty()) {
+      leading.emplace_back("serial", d.gpu->serial);
     }
-  };
+    if (!d.subject.empty()) leading.emplace_back("subject", d.subject);
+    return leading;
+  }
 
-  for (const MetricInfo* info : AllMetrics()) {
+  // One sample per open finding, labelled by the finding's identity without the labels that
+  // change while it stays open.
+  template <typename Value>
+  void FindingState(const MetricInfo* info, Value value) {
+    AppendHeader(out_, info->name, info->help, MetricTypeName(info->type));
+    for (const TrackedFinding& f : tick_.findings) {
+      if (f.state != FindingState::kOpen) continue;
+      Labels l = FindingLabels(f.last, {{"id", f.last.id}, {"layer", LayerName(f.last.layer)}},
+                               /*with_serial=*/true);
+      AppendSample(out_, info->name, l, value(f));
+    }
+  }
+
+  // The series not made of points (findings, build, tick); true when `info` is one of them.
+  bool Special(const MetricInfo* info) {
     if (info == &kFindingSeverity) {
-      finding_state(info, [](const TrackedFinding& f) {
+      FindingState(info, [](const TrackedFinding& f) {
         return f.last.severity == Severity::kCrit   ? 3.0
                : f.last.severity == Severity::kWarn ? 2.0
                                                     : 1.0;
       });
-      continue;
-    }
-    if (info == &kFindingAcknowledged) {
-      finding_state(info, [](const TrackedFinding& f) { return f.acked ? 1.0 : 0.0; });
-      continue;
-    }
-    if (info == &kFindingSilenced) {
-      finding_state(info, [&](const TrackedFinding& f) {
-        return f.silenced_until_ms > tick.unix_ms ? 1.0 : 0.0;
+    } else if (info == &kFindingAcknowledged) {
+      FindingState(info, [](const TrackedFinding& f) { return f.acked ? 1.0 : 0.0; });
+    } else if (info == &kFindingSilenced) {
+      FindingState(info, [this](const TrackedFinding& f) {
+        return f.silenced_until_ms > tick_.unix_ms ? 1.0 : 0.0;
       });
-      continue;
-    }
-    if (info == &kBuildInfo) {
-      AppendHeader(out, info->name, info->help, MetricTypeName(info->type));
-      AppendSample(out, info->name,
+    } else if (info == &kBuildInfo) {
+      AppendHeader(out_, info->name, info->help, MetricTypeName(info->type));
+      AppendSample(out_, info->name,
                    {{"version", GpudoctorVersion()},
                     {"revision", GpudoctorRevision()},
-                    {"driver_version", snap.gpu.driver.driver_version.empty()
-                                           ? snap.gpu.driver.kernel_module_version
-                                           : snap.gpu.driver.driver_version},
-                    {"hostname", hostname}},
+                    {"driver_version", snap_.gpu.driver.driver_version.empty()
+                                           ? snap_.gpu.driver.kernel_module_version
+                                           : snap_.gpu.driver.driver_version},
+                    {"hostname", hostname_}},
                    1);
-      continue;
-    }
-    if (info == &kLastTickTimestampSeconds) {
-      AppendHeader(out, info->name, info->help, MetricTypeName(info->type));
-      AppendSample(out, info->name, {{"hostname", hostname}},
-                   static_cast<double>(tick.unix_ms) / 1000.0);
-      continue;
-    }
-    if (info == &kTickIntervalSeconds) {
-      if (options.interval_s <= 0) continue;
-      AppendHeader(out, info->name, info->help, MetricTypeName(info->type));
-      AppendSample(out, info->name, {{"hostname", hostname}}, options.interval_s);
-      continue;
-    }
-    if (info == &kFindingActive) {
-      AppendHeader(out, info->name, info->help, MetricTypeName(info->type));
-      for (const TrackedFinding& f : tick.findings) {
+    } else if (info == &kLastTickTimestampSeconds) {
+      AppendHeader(out_, info->name, info->help, MetricTypeName(info->type));
+      AppendSample(out_, info->name, {{"hostname", hostname_}},
+                   static_cast<double>(tick_.unix_ms) / 1000.0);
+    } else if (info == &kTickIntervalSeconds) {
+      if (options_.interval_s <= 0) return true;
+      AppendHeader(out_, info->name, info->help, MetricTypeName(info->type));
+      AppendSample(out_, info->name, {{"hostname", hostname_}}, options_.interval_s);
+    } else if (info == &kFindingActive) {
+      AppendHeader(out_, info->name, info->help, MetricTypeName(info->type));
+      for (const TrackedFinding& f : tick_.findings) {
         if (f.state != FindingState::kOpen) continue;
         const Finding& d = f.last;
-        int gpu = d.gpu && d.gpu->index ? *d.gpu->index : -1;
-        Labels l = {{"id", d.id},
-                    {"severity", SeverityName(d.severity)},
-                    {"layer", LayerName(d.layer)},
-                    {"action", ActionName(d.action)}};
-        Labels id = identity(gpu);
-        l.insert(l.end(), id.begin(), id.end());
-        if (gpu < 0 && d.gpu) {  // a GPU known only by bus id or uuid (lost at enumeration)
-          l.emplace_back("pci_bus_id", d.gpu->pci_bus_id);
-          l.emplace_back("uuid", d.gpu->uuid);
-        }
-        if (!d.subject.empty()) l.emplace_back("subject", d.subject);
-        AppendSample(out, info->name, l, 1);
+        Labels l = FindingLabels(d,
+                                 {{"id", d.id},
+                                  {"severity", SeverityName(d.severity)},
+                                  {"layer", LayerName(d.layer)},
+                                  {"action", ActionName(d.action)}},
+                                 /*with_serial=*/false);
+        AppendSample(out_, info->name, l, 1);
       }
-      continue;
+    } else {
+      return false;
     }
-    auto it = by_name.find(info->name);
-    if (it == by_name.end()) continue;
-    AppendHeader(out, info->name, info->help, MetricTypeName(info->type));
+    return true;
+  }
+
+  void Points(const MetricInfo* info) {
+    auto it = by_name_.find(info->name);
+    if (it == by_name_.end()) return;
+    AppendHeader(out_, info->name, info->help, MetricTypeName(info->type));
     for (const MetricPoint* p : it->second) {
-      Labels l = identity(p->gpu);
+      Labels l = Identity(p->gpu);
       for (const auto& [k, v] : p->labels) l.emplace_back(k, v);
-      AppendSample(out, info->name, l, p->value);
+      AppendSample(out_, info->name, l, p->value);
     }
   }
 
-  if (options.dcgm_compat) {
-    auto dcgm_labels = [&](int gpu) {
-      Labels l = {{"gpu", std::to_string(gpu)}};
-      const GpuFacts* g = FindGpu(snap, gpu);
-      l.emplace_back("UUID", g ? g->uuid : "");
-      l.emplace_back("device", "nvidia" + std::to_string(gpu));
-      l.emplace_back("modelName", g ? g->name : "");
-      l.emplace_back("Hostname", hostname);
-      l.emplace_back("pci_bus_id", g ? g->pci_bus_id : "");
-      return l;
-    };
+  Labels DcgmLabels(int gpu) const {
+    Labels l = {{"gpu", std::to_string(gpu)}};
+    const GpuFacts* g = FindGpu(snap_, gpu);
+    l.emplace_back("UUID", g ? g->uuid : "");
+    l.emplace_back("device", "nvidia" + std::to_string(gpu));
+    l.emplace_back("modelName", g ? g->name : "");
+    l.emplace_back("Hostname", hostname_);
+    l.emplace_back("pci_bus_id", g ? g->pci_bus_id : "");
+    return l;
+  }
+
+  void DcgmTwins() {
     for (const MetricInfo* info : AllMetrics()) {
       if (info->dcgm_name.empty()) continue;
-      auto it = by_name.find(info->name);
-      if (it == by_name.end()) continue;
+      auto it = by_name_.find(info->name);
+      if (it == by_name_.end()) continue;
       bool header = false;
       for (const MetricPoint* p : it->second) {
         if (p->gpu < 0 || !p->labels.empty()) continue;
         if (!header) {
-          AppendHeader(out, info->dcgm_name, std::string(info->help) + " (dcgm-exporter name)",
+          AppendHeader(out_, info->dcgm_name, std::string(info->help) + " (dcgm-exporter name)",
                        "gauge");
           header = true;
         }
-        AppendSample(out, info->dcgm_name, dcgm_labels(p->gpu), p->value * info->dcgm_scale);
+        AppendSample(out_, info->dcgm_name, DcgmLabels(p->gpu), p->value * info->dcgm_scale);
       }
     }
-    // The last Xid per GPU, as dcgm-exporter's gauge: under watch the code of the ledger's most
-    // recent occurrence (kernel log or NVML event); without tallies the highest code seen.
-    // 0 when none.
+  }
+
+  // The last Xid per GPU, as dcgm-exporter's gauge: under watch the code of the ledger's most
+  // recent occurrence (kernel log or NVML event); without tallies the highest code seen.
+  // 0 when none.
+  void DcgmLastXid() {
     std::map<int, int> xid;
-    for (const GpuFacts& g : snap.gpu.gpus) xid[g.index] = 0;
-    if (snap.gpu.xid_tallies) {
+    for (const GpuFacts& g : snap_.gpu.gpus) xid[g.index] = 0;
+    if (snap_.gpu.xid_tallies) {
       std::map<int, int64_t> when;
-      for (const XidTally& t : *snap.gpu.xid_tallies) {
+      for (const XidTally& t : *snap_.gpu.xid_tallies) {
         if (!t.gpu_index || t.count == 0 || t.xid > 1u << 30) continue;
         auto w = when.find(*t.gpu_index);
         if (w == when.end() || t.last_unix_ms >= w->second) {
@@ -262,22 +277,33 @@ std::string RenderMetrics(const TickResult& tick, const ExporterOptions& options
           xid[*t.gpu_index] = static_cast<int>(t.xid);
         }
       }
-    } else if (auto it = by_name.find(kGpuXidErrorsTotal.name); it != by_name.end()) {
+    } else if (auto it = by_name_.find(kGpuXidErrorsTotal.name); it != by_name_.end()) {
       for (const MetricPoint* p : it->second) {
         for (const auto& [k, v] : p->labels) {
           if (k == "xid" && p->value > 0) xid[p->gpu] = std::max(xid[p->gpu], std::atoi(v.c_str()));
         }
       }
     }
-    if (!xid.empty()) {
-      AppendHeader(out, "DCGM_FI_DEV_XID_ERRORS", "Value of the last XID error encountered.",
-                   "gauge");
-      for (const auto& [gpu, code] : xid) {
-        AppendSample(out, "DCGM_FI_DEV_XID_ERRORS", dcgm_labels(gpu), code);
-      }
+    if (xid.empty()) return;
+    AppendHeader(out_, "DCGM_FI_DEV_XID_ERRORS", "Value of the last XID error encountered.",
+                 "gauge");
+    for (const auto& [gpu, code] : xid) {
+      AppendSample(out_, "DCGM_FI_DEV_XID_ERRORS", DcgmLabels(gpu), code);
     }
   }
-  return out;
+
+  const TickResult& tick_;
+  const Snapshot& snap_;
+  const ExporterOptions& options_;
+  const std::string hostname_;
+  std::unordered_map<std::string_view, std::vector<const MetricPoint*>> by_name_;
+  std::string out_;
+};
+
+}  // namespace
+
+std::string RenderMetrics(const TickResult& tick, const ExporterOptions& options) {
+  return MetricsPage(tick, options).Render();
 }
 
 }  // namespace gpudoctor
