@@ -4,7 +4,9 @@ about 0.1% NVRM lines (Xids of several codes and GPUs, companion lines) and a fe
 OOM lines. LINK_SHARE (default 0.02) is the share of NIC link up/down lines in the
 noise, as on a host whose links flap or whose containers come and go (veth, bonding, mlx5, ixgbe,
 e1000e, bnxt_en, igb shapes). Used by bench/kmsg_scan.sh.
-Usage: kmsg_gen.py PATH SIZE_BYTES [LINK_SHARE]"""
+XID_SHARE (default 0.001) is the share of NVRM lines; 0.99 is an Xid storm (a GPU logging an Xid
+per fault, thousands a second), where every line is parsed and aggregated.
+Usage: kmsg_gen.py PATH SIZE_BYTES [LINK_SHARE] [XID_SHARE]"""
 import random
 import sys
 
@@ -57,16 +59,17 @@ RARE = [
     "Out of memory: Killed process {n} (python3) total-vm:91234560kB, anon-rss:61440000kB, file-rss:8192kB, shmem-rss:0kB, UID:1001 pgtables:130000kB oom_score_adj:0",
 ]
 
-def block(rng, t0, target, link_share):
+def block(rng, t0, target, link_share, xid_share):
     out, size, t = [], 0, t0
     buses = ["18", "2a", "3b", "5d", "9a", "ab", "ba", "db"]
     while size < target:
         r = rng.random()
-        if r < 0.001:
-            tpl = rng.choice(NVRM)
-        elif r < 0.0012:
+        if r < xid_share:
+            # A storm is Xid lines; the usual mix also has the GPU's companion lines.
+            tpl = rng.choice(NVRM[:4] if xid_share > 0.5 else NVRM)
+        elif r < xid_share + 0.0002:
             tpl = rng.choice(RARE)
-        elif r < 0.0012 + link_share:
+        elif r < xid_share + 0.0002 + link_share:
             tpl = rng.choice(LINK)
         else:
             tpl = rng.choice(NOISE)
@@ -79,8 +82,9 @@ def block(rng, t0, target, link_share):
 def main():
     path, total = sys.argv[1], int(sys.argv[2])
     link_share = float(sys.argv[3]) if len(sys.argv) > 3 else 0.02
+    xid_share = float(sys.argv[4]) if len(sys.argv) > 4 else 0.001
     rng = random.Random(42)
-    chunk, t = block(rng, 1.0, 8 << 20, link_share)
+    chunk, t = block(rng, 1.0, 8 << 20, link_share, xid_share)
     written = 0
     with open(path, "w") as f:
         f.write("[    0.000000] Linux version 6.5.0-41-generic (buildd@lcy02-amd64-079)\n")

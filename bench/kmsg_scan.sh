@@ -6,18 +6,20 @@
 # Reports MB/s of both, the ratio (target >= 1.5) and gpudoctor's peak RSS (independent of size:
 # also measured on a 64 MiB file). LINK_SHARE is the share of NIC link up/down lines in the mix
 # (default 0.02: a host with flapping links or churning containers; every one is parsed).
-# Usage: bench/kmsg_scan.sh [BUILD_DIR] [SIZE_MIB] [LINK_SHARE]
+# XID_SHARE is the share of NVRM lines (default 0.001; 0.99: an Xid storm, every line parsed).
+# Usage: bench/kmsg_scan.sh [BUILD_DIR] [SIZE_MIB] [LINK_SHARE] [XID_SHARE]
 set -eu
 build=${1:-build}
 size_mib=${2:-1024}
 link_share=${3:-0.02}
+xid_share=${4:-0.001}
 here=$(cd "$(dirname "$0")" && pwd)
 bin="$build/gpudoctor"
 [ -x "$bin" ] || { echo "kmsg_scan: build $bin first" >&2; exit 1; }
-big=/tmp/gpudoctor_kmsg_bench_${size_mib}m_link${link_share}.log
-small=/tmp/gpudoctor_kmsg_bench_64m_link${link_share}.log
-[ -s "$big" ] || python3 "$here/kmsg_gen.py" "$big" $((size_mib << 20)) "$link_share"
-[ -s "$small" ] || python3 "$here/kmsg_gen.py" "$small" $((64 << 20)) "$link_share"
+big=/tmp/gpudoctor_kmsg_bench_${size_mib}m_link${link_share}_xid${xid_share}.log
+small=/tmp/gpudoctor_kmsg_bench_64m_link${link_share}_xid${xid_share}.log
+[ -s "$big" ] || python3 "$here/kmsg_gen.py" "$big" $((size_mib << 20)) "$link_share" "$xid_share"
+[ -s "$small" ] || python3 "$here/kmsg_gen.py" "$small" $((64 << 20)) "$link_share" "$xid_share"
 bytes=$(stat -c %s "$big")
 cat "$big" > /dev/null  # warm the page cache for both tools
 

@@ -65,10 +65,31 @@ std::optional<PciAddress> ParsePciBusId(std::string_view text) {
   return a;
 }
 
+// Appends `v` as lower-case hex, at least `width` digits (more when it needs them).
+static void AppendHex(std::string& out, uint32_t v, int width) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  char buf[8];
+  int n = 0;
+  do {
+    buf[n++] = kDigits[v & 0xf];
+    v >>= 4;
+  } while (v != 0);
+  for (int i = n; i < width; ++i) out.push_back('0');
+  while (n > 0) out.push_back(buf[--n]);
+}
+
+// "%04x:%02x:%02x.%x" without printf: this runs once per Xid line, and a storm has millions.
 std::string FormatPciBusId(const PciAddress& a) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%04x:%02x:%02x.%x", a.domain, a.bus, a.device, a.function);
-  return buf;
+  std::string out;
+  out.reserve(16);
+  AppendHex(out, a.domain, 4);
+  out.push_back(':');
+  AppendHex(out, a.bus, 2);
+  out.push_back(':');
+  AppendHex(out, a.device, 2);
+  out.push_back('.');
+  AppendHex(out, a.function, 1);
+  return out;
 }
 
 std::string NormalizePciBusId(std::string_view text) {

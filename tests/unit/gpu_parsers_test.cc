@@ -16,10 +16,12 @@ TEST(GpuParsersTest, PciBusIdFormsCompareAsTuples) {
   EXPECT_EQ(*nvml, *xid);
   EXPECT_EQ(*nvml, *shortform);
   EXPECT_EQ(FormatPciBusId(*nvml), "0000:3b:00.0");
-  EXPECT_EQ(NormalizePciBusId("0018:01:00.0"), "0018:01:00.0");  // Grace domain
-  EXPECT_EQ(NormalizePciBusId("123456789:00:00.0"), "");         // domain over 8 digits
-  EXPECT_EQ(NormalizePciBusId("0000:3b:20.0"), "");              // device > 0x1f
-  EXPECT_EQ(NormalizePciBusId("0000:3b:00.8"), "");              // function > 7
+  EXPECT_EQ(NormalizePciBusId("0018:01:00.0"), "0018:01:00.0");    // Grace domain
+  EXPECT_EQ(NormalizePciBusId("1a2b3:ff:1f.7"), "1a2b3:ff:1f.7");  // wide domain, every maximum
+  EXPECT_EQ(NormalizePciBusId("0:0:0.0"), "0000:00:00.0");         // padded
+  EXPECT_EQ(NormalizePciBusId("123456789:00:00.0"), "");           // domain over 8 digits
+  EXPECT_EQ(NormalizePciBusId("0000:3b:20.0"), "");                // device > 0x1f
+  EXPECT_EQ(NormalizePciBusId("0000:3b:00.8"), "");                // function > 7
   EXPECT_EQ(NormalizePciBusId("0000:3g:00.0"), "");
   EXPECT_EQ(NormalizePciBusId("0000::00.0"), "");
   EXPECT_EQ(NormalizePciBusId("1:2:3:4"), "");
