@@ -2,6 +2,7 @@
 // global ones), resolves the model and the GPU memory (--gpu-mem, or NVML for this node), and
 // prints text or --json. Usage errors: exit 3 with one line on stderr naming the value.
 #include <cstdio>
+#include <optional>
 
 #include "cli/commands.h"
 #include "cli/plan_options.h"
@@ -46,12 +47,32 @@ Status ResolveModel(const PlanOptions& o, plan::PlanSubject& s) {
   if (o.layers) m.layers = *o.layers;
   if (o.kv_heads) m.kv_heads = *o.kv_heads;
   if (o.head_dim) m.head_dim = *o.head_dim;
-  if (o.params) m.params = m.active_params = *o.params;
+  if (o.params) {
+    m.params = m.active_params = *o.params;
+    m.experts = m.experts_per_token = 0;
+  }
+  if (o.active_params) m.active_params = *o.active_params;
+  if (o.experts) {
+    m.experts = o.experts->first;
+    m.experts_per_token = o.experts->second;
+  }
+  if (m.active_params > m.params) {
+    return InvalidArgument("flag --active-params: more active parameters than parameters (" +
+                           FormatDouble(m.active_params / 1e9, 2) + "B > " +
+                           FormatDouble(m.params / 1e9, 2) + "B)");
+  }
   return Status::Ok();
 }
 
+// The GPU NVML reported (when plan read it): product name and PCI device id.
+struct NvmlGpu {
+  std::string product;                    // empty: NVML was not read (--gpu-mem)
+  std::optional<uint32_t> pci_device_id;  // device << 16 | vendor
+  int index = 0;
+};
+
 // GPU memory and product name: --gpu-mem, or NVML GPU --gpu of this node.
-Status ResolveGpu(const PlanOptions& o, plan::PlanSubject& s, std::string* product) {
+Status ResolveGpu(const PlanOptions& o, plan::PlanSubject& s, NvmlGpu* product) {
   if (o.gpu_mem_bytes) {
     s.input.gpu_mem_bytes = *o.gpu_mem_bytes;
     s.gpu_mem_source = "--gpu-mem";
@@ -81,14 +102,16 @@ Status ResolveGpu(const PlanOptions& o, plan::PlanSubject& s, std::string* produ
     }
     s.input.gpu_mem_bytes = *g.memory_total_bytes;
     s.gpu_mem_source = "NVML GPU " + std::to_string(g.index) + " " + Sanitize(g.name, 60);
-    *product = g.name;
+    product->product = g.name;
+    product->pci_device_id = g.pci_device_id;
+    product->index = g.index;
     return Status::Ok();
   }
   return InvalidArgument("no GPU " + std::to_string(o.gpu_index) + " on this node (NVML sees " +
                          std::to_string(facts.gpus.size()) + "); pass --gpu N or --gpu-mem SIZE");
 }
 
-Status FillCommon(const PlanOptions& o, plan::PlanSubject& s, std::string* product) {
+Status FillCommon(const PlanOptions& o, plan::PlanSubject& s, NvmlGpu* product) {
   if (Status st = ResolveModel(o, s); !st.ok()) return st;
   s.input.weight_dtype = o.weight_dtype;
   s.input.kv_dtype = o.kv_dtype;
@@ -98,6 +121,45 @@ Status FillCommon(const PlanOptions& o, plan::PlanSubject& s, std::string* produ
   if (o.reserve_fraction) s.input.reserve_fraction = *o.reserve_fraction;
   s.input.max_context = o.max_context;
   return ResolveGpu(o, s, product);
+}
+
+// The cost model's GPU: --gpu-type, else the NVML GPU by PCI device id, else by its exact
+// marketing name; an NVML GPU in neither is an error asking for --gpu-type. Without NVML
+// (--gpu-mem) and without --gpu-type, an H100 SXM is assumed and the output says so.
+Result<const plan::GpuSpec*> ResolveGpuSpec(const PlanOptions& o, const NvmlGpu& nvml,
+                                            std::string* match) {
+  if (o.gpu_type) {
+    const plan::GpuSpec* g = plan::FindGpuSpec(*o.gpu_type);
+    if (g == nullptr) {
+      return InvalidArgument("flag --gpu-type: unknown GPU '" + Sanitize(*o.gpu_type, 40) + "' (" +
+                             plan::GpuTypeNames() + ", or the exact product name)");
+    }
+    *match = "--gpu-type";
+    return g;
+  }
+  if (nvml.product.empty()) {
+    *match = "assumed: no --gpu-type and no NVML GPU read";
+    return plan::FindGpuSpec("h100-sxm");
+  }
+  std::string gpu = "NVML GPU " + std::to_string(nvml.index);
+  char id[16] = "";
+  if (nvml.pci_device_id) {
+    std::snprintf(id, sizeof(id), "0x%04x", *nvml.pci_device_id >> 16);
+    const auto* g =
+        plan::FindGpuSpecByPciDeviceId(static_cast<uint16_t>(*nvml.pci_device_id >> 16));
+    if (g != nullptr) {
+      *match = "PCI device id " + std::string(id) + " of " + gpu;
+      return g;
+    }
+  }
+  if (const auto* g = plan::FindGpuSpec(nvml.product); g != nullptr) {
+    *match = "product name of " + gpu;
+    return g;
+  }
+  return InvalidArgument(gpu + " '" + Sanitize(nvml.product, 60) + "'" +
+                         (id[0] != 0 ? " (PCI device id " + std::string(id) + ")" : "") +
+                         " is not in the cost model's GPU table; pass --gpu-type (" +
+                         plan::GpuTypeNames() + ")");
 }
 
 int RunKv(const PlanOptions& o) {
@@ -115,7 +177,7 @@ int RunKv(const PlanOptions& o) {
   } else {
     s.input.contexts = plan::SingleContext(o.context.value_or(2048));
   }
-  std::string product;
+  NvmlGpu product;
   if (Status st = FillCommon(o, s, &product); !st.ok()) return CouldNotRun(st.message());
   auto kv = plan::PlanKv(s.input);
   if (!kv.ok()) return CouldNotRun(kv.status().message());
@@ -148,26 +210,19 @@ int RunBatching(const PlanOptions& o) {
   b.trace_requests = trace.size();
   b.trace_span_s = trace.back().arrival_s - trace.front().arrival_s;
 
-  std::string product;
+  NvmlGpu product;
   if (Status st = FillCommon(o, b.plan, &product); !st.ok()) return CouldNotRun(st.message());
-  const plan::GpuSpec* gpu = nullptr;
-  if (o.gpu_type) {
-    gpu = plan::FindGpuSpec(*o.gpu_type);
-    if (gpu == nullptr) {
-      return CouldNotRun("unknown --gpu-type '" + Sanitize(*o.gpu_type, 40) +
-                         "' (h200, h100, a100, l40s, a10, l4, b200)");
-    }
-  } else if (!product.empty()) {
-    gpu = plan::FindGpuSpec(product);
-  }
-  if (gpu == nullptr) gpu = plan::FindGpuSpec("h100");
-  b.gpu_type = std::string(gpu->name);
-  if (!o.gpu_type && product.empty()) b.gpu_type += " (assumed; --gpu-type)";
+  auto gpu = ResolveGpuSpec(o, product, &b.gpu_match);
+  if (!gpu.ok()) return CouldNotRun(gpu.status().message());
+  b.gpu = *gpu;
+  b.gpu_type = std::string((*gpu)->name);
+  if (!o.gpu_type && product.product.empty()) b.gpu_type += " (assumed; --gpu-type)";
 
   plan::BatchingInput in;
   in.kv = b.plan.input;
-  in.gpu = *gpu;
-  if (o.step_ms) in.fixed_s = *o.step_ms / 1e3;
+  in.gpu = **gpu;
+  if (o.step_ms) in.overhead_s = *o.step_ms / 1e3;
+  if (o.weights_ms) in.weights_s = *o.weights_ms / 1e3;
   if (o.token_us) in.token_s = *o.token_us / 1e6;
   if (o.kv_ns) in.kv_token_s = *o.kv_ns / 1e9;
   in.batch_size = o.batch_size;
@@ -179,6 +234,14 @@ int RunBatching(const PlanOptions& o) {
   if (!result.ok()) return CouldNotRun(result.status().message());
   Print(o.cli.json ? plan::BatchingJson(b, *result).dump(2) + "\n"
                    : plan::BatchingText(b, *result));
+  // A policy that served nothing has no latency to report: the output says why; exit 1.
+  for (const plan::PolicyResult* r : {&result->static_result, &result->continuous_result}) {
+    if (r->completed == 0) {
+      std::fprintf(stderr, "gpudoctor: %s\n",
+                   (r->policy + ": " + plan::AllRejectedReason(*r, result->config)).c_str());
+      return 1;
+    }
+  }
   return 0;
 }
 

@@ -91,6 +91,21 @@ const std::vector<PlanFlag>& PlanFlagTable() {
        [](std::string_view v, PlanOptions& o) -> Status {
          return Set(ParseParams(v), [&](double p) { o.params = p; });
        }},
+      {"--active-params", "COUNT", "parameters used per token (MoE; default: --params)",
+       [](std::string_view v, PlanOptions& o) -> Status {
+         return Set(ParseParams(v), [&](double p) { o.active_params = p; });
+       }},
+      {"--experts", "E:K", "MoE routing: E routed experts, K per token (e.g. 8:2)",
+       [](std::string_view v, PlanOptions& o) -> Status {
+         size_t colon = v.find(':');
+         auto e = ParseInt64(v.substr(0, colon));
+         auto k = colon == std::string_view::npos ? std::nullopt : ParseInt64(v.substr(colon + 1));
+         if (!e || !k || *k < 1 || *e <= *k || *e > 100000) {
+           return InvalidArgument("expected E:K with 1 <= K < E <= 100000, like 8:2" + Got(v));
+         }
+         o.experts = std::pair<int, int>(static_cast<int>(*e), static_cast<int>(*k));
+         return Status::Ok();
+       }},
       {"--dtype", "TYPE", "weights: fp16, bf16 (default), fp8, int8, int4",
        [](std::string_view v, PlanOptions& o) -> Status {
          return Set(ParseDType(v), [&](DType t) { o.weight_dtype = t; });
@@ -145,7 +160,8 @@ const std::vector<PlanFlag>& PlanFlagTable() {
          return Set(IntIn(v, 1, kMaxContextTokens, "max context tokens"),
                     [&](int64_t n) { o.max_context = static_cast<uint32_t>(n); });
        }},
-      {"--gpu-type", "NAME", "batching cost model: h100 (default), h200, a100, l40s, ...",
+      {"--gpu-type", "NAME",
+       "batching cost model GPU: h100-sxm, h100-pcie, a100-pcie-40gb, l40s, ... (default: NVML)",
        [](std::string_view v, PlanOptions& o) -> Status {
          if (v.empty()) return InvalidArgument("GPU type must not be empty");
          o.gpu_type = std::string(v);
@@ -201,9 +217,13 @@ const std::vector<PlanFlag>& PlanFlagTable() {
        [](std::string_view v, PlanOptions& o) -> Status {
          return Set(IntIn(v, 0, 100'000'000, "queue length"), [&](int64_t n) { o.max_queue = n; });
        }},
-      {"--step-ms", "MS", "batching cost model: fixed time per iteration",
+      {"--step-ms", "MS", "batching cost model: overhead per iteration, outside the roofline",
        [](std::string_view v, PlanOptions& o) -> Status {
          return Set(DoubleIn(v, 0, 60000, "milliseconds"), [&](double d) { o.step_ms = d; });
+       }},
+      {"--weights-ms", "MS", "batching cost model: time to read the weights once",
+       [](std::string_view v, PlanOptions& o) -> Status {
+         return Set(DoubleIn(v, 0, 60000, "milliseconds"), [&](double d) { o.weights_ms = d; });
        }},
       {"--token-us", "US", "batching cost model: compute per token processed",
        [](std::string_view v, PlanOptions& o) -> Status {

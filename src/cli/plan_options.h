@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli/cli_options.h"
@@ -21,7 +22,8 @@ struct PlanOptions {
   bool list_models = false;
   std::optional<std::string> model;
   std::optional<int> layers, kv_heads, head_dim;
-  std::optional<double> params;
+  std::optional<double> params, active_params;
+  std::optional<std::pair<int, int>> experts;  // routed experts : experts per token
   DType weight_dtype = DType::kBf16;
   DType kv_dtype = DType::kFp16;
   int tp = 1;
@@ -45,7 +47,7 @@ struct PlanOptions {
   double max_wait_s = 0.05;
   uint32_t max_seqs = 256;
   uint64_t max_queue = 100000;
-  std::optional<double> step_ms, token_us, kv_ns;
+  std::optional<double> step_ms, weights_ms, token_us, kv_ns;
   bool no_knobs = false;
 };
 

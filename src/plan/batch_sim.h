@@ -43,6 +43,7 @@ struct SimConfig {
 };
 
 struct RequestOutcome {
+  double arrival_s = 0;  // from the trace (set for every request, served or not)
   bool served = false;
   double latency_s = 0;  // arrival to last token
   double ttft_s = 0;     // arrival to first token
@@ -52,6 +53,9 @@ struct RequestOutcome {
 struct PolicyResult {
   std::string policy;  // "static", "continuous"
   uint64_t requests = 0, completed = 0, rejected = 0, preemptions = 0;
+  // rejected = rejected_too_long (can never fit: longer than a static slot, or than the whole
+  // paged cache) + rejected_queue_full (arrived with max_queue already waiting).
+  uint64_t rejected_too_long = 0, rejected_queue_full = 0;
   uint64_t prompt_tokens = 0, output_tokens = 0;  // of completed requests
   uint32_t batch_slots = 0;  // static: effective batch size; continuous: max_seqs
   double span_s = 0;         // first arrival to last completion (or last arrival)
@@ -60,15 +64,37 @@ struct PolicyResult {
   double throughput_tokens_per_s = 0;  // output tokens of completed requests / span
   double p50_latency_s = 0, p99_latency_s = 0, p50_ttft_s = 0, p99_ttft_s = 0;
   double mean_queue_s = 0;
+  double mean_latency_s = 0;  // W: mean arrival-to-last-token of completed requests
+  // L: time average over the span of the number of requests in the system (queued or running),
+  // integrated from the arrival and completion times. Little's law: L = completion rate x W.
+  double mean_in_system = 0;
+  double completion_rate_per_s = 0;  // completed / span
   uint64_t max_queue_len = 0;
   uint64_t kv_peak_bytes = 0, kv_capacity_bytes = 0;
+
+  // Stability. arrival_rate_per_s: requests that fit / (last arrival - first arrival), 0 when
+  // they all arrive at once. overload_factor: arrival rate / completion rate (about 1 when
+  // the server keeps up; the factor by which arrivals exceed capacity when it does not).
+  // in_system_at_last_arrival: requests queued or running when the last one arrives. Unstable
+  // when overload_factor >= kOverloadFactor and either the queue limit rejected arrivals or the
+  // backlog at the last arrival is at least half of what a server that far behind accumulates
+  // (and at least kMinBacklog): latency then grows with the length of the trace.
+  double arrival_rate_per_s = 0;
+  double overload_factor = 0;
+  uint64_t in_system_at_last_arrival = 0;
+  bool stable = true;
+
   std::vector<RequestOutcome> outcomes;  // one per request of the trace, same order
 };
+
+inline constexpr double kOverloadFactor = 1.05;
+inline constexpr uint64_t kMinBacklog = 20;
 
 PolicyResult SimulateStatic(const std::vector<Request>& trace, const SimConfig& config);
 PolicyResult SimulateContinuous(const std::vector<Request>& trace, const SimConfig& config);
 
-// Fills the percentiles, means and fractions of `r` from its outcomes and totals.
+// Fills the percentiles, means, fractions, Little's-law terms and stability of `r` from its
+// outcomes and totals.
 void Summarise(PolicyResult& r);
 
 }  // namespace gpudoctor::plan

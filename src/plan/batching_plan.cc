@@ -20,6 +20,8 @@ KnobEffect Compare(std::string knob, const PolicyResult& base, const PolicyResul
   k.p99_before_s = base.p99_latency_s;
   k.p99_after_s = changed.p99_latency_s;
   k.busy_after = changed.gpu_busy_fraction;
+  k.stable_before = base.stable;
+  k.stable_after = changed.stable;
   k.score = std::max(std::abs(Relative(k.throughput_before, k.throughput_after)),
                      std::abs(Relative(k.p99_before_s, k.p99_after_s)));
   return k;
@@ -43,7 +45,11 @@ Result<SimConfig> BuildSimConfig(const BatchingInput& in, const std::vector<Requ
   SimConfig c;
   c.cost = DeriveCostModel(in.kv.model, in.kv.weight_dtype, kv->kv_bytes_per_token_per_gpu,
                            in.kv.tp, in.gpu);
-  if (in.fixed_s) c.cost.fixed_s = *in.fixed_s;
+  if (in.overhead_s) c.cost.overhead_s = *in.overhead_s;
+  if (in.weights_s) {
+    c.cost.weights_s = *in.weights_s;
+    c.cost.expert_weights_s = 0;
+  }
   if (in.token_s) c.cost.token_s = *in.token_s;
   if (in.kv_token_s) c.cost.kv_token_s = *in.kv_token_s;
   c.kv_bytes_per_token = kv->kv_bytes_per_token_per_gpu;

@@ -17,7 +17,9 @@ namespace gpudoctor::plan {
 struct BatchingInput {
   KvPlanInput kv;  // model, dtypes, tp, GPU memory, reserve, block size (contexts unused)
   GpuSpec gpu;
-  std::optional<double> fixed_s, token_s, kv_token_s;  // cost-model overrides
+  // Cost-model overrides (cost_model.h), seconds. weights_s replaces the whole weight read per
+  // iteration (a MoE's routed experts included).
+  std::optional<double> overhead_s, weights_s, token_s, kv_token_s;
   uint32_t batch_size = 8;
   double max_wait_s = 0.05;
   uint32_t max_seqs = 256;
@@ -33,6 +35,7 @@ struct KnobEffect {
   double throughput_before = 0, throughput_after = 0;  // tokens/s
   double p99_before_s = 0, p99_after_s = 0;
   double busy_after = 0;
+  bool stable_before = true, stable_after = true;  // PolicyResult::stable of each run
   double score = 0;  // the larger relative change of throughput and of p99 latency
 };
 

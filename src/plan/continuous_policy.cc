@@ -1,5 +1,6 @@
 // Continuous (iteration-level) batching with a paged KV cache: see batch_sim.h.
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <limits>
 
@@ -24,11 +25,18 @@ struct Progress {
 uint64_t BlocksFor(uint64_t tokens, uint32_t block) { return (tokens + block - 1) / block; }
 
 // Seconds of j decode iterations of n sequences holding kv tokens in all at the first one (each
-// iteration adds n cached tokens).
+// iteration adds n cached tokens). Iteration i costs overhead + max(C, M0 + d i) with C the
+// compute and M0 + d i the memory time: the first m iterations (M0 + d i <= C) are
+// compute-bound, the rest an arithmetic series.
 double DecodeSeconds(const CostModel& cost, uint64_t j, double n, double kv) {
-  double jd = static_cast<double>(j);
-  return jd * (cost.fixed_s + cost.token_s * n + cost.kv_token_s * kv) +
-         cost.kv_token_s * n * jd * (jd - 1) / 2;
+  const double jd = static_cast<double>(j);
+  const double c = cost.ComputeSeconds(n);
+  const double m0 = cost.MemorySeconds(n, kv);
+  const double d = cost.kv_token_s * n;
+  double m = 0;  // compute-bound iterations
+  if (m0 <= c) m = d > 0 ? std::min(jd, std::floor((c - m0) / d) + 1) : jd;
+  double memory_sum = (jd - m) * m0 + d * (jd * (jd - 1) - m * (m - 1)) / 2;
+  return jd * cost.overhead_s + m * c + memory_sum;
 }
 
 // New blocks the running sequences need over the next k decode iterations.
@@ -126,7 +134,12 @@ PolicyResult SimulateContinuous(const std::vector<Request>& trace, const SimConf
       const Request& q = trace[next];
       bool fits = c.max_seqs > 0 &&
                   BlocksFor(uint64_t{q.prompt_tokens} + q.output_tokens, block) <= total_blocks;
-      if (!fits || waiting.size() >= c.max_queue) {
+      r.outcomes[next].arrival_s = q.arrival_s;
+      if (!fits) {
+        ++r.rejected_too_long;
+        ++r.rejected;
+      } else if (waiting.size() >= c.max_queue) {
+        ++r.rejected_queue_full;
         ++r.rejected;
       } else {
         waiting.push_back(static_cast<uint32_t>(next));

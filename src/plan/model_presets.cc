@@ -30,19 +30,19 @@ const std::vector<ModelPreset>& ModelPresets() {
       {"mistral-7b", "Mistral 7B", Dense(32, 8, 128, 7.24 * kB), "GQA: 32 heads, 8 KV heads"},
       {"mixtral-8x7b",
        "Mixtral 8x7B",
-       {32, 8, 128, 46.7 * kB, 12.9 * kB, false},
-       "MoE: all 8 experts stored, 2 active per token"},
+       {32, 8, 128, 46.7 * kB, 12.9 * kB, false, 8, 2},
+       "MoE: 8 experts stored, 2 routed per token"},
       {"qwen2.5-7b", "Qwen2.5 7B", Dense(28, 4, 128, 7.62 * kB), "GQA: 28 heads, 4 KV heads"},
       {"qwen2.5-72b", "Qwen2.5 72B", Dense(80, 8, 128, 72.7 * kB), "GQA: 64 heads, 8 KV heads"},
       // MLA caches one latent of kv_lora_rank 512 plus a 64-wide RoPE key per layer and token
       // (576 elements), no separate K and V: 2 x 1 x 288 gives the same element count.
       {"deepseek-v3",
        "DeepSeek-V3 (MLA)",
-       {61, 1, 288, 671 * kB, 37 * kB, true},
+       {61, 1, 288, 671 * kB, 37 * kB, true, 256, 8},
        "MLA: approximate, 576 latent elements per layer and token"},
       {"deepseek-v2-lite",
        "DeepSeek-V2-Lite (MLA)",
-       {27, 1, 288, 15.7 * kB, 2.4 * kB, true},
+       {27, 1, 288, 15.7 * kB, 2.4 * kB, true, 64, 6},
        "MLA: approximate, 576 latent elements per layer and token"},
   };
   return presets;

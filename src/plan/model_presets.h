@@ -18,6 +18,10 @@ struct ModelShape {
   // The KV formula 2 x layers x kv_heads x head_dim does not describe the model exactly (MLA
   // caches a compressed latent): the numbers are an approximation, and output says so.
   bool approximate = false;
+  // MoE routing: routed experts per MoE layer and experts each token is routed to (0 and 0 for a
+  // dense model). Shared experts count as dense parameters.
+  int experts = 0;
+  int experts_per_token = 0;
 };
 
 struct ModelPreset {

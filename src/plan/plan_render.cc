@@ -160,16 +160,27 @@ ordered_json KvPlanJson(const PlanSubject& s, const KvPlan& p) {
 
 namespace {
 
-ordered_json PolicyJson(const PolicyResult& r) {
+// Latency statistics are null when the policy served nothing or is unstable (they would only
+// measure the length of the trace).
+ordered_json PolicyJson(const PolicyResult& r, const SimConfig& c) {
+  const bool latency = r.completed > 0 && r.stable;
+  auto stat = [&](double v) { return latency ? ordered_json(v) : ordered_json(nullptr); };
   ordered_json j;
   j["gpu_busy_fraction"] = r.gpu_busy_fraction;
   j["gpu_active_fraction"] = r.gpu_active_fraction;
   j["throughput_tokens_per_s"] = r.throughput_tokens_per_s;
-  j["p50_latency_s"] = r.p50_latency_s;
-  j["p99_latency_s"] = r.p99_latency_s;
-  j["p50_ttft_s"] = r.p50_ttft_s;
-  j["p99_ttft_s"] = r.p99_ttft_s;
-  j["mean_queue_s"] = r.mean_queue_s;
+  j["p50_latency_s"] = stat(r.p50_latency_s);
+  j["p99_latency_s"] = stat(r.p99_latency_s);
+  j["p50_ttft_s"] = stat(r.p50_ttft_s);
+  j["p99_ttft_s"] = stat(r.p99_ttft_s);
+  j["mean_queue_s"] = stat(r.mean_queue_s);
+  j["mean_latency_s"] = stat(r.mean_latency_s);
+  j["mean_in_system"] = stat(r.mean_in_system);
+  j["completion_rate_per_s"] = r.completion_rate_per_s;
+  j["arrival_rate_per_s"] = r.arrival_rate_per_s;
+  j["stable"] = r.stable;
+  j["overload_factor"] = r.overload_factor;
+  j["in_system_at_last_arrival"] = r.in_system_at_last_arrival;
   j["max_queue_len"] = r.max_queue_len;
   j["kv_peak_bytes"] = r.kv_peak_bytes;
   j["kv_capacity_bytes"] = r.kv_capacity_bytes;
@@ -177,6 +188,9 @@ ordered_json PolicyJson(const PolicyResult& r) {
   j["requests"] = r.requests;
   j["completed"] = r.completed;
   j["rejected"] = r.rejected;
+  j["rejected_too_long"] = r.rejected_too_long;
+  j["rejected_queue_full"] = r.rejected_queue_full;
+  if (r.completed == 0) j["all_rejected_reason"] = AllRejectedReason(r, c);
   j["preemptions"] = r.preemptions;
   j["output_tokens"] = r.output_tokens;
   j["span_s"] = r.span_s;
@@ -187,16 +201,74 @@ std::string Seconds(double s) { return FormatDouble(s, s < 10 ? 3 : 1); }
 
 }  // namespace
 
+std::string AllRejectedReason(const PolicyResult& r, const SimConfig& c) {
+  if (r.completed > 0) return "";
+  if (r.requests == 0) return "the trace has no requests";
+  std::string why;
+  if (r.rejected_too_long > 0) {
+    if (r.policy == "static" && r.batch_slots == 0) {
+      why = "the KV cache (" + Num(c.kv_capacity_tokens) + " tokens) holds no static slot of " +
+            std::to_string(c.max_context) + " tokens (--max-context)";
+    } else if (r.policy == "static") {
+      why = Num(r.rejected_too_long) + " requests are longer than a static slot of " +
+            std::to_string(c.max_context) + " tokens (--max-context)";
+    } else {
+      why = Num(r.rejected_too_long) + " requests need more KV than the whole cache (" +
+            Num(c.kv_capacity_tokens) + " tokens)";
+    }
+  }
+  if (r.rejected_queue_full > 0) {
+    if (!why.empty()) why += "; ";
+    why += Num(r.rejected_queue_full) + " arrived with the queue full (--max-queue " +
+           Num(c.max_queue) + ")";
+  }
+  return "all " + Num(r.requests) + " requests rejected: " + why;
+}
+
+namespace {
+
+std::string Times(double x) { return FormatDouble(x, x < 10 ? 2 : 1) + "x"; }
+
+std::string UnstableLine(const PolicyResult& r) {
+  return r.policy + " is unstable: arrivals exceed capacity by " + Times(r.overload_factor) + " (" +
+         FormatDouble(r.arrival_rate_per_s, 2) + " requests/s arrive, " +
+         FormatDouble(r.completion_rate_per_s, 2) + "/s served, " +
+         Num(r.in_system_at_last_arrival) +
+         " in the system at the last arrival); latency grows without bound, so no latency "
+         "percentile is printed: lower the rate or add capacity\n";
+}
+
+std::string CostModelText(const CostModel& c) {
+  std::string memory = FormatDouble(c.weights_s * 1e3, 2) + " ms weights";
+  if (c.experts > 0) {
+    memory = FormatDouble(c.weights_s * 1e3, 2) + " ms shared weights + " +
+             FormatDouble(c.expert_weights_s * 1e3, 2) + " ms x share of the " +
+             std::to_string(c.experts) + " experts touched (" +
+             std::to_string(c.experts_per_token) + " per token)";
+  }
+  return "per iteration " + FormatDouble(c.overhead_s * 1e3, 2) + " ms + max(compute " +
+         FormatDouble(c.token_s * 1e6, 2) + " us per token, memory " + memory + " + " +
+         FormatDouble(c.kv_token_s * 1e9, 1) + " ns per cached token read)";
+}
+
+}  // namespace
+
 std::string BatchingText(const BatchingSubject& s, const BatchingPlan& p) {
   const SimConfig& c = p.config;
   std::string o = "Batching simulation: " + Header(s.plan);
   o += "  GPU              " + FormatGiB(s.plan.input.gpu_mem_bytes) + " (" +
        s.plan.gpu_mem_source + "), cost model of " + s.gpu_type + "\n";
+  if (s.gpu != nullptr) {
+    double peak = PeakFlops(*s.gpu, s.plan.input.weight_dtype);
+    bool fp8 = peak == s.gpu->dense_fp8_flops && s.gpu->dense_fp8_flops > 0;
+    o += "  GPU figures      " + std::string(s.gpu->product) + " (" + s.gpu_match +
+         "): " + FormatDouble(peak / 1e12, 0) + " TFLOPS dense " + (fp8 ? "fp8" : "bf16") + ", " +
+         FormatDouble(s.gpu->hbm_bytes_per_s / 1e12, 2) + " TB/s; " + std::string(s.gpu->source) +
+         "\n";
+  }
   o += "  trace            " + Num(s.trace_requests) + " requests over " + Seconds(s.trace_span_s) +
        " s (" + s.trace_source + ")\n";
-  o += "  cost model       per iteration " + FormatDouble(c.cost.fixed_s * 1e3, 2) + " ms + " +
-       FormatDouble(c.cost.token_s * 1e6, 2) + " us per token + " +
-       FormatDouble(c.cost.kv_token_s * 1e9, 1) + " ns per cached token read\n";
+  o += "  cost model       " + CostModelText(c.cost) + "\n";
   o += "  KV capacity      " + Num(c.kv_capacity_tokens) + " tokens (" +
        FormatGiB(p.kv.kv_budget_bytes_per_gpu) + " per GPU); static slots reserve " +
        std::to_string(c.max_context) + " tokens each\n\n";
@@ -206,31 +278,50 @@ std::string BatchingText(const BatchingSubject& s, const BatchingPlan& p) {
   auto row = [&](const std::string& k, const std::string& x, const std::string& y) {
     o += Pad(k, 26) + PadLeft(x, 14) + PadLeft(y, 14) + "\n";
   };
+  // A latency cell: "unstable" when arrivals outrun the policy, "-" when it served nothing.
+  auto lat = [](const PolicyResult& r, double v) {
+    if (r.completed == 0) return std::string("-");
+    if (!r.stable) return std::string("unstable");
+    return Seconds(v);
+  };
   row("batch slots", Num(a.batch_slots), Num(b.batch_slots));
   row("GPU busy (useful work)", Pct(a.gpu_busy_fraction), Pct(b.gpu_busy_fraction));
   row("GPU active (incl. padding)", Pct(a.gpu_active_fraction), Pct(b.gpu_active_fraction));
   row("throughput (tokens/s)", FormatDouble(a.throughput_tokens_per_s, 0),
       FormatDouble(b.throughput_tokens_per_s, 0));
-  row("p50 latency (s)", Seconds(a.p50_latency_s), Seconds(b.p50_latency_s));
-  row("p99 latency (s)", Seconds(a.p99_latency_s), Seconds(b.p99_latency_s));
-  row("p50 time to first token", Seconds(a.p50_ttft_s), Seconds(b.p50_ttft_s));
-  row("p99 time to first token", Seconds(a.p99_ttft_s), Seconds(b.p99_ttft_s));
-  row("mean queue wait (s)", Seconds(a.mean_queue_s), Seconds(b.mean_queue_s));
+  row("p50 latency (s)", lat(a, a.p50_latency_s), lat(b, b.p50_latency_s));
+  row("p99 latency (s)", lat(a, a.p99_latency_s), lat(b, b.p99_latency_s));
+  row("mean latency (s)", lat(a, a.mean_latency_s), lat(b, b.mean_latency_s));
+  row("p50 time to first token", lat(a, a.p50_ttft_s), lat(b, b.p50_ttft_s));
+  row("p99 time to first token", lat(a, a.p99_ttft_s), lat(b, b.p99_ttft_s));
+  row("mean queue wait (s)", lat(a, a.mean_queue_s), lat(b, b.mean_queue_s));
+  row("mean in system", lat(a, a.mean_in_system), lat(b, b.mean_in_system));
+  row("arrival / completion rate", a.completed > 0 ? Times(a.overload_factor) : "-",
+      b.completed > 0 ? Times(b.overload_factor) : "-");
   row("max queue length", Num(a.max_queue_len), Num(b.max_queue_len));
   row("KV peak", Bytes(static_cast<double>(a.kv_peak_bytes)),
       Bytes(static_cast<double>(b.kv_peak_bytes)));
   row("completed", Num(a.completed), Num(b.completed));
   row("rejected", Num(a.rejected), Num(b.rejected));
   row("preemptions", "-", Num(b.preemptions));
+  for (const PolicyResult* r : {&a, &b}) {
+    if (r->completed == 0) {
+      o += r->policy + ": " + AllRejectedReason(*r, c) + "\n";
+    } else if (!r->stable) {
+      o += UnstableLine(*r);
+    }
+  }
   if (!p.knobs.empty()) {
     o += "\none knob at a time:\n";
+    auto p99 = [](bool stable, double v) { return stable ? Seconds(v) : std::string("unstable"); };
     for (const auto& k : p.knobs) {
       double thr = k.throughput_before > 0
                        ? 100 * (k.throughput_after - k.throughput_before) / k.throughput_before
                        : 0;
       o += "  " + Pad(k.policy + ": " + k.knob + " " + k.from + " -> " + k.to, 52) + "throughput " +
-           (thr >= 0 ? "+" : "") + FormatDouble(thr, 1) + "%, p99 " + Seconds(k.p99_before_s) +
-           " -> " + Seconds(k.p99_after_s) + " s\n";
+           (thr >= 0 ? "+" : "") + FormatDouble(thr, 1) + "%, p99 " +
+           p99(k.stable_before, k.p99_before_s) + " -> " + p99(k.stable_after, k.p99_after_s) +
+           (k.stable_before || k.stable_after ? " s" : "") + "\n";
     }
     if (p.most_important_knob == "policy") {
       o += "no single knob moves throughput or p99 latency by " + Pct(kKnobThreshold) +
@@ -253,15 +344,27 @@ ordered_json BatchingJson(const BatchingSubject& s, const BatchingPlan& p) {
   j["gpu_type"] = s.gpu_type;
   j["trace"] = {
       {"source", s.trace_source}, {"requests", s.trace_requests}, {"span_s", s.trace_span_s}};
-  j["cost_model"] = {{"fixed_s", p.config.cost.fixed_s},
-                     {"token_s", p.config.cost.token_s},
-                     {"kv_token_s", p.config.cost.kv_token_s}};
+  const CostModel& cost = p.config.cost;
+  j["cost_model"] = {{"overhead_s", cost.overhead_s}, {"token_s", cost.token_s},
+                     {"weights_s", cost.weights_s},   {"expert_weights_s", cost.expert_weights_s},
+                     {"experts", cost.experts},       {"experts_per_token", cost.experts_per_token},
+                     {"kv_token_s", cost.kv_token_s}};
+  if (s.gpu != nullptr) {
+    j["gpu"] = {{"name", s.gpu->name},
+                {"product", s.gpu->product},
+                {"matched_by", s.gpu_match},
+                {"peak_flops", PeakFlops(*s.gpu, s.plan.input.weight_dtype)},
+                {"dense_bf16_flops", s.gpu->dense_bf16_flops},
+                {"dense_fp8_flops", s.gpu->dense_fp8_flops},
+                {"hbm_bytes_per_s", s.gpu->hbm_bytes_per_s},
+                {"source", s.gpu->source}};
+  }
   j["kv_bytes_per_token"] = p.kv.kv_bytes_per_token;
   j["kv_capacity_tokens"] = p.config.kv_capacity_tokens;
   j["block_tokens"] = p.config.block_tokens;
   j["max_context_tokens"] = p.config.max_context;
-  j["static"] = PolicyJson(p.static_result);
-  j["continuous"] = PolicyJson(p.continuous_result);
+  j["static"] = PolicyJson(p.static_result, p.config);
+  j["continuous"] = PolicyJson(p.continuous_result, p.config);
   ordered_json knobs = ordered_json::array();
   for (const auto& k : p.knobs) {
     knobs.push_back({{"knob", k.knob},
@@ -272,7 +375,9 @@ ordered_json BatchingJson(const BatchingSubject& s, const BatchingPlan& p) {
                      {"throughput_after_tokens_per_s", k.throughput_after},
                      {"p99_before_s", k.p99_before_s},
                      {"p99_after_s", k.p99_after_s},
-                     {"gpu_busy_fraction_after", k.busy_after}});
+                     {"gpu_busy_fraction_after", k.busy_after},
+                     {"stable_before", k.stable_before},
+                     {"stable_after", k.stable_after}});
   }
   j["knobs"] = knobs;
   if (!p.most_important_knob.empty()) j["most_important_knob"] = p.most_important_knob;

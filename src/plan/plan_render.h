@@ -29,13 +29,17 @@ nlohmann::ordered_json KvPlanJson(const PlanSubject& s, const KvPlan& p);
 
 struct BatchingSubject {
   PlanSubject plan;
-  std::string gpu_type;      // cost model GPU
+  std::string gpu_type;          // cost model GPU: a GpuSpec name, "h100-sxm (assumed; --gpu-type)"
+  const GpuSpec* gpu = nullptr;  // its row of the GPU table
+  std::string gpu_match;  // how it was chosen: "--gpu-type", "PCI device id 0x2330 of NVML GPU 0"
   std::string trace_source;  // "generated: rate 20/s, seed 1, ..." or the CSV path
   uint64_t trace_requests = 0;
   double trace_span_s = 0;
 };
 
 std::string BatchingText(const BatchingSubject& s, const BatchingPlan& p);
+// Why a policy served nothing ("every request needs more than ..."); empty when it served some.
+std::string AllRejectedReason(const PolicyResult& r, const SimConfig& c);
 nlohmann::ordered_json BatchingJson(const BatchingSubject& s, const BatchingPlan& p);
 
 }  // namespace gpudoctor::plan

@@ -29,7 +29,12 @@ PolicyResult SimulateStatic(const std::vector<Request>& trace, const SimConfig& 
     while (next < n && trace[next].arrival_s <= t) {
       const Request& q = trace[next];
       bool fits = batch > 0 && uint64_t{q.prompt_tokens} + q.output_tokens <= c.max_context;
-      if (!fits || queue.size() >= c.max_queue) {
+      r.outcomes[next].arrival_s = q.arrival_s;
+      if (!fits) {
+        ++r.rejected_too_long;
+        ++r.rejected;
+      } else if (queue.size() >= c.max_queue) {
+        ++r.rejected_queue_full;
         ++r.rejected;
       } else {
         queue.push_back(static_cast<uint32_t>(next));

@@ -183,6 +183,96 @@ TEST(PlanE2eTest, ImpossibleInputsAreUsageErrors) {
                    "missing.csv");
 }
 
+// The cost model's GPU comes from NVML's PCI device id; a GPU outside the table is an error that
+// asks for --gpu-type, and --gpu-type names the exact row.
+TEST(PlanE2eTest, BatchingGpuFromNvmlPciDeviceId) {
+  TempDir tmp;
+  tmp.Write("l40.scenario", "include=" + FixturePath("nvml/h100_healthy.scenario") +
+                                "\ngpu.*.name=NVIDIA L40\ngpu.*.pci_device_id=0x26b510de\n");
+  tmp.Write("unknown.scenario", "include=" + FixturePath("nvml/h100_healthy.scenario") +
+                                    "\ngpu.*.name=NVIDIA Future GPU\ngpu.*.pci_device_id=0x9999"
+                                    "10de\n");
+  std::vector<std::string> args = {"plan",    "batching",   "--model", "llama-3-8b", "--nvml-lib",
+                                   FakeLib(), "--requests", "50",      "--no-knobs", "--json"};
+  RunResult r = RunGpudoctor(args, std::chrono::seconds(30),
+                             {{"FAKE_NVML_SCENARIO", tmp.path() + "/l40.scenario"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = Parse(r);
+  EXPECT_EQ(j["gpu"]["name"], "l40");  // not the L4, as a substring match gave
+  EXPECT_EQ(j["gpu"]["matched_by"], "PCI device id 0x26b5 of NVML GPU 0");
+  EXPECT_EQ(j["gpu"]["hbm_bytes_per_s"], 0.864e12);
+
+  r = RunGpudoctor(args, std::chrono::seconds(30),
+                   {{"FAKE_NVML_SCENARIO", tmp.path() + "/unknown.scenario"}});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("NVML GPU 0 'NVIDIA Future GPU' (PCI device id 0x9999) is not in the cost "
+                       "model's GPU table; pass --gpu-type"),
+            std::string::npos)
+      << r.err;
+
+  args.insert(args.end(), {"--gpu-type", "a100-pcie-40gb"});
+  r = RunGpudoctor(args, std::chrono::seconds(30),
+                   {{"FAKE_NVML_SCENARIO", tmp.path() + "/unknown.scenario"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Parse(r)["gpu"]["hbm_bytes_per_s"], 1.555e12);
+  ExpectUsageError(
+      {"plan", "batching", "--model", "llama-3-8b", "--gpu-mem", "80GiB", "--gpu-type", "L4O"},
+      "flag --gpu-type: unknown GPU 'L4O'");
+}
+
+// Arrivals beyond what the server completes: no latency percentile, the factor instead.
+TEST(PlanE2eTest, OverloadSaysUnstableInsteadOfAP99) {
+  std::vector<std::string> args = {
+      "plan",       "batching",  "--model",         "llama-3-70b", "--tp",
+      "2",          "--gpu-mem", "80GiB",           "--rate",      "3",
+      "--requests", "1500",      "--prompt-tokens", "2048:8192",   "--no-knobs"};
+  RunResult r = RunGpudoctor(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("continuous is unstable: arrivals exceed capacity by"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("latency grows without bound"), std::string::npos);
+  args.push_back("--json");
+  json j = Parse(RunGpudoctor(args));
+  for (const char* policy : {"static", "continuous"}) {
+    SCOPED_TRACE(policy);
+    EXPECT_EQ(j[policy]["stable"], false);
+    EXPECT_TRUE(j[policy]["p99_latency_s"].is_null());
+    EXPECT_GT(j[policy]["overload_factor"].get<double>(), 1.05);
+  }
+}
+
+// Little's law on the JSON: mean number in system = completion rate x mean latency.
+TEST(PlanE2eTest, BatchingJsonSatisfiesLittlesLaw) {
+  RunResult r = RunGpudoctor({"plan", "batching", "--model", "llama-3-8b", "--gpu-mem", "80GiB",
+                              "--rate", "1", "--requests", "2000", "--no-knobs", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = Parse(r);
+  for (const char* policy : {"static", "continuous"}) {
+    SCOPED_TRACE(policy);
+    const json& p = j[policy];
+    ASSERT_EQ(p["stable"], true);
+    double l = p["mean_in_system"], lambda = p["completion_rate_per_s"], w = p["mean_latency_s"];
+    EXPECT_GT(l, 0);
+    EXPECT_NEAR(l, lambda * w, 1e-6 * l);
+    EXPECT_NEAR(lambda, 2000 / p["span_s"].get<double>(), 1e-9);
+  }
+}
+
+// Nothing served: the reason, exit 1, and never a latency of 0.
+TEST(PlanE2eTest, EveryRequestRejectedExitsOne) {
+  TempDir tmp;
+  tmp.Write("long.csv", "0,6000,100\n1,6000,100\n");
+  RunResult r = RunGpudoctor({"plan", "batching", "--model", "llama-3-8b", "--gpu-mem", "17GiB",
+                              "--trace", tmp.path() + "/long.csv", "--no-knobs"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("continuous: all 2 requests rejected: 2 requests need more KV than the "
+                       "whole cache"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("0.000"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("all 2 requests rejected"), std::string::npos) << r.err;
+}
+
 // An inference server fills GPU 0: the memory finding quotes the planner and the command.
 TEST(PlanE2eTest, CheckQuotesThePlannerWhenAnInferenceServerFillsTheGpu) {
   TempDir proc;

@@ -85,6 +85,23 @@ TEST(PlanOptionsTest, ErrorsNameFlagAndValue) {
             std::string::npos);
 }
 
+TEST(PlanOptionsTest, MoeAndRooflineFlags) {
+  auto o = Parse({"plan", "batching", "--params", "46.7B", "--active-params", "12.9B", "--experts",
+                  "8:2", "--weights-ms", "4.5", "--gpu-type", "h100-pcie"});
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  EXPECT_DOUBLE_EQ(*o->active_params, 12.9e9);
+  EXPECT_EQ(o->experts->first, 8);
+  EXPECT_EQ(o->experts->second, 2);
+  EXPECT_DOUBLE_EQ(*o->weights_ms, 4.5);
+  EXPECT_EQ(*o->gpu_type, "h100-pcie");
+  for (const char* bad : {"8", "2:8", "8:0", "8:8", "x:2"}) {
+    EXPECT_NE(
+        Parse({"plan", "batching", "--experts", bad}).status().message().find("flag --experts"),
+        std::string::npos)
+        << bad;
+  }
+}
+
 TEST(PlanOptionsTest, UsageListsEveryPlanFlag) {
   std::string usage = PlanUsageText();
   for (const auto& f : PlanFlagTable()) {

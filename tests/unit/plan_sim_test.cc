@@ -23,12 +23,14 @@ SimConfig Config(double fixed_s, double token_s, double kv_token_s) {
 }
 
 TEST(PlanSimTest, OneRequestClosedForm) {
-  const double a = 0.005, b = 1e-5, k = 1e-7;
+  const double a = 0.005, b = 1.05e-5, k = 1e-7;
   std::vector<Request> trace = {{2.0, 100, 10}};
-  // Prefill of 100 tokens gives the first token: a + 100 b. Then 9 decode steps; step j reads
-  // the 100 + (j - 1) cached tokens: 9 (a + b) + k (100 + ... + 108) = 9 (a + b) + 936 k.
+  // Roofline: step = a + max(b x tokens, k x cached tokens read). Prefill of 100 tokens gives the
+  // first token: a + 100 b. Then 9 decode steps; step j reads 100 + (j - 1) cached tokens:
+  // compute-bound (b > k (99 + j)) for j = 1..5, memory-bound for j = 6..9:
+  // 9 a + 5 b + k (105 + 106 + 107 + 108) = 9 a + 5 b + 426 k.
   double ttft = a + 100 * b;
-  double latency = ttft + 9 * (a + b) + 936 * k;
+  double latency = ttft + 9 * a + 5 * b + 426 * k;
   for (const auto& r :
        {SimulateStatic(trace, Config(a, b, k)), SimulateContinuous(trace, Config(a, b, k))}) {
     SCOPED_TRACE(r.policy);
