@@ -77,10 +77,12 @@ int FleetCommand(const CliOptions& o) {
   }
   std::string out;
   int code = 0;
+  size_t problems = data.problems.size();
   if (mode.empty()) {
     FleetAnalysis a = Analyze(data, opt);
     out = o.json ? RenderFleetJson(data, a) : RenderFleetText(data, a);
     code = FleetExitCode(a);
+    problems += a.problems.size();  // found across reports (a serial in two slots at once)
   } else {
     auto ledger = BuildLedger(data);
     auto faults = HardwareFaults(data, FindOnsets(data));
@@ -90,9 +92,9 @@ int FleetCommand(const CliOptions& o) {
     code = v.verdict == "undecided" ? 0 : 1;
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
-  if (!data.problems.empty()) {
+  if (problems > 0) {
     std::fprintf(stderr, "gpudoctor: fleet: %zu input problem(s), listed in the output\n",
-                 data.problems.size());
+                 problems);
   }
   return code;
 }

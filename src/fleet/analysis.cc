@@ -1,5 +1,8 @@
 #include "fleet/analysis.h"
 
+#include <algorithm>
+#include <map>
+
 #include "fleet/onsets.h"
 
 namespace gpudoctor::fleet {
@@ -8,8 +11,19 @@ FleetAnalysis Analyze(const FleetData& data, const FleetOptions& options) {
   FleetAnalysis a;
   std::vector<size_t> onsets = FindOnsets(data);
   a.stragglers = FindStragglers(data, options.outliers);
+  a.idle = FindIdle(data, options.outliers);
+  std::map<std::string, int> idle_per_node;
+  for (const auto& g : a.idle) ++idle_per_node[data.cards[g.card].node];
   a.table = BuildHealthTable(data, onsets, a.stragglers);
-  a.lemons = FindLemons(data, onsets, options.lemon_min_onsets);
+  for (const auto& row : a.table) {
+    auto it = idle_per_node.find(row.node);
+    if (it != idle_per_node.end() && row.gpus > 0 && it->second >= row.gpus) {
+      a.idle_nodes.push_back(row.node);
+    }
+  }
+  std::sort(a.idle_nodes.begin(), a.idle_nodes.end());
+  a.lemons = FindLemons(data, onsets, options.lemon_min_onsets, options.incident_gap_s);
+  a.problems = IdentityProblems(data);
   a.stats = ComputeFailureStats(data, onsets, options.outliers.window_s);
   return a;
 }

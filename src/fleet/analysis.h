@@ -10,20 +10,27 @@
 #include "fleet/health_table.h"
 #include "fleet/ledger.h"
 #include "fleet/lemons.h"
+#include "fleet/onsets.h"
 #include "fleet/outliers.h"
 
 namespace gpudoctor::fleet {
 
 struct FleetOptions {
   OutlierOptions outliers;
-  int lemon_min_onsets = 3;
+  int lemon_min_onsets = 3;  // incidents (see lemons.h)
+  int64_t incident_gap_s = kIncidentGapS;
 };
 
 struct FleetAnalysis {
   std::vector<NodeRow> table;
   std::vector<Straggler> stragglers;
+  std::vector<IdleGpu> idle;
+  std::vector<std::string> idle_nodes;  // nodes whose every GPU is idle
   std::vector<Lemon> lemons;
   FailureStats stats;
+  // Input problems found across reports (a serial in two slots at once), listed with the
+  // readers' FleetData::problems.
+  std::vector<InputProblem> problems;
 };
 
 FleetAnalysis Analyze(const FleetData& data, const FleetOptions& options);

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "core/input_file.h"
+#include "facts/gpu_facts.h"
 #include "store/history_store.h"
 
 namespace gpudoctor::fleet {
@@ -37,7 +38,7 @@ Status ReadHistoryDb(const std::string& path, FleetData& data, TimePoint deadlin
   for (const StoredGpu& g : *gpus) {
     Row r;
     r.card.node = host;
-    r.card.serial = g.serial;
+    r.card.serial = SerialOrEmpty(g.serial);
     r.card.uuid = g.uuid;
     r.card.pci_bus_id = g.pci_bus_id;
     r.card.index = g.index;
@@ -59,7 +60,10 @@ Status ReadHistoryDb(const std::string& path, FleetData& data, TimePoint deadlin
     e.id = t.last.id;
     e.severity = t.last.severity;
     e.layer = t.last.layer;
-    if (t.last.gpu) e.gpu = *t.last.gpu;
+    if (t.last.gpu) {
+      e.gpu = *t.last.gpu;
+      e.gpu.serial = SerialOrEmpty(e.gpu.serial);
+    }
     e.subject = t.last.subject;
     e.summary = t.last.summary;
     e.action = t.last.action;

@@ -76,6 +76,17 @@ struct FleetData {
   uint32_t InternCard(const Card& card);
 };
 
+// Physical ranges of GPU readings: a value outside (or not finite) is a broken reading, never a
+// measurement, and the readers drop it (absent) and list it as an input problem.
+struct ValueRange {
+  double lo, hi;
+  bool Contains(double v) const { return v >= lo && v <= hi; }  // false for NaN
+};
+inline constexpr ValueRange kSmClockRangeMhz{0, 10000};
+inline constexpr ValueRange kPowerRangeW{0, 5000};
+inline constexpr ValueRange kUtilRangePct{0, 100};
+inline constexpr ValueRange kTempRangeC{-40, 150};
+
 // The identity of a card: serial when known, else UUID, else "node:bus".
 std::string CardKey(const std::string& node, const std::string& serial, const std::string& uuid,
                     const std::string& pci_bus_id);

@@ -1,8 +1,12 @@
 #include "fleet/ledger.h"
 
 #include <algorithm>
+#include <climits>
 #include <map>
 #include <set>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
 
 #include "fleet/onsets.h"
 
@@ -28,44 +32,160 @@ void SortFaults(std::vector<Fault>& f) {
 
 }  // namespace
 
-std::vector<Tenure> BuildLedger(const FleetData& data) {
-  std::map<std::tuple<std::string, std::string, std::string>, Tenure> m;
+namespace {
+
+struct Span {
+  int64_t first = 0, last = 0;
+  int reports = 0;
+};
+
+// Per card (index into data.cards): the first and last sample time and the sample count.
+std::vector<Span> CardSpans(const FleetData& data) {
+  std::vector<Span> spans(data.cards.size());
   for (const auto& s : data.samples) {
-    const Card& c = data.cards[s.card];
-    if (c.serial.empty()) continue;
+    Span& sp = spans[s.card];
+    if (sp.reports == 0) sp.first = sp.last = s.time_s;
+    sp.first = std::min(sp.first, s.time_s);
+    sp.last = std::max(sp.last, s.time_s);
+    ++sp.reports;
+  }
+  return spans;
+}
+
+// serial -> (slot -> merged span), from the card spans; only serials on two cards or more
+// (a serial on one card has one slot).
+std::map<std::string, std::map<std::string, Span>> SerialSlots(const FleetData& data) {
+  std::unordered_map<std::string_view, int> cards_of;
+  cards_of.reserve(data.cards.size());
+  for (const Card& c : data.cards) {
+    if (!c.serial.empty()) ++cards_of[c.serial];
+  }
+  std::map<std::string, std::map<std::string, Span>> m;
+  bool shared = false;
+  for (const auto& [serial, n] : cards_of) shared = shared || n >= 2;
+  if (!shared) return m;
+  std::vector<Span> spans = CardSpans(data);
+  for (size_t i = 0; i < data.cards.size(); ++i) {
+    const Card& c = data.cards[i];
+    if (c.serial.empty() || spans[i].reports == 0 || cards_of[c.serial] < 2) continue;
+    auto [it, inserted] = m[c.serial].try_emplace(Slot(c.node, c.pci_bus_id), spans[i]);
+    if (!inserted) {
+      it->second.first = std::min(it->second.first, spans[i].first);
+      it->second.last = std::max(it->second.last, spans[i].last);
+      it->second.reports += spans[i].reports;
+    }
+  }
+  return m;
+}
+
+bool Overlap(const std::map<std::string, Span>& slots, std::vector<std::string>* names) {
+  std::vector<std::pair<Span, std::string>> v;
+  for (const auto& [slot, sp] : slots) v.push_back({sp, slot});
+  std::sort(v.begin(), v.end(),
+            [](const auto& a, const auto& b) { return a.first.first < b.first.first; });
+  bool overlap = false;
+  int64_t reach = INT64_MIN;
+  std::string reach_slot;
+  std::set<std::string> involved;
+  for (const auto& [sp, slot] : v) {
+    if (sp.first <= reach) {
+      overlap = true;
+      involved.insert(reach_slot);
+      involved.insert(slot);
+    }
+    if (sp.last > reach) {
+      reach = sp.last;
+      reach_slot = slot;
+    }
+  }
+  if (names) names->assign(involved.begin(), involved.end());
+  return overlap;
+}
+
+}  // namespace
+
+std::vector<Tenure> BuildLedger(const FleetData& data) {
+  std::vector<Span> spans = CardSpans(data);
+  std::map<std::tuple<std::string, std::string, std::string>, Tenure> m;
+  for (size_t i = 0; i < data.cards.size(); ++i) {
+    const Card& c = data.cards[i];
+    const Span& sp = spans[i];
+    if (c.serial.empty() || sp.reports == 0) continue;
     auto [it, inserted] = m.try_emplace({c.serial, c.node, c.pci_bus_id});
     Tenure& t = it->second;
     if (inserted) {
       t.serial = c.serial;
       t.node = c.node;
       t.pci_bus_id = c.pci_bus_id;
-      t.first_s = t.last_s = s.time_s;
+      t.first_s = sp.first;
+      t.last_s = sp.last;
     }
-    t.first_s = std::min(t.first_s, s.time_s);
-    t.last_s = std::max(t.last_s, s.time_s);
-    ++t.reports;
+    t.first_s = std::min(t.first_s, sp.first);
+    t.last_s = std::max(t.last_s, sp.last);
+    t.reports += sp.reports;
   }
   std::vector<Tenure> out;
   for (auto& [k, t] : m) out.push_back(std::move(t));
-  std::sort(out.begin(), out.end(),
-            [](const Tenure& a, const Tenure& b) { return a.first_s < b.first_s; });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Tenure& a, const Tenure& b) { return a.first_s < b.first_s; });
+  return out;
+}
+
+std::set<std::string> ConflictingSerials(const FleetData& data) {
+  std::set<std::string> out;
+  for (const auto& [serial, slots] : SerialSlots(data)) {
+    if (slots.size() >= 2 && Overlap(slots, nullptr)) out.insert(serial);
+  }
+  return out;
+}
+
+std::vector<InputProblem> IdentityProblems(const FleetData& data) {
+  std::vector<InputProblem> out;
+  for (const auto& [serial, slots] : SerialSlots(data)) {
+    std::vector<std::string> names;
+    if (slots.size() < 2 || !Overlap(slots, &names)) continue;
+    std::string list;
+    for (size_t i = 0; i < names.size() && i < 5; ++i) list += (i ? ", " : "") + names[i];
+    if (names.size() > 5) list += " and " + std::to_string(names.size() - 5) + " more";
+    out.push_back({"serial " + serial, "",
+                   "serial " + serial + " seen in " + std::to_string(names.size()) +
+                       " slots at the same time (" + list +
+                       "): a placeholder or copied serial, not an identity; those cards are "
+                       "judged by slot only"});
+  }
+  return out;
+}
+
+std::vector<Fault> HardwareFaults(const FleetData& data, const std::vector<size_t>& onsets,
+                                  int64_t incident_gap_s) {
+  const CardIndex index(data);
+  const std::set<std::string> conflicting = ConflictingSerials(data);
+  std::vector<Fault> all;
+  for (size_t i : onsets) {
+    const auto& e = data.findings[i];
+    // Only evidence against the hardware: an application Xid or a host warning is not.
+    if (e.layer != Layer::kHardware || !IsHardwareClass(e)) continue;
+    std::string bus = BusOf(index, e);
+    if (bus.empty()) continue;
+    std::string serial = SerialOf(index, e);
+    if (conflicting.count(serial) != 0) serial.clear();
+    all.push_back({e.id, SeverityName(e.severity), serial, e.node, bus, e.summary, e.time_s});
+  }
+  SortFaults(all);
+  // One incident per card in one slot: the first fault of it stands for the rest.
+  std::map<std::tuple<std::string, std::string, std::string>, int64_t> last_of;
+  std::vector<Fault> out;
+  for (auto& f : all) {
+    auto [it, inserted] = last_of.try_emplace({f.serial, f.node, f.pci_bus_id}, f.time_s);
+    bool same_incident = !inserted && f.time_s - it->second <= incident_gap_s;
+    it->second = f.time_s;
+    if (!same_incident) out.push_back(std::move(f));
+  }
   return out;
 }
 
 std::vector<Fault> HardwareFaults(const FleetData& data, const std::vector<size_t>& onsets) {
-  std::vector<Fault> out;
-  for (size_t i : onsets) {
-    const auto& e = data.findings[i];
-    // Only evidence against the hardware: an application Xid or a thermal warning is not.
-    if (e.layer != Layer::kHardware || e.severity == Severity::kInfo) continue;
-    if (!IsHardwareAction(e.action)) continue;
-    std::string bus = BusOf(data, e);
-    if (bus.empty()) continue;
-    out.push_back(
-        {e.id, SeverityName(e.severity), SerialOf(data, e), e.node, bus, e.summary, e.time_s});
-  }
-  SortFaults(out);
-  return out;
+  return HardwareFaults(data, onsets, kIncidentGapS);
 }
 
 Verdict JudgeCard(const std::string& serial, const std::vector<Tenure>& ledger,
@@ -82,11 +202,15 @@ Verdict JudgeCard(const std::string& serial, const std::vector<Tenure>& ledger,
       fault_slots.insert(Slot(f.node, f.pci_bus_id));
     }
   }
+  // Other cards' faults in those slots; repeated ones (>= 2 in one slot) speak for the slot.
+  std::map<std::pair<std::string, std::string>, int> other_count;
+  bool other_repeated = false;
   for (const auto& f : faults) {
     if (f.serial != serial && !f.serial.empty() &&
         fault_slots.count(Slot(f.node, f.pci_bus_id)) != 0) {
       v.faults.push_back(f);
       slot_other_serials.insert(f.serial);
+      if (++other_count[{f.serial, Slot(f.node, f.pci_bus_id)}] >= 2) other_repeated = true;
     }
   }
   SortFaults(v.faults);
@@ -96,7 +220,26 @@ Verdict JudgeCard(const std::string& serial, const std::vector<Tenure>& ledger,
     v.next_steps = {"Check the serial (nvidia-smi -q | grep Serial) and the report inputs."};
     return v;
   }
-  if (fault_slots.size() >= 2 && slot_other_serials.empty()) {
+  {
+    std::map<std::string, Span> slots;
+    for (const auto& t : v.tenures) {
+      Span& sp = slots[Slot(t.node, t.pci_bus_id)];
+      sp.first = sp.reports ? std::min(sp.first, t.first_s) : t.first_s;
+      sp.last = sp.reports ? std::max(sp.last, t.last_s) : t.last_s;
+      sp.reports += std::max(1, t.reports);
+    }
+    std::vector<std::string> names;
+    if (slots.size() >= 2 && Overlap(slots, &names)) {
+      v.verdict = "undecided";
+      v.reason = "serial " + serial + " was in " + std::to_string(names.size()) +
+                 " slots at the same time: a placeholder or copied serial is not an identity";
+      v.next_steps = {
+          "Judge the slots instead (gpudoctor fleet slot NODE:BUS); read the board "
+          "serials with nvidia-smi -q on each node."};
+      return v;
+    }
+  }
+  if (fault_slots.size() >= 2 && !other_repeated) {
     v.verdict = "card";
     v.reason = "the card faulted in " + std::to_string(fault_slots.size()) +
                " different slots: the fault follows the card";
@@ -147,12 +290,14 @@ Verdict JudgeSlot(const std::string& slot, const std::vector<Tenure>& ledger,
       if (!f.serial.empty()) serials_faulted.insert(f.serial);
     }
   }
-  // Did a faulting card also fault elsewhere?
-  std::set<std::string> elsewhere;
+  // Did a faulting card also fault elsewhere (repeatedly: >= 2 incidents)?
+  std::set<std::string> elsewhere, elsewhere_repeated;
+  std::map<std::string, int> elsewhere_count;
   for (const auto& f : faults) {
     if (serials_faulted.count(f.serial) != 0 && (f.node != node || f.pci_bus_id != bus)) {
       v.faults.push_back(f);
       elsewhere.insert(f.serial);
+      if (++elsewhere_count[f.serial] >= 2) elsewhere_repeated.insert(f.serial);
     }
   }
   SortFaults(v.faults);
@@ -163,11 +308,11 @@ Verdict JudgeSlot(const std::string& slot, const std::vector<Tenure>& ledger,
                "node07:0000:2a:00.0)";
     return v;
   }
-  if (serials_faulted.size() >= 2 && elsewhere.empty()) {
+  if (serials_faulted.size() >= 2 && elsewhere_repeated.empty()) {
     v.verdict = "slot";
     v.reason = std::to_string(serials_faulted.size()) +
-               " different cards faulted in this slot and nowhere else: the fault stays with "
-               "the slot";
+               " different cards faulted in this slot and none of them repeatedly elsewhere: "
+               "the fault stays with the slot";
     v.next_steps = {
         "Service the slot: reseat, then replace riser, cable or baseboard; check the "
         "power rail. Do not RMA the cards for this.",

@@ -1,13 +1,22 @@
 // Card vs slot, the swap test done from data. The ledger says which card (serial) sat in which
-// slot (node, pci bus id) and when, from the reports' GPU facts. Hardware faults (warn/crit
-// onsets of hardware-layer findings about one GPU) are placed on both the card and the slot.
-//   card: the serial faulted in >= 2 different slots (the fault followed the card);
+// slot (node, pci bus id) and when, from the reports' GPU facts. Hardware faults are
+// hardware-class onsets (IsHardwareClass, onsets.h: by the finding's action, so an application
+// Xid 13/31/43/45 is never one) of hardware-layer findings about one GPU, deduplicated per
+// incident (IncidentStarts) for each card in each slot, placed on both the card and the slot.
+//   card: the serial faulted in >= 2 different slots (the fault followed the card), and no
+//         other card faulted repeatedly (>= 2 incidents) in those slots;
 //   slot: >= 2 different serials faulted in that slot (the fault stayed with the slot: riser,
-//         cable, power, baseboard);
-//   undecided: otherwise, or when both hold; next steps then guide the physical swap test.
-// Pure functions.
+//         cable, power, baseboard), and none of them faulted repeatedly anywhere else; for a
+//         card: it faulted in one slot only, another card faulted there too, and it was clean
+//         after it moved;
+//   undecided: otherwise; next steps then guide the physical swap test.
+// So every verdict rests on evidence on both sides of a move, and a one-off event of another
+// card does not overturn it. A serial seen in two slots at the same time (a placeholder or
+// copied serial) is no identity: ConflictingSerials names it, its faults count for the slot
+// only, and its card verdict is undecided. Pure functions.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -36,7 +45,15 @@ struct Verdict {
 };
 
 std::vector<Tenure> BuildLedger(const FleetData& data);
+std::vector<Fault> HardwareFaults(const FleetData& data, const std::vector<size_t>& onsets,
+                                  int64_t incident_gap_s);
+// With the default incident gap (kIncidentGapS).
 std::vector<Fault> HardwareFaults(const FleetData& data, const std::vector<size_t>& onsets);
+
+// Serials that were in two different slots at overlapping times (from the samples).
+std::set<std::string> ConflictingSerials(const FleetData& data);
+// One input problem per conflicting serial, naming its slots.
+std::vector<InputProblem> IdentityProblems(const FleetData& data);
 
 Verdict JudgeCard(const std::string& serial, const std::vector<Tenure>& ledger,
                   const std::vector<Fault>& faults);

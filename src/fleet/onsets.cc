@@ -1,8 +1,10 @@
 #include "fleet/onsets.h"
 
 #include <algorithm>
+#include <climits>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "rules/catalogue.h"
 
@@ -15,19 +17,6 @@ namespace {
 
 bool StartsWith(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
 
-const Card* CardFor(const FleetData& data, const FindingEvent& e) {
-  if (e.gpu.pci_bus_id.empty() && e.gpu.uuid.empty() && !e.gpu.index) return nullptr;
-  for (const auto& c : data.cards) {
-    if (c.node != e.node) continue;
-    if (!e.gpu.pci_bus_id.empty() && c.pci_bus_id == e.gpu.pci_bus_id) return &c;
-    if (!e.gpu.uuid.empty() && c.uuid == e.gpu.uuid) return &c;
-    if (e.gpu.pci_bus_id.empty() && e.gpu.uuid.empty() && e.gpu.index && c.index == e.gpu.index) {
-      return &c;
-    }
-  }
-  return nullptr;
-}
-
 }  // namespace
 
 const char* CategoryOf(const FindingEvent& e) {
@@ -35,16 +24,114 @@ const char* CategoryOf(const FindingEvent& e) {
   return FleetClassName(entry != nullptr ? FleetClassOf(*entry) : LayerFleetClass(e.layer));
 }
 
-std::string SerialOf(const FleetData& data, const FindingEvent& e) {
+CardIndex::CardIndex(const FleetData& data)
+    : data_(data), span_(data.cards.size(), {INT64_MAX, INT64_MIN}) {
+  by_key_.reserve(data.cards.size() * 3);
+  for (uint32_t i = 0; i < data.cards.size(); ++i) {
+    const Card& c = data.cards[i];
+    if (!c.pci_bus_id.empty())
+      by_key_[c.node +
+              "\x1f"
+              "b\x1f" +
+              c.pci_bus_id]
+          .push_back(i);
+    if (!c.uuid.empty())
+      by_key_[c.node +
+              "\x1f"
+              "u\x1f" +
+              c.uuid]
+          .push_back(i);
+    if (c.index)
+      by_key_[c.node +
+              "\x1f"
+              "i\x1f" +
+              std::to_string(*c.index)]
+          .push_back(i);
+  }
+  for (const auto& s : data.samples) {
+    auto& sp = span_[s.card];
+    sp.first = std::min(sp.first, s.time_s);
+    sp.second = std::max(sp.second, s.time_s);
+  }
+}
+
+const Card* CardIndex::Pick(const std::string& key, int64_t t) const {
+  auto it = by_key_.find(key);
+  if (it == by_key_.end()) return nullptr;
+  const std::vector<uint32_t>& cards = it->second;
+  if (cards.size() == 1) return &data_.cards[cards[0]];
+  // The card whose reports span t; else the nearest one in time.
+  uint32_t best = cards[0];
+  int64_t best_distance = INT64_MAX;
+  for (uint32_t c : cards) {
+    auto [first, last] = span_[c];
+    int64_t d = first > last ? INT64_MAX - 1 : t < first ? first - t : t > last ? t - last : 0;
+    if (d < best_distance) {
+      best = c;
+      best_distance = d;
+    }
+  }
+  return &data_.cards[best];
+}
+
+const Card* CardIndex::Find(const FindingEvent& e) const {
+  if (!e.gpu.pci_bus_id.empty()) {
+    if (const Card* c = Pick(e.node +
+                                 "\x1f"
+                                 "b\x1f" +
+                                 e.gpu.pci_bus_id,
+                             e.time_s))
+      return c;
+  }
+  if (!e.gpu.uuid.empty()) {
+    if (const Card* c = Pick(e.node +
+                                 "\x1f"
+                                 "u\x1f" +
+                                 e.gpu.uuid,
+                             e.time_s))
+      return c;
+  }
+  if (e.gpu.pci_bus_id.empty() && e.gpu.uuid.empty() && e.gpu.index) {
+    return Pick(e.node +
+                    "\x1f"
+                    "i\x1f" +
+                    std::to_string(*e.gpu.index),
+                e.time_s);
+  }
+  return nullptr;
+}
+
+std::string SerialOf(const CardIndex& cards, const FindingEvent& e) {
   if (!e.gpu.serial.empty()) return e.gpu.serial;
-  const Card* c = CardFor(data, e);
+  const Card* c = cards.Find(e);
   return c ? c->serial : "";
 }
 
-std::string BusOf(const FleetData& data, const FindingEvent& e) {
+std::string SerialOf(const FleetData& data, const FindingEvent& e) {
+  return SerialOf(CardIndex(data), e);
+}
+
+std::string BusOf(const CardIndex& cards, const FindingEvent& e) {
   if (!e.gpu.pci_bus_id.empty()) return e.gpu.pci_bus_id;
-  const Card* c = CardFor(data, e);
+  const Card* c = cards.Find(e);
   return c ? c->pci_bus_id : "";
+}
+
+std::string BusOf(const FleetData& data, const FindingEvent& e) {
+  return BusOf(CardIndex(data), e);
+}
+
+bool IsHardwareClass(const FindingEvent& e) {
+  return e.severity != Severity::kInfo && IsHardwareAction(e.action);
+}
+
+std::vector<int64_t> IncidentStarts(std::vector<int64_t> times, int64_t gap_s) {
+  std::sort(times.begin(), times.end());
+  std::vector<int64_t> starts;
+  for (size_t i = 0; i < times.size(); ++i) {
+    if (i == 0 || times[i] - times[i - 1] > gap_s) starts.push_back(times[i]);
+  }
+  return starts;
 }
 
 std::vector<size_t> FindOnsets(const FleetData& data) {
@@ -58,9 +145,12 @@ std::vector<size_t> FindOnsets(const FleetData& data) {
   };
   for (const auto& e : data.findings) keys[{e.node, e.time_s}].insert(key_of(e));
   std::vector<size_t> onsets;
+  // A finding repeated within one report is one finding.
+  std::set<std::tuple<std::string, int64_t, std::string>> counted;
   for (size_t i = 0; i < data.findings.size(); ++i) {
     const FindingEvent& e = data.findings[i];
     if (e.severity == Severity::kInfo || StartsWith(e.id, "gpudoctor.")) continue;
+    if (!counted.emplace(e.node, e.time_s, key_of(e)).second) continue;
     const auto& t = times[e.node];
     auto it = std::lower_bound(t.begin(), t.end(), e.time_s);
     if (it != t.begin()) {

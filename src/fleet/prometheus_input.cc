@@ -77,6 +77,13 @@ Status AddMatrix(const MetricSpec& spec, const json& body, const std::string& so
   if (result == nullptr)
     return ParseError("no data.result in the answer for " + std::string(spec.name));
   auto& index = data.sample_at;
+  const ValueRange* range = nullptr;
+  const std::string f = spec.field;
+  if (f == "sm" || f == "max_sm") range = &kSmClockRangeMhz;
+  if (f == "power" || f == "limit") range = &kPowerRangeW;
+  if (f == "util") range = &kUtilRangePct;
+  if (f == "temp") range = &kTempRangeC;
+  int out_of_range = 0;
   for (const auto& series : *result) {
     if (!series.is_object()) continue;
     auto m = series.find("metric");
@@ -102,6 +109,10 @@ Status AddMatrix(const MetricSpec& spec, const json& body, const std::string& so
       double v = std::strtod(text.c_str(), &end);
       if (end == text.c_str() || !std::isfinite(v)) continue;
       v *= spec.scale;
+      if (range != nullptr && !range->Contains(v)) {
+        ++out_of_range;  // a broken reading, never a measurement
+        continue;
+      }
       EnsureReport(data, node, t, source);
       if (field == "finding") {
         if (v < 0.5) continue;
@@ -156,6 +167,11 @@ Status AddMatrix(const MetricSpec& spec, const json& body, const std::string& so
       if (field == "dbe") s.ecc_dbe = u;
       if (field == "replays") s.pcie_replays = u;
     }
+  }
+  if (out_of_range > 0) {
+    data.problems.push_back({source, "",
+                             std::string(spec.name) + ": " + std::to_string(out_of_range) +
+                                 " value(s) out of physical range dropped"});
   }
   return Status::Ok();
 }

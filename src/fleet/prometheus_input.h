@@ -4,12 +4,13 @@
 // FindingEvent per gpudoctor_finding_active{id,severity,layer,...} == 1 point.
 // Units: gpudoctor_* Hz -> MHz, ratio -> %, watts; DCGM_FI_DEV_SM_CLOCK MHz, POWER_USAGE W,
 // GPU_UTIL %, GPU_TEMP C. Labels: hostname|Hostname, gpu, uuid|UUID, pci_bus_id,
-// model|modelName, serial. http or https (core/http_get). All the requests together end by
-// `deadline` (a slow or trickling server cannot hold fleet past --deadline); each answer is at
-// most max_answer_bytes and all of them together max_total_bytes (an endless answer is
-// aborted). The first failed request ends the read and is returned as an error naming the URL
-// and the bound that was hit. A metric the server does not have is simply absent. Blocking;
-// not thread-safe on one FleetData.
+// model|modelName, serial. Values outside the physical ranges (fleet_model.h) are dropped and
+// counted in one input problem per metric. http or https (core/http_get). All the requests together
+// end by `deadline` (a slow or trickling server cannot hold fleet past --deadline); each answer is
+// at most max_answer_bytes and all of them together max_total_bytes (an endless answer is aborted).
+// The first failed request ends the read and is returned as an error naming the URL and the bound
+// that was hit. A metric the server does not have is simply absent. Blocking; not thread-safe on
+// one FleetData.
 #pragma once
 
 #include <string>

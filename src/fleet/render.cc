@@ -1,5 +1,6 @@
 // Text and JSON renderings of a fleet analysis and of a card/slot verdict.
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "core/strings.h"
 #include "core/terminal_text.h"
@@ -100,17 +101,35 @@ std::string RenderFleetText(const FleetData& data, const FleetAnalysis& a) {
               FormatDouble(m.peer_median, 1) + " (" + std::to_string(m.windows) + " windows)";
     }
     if (s.throttle_seen) line += "; hardware throttle reasons set";
+    if (s.waits_on) line += "; waits on " + GpuName(data.cards[*s.waits_on]);
+    if (s.holds_back > 0) line += "; holds back " + std::to_string(s.holds_back) + " GPU(s)";
     out.Line(line);
     out.Line("    -> " + s.advice);
   }
   out.Blank();
-  out.Line("LEMONS (repeat offenders)");
+  out.Line("IDLE (no work: capacity left unused, not a fault)");
+  if (a.idle.empty()) out.Line("(none)");
+  if (!a.idle_nodes.empty()) {
+    out.Line("  idle nodes (" + std::to_string(a.idle_nodes.size()) +
+             "): " + Join(a.idle_nodes, ", "));
+  }
+  {
+    std::set<std::string> whole(a.idle_nodes.begin(), a.idle_nodes.end());
+    for (const auto& g : a.idle) {
+      const Card& c = data.cards[g.card];
+      if (whole.count(c.node) != 0) continue;
+      out.Line("  " + c.node + " " + GpuName(c) + ": idle in " + std::to_string(g.windows_idle) +
+               "/" + std::to_string(g.windows_seen) + " windows");
+    }
+  }
+  out.Blank();
+  out.Line("LEMONS (repeat offenders: hardware-class incidents)");
   if (a.lemons.empty()) out.Line("(none)");
   for (const auto& l : a.lemons) {
-    std::string line = "  " + l.kind + " " + l.name + ": " + std::to_string(l.onsets) +
-                       " onsets (" + std::to_string(l.crit_onsets) + " crit) " +
-                       FormatUtc(l.first_s) + " .. " + FormatUtc(l.last_s) + ": " +
-                       Join(l.ids, ", ");
+    std::string line = "  " + l.kind + " " + l.name + ": " + std::to_string(l.incidents) +
+                       " incidents (" + std::to_string(l.onsets) + " onsets, " +
+                       std::to_string(l.crit_onsets) + " crit) " + FormatUtc(l.first_s) + " .. " +
+                       FormatUtc(l.last_s) + ": " + Join(l.ids, ", ");
     if (!l.nodes.empty()) line += " on " + Join(l.nodes, ", ");
     out.Line(line);
   }
@@ -130,10 +149,12 @@ std::string RenderFleetText(const FleetData& data, const FleetAnalysis& a) {
     if (c.failures > 0 || c.category == "all") out.Line("  " + c.category + ": " + c.arithmetic);
   }
   if (!st.note.empty()) out.Line("  note: " + st.note);
-  if (!data.problems.empty()) {
+  if (!data.problems.empty() || !a.problems.empty()) {
     out.Blank();
-    out.Line("INPUT PROBLEMS (" + std::to_string(data.problems.size()) + ")");
-    for (const auto& p : data.problems) {
+    out.Line("INPUT PROBLEMS (" + std::to_string(data.problems.size() + a.problems.size()) + ")");
+    std::vector<InputProblem> all = data.problems;
+    all.insert(all.end(), a.problems.begin(), a.problems.end());
+    for (const auto& p : all) {
       out.Line("  " + p.source + (p.node.empty() ? "" : " [" + p.node + "]") + ": " + p.message);
     }
   }
@@ -185,6 +206,8 @@ std::string RenderFleetJson(const FleetData& data, const FleetAnalysis& a) {
     sj["windows_outlier"] = s.windows_outlier;
     sj["windows_compared"] = s.windows_compared;
     sj["throttle_seen"] = s.throttle_seen;
+    if (s.waits_on) sj["waits_on"] = CardJson(data.cards[*s.waits_on]);
+    if (s.holds_back > 0) sj["holds_back"] = s.holds_back;
     ordered_json ms = ordered_json::array();
     for (const auto& m : s.metrics) {
       ms.push_back({{"metric", m.metric},
@@ -197,11 +220,21 @@ std::string RenderFleetJson(const FleetData& data, const FleetAnalysis& a) {
     strag.push_back(sj);
   }
   j["stragglers"] = strag;
+  ordered_json idle = ordered_json::array();
+  for (const auto& g : a.idle) {
+    ordered_json gj = CardJson(data.cards[g.card]);
+    gj["windows_idle"] = g.windows_idle;
+    gj["windows_seen"] = g.windows_seen;
+    idle.push_back(gj);
+  }
+  j["idle"] = idle;
+  j["idle_nodes"] = a.idle_nodes;
   ordered_json lemons = ordered_json::array();
   for (const auto& l : a.lemons) {
     ordered_json lj;
     lj["kind"] = l.kind;
     lj["name"] = l.name;
+    lj["incidents"] = l.incidents;
     lj["onsets"] = l.onsets;
     lj["crit_onsets"] = l.crit_onsets;
     lj["first"] = FormatUtc(l.first_s);
@@ -230,7 +263,9 @@ std::string RenderFleetJson(const FleetData& data, const FleetAnalysis& a) {
   if (!a.stats.note.empty()) st["note"] = a.stats.note;
   j["failure_stats"] = st;
   ordered_json probs = ordered_json::array();
-  for (const auto& p : data.problems) {
+  std::vector<InputProblem> all = data.problems;
+  all.insert(all.end(), a.problems.begin(), a.problems.end());
+  for (const auto& p : all) {
     ordered_json pj;
     pj["source"] = p.source;
     if (!p.node.empty()) pj["node"] = p.node;

@@ -1,6 +1,8 @@
 #include "fleet/report_reader.h"
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -17,6 +19,10 @@ namespace {
 using nlohmann::json;
 
 constexpr int64_t kFutureToleranceS = 600;
+constexpr int64_t kMaxFutureS = 86400;
+constexpr int64_t kEarliestReportS = 1577836800;  // 2020-01-01T00:00:00Z
+// A report this far from the median of the others is from a node with a wrong clock.
+constexpr int64_t kMaxSpreadS = 180 * 86400;
 constexpr size_t kMaxFileBytes = 16u << 20;
 constexpr size_t kMaxStreamBytes = 256u << 20;
 
@@ -40,19 +46,29 @@ std::string Str(const json& o, const char* key) {
   return it->get<std::string>();
 }
 
-std::optional<float> Float(const json& o, const char* key, double scale = 1.0) {
-  auto d = Num(o, key);
-  if (!d) return std::nullopt;
-  return static_cast<float>(*d * scale);
-}
-
 std::optional<uint32_t> Counter(const json& o, const char* key) {
   auto d = Num(o, key);
   if (!d || *d < 0) return std::nullopt;
   return static_cast<uint32_t>(std::min(*d, 4294967295.0));
 }
 
-GpuSample SampleFrom(const json& g, const std::string& node, int64_t t, FleetData& data) {
+// A value outside its physical range (fleet_model.h) is dropped (absent) and named in
+// `rejected`.
+std::optional<float> Ranged(const json& o, const char* key, double scale, ValueRange range,
+                            const char* unit, std::string& rejected) {
+  auto d = Num(o, key);
+  if (!d) return std::nullopt;
+  double v = *d * scale;
+  if (std::isfinite(v) && range.Contains(v)) return static_cast<float>(v);
+  if (!rejected.empty()) rejected += ", ";
+  rejected += std::string(key) + " " + Sanitize(o.find(key)->dump(), 24) + " (expected " +
+              FormatDouble(range.lo / scale, 0) + ".." + FormatDouble(range.hi / scale, 0) + " " +
+              unit + ")";
+  return std::nullopt;
+}
+
+GpuSample SampleFrom(const json& g, const std::string& node, int64_t t, FleetData& data,
+                     std::string& rejected) {
   Card c;
   c.node = node;
   if (auto i = Int(g, "index")) c.index = static_cast<int>(*i);
@@ -60,15 +76,15 @@ GpuSample SampleFrom(const json& g, const std::string& node, int64_t t, FleetDat
   c.pci_bus_id = Str(g, "pci_bus_id");
   c.serial = SerialOrEmpty(Str(g, "serial"));
   c.model = Str(g, "name");
-  c.max_sm_clock_mhz = Float(g, "max_sm_clock_mhz");
-  c.power_limit_w = Float(g, "power_limit_mw", 1e-3);
+  c.max_sm_clock_mhz = Ranged(g, "max_sm_clock_mhz", 1, kSmClockRangeMhz, "MHz", rejected);
+  c.power_limit_w = Ranged(g, "power_limit_mw", 1e-3, kPowerRangeW, "mW", rejected);
   GpuSample s;
   s.card = data.InternCard(c);
   s.time_s = t;
-  s.sm_clock_mhz = Float(g, "sm_clock_mhz");
-  s.power_w = Float(g, "power_mw", 1e-3);
-  s.util_pct = Float(g, "util_gpu_pct");
-  s.temp_c = Float(g, "temp_c");
+  s.sm_clock_mhz = Ranged(g, "sm_clock_mhz", 1, kSmClockRangeMhz, "MHz", rejected);
+  s.power_w = Ranged(g, "power_mw", 1e-3, kPowerRangeW, "mW", rejected);
+  s.util_pct = Ranged(g, "util_gpu_pct", 1, kUtilRangePct, "%", rejected);
+  s.temp_c = Ranged(g, "temp_c", 1, kTempRangeC, "C", rejected);
   // Counters: the later sample of the check's window when present.
   for (const char* key : {"counters_second", "counters_first"}) {
     auto c2 = g.find(key);
@@ -101,6 +117,21 @@ Status AddReportJson(const json& j, const std::string& source, int64_t now_s, Fl
                                  " (first read from " + seen->second + "); skipped"});
     return Status::Ok();
   }
+  if (*t < kEarliestReportS) {
+    data.seen.erase(seen);
+    data.problems.push_back(
+        {source, host,
+         "report time " + time_text + " is before 2020 (the node's clock was not set): skipped"});
+    return Status::Ok();
+  }
+  if (*t > now_s + kMaxFutureS) {
+    data.seen.erase(seen);
+    data.problems.push_back({source, host,
+                             "clock skew: report time " + time_text + " is " +
+                                 std::to_string((*t - now_s) / 3600) +
+                                 " h ahead of this host's clock: skipped"});
+    return Status::Ok();
+  }
   if (*t > now_s + kFutureToleranceS) {
     data.problems.push_back({source, host,
                              "clock skew: report time " + time_text + " is " +
@@ -113,10 +144,20 @@ Status AddReportJson(const json& j, const std::string& source, int64_t now_s, Fl
   rep.verdict = Str(j, "verdict");
   rep.time_s = *t;
   if (auto g = j.find("gpus"); g != j.end() && g->is_array()) {
+    std::string rejected_all;
     for (const auto& gj : *g) {
       if (!gj.is_object()) continue;
-      data.samples.push_back(SampleFrom(gj, host, *t, data));
+      std::string rejected;
+      data.samples.push_back(SampleFrom(gj, host, *t, data, rejected));
+      if (!rejected.empty()) {
+        rejected_all += (rejected_all.empty() ? "" : "; ") + std::string("GPU ") +
+                        std::to_string(rep.gpu_count) + ": " + rejected;
+      }
       ++rep.gpu_count;
+    }
+    if (!rejected_all.empty()) {
+      data.problems.push_back(
+          {source, host, "values out of physical range, dropped: " + rejected_all});
     }
   }
   if (rep.gpu_count == 0 && j.find("gpus") == j.end()) {
@@ -125,6 +166,7 @@ Status AddReportJson(const json& j, const std::string& source, int64_t now_s, Fl
                              "node " +
                                  host + " has no GPU rows and is not compared with peers"});
   }
+  std::map<std::string, int> repeats;  // finding key -> times seen in this report
   for (const auto& f : *fit) {
     if (!f.is_object()) continue;
     FindingEvent e;
@@ -149,13 +191,58 @@ Status AddReportJson(const json& j, const std::string& source, int64_t now_s, Fl
       e.gpu.serial = SerialOrEmpty(Str(*g, "serial"));
       e.gpu.name = Str(*g, "name");
     }
+    std::string key = e.id + '\x1f' + e.gpu.pci_bus_id + '\x1f' + e.gpu.uuid + '\x1f' +
+                      (e.gpu.index ? std::to_string(*e.gpu.index) : "") + '\x1f' + e.subject;
+    if (++repeats[key] > 1) continue;  // a finding repeated in one report is one finding
     data.findings.push_back(std::move(e));
+  }
+  for (const auto& [key, n] : repeats) {
+    if (n < 2) continue;
+    data.problems.push_back({source, host,
+                             "finding " + key.substr(0, key.find('\x1f')) + " repeated " +
+                                 std::to_string(n) + " times in one report: counted once"});
   }
   data.reports.push_back(std::move(rep));
   return Status::Ok();
 }
 
 }  // namespace
+
+void DropTimeOutliers(FleetData& data) {
+  if (data.reports.size() < 3) return;
+  std::vector<int64_t> times;
+  times.reserve(data.reports.size());
+  for (const auto& r : data.reports) times.push_back(r.time_s);
+  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+  const int64_t median = times[times.size() / 2];
+  std::set<std::pair<std::string, int64_t>> drop;
+  for (const auto& r : data.reports) {
+    if (r.time_s >= median - kMaxSpreadS && r.time_s <= median + kMaxSpreadS) continue;
+    drop.insert({r.node, r.time_s});
+    data.seen.erase({r.node, r.time_s});
+    data.problems.push_back({r.source, r.node,
+                             "report time " + FormatUtc(r.time_s) + " is " +
+                                 std::to_string(std::llabs(r.time_s - median) / 86400) +
+                                 " days away from the other reports (median " + FormatUtc(median) +
+                                 "): the node's clock is wrong; skipped"});
+  }
+  if (drop.empty()) return;
+  std::erase_if(data.reports, [&](const NodeReport& r) {
+    return drop.count({r.node, r.time_s}) != 0;
+  });
+  std::erase_if(data.samples, [&](const GpuSample& s) {
+    return drop.count({data.cards[s.card].node, s.time_s}) != 0;
+  });
+  std::erase_if(data.findings, [&](const FindingEvent& e) {
+    return drop.count({e.node, e.time_s}) != 0;
+  });
+  if (!data.sample_at.empty()) {  // indices into samples changed
+    data.sample_at.clear();
+    for (size_t i = 0; i < data.samples.size(); ++i) {
+      data.sample_at[{data.samples[i].card, data.samples[i].time_s}] = i;
+    }
+  }
+}
 
 Status AddReport(std::string_view text, const std::string& source, int64_t now_s, FleetData& data) {
   json j = json::parse(text.begin(), text.end(), nullptr, false);
@@ -228,6 +315,7 @@ Status ReadReports(const std::string& path, int64_t now_s, FleetData& data,
     auto text = ReadInputFile("-", kMaxStreamBytes, deadline());
     if (!text.ok()) return text.status();
     AddReportStream(*text, "stdin", now_s, data);
+    DropTimeOutliers(data);
     return Status::Ok();
   }
   auto info = RootFs::Stat(path);
@@ -266,6 +354,7 @@ Status ReadReports(const std::string& path, int64_t now_s, FleetData& data,
       AddReportStream(*text, f, now_s, data);
     }
   }
+  DropTimeOutliers(data);
   return Status::Ok();
 }
 

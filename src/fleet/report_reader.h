@@ -6,8 +6,12 @@
 // each within per_file_timeout; after one file times out the rest of that directory is skipped.
 // A bad file or document is recorded as an InputProblem naming file (and node when known) and
 // skipped; it never aborts the rest. A report of a node at a time already seen is a duplicate
-// and skipped (reported). A report time more than 10 minutes ahead of `now_s` is flagged as
-// clock skew (kept). Not thread-safe on one FleetData.
+// and skipped (reported). Times and values are validated, and what is rejected is listed in
+// FleetData::problems: a report dated before 2020 (an unset clock) or more than a day ahead of
+// `now_s` is skipped; one more than 10 minutes ahead is flagged as clock skew (kept); a GPU
+// value outside its physical range (SM clock 0..10000 MHz, power 0..5000 W, utilisation
+// 0..100 %, temperature -40..150 C, or not finite) is dropped, as if absent; a finding repeated
+// within one report is kept once. Not thread-safe on one FleetData.
 #pragma once
 
 #include <chrono>
@@ -31,6 +35,11 @@ std::vector<std::string_view> SplitDocuments(std::string_view stream);
 // Reads a stream: every document through AddReport, problems recorded as "<source>#<n>".
 void AddReportStream(std::string_view stream, const std::string& source, int64_t now_s,
                      FleetData& data);
+
+// Skips the reports more than 180 days from the median report time (a node whose clock is
+// wrong would otherwise stretch the observed GPU-time), with their samples and findings, and
+// lists each in data.problems. Needs 3 reports or more; ReadReports calls it.
+void DropTimeOutliers(FleetData& data);
 
 // Reads a directory (or one file, or "-" for stdin). Errors only when the path cannot be read.
 Status ReadReports(const std::string& path, int64_t now_s, FleetData& data,
