@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "core/time_spec.h"
+#include "fleet/fleet_model.h"
 
 namespace gpudoctor::fleet::testing {
 namespace {
@@ -215,7 +216,9 @@ GeneratedFleet GenerateFleet(const FleetGenOptions& opt, int64_t window_s) {
     }
     if (rng.Uniform(0, 1) < 0.02) nd.noise.push_back({rng.Int(0, r - 1), rng.Int(0, 7), 79});
   }
-  auto slot = [&](int node, int gpu) { return nodes[node].name + ":" + Bus(gpu); };
+  // The reports spell bus ids as NVML does ("0000:2A:00.0"); the truth names slots as the
+  // readers store them (CanonicalBusId).
+  auto slot = [&](int node, int gpu) { return nodes[node].name + ":" + CanonicalBusId(Bus(gpu)); };
   // Truth.
   const int swap_at = r / 2;
   for (int i = 0; i < n; ++i) {
@@ -445,6 +448,19 @@ GeneratedFleet GenerateFleet(const FleetGenOptions& opt, int64_t window_s) {
       }
       for (const auto& [nw, gpu, xid] : nd.noise) {
         if (nw == w) hw(gpu, "gpu.xid", xid, xid == 79 ? "crit" : "warn");
+      }
+      // Truth: each report with a crit hardware fault starts one interruption, except the first
+      // report (start unknown) and the lemon's flap back at w 11 (the same incident as w 9).
+      if (w > 0 && !(nd.role == Role::kLemon && w == 11)) {
+        std::string category;
+        for (const auto& f : findings) {
+          if (f.severity != "crit" || f.layer != "hardware") continue;
+          if (f.id == "gpu.ecc.dbe") category = "gpu_memory";
+          if (f.id == "gpu.nvlink.down") category = "nvlink_pcie";
+          if (f.id == "gpu.xid" && category.empty()) category = "gpu";
+        }
+        if (!category.empty())
+          out.truth.interruptions[nd.name + "@" + std::to_string(w)] = category;
       }
       out.reports.push_back(
           {nd.name + "-w" + std::to_string(w), ReportJson(nd.name, t, gpus, findings)});

@@ -12,7 +12,8 @@
 //   placeholder serials ("0", "N/A", ""), a serial copied onto GPUs of three nodes at once;
 //   bad input: a report dated 1971, one two days ahead, values out of range (1e300 MHz,
 //     -1e9 mW, 1e9 C), a finding repeated in one report;
-//   background noise on ordinary nodes: application Xids (13, 31, 43, 45) and one-off Xid 79.
+//   background noise on ordinary nodes: application Xids (13, 31, 43, 45) and one-off Xid 79;
+//   the interruptions all of these make (Llama 3 sense: interruptions.h).
 // The same seed gives the same fleet (own SplitMix64, no std distributions). Pure function.
 #pragma once
 
@@ -48,6 +49,10 @@ struct FleetTruth {
   std::set<std::string> serials;                     // every real (non-placeholder) serial
   std::set<std::string> cloned_serials;              // in several slots at once
   std::set<std::string> bad_sources;                 // reports that must be listed as problems
+  // Interruptions: "node@w" (w: the report index of its first finding) -> category. One per
+  // planted hardware event (Xid 48 + gpu.ecc.dbe together, or a flapping finding, are one);
+  // none for warnings, application Xids, or a fault in a node's first report.
+  std::map<std::string, std::string> interruptions;
   double gpu_days = 0;  // observed GPU-time of the valid reports, with a `window_s` tail
 };
 

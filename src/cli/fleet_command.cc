@@ -1,7 +1,8 @@
 // `gpudoctor fleet`: many nodes at once. Inputs: --reports (check --json reports: directory,
 // file or - for stdin, repeatable) and --prometheus URL. Output: health table, stragglers,
 // lemons, failure statistics (text or --json); `fleet card SERIAL` / `fleet slot NODE:BUS`
-// judge card vs slot. Exit: 0 ok, 1 warn, 2 crit, 3 no usable input.
+// judge card vs slot (exit 1 on a verdict, or on a serial or slot not in the data: "no such
+// serial", with the nearest ones; 0 undecided). Exit: 0 ok, 1 warn, 2 crit, 3 no usable input.
 #include <cstdio>
 #include <ctime>
 
@@ -50,7 +51,8 @@ int FleetCommand(const CliOptions& o) {
     }
   }
   for (const auto& db : dbs) {
-    if (Status s = ReadHistoryDb(db, data, SteadyClock::now() + per_input); !s.ok()) {
+    if (Status s = ReadHistoryDb(db, data, SteadyClock::now() + per_input, opt.outliers.window_s);
+        !s.ok()) {
       data.problems.push_back({db, "", s.message()});
     }
   }
@@ -89,7 +91,12 @@ int FleetCommand(const CliOptions& o) {
     Verdict v = mode == "card" ? JudgeCard(o.positional[1], ledger, faults)
                                : JudgeSlot(o.positional[1], ledger, faults);
     out = o.json ? RenderVerdictJson(v) : RenderVerdictText(v);
+    // "card" / "slot": something to act on; "unknown": the serial or slot was mistyped.
     code = v.verdict == "undecided" ? 0 : 1;
+    if (v.verdict == "unknown") {
+      std::fprintf(stderr, "gpudoctor: fleet %s: %s\n", mode.c_str(),
+                   TerminalSafe(v.reason).c_str());
+    }
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
   if (problems > 0) {

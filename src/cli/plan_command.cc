@@ -168,6 +168,9 @@ int RunKv(const PlanOptions& o) {
     return CouldNotRun("give --context or --context-dist, not both");
   }
   if (o.trace_file) return CouldNotRun("--trace belongs to plan batching, not plan kv");
+  if (o.chunked_prefill_tokens > 0 || o.prefix_cache_hit > 0) {
+    return CouldNotRun("--chunked-prefill/--prefix-cache-hit belong to plan batching, not plan kv");
+  }
   if (o.context_dist_file) {
     auto text = ReadInputFile(*o.context_dist_file, kMaxInputBytes, InputDeadline(o.cli));
     if (!text.ok()) return CouldNotRun("context-dist " + text.status().message());
@@ -181,12 +184,28 @@ int RunKv(const PlanOptions& o) {
   if (Status st = FillCommon(o, s, &product); !st.ok()) return CouldNotRun(st.message());
   auto kv = plan::PlanKv(s.input);
   if (!kv.ok()) return CouldNotRun(kv.status().message());
-  Print(o.cli.json ? plan::KvPlanJson(s, *kv).dump(2) + "\n" : plan::KvPlanText(s, *kv));
+  if (o.prefix_share && !o.compare) return CouldNotRun("--prefix-share needs --compare");
+  if (!o.compare) {
+    Print(o.cli.json ? plan::KvPlanJson(s, *kv).dump(2) + "\n" : plan::KvPlanText(s, *kv));
+    return 0;
+  }
+  auto levers = plan::CompareKvLevers(s.input, o.prefix_share.value_or(0));
+  if (!levers.ok()) return CouldNotRun("--compare: " + levers.status().message());
+  if (o.cli.json) {
+    auto j = plan::KvPlanJson(s, *kv);
+    j["levers"] = plan::KvCompareJson(*levers);
+    Print(j.dump(2) + "\n");
+  } else {
+    Print(plan::KvPlanText(s, *kv) + plan::KvCompareText(*levers));
+  }
   return 0;
 }
 
 int RunBatching(const PlanOptions& o) {
   plan::BatchingSubject b;
+  if (o.compare || o.prefix_share) {
+    return CouldNotRun("--compare/--prefix-share belong to plan kv, not plan batching");
+  }
   if (o.context || o.context_dist_file) {
     return CouldNotRun(
         "--context/--context-dist belong to plan kv; batching takes lengths from "
@@ -230,6 +249,8 @@ int RunBatching(const PlanOptions& o) {
   in.max_seqs = o.max_seqs;
   in.max_queue = o.max_queue;
   in.max_context = o.max_context;
+  in.chunked_prefill_tokens = o.chunked_prefill_tokens;
+  in.prefix_cache_hit = o.prefix_cache_hit;
   auto result = plan::PlanBatching(in, trace, !o.no_knobs);
   if (!result.ok()) return CouldNotRun(result.status().message());
   Print(o.cli.json ? plan::BatchingJson(b, *result).dump(2) + "\n"

@@ -160,6 +160,21 @@ const std::vector<PlanFlag>& PlanFlagTable() {
          return Set(IntIn(v, 1, kMaxContextTokens, "max context tokens"),
                     [&](int64_t n) { o.max_context = static_cast<uint32_t>(n); });
        }},
+      {"--compare", "", "kv: KV per sequence before and after each lever (paging, fp8, ...)",
+       [](std::string_view v, PlanOptions& o) -> Status {
+         o.compare = true;
+         return Status::Ok();
+       }},
+      {"--prefix-share", "FRACTION",
+       "kv --compare: share of each sequence that is a prefix shared with others, [0, 1)",
+       [](std::string_view v, PlanOptions& o) -> Status {
+         auto d = ParseDouble(v);
+         if (!d || !(*d >= 0 && *d < 1)) {
+           return InvalidArgument("expected a fraction in [0, 1), like 0.5" + Got(v));
+         }
+         o.prefix_share = *d;
+         return Status::Ok();
+       }},
       {"--gpu-type", "NAME",
        "batching cost model GPU: h100-sxm, h100-pcie, a100-pcie-40gb, l40s, ... (default: NVML)",
        [](std::string_view v, PlanOptions& o) -> Status {
@@ -232,6 +247,22 @@ const std::vector<PlanFlag>& PlanFlagTable() {
       {"--kv-ns", "NS", "batching cost model: per cached token read per decode step",
        [](std::string_view v, PlanOptions& o) -> Status {
          return Set(DoubleIn(v, 0, 1e6, "nanoseconds"), [&](double d) { o.kv_ns = d; });
+       }},
+      {"--chunked-prefill", "TOKENS",
+       "batching: continuous also with chunked prefill, TOKENS per iteration (before/after)",
+       [](std::string_view v, PlanOptions& o) -> Status {
+         return Set(IntIn(v, 1, 1'000'000, "tokens per iteration"),
+                    [&](int64_t n) { o.chunked_prefill_tokens = static_cast<uint32_t>(n); });
+       }},
+      {"--prefix-cache-hit", "FRACTION",
+       "batching: continuous also with this share of each prompt cached, [0, 1) (before/after)",
+       [](std::string_view v, PlanOptions& o) -> Status {
+         auto d = ParseDouble(v);
+         if (!d || !(*d >= 0 && *d < 1)) {
+           return InvalidArgument("expected a fraction in [0, 1), like 0.4" + Got(v));
+         }
+         o.prefix_cache_hit = *d;
+         return Status::Ok();
        }},
       {"--no-knobs", "", "batching: skip the one-knob-at-a-time comparison",
        [](std::string_view v, PlanOptions& o) -> Status {

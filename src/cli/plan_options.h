@@ -36,6 +36,9 @@ struct PlanOptions {
   std::optional<std::string> context_dist_file;
   std::optional<uint32_t> max_context;
   std::optional<std::string> gpu_type;
+  // kv
+  bool compare = false;
+  std::optional<double> prefix_share;  // fraction of each sequence shared, [0, 1)
   // batching
   std::optional<std::string> trace_file;
   double rate_per_s = 2;
@@ -49,6 +52,8 @@ struct PlanOptions {
   uint64_t max_queue = 100000;
   std::optional<double> step_ms, weights_ms, token_us, kv_ns;
   bool no_knobs = false;
+  uint32_t chunked_prefill_tokens = 0;  // 0: off
+  double prefix_cache_hit = 0;          // fraction of each prompt, [0, 1)
 };
 
 struct PlanFlag {

@@ -25,6 +25,8 @@ FleetAnalysis Analyze(const FleetData& data, const FleetOptions& options) {
   a.lemons = FindLemons(data, onsets, options.lemon_min_onsets, options.incident_gap_s);
   a.problems = IdentityProblems(data);
   a.stats = ComputeFailureStats(data, onsets, options.outliers.window_s);
+  a.interruptions =
+      ComputeInterruptions(data, onsets, a.lemons, a.stats.gpu_days, options.incident_gap_s);
   return a;
 }
 

@@ -1,4 +1,5 @@
-// One fleet analysis: the health table, stragglers, lemons and failure statistics computed from
+// One fleet analysis: the health table, stragglers, lemons, failure statistics and interruptions
+// (interruptions.h) computed from
 // FleetData, plus the rendering of it as text or JSON. Pure functions of their inputs.
 #pragma once
 
@@ -8,6 +9,7 @@
 #include "fleet/failure_stats.h"
 #include "fleet/fleet_model.h"
 #include "fleet/health_table.h"
+#include "fleet/interruptions.h"
 #include "fleet/ledger.h"
 #include "fleet/lemons.h"
 #include "fleet/onsets.h"
@@ -28,6 +30,7 @@ struct FleetAnalysis {
   std::vector<std::string> idle_nodes;  // nodes whose every GPU is idle
   std::vector<Lemon> lemons;
   FailureStats stats;
+  InterruptionStats interruptions;
   // Input problems found across reports (a serial in two slots at once), listed with the
   // readers' FleetData::problems.
   std::vector<InputProblem> problems;

@@ -1,6 +1,52 @@
 #include "fleet/fleet_model.h"
 
+#include <algorithm>
+#include <cctype>
+#include <numeric>
+#include <set>
+
+#include "facts/pci_bus_id.h"
+
 namespace gpudoctor::fleet {
+
+std::string CanonicalBusId(std::string_view text) {
+  std::string norm = NormalizePciBusId(text);
+  return norm.empty() ? std::string(text) : norm;
+}
+
+size_t EditDistance(std::string_view a, std::string_view b) {
+  auto lower = [](char c) {
+    return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  };
+  std::vector<size_t> row(b.size() + 1);
+  std::iota(row.begin(), row.end(), size_t{0});
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      size_t cost = lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1;
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + cost});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::vector<std::string> NearestNames(std::string_view query,
+                                      const std::vector<std::string>& candidates, size_t max) {
+  std::set<std::pair<size_t, std::string>> ranked;
+  // Bounded work on hostile input: names are compared by their first 256 characters.
+  std::string_view q = query.substr(0, 256);
+  for (const auto& c : candidates) {
+    if (c.empty()) continue;
+    ranked.emplace(EditDistance(q, std::string_view(c).substr(0, 256)), c);
+    if (ranked.size() > max) ranked.erase(std::prev(ranked.end()));
+  }
+  std::vector<std::string> out;
+  for (const auto& [d, name] : ranked) out.push_back(name);
+  return out;
+}
 
 std::string CardKey(const std::string& node, const std::string& serial, const std::string& uuid,
                     const std::string& pci_bus_id) {

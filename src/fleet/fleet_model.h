@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "findings/finding.h"
@@ -93,5 +94,18 @@ std::string CardKey(const std::string& node, const std::string& serial, const st
 inline std::string CardKey(const Card& c) {
   return CardKey(c.node, c.serial, c.uuid, c.pci_bus_id);
 }
+
+// One spelling per slot: every PCI bus id form (NVML "00000000:3B:00.0", sysfs "0000:3b:00.0",
+// the kernel's "0000:3b:00", short "3b:00.0", any case) becomes "0000:3b:00.0"; text that is no
+// bus id is returned unchanged. The readers store bus ids in this form, so the same slot read
+// from two inputs (or typed by a user) is one slot.
+std::string CanonicalBusId(std::string_view text);
+
+// Levenshtein distance, case-insensitive (ASCII); for "did you mean" lists.
+size_t EditDistance(std::string_view a, std::string_view b);
+
+// Up to `max` of `candidates` nearest to `query` by EditDistance (ties by name), nearest first.
+std::vector<std::string> NearestNames(std::string_view query,
+                                      const std::vector<std::string>& candidates, size_t max = 3);
 
 }  // namespace gpudoctor::fleet

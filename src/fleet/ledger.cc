@@ -15,6 +15,12 @@ namespace {
 
 std::string Slot(const std::string& node, const std::string& bus) { return node + ":" + bus; }
 
+std::string Join(const std::vector<std::string>& parts, const char* sep) {
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : sep) + p;
+  return out;
+}
+
 const char* kSwapSteps[] = {
     "Swap test: move the suspect card to a healthy server (a slot with a clean history) and put "
     "a healthy card into the suspect slot; run the same workload on both for a day.",
@@ -215,8 +221,13 @@ Verdict JudgeCard(const std::string& serial, const std::vector<Tenure>& ledger,
   }
   SortFaults(v.faults);
   if (v.tenures.empty() && v.faults.empty()) {
-    v.verdict = "undecided";
-    v.reason = "serial " + serial + " does not appear in the data";
+    std::vector<std::string> serials;
+    for (const auto& t : ledger) serials.push_back(t.serial);
+    for (const auto& f : faults) serials.push_back(f.serial);
+    v.verdict = "unknown";
+    v.nearest = NearestNames(serial, serials);
+    v.reason = "no such serial " + serial + " in the data";
+    if (!v.nearest.empty()) v.reason += " (nearest: " + Join(v.nearest, ", ") + ")";
     v.next_steps = {"Check the serial (nvidia-smi -q | grep Serial) and the report inputs."};
     return v;
   }
@@ -279,7 +290,8 @@ Verdict JudgeSlot(const std::string& slot, const std::vector<Tenure>& ledger,
   Verdict v;
   v.subject = "slot " + slot;
   std::string node = slot.substr(0, slot.find(':'));
-  std::string bus = slot.find(':') == std::string::npos ? "" : slot.substr(slot.find(':') + 1);
+  std::string bus =
+      CanonicalBusId(slot.find(':') == std::string::npos ? "" : slot.substr(slot.find(':') + 1));
   for (const auto& t : ledger) {
     if (t.node == node && t.pci_bus_id == bus) v.tenures.push_back(t);
   }
@@ -302,10 +314,15 @@ Verdict JudgeSlot(const std::string& slot, const std::vector<Tenure>& ledger,
   }
   SortFaults(v.faults);
   if (v.tenures.empty() && v.faults.empty()) {
-    v.verdict = "undecided";
-    v.reason = "slot " + slot +
-               " does not appear in the data (expected NODE:BUS, e.g. "
+    std::vector<std::string> slots;
+    for (const auto& t : ledger) slots.push_back(Slot(t.node, t.pci_bus_id));
+    for (const auto& f : faults) slots.push_back(Slot(f.node, f.pci_bus_id));
+    v.verdict = "unknown";
+    v.nearest = NearestNames(Slot(node, bus), slots);
+    v.reason = "no such slot " + slot +
+               " in the data (expected NODE:BUS, e.g. "
                "node07:0000:2a:00.0)";
+    if (!v.nearest.empty()) v.reason += "; nearest: " + Join(v.nearest, ", ");
     return v;
   }
   if (serials_faulted.size() >= 2 && elsewhere_repeated.empty()) {

@@ -37,11 +37,13 @@ struct Fault {
 
 struct Verdict {
   std::string subject;  // "card SERIAL" or "slot NODE:BUS"
-  std::string verdict;  // "card" | "slot" | "undecided"
+  std::string verdict;  // "card" | "slot" | "undecided" | "unknown" (no such serial or slot)
   std::string reason;
   std::vector<Tenure> tenures;  // the card's slots, or the slot's cards, in time order
   std::vector<Fault> faults;    // the evidence, in time order
   std::vector<std::string> next_steps;
+  // For "unknown": the serials (or slots) in the data nearest to the one asked for.
+  std::vector<std::string> nearest;
 };
 
 std::vector<Tenure> BuildLedger(const FleetData& data);
@@ -55,9 +57,13 @@ std::set<std::string> ConflictingSerials(const FleetData& data);
 // One input problem per conflicting serial, naming its slots.
 std::vector<InputProblem> IdentityProblems(const FleetData& data);
 
+// A serial that appears nowhere in the ledger or the faults is "unknown" ("no such serial"),
+// with up to 3 nearest serials by edit distance in `nearest`.
 Verdict JudgeCard(const std::string& serial, const std::vector<Tenure>& ledger,
                   const std::vector<Fault>& faults);
-// slot: "NODE:BUS", e.g. "node07:0000:2a:00.0" (split at the first ':').
+// slot: "NODE:BUS", e.g. "node07:0000:2a:00.0" (split at the first ':'); the bus id in any
+// spelling (CanonicalBusId: "00000000:2A:00.0", "0000:2a:00.0", "2a:00.0"). A slot that appears
+// nowhere is "unknown" ("no such slot"), with the nearest slots in `nearest`.
 Verdict JudgeSlot(const std::string& slot, const std::vector<Tenure>& ledger,
                   const std::vector<Fault>& faults);
 

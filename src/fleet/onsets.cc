@@ -17,6 +17,16 @@ namespace {
 
 bool StartsWith(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
 
+// The index key of a GPU on a node by one identity: 'b' bus id, 'u' uuid, 'i' index.
+std::string SlotKey(const std::string& node, char kind, const std::string& value) {
+  std::string key = node;
+  key += '\x1f';
+  key += kind;
+  key += '\x1f';
+  key += value;
+  return key;
+}
+
 }  // namespace
 
 const char* CategoryOf(const FindingEvent& e) {
@@ -29,24 +39,9 @@ CardIndex::CardIndex(const FleetData& data)
   by_key_.reserve(data.cards.size() * 3);
   for (uint32_t i = 0; i < data.cards.size(); ++i) {
     const Card& c = data.cards[i];
-    if (!c.pci_bus_id.empty())
-      by_key_[c.node +
-              "\x1f"
-              "b\x1f" +
-              c.pci_bus_id]
-          .push_back(i);
-    if (!c.uuid.empty())
-      by_key_[c.node +
-              "\x1f"
-              "u\x1f" +
-              c.uuid]
-          .push_back(i);
-    if (c.index)
-      by_key_[c.node +
-              "\x1f"
-              "i\x1f" +
-              std::to_string(*c.index)]
-          .push_back(i);
+    if (!c.pci_bus_id.empty()) by_key_[SlotKey(c.node, 'b', c.pci_bus_id)].push_back(i);
+    if (!c.uuid.empty()) by_key_[SlotKey(c.node, 'u', c.uuid)].push_back(i);
+    if (c.index) by_key_[SlotKey(c.node, 'i', std::to_string(*c.index))].push_back(i);
   }
   for (const auto& s : data.samples) {
     auto& sp = span_[s.card];
@@ -76,27 +71,13 @@ const Card* CardIndex::Pick(const std::string& key, int64_t t) const {
 
 const Card* CardIndex::Find(const FindingEvent& e) const {
   if (!e.gpu.pci_bus_id.empty()) {
-    if (const Card* c = Pick(e.node +
-                                 "\x1f"
-                                 "b\x1f" +
-                                 e.gpu.pci_bus_id,
-                             e.time_s))
-      return c;
+    if (const Card* c = Pick(SlotKey(e.node, 'b', e.gpu.pci_bus_id), e.time_s)) return c;
   }
   if (!e.gpu.uuid.empty()) {
-    if (const Card* c = Pick(e.node +
-                                 "\x1f"
-                                 "u\x1f" +
-                                 e.gpu.uuid,
-                             e.time_s))
-      return c;
+    if (const Card* c = Pick(SlotKey(e.node, 'u', e.gpu.uuid), e.time_s)) return c;
   }
   if (e.gpu.pci_bus_id.empty() && e.gpu.uuid.empty() && e.gpu.index) {
-    return Pick(e.node +
-                    "\x1f"
-                    "i\x1f" +
-                    std::to_string(*e.gpu.index),
-                e.time_s);
+    return Pick(SlotKey(e.node, 'i', std::to_string(*e.gpu.index)), e.time_s);
   }
   return nullptr;
 }

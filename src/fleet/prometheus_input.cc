@@ -63,19 +63,28 @@ void EnsureReport(FleetData& data, const std::string& node, int64_t t, const std
   data.reports.push_back(r);
 }
 
-Status AddMatrix(const MetricSpec& spec, const json& body, const std::string& source,
-                 FleetData& data) {
+// data.result of a successful query_range answer, or the error.
+Result<const json*> MatrixResult(const std::string& metric, const json& body) {
   if (!body.is_object() || body.value("status", "") != "success") {
     std::string err = body.is_object() ? body.value("error", "") : "";
-    return ParseError("Prometheus answered with an error for " + std::string(spec.name) +
+    return ParseError("Prometheus answered with an error for " + metric +
                       (err.empty() ? "" : ": " + err));
   }
-  const json* result = nullptr;
   if (auto d = body.find("data"); d != body.end() && d->is_object()) {
-    if (auto r = d->find("result"); r != d->end() && r->is_array()) result = &*r;
+    if (auto r = d->find("result"); r != d->end() && r->is_array()) return &*r;
   }
-  if (result == nullptr)
-    return ParseError("no data.result in the answer for " + std::string(spec.name));
+  return ParseError("no data.result in the answer for " + metric);
+}
+
+std::string IdKey(const std::string& node, char kind, const std::string& id) {
+  return node + '\x1f' + kind + '\x1f' + id;
+}
+
+Status AddMatrix(const MetricSpec& spec, const json& body, const std::string& source,
+                 const GpuIdentities& ids, FleetData& data) {
+  auto matrix = MatrixResult(spec.name, body);
+  if (!matrix.ok()) return matrix.status();
+  const json* result = *matrix;
   auto& index = data.sample_at;
   const ValueRange* range = nullptr;
   const std::string f = spec.field;
@@ -124,7 +133,7 @@ Status AddMatrix(const MetricSpec& spec, const json& body, const std::string& so
         e.severity = ParseSeverity(Label(*m, {"severity"})).value_or(Severity::kWarn);
         e.layer = ParseLayer(Label(*m, {"layer"})).value_or(Layer::kHardware);
         e.action = ReadFindingAction(Label(*m, {"action"}), e.id, std::nullopt, "");
-        e.gpu.pci_bus_id = Label(*m, {"pci_bus_id"});
+        e.gpu.pci_bus_id = CanonicalBusId(Label(*m, {"pci_bus_id"}));
         e.gpu.uuid = Label(*m, {"uuid", "UUID"});
         e.gpu.serial = SerialOrEmpty(Label(*m, {"serial"}));
         if (!gpu.empty()) e.gpu.index = std::atoi(gpu.c_str());
@@ -136,8 +145,10 @@ Status AddMatrix(const MetricSpec& spec, const json& body, const std::string& so
       c.node = node;
       if (!gpu.empty()) c.index = std::atoi(gpu.c_str());
       c.uuid = Label(*m, {"uuid", "UUID"});
-      c.pci_bus_id = Label(*m, {"pci_bus_id"});
+      c.pci_bus_id = CanonicalBusId(Label(*m, {"pci_bus_id"}));
       c.serial = SerialOrEmpty(Label(*m, {"serial"}));
+      // Only gpudoctor_gpu_info carries the serial: joined by node and bus id (or uuid, index).
+      if (c.serial.empty()) c.serial = ids.SerialAt(node, c.pci_bus_id, c.uuid, c.index, t);
       c.model = Label(*m, {"model", "modelName"});
       uint32_t card = data.InternCard(c);
       if (field == "max_sm") {
@@ -187,14 +198,78 @@ void CountGpus(FleetData& data) {
 
 }  // namespace
 
+Status GpuIdentities::AddInfoMatrix(const std::string& body) {
+  json j = json::parse(body, nullptr, false);
+  if (j.is_discarded()) return ParseError("invalid JSON from Prometheus for " + std::string(kInfo));
+  try {
+    auto matrix = MatrixResult(kInfo, j);
+    if (!matrix.ok()) return matrix.status();
+    for (const auto& series : **matrix) {
+      if (!series.is_object()) continue;
+      auto m = series.find("metric");
+      auto vals = series.find("values");
+      if (m == series.end() || !m->is_object() || vals == series.end() || !vals->is_array()) {
+        continue;
+      }
+      std::string node = Label(*m, {"hostname", "Hostname", "instance"});
+      std::string serial = SerialOrEmpty(Label(*m, {"serial"}));
+      if (node.empty() || serial.empty()) continue;  // a placeholder serial is no identity
+      std::vector<std::string> keys;
+      if (auto bus = CanonicalBusId(Label(*m, {"pci_bus_id"})); !bus.empty()) {
+        keys.push_back(IdKey(node, 'b', bus));
+      }
+      if (auto uuid = Label(*m, {"uuid", "UUID"}); !uuid.empty()) {
+        keys.push_back(IdKey(node, 'u', uuid));
+      }
+      if (auto gpu = Label(*m, {"gpu"}); !gpu.empty()) keys.push_back(IdKey(node, 'i', gpu));
+      for (const auto& point : *vals) {
+        if (!point.is_array() || point.size() != 2 || !point[0].is_number()) continue;
+        double t = point[0].get<double>();
+        if (!(t >= -9e18 && t <= 9e18)) continue;
+        for (const auto& k : keys) by_key_[k][static_cast<int64_t>(t)] = serial;
+      }
+    }
+  } catch (const std::exception& e) {
+    return ParseError(std::string("unexpected answer shape: ") + e.what());
+  }
+  return Status::Ok();
+}
+
+std::string GpuIdentities::SerialAt(const std::string& node, const std::string& pci_bus_id,
+                                    const std::string& uuid, std::optional<int> index,
+                                    int64_t t) const {
+  auto at = [&](const std::string& key) -> std::string {
+    auto it = by_key_.find(key);
+    if (it == by_key_.end() || it->second.empty()) return {};
+    const auto& points = it->second;
+    auto p = points.upper_bound(t);  // the latest point at or before t, else the first after
+    if (p != points.begin()) --p;
+    return p->second;
+  };
+  if (!pci_bus_id.empty()) {
+    if (auto s = at(IdKey(node, 'b', pci_bus_id)); !s.empty()) return s;
+  }
+  if (!uuid.empty()) {
+    if (auto s = at(IdKey(node, 'u', uuid)); !s.empty()) return s;
+  }
+  if (pci_bus_id.empty() && uuid.empty() && index)
+    return at(IdKey(node, 'i', std::to_string(*index)));
+  return {};
+}
+
 Status AddPrometheusMatrix(const std::string& metric, const std::string& body,
                            const std::string& source, FleetData& data) {
+  return AddPrometheusMatrix(metric, body, source, GpuIdentities(), data);
+}
+
+Status AddPrometheusMatrix(const std::string& metric, const std::string& body,
+                           const std::string& source, const GpuIdentities& ids, FleetData& data) {
   const MetricSpec* spec = SpecOf(metric);
   if (spec == nullptr) return InvalidArgument("unknown metric " + metric);
   json j = json::parse(body, nullptr, false);
   if (j.is_discarded()) return ParseError("invalid JSON from Prometheus for " + metric);
   try {
-    Status s = AddMatrix(*spec, j, source, data);
+    Status s = AddMatrix(*spec, j, source, ids, data);
     CountGpus(data);
     return s;
   } catch (const std::exception& e) {
@@ -210,7 +285,13 @@ Status ReadPrometheus(const PrometheusQuery& q, FleetData& data) {
   std::string base = q.url;
   while (!base.empty() && base.back() == '/') base.pop_back();
   size_t budget = q.max_total_bytes;
-  for (const auto& spec : kMetrics) {
+  GpuIdentities ids;
+  // The identity first (gpudoctor_gpu_info{serial}), then the metrics joined to it.
+  const MetricSpec info{GpuIdentities::kInfo, "info", 1};
+  std::vector<const MetricSpec*> specs = {&info};
+  for (const auto& spec : kMetrics) specs.push_back(&spec);
+  for (const MetricSpec* sp : specs) {
+    const MetricSpec& spec = *sp;
     HttpGetRequest req;
     req.url = base + "/api/v1/query_range?query=" + UrlEncode(spec.name) +
               "&start=" + std::to_string(q.start_s) + "&end=" + std::to_string(q.end_s) +
@@ -229,7 +310,8 @@ Status ReadPrometheus(const PrometheusQuery& q, FleetData& data) {
                      std::to_string(res->status) + " for " + spec.name);
     }
     budget -= std::min(budget, res->body.size());
-    Status s = AddPrometheusMatrix(spec.name, res->body, q.url, data);
+    Status s = sp == &info ? ids.AddInfoMatrix(res->body)
+                           : AddPrometheusMatrix(spec.name, res->body, q.url, ids, data);
     if (!s.ok()) data.problems.push_back({q.url, "", s.message()});
   }
   return Status::Ok();

@@ -1,7 +1,9 @@
 #include "fleet/report_reader.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -73,7 +75,7 @@ GpuSample SampleFrom(const json& g, const std::string& node, int64_t t, FleetDat
   c.node = node;
   if (auto i = Int(g, "index")) c.index = static_cast<int>(*i);
   c.uuid = Str(g, "uuid");
-  c.pci_bus_id = Str(g, "pci_bus_id");
+  c.pci_bus_id = CanonicalBusId(Str(g, "pci_bus_id"));
   c.serial = SerialOrEmpty(Str(g, "serial"));
   c.model = Str(g, "name");
   c.max_sm_clock_mhz = Ranged(g, "max_sm_clock_mhz", 1, kSmClockRangeMhz, "MHz", rejected);
@@ -187,7 +189,7 @@ Status AddReportJson(const json& j, const std::string& source, int64_t now_s, Fl
     if (auto g = f.find("gpu"); g != f.end() && g->is_object()) {
       if (auto i = Int(*g, "index")) e.gpu.index = static_cast<int>(*i);
       e.gpu.uuid = Str(*g, "uuid");
-      e.gpu.pci_bus_id = Str(*g, "pci_bus_id");
+      e.gpu.pci_bus_id = CanonicalBusId(Str(*g, "pci_bus_id"));
       e.gpu.serial = SerialOrEmpty(Str(*g, "serial"));
       e.gpu.name = Str(*g, "name");
     }
@@ -268,10 +270,22 @@ std::vector<std::string_view> SplitDocuments(std::string_view s) {
     }
     int depth = 0;
     bool in_string = false, escape = false;
+    // Evidence that this document is cut short: a raw newline inside a string (JSON strings
+    // hold none), or the stream ending before the object closes. Then the first line that
+    // starts with '{' (where gpudoctor starts every report) begins the next document.
+    bool broken = false;
+    size_t next_line_object = std::string_view::npos;
     for (; i < s.size(); ++i) {
       char c = s[i];
+      if (c == '\n' && i + 1 < s.size() && s[i + 1] == '{' &&
+          next_line_object == std::string_view::npos) {
+        next_line_object = i + 1;
+      }
       if (in_string) {
-        if (escape) {
+        if (c == '\n') {
+          broken = true;
+          in_string = escape = false;
+        } else if (escape) {
           escape = false;
         } else if (c == '\\') {
           escape = true;
@@ -285,19 +299,66 @@ std::vector<std::string_view> SplitDocuments(std::string_view s) {
       } else if (c == '{' || c == '[') {
         ++depth;
       } else if (c == '}' || c == ']') {
-        if (--depth == 0) {
+        if (--depth <= 0) {
           ++i;
           break;
         }
       }
+    }
+    if (depth > 0 || in_string) broken = true;
+    if (broken && next_line_object != std::string_view::npos) {
+      docs.push_back(s.substr(start, next_line_object - start));  // reported as truncated
+      i = next_line_object;
+      continue;
     }
     docs.push_back(s.substr(start, i - start));
   }
   return docs;
 }
 
-void AddReportStream(std::string_view stream, const std::string& source, int64_t now_s,
-                     FleetData& data) {
+std::vector<std::pair<std::string, std::string>> SplitPdshStreams(std::string_view stream) {
+  std::vector<std::pair<std::string, std::string>> out;
+  // The host prefix of one line ("node07: "), or empty. JSON lines start with '{', '}', ']',
+  // '"' or blanks, never with a host name.
+  auto prefix_of = [](std::string_view line) -> std::string_view {
+    size_t n = 0;
+    while (n < line.size() && n < 256 &&
+           (std::isalnum(static_cast<unsigned char>(line[n])) || line[n] == '.' || line[n] == '-' ||
+            line[n] == '_')) {
+      ++n;
+    }
+    if (n == 0 || n + 1 >= line.size() || line[n] != ':' || line[n + 1] != ' ') return {};
+    return line.substr(0, n);
+  };
+  size_t pos = 0;
+  bool first = true;
+  std::map<std::string, size_t, std::less<>> index;
+  while (pos < stream.size()) {
+    size_t end = stream.find('\n', pos);
+    if (end == std::string_view::npos) end = stream.size();
+    std::string_view line = stream.substr(pos, end - pos);
+    pos = end + 1;
+    if (first) {
+      if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+      if (prefix_of(line).empty()) return {};  // not pdsh output
+      first = false;
+    }
+    std::string_view host = prefix_of(line);
+    if (!host.empty()) line.remove_prefix(host.size() + 2);
+    auto it = index.find(host);
+    if (it == index.end()) {
+      it = index.emplace(std::string(host), out.size()).first;
+      out.emplace_back(std::string(host), std::string());
+    }
+    out[it->second].second.append(line).push_back('\n');
+  }
+  return out;
+}
+
+namespace {
+
+void AddDocuments(std::string_view stream, const std::string& source, int64_t now_s,
+                  FleetData& data) {
   int n = 0;
   for (auto doc : SplitDocuments(stream)) {
     ++n;
@@ -305,6 +366,64 @@ void AddReportStream(std::string_view stream, const std::string& source, int64_t
     if (Status s = AddReport(doc, name, now_s, data); !s.ok()) {
       data.problems.push_back({name, "", s.message()});
     }
+  }
+}
+
+constexpr int kMaxDirDepth = 8;
+constexpr size_t kMaxFiles = 1000000;
+
+// The *.json files under `dir` in name order, depth first, subdirectories up to kMaxDirDepth
+// below the top; directories not entered (too deep, symbolic links, unreadable) are listed.
+void CollectFiles(const std::string& dir, int depth, std::vector<std::string>& files,
+                  FleetData& data) {
+  auto names = RootFs::ListDir(dir);
+  if (!names.ok()) {
+    data.problems.push_back({dir, "", "cannot open directory: skipped"});
+    return;
+  }
+  for (const auto& name : *names) {
+    if (files.size() >= kMaxFiles) {
+      data.problems.push_back(
+          {dir, "", "more than " + std::to_string(kMaxFiles) + " report files: the rest not read"});
+      return;
+    }
+    std::string p = dir + "/" + name;
+    std::error_code ec;
+    auto st = std::filesystem::symlink_status(p, ec);
+    if (ec) continue;
+    if (std::filesystem::is_directory(st)) {
+      if (depth >= kMaxDirDepth) {
+        data.problems.push_back(
+            {p, "",
+             "directory more than " + std::to_string(kMaxDirDepth) + " levels deep: skipped"});
+      } else {
+        CollectFiles(p, depth + 1, files, data);
+      }
+      continue;
+    }
+    if (std::filesystem::is_symlink(st)) {
+      // A link to a file is read like the file; a link to a directory could loop.
+      auto info = RootFs::Stat(p);
+      if (info.ok() && info->is_dir) {
+        data.problems.push_back({p, "", "symbolic link to a directory: not followed, skipped"});
+        continue;
+      }
+    }
+    if (EndsWith(name, ".json") && name.size() > 5) files.push_back(p);
+  }
+}
+
+}  // namespace
+
+void AddReportStream(std::string_view stream, const std::string& source, int64_t now_s,
+                     FleetData& data) {
+  auto hosts = SplitPdshStreams(stream);
+  if (hosts.empty()) {
+    AddDocuments(stream, source, now_s, data);
+    return;
+  }
+  for (const auto& [host, text] : hosts) {
+    AddDocuments(text, host.empty() ? source : source + ":" + host, now_s, data);
   }
 }
 
@@ -322,11 +441,8 @@ Status ReadReports(const std::string& path, int64_t now_s, FleetData& data,
   if (!info.ok()) return NotFound(path + ": no such file or directory");
   std::vector<std::string> files;
   if (info->is_dir) {
-    auto names = RootFs::ListDir(path);
-    if (!names.ok()) return IoError(path + ": cannot open directory");
-    for (const auto& name : *names) {
-      if (EndsWith(name, ".json") && name.size() > 5) files.push_back(path + "/" + name);
-    }
+    if (!RootFs::ListDir(path).ok()) return IoError(path + ": cannot open directory");
+    CollectFiles(path, 0, files, data);
   } else {
     files.push_back(path);
   }

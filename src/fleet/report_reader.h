@@ -1,11 +1,13 @@
 // Reads `gpudoctor check --json` reports into FleetData. Input: one report (a JSON object as
 // check --json prints it, any gpudoctor version: unknown fields are ignored, missing ones stay
-// absent), a stream of concatenated reports (`-`: stdin), or a directory of *.json files
-// (read in name order, not recursively; other files ignored). Only regular files are read (a
-// FIFO or device named *.json is a problem, not a hang), each at most 16 MiB (stdin 256 MiB),
-// each within per_file_timeout; after one file times out the rest of that directory is skipped.
-// A bad file or document is recorded as an InputProblem naming file (and node when known) and
-// skipped; it never aborts the rest. A report of a node at a time already seen is a duplicate
+// absent), a stream of concatenated reports (`-`: stdin; pdsh output with its "HOST: " line
+// prefixes is demultiplexed per host first), or a directory of *.json files (read in name
+// order, subdirectories too, up to 8 levels deep, at most a million files; deeper directories
+// and symbolic links to directories are listed as skipped; other files ignored). Only regular files
+// are read (a FIFO or device named *.json is a problem, not a hang), each at most 16 MiB (stdin 256
+// MiB), each within per_file_timeout; after one file times out the rest of that directory is
+// skipped. A bad file or document is recorded as an InputProblem naming file (and node when known)
+// and skipped; it never aborts the rest. A report of a node at a time already seen is a duplicate
 // and skipped (reported). Times and values are validated, and what is rejected is listed in
 // FleetData::problems: a report dated before 2020 (an unset clock) or more than a day ahead of
 // `now_s` is skipped; one more than 10 minutes ahead is flagged as clock skew (kept); a GPU
@@ -17,6 +19,7 @@
 #include <chrono>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
@@ -29,10 +32,18 @@ Status AddReport(std::string_view json_text, const std::string& source, int64_t 
                  FleetData& data);
 
 // Splits a stream of concatenated JSON objects (whitespace or newlines between them) into
-// documents. Text outside any object is returned as a separate chunk, so it is reported.
+// documents. Text outside any object is returned as a separate chunk, so it is reported. A
+// document cut short (the stream ends inside it, or a string runs into a newline) ends where a
+// line starting with '{' begins, so a truncated report never swallows the next one.
 std::vector<std::string_view> SplitDocuments(std::string_view stream);
 
-// Reads a stream: every document through AddReport, problems recorded as "<source>#<n>".
+// pdsh output ("HOST: " before every line, hosts' lines interleaved): the text of each host,
+// prefixes removed, in order of first appearance; lines without a prefix under host "". Empty
+// when the first non-blank line has no "HOST: " prefix (not pdsh output).
+std::vector<std::pair<std::string, std::string>> SplitPdshStreams(std::string_view stream);
+
+// Reads a stream: every document through AddReport, problems recorded as "<source>#<n>" (pdsh
+// output: "<source>:<host>#<n>", each host's documents split separately).
 void AddReportStream(std::string_view stream, const std::string& source, int64_t now_s,
                      FleetData& data);
 

@@ -55,6 +55,10 @@ struct SlowWork {
   bool started = false;
   TimePoint round_start{};
   int next = 0;  // the next item of the round (see GpuSampler::SlowItem)
+  // The round's link states are all read (they become `nvlinks` at once, before the counters);
+  // the counters start at item `counters_from`.
+  bool states_done = false;
+  int counters_from = 0;
   int64_t ticks = 0;
   std::optional<uint64_t> ecc_sbe_aggregate, ecc_dbe_aggregate;
   std::optional<uint32_t> power_limit_mw;
@@ -63,7 +67,9 @@ struct SlowWork {
   std::optional<uint64_t> retired_sbe, retired_dbe;
   std::optional<bool> retired_pending;
   std::optional<uint64_t> pcie_tx, pcie_rx;
-  // NVLink: the last complete round, and the round in progress (per link: state, 4 counters).
+  // NVLink: the links of the last states read (the current round's once its states are all
+  // read), the counter totals of the last complete round, and the round in progress (every
+  // link's state, then per link its 4 counters).
   std::optional<int> nvlink_count;
   std::vector<NvLinkFacts> nvlinks;
   std::optional<uint64_t> nvlink_totals[4];  // replay, recovery, CRC flit, CRC data
@@ -167,7 +173,8 @@ class GpuSampler {
   // ---- gpu_slow_reads.cc: a session's slow cadence without the batch ----
   bool SlowItem(SlowWork& w, int item);
   bool SlowFixedItem(SlowWork& w, int item);
-  bool SlowLinkItem(SlowWork& w, int link, int part);
+  bool SlowLinkState(SlowWork& w, int link);
+  void SlowLinkCounter(SlowWork& w, int link, int counter);
   void SlowReads();
 
   // ---- nvml_events.cc ----

@@ -12,16 +12,26 @@ namespace {
 // nvmlDeviceGetFieldValues (per-link NVLink state and counters, ECC aggregates, row remapper,
 // retired pages, power limit); a new round of them starts this long after the last one did.
 constexpr auto kSlowRound = std::chrono::seconds(30);
-// The items of a round: the fixed ones, then per link its state and 4 error counters.
+// The items of a round: the fixed ones, then every link's state (a link down is known after
+// about a fifth of the round), then per link its 4 error counters.
 constexpr int kSlowFixedItems = 7;
-constexpr int kSlowPerLink = 5;  // state + 4 error counters
+constexpr int kCountersPerLink = 4;
+
+// The round's link states are all read: they are the known links from now on.
+void FinishStates(SlowWork& w, int next_item) {
+  w.states_done = true;
+  w.counters_from = next_item;
+  w.nvlinks = w.round_links;
+  w.nvlink_count = w.nvlinks.empty() ? std::nullopt : std::optional<int>(w.nvlinks.size());
+  for (auto& c : w.round_counters) c.assign(w.round_links.size(), std::nullopt);
+}
 
 // A round is complete: its links and the counter sums (over every link, when each was read)
 // become the known values.
 void FinishRound(SlowWork& w) {
   w.nvlinks = std::move(w.round_links);
   w.nvlink_count = w.nvlinks.empty() ? std::nullopt : std::optional<int>(w.nvlinks.size());
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < kCountersPerLink; ++i) {
     std::optional<uint64_t> sum = w.nvlinks.empty() ? std::nullopt : std::optional<uint64_t>(0);
     for (const auto& v : w.round_counters[i]) {
       if (!v || !sum) {
@@ -35,6 +45,7 @@ void FinishRound(SlowWork& w) {
   }
   w.round_links.clear();
   w.active = false;
+  w.states_done = false;
   w.next = 0;
 }
 
@@ -44,10 +55,18 @@ void FinishRound(SlowWork& w) {
 // call; a remembered NOT_SUPPORTED costs none.
 bool GpuSampler::SlowItem(SlowWork& w, int item) {
   if (item >= 0 && item < kSlowFixedItems) return SlowFixedItem(w, item);
-  int link = (item - kSlowFixedItems) / kSlowPerLink;
-  int part = (item - kSlowFixedItems) % kSlowPerLink;
-  if (link >= static_cast<int>(nvml::kNvLinkMaxLinks)) return false;
-  return SlowLinkItem(w, link, part);
+  if (!w.states_done) {
+    int link = item - kSlowFixedItems;
+    if (link < static_cast<int>(nvml::kNvLinkMaxLinks) && SlowLinkState(w, link)) return true;
+    // No such link: every state is read; the counters follow from the next item.
+    FinishStates(w, item + 1);
+    return !w.round_links.empty() && !Stop();
+  }
+  int k = item - w.counters_from;
+  int link = k / kCountersPerLink;
+  if (k < 0 || link >= static_cast<int>(w.round_links.size())) return false;
+  SlowLinkCounter(w, link, k % kCountersPerLink);
+  return true;
 }
 
 // ECC aggregates, power limit, row remapper, retired pages (items 0 to kSlowFixedItems - 1).
@@ -100,35 +119,35 @@ bool GpuSampler::SlowFixedItem(SlowWork& w, int item) {
   }
 }
 
-// Part 0 of a link is its state (false: no such link, the round is complete); parts 1 to 4 its
-// error counters.
-bool GpuSampler::SlowLinkItem(SlowWork& w, int link, int part) {
-  if (part == 0) {
-    int state = -1;
-    nvmlReturn_t r =
-        api().DeviceGetNvLinkState == nullptr
-            ? nvml::NVML_ERROR_FUNCTION_NOT_FOUND
-            : NVML_CALL(calls_, DeviceGetNvLinkState, dev_, static_cast<unsigned>(link), &state);
-    if (r != nvml::NVML_SUCCESS) {
-      if (r == nvml::NVML_ERROR_GPU_IS_LOST) Ok(r, names().DeviceGetNvLinkState);
-      return false;  // NOT_SUPPORTED / INVALID_ARGUMENT: no such link, the round is complete
-    }
-    std::optional<bool> active;
-    if (state == 0 || state == 1) active = state == 1;
-    w.round_links.push_back({link, active});
-    for (auto& c : w.round_counters) c.emplace_back();
-    return true;
+// The state of `link`: false when there is no such link (the states are all read).
+bool GpuSampler::SlowLinkState(SlowWork& w, int link) {
+  int state = -1;
+  nvmlReturn_t r =
+      api().DeviceGetNvLinkState == nullptr
+          ? nvml::NVML_ERROR_FUNCTION_NOT_FOUND
+          : NVML_CALL(calls_, DeviceGetNvLinkState, dev_, static_cast<unsigned>(link), &state);
+  if (r != nvml::NVML_SUCCESS) {
+    if (r == nvml::NVML_ERROR_GPU_IS_LOST) Ok(r, names().DeviceGetNvLinkState);
+    return false;  // NOT_SUPPORTED / INVALID_ARGUMENT: no such link
   }
-  static constexpr int kCounters[4] = {
+  std::optional<bool> active;
+  if (state == 0 || state == 1) active = state == 1;
+  w.round_links.push_back({link, active});
+  return true;
+}
+
+// Error counter `counter` (0 to 3: replay, recovery, CRC flit, CRC data) of the round's link at
+// position `link`.
+void GpuSampler::SlowLinkCounter(SlowWork& w, int link, int counter) {
+  static constexpr int kCounters[kCountersPerLink] = {
       nvml::NVML_NVLINK_ERROR_DL_REPLAY, nvml::NVML_NVLINK_ERROR_DL_RECOVERY,
       nvml::NVML_NVLINK_ERROR_DL_CRC_FLIT, nvml::NVML_NVLINK_ERROR_DL_CRC_DATA};
   unsigned long long v = 0;
-  if (Ok(NVML_CALL(calls_, DeviceGetNvLinkErrorCounter, dev_, static_cast<unsigned>(link),
-                   kCounters[part - 1], &v),
+  if (Ok(NVML_CALL(calls_, DeviceGetNvLinkErrorCounter, dev_,
+                   static_cast<unsigned>(w.round_links[link].link), kCounters[counter], &v),
          names().DeviceGetNvLinkErrorCounter)) {
-    w.round_counters[part - 1].back() = Counter(v);
+    w.round_counters[counter][link] = Counter(v);
   }
-  return true;
 }
 
 // The slow-cadence reads of a session tick without the batch, then every known value into
@@ -140,6 +159,9 @@ void GpuSampler::SlowReads() {
     w.active = w.started = true;
     w.round_start = now;
     w.next = 0;
+    w.states_done = false;
+    w.round_links.clear();
+    for (auto& c : w.round_counters) c.clear();
   }
   while (w.active && Budget() && !Stop()) {
     if (!SlowItem(w, w.next)) {

@@ -40,6 +40,12 @@ struct SimConfig {
   uint32_t max_seqs = 256;
   uint32_t block_tokens = 16;
   uint32_t max_batched_tokens = 8192;  // prefill tokens per iteration (one prompt always fits)
+  // Chunked prefill (vLLM --enable-chunked-prefill): tokens per iteration, decodes first, the
+  // rest to prompt chunks (a prompt spans iterations); 0: whole prompts, max_batched_tokens.
+  uint32_t chunked_prefill_tokens = 0;
+  // Prefix cache: fraction of each prompt found cached (whole blocks, never the last token), not
+  // recomputed at prefill; its blocks are still counted in the sequence's KV. 0: none.
+  double prefix_cache_hit = 0;
 };
 
 struct RequestOutcome {
@@ -60,6 +66,20 @@ struct PolicyResult {
   uint32_t batch_slots = 0;  // static: effective batch size; continuous: max_seqs
   double span_s = 0;         // first arrival to last completion (or last arrival)
   double busy_s = 0, active_s = 0;
+  // Where the span goes, seconds; with busy_s they add up to span_s. fill_wait_s: the GPU idle
+  // while requests are queued, waiting for a static batch to fill (or for max_wait_s).
+  // padding_s: prefill rows padded to the longest prompt of a static batch. head_of_line_s:
+  // decode rows of a static batch that finished but stay until its longest output is done.
+  // idle_s: the GPU idle with nothing queued. A step's time is shared among its rows in
+  // proportion (a padded row costs what a real one does). Continuous batching has no fill wait,
+  // padding or head-of-line: only busy_s and idle_s.
+  double fill_wait_s = 0, padding_s = 0, head_of_line_s = 0, idle_s = 0;
+  // Seconds of iterations spent on prefill (padding included): a step's time shared between its
+  // prefill and decode tokens in proportion. prefill_fraction = prefill_s / span_s.
+  double prefill_s = 0, prefill_fraction = 0;
+  // The same as fractions of span_s (gpu_busy_fraction is the useful share).
+  double fill_wait_fraction = 0, padding_fraction = 0, head_of_line_fraction = 0;
+  double idle_fraction = 0;
   double gpu_busy_fraction = 0, gpu_active_fraction = 0;
   double throughput_tokens_per_s = 0;  // output tokens of completed requests / span
   double p50_latency_s = 0, p99_latency_s = 0, p50_ttft_s = 0, p99_ttft_s = 0;

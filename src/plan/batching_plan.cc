@@ -34,6 +34,9 @@ Result<SimConfig> BuildSimConfig(const BatchingInput& in, const std::vector<Requ
   if (trace.empty()) return InvalidArgument("the trace has no requests");
   if (in.batch_size == 0) return InvalidArgument("batch size must be at least 1");
   if (in.max_seqs == 0) return InvalidArgument("max sequences must be at least 1");
+  if (!(in.prefix_cache_hit >= 0 && in.prefix_cache_hit < 1)) {
+    return InvalidArgument("prefix cache hit rate must be in [0, 1)");
+  }
   uint32_t longest = 0;
   for (const auto& q : trace) longest = std::max(longest, q.prompt_tokens + q.output_tokens);
   KvPlanInput kv_in = in.kv;
@@ -73,6 +76,15 @@ Result<BatchingPlan> PlanBatching(const BatchingInput& in, const std::vector<Req
   plan.config = *config;
   plan.static_result = SimulateStatic(trace, plan.config);
   plan.continuous_result = SimulateContinuous(trace, plan.config);
+  if (in.chunked_prefill_tokens > 0 || in.prefix_cache_hit > 0) {
+    SimConfig c = plan.config;
+    c.chunked_prefill_tokens = in.chunked_prefill_tokens;
+    c.prefix_cache_hit = in.prefix_cache_hit;
+    plan.continuous_prefill_result = SimulateContinuous(trace, c);
+    plan.continuous_prefill_result->policy = "continuous+prefill";
+    plan.chunked_prefill_tokens = in.chunked_prefill_tokens;
+    plan.prefix_cache_hit = in.prefix_cache_hit;
+  }
   if (!explore_knobs) return plan;
 
   {  // Static: twice the batch size (still capped by memory inside the simulator).

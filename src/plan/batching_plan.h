@@ -26,6 +26,10 @@ struct BatchingInput {
   uint32_t max_batched_tokens = 8192;
   uint64_t max_queue = 100000;
   std::optional<uint32_t> max_context;  // default: longest prompt + output of the trace
+  // Prefill scheduling of the continuous policy (batch_sim.h); when either is set, PlanBatching
+  // also runs continuous batching with them ("after") next to the plain run ("before").
+  uint32_t chunked_prefill_tokens = 0;  // 0: off
+  double prefix_cache_hit = 0;          // fraction of each prompt cached, [0, 1)
 };
 
 struct KnobEffect {
@@ -47,6 +51,10 @@ struct BatchingPlan {
   KvPlan kv;
   SimConfig config;
   PolicyResult static_result, continuous_result;
+  // Continuous batching with the prefill levers of the input; absent when none is set.
+  std::optional<PolicyResult> continuous_prefill_result;
+  uint32_t chunked_prefill_tokens = 0;  // the levers of that run, from the input
+  double prefix_cache_hit = 0;
   std::vector<KnobEffect> knobs;    // empty unless explored
   std::string most_important_knob;  // a KnobEffect::knob, or "policy"
 };

@@ -14,7 +14,8 @@ struct Running {
   uint32_t kv_tokens = 0;  // tokens held in the cache
   uint32_t generated = 0;  // output tokens produced so far
   uint32_t blocks = 0;
-  bool prefill = false;  // admitted in the current iteration
+  uint32_t prefill_left = 0;  // prompt (or recompute) tokens still to prefill; 0: decoding
+  uint32_t chunk = 0;         // of those, prefilled in the current iteration
 };
 
 struct Progress {
@@ -23,6 +24,16 @@ struct Progress {
 };
 
 uint64_t BlocksFor(uint64_t tokens, uint32_t block) { return (tokens + block - 1) / block; }
+
+// Prompt tokens found in the prefix cache: the hit fraction of the prompt, whole blocks only,
+// and never the whole prompt (the last token is always computed to produce the first output).
+uint32_t CachedPrefixTokens(uint32_t prompt_tokens, const SimConfig& c) {
+  if (!(c.prefix_cache_hit > 0) || prompt_tokens == 0) return 0;
+  const uint32_t block = std::max<uint32_t>(c.block_tokens, 1);
+  uint64_t blocks = static_cast<uint64_t>(std::floor(c.prefix_cache_hit * prompt_tokens / block));
+  uint64_t cached = std::min<uint64_t>(blocks * block, prompt_tokens - 1);
+  return static_cast<uint32_t>(cached / block * block);
+}
 
 // Seconds of j decode iterations of n sequences holding kv tokens in all at the first one (each
 // iteration adds n cached tokens). Iteration i costs overhead + max(C, M0 + d i) with C the
@@ -60,7 +71,7 @@ bool FastForward(const std::vector<Request>& trace, const SimConfig& c, size_t n
   uint64_t k = std::numeric_limits<uint64_t>::max();
   double kv = 0;
   for (const auto& s : running) {
-    if (s.prefill) return false;
+    if (s.prefill_left > 0) return false;
     k = std::min<uint64_t>(k, trace[s.index].output_tokens - s.generated - 1);
     kv += s.kv_tokens;
   }
@@ -159,7 +170,8 @@ PolicyResult SimulateContinuous(const std::vector<Request>& trace, const SimConf
   while (next < n || !waiting.empty() || !running.empty()) {
     arrive_until(now);
     if (running.empty() && waiting.empty()) {
-      now = trace[next].arrival_s;
+      r.idle_s += std::max(0.0, trace[next].arrival_s - now);
+      now = std::max(now, trace[next].arrival_s);
       continue;
     }
     // Nobody can be admitted until a sequence leaves: all slots taken, or the first in line
@@ -176,18 +188,43 @@ PolicyResult SimulateContinuous(const std::vector<Request>& trace, const SimConf
       end = std::max(end, now);
       continue;
     }
-    // Admission, first come first served.
+    // Chunked prefill: the iteration's token budget goes to the decodes first, then to the
+    // prefills under way (oldest first), then to new admissions; a prompt spans iterations.
+    // Otherwise whole prompts are admitted up to max_batched_tokens (one always goes).
     uint64_t prefill_tokens = 0;
+    const bool chunked = c.chunked_prefill_tokens > 0;
+    uint64_t budget = c.max_batched_tokens;
+    if (chunked) {
+      uint64_t decoding = 0;
+      for (const auto& s : running) decoding += s.prefill_left == 0 ? 1 : 0;
+      budget = c.chunked_prefill_tokens > decoding ? c.chunked_prefill_tokens - decoding : 0;
+      for (auto& s : running) {
+        if (s.prefill_left == 0) continue;
+        s.chunk =
+            static_cast<uint32_t>(std::min<uint64_t>(s.prefill_left, budget - prefill_tokens));
+        prefill_tokens += s.chunk;
+      }
+    }
+    // Admission, first come first served.
     while (!waiting.empty() && running.size() < c.max_seqs) {
       uint32_t i = waiting.front();
       uint32_t context = trace[i].prompt_tokens + progress[i].generated;  // recompute if resumed
       uint64_t need = BlocksFor(uint64_t{context} + 1, block);
       if (need > free_blocks) break;
-      if (prefill_tokens > 0 && prefill_tokens + context > c.max_batched_tokens) break;
+      // A prefix cache hit skips the cached whole blocks of the prompt (the blocks stay held).
+      const uint32_t compute = context - CachedPrefixTokens(trace[i].prompt_tokens, c);
+      uint32_t chunk = compute;
+      if (chunked) {
+        if (prefill_tokens >= budget) break;
+        chunk = static_cast<uint32_t>(std::min<uint64_t>(compute, budget - prefill_tokens));
+      } else if (prefill_tokens > 0 && prefill_tokens + compute > c.max_batched_tokens) {
+        break;
+      }
       waiting.pop_front();
       free_blocks -= need;
-      prefill_tokens += context;
-      running.push_back({i, context, progress[i].generated, static_cast<uint32_t>(need), true});
+      prefill_tokens += chunk;
+      running.push_back(
+          {i, context, progress[i].generated, static_cast<uint32_t>(need), compute, chunk});
       if (!progress[i].started) {
         progress[i].started = true;
         r.outcomes[i].queue_s = now - trace[i].arrival_s;
@@ -197,7 +234,7 @@ PolicyResult SimulateContinuous(const std::vector<Request>& trace, const SimConf
     uint64_t decode_tokens = 0, kv_read = 0;
     for (size_t k = 0; k < running.size(); ++k) {
       Running& s = running[k];
-      if (s.prefill) continue;
+      if (s.prefill_left > 0) continue;
       bool preempted_self = false;
       while (uint64_t{s.kv_tokens} + 1 > uint64_t{s.blocks} * block && free_blocks == 0) {
         if (running.size() - 1 == k) {
@@ -217,7 +254,8 @@ PolicyResult SimulateContinuous(const std::vector<Request>& trace, const SimConf
       ++decode_tokens;
       kv_read += s.kv_tokens;
     }
-    if (running.empty()) continue;  // everything was preempted: admit again
+    // Everything was preempted, or only prefills without a chunk are left: admit again.
+    if (running.empty() || prefill_tokens + decode_tokens == 0) continue;
     uint64_t used_blocks = total_blocks - free_blocks;
     r.kv_peak_bytes =
         std::max<uint64_t>(r.kv_peak_bytes, static_cast<uint64_t>(used_blocks * block_bytes));
@@ -227,14 +265,21 @@ PolicyResult SimulateContinuous(const std::vector<Request>& trace, const SimConf
     now += step;
     r.busy_s += step;
     r.active_s += step;
+    r.prefill_s += step * static_cast<double>(prefill_tokens) /
+                   static_cast<double>(prefill_tokens + decode_tokens);
 
     // Apply the iteration: one more token for every sequence, completions leave.
     size_t keep = 0;
     for (size_t k = 0; k < running.size(); ++k) {
       Running s = running[k];
       const Request& q = trace[s.index];
-      if (s.prefill) {
-        s.prefill = false;
+      if (s.prefill_left > 0) {
+        s.prefill_left -= s.chunk;
+        s.chunk = 0;
+        if (s.prefill_left > 0) {  // more chunks to go: no token yet
+          running[keep++] = s;
+          continue;
+        }
         if (s.generated == 0) r.outcomes[s.index].ttft_s = now - q.arrival_s;
       } else {
         ++s.kv_tokens;

@@ -158,6 +158,67 @@ ordered_json KvPlanJson(const PlanSubject& s, const KvPlan& p) {
   return j;
 }
 
+std::string KvCompareText(const KvComparison& c) {
+  std::string o = "\nKV memory of one sequence, lever by lever (per GPU; mean context " +
+                  FormatDouble(c.mean_context_tokens, 0) + " tokens):\n";
+  o += "  " + Pad("lever (each on top of those above)", 60) + PadLeft("per sequence", 14) +
+       PadLeft("of baseline", 13) + PadLeft("sequences", 11) + PadLeft("2x prompts", 12) + "\n";
+  for (const auto& s : c.steps) {
+    o += "  " + Pad(s.lever, 60) + PadLeft(Bytes(s.kv_bytes_per_sequence), 14) +
+         PadLeft(Pct(s.fraction_of_baseline), 13) + PadLeft(Num(s.sequences), 11) +
+         PadLeft(Pct(s.doubled_fraction_of_baseline), 12) + "\n";
+  }
+  o += "(2x prompts: KV per sequence with every context doubled, as a share of the baseline's at "
+       "the original lengths)\n";
+  if (c.first_step_within_a_third >= 0) {
+    o += "A third of the memory for prompts twice as long: reached with the levers up to \"" +
+         c.steps[c.first_step_within_a_third].lever + "\"\n";
+  } else {
+    o += "A third of the memory for prompts twice as long: not reached by these levers (" +
+         Pct(c.doubled_fraction_of_baseline) + " with all of them)\n";
+  }
+  o += "Contiguous slots hold " + Pct(c.contiguous_useful_fraction) +
+       " useful tokens at these lengths (the vLLM paper measured 20.4-38.2% in earlier servers)";
+  o +=
+      c.contiguous_useful_fraction >= 0.999
+          ? "; with every sequence at the slot size paging gains nothing: give --max-context (what "
+            "the server reserves) or --context-dist\n"
+          : "\n";
+  if (c.prefix_share == 0) o += "No prefix sharing assumed (--prefix-share FRACTION)\n";
+  o += "Prompts twice as long (mean " + FormatDouble(2 * c.mean_context_tokens, 0) +
+       " tokens) with every lever: " + Bytes(c.doubled_kv_bytes_per_sequence) + " per sequence, " +
+       Pct(c.doubled_fraction_of_baseline) + " of the baseline's memory per sequence; " +
+       Num(c.doubled_sequences) + " sequences fit\n";
+  return o;
+}
+
+ordered_json KvCompareJson(const KvComparison& c) {
+  ordered_json j;
+  j["mean_context_tokens"] = c.mean_context_tokens;
+  j["max_context_tokens"] = c.max_context_tokens;
+  j["prefix_share_fraction"] = c.prefix_share;
+  j["contiguous_useful_fraction"] = c.contiguous_useful_fraction;
+  ordered_json steps = ordered_json::array();
+  for (const auto& s : c.steps) {
+    steps.push_back({{"lever", s.lever},
+                     {"kv_bytes_per_sequence", s.kv_bytes_per_sequence},
+                     {"fraction_of_baseline", s.fraction_of_baseline},
+                     {"kv_budget_bytes_per_gpu", s.kv_budget_bytes_per_gpu},
+                     {"max_concurrent_sequences", s.sequences},
+                     {"doubled_context_fraction_of_baseline", s.doubled_fraction_of_baseline}});
+  }
+  j["steps"] = steps;
+  if (c.first_step_within_a_third >= 0) {
+    j["third_of_the_memory_for_twice_the_context_at"] = c.steps[c.first_step_within_a_third].lever;
+  } else {
+    j["third_of_the_memory_for_twice_the_context_at"] = nullptr;
+  }
+  j["doubled_context"] = {{"kv_bytes_per_sequence", c.doubled_kv_bytes_per_sequence},
+                          {"fraction_of_baseline", c.doubled_fraction_of_baseline},
+                          {"max_concurrent_sequences", c.doubled_sequences}};
+  return j;
+}
+
 namespace {
 
 // Latency statistics are null when the policy served nothing or is unstable (they would only
@@ -168,6 +229,12 @@ ordered_json PolicyJson(const PolicyResult& r, const SimConfig& c) {
   ordered_json j;
   j["gpu_busy_fraction"] = r.gpu_busy_fraction;
   j["gpu_active_fraction"] = r.gpu_active_fraction;
+  j["gpu_time"] = {{"useful_fraction", r.gpu_busy_fraction},
+                   {"fill_wait_fraction", r.fill_wait_fraction},
+                   {"padding_fraction", r.padding_fraction},
+                   {"head_of_line_fraction", r.head_of_line_fraction},
+                   {"idle_fraction", r.idle_fraction}};
+  j["prefill_fraction"] = r.prefill_fraction;
   j["throughput_tokens_per_s"] = r.throughput_tokens_per_s;
   j["p50_latency_s"] = stat(r.p50_latency_s);
   j["p99_latency_s"] = stat(r.p99_latency_s);
@@ -287,6 +354,11 @@ std::string BatchingText(const BatchingSubject& s, const BatchingPlan& p) {
   row("batch slots", Num(a.batch_slots), Num(b.batch_slots));
   row("GPU busy (useful work)", Pct(a.gpu_busy_fraction), Pct(b.gpu_busy_fraction));
   row("GPU active (incl. padding)", Pct(a.gpu_active_fraction), Pct(b.gpu_active_fraction));
+  o += "GPU time lost to:\n";
+  row("  waiting for batch fill", Pct(a.fill_wait_fraction), Pct(b.fill_wait_fraction));
+  row("  prompt padding", Pct(a.padding_fraction), Pct(b.padding_fraction));
+  row("  finished rows held", Pct(a.head_of_line_fraction), Pct(b.head_of_line_fraction));
+  row("  idle (nothing queued)", Pct(a.idle_fraction), Pct(b.idle_fraction));
   row("throughput (tokens/s)", FormatDouble(a.throughput_tokens_per_s, 0),
       FormatDouble(b.throughput_tokens_per_s, 0));
   row("p50 latency (s)", lat(a, a.p50_latency_s), lat(b, b.p50_latency_s));
@@ -310,6 +382,28 @@ std::string BatchingText(const BatchingSubject& s, const BatchingPlan& p) {
     } else if (!r->stable) {
       o += UnstableLine(*r);
     }
+  }
+  if (p.continuous_prefill_result) {
+    const PolicyResult& d = *p.continuous_prefill_result;
+    std::string levers;
+    if (p.chunked_prefill_tokens > 0) {
+      levers = "chunked prefill " + Num(p.chunked_prefill_tokens) + " tokens per iteration";
+    }
+    if (p.prefix_cache_hit > 0) {
+      levers += (levers.empty() ? "" : ", ") + std::string("prefix cache hit ") +
+                Pct(p.prefix_cache_hit) + " of each prompt";
+    }
+    o += "\nprefill scheduling (continuous; after: " + levers + "):\n";
+    o += Pad("", 26) + PadLeft("before", 14) + PadLeft("after", 14) + "\n";
+    row("p50 time to first token", lat(b, b.p50_ttft_s), lat(d, d.p50_ttft_s));
+    row("p99 time to first token", lat(b, b.p99_ttft_s), lat(d, d.p99_ttft_s));
+    row("prefill share of GPU time", Pct(b.prefill_fraction), Pct(d.prefill_fraction));
+    row("GPU busy", Pct(b.gpu_busy_fraction), Pct(d.gpu_busy_fraction));
+    row("throughput (tokens/s)", FormatDouble(b.throughput_tokens_per_s, 0),
+        FormatDouble(d.throughput_tokens_per_s, 0));
+    row("p99 latency (s)", lat(b, b.p99_latency_s), lat(d, d.p99_latency_s));
+    row("preemptions", Num(b.preemptions), Num(d.preemptions));
+    if (!d.stable) o += UnstableLine(d);
   }
   if (!p.knobs.empty()) {
     o += "\none knob at a time:\n";
@@ -365,6 +459,12 @@ ordered_json BatchingJson(const BatchingSubject& s, const BatchingPlan& p) {
   j["max_context_tokens"] = p.config.max_context;
   j["static"] = PolicyJson(p.static_result, p.config);
   j["continuous"] = PolicyJson(p.continuous_result, p.config);
+  if (p.continuous_prefill_result) {
+    ordered_json d = PolicyJson(*p.continuous_prefill_result, p.config);
+    d["chunked_prefill_tokens"] = p.chunked_prefill_tokens;
+    d["prefix_cache_hit_fraction"] = p.prefix_cache_hit;
+    j["continuous_prefill"] = d;
+  }
   ordered_json knobs = ordered_json::array();
   for (const auto& k : p.knobs) {
     knobs.push_back({{"knob", k.knob},

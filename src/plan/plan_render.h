@@ -9,6 +9,7 @@
 #include <string>
 
 #include "plan/batching_plan.h"
+#include "plan/kv_compare.h"
 #include "plan/kv_planner.h"
 
 namespace gpudoctor::plan {
@@ -26,6 +27,10 @@ nlohmann::ordered_json ModelListJson();
 
 std::string KvPlanText(const PlanSubject& s, const KvPlan& p);
 nlohmann::ordered_json KvPlanJson(const PlanSubject& s, const KvPlan& p);
+
+// `plan kv --compare`: the levers' table, appended to KvPlanText; a "levers" object for the JSON.
+std::string KvCompareText(const KvComparison& c);
+nlohmann::ordered_json KvCompareJson(const KvComparison& c);
 
 struct BatchingSubject {
   PlanSubject plan;

@@ -84,6 +84,11 @@ void Summarise(PolicyResult& r) {
   if (r.span_s > 0) {
     r.gpu_busy_fraction = r.busy_s / r.span_s;
     r.gpu_active_fraction = r.active_s / r.span_s;
+    r.fill_wait_fraction = r.fill_wait_s / r.span_s;
+    r.padding_fraction = r.padding_s / r.span_s;
+    r.head_of_line_fraction = r.head_of_line_s / r.span_s;
+    r.idle_fraction = r.idle_s / r.span_s;
+    r.prefill_fraction = r.prefill_s / r.span_s;
     r.throughput_tokens_per_s = r.output_tokens / r.span_s;
     r.completion_rate_per_s = r.completed / r.span_s;
     r.mean_in_system = InSystemArea(r.outcomes) / r.span_s;

@@ -52,6 +52,8 @@ PolicyResult SimulateStatic(const std::vector<Request>& trace, const SimConfig& 
     arrive_until(now);
     if (queue.empty()) {  // idle until the next arrival
       now = std::max(now, trace[next].arrival_s);
+      r.idle_s += now - gpu_free;
+      gpu_free = now;
       arrive_until(now);
       if (queue.empty()) continue;
     }
@@ -68,6 +70,7 @@ PolicyResult SimulateStatic(const std::vector<Request>& trace, const SimConfig& 
       if (begin >= deadline || next >= n) break;
     }
     if (queue.empty()) continue;
+    r.fill_wait_s += begin - now;
     members.clear();
     while (!queue.empty() && members.size() < batch) {
       members.push_back(queue.front());
@@ -90,7 +93,10 @@ PolicyResult SimulateStatic(const std::vector<Request>& trace, const SimConfig& 
     // Prefill, padded to the longest prompt; it yields the first token of every row.
     double prefill = c.cost.StepSeconds(b * max_prompt, 0);
     r.active_s += prefill;
-    r.busy_s += prefill * static_cast<double>(sum_prompt) / (b * max_prompt);
+    r.prefill_s += prefill;
+    const double prefill_useful = prefill * static_cast<double>(sum_prompt) / (b * max_prompt);
+    r.busy_s += prefill_useful;
+    r.padding_s += prefill - prefill_useful;
     // Decode steps 1 .. max_output-1: every row computes, only rows still generating count.
     double decode = 0;
     size_t finished = 0;  // rows whose output is complete before step k
@@ -99,6 +105,7 @@ PolicyResult SimulateStatic(const std::vector<Request>& trace, const SimConfig& 
       double step = c.cost.StepSeconds(b, b * (max_prompt + k - 1));
       decode += step;
       r.busy_s += step * static_cast<double>(outputs.size() - finished) / b;
+      r.head_of_line_s += step * static_cast<double>(finished) / b;
     }
     r.active_s += decode;
     double first_token = begin + prefill;

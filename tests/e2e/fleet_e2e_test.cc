@@ -5,6 +5,7 @@
 #include <httplib.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -107,12 +108,102 @@ TEST(FleetE2eTest, CardAndSlotVerdictsFromTheSwapHistory) {
       << text.out;
 }
 
-// A fake Prometheus: query_range answers for a few gpudoctor series of 4 nodes x 2 GPUs.
+// "HOST: " before every line, as pdsh prints it.
+std::string PdshLines(const std::string& host, const std::string& text) {
+  std::string out;
+  for (size_t pos = 0; pos < text.size();) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    out += host + ": " + text.substr(pos, end - pos) + "\n";
+    pos = end + 1;
+  }
+  return out;
+}
+
+TEST(FleetE2eTest, EveryInputPathSeesTheSameSwapHistory) {
+  const std::string swap = FixturePath("fleet/swap");
+  // Any bus-id spelling names the slot.
+  for (const char* slot : {"nodeC:00000000:3A:00.0", "nodeC:0000:3A:00.0", "nodeC:3a:00.0"}) {
+    RunResult r = RunGpudoctor({"fleet", "--json", "--reports", swap, "slot", slot});
+    EXPECT_EQ(r.exit_code, 1) << slot << r.err;
+    json j = Parse(r);
+    EXPECT_EQ(j["verdict"], "slot") << slot;
+    EXPECT_EQ(j["evidence"].size(), 2u) << slot;
+  }
+  // A mistyped serial is an error with the nearest serials, not "undecided".
+  RunResult typo = RunGpudoctor({"fleet", "--reports", swap, "card", "SN-AX"});
+  EXPECT_EQ(typo.exit_code, 1);
+  EXPECT_NE(typo.err.find("no such serial SN-AX"), std::string::npos) << typo.err;
+  EXPECT_NE(typo.out.find("verdict unknown"), std::string::npos) << typo.out;
+  EXPECT_NE(typo.out.find("nearest: SN-A"), std::string::npos) << typo.out;
+  // The documented pdsh pipeline: every line prefixed, the hosts' lines interleaved, one
+  // host's output cut off; the verdict is the one from the directory.
+  std::vector<std::vector<std::string>> hosts;
+  for (const auto& name : {"nodeA", "nodeB", "nodeC", "nodeD"}) {
+    std::string text;
+    for (const char* day : {"-day0.json", "-day1.json", "-day2.json"}) {
+      text += testing::ReadFileOrDie(swap + "/" + name + day) + "\n";
+    }
+    std::vector<std::string> lines;
+    std::string prefixed = PdshLines(name, text);
+    for (size_t pos = 0; pos < prefixed.size();) {
+      size_t end = prefixed.find('\n', pos) + 1;
+      lines.push_back(prefixed.substr(pos, end - pos));
+      pos = end;
+    }
+    hosts.push_back(lines);
+  }
+  std::string cut = testing::ReadFileOrDie(swap + "/nodeA-day0.json");
+  hosts.push_back({});
+  {
+    std::string prefixed = PdshLines("nodeE", cut.substr(0, cut.size() / 2));
+    for (size_t pos = 0; pos < prefixed.size();) {
+      size_t end = prefixed.find('\n', pos) + 1;
+      hosts.back().push_back(prefixed.substr(pos, end - pos));
+      pos = end;
+    }
+  }
+  std::string stream;
+  for (size_t i = 0;; ++i) {
+    bool any = false;
+    for (const auto& h : hosts) {
+      if (i < h.size()) stream += h[i], any = true;
+    }
+    if (!any) break;
+  }
+  RunResult dir = RunGpudoctor({"fleet", "--json", "--reports", swap, "card", "SN-A"});
+  RunResult piped = RunGpudoctor({"fleet", "--json", "--reports", "-", "card", "SN-A"},
+                                 std::chrono::seconds(30), {}, stream);
+  EXPECT_EQ(piped.exit_code, 1) << piped.err;
+  EXPECT_EQ(Parse(piped)["verdict"], "card");
+  EXPECT_EQ(Parse(piped)["evidence"], Parse(dir)["evidence"]);
+  RunResult all =
+      RunGpudoctor({"fleet", "--json", "--reports", "-"}, std::chrono::seconds(30), {}, stream);
+  json j = Parse(all);
+  EXPECT_EQ(j["nodes_count"], 4);
+  ASSERT_EQ(j["input_problems"].size(), 1u) << j["input_problems"].dump();
+  EXPECT_EQ(j["input_problems"][0]["source"], "stdin:nodeE#1");
+  // Reports in subdirectories (one per node) are read.
+  testing::TempDir tree;
+  for (const auto& entry : std::filesystem::directory_iterator(swap)) {
+    std::string name = entry.path().filename().string();
+    tree.Write(name.substr(0, 5) + "/" + name, testing::ReadFileOrDie(entry.path().string()));
+  }
+  RunResult nested = RunGpudoctor({"fleet", "--json", "--reports", tree.path(), "card", "SN-A"});
+  EXPECT_EQ(nested.exit_code, 1) << nested.err;
+  EXPECT_EQ(Parse(nested)["verdict"], "card");
+  EXPECT_EQ(Parse(nested)["evidence"], Parse(dir)["evidence"]);
+}
+
+// A fake Prometheus: query_range answers for a few gpudoctor series of 4 nodes x 2 GPUs. As the
+// exporter writes them, only gpudoctor_gpu_info carries the serial. With `swap`, card PS0 moves
+// from p0 to p1 half-way (PS2 leaves p1, PSN comes into p0) and has a double-bit ECC error in
+// each slot.
 class FakePrometheus {
  public:
-  explicit FakePrometheus(int delay_ms = 0) {
-    server_.Get("/api/v1/query_range", [delay_ms](const httplib::Request& req,
-                                                  httplib::Response& res) {
+  explicit FakePrometheus(int delay_ms = 0, bool swap = false) {
+    server_.Get("/api/v1/query_range", [delay_ms, swap](const httplib::Request& req,
+                                                        httplib::Response& res) {
       if (delay_ms) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
       std::string q = req.get_param_value("query");
       int64_t start = std::stoll(req.get_param_value("start"));
@@ -133,10 +224,46 @@ class FakePrometheus {
                                 {"gpu", std::to_string(g)},
                                 {"uuid", "U" + std::to_string(n * 2 + g)},
                                 {"pci_bus_id", "0000:1" + std::to_string(g) + ":00.0"},
-                                {"model", "NVIDIA H100 80GB HBM3"},
-                                {"serial", "PS" + std::to_string(n * 2 + g)}}},
+                                {"model", "NVIDIA H100 80GB HBM3"}}},
                               {"values", values}});
           }
+        }
+      }
+      auto series = [&](json labels, int from, int to) {
+        json values = json::array();
+        for (int w = from; w < to; ++w) values.push_back({start + w * step, "1"});
+        result.push_back({{"metric", labels}, {"values", values}});
+      };
+      if (q == "gpudoctor_gpu_info") {
+        for (int n = 0; n < 4; ++n) {
+          for (int g = 0; g < 2; ++g) {
+            std::string serial = "PS" + std::to_string(n * 2 + g);
+            json labels = {{"hostname", "p" + std::to_string(n)},
+                           {"gpu", std::to_string(g)},
+                           {"uuid", "U" + std::to_string(n * 2 + g)},
+                           {"pci_bus_id", "0000:1" + std::to_string(g) + ":00.0"},
+                           {"serial", serial},
+                           {"vbios", "96.00"}};
+            if (!swap || g != 0 || n > 1) {
+              series(labels, 0, 6);
+              continue;
+            }
+            series(labels, 0, 3);
+            labels["serial"] = n == 0 ? "PSN" : "PS0";
+            series(labels, 3, 6);
+          }
+        }
+      }
+      if (q == "gpudoctor_finding_active" && swap) {
+        for (int n = 0; n < 2; ++n) {
+          series({{"hostname", "p" + std::to_string(n)},
+                  {"id", "gpu.ecc.dbe"},
+                  {"severity", "crit"},
+                  {"layer", "hardware"},
+                  {"action", "drain_reset"},
+                  {"gpu", "0"},
+                  {"pci_bus_id", "0000:10:00.0"}},
+                 n == 0 ? 1 : 4, n == 0 ? 2 : 5);
         }
       }
       json body = {{"status", "success"}, {"data", {{"resultType", "matrix"}, {"result", result}}}};
@@ -168,6 +295,29 @@ TEST(FleetE2eTest, PrometheusSeriesFindTheStraggler) {
   EXPECT_EQ(j["stragglers"][0]["node"], "p3");
   EXPECT_EQ(j["stragglers"][0]["serial"], "PS7");
   EXPECT_EQ(j["stragglers"][0]["kind"], "hardware");
+}
+
+TEST(FleetE2eTest, PrometheusCardAndSlotVerdictsJoinGpuInfo) {
+  FakePrometheus prom(0, /*swap=*/true);
+  auto verdict = [&](const std::vector<std::string>& what) {
+    std::vector<std::string> args = {"fleet",    "--json",  "--prometheus",
+                                     prom.url(), "--since", "30m"};
+    args.insert(args.end(), what.begin(), what.end());
+    RunResult r = RunGpudoctor(args);
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+    return Parse(r);
+  };
+  json card = verdict({"card", "PS0"});
+  EXPECT_EQ(card["verdict"], "card") << card.dump(2);
+  EXPECT_EQ(card["ledger"].size(), 2u);
+  ASSERT_EQ(card["evidence"].size(), 2u);
+  EXPECT_EQ(card["evidence"][0]["serial"], "PS0");
+  EXPECT_EQ(card["evidence"][1]["node"], "p1");
+  json slot = verdict({"slot", "p1:00000000:10:00.0"});
+  EXPECT_EQ(slot["verdict"], "card") << slot.dump(2);
+  json typo = verdict({"card", "PS00"});
+  EXPECT_EQ(typo["verdict"], "unknown");
+  EXPECT_EQ(typo["nearest"][0], "PS0");
 }
 
 TEST(FleetE2eTest, PrometheusDownOrSlowIsNamedAndBounded) {

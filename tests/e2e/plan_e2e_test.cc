@@ -113,7 +113,17 @@ TEST(PlanE2eTest, BatchingJsonHasOneObjectPerPolicy) {
       EXPECT_TRUE(p.contains(key)) << key;
     }
     EXPECT_EQ(p["completed"], 5000);
+    // Useful work and the four losses share the GPU time: they add up to 1.
+    double sum = 0;
+    for (const char* key : {"useful_fraction", "fill_wait_fraction", "padding_fraction",
+                            "head_of_line_fraction", "idle_fraction"}) {
+      ASSERT_TRUE(p["gpu_time"].contains(key)) << key;
+      sum += p["gpu_time"][key].get<double>();
+    }
+    EXPECT_NEAR(sum, 1.0, 1e-9);
   }
+  EXPECT_GT(j["static"]["gpu_time"]["fill_wait_fraction"].get<double>(), 0.3);
+  EXPECT_EQ(j["continuous"]["gpu_time"]["fill_wait_fraction"].get<double>(), 0);
   EXPECT_LT(j["static"]["gpu_busy_fraction"].get<double>(), 0.35);
   EXPECT_GT(j["continuous"]["gpu_busy_fraction"].get<double>(), 0.65);
   EXPECT_EQ(j["knobs"].size(), 4u);
@@ -129,6 +139,10 @@ TEST(PlanE2eTest, BatchingFromACsvTraceInText) {
   EXPECT_NE(r.out.find("3 requests"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("cost model of l40s"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("GPU busy (useful work)"), std::string::npos);
+  for (const char* loss : {"waiting for batch fill", "prompt padding", "finished rows held",
+                           "idle (nothing queued)"}) {
+    EXPECT_NE(r.out.find(loss), std::string::npos) << loss << "\n" << r.out;
+  }
 }
 
 TEST(PlanE2eTest, GpuMemoryFromNvml) {
@@ -181,6 +195,85 @@ TEST(PlanE2eTest, ImpossibleInputsAreUsageErrors) {
   ExpectUsageError({"plan", "batching", "--model", "llama-3-8b", "--gpu-mem", "80GiB", "--trace",
                     tmp.path() + "/missing.csv"},
                    "missing.csv");
+}
+
+// `plan kv --compare`: llama-3-8b, 2,048-token sequences in 6,144-token contiguous slots (a third
+// used). 6,144 x 128 KiB = 768 MiB per sequence; paged 256 MiB; fp8 KV 128 MiB; half the
+// sequence shared 64 MiB; twice the prompt with every lever 128 MiB = 16.7% of 768 MiB.
+TEST(PlanE2eTest, KvCompareShowsEachLever) {
+  std::vector<std::string> args = {
+      "plan",      "kv",   "--model",       "llama-3-8b", "--gpu-mem", "80GiB",
+      "--context", "2048", "--max-context", "6144",       "--compare", "--prefix-share",
+      "0.5"};
+  RunResult t = RunGpudoctor(args);
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  for (const char* line : {"contiguous 6144-token slots       768 MiB         100%",
+                           "+ paged allocation (16-token blocks)", "+ KV cache fp8",
+                           "+ prefix sharing 50% (whole blocks)", "+ weights fp8",
+                           "reached with the levers up to \"+ KV cache fp8\""}) {
+    EXPECT_NE(t.out.find(line), std::string::npos) << line << "\n" << t.out;
+  }
+  args.push_back("--json");
+  RunResult r = RunGpudoctor(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = Parse(r);
+  const json& steps = j["levers"]["steps"];
+  ASSERT_EQ(steps.size(), 5u);
+  const double mib = 1 << 20;
+  EXPECT_DOUBLE_EQ(steps[0]["kv_bytes_per_sequence"].get<double>(), 768 * mib);
+  EXPECT_DOUBLE_EQ(steps[1]["kv_bytes_per_sequence"].get<double>(), 256 * mib);
+  EXPECT_DOUBLE_EQ(steps[2]["kv_bytes_per_sequence"].get<double>(), 128 * mib);
+  EXPECT_DOUBLE_EQ(steps[3]["kv_bytes_per_sequence"].get<double>(), 64 * mib);
+  EXPECT_DOUBLE_EQ(j["levers"]["doubled_context"]["kv_bytes_per_sequence"].get<double>(),
+                   128 * mib);
+  EXPECT_EQ(j["levers"]["third_of_the_memory_for_twice_the_context_at"], "+ KV cache fp8");
+
+  ExpectUsageError({"plan", "kv", "--model", "llama-3-8b", "--gpu-mem", "80GiB", "--compare",
+                    "--prefix-share", "1"},
+                   "flag --prefix-share: expected a fraction in [0, 1)");
+  ExpectUsageError(
+      {"plan", "kv", "--model", "llama-3-8b", "--gpu-mem", "80GiB", "--prefix-share", "0.5"},
+      "--prefix-share needs --compare");
+  ExpectUsageError({"plan", "batching", "--model", "llama-3-8b", "--gpu-mem", "80GiB", "--compare"},
+                   "belong to plan kv");
+}
+
+// Prefill scheduling: continuous batching before and after chunked prefill and a prefix cache.
+TEST(PlanE2eTest, BatchingPrefillLeversBeforeAndAfter) {
+  std::vector<std::string> args = {"plan",       "batching",
+                                   "--model",    "llama-3-8b",
+                                   "--gpu-mem",  "80GiB",
+                                   "--gpu-type", "h100-sxm",
+                                   "--rate",     "2",
+                                   "--requests", "500",
+                                   "--no-knobs", "--chunked-prefill",
+                                   "2048",       "--prefix-cache-hit",
+                                   "0.4",        "--prompt-tokens",
+                                   "1024:8192"};
+  RunResult t = RunGpudoctor(args);
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_NE(t.out.find("after: chunked prefill 2048 tokens per iteration, prefix cache hit 40%"),
+            std::string::npos)
+      << t.out;
+  EXPECT_NE(t.out.find("prefill share of GPU time"), std::string::npos) << t.out;
+  args.push_back("--json");
+  RunResult r = RunGpudoctor(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = Parse(r);
+  ASSERT_TRUE(j.contains("continuous_prefill"));
+  EXPECT_EQ(j["continuous_prefill"]["chunked_prefill_tokens"], 2048);
+  EXPECT_LT(j["continuous_prefill"]["prefill_fraction"].get<double>(),
+            j["continuous"]["prefill_fraction"].get<double>());
+
+  ExpectUsageError({"plan", "batching", "--model", "llama-3-8b", "--gpu-mem", "80GiB",
+                    "--prefix-cache-hit", "1.2"},
+                   "flag --prefix-cache-hit: expected a fraction in [0, 1)");
+  ExpectUsageError(
+      {"plan", "batching", "--model", "llama-3-8b", "--gpu-mem", "80GiB", "--chunked-prefill", "0"},
+      "flag --chunked-prefill");
+  ExpectUsageError(
+      {"plan", "kv", "--model", "llama-3-8b", "--gpu-mem", "80GiB", "--chunked-prefill", "512"},
+      "belong to plan batching");
 }
 
 // The cost model's GPU comes from NVML's PCI device id; a GPU outside the table is an error that

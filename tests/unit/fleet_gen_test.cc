@@ -219,6 +219,38 @@ TEST_P(FleetGenTest, BadInputIsListedAndDoesNotInflateGpuTime) {
   }
 }
 
+TEST_P(FleetGenTest, InterruptionsOnePerHardwareEvent) {
+  const Case& c = Get(GetParam());
+  const auto& truth = c.fleet.truth.interruptions;
+  const FleetGenOptions opt;
+  std::set<std::string> found, planted;
+  std::map<std::string, std::set<std::string>> by_cat_found, by_cat_planted;
+  for (const auto& x : c.analysis.interruptions.list) {
+    std::string key = x.node + "@" + std::to_string((x.time_s - opt.t0_s) / opt.step_s);
+    found.insert(key);
+    by_cat_found[x.category].insert(key);
+  }
+  for (const auto& [key, cat] : truth) {
+    planted.insert(key);
+    by_cat_planted[cat].insert(key);
+  }
+  ExpectGood("interruptions", GetParam(), Score(found, planted));
+  for (const char* cat : {"gpu", "gpu_memory", "nvlink_pcie"}) {
+    ExpectGood((std::string("interruptions: ") + cat).c_str(), GetParam(),
+               Score(by_cat_found[cat], by_cat_planted[cat]));
+  }
+  std::printf(
+      "[fleet %d nodes] crit onsets %d, interruptions %d (%d on lemons, %d present at "
+      "start); %.5f per GPU-day without lemons\n",
+      GetParam(), c.analysis.stats.failures, c.analysis.interruptions.unexpected,
+      c.analysis.interruptions.lemon_interruptions, c.analysis.interruptions.present_at_start,
+      c.analysis.interruptions.per_gpu_day);
+  // One interruption per event: the count is the planted count, not the onset count.
+  EXPECT_EQ(c.analysis.interruptions.unexpected, static_cast<int>(truth.size()));
+  EXPECT_GT(c.analysis.interruptions.lemon_interruptions, 0);
+  EXPECT_LT(c.analysis.interruptions.lemon_interruptions, c.analysis.interruptions.unexpected);
+}
+
 INSTANTIATE_TEST_SUITE_P(Sizes, FleetGenTest, ::testing::Values(200, 2000));
 
 TEST(FleetGenDeterminismTest, SameSeedSameFleet) {
