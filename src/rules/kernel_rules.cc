@@ -95,11 +95,8 @@ Severity FromXidSeverity(XidSeverity s) {
 std::vector<std::string> XidNextSteps(int64_t xid, const XidInfo& info, bool escalated) {
   Finding steps_of = MakeFinding("gpu.xid", Severity::kInfo, "");
   bool memory = info.xid_class == XidClass::kHardwareMemory;
-  if (escalated && memory) {
-    KeepStepsFor(steps_of, {"several processes", "memory Xid"});
-  } else {
-    KeepStepsFor(steps_of, escalated ? "several processes" : memory ? "memory Xid" : "");
-  }
+  // An empty label matches no step: the case does not apply.
+  KeepStepsFor(steps_of, {escalated ? "several processes" : "", memory ? "memory Xid" : ""});
   std::vector<std::string> steps = {"Xid " + std::to_string(xid) + ": " + std::string(info.action) +
                                     "."};
   steps.insert(steps.end(), steps_of.next_steps.begin(), steps_of.next_steps.end());
