@@ -117,8 +117,19 @@ Status FillCommon(const PlanOptions& o, plan::PlanSubject& s, NvmlGpu* product) 
   s.input.kv_dtype = o.kv_dtype;
   s.input.tp = o.tp;
   s.input.block_tokens = o.block_tokens;
+  if ((o.reserve_bytes || o.reserve_fraction) &&
+      (o.memory_fraction || o.activation_bytes || o.non_torch_bytes)) {
+    return InvalidArgument(
+        "--reserve is a flat reserve that replaces vLLM's accounting; give it or "
+        "--memory-fraction/--activation/--non-torch, not both");
+  }
   s.input.reserve_bytes = o.reserve_bytes;
-  if (o.reserve_fraction) s.input.reserve_fraction = *o.reserve_fraction;
+  s.input.reserve_fraction = o.reserve_fraction;
+  if (o.memory_fraction) s.input.memory_fraction = *o.memory_fraction;
+  s.input.max_batched_tokens = o.max_batched_tokens;
+  s.input.max_seqs = o.max_seqs;
+  s.input.activation_bytes = o.activation_bytes;
+  s.input.non_torch_bytes = o.non_torch_bytes;
   s.input.max_context = o.max_context;
   return ResolveGpu(o, s, product);
 }
@@ -182,6 +193,17 @@ int RunKv(const PlanOptions& o) {
   }
   NvmlGpu product;
   if (Status st = FillCommon(o, s, &product); !st.ok()) return CouldNotRun(st.message());
+  // The GPU picks the non-torch profile of the reserve; an unknown one is no error here (the KV
+  // arithmetic needs only the memory size): the data-centre profile is assumed and said so.
+  std::string match;
+  auto gpu = ResolveGpuSpec(o, product, &match);
+  if (gpu.ok() && (o.gpu_type || !product.product.empty())) {
+    s.input.gpu = *gpu;
+    s.reserve_gpu = std::string((*gpu)->name) + " (" + match + ")";
+  } else {
+    s.reserve_gpu = gpu.ok() ? "GPU type unknown: data-centre profile assumed (--gpu-type)"
+                             : "GPU not in the table: data-centre profile assumed (--gpu-type)";
+  }
   auto kv = plan::PlanKv(s.input);
   if (!kv.ok()) return CouldNotRun(kv.status().message());
   if (o.prefix_share && !o.compare) return CouldNotRun("--prefix-share needs --compare");
@@ -234,6 +256,8 @@ int RunBatching(const PlanOptions& o) {
   auto gpu = ResolveGpuSpec(o, product, &b.gpu_match);
   if (!gpu.ok()) return CouldNotRun(gpu.status().message());
   b.gpu = *gpu;
+  b.plan.input.gpu = *gpu;
+  b.plan.reserve_gpu = std::string((*gpu)->name) + " (" + b.gpu_match + ")";
   b.gpu_type = std::string((*gpu)->name);
   if (!o.gpu_type && product.product.empty()) b.gpu_type += " (assumed; --gpu-type)";
 
@@ -247,6 +271,7 @@ int RunBatching(const PlanOptions& o) {
   in.batch_size = o.batch_size;
   in.max_wait_s = o.max_wait_s;
   in.max_seqs = o.max_seqs;
+  in.max_batched_tokens = o.max_batched_tokens;
   in.max_queue = o.max_queue;
   in.max_context = o.max_context;
   in.chunked_prefill_tokens = o.chunked_prefill_tokens;

@@ -57,6 +57,13 @@ Status Set(Result<T> r, F&& store) {
   return Status::Ok();
 }
 
+// vLLM rejects 0 and anything above 1.
+Status SetMemoryFraction(std::string_view v, PlanOptions& o) {
+  auto d = DoubleIn(v, 0, 1, "memory fraction");
+  if (d.ok() && *d == 0) return InvalidArgument("memory fraction must be above 0" + Got(v));
+  return Set(d, [&](double f) { o.memory_fraction = f; });
+}
+
 }  // namespace
 
 const std::vector<PlanFlag>& PlanFlagTable() {
@@ -130,7 +137,28 @@ const std::vector<PlanFlag>& PlanFlagTable() {
          return Set(IntIn(v, 0, 1023, "GPU index"),
                     [&](int64_t n) { o.gpu_index = static_cast<int>(n); });
        }},
-      {"--reserve", "SIZE|PCT", "activations/runtime reserve: 8GiB or 10% (default 10%)",
+      {"--memory-fraction", "F",
+       "share of GPU memory the server may use, vLLM --gpu-memory-utilization (default 0.90)",
+       [](std::string_view v, PlanOptions& o) -> Status { return SetMemoryFraction(v, o); }},
+      {"--gpu-memory-utilization", "F", "the same as --memory-fraction (vLLM's name)",
+       [](std::string_view v, PlanOptions& o) -> Status { return SetMemoryFraction(v, o); }},
+      {"--max-batched-tokens", "N",
+       "tokens of one iteration: the profile run's forward pass (kv reserve) and batching's "
+       "prefill budget (default 8192)",
+       [](std::string_view v, PlanOptions& o) -> Status {
+         return Set(IntIn(v, 1, 10'000'000, "tokens"),
+                    [&](int64_t n) { o.max_batched_tokens = static_cast<uint32_t>(n); });
+       }},
+      {"--activation", "SIZE", "activation peak per GPU instead of the model's (vLLM's log)",
+       [](std::string_view v, PlanOptions& o) -> Status {
+         return Set(ParseByteSize(v), [&](uint64_t b) { o.activation_bytes = b; });
+       }},
+      {"--non-torch", "SIZE", "non-torch memory per GPU instead of the model's (vLLM's log)",
+       [](std::string_view v, PlanOptions& o) -> Status {
+         return Set(ParseByteSize(v), [&](uint64_t b) { o.non_torch_bytes = b; });
+       }},
+      {"--reserve", "SIZE|PCT",
+       "a flat reserve instead of vLLM's accounting: 8GiB or 10% of the GPU",
        [](std::string_view v, PlanOptions& o) -> Status {
          std::string_view t = Trim(v);
          if (!t.empty() && t.back() == '%') {
@@ -223,7 +251,9 @@ const std::vector<PlanFlag>& PlanFlagTable() {
        [](std::string_view v, PlanOptions& o) -> Status {
          return Set(DoubleIn(v, 0, 3600, "seconds"), [&](double s) { o.max_wait_s = s; });
        }},
-      {"--max-seqs", "N", "batching: continuous sequence slots (default 256)",
+      {"--max-seqs", "N",
+       "sequences of one iteration: the profile run's sampler (kv reserve) and batching's "
+       "continuous slots (default 256)",
        [](std::string_view v, PlanOptions& o) -> Status {
          return Set(IntIn(v, 1, 65536, "sequences"),
                     [&](int64_t n) { o.max_seqs = static_cast<uint32_t>(n); });

@@ -31,6 +31,9 @@ struct PlanOptions {
   int gpu_index = 0;
   std::optional<uint64_t> reserve_bytes;
   std::optional<double> reserve_fraction;
+  std::optional<double> memory_fraction;  // vLLM gpu_memory_utilization
+  uint32_t max_batched_tokens = 8192;
+  std::optional<uint64_t> activation_bytes, non_torch_bytes;
   uint32_t block_tokens = 16;
   std::optional<uint32_t> context;
   std::optional<std::string> context_dist_file;

@@ -27,9 +27,15 @@ Result<KvPlan> PlanKv(const KvPlanInput& in) {
   if (in.gpu_mem_bytes == 0) return InvalidArgument("GPU memory must be positive, got 0");
   if (in.block_tokens == 0) return InvalidArgument("block size must be at least 1 token");
   if (in.contexts.buckets.empty()) return InvalidArgument("empty context distribution");
-  if (!(in.reserve_fraction >= 0 && in.reserve_fraction < 1)) {
+  if (in.reserve_fraction && !(*in.reserve_fraction >= 0 && *in.reserve_fraction < 1)) {
     return InvalidArgument("reserve fraction must be in [0, 1)");
   }
+  if (!(in.memory_fraction > 0 && in.memory_fraction <= 1)) {
+    return InvalidArgument("memory fraction must be in (0, 1], got " +
+                           FormatDouble(in.memory_fraction, 3));
+  }
+  if (in.max_batched_tokens == 0) return InvalidArgument("max batched tokens must be at least 1");
+  if (in.max_seqs == 0) return InvalidArgument("max sequences must be at least 1");
 
   KvPlan p;
   double kv_elem = BytesPerElement(in.kv_dtype);
@@ -37,15 +43,33 @@ Result<KvPlan> PlanKv(const KvPlanInput& in) {
   p.kv_bytes_per_token = 2.0 * m.layers * m.kv_heads * m.head_dim * kv_elem;
   p.kv_bytes_per_token_per_gpu = 2.0 * m.layers * heads_per_gpu * m.head_dim * kv_elem;
   p.weights_bytes_per_gpu = m.params * BytesPerElement(in.weight_dtype) / in.tp;
-  p.reserve_bytes = in.reserve_bytes.value_or(
-      static_cast<uint64_t>(std::llround(in.gpu_mem_bytes * in.reserve_fraction)));
-  p.kv_budget_bytes_per_gpu =
-      static_cast<double>(in.gpu_mem_bytes) - p.weights_bytes_per_gpu - p.reserve_bytes;
-  p.kv_capacity_tokens = p.kv_budget_bytes_per_gpu > 0
-                             ? static_cast<uint64_t>(std::floor(p.kv_budget_bytes_per_gpu /
-                                                                p.kv_bytes_per_token_per_gpu))
-                             : 0;
-  p.paged_blocks = p.kv_capacity_tokens / in.block_tokens;
+  const double total = static_cast<double>(in.gpu_mem_bytes);
+  if (in.reserve_bytes || in.reserve_fraction) {
+    p.flat_reserve = true;
+    p.usable_bytes = total;
+    p.reserve_bytes = in.reserve_bytes.value_or(
+        static_cast<uint64_t>(std::llround(total * in.reserve_fraction.value_or(0))));
+  } else {
+    p.usable_bytes = total * in.memory_fraction;
+    p.activation = ProfileRunPeak(m, in.tp, in.max_batched_tokens, in.max_seqs);
+    if (in.activation_bytes) {
+      p.activation_given = true;
+      p.activation.peak_bytes = static_cast<double>(*in.activation_bytes);
+    }
+    const NonTorchProfile& profile = NonTorchProfileFor(in.gpu);
+    p.non_torch_profile = profile.label;
+    p.non_torch_given = in.non_torch_bytes.has_value();
+    p.non_torch_bytes = p.non_torch_given ? static_cast<double>(*in.non_torch_bytes)
+                                          : NonTorchBytes(profile, in.tp);
+    p.reserve_bytes = static_cast<uint64_t>(
+        std::llround(total - p.usable_bytes + p.activation.peak_bytes + p.non_torch_bytes));
+  }
+  p.kv_budget_bytes_per_gpu = total - p.weights_bytes_per_gpu - p.reserve_bytes;
+  const double block_bytes = in.block_tokens * p.kv_bytes_per_token_per_gpu;
+  p.paged_blocks = p.kv_budget_bytes_per_gpu > 0
+                       ? static_cast<uint64_t>(std::floor(p.kv_budget_bytes_per_gpu / block_bytes))
+                       : 0;
+  p.kv_capacity_tokens = p.paged_blocks * in.block_tokens;
   if (p.paged_blocks == 0) {
     return InvalidArgument(
         "the model does not fit: weights need " + FormatGiB(p.weights_bytes_per_gpu) +

@@ -1,6 +1,7 @@
 // Model presets for the planner (`gpudoctor plan`): the shape numbers that size a KV cache, taken
 // from each model's published config.json (num_hidden_layers, num_key_value_heads, head_dim or
-// hidden_size / num_attention_heads) and its parameter count. Data only, in model_presets.cc.
+// hidden_size / num_attention_heads), the activation sizes (hidden_size, intermediate_size,
+// vocab_size) and its parameter count. Data only, in model_presets.cc.
 // Thread-safe (immutable static data).
 #pragma once
 
@@ -22,6 +23,12 @@ struct ModelShape {
   // dense model). Shared experts count as dense parameters.
   int experts = 0;
   int experts_per_token = 0;
+  // Sizes of the activations of a forward pass (config.json hidden_size, intermediate_size or,
+  // for a MoE, moe_intermediate_size of one expert, vocab_size); 0 when unknown (a custom shape):
+  // the reserve model then estimates them from the parameter count and says so.
+  int hidden_size = 0;
+  int intermediate_size = 0;
+  int vocab_size = 0;
 };
 
 struct ModelPreset {

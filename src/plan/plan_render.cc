@@ -93,7 +93,31 @@ std::string KvPlanText(const PlanSubject& s, const KvPlan& p) {
                      FormatDouble(in.model.params / 1e9, 2) + "B params x " +
                      FormatDouble(BytesPerElement(in.weight_dtype), 1) + " B / tp " +
                      std::to_string(in.tp) + ")");
-  row("reserve", FormatGiB(p.reserve_bytes) + " (activations, CUDA graphs, allocator)");
+  if (p.flat_reserve) {
+    row("reserve", FormatGiB(p.reserve_bytes) +
+                       " (flat, --reserve: activations, CUDA graphs, allocator together)");
+  } else {
+    row("memory fraction", FormatDouble(in.memory_fraction, 2) + " -> " +
+                               FormatGiB(p.usable_bytes) +
+                               " for weights, activations and KV (vLLM --gpu-memory-utilization)");
+    std::string act = FormatGiB(p.activation.peak_bytes) + " ";
+    if (p.activation_given) {
+      act += "(--activation)";
+    } else {
+      act +=
+          "(profile run: forward of " + std::to_string(in.max_batched_tokens) + " tokens " +
+          FormatGiB(p.activation.forward_bytes) + ", sampler for " + std::to_string(in.max_seqs) +
+          " sequences " + FormatGiB(p.activation.sampler_bytes) + "; the larger counts" +
+          (p.activation.estimated_shape ? "; sizes estimated from the parameter count" : "") + ")";
+    }
+    row("activation peak", act);
+    row("non-torch", FormatGiB(p.non_torch_bytes) + " " +
+                         (p.non_torch_given
+                              ? std::string("(--non-torch)")
+                              : "(CUDA context, cuBLAS, NCCL: " + std::string(p.non_torch_profile) +
+                                    ", tp " + std::to_string(in.tp) +
+                                    (s.reserve_gpu.empty() ? "" : "; " + s.reserve_gpu) + ")"));
+  }
   row("KV budget", FormatGiB(p.kv_budget_bytes_per_gpu) + " per GPU");
   row("KV per token", Bytes(p.kv_bytes_per_token) + " (" + ShapeLine(in.model, in.kv_dtype) +
                           "); " + Bytes(p.kv_bytes_per_token_per_gpu) + " per GPU");
@@ -137,6 +161,18 @@ ordered_json KvPlanJson(const PlanSubject& s, const KvPlan& p) {
   j["kv_bytes_per_sequence"] = p.kv_bytes_per_sequence;
   j["weights_bytes_per_gpu"] = p.weights_bytes_per_gpu;
   j["reserve_bytes"] = p.reserve_bytes;
+  j["reserve_model"] = p.flat_reserve ? "flat" : "vllm";
+  if (!p.flat_reserve) {
+    j["memory_fraction"] = in.memory_fraction;
+    j["usable_bytes"] = p.usable_bytes;
+    j["max_batched_tokens"] = in.max_batched_tokens;
+    j["max_seqs"] = in.max_seqs;
+    j["activation_peak_bytes"] = p.activation.peak_bytes;
+    j["activation_forward_bytes"] = p.activation.forward_bytes;
+    j["activation_sampler_bytes"] = p.activation.sampler_bytes;
+    j["non_torch_bytes"] = p.non_torch_bytes;
+    j["non_torch_profile"] = p.non_torch_given ? "--non-torch" : std::string(p.non_torch_profile);
+  }
   j["kv_budget_bytes_per_gpu"] = p.kv_budget_bytes_per_gpu;
   j["kv_capacity_tokens"] = p.kv_capacity_tokens;
   j["block_tokens"] = in.block_tokens;

@@ -20,6 +20,7 @@ struct PlanSubject {
   std::string model_note;
   KvPlanInput input;           // shape, dtypes, tp, memory, block size, contexts
   std::string gpu_mem_source;  // "--gpu-mem", "NVML GPU 0 (NVIDIA H100 80GB HBM3)"
+  std::string reserve_gpu;     // the GPU whose non-torch profile the reserve uses, and why
 };
 
 std::string ModelListText();

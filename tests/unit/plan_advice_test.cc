@@ -35,16 +35,16 @@ TEST(PlanAdviceTest, ThePlannersNumbersForThisGpuAreFacts) {
   auto kv = LiveKvFactsFor(FullGpu("vllm"));
   ASSERT_TRUE(kv);
   ASSERT_TRUE(kv->sized);
-  // llama-3-8b on 80 GiB (see PlanKvTest.Llama3_8bOn80GiB): 912 sequences of 512 tokens, 228 of
-  // 2048; fp8 KV halves the 128 KiB per token: floor(61249411328 / 65536) = 934590 tokens,
-  // 58411 blocks, / 128 = 456 sequences of 2048.
+  // llama-3-8b on 80 GiB with vLLM's reserve (see PlanKvTest.VllmReserveOnAnUnknownGpu): 27663
+  // blocks: 864 sequences of 512 tokens, 216 of 2048; fp8 KV halves the 128 KiB per token:
+  // floor(58014072023 / (16 x 65536)) = 55326 blocks, / 128 = 432 sequences of 2048.
   EXPECT_EQ(kv->server, "vLLM");
   EXPECT_EQ(kv->comm, "vllm");
   EXPECT_EQ(kv->model, "llama-3-8b");
   EXPECT_EQ(kv->kv_bytes_per_token, 128u << 10);
-  EXPECT_EQ(kv->seqs_512, 912);
-  EXPECT_EQ(kv->seqs_2048, 228);
-  EXPECT_EQ(kv->seqs_2048_fp8, 456);
+  EXPECT_EQ(kv->seqs_512, 864);
+  EXPECT_EQ(kv->seqs_2048, 216);
+  EXPECT_EQ(kv->seqs_2048_fp8, 432);
 }
 
 TEST(PlanAdviceTest, NothingWithoutAnInferenceServerOrMemorySize) {
@@ -74,8 +74,8 @@ TEST(PlanAdviceTest, MemoryFullFindingCarriesTheAdvice) {
                        [&](const auto& s) { return s.find(text) != std::string::npos; });
   };
   EXPECT_TRUE(has("128 KiB per token"));
-  EXPECT_TRUE(has("912 sequences of 512 tokens fit, only 228 of 2048"));
-  EXPECT_TRUE(has("raises that to 456"));
+  EXPECT_TRUE(has("864 sequences of 512 tokens fit, only 216 of 2048"));
+  EXPECT_TRUE(has("raises that to 432"));
   EXPECT_TRUE(has("on 80 GiB needs"));
   EXPECT_TRUE(has("`gpudoctor plan kv --model llama-3-8b --gpu 3 --context 2048`"));
   bool quoted = std::any_of(it->next_steps.begin(), it->next_steps.end(), [](const auto& s) {

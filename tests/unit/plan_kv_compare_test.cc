@@ -20,6 +20,7 @@ KvPlanInput Input() {
   in.gpu_mem_bytes = 80ull << 30;
   in.contexts.buckets = {{1000, 1}, {3000, 1}};
   in.max_context = 4096;
+  in.reserve_fraction = 0.10;  // a flat 8 GiB: the levers below do not touch the reserve
   return in;
 }
 
