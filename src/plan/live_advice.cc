@@ -59,6 +59,8 @@ std::optional<LiveKvFacts> LiveKvFactsFor(const GpuFacts& gpu) {
   KvPlanInput in;
   in.model = model->shape;
   in.gpu_mem_bytes = *gpu.memory_total_bytes;
+  // The reserve's non-torch profile by the GPU's PCI device id; unknown: data-centre assumed.
+  if (gpu.pci_device_id) in.gpu = FindGpuSpecByPciDeviceId(*gpu.pci_device_id >> 16);
   in.contexts = SingleContext(2048);
   auto fp16 = PlanKv(in);
   in.kv_dtype = DType::kFp8;

@@ -43,9 +43,10 @@ TEST(PlanE2eTest, KvJsonCarriesTheContractKeys) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json j = Parse(r);
   EXPECT_EQ(j["kv_bytes_per_token"], 131072);  // 2 x 32 x 8 x 128 x 2 B
-  EXPECT_EQ(j["max_concurrent_sequences"], 228);
+  // vLLM's reserve (PlanKvTest.VllmReserveOnAnUnknownGpu): 27663 blocks; / 128 and / 32.
+  EXPECT_EQ(j["max_concurrent_sequences"], 216);
   EXPECT_EQ(j["context_scaling"][0]["context_tokens"], 512);
-  EXPECT_EQ(j["context_scaling"][0]["max_concurrent_sequences"], 912);
+  EXPECT_EQ(j["context_scaling"][0]["max_concurrent_sequences"], 864);
   EXPECT_EQ(j["gpu_mem_source"], "--gpu-mem");
 }
 
@@ -69,8 +70,9 @@ TEST(PlanE2eTest, ContextDistFileAndCustomShape) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json j = Parse(r);
   EXPECT_EQ(j["model"]["name"], "custom");
-  EXPECT_EQ(j["max_concurrent_sequences"], 365);  // 29205 blocks / mean 80 blocks
-  EXPECT_EQ(j["contiguous_max_sequences"], 228);
+  // The sampler (256 x 128256 x 40 B) is the activation peak, as for the preset: 27663 blocks.
+  EXPECT_EQ(j["max_concurrent_sequences"], 345);  // 27663 blocks / mean 80 blocks
+  EXPECT_EQ(j["contiguous_max_sequences"], 216);  // 442608 tokens / 2048
 }
 
 TEST(PlanE2eTest, ListModels) {
@@ -355,7 +357,9 @@ TEST(PlanE2eTest, BatchingJsonSatisfiesLittlesLaw) {
 TEST(PlanE2eTest, EveryRequestRejectedExitsOne) {
   TempDir tmp;
   tmp.Write("long.csv", "0,6000,100\n1,6000,100\n");
-  RunResult r = RunGpudoctor({"plan", "batching", "--model", "llama-3-8b", "--gpu-mem", "17GiB",
+  // 20.3 GiB x 0.9 - 14.96 GiB weights - 1.22 GiB activation - 1.79 GiB non-torch = 0.3 GiB of
+  // KV: about 2,400 tokens, fewer than one request's 6,100.
+  RunResult r = RunGpudoctor({"plan", "batching", "--model", "llama-3-8b", "--gpu-mem", "20.3GiB",
                               "--trace", tmp.path() + "/long.csv", "--no-knobs"});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("continuous: all 2 requests rejected: 2 requests need more KV than the "
@@ -387,6 +391,60 @@ TEST(PlanE2eTest, CheckQuotesThePlannerWhenAnInferenceServerFillsTheGpu) {
   EXPECT_NE(steps.find("gpudoctor plan kv --model llama-3-8b --gpu 0 --context 2048"),
             std::string::npos)
       << steps;
+}
+
+// `plan kv` shows where the memory goes: the memory fraction, the weights, the activation peak
+// of the profile run and the non-torch memory, each a JSON key; a flat --reserve replaces them.
+TEST(PlanE2eTest, KvPrintsTheReserveParts) {
+  std::vector<std::string> args = {"--no-color", "plan",      "kv",       "--model",
+                                   "llama-3-8b", "--gpu-mem", "79.22GiB", "--gpu-type",
+                                   "h100-sxm",   "--tp",      "2"};
+  RunResult r = RunGpudoctor(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* part :
+       {"memory fraction     0.9 -> 71.3 GiB",
+        "activation peak     1.2 GiB (profile run: forward of 8192 tokens",
+        "non-torch           3.6 GiB (CUDA context, cuBLAS, NCCL: NVLink data-centre GPU, tp 2; "
+        "h100-sxm (--gpu-type))"}) {
+    EXPECT_NE(r.out.find(part), std::string::npos) << part << "\n" << r.out;
+  }
+  args.insert(args.end(), {"--json", "--memory-fraction", "0.95", "--max-batched-tokens", "65536"});
+  r = RunGpudoctor(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = Parse(r);
+  EXPECT_EQ(j["reserve_model"], "vllm");
+  EXPECT_EQ(j["memory_fraction"], 0.95);
+  EXPECT_EQ(j["max_batched_tokens"], 65536);
+  // 65536 x 2 B x (3 x 4096 + 3 x 14336 / 2) = 4429185024 B: now the forward pass is the peak.
+  EXPECT_EQ(j["activation_peak_bytes"], 4429185024.0);
+  EXPECT_EQ(j["non_torch_bytes"], 2 * 1.79 * 1073741824.0);
+
+  r = RunGpudoctor(
+      {"plan", "kv", "--model", "llama-3-8b", "--gpu-mem", "80GiB", "--reserve", "10%", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  j = Parse(r);
+  EXPECT_EQ(j["reserve_model"], "flat");
+  EXPECT_EQ(j["kv_capacity_tokens"], 467280);  // PlanKvTest.Llama3_8bOn80GiB
+  ExpectUsageError({"plan", "kv", "--model", "llama-3-8b", "--gpu-mem", "80GiB", "--reserve",
+                    "8GiB", "--memory-fraction", "0.95"},
+                   "--reserve is a flat reserve that replaces vLLM's accounting");
+  ExpectUsageError({"plan", "kv", "--model", "llama-3-8b", "--gpu-mem", "80GiB",
+                    "--gpu-memory-utilization", "0"},
+                   "memory fraction must be above 0");
+}
+
+// An L40S node (the fan fixture): memory and the GPU from NVML, the GPU by its PCI device id
+// 0x26b9, and the PCIe card's non-torch profile.
+TEST(PlanE2eTest, KvReserveFollowsTheNvmlGpu) {
+  RunResult r = RunGpudoctor({"plan", "kv", "--model", "llama-3-8b", "--nvml-lib", FakeLib()},
+                             std::chrono::seconds(30),
+                             {{"FAKE_NVML_SCENARIO", FixturePath("nvml/l40s_fan.scenario")}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("GPU memory          45 GiB (NVML GPU 0 NVIDIA L40S)"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("PCIe card, tp 1; l40s (PCI device id 0x26b9 of NVML GPU 0)"),
+            std::string::npos)
+      << r.out;
 }
 
 }  // namespace
