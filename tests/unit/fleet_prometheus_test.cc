@@ -8,6 +8,7 @@
 
 #include "fleet/ledger.h"
 #include "fleet/onsets.h"
+#include "fleet/prom_matrix.h"
 #include "fleet/prometheus_input.h"
 
 namespace gpudoctor::fleet {
@@ -207,6 +208,48 @@ TEST(FleetPrometheusQueriesTest, TrimmedSeriesJoinIdentityAndReasonBits) {
       EXPECT_FALSE(s.clock_event_reasons.has_value()) << s.time_s;
     }
   }
+}
+
+// The streaming reader: series as they end, in any key order; bad points are marked, not
+// dropped silently; error answers and broken JSON are errors naming the query.
+TEST(PromMatrixTest, SeriesPointsAndErrors) {
+  std::vector<std::pair<PromLabels, std::vector<PromPoint>>> got;
+  auto collect = [&](const PromLabels& l, const std::vector<PromPoint>& p) {
+    got.emplace_back(l, p);
+  };
+  // "status" after the result, "values" before "metric", a nested unknown key.
+  std::string body = R"({"data":{"result":[{"values":[[1.5,"2"],["x","3"],[4,"NaN"],[5,7],[6]],)"
+                     R"("metric":{"hostname":"h","gpu":"0","n":1}},)"
+                     R"({"metric":{"hostname":"g"},"values":[[9,"1e3"]],"extra":{"a":[1]}}],)"
+                     R"("resultType":"matrix"},"status":"success"})";
+  ASSERT_TRUE(ReadPromMatrix("q", body, collect).ok());
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(PromLabel(got[0].first, {"hostname"}), "h");
+  EXPECT_EQ(PromLabel(got[0].first, {"n", "gpu"}), "0");  // only string labels
+  ASSERT_EQ(got[0].second.size(), 5u);
+  EXPECT_TRUE(got[0].second[0].valid);
+  EXPECT_EQ(got[0].second[0].time_s, 1.5);
+  EXPECT_EQ(got[0].second[0].value, 2.0);
+  for (int i = 1; i < 5; ++i) EXPECT_FALSE(got[0].second[i].valid) << i;
+  EXPECT_EQ(got[1].second.at(0).value, 1000.0);
+  got.clear();
+  Status err = ReadPromMatrix(
+      "sm", R"({"status":"error","errorType":"bad_data","error":"parse error"})", collect);
+  EXPECT_FALSE(err.ok());
+  EXPECT_NE(err.message().find("error for sm: parse error"), std::string::npos) << err.message();
+  // An error answer that carries series: none are handed on.
+  EXPECT_FALSE(ReadPromMatrix("sm",
+                              R"({"data":{"result":[{"metric":{},"values":[[1,"1"]]}]},)"
+                              R"("status":"error"})",
+                              collect)
+                   .ok());
+  EXPECT_TRUE(got.empty());
+  Status cut = ReadPromMatrix("sm", R"({"status":"success","data":{"result":[{"met)", collect);
+  EXPECT_NE(cut.message().find("invalid JSON from Prometheus for sm"), std::string::npos);
+  EXPECT_NE(ReadPromMatrix("sm", R"({"status":"success","data":{}})", collect)
+                .message()
+                .find("no data.result"),
+            std::string::npos);
 }
 
 }  // namespace
