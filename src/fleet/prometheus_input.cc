@@ -1,8 +1,10 @@
 #include "fleet/prometheus_input.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "core/http_get.h"
 #include "core/strings.h"
@@ -249,25 +251,55 @@ Status AddParsed(const MetricSpec& spec, const std::string& body, const std::str
 }  // namespace
 
 Status GpuIdentities::AddInfoMatrix(const std::string& body, int64_t shift_s) {
-  return ReadPromMatrix(
-      kInfo, body, [&](const PromLabels& m, const std::vector<PromPoint>& points) {
+  std::set<std::string> touched;
+  Status st =
+      ReadPromMatrix(kInfo, body, [&](const PromLabels& m, const std::vector<PromPoint>& points) {
         std::string node = PromLabel(m, {"hostname", "Hostname", "instance"});
         if (node.empty()) return;
         GpuIdentity id;
         id.serial = SerialOrEmpty(PromLabel(m, {"serial"}));  // a placeholder serial is no identity
         id.uuid = PromLabel(m, {"uuid", "UUID"});
         id.model = PromLabel(m, {"model", "modelName"});
+        std::string id_key = id.serial + '\x1f' + id.uuid + '\x1f' + id.model;
+        auto [ix, added] = identity_index_.emplace(id_key, identities_.size());
+        if (added) identities_.push_back(id);
         std::vector<std::string> keys;
         if (auto bus = CanonicalBusId(PromLabel(m, {"pci_bus_id"})); !bus.empty()) {
           keys.push_back(IdKey(node, 'b', bus));
         }
         if (!id.uuid.empty()) keys.push_back(IdKey(node, 'u', id.uuid));
         if (auto gpu = PromLabel(m, {"gpu"}); !gpu.empty()) keys.push_back(IdKey(node, 'i', gpu));
-        for (const PromPoint& p : points) {
-          if (!p.valid) continue;  // the value is always 1; only the time matters
-          for (const auto& k : keys) by_key_[k][static_cast<int64_t>(p.time_s) - shift_s] = id;
+        for (const auto& k : keys) {
+          auto& list = by_key_[k];
+          bool have_prev = false;
+          int64_t prev = 0;
+          for (const PromPoint& p : points) {
+            if (!p.valid) continue;  // the value is always 1; only the time matters
+            int64_t t = static_cast<int64_t>(p.time_s) - shift_s;
+            // A series' unbroken run (one point per step, the step being shift_s) is one entry:
+            // its first time. After a gap the series starts a new run (another card may have
+            // sat there in between).
+            bool run = shift_s > 0 && have_prev && t > prev && t - prev <= shift_s;
+            have_prev = true;
+            prev = t;
+            if (!run) list.emplace_back(t, ix->second);
+          }
+          touched.insert(k);
         }
       });
+  // Time order, and a point that repeats the identity before it says nothing new.
+  for (const auto& k : touched) {
+    auto& list = by_key_[k];
+    std::stable_sort(list.begin(), list.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    size_t kept = 0;
+    for (size_t i = 0; i < list.size(); ++i) {
+      if (kept > 0 && list[kept - 1].second == list[i].second) continue;
+      list[kept++] = list[i];
+    }
+    list.resize(kept);
+  }
+  return st;
 }
 
 GpuIdentity GpuIdentities::IdentityAt(const std::string& node, const std::string& pci_bus_id,
@@ -277,9 +309,11 @@ GpuIdentity GpuIdentities::IdentityAt(const std::string& node, const std::string
     auto it = by_key_.find(key);
     if (it == by_key_.end() || it->second.empty()) return {};
     const auto& points = it->second;
-    auto p = points.upper_bound(t);  // the latest point at or before t, else the first after
+    // The latest point at or before t, else the first after.
+    auto p = std::upper_bound(points.begin(), points.end(), t,
+                              [](int64_t v, const auto& e) { return v < e.first; });
     if (p != points.begin()) --p;
-    return p->second;
+    return identities_[p->second];
   };
   GpuIdentity found;
   if (!pci_bus_id.empty()) found = at(IdKey(node, 'b', pci_bus_id));
