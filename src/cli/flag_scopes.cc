@@ -63,6 +63,10 @@ const std::map<std::string_view, std::string_view, std::less<>>& Scopes() {
       // Many nodes, and the schedulers' modes of check.
       {"--reports", "fleet"},
       {"--prometheus", "fleet"},
+      {"--prometheus-ca", "fleet"},
+      {"--prometheus-token-file", "fleet"},
+      {"--prometheus-user", "fleet"},
+      {"--prometheus-password-file", "fleet"},
       {"--window", "fleet"},
       {"--persist", "fleet"},
       {"--lemon-min", "fleet"},

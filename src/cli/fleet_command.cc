@@ -3,8 +3,12 @@
 // lemons, failure statistics (text or --json); `fleet card SERIAL` / `fleet slot NODE:BUS`
 // judge card vs slot (exit 1 on a verdict, or on a serial or slot not in the data: "no such
 // serial", with the nearest ones; 0 undecided). Exit: 0 ok, 1 warn, 2 crit, 3 no usable input.
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <ctime>
+#include <fstream>
+#include <sstream>
 
 #include "cli/commands.h"
 #include "core/strings.h"
@@ -16,6 +20,66 @@
 #include "fleet/report_reader.h"
 
 namespace gpudoctor {
+namespace {
+
+// A secret (token, password) from a file: its first line without the line end; the file must be
+// a regular file not readable by group or others. Errors name the flag and the file, never the
+// content.
+Result<std::string> ReadSecretFile(const std::string& flag, const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return NotFound(flag + " " + path + ": cannot stat");
+  if (!S_ISREG(st.st_mode)) return InvalidArgument(flag + " " + path + ": not a regular file");
+  if (st.st_mode & 0077) {
+    return PermissionDenied(flag + " " + path + ": readable by group or others; chmod 600 it");
+  }
+  if (st.st_size > 64 * 1024) return InvalidArgument(flag + " " + path + ": too large");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return PermissionDenied(flag + " " + path + ": cannot open");
+  std::string line;
+  std::getline(in, line);
+  while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) line.pop_back();
+  if (line.empty()) return InvalidArgument(flag + " " + path + ": the first line is empty");
+  for (unsigned char c : line) {
+    if (c < 0x20 || c == 0x7f) {
+      return InvalidArgument(flag + " " + path + ": a control character in the first line");
+    }
+  }
+  return line;
+}
+
+// --prometheus-ca, --prometheus-token-file, --prometheus-user + --prometheus-password-file.
+Result<fleet::PrometheusAuth> PrometheusAuthFrom(const CliOptions& o) {
+  fleet::PrometheusAuth auth;
+  if (auto ca = o.Value("--prometheus-ca")) {
+    std::ifstream in(*ca);
+    if (!in) return NotFound("--prometheus-ca " + *ca + ": cannot read");
+    auth.ca_file = *ca;
+  }
+  auto token = o.Value("--prometheus-token-file");
+  auto user = o.Value("--prometheus-user");
+  auto password = o.Value("--prometheus-password-file");
+  if (token && user) {
+    return InvalidArgument(
+        "--prometheus-token-file and --prometheus-user: give one (bearer or basic)");
+  }
+  if (user.has_value() != password.has_value()) {
+    return InvalidArgument("--prometheus-user and --prometheus-password-file go together");
+  }
+  if (token) {
+    auto t = ReadSecretFile("--prometheus-token-file", *token);
+    if (!t.ok()) return t.status();
+    auth.bearer_token = *t;
+  }
+  if (user) {
+    auto p = ReadSecretFile("--prometheus-password-file", *password);
+    if (!p.ok()) return p.status();
+    auth.basic_user = *user;
+    auth.basic_password = *p;
+  }
+  return auth;
+}
+
+}  // namespace
 
 int FleetCommand(const CliOptions& o) {
   using namespace fleet;
@@ -59,15 +123,18 @@ int FleetCommand(const CliOptions& o) {
   if (prom) {
     auto settings = BuildSettings(o);
     if (!settings.ok()) return CouldNotRun(settings.status().message());
+    auto auth = PrometheusAuthFrom(o);
+    if (!auth.ok()) return CouldNotRun(auth.status().message());
     PrometheusQuery q;
     q.url = *prom;
+    q.auth = *auth;
     q.end_s = now_s;
     q.start_s = (*settings)->kmsg_since_unix_s.value_or(now_s - 3600);
     q.step_s = opt.outliers.window_s;
     q.deadline = start + std::chrono::duration_cast<SteadyClock::duration>(
                              std::chrono::duration<double>((*settings)->deadline_s));
     if (Status s = ReadPrometheus(q, data); !s.ok()) {
-      data.problems.push_back({*prom, "", s.message()});
+      data.problems.push_back({UrlOrigin(*prom), "", s.message()});
     }
   }
   if (data.reports.empty()) {

@@ -38,6 +38,19 @@ std::vector<FlagSpec> WithFleetFlags(std::vector<FlagSpec> flags) {
          }
          return Store(o, "--prometheus", v);
        }},
+      {"--prometheus-ca", "FILE",
+       "fleet --prometheus: PEM CA bundle to verify an https Prometheus with (default: the "
+       "system store)",
+       [](std::string_view v, CliOptions& o) { return Store(o, "--prometheus-ca", v); }},
+      {"--prometheus-token-file", "FILE",
+       "fleet --prometheus: send the bearer token in FILE (first line; mode 0600)",
+       [](std::string_view v, CliOptions& o) { return Store(o, "--prometheus-token-file", v); }},
+      {"--prometheus-user", "USER",
+       "fleet --prometheus: basic auth user (password from --prometheus-password-file)",
+       [](std::string_view v, CliOptions& o) { return Store(o, "--prometheus-user", v); }},
+      {"--prometheus-password-file", "FILE",
+       "fleet --prometheus: basic auth password in FILE (first line; mode 0600)",
+       [](std::string_view v, CliOptions& o) { return Store(o, "--prometheus-password-file", v); }},
       {"--window", "SECONDS", "fleet: width of one comparison window (default 300)",
        [](std::string_view v, CliOptions& o) { return StoreCount(o, "--window", v, 1, 86400); }},
       {"--persist", "N", "fleet: outlier windows needed before a GPU is a straggler (default 3)",

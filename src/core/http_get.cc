@@ -67,6 +67,15 @@ Result<HttpGetAnswer> HttpGet(const HttpGetRequest& r) {
   curl_easy_setopt(curl, CURLOPT_USERAGENT, "gpudoctor");
   // A declared Content-Length above the cap fails before any of the body is read.
   curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(r.max_body_bytes));
+  if (!r.ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, r.ca_file.c_str());
+  if (!r.bearer_token.empty()) {
+    curl_easy_setopt(curl, CURLOPT_HTTPAUTH, static_cast<long>(CURLAUTH_BEARER));
+    curl_easy_setopt(curl, CURLOPT_XOAUTH2_BEARER, r.bearer_token.c_str());
+  } else if (!r.basic_user.empty()) {
+    curl_easy_setopt(curl, CURLOPT_HTTPAUTH, static_cast<long>(CURLAUTH_BASIC));
+    curl_easy_setopt(curl, CURLOPT_USERNAME, r.basic_user.c_str());
+    curl_easy_setopt(curl, CURLOPT_PASSWORD, r.basic_password.c_str());
+  }
   struct curl_slist* headers = nullptr;
   for (const auto& h : r.headers) headers = curl_slist_append(headers, h.c_str());
   if (headers != nullptr) curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
@@ -83,7 +92,11 @@ Result<HttpGetAnswer> HttpGet(const HttpGetRequest& r) {
                         FormatDouble(left_ms / 1000.0, 1) + " s left; --deadline)");
   }
   if (rc != CURLE_OK) {
-    return IoError(where + ": " + (errbuf[0] ? Sanitize(errbuf, 200) : curl_easy_strerror(rc)));
+    std::string why = errbuf[0] ? Sanitize(errbuf, 200) : curl_easy_strerror(rc);
+    bool tls = rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CONNECT_ERROR ||
+               rc == CURLE_SSL_CACERT_BADFILE || rc == CURLE_SSL_CERTPROBLEM ||
+               rc == CURLE_SSL_ISSUER_ERROR;
+    return IoError(where + ": " + (tls ? "TLS: " : "") + why);
   }
   return answer;
 }

@@ -6,6 +6,12 @@
 // userinfo, query or fragment) and the bound that was hit: timeout (the deadline), invalid_argument
 // (the body cap), io_error (connect, TLS, protocol); an HTTP status other than 2xx is not an error
 // here (the caller reads `status`). Thread-safe (one easy handle per call).
+//
+// Authentication and TLS (what Prometheus clients offer): https verifies the server against the
+// system trust store, or against `ca_file` (PEM) alone when set; `bearer_token` is sent as
+// `Authorization: Bearer`, `basic_user`/`basic_password` as HTTP basic auth (one or the other).
+// Credentials never appear in errors: an error names the URL (no userinfo) and libcurl's reason
+// (a TLS failure says "TLS: ..."), and a rejected credential is an HTTP status for the caller.
 #pragma once
 
 #include <string>
@@ -22,6 +28,9 @@ struct HttpGetRequest {
   TimePoint deadline;
   size_t max_body_bytes = 16u << 20;
   double connect_timeout_s = 2;  // also bounded by the deadline
+  std::string ca_file;           // PEM bundle to verify https servers with; empty: system store
+  std::string bearer_token;      // empty: none
+  std::string basic_user, basic_password;  // basic auth when basic_user is not empty
 };
 
 struct HttpGetAnswer {

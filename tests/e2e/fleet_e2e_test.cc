@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <thread>
 
 #include "test_util.h"
@@ -205,7 +206,10 @@ class FakePrometheus {
     server_.Get("/api/v1/query_range", [delay_ms, swap](const httplib::Request& req,
                                                         httplib::Response& res) {
       if (delay_ms) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+      // The metric the PromQL reads (the first name in it, e.g. avg_over_time(NAME[300s])).
       std::string q = req.get_param_value("query");
+      std::smatch name;
+      if (std::regex_search(q, name, std::regex("gpudoctor_[a-z_]+|DCGM_FI_[A-Z_]+"))) q = name[0];
       int64_t start = std::stoll(req.get_param_value("start"));
       int64_t step = std::stoll(req.get_param_value("step"));
       json result = json::array();

@@ -136,7 +136,7 @@ TEST(FleetPrometheusE2eTest, AnEndlessAnswerIsAbortedAtTheCap) {
   RunResult r = RunGpudoctor({"fleet", "--prometheus", server.url(), "--deadline", "30"},
                              std::chrono::seconds(40));
   EXPECT_EQ(r.exit_code, 3) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("larger than 64 MiB"));
+  EXPECT_THAT(r.err, HasSubstr("larger than 256 MiB"));
   EXPECT_LT(r.seconds, 25.0);
 }
 

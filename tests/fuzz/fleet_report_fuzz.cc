@@ -1,5 +1,6 @@
 // Fuzzes fleet ingestion: the input is read as a stream of check --json reports (truncated,
-// wrong types, duplicates, odd times) and as a Prometheus query_range answer, then analysed.
+// wrong types, duplicates, odd times) and as Prometheus query_range answers (info, a metric,
+// throttle reasons, findings), then analysed.
 // Must never crash, hang or throw.
 #include <cstddef>
 #include <cstdint>
@@ -15,6 +16,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FleetData d;
   AddReportStream(text, "fuzz", 1900000000, d);
   gpudoctor::Status s = AddPrometheusMatrix("gpudoctor_gpu_sm_clock_hertz", text, "fuzz", d);
+  (void)s;
+  // The streaming matrix reader (prom_matrix) behind the identity join, the reason bits and
+  // the findings.
+  GpuIdentities ids;
+  s = ids.AddInfoMatrix(text, 300);
+  s = AddPrometheusMatrix("gpudoctor_gpu_throttle_active", text, "fuzz", ids, d);
+  s = AddPrometheusMatrix("gpudoctor_finding_active", text, "fuzz", ids, d);
   (void)s;
   FleetOptions opt;
   opt.outliers.persist_windows = 1;

@@ -8,6 +8,7 @@
 
 #include "fleet/ledger.h"
 #include "fleet/onsets.h"
+#include "fleet/prom_matrix.h"
 #include "fleet/prometheus_input.h"
 
 namespace gpudoctor::fleet {
@@ -125,6 +126,130 @@ TEST(FleetPrometheusJoinBadInputTest, MalformedInfoIsAnErrorNotACrash) {
                                             7, "x"})))
           .ok());
   EXPECT_EQ(ids.SerialAt("a", "0000:1a:00.0", "", 0, kT0), "");
+}
+
+// The read asks Prometheus for per-window aggregates only: a fixed set of queries, each an
+// _over_time over exactly one window, GPU series trimmed to the join labels, dcgm-exporter names
+// only for nodes without gpudoctor_gpu_info.
+TEST(FleetPrometheusQueriesTest, EveryQueryIsAPerWindowAggregate) {
+  std::vector<PromQl> q = PrometheusQueries(120);
+  ASSERT_FALSE(q.empty());
+  EXPECT_EQ(q[0].metric, "gpudoctor_gpu_info");
+  EXPECT_LE(q.size(), 20u);
+  EXPECT_EQ(PrometheusQueries(86400).size(), q.size());
+  std::set<std::string> fields;
+  for (const auto& x : q) {
+    fields.insert(x.field);
+    EXPECT_NE(x.expr.find("_over_time(" + x.metric), std::string::npos) << x.expr;
+    EXPECT_NE(x.expr.find("[120s])"), std::string::npos) << x.expr;
+    if (x.metric.rfind("DCGM_", 0) == 0) {
+      EXPECT_NE(x.expr.find("unless on (Hostname)"), std::string::npos) << x.expr;
+    }
+    if (x.field == "sm" && x.metric.rfind("gpudoctor_", 0) == 0) {
+      EXPECT_EQ(x.expr,
+                "max by (hostname, gpu, pci_bus_id) "
+                "(avg_over_time(gpudoctor_gpu_sm_clock_hertz[120s]))");
+    }
+    if (x.field == "reason_bit") {
+      EXPECT_NE(x.expr.find("max_over_time(gpudoctor_gpu_throttle_active{reason=~"),
+                std::string::npos);
+      EXPECT_NE(x.expr.find("hw_slowdown"), std::string::npos);
+      EXPECT_EQ(x.expr.find("gpu_idle"), std::string::npos);  // idle GPUs send nothing
+      EXPECT_EQ(x.expr.substr(x.expr.size() - 4), " > 0");
+    }
+  }
+  for (const char* f : {"info", "sm", "power", "util", "temp", "reason_bit", "reasons", "sbe",
+                        "dbe", "replays", "max_sm", "limit", "finding"}) {
+    EXPECT_TRUE(fields.count(f)) << f;
+  }
+}
+
+// Trimmed series (hostname, gpu, pci_bus_id only) take serial, uuid and model from
+// gpudoctor_gpu_info; throttle reasons active in a window become bits of that window's sample.
+TEST(FleetPrometheusQueriesTest, TrimmedSeriesJoinIdentityAndReasonBits) {
+  GpuIdentities ids;
+  json info = json::array({Series({{"hostname", "n0"},
+                                   {"gpu", "0"},
+                                   {"uuid", "GPU-A"},
+                                   {"pci_bus_id", "00000000:1A:00.0"},
+                                   {"model", "NVIDIA H100 80GB HBM3"},
+                                   {"serial", "SA"}},
+                                  1, 4, "1")});
+  ASSERT_TRUE(ids.AddInfoMatrix(Matrix(info), 300).ok());
+  GpuIdentity id = ids.IdentityAt("n0", "0000:1a:00.0", "", 0, kT0);
+  EXPECT_EQ(id.serial, "SA");
+  EXPECT_EQ(id.uuid, "GPU-A");
+  EXPECT_EQ(id.model, "NVIDIA H100 80GB HBM3");
+  FleetData data;
+  json id_labels = {{"hostname", "n0"}, {"gpu", "0"}, {"pci_bus_id", "00000000:1A:00.0"}};
+  ASSERT_TRUE(AddPrometheusMatrix("gpudoctor_gpu_sm_clock_hertz",
+                                  Matrix(json::array({Series(id_labels, 1, 4, "9e8")})), "p", ids,
+                                  data)
+                  .ok());
+  json slow = id_labels;
+  slow["reason"] = "hw_slowdown";
+  json idle = id_labels;
+  idle["reason"] = "gpu_idle";  // not a reason the straggler classes use: ignored
+  ASSERT_TRUE(
+      AddPrometheusMatrix("gpudoctor_gpu_throttle_active",
+                          Matrix(json::array({Series(slow, 2, 3, "1"), Series(idle, 1, 4, "1")})),
+                          "p", ids, data)
+          .ok());
+  ASSERT_EQ(data.cards.size(), 1u);
+  EXPECT_EQ(data.cards[0].serial, "SA");
+  EXPECT_EQ(data.cards[0].uuid, "GPU-A");
+  EXPECT_EQ(data.cards[0].model, "NVIDIA H100 80GB HBM3");
+  ASSERT_EQ(data.samples.size(), 3u);
+  for (const auto& s : data.samples) {
+    EXPECT_EQ(s.sm_clock_mhz.value_or(0), 900.0f);
+    if (s.time_s == kT0 + 2 * 300) {
+      EXPECT_EQ(s.clock_event_reasons.value_or(0), 0x8u);
+    } else {
+      EXPECT_FALSE(s.clock_event_reasons.has_value()) << s.time_s;
+    }
+  }
+}
+
+// The streaming reader: series as they end, in any key order; bad points are marked, not
+// dropped silently; error answers and broken JSON are errors naming the query.
+TEST(PromMatrixTest, SeriesPointsAndErrors) {
+  std::vector<std::pair<PromLabels, std::vector<PromPoint>>> got;
+  auto collect = [&](const PromLabels& l, const std::vector<PromPoint>& p) {
+    got.emplace_back(l, p);
+  };
+  // "status" after the result, "values" before "metric", a nested unknown key.
+  std::string body = R"({"data":{"result":[{"values":[[1.5,"2"],["x","3"],[4,"NaN"],[5,7],[6]],)"
+                     R"("metric":{"hostname":"h","gpu":"0","n":1}},)"
+                     R"({"metric":{"hostname":"g"},"values":[[9,"1e3"]],"extra":{"a":[1]}}],)"
+                     R"("resultType":"matrix"},"status":"success"})";
+  ASSERT_TRUE(ReadPromMatrix("q", body, collect).ok());
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(PromLabel(got[0].first, {"hostname"}), "h");
+  EXPECT_EQ(PromLabel(got[0].first, {"n", "gpu"}), "0");  // only string labels
+  ASSERT_EQ(got[0].second.size(), 5u);
+  EXPECT_TRUE(got[0].second[0].valid);
+  EXPECT_EQ(got[0].second[0].time_s, 1.5);
+  EXPECT_EQ(got[0].second[0].value, 2.0);
+  for (int i = 1; i < 5; ++i) EXPECT_FALSE(got[0].second[i].valid) << i;
+  EXPECT_EQ(got[1].second.at(0).value, 1000.0);
+  got.clear();
+  Status err = ReadPromMatrix(
+      "sm", R"({"status":"error","errorType":"bad_data","error":"parse error"})", collect);
+  EXPECT_FALSE(err.ok());
+  EXPECT_NE(err.message().find("error for sm: parse error"), std::string::npos) << err.message();
+  // An error answer that carries series: none are handed on.
+  EXPECT_FALSE(ReadPromMatrix("sm",
+                              R"({"data":{"result":[{"metric":{},"values":[[1,"1"]]}]},)"
+                              R"("status":"error"})",
+                              collect)
+                   .ok());
+  EXPECT_TRUE(got.empty());
+  Status cut = ReadPromMatrix("sm", R"({"status":"success","data":{"result":[{"met)", collect);
+  EXPECT_NE(cut.message().find("invalid JSON from Prometheus for sm"), std::string::npos);
+  EXPECT_NE(ReadPromMatrix("sm", R"({"status":"success","data":{}})", collect)
+                .message()
+                .find("no data.result"),
+            std::string::npos);
 }
 
 }  // namespace
