@@ -626,6 +626,12 @@ const MetricInfo kFindingSilenced = {
     "1 for an open finding under a silence (gpudoctor silence), else 0; labels as "
     "gpudoctor_finding_severity.",
     "id,layer", ""};
+const MetricInfo kFindingOpenedTimestampSeconds = {
+    "gpudoctor_finding_opened_timestamp_seconds", G,
+    "Unix time at which an open finding opened (after its for_s); labels as "
+    "gpudoctor_finding_severity. Alert rules measure how long a finding has been open from it, "
+    "so a change of severity or action never restarts the wait.",
+    "id,layer", ""};
 const MetricInfo kBuildInfo = {
     "gpudoctor_build_info", G,
     "Always 1; the gpudoctor version, source revision and the NVIDIA driver version in labels.",
@@ -668,6 +674,7 @@ std::vector<const MetricInfo*> AllMetrics() {
   out.push_back(&kFindingSeverity);
   out.push_back(&kFindingAcknowledged);
   out.push_back(&kFindingSilenced);
+  out.push_back(&kFindingOpenedTimestampSeconds);
   out.push_back(&kBuildInfo);
   out.push_back(&kLastTickTimestampSeconds);
   out.push_back(&kTickIntervalSeconds);

@@ -134,6 +134,7 @@ extern const MetricInfo kFindingActive;        // {id, severity, layer, action}
 extern const MetricInfo kFindingSeverity;      // {id, layer}: 1 info, 2 warn, 3 crit
 extern const MetricInfo kFindingAcknowledged;  // {id, layer}: 1 when acked
 extern const MetricInfo kFindingSilenced;      // {id, layer}: 1 while silenced
+extern const MetricInfo kFindingOpenedTimestampSeconds;  // {id, layer}: unix s it opened
 extern const MetricInfo kBuildInfo;            // {version, revision, driver_version}: 1
 extern const MetricInfo kLastTickTimestampSeconds;  // unix s of the served tick
 extern const MetricInfo kTickIntervalSeconds;       // configured interval (s)

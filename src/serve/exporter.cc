@@ -184,6 +184,10 @@ class MetricsPage {
       FindingState(info, [this](const TrackedFinding& f) {
         return f.silenced_until_ms > tick_.unix_ms ? 1.0 : 0.0;
       });
+    } else if (info == &kFindingOpenedTimestampSeconds) {
+      FindingState(info, [](const TrackedFinding& f) {
+        return static_cast<double>(f.opened_ms) / 1000.0;
+      });
     } else if (info == &kBuildInfo) {
       AppendHeader(out_, info->name, info->help, MetricTypeName(info->type));
       AppendSample(out_, info->name,
