@@ -155,12 +155,23 @@ class StaticPage:
         self.server.server_close()
 
 
+def grafana_regex_escape(value):
+    """A variable's value in a =~ matcher, escaped as Grafana's Prometheus data source does
+    (a regex metacharacter gets two backslashes: one for the PromQL string, one for the regex)."""
+    return "".join("\\\\" + c if c in "\\^$*+?.()|[]{}/" else c for c in value)
+
+
 def grafana_query_result_values(prom_port, var):
     """Values of a query_result(...) variable, as Grafana computes them."""
-    m = re.fullmatch(r"query_result\((.*)\)", var["query"]["query"], re.S)
-    assert m, "host variable is not a query_result() query"
+    query = var["query"]["query"] if isinstance(var["query"], dict) else var["query"]
+    m = re.fullmatch(r"label_values\((.*),\s*(\w+)\)", query, re.S)
+    if m:  # label_values(selector, label)
+        res = prom_query(prom_port, f"group by ({m.group(2)}) ({m.group(1)})")
+        return {r["metric"].get(m.group(2), "") for r in res}
+    m = re.fullmatch(r"query_result\((.*)\)", query, re.S)
+    assert m, f"host variable query not understood: {query}"
     res = prom_query(prom_port, m.group(1))
-    regex = re.compile(var["regex"].strip("/"))
+    regex = re.compile(var.get("regex", "(.*)").strip("/"))
     values = set()
     for r in res:
         labels = {k: v for k, v in r["metric"].items() if k != "__name__"}
@@ -174,7 +185,7 @@ def grafana_query_result_values(prom_port, var):
 
 
 def run_phase(args, tmp, dcgm, errors):
-    binary, nvml_lib, fixtures, dashboard = args
+    binary, nvml_lib, fixtures, dashboard = [os.path.abspath(a) for a in args]
     phase = "dcgm-compat" if dcgm else "plain"
     tmp = os.path.join(tmp, phase)
     os.makedirs(tmp)
@@ -246,7 +257,7 @@ def run_phase(args, tmp, dcgm, errors):
             errors.append(f"[{phase}] host picker lists {sorted(values)}, want {sorted(gpus)}")
 
         selections = [("All", var.get("allValue", ".*"), set(gpus))]
-        selections += [(h, re.escape(h), {h}) for h in sorted(gpus)]
+        selections += [(h, grafana_regex_escape(h), {h}) for h in sorted(gpus)]
         selections.append(("a+b", "(gd-node-a|gd-node-b)", {"gd-node-a", "gd-node-b"}))
         checked = 0
         for panel in dash["panels"]:
@@ -277,6 +288,31 @@ def run_phase(args, tmp, dcgm, errors):
                         keys = [(r["metric"].get("hostname"), r["metric"].get("gpu")) for r in res]
                         if len(set(keys)) != len(keys):
                             errors.append(f"{where}: a GPU drawn twice: {sorted(keys)}")
+        if dcgm:
+            # dcgm-exporter's own dashboard (grafana/dcgm-exporter-dashboard.json upstream) picks
+            # $instance from DCGM_FI_DEV_GPU_TEMP and $gpu; every panel whose counter NVML
+            # provides must draw for a gpudoctor --dcgm-compat node (its tensor-core panel
+            # needs DCGM profiling, which NVML has not).
+            insts = {r["metric"]["instance"]: r["metric"].get("Hostname") for r in
+                     prom_query(prom_port, "group by (instance, Hostname) (DCGM_FI_DEV_GPU_TEMP)")}
+            for inst, host in insts.items():
+                if host not in gd_hosts:
+                    continue
+                for expr, want in (("DCGM_FI_DEV_GPU_TEMP{{{s}}}", gpus[host]),
+                                   ("avg(DCGM_FI_DEV_GPU_TEMP{{{s}}})", 1),
+                                   ("DCGM_FI_DEV_POWER_USAGE{{{s}}}", gpus[host]),
+                                   ("sum(DCGM_FI_DEV_POWER_USAGE{{{s}}})", 1),
+                                   ("DCGM_FI_DEV_SM_CLOCK{{{s}}} * 1000000", gpus[host]),
+                                   ("DCGM_FI_DEV_GPU_UTIL{{{s}}}", gpus[host]),
+                                   ("DCGM_FI_DEV_FB_USED{{{s}}}", gpus[host])):
+                    q = expr.format(s=f'instance=~"{grafana_regex_escape(inst)}", gpu=~".*"')
+                    res = prom_query(prom_port, q)
+                    checked += 1
+                    if len(res) != want:
+                        errors.append(f"[{phase}] dcgm-exporter dashboard query for {host}: "
+                                      f"{len(res)} series, want {want}: {q}")
+            if len(insts) != len(gpus):
+                errors.append(f"[{phase}] dcgm-exporter dashboard instances {insts}")
         print(f"[{phase}] {checked} panel queries checked; hosts {sorted(values)}; "
               f"findings {findings}")
     finally:
