@@ -656,7 +656,7 @@ const MetricInfo kFindingActive = {
 const MetricInfo kFindingSeverity = {
     "gpudoctor_finding_severity", G,
     "Severity of every open finding: 1 info, 2 warn, 3 crit. No severity or action label, so a "
-    "finding that flips between warn and crit stays one series (an alert's for: keeps running).",
+    "finding that flips between warn and crit stays one series.",
     "id,layer", ""};
 const MetricInfo kFindingAcknowledged = {
     "gpudoctor_finding_acknowledged", G,
