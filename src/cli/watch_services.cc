@@ -1,19 +1,12 @@
 #include "cli/watch_services.h"
 
-#include <unistd.h>
-
+#include "core/hostname.h"
 #include "core/log.h"
 
 namespace gpudoctor {
 namespace {
 
 constexpr const char* kLog = "watch";
-
-std::string LocalHostname() {
-  char buf[256] = {};
-  if (::gethostname(buf, sizeof(buf) - 1) != 0) return "";
-  return buf;
-}
 
 std::vector<NotifierConfig> NotifierConfigsOf(const Settings& s) {
   std::vector<NotifierConfig> configs;

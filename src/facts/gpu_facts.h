@@ -66,9 +66,11 @@ struct GpuFacts {
 
   std::optional<uint32_t> util_gpu_pct, util_memory_pct;
   std::optional<uint64_t> memory_used_bytes, memory_total_bytes;
+  std::optional<uint64_t> memory_reserved_bytes;  // driver/firmware share of used (memory v2)
   std::optional<int> temp_c, memory_temp_c;
   std::optional<int> temp_slowdown_c, temp_shutdown_c, temp_memory_max_c;
   std::optional<uint32_t> power_mw, power_limit_mw;
+  std::optional<uint64_t> energy_mj;  // total energy since the driver loaded (field values)
   std::optional<uint32_t> sm_clock_mhz, memory_clock_mhz, graphics_clock_mhz;
   std::optional<uint32_t> max_sm_clock_mhz, max_memory_clock_mhz, max_graphics_clock_mhz;
   std::optional<uint32_t> fan_pct;

@@ -29,6 +29,34 @@ double FactValue::AsDouble() const {
   return 0;
 }
 
+std::string DcgmHelp(const MetricInfo& m) {
+  std::string help(m.help);
+  for (std::string_view note : {" (0-1)", "(0-1)"}) {
+    if (size_t at = help.find(note); at != std::string::npos) help.erase(at, note.size());
+  }
+  if (!help.empty() && help.back() == '.') help.pop_back();
+  const std::string_view n = m.name;
+  const double s = m.dcgm_scale;
+  const char* unit = nullptr;
+  if (n.ends_with("_bytes_per_second")) {
+    unit = s == 1 ? "B/s" : nullptr;
+  } else if (n.ends_with("_ratio")) {
+    unit = s == 100 ? "%" : nullptr;
+  } else if (n.ends_with("_bytes")) {
+    unit = s == 1.0 / (1 << 20) ? "MiB" : nullptr;
+  } else if (n.ends_with("_hertz")) {
+    unit = s == 1e-6 ? "MHz" : nullptr;
+  } else if (n.ends_with("_watts")) {
+    unit = s == 1 ? "W" : nullptr;
+  } else if (n.ends_with("_celsius")) {
+    unit = s == 1 ? "C" : nullptr;
+  } else if (n.ends_with("_joules_total")) {
+    unit = s == 1e3 ? "mJ" : nullptr;
+  }
+  if (unit != nullptr) help += std::string(" (in ") + unit + ")";
+  return help + ".";
+}
+
 const char* MetricTypeName(MetricType t) { return t == MetricType::kCounter ? "counter" : "gauge"; }
 
 // Table order is the JSON key order of `check --json` (golden files pin it).
@@ -67,6 +95,12 @@ const std::vector<FieldDescriptor<GpuFacts>>& GpuFieldTable() {
          uint64_t used = std::min(*g.memory_used_bytes, *g.memory_total_bytes);
          return Fact(std::optional<uint64_t>(*g.memory_total_bytes - used));
        }},
+      {"",
+       {"gpudoctor_gpu_memory_reserved_bytes", G,
+        "Device memory the driver and firmware reserve (NVML memory info v2; counted in used).", "",
+        "DCGM_FI_DEV_FB_RESERVED", 1.0 / (1 << 20)},
+       1,
+       [](const GpuFacts& g) { return Fact(g.memory_reserved_bytes); }},
       {"temp_c",
        {"gpudoctor_gpu_temperature_celsius", G, "GPU core temperature.", "",
         "DCGM_FI_DEV_GPU_TEMP"},
@@ -100,6 +134,12 @@ const std::vector<FieldDescriptor<GpuFacts>>& GpuFieldTable() {
         "DCGM_FI_DEV_ENFORCED_POWER_LIMIT"},
        1e-3,
        [](const GpuFacts& g) { return Fact(g.power_limit_mw); }},
+      {"",
+       {"gpudoctor_gpu_energy_joules_total", C,
+        "Energy the GPU consumed since the driver loaded (NVML total energy consumption).", "",
+        "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", 1e3},
+       1e-3,
+       [](const GpuFacts& g) { return Fact(g.energy_mj); }},
       {"sm_clock_mhz",
        {"gpudoctor_gpu_sm_clock_hertz", G, "SM clock.", "", "DCGM_FI_DEV_SM_CLOCK", 1e-6},
        1e6,
@@ -139,28 +179,28 @@ const std::vector<FieldDescriptor<GpuFacts>>& GpuFieldTable() {
        [](const GpuFacts& g) { return Fact(g.ecc_enabled); }},
       {"retired_pages_sbe",
        {"gpudoctor_gpu_retired_pages_sbe", G, "Pages retired for corrected errors.", "",
-        "DCGM_FI_DEV_RETIRED_SBE"},
+        "DCGM_FI_DEV_RETIRED_SBE", 1, C},
        1,
        [](const GpuFacts& g) { return Fact(g.retired_pages_sbe); }},
       {"retired_pages_dbe",
        {"gpudoctor_gpu_retired_pages_dbe", G, "Pages retired for uncorrected errors.", "",
-        "DCGM_FI_DEV_RETIRED_DBE"},
+        "DCGM_FI_DEV_RETIRED_DBE", 1, C},
        1,
        [](const GpuFacts& g) { return Fact(g.retired_pages_dbe); }},
       {"retired_pages_pending",
        {"gpudoctor_gpu_retired_pages_pending", G,
         "1 when a page retirement waits for the next driver reload.", "",
-        "DCGM_FI_DEV_RETIRED_PENDING"},
+        "DCGM_FI_DEV_RETIRED_PENDING", 1, C},
        1,
        [](const GpuFacts& g) { return Fact(g.retired_pages_pending); }},
       {"remapped_rows_correctable",
        {"gpudoctor_gpu_remapped_rows_correctable", G, "HBM rows remapped for corrected errors.", "",
-        "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS"},
+        "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", 1, C},
        1,
        [](const GpuFacts& g) { return Fact(g.remapped_rows_correctable); }},
       {"remapped_rows_uncorrectable",
        {"gpudoctor_gpu_remapped_rows_uncorrectable", G, "HBM rows remapped for uncorrected errors.",
-        "", "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS"},
+        "", "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", 1, C},
        1,
        [](const GpuFacts& g) { return Fact(g.remapped_rows_uncorrectable); }},
       {"remap_pending",
@@ -192,11 +232,13 @@ const std::vector<FieldDescriptor<GpuFacts>>& GpuFieldTable() {
        1,
        [](const GpuFacts& g) { return Fact(g.pcie_max_width); }},
       {"pcie_tx_bytes_per_s",
-       {"gpudoctor_gpu_pcie_tx_bytes_per_second", G, "PCIe transmit throughput.", "", ""},
+       {"gpudoctor_gpu_pcie_tx_bytes_per_second", G, "PCIe transmit throughput (NVML, over 20 ms).",
+        "", "DCGM_FI_PROF_PCIE_TX_BYTES", 1, C},
        1,
        [](const GpuFacts& g) { return Fact(g.pcie_tx_bytes_per_s); }},
       {"pcie_rx_bytes_per_s",
-       {"gpudoctor_gpu_pcie_rx_bytes_per_second", G, "PCIe receive throughput.", "", ""},
+       {"gpudoctor_gpu_pcie_rx_bytes_per_second", G, "PCIe receive throughput (NVML, over 20 ms).",
+        "", "DCGM_FI_PROF_PCIE_RX_BYTES", 1, C},
        1,
        [](const GpuFacts& g) { return Fact(g.pcie_rx_bytes_per_s); }},
       {"nvlink_count",
@@ -269,7 +311,7 @@ const std::vector<FieldDescriptor<GpuCounterRead>>& GpuCounterFieldTable() {
       {"clock_event_reasons",
        {"gpudoctor_gpu_clock_event_reasons", G,
         "Clock event (throttle) reason bit mask as NVML reports it.", "",
-        "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS"},
+        "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", 1, G, "DCGM_FI_DEV_CLOCKS_EVENT_REASONS"},
        1,
        [](const R& r) { return Fact(r.clock_event_reasons); }},
   };
@@ -614,7 +656,7 @@ const MetricInfo kFindingActive = {
 const MetricInfo kFindingSeverity = {
     "gpudoctor_finding_severity", G,
     "Severity of every open finding: 1 info, 2 warn, 3 crit. No severity or action label, so a "
-    "finding that flips between warn and crit stays one series (an alert's for: keeps running).",
+    "finding that flips between warn and crit stays one series.",
     "id,layer", ""};
 const MetricInfo kFindingAcknowledged = {
     "gpudoctor_finding_acknowledged", G,
@@ -625,6 +667,12 @@ const MetricInfo kFindingSilenced = {
     "gpudoctor_finding_silenced", G,
     "1 for an open finding under a silence (gpudoctor silence), else 0; labels as "
     "gpudoctor_finding_severity.",
+    "id,layer", ""};
+const MetricInfo kFindingOpenedTimestampSeconds = {
+    "gpudoctor_finding_opened_timestamp_seconds", G,
+    "Unix time at which an open finding opened (after its for_s); labels as "
+    "gpudoctor_finding_severity. Alert rules measure how long a finding has been open from it, "
+    "so a change of severity or action never restarts the wait.",
     "id,layer", ""};
 const MetricInfo kBuildInfo = {
     "gpudoctor_build_info", G,
@@ -668,6 +716,7 @@ std::vector<const MetricInfo*> AllMetrics() {
   out.push_back(&kFindingSeverity);
   out.push_back(&kFindingAcknowledged);
   out.push_back(&kFindingSilenced);
+  out.push_back(&kFindingOpenedTimestampSeconds);
   out.push_back(&kBuildInfo);
   out.push_back(&kLastTickTimestampSeconds);
   out.push_back(&kTickIntervalSeconds);
@@ -687,10 +736,10 @@ namespace {
 
 std::string_view UnitOf(std::string_view name) {
   static constexpr std::pair<std::string_view, std::string_view> kSuffixes[] = {
-      {"_celsius", "°C"},    {"_watts", "W"},    {"_hertz", "Hz"},
-      {"_bytes", "bytes"},   {"_ratio", "0-1"},  {"_seconds", "s"},
-      {"_per_second", "/s"}, {"_joules", "J"},   {"_bytes_per_second", "bytes/s"},
-      {"_percent", "%"},     {"_total", "count"}};
+      {"_celsius", "°C"},    {"_watts", "W"},     {"_hertz", "Hz"},
+      {"_bytes", "bytes"},   {"_ratio", "0-1"},   {"_seconds", "s"},
+      {"_per_second", "/s"}, {"_joules", "J"},    {"_bytes_per_second", "bytes/s"},
+      {"_percent", "%"},     {"_total", "count"}, {"_joules_total", "J"}};
   std::string_view best;
   size_t best_len = 0;
   for (const auto& [suffix, unit] : kSuffixes) {

@@ -31,7 +31,16 @@ struct MetricInfo {
   std::string_view labels;     // extra labels beyond the subject's identity, e.g. "reason"
   std::string_view dcgm_name;  // DCGM_FI_DEV_GPU_TEMP; empty when dcgm-exporter has none
   double dcgm_scale = 1;       // our value × scale = dcgm-exporter's unit (hertz → MHz: 1e-6)
+  // The twin's type as dcgm-exporter's counters file types it; absent: the same as ours.
+  std::optional<MetricType> dcgm_type;
+  // A second dcgm-exporter name for the same field (DCGM renamed it; both are written).
+  std::string_view dcgm_alias;
 };
+
+// The twin's HELP text: ours without the "(0-1)" ratio note, with dcgm-exporter's unit
+// ("(in %)", "(in MiB)", "(in MHz)", "(in W)", "(in C)", "(in mJ)", "(in B/s)") from the
+// name's unit suffix and the scale.
+std::string DcgmHelp(const MetricInfo& m);
 
 // A fact's own value with its own type (counts stay exact integers, flags stay booleans): JSON
 // writes it as is; metrics and the store take AsDouble() × the descriptor's scale.
@@ -134,11 +143,12 @@ extern const MetricInfo kFindingActive;        // {id, severity, layer, action}
 extern const MetricInfo kFindingSeverity;      // {id, layer}: 1 info, 2 warn, 3 crit
 extern const MetricInfo kFindingAcknowledged;  // {id, layer}: 1 when acked
 extern const MetricInfo kFindingSilenced;      // {id, layer}: 1 while silenced
-extern const MetricInfo kBuildInfo;            // {version, revision, driver_version}: 1
-extern const MetricInfo kLastTickTimestampSeconds;  // unix s of the served tick
-extern const MetricInfo kTickIntervalSeconds;       // configured interval (s)
-extern const MetricInfo kProbeSuccess;              // {probe}
-extern const MetricInfo kProbeDurationSeconds;      // {probe}
+extern const MetricInfo kFindingOpenedTimestampSeconds;  // {id, layer}: unix s it opened
+extern const MetricInfo kBuildInfo;                      // {version, revision, driver_version}: 1
+extern const MetricInfo kLastTickTimestampSeconds;       // unix s of the served tick
+extern const MetricInfo kTickIntervalSeconds;            // configured interval (s)
+extern const MetricInfo kProbeSuccess;                   // {probe}
+extern const MetricInfo kProbeDurationSeconds;           // {probe}
 
 // Every metric gpudoctor can export, table order (docs/metrics.md is generated from it).
 std::vector<const MetricInfo*> AllMetrics();

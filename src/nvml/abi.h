@@ -110,6 +110,7 @@ enum : unsigned {
   kFieldNvLinkReplayErrorTotal = 52,
   kFieldNvLinkRecoveryErrorTotal = 59,
   kFieldMemoryTemp = 82,
+  kFieldTotalEnergyConsumption = 83,  // mJ since the driver loaded
   kFieldNvLinkLinkCount = 91,
   kFieldPcieReplayCounter = 94,
   kFieldRemappedCorrectable = 142,

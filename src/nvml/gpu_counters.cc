@@ -44,6 +44,7 @@ std::vector<nvmlFieldValue_t> GpuSampler::FirstBatch() const {
                       nvml::kFieldNvLinkReplayErrorTotal,
                       nvml::kFieldNvLinkRecoveryErrorTotal,
                       nvml::kFieldMemoryTemp,
+                      nvml::kFieldTotalEnergyConsumption,
                       nvml::kFieldNvLinkLinkCount,
                       nvml::kFieldPcieReplayCounter,
                       nvml::kFieldRemappedCorrectable,
@@ -94,6 +95,7 @@ void GpuSampler::FactsFromFirstBatch(const std::vector<nvmlFieldValue_t>& batch)
   if (auto mt = Find(batch, nvml::kFieldMemoryTemp); mt && *mt <= kMaxTempC) {
     f_.memory_temp_c = static_cast<int>(*mt);
   }
+  f_.energy_mj = Counter(Find(batch, nvml::kFieldTotalEnergyConsumption));
   if (auto p = Find(batch, nvml::kFieldPowerInstant); p && *p <= kMaxPowerMw) {
     f_.power_mw = static_cast<uint32_t>(*p);
   }

@@ -159,6 +159,7 @@ void GpuSampler::Memory() {
       if (m.total > 0 && m.total <= kMaxMemoryBytes && m.used <= m.total) {
         f_.memory_total_bytes = m.total;
         f_.memory_used_bytes = m.used;
+        if (m.reserved <= m.used) f_.memory_reserved_bytes = m.reserved;
       }
       return;
     }

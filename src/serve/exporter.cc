@@ -1,5 +1,7 @@
 #include "serve/exporter.h"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <map>
@@ -52,6 +54,18 @@ std::string FormatSampleValue(double v) {
   }
   auto r = std::to_chars(buf, buf + sizeof(buf), v);
   return std::string(buf, r.ptr);
+}
+
+std::string DcgmBusId(std::string_view bus_id) {
+  if (bus_id.empty()) return "";
+  size_t colons = std::count(bus_id.begin(), bus_id.end(), ':');
+  std::string domain = colons >= 2 ? std::string(bus_id.substr(0, bus_id.find(':'))) : "";
+  std::string rest(colons >= 2 ? bus_id.substr(bus_id.find(':') + 1) : bus_id);
+  std::string out = domain.size() < 8 ? std::string(8 - domain.size(), '0') + domain : domain;
+  out += ':';
+  out += rest;
+  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
 }
 
 namespace {
@@ -184,14 +198,15 @@ class MetricsPage {
       FindingState(info, [this](const TrackedFinding& f) {
         return f.silenced_until_ms > tick_.unix_ms ? 1.0 : 0.0;
       });
+    } else if (info == &kFindingOpenedTimestampSeconds) {
+      FindingState(
+          info, [](const TrackedFinding& f) { return static_cast<double>(f.opened_ms) / 1000.0; });
     } else if (info == &kBuildInfo) {
       AppendHeader(out_, info->name, info->help, MetricTypeName(info->type));
       AppendSample(out_, info->name,
                    {{"version", GpudoctorVersion()},
                     {"revision", GpudoctorRevision()},
-                    {"driver_version", snap_.gpu.driver.driver_version.empty()
-                                           ? snap_.gpu.driver.kernel_module_version
-                                           : snap_.gpu.driver.driver_version},
+                    {"driver_version", DriverVersion()},
                     {"hostname", hostname_}},
                    1);
     } else if (info == &kLastTickTimestampSeconds) {
@@ -232,31 +247,52 @@ class MetricsPage {
     }
   }
 
+  // dcgm-exporter's labels, in its order: the bus id in DCGM's spelling, the driver version as
+  // its DCGM_FI_DRIVER_VERSION label.
   Labels DcgmLabels(int gpu) const {
     Labels l = {{"gpu", std::to_string(gpu)}};
     const GpuFacts* g = FindGpu(snap_, gpu);
     l.emplace_back("UUID", g ? g->uuid : "");
+    l.emplace_back("pci_bus_id", DcgmBusId(g ? g->pci_bus_id : ""));
     l.emplace_back("device", "nvidia" + std::to_string(gpu));
     l.emplace_back("modelName", g ? g->name : "");
     l.emplace_back("Hostname", hostname_);
-    l.emplace_back("pci_bus_id", g ? g->pci_bus_id : "");
+    l.emplace_back("DCGM_FI_DRIVER_VERSION", DriverVersion());
     return l;
   }
 
+  std::string DriverVersion() const {
+    return snap_.gpu.driver.driver_version.empty() ? snap_.gpu.driver.kernel_module_version
+                                                   : snap_.gpu.driver.driver_version;
+  }
+
+  // value × scale, with the rounding error of a unit round trip (mJ -> J -> mJ) taken off.
+  static double Scaled(double value, double scale) {
+    double v = value * scale;
+    double r = std::round(v);
+    return std::fabs(v - r) <= 1e-9 * std::max(1.0, std::fabs(v)) ? r : v;
+  }
+
+  // Every GPU metric with a dcgm-exporter twin under its name (and its other name where DCGM
+  // renamed the field), typed and scaled as dcgm-exporter does.
   void DcgmTwins() {
     for (const MetricInfo* info : AllMetrics()) {
       if (info->dcgm_name.empty()) continue;
       auto it = by_name_.find(info->name);
       if (it == by_name_.end()) continue;
-      bool header = false;
-      for (const MetricPoint* p : it->second) {
-        if (p->gpu < 0 || !p->labels.empty()) continue;
-        if (!header) {
-          AppendHeader(out_, info->dcgm_name, std::string(info->help) + " (dcgm-exporter name)",
-                       "gauge");
-          header = true;
+      const std::string help = DcgmHelp(*info);
+      const char* type = MetricTypeName(info->dcgm_type.value_or(info->type));
+      for (std::string_view name : {info->dcgm_name, info->dcgm_alias}) {
+        if (name.empty()) continue;
+        bool header = false;
+        for (const MetricPoint* p : it->second) {
+          if (p->gpu < 0 || !p->labels.empty()) continue;
+          if (!header) {
+            AppendHeader(out_, name, help, type);
+            header = true;
+          }
+          AppendSample(out_, name, DcgmLabels(p->gpu), Scaled(p->value, info->dcgm_scale));
         }
-        AppendSample(out_, info->dcgm_name, DcgmLabels(p->gpu), p->value * info->dcgm_scale);
       }
     }
   }
@@ -318,17 +354,25 @@ std::string MetricsMarkdown() {
       "Served by `gpudoctor watch` on `GET /metrics` (default 127.0.0.1:9835). Every sample has "
       "`hostname`; GPU samples add `gpu` (NVML index), `uuid`, `pci_bus_id`, `model`. Absent facts "
       "are not exported (never 0 for unsupported). With `--dcgm-compat` the GPU metrics that have "
-      "a dcgm-exporter twin are also written under that name, in dcgm-exporter's unit, with its "
-      "labels `gpu`, `UUID`, `device`, `modelName`, `Hostname`, `pci_bus_id`; "
-      "`DCGM_FI_DEV_XID_ERRORS` is the code of the GPU's last Xid (0 when none).\n\n"
-      "| metric | type | extra labels | help | dcgm-exporter twin (scale) |\n"
+      "a dcgm-exporter twin are also written under that name (and its older or newer name where "
+      "DCGM renamed the field), in dcgm-exporter's unit and type, with its labels `gpu`, `UUID`, "
+      "`pci_bus_id` (DCGM's spelling, `00000000:2A:00.0`), `device`, `modelName`, `Hostname`, "
+      "`DCGM_FI_DRIVER_VERSION`; `DCGM_FI_DEV_XID_ERRORS` is the code of the GPU's last Xid (0 "
+      "when none).\n\n"
+      "| metric | type | extra labels | help | dcgm-exporter twin (scale, type) |\n"
       "|---|---|---|---|---|\n";
   for (const MetricInfo* m : AllMetrics()) {
     if (m->name.empty()) continue;
     std::string twin;
     if (!m->dcgm_name.empty()) {
       twin = "`" + std::string(m->dcgm_name) + "`";
-      if (m->dcgm_scale != 1) twin += " (x" + FormatSampleValue(m->dcgm_scale) + ")";
+      if (!m->dcgm_alias.empty()) twin += " and `" + std::string(m->dcgm_alias) + "`";
+      std::string notes;
+      if (m->dcgm_scale != 1) notes = "x" + FormatSampleValue(m->dcgm_scale);
+      if (m->dcgm_type && *m->dcgm_type != m->type) {
+        notes += std::string(notes.empty() ? "" : ", ") + MetricTypeName(*m->dcgm_type);
+      }
+      if (!notes.empty()) twin += " (" + notes + ")";
     }
     std::string labels;
     std::string_view l = m->labels;

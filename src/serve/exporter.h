@@ -36,6 +36,9 @@ std::string EscapeLabelValue(std::string_view v);
 std::string EscapeHelp(std::string_view v);
 // A sample value: integers without exponent, else shortest round-trip; NaN, +Inf, -Inf.
 std::string FormatSampleValue(double v);
+// A bus id in DCGM's spelling, 8-digit domain and upper case: "0000:2a:00.0" ->
+// "00000000:2A:00.0" (a bus id without domain gets domain 0); "" stays "".
+std::string DcgmBusId(std::string_view bus_id);
 
 }  // namespace gpudoctor
 

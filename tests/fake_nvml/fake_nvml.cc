@@ -460,7 +460,7 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t dev, nvmlMemory_v2_t* m) {
   if (!total || !used) return NVML_ERROR_NOT_SUPPORTED;
   m->total = *total;
   m->used = *used;
-  m->reserved = 0;
+  m->reserved = Num(Gpu(gpu, "mem_reserved")).value_or(0);
   m->free = *total > *used ? *total - *used : 0;
   return NVML_SUCCESS;
 }

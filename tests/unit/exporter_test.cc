@@ -9,6 +9,8 @@
 #include <limits>
 #include <set>
 #include <sstream>
+#include <tuple>
+#include <vector>
 
 #include "core/version.h"
 #include "metrics/metric_table.h"
@@ -119,7 +121,8 @@ TEST(ExporterTest, FindingStateBuildInfoAndTickTime) {
 // Issue 20 item 9: every gpudoctor family lints clean with promtool on a host with NICs and
 // InfiniBand ports too (speeds in bytes per second, not bits: Prometheus names base units).
 TEST(ExporterTest, PromtoolLintsEveryOwnFamilyClean) {
-  if (!std::filesystem::exists("/usr/bin/promtool")) GTEST_SKIP() << "promtool not installed";
+  ASSERT_TRUE(std::filesystem::exists("/usr/bin/promtool"))
+      << "promtool missing: scripts/install-deps.sh installs Debian's prometheus";
   auto tick = MakeTick(1764000300000);
   for (const MetricInfo* m : AllMetrics()) {
     MetricPoint p;
@@ -154,10 +157,13 @@ TEST(ExporterTest, FindingActiveFamilyPresentWithNoFindings) {
 
 TEST(ExporterTest, DcgmCompatNamesUnitsAndLabels) {
   auto tick = MakeTick();
+  tick->report.snapshot.gpu.driver.driver_version = "580.95.05";
   std::string text = RenderMetrics(*tick, {.dcgm_compat = true, .hostname = "override"});
+  // dcgm-exporter's labels in its order; the bus id in DCGM's spelling.
   const std::string labels0 =
-      "{gpu=\"0\",UUID=\"GPU-0\",device=\"nvidia0\",modelName=\"NVIDIA H100 80GB HBM3\","
-      "Hostname=\"override\",pci_bus_id=\"0000:3b:00.0\"}";
+      "{gpu=\"0\",UUID=\"GPU-0\",pci_bus_id=\"00000000:3B:00.0\",device=\"nvidia0\","
+      "modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"override\","
+      "DCGM_FI_DRIVER_VERSION=\"580.95.05\"}";
   EXPECT_NE(text.find("DCGM_FI_DEV_GPU_TEMP" + labels0 + " 60\n"), std::string::npos) << text;
   EXPECT_NE(text.find("DCGM_FI_DEV_POWER_USAGE" + labels0 + " 250\n"), std::string::npos);
   EXPECT_NE(text.find("DCGM_FI_DEV_SM_CLOCK" + labels0 + " 1980\n"), std::string::npos);
@@ -167,11 +173,110 @@ TEST(ExporterTest, DcgmCompatNamesUnitsAndLabels) {
   EXPECT_NE(text.find("DCGM_FI_DEV_FB_FREE" + labels0 + " 80896\n"), std::string::npos);
   EXPECT_NE(text.find("DCGM_FI_DEV_XID_ERRORS" + labels0 + " 0\n"), std::string::npos);
   EXPECT_NE(text.find("DCGM_FI_DEV_XID_ERRORS{gpu=\"1\""), std::string::npos);
-  EXPECT_NE(text.find("Hostname=\"override\",pci_bus_id=\"0000:3b:00.1\"} 79\n"),
-            std::string::npos);
+  EXPECT_NE(text.find("pci_bus_id=\"00000000:3B:00.1\""), std::string::npos);
+  EXPECT_NE(text.find("DCGM_FI_DRIVER_VERSION=\"580.95.05\"} 79\n"), std::string::npos);
   EXPECT_NE(text.find("gpudoctor_gpu_temperature_celsius{gpu=\"0\",uuid=\"GPU-0\",pci_bus_id="
                       "\"0000:3b:00.0\",model=\"NVIDIA H100 80GB HBM3\",hostname=\"override\"}"),
             std::string::npos);
+  // HELP in dcgm-exporter's units: percent, not "(0-1)".
+  EXPECT_NE(text.find("# HELP DCGM_FI_DEV_GPU_UTIL Share of time a kernel ran on the GPU over "
+                      "the driver's sample period (in %).\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("# HELP DCGM_FI_DEV_FB_USED Device memory in use (in MiB).\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("# HELP DCGM_FI_DEV_SM_CLOCK SM clock (in MHz).\n"), std::string::npos);
+  for (size_t at = text.find("# HELP DCGM_"); at != std::string::npos;
+       at = text.find("# HELP DCGM_", at + 1)) {
+    std::string line = text.substr(at, text.find('\n', at) - at);
+    EXPECT_EQ(line.find("0-1"), std::string::npos) << line;
+  }
+}
+
+// Issue 20 item 8: the counters of dcgm-exporter's default set that NVML provides, typed as its
+// counters file types them, and both names of the clock event reasons field.
+TEST(ExporterTest, DcgmCompatParityWithDefaultCounters) {
+  auto tick = MakeTick();
+  Snapshot& s = tick->report.snapshot;
+  GpuFacts& g = s.gpu.gpus[0];
+  g.memory_reserved_bytes = uint64_t{512} << 20;
+  g.energy_mj = 123456789;
+  g.pcie_tx_bytes_per_s = 2048000;
+  g.pcie_rx_bytes_per_s = 3072000;
+  g.util_memory_pct = 7;
+  g.retired_pages_sbe = 2;
+  g.retired_pages_dbe = 1;
+  g.retired_pages_pending = false;
+  g.remapped_rows_correctable = 3;
+  g.remapped_rows_uncorrectable = 1;
+  g.remap_failed = false;
+  g.memory_temp_c = 45;
+  g.first.pcie_replays = 7;
+  g.first.ecc_dbe_volatile = 0;
+  g.first.clock_event_reasons = 0x4;
+  std::vector<MetricPoint> xids;
+  for (const MetricPoint& p : tick->points) {
+    if (p.info == &kGpuXidErrorsTotal) xids.push_back(p);
+  }
+  tick->points = FlattenSnapshot(s);
+  tick->points.insert(tick->points.end(), xids.begin(), xids.end());
+  std::string text = RenderMetrics(*tick, {.dcgm_compat = true, .hostname = ""});
+  auto type_of = [&](const std::string& name) {
+    std::string head = "# TYPE " + name + " ";
+    size_t at = text.find(head);
+    if (at == std::string::npos) return std::string("absent");
+    at += head.size();
+    return text.substr(at, text.find('\n', at) - at);
+  };
+  auto value_of = [&](const std::string& name) {
+    size_t at = text.find("\n" + name + "{gpu=\"0\"");
+    if (at == std::string::npos) return std::string("absent");
+    size_t end = text.find('\n', at + 1);
+    size_t sp = text.rfind(' ', end);
+    return text.substr(sp + 1, end - sp - 1);
+  };
+  // dcgm-exporter's default counters NVML provides (etc/default-counters.csv).
+  const std::vector<std::tuple<std::string, std::string, std::string>> want = {
+      {"DCGM_FI_DEV_SM_CLOCK", "gauge", "1980"},
+      {"DCGM_FI_DEV_MEM_CLOCK", "gauge", "2619"},
+      {"DCGM_FI_DEV_MEMORY_TEMP", "gauge", "45"},
+      {"DCGM_FI_DEV_GPU_TEMP", "gauge", "60"},
+      {"DCGM_FI_DEV_POWER_USAGE", "gauge", "250"},
+      {"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "counter", "123456789"},
+      {"DCGM_FI_PROF_PCIE_TX_BYTES", "counter", "2048000"},
+      {"DCGM_FI_PROF_PCIE_RX_BYTES", "counter", "3072000"},
+      {"DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "counter", "7"},
+      {"DCGM_FI_DEV_GPU_UTIL", "gauge", "50"},
+      {"DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "7"},
+      {"DCGM_FI_DEV_XID_ERRORS", "gauge", "0"},
+      {"DCGM_FI_DEV_FB_FREE", "gauge", "80896"},
+      {"DCGM_FI_DEV_FB_USED", "gauge", "1024"},
+      {"DCGM_FI_DEV_FB_RESERVED", "gauge", "512"},
+      {"DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "counter", "1"},
+      {"DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "counter", "3"},
+      {"DCGM_FI_DEV_ROW_REMAP_FAILURE", "gauge", "0"},
+      {"DCGM_FI_DEV_RETIRED_SBE", "counter", "2"},
+      {"DCGM_FI_DEV_RETIRED_DBE", "counter", "1"},
+      {"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "counter", "0"},
+      {"DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "gauge", "4"},
+      {"DCGM_FI_DEV_CLOCKS_EVENT_REASONS", "gauge", "4"},
+  };
+  for (const auto& [name, type, value] : want) {
+    EXPECT_EQ(type_of(name), type) << name;
+    EXPECT_EQ(value_of(name), value) << name;
+  }
+  EXPECT_NE(text.find("# HELP DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION Energy the GPU consumed since "
+                      "the driver loaded (NVML total energy consumption) (in mJ).\n"),
+            std::string::npos);
+  // gpudoctor's own energy counter in joules.
+  EXPECT_NE(text.find("gpudoctor_gpu_energy_joules_total{gpu=\"0\""), std::string::npos);
+}
+
+TEST(ExporterTest, DcgmBusIdSpelling) {
+  EXPECT_EQ(DcgmBusId("0000:2a:00.0"), "00000000:2A:00.0");
+  EXPECT_EQ(DcgmBusId("00000000:2A:00.0"), "00000000:2A:00.0");
+  EXPECT_EQ(DcgmBusId("0001:c1:00.0"), "00000001:C1:00.0");
+  EXPECT_EQ(DcgmBusId("3b:00.0"), "00000000:3B:00.0");
+  EXPECT_EQ(DcgmBusId(""), "");
 }
 
 }  // namespace

@@ -24,6 +24,7 @@ std::set<std::string> ExportedFamilies() {
   for (const MetricInfo* m : AllMetrics()) {
     if (!m->name.empty()) names.insert(std::string(m->name));
     if (!m->dcgm_name.empty()) names.insert(std::string(m->dcgm_name));
+    if (!m->dcgm_alias.empty()) names.insert(std::string(m->dcgm_alias));
   }
   return names;
 }
