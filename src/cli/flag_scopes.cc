@@ -16,6 +16,7 @@ const std::map<std::string_view, std::string_view, std::less<>>& Scopes() {
       {"--json", "*"},
       {"--color", "*"},
       {"--no-color", "*"},
+      {"--lang", "*"},
       {"--config", "*"},
       // Probing commands; the deadline bounds every command that reads outside input.
       {"--deadline", "check watch top bundle compare logs fleet history"},
@@ -58,6 +59,7 @@ const std::map<std::string_view, std::string_view, std::less<>>& Scopes() {
       {"--markdown", "explain"},
       {"--list", "explain"},
       {"--symptoms", "explain"},
+      {"--pot", "explain"},
       {"--runbook", "explain"},
       {"--symptom", "explain"},
       // Many nodes, and the schedulers' modes of check.

@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "config/config.h"
 #include "core/deadline.h"
+#include "core/i18n.h"
 #include "core/input_file.h"
 #include "core/strings.h"
 #include "core/terminal_text.h"
@@ -26,6 +27,8 @@ int Dispatch(int argc, char** argv) {
     return CouldNotRun(parsed.status().message());
   }
   const CliOptions& o = *parsed;
+  auto lang = o.Value("--lang");
+  SetLanguage(lang ? ParseLanguage(*lang).value_or(Language::kEnglish) : LanguageFromEnvironment());
   if (o.Has("--npd") && o.command != "check" && !o.help && !o.version) {
     return NpdCouldNotRun("--npd is a mode of `gpudoctor check`, not of '" +
                           Sanitize(o.command, 40) + "'");
