@@ -79,7 +79,7 @@ int Dispatch(int argc, char** argv) {
 
 const std::vector<CommandEntry>& CommandTable() {
   static const std::vector<CommandEntry> commands = {
-      {"check", CheckCommand},     {"explain", ExplainCommand}, {"config", ConfigCommand},
+      {"check", CheckCommand},     {"explain", ExplainCommand}, {"netcheck", NetcheckCommand}, {"config", ConfigCommand},
       {"probes", ProbesCommand},   {"logs", LogsCommand},  // kernel log (logs_command.cc)
       {"compare", CompareCommand}, {"watch", WatchCommand},     {"history", HistoryCommand},
       {"ack", AckCommand},         {"silence", SilenceCommand},  // watch store

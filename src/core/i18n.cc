@@ -25,8 +25,8 @@ uint32_t Read32(std::string_view d, size_t off, bool swap) {
 const std::unordered_map<std::string, std::string>& ZhCatalogue() {
   static const auto* table = [] {
     auto parsed = ParseMo(std::string_view(reinterpret_cast<const char*>(kZhCnMo), kZhCnMoSize));
-    return new std::unordered_map<std::string, std::string>(parsed ? std::move(*parsed)
-                                                                    : decltype(*parsed){});
+    using Table = std::unordered_map<std::string, std::string>;
+    return new Table(parsed ? std::move(*parsed) : Table{});
   }();
   return *table;
 }

@@ -61,7 +61,9 @@ const std::vector<Symptom>& Symptoms() {
        {"net.target.unresolved", "net.http.failing", "net.http.slow", "net.target.unfinished",
         "net.loss", "net.latency.high", "net.localize", "net.link", "net.nic.saturated",
         "net.clients.degraded"},
-       {"gpudoctor check --probes reachability,nic --target HOST:443 --reference 1.1.1.1:443",
+       {"gpudoctor netcheck HOST:443  (run by the user on their own machine: own network, path "
+        "or server?)",
+        "gpudoctor check --probes reachability,nic --target HOST:443 --reference 1.1.1.1:443",
         "getent hosts HOST", "mtr -rwc 20 HOST"}},
       {"game-lag",
        "Game or interactive service lags / stutters",
@@ -72,7 +74,9 @@ const std::vector<Symptom>& Symptoms() {
        {"net.latency.high", "net.target.jitter", "net.loss", "net.clients.degraded",
         "net.nic.saturated", "gpu.thermal", "gpu.clocks.low", "host.cpu.saturated",
         "host.pressure.cpu"},
-       {"gpudoctor check --target HOST", "mtr -rwc 50 HOST"}},
+       {"gpudoctor netcheck HOST:PORT  (run by the player on their own machine: own network, "
+        "path or server?)",
+        "gpudoctor check --target HOST", "mtr -rwc 50 HOST"}},
       {"server-compromised",
        "The server is compromised (malware, a miner, sending packets out)",
        {"malware", "miner", "mining", "virus", "hacked", "compromised", "poison", "中毒", "挖矿",
