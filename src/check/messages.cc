@@ -16,8 +16,8 @@ const std::vector<std::string_view>& ExplainLabels() {
   return labels;
 }
 
-std::vector<Message> TranslatableMessages() {
-  std::vector<Message> out;
+std::vector<TranslatableText> TranslatableMessages() {
+  std::vector<TranslatableText> out;
   std::set<std::string_view> seen;
   auto add = [&](std::string_view text, std::string where) {
     if (!text.empty() && seen.insert(text).second) out.push_back({text, std::move(where)});

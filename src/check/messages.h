@@ -10,13 +10,13 @@
 
 namespace gpudoctor {
 
-struct Message {
+struct TranslatableText {
   std::string_view text;  // the English msgid
   std::string where;      // "catalogue gpu.lost title", for the translator
 };
 
 // Unique texts, in catalogue order then symptoms, runbook, labels.
-std::vector<Message> TranslatableMessages();
+std::vector<TranslatableText> TranslatableMessages();
 
 // explain's own labels ("next steps:", "commands:", ...).
 const std::vector<std::string_view>& ExplainLabels();

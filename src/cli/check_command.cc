@@ -3,9 +3,9 @@
 
 #include "check/run_check.h"
 #include "cli/commands.h"
+#include "report/report.h"
 #include "rules/localize.h"
 #include "store/expected_gpus.h"
-#include "report/report.h"
 
 namespace gpudoctor {
 namespace {

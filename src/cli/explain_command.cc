@@ -3,10 +3,10 @@
 // --pot: the translatable texts as a gettext template. Text in the current language (--lang).
 #include <cstdio>
 
+#include "check/messages.h"
 #include "cli/commands.h"
 #include "core/i18n.h"
 #include "core/strings.h"
-#include "check/messages.h"
 #include "rules/catalogue.h"
 #include "rules/symptoms.h"
 #include "rules/xid_table.h"
@@ -67,7 +67,7 @@ int ExplainCommand(const CliOptions& o) {
   }
   if (o.Has("--pot")) {  // every translatable text, for po/zh_CN.po (rules/messages.h)
     std::string pot = "msgid \"\"\nmsgstr \"\"\n\"Content-Type: text/plain; charset=UTF-8\\n\"\n\n";
-    for (const Message& m : TranslatableMessages()) pot += PotEntry(m.text, m.where);
+    for (const TranslatableText& m : TranslatableMessages()) pot += PotEntry(m.text, m.where);
     std::fputs(pot.c_str(), stdout);
     return 0;
   }

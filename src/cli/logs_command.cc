@@ -5,13 +5,13 @@
 #include <cstdio>
 
 #include "cli/commands.h"
-#include "rules/localize.h"
 #include "core/strings.h"
 #include "kmsg/log_scanner.h"
 #include "report/json_report.h"
 #include "report/kernel_log_json.h"
 #include "report/report.h"
 #include "rules/engine.h"
+#include "rules/localize.h"
 
 namespace gpudoctor {
 namespace {

@@ -79,11 +79,14 @@ int Dispatch(int argc, char** argv) {
 
 const std::vector<CommandEntry>& CommandTable() {
   static const std::vector<CommandEntry> commands = {
-      {"check", CheckCommand},     {"explain", ExplainCommand}, {"netcheck", NetcheckCommand}, {"config", ConfigCommand},
-      {"probes", ProbesCommand},   {"logs", LogsCommand},  // kernel log (logs_command.cc)
-      {"compare", CompareCommand}, {"watch", WatchCommand},     {"history", HistoryCommand},
-      {"ack", AckCommand},         {"silence", SilenceCommand},  // watch store
-      {"top", TopCommand},         {"fleet", FleetCommand},     {"bundle", BundleCommand},
+      {"check", CheckCommand},       {"explain", ExplainCommand},
+      {"netcheck", NetcheckCommand}, {"config", ConfigCommand},
+      {"probes", ProbesCommand},     {"logs", LogsCommand},  // kernel log (logs_command.cc)
+      {"compare", CompareCommand},   {"watch", WatchCommand},
+      {"history", HistoryCommand},   {"ack", AckCommand},
+      {"silence", SilenceCommand},  // watch store
+      {"top", TopCommand},           {"fleet", FleetCommand},
+      {"bundle", BundleCommand},
   };
   return commands;
 }

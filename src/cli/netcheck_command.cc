@@ -5,13 +5,13 @@
 // Exit: 0 no problem seen, 1 a problem (own network, path or server), 3 could not run.
 #include <algorithm>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "core/hostname.h"
 #include "core/strings.h"
 #include "core/time_spec.h"
 #include "net/netcheck.h"
-#include <nlohmann/json.hpp>
 
 namespace gpudoctor {
 namespace {
@@ -77,10 +77,9 @@ int NetcheckCommand(const CliOptions& o) {
   opts.http.interval = std::chrono::milliseconds(s.net_http_interval_ms);
   opts.http.timeout = std::chrono::milliseconds(s.net_http_timeout_ms);
   opts.http.tls_verify = s.net_http_tls_verify;
-  TimePoint deadline = SteadyClock::now() + std::chrono::milliseconds(static_cast<int64_t>(
-                                                s.deadline_s * 1000));
-  std::vector<TargetProbeFacts> results =
-      ProbeHosts(NetcheckHosts(*server, *refs), opts, deadline);
+  TimePoint deadline =
+      SteadyClock::now() + std::chrono::milliseconds(static_cast<int64_t>(s.deadline_s * 1000));
+  std::vector<TargetProbeFacts> results = ProbeHosts(NetcheckHosts(*server, *refs), opts, deadline);
   NetcheckJudgement j = JudgeNetcheck(results);
   std::string when = FormatUtc(std::chrono::system_clock::now());
   std::string from = LocalHostname();
@@ -98,8 +97,8 @@ int NetcheckCommand(const CliOptions& o) {
     std::string text = out.dump(2) + "\n";
     std::fwrite(text.data(), 1, text.size(), stdout);
   } else {
-    std::string out = "gpudoctor netcheck " + server->DisplayName() + " from " + from + " at " +
-                      when + "\n\n";
+    std::string out =
+        "gpudoctor netcheck " + server->DisplayName() + " from " + from + " at " + when + "\n\n";
     for (const auto& r : results) out += "  " + Row(r) + "\n";
     out += "\nverdict: " + std::string(NetcheckVerdictName(j.verdict)) + " - " + j.headline +
            "\nnext: " + j.advice + "\n";

@@ -11,13 +11,13 @@
 #include <cstdlib>
 
 #include "cli/commands.h"
-#include "store/expected_gpus.h"
 #include "cli/watch_services.h"
 #include "core/log.h"
 #include "core/strings.h"
 #include "notify/notifier.h"
 #include "notify/notify_spool.h"
 #include "serve/http_server.h"
+#include "store/expected_gpus.h"
 #include "store/history_sink.h"
 #include "store/history_store.h"
 #include "watch/daemon.h"
@@ -174,8 +174,8 @@ int WatchCommand(const CliOptions& o) {
     store = std::move(*opened);
     // Before the first tick writes the ledger: the GPUs the history last saw become [gpu]
     // expected_count when the config leaves it unset, for this whole run (store/expected_gpus.h).
-    history_gpus = ReadLastSeenGpuCount(
-        settings->db_path, SteadyClock::now() + std::chrono::seconds(2));
+    history_gpus =
+        ReadLastSeenGpuCount(settings->db_path, SteadyClock::now() + std::chrono::seconds(2));
     auto with_history = std::make_shared<Settings>(*settings);
     if (ApplyHistoryGpuCount(*with_history, history_gpus)) {
       LogInfo(kLog, "expecting " + std::to_string(*history_gpus) +

@@ -24,7 +24,7 @@ std::vector<HostToProbe> NetcheckHosts(const Target& server, const std::vector<T
   std::vector<HostToProbe> hosts = {{server, TargetGroup::kTarget}};
   if (server.method != ProbeMethod::kIcmp) {
     auto bare = ParseTarget(server.host.find(':') != std::string::npos ? "[" + server.host + "]"
-                                                                        : server.host);
+                                                                       : server.host);
     if (bare.ok()) hosts.push_back({*bare, TargetGroup::kTarget});
   }
   for (const Target& r : refs) hosts.push_back({r, TargetGroup::kReference});
@@ -72,8 +72,9 @@ NetcheckJudgement JudgeNetcheck(const std::vector<TargetProbeFacts>& results) {
     j.verdict = NetcheckVerdict::kOwnNetwork;
     j.headline = "your own network: " + std::to_string(refs_bad) + " of " +
                  std::to_string(refs_measured) + " well-known reference sites fail or are slow too";
-    j.advice = "check your own connection first (Wi-Fi, router, VPN/proxy, your provider); try "
-               "another network (a phone hotspot) and run netcheck again";
+    j.advice =
+        "check your own connection first (Wi-Fi, router, VPN/proxy, your provider); try "
+        "another network (a phone hotspot) and run netcheck again";
     return j;
   }
   if (server.empty()) return j;
@@ -90,19 +91,22 @@ NetcheckJudgement JudgeNetcheck(const std::vector<TargetProbeFacts>& results) {
   }
   if (service_problem.empty() && host_problem.empty()) {
     j.headline = "no problem seen from here: the server and the references answer normally";
-    j.advice = "if it is still slow for you, send this report to the operator with the time it "
-               "happened";
+    j.advice =
+        "if it is still slow for you, send this report to the operator with the time it "
+        "happened";
     return j;
   }
   // The host answers (ICMP, or the service's port refused = RST) but the service does not.
   bool host_answers = (host && host_problem.empty()) || service.port_closed;
-  if (host_problem == "not measured" && service_problem == "connection refused") host_answers = true;
+  if (host_problem == "not measured" && service_problem == "connection refused")
+    host_answers = true;
   if (host_answers && !service_problem.empty()) {
     j.verdict = NetcheckVerdict::kServer;
-    j.headline = "the server: the host answers but " + service.name + " does not (" +
-                 service_problem + ")";
-    j.advice = "send this to the operator: the service is down, overloaded or firewalled; the "
-               "network path to the host works";
+    j.headline =
+        "the server: the host answers but " + service.name + " does not (" + service_problem + ")";
+    j.advice =
+        "send this to the operator: the service is down, overloaded or firewalled; the "
+        "network path to the host works";
     return j;
   }
   j.verdict = NetcheckVerdict::kPath;

@@ -29,9 +29,9 @@ std::vector<DebPackage> ParseDpkgStatus(std::string_view text);
 std::vector<DebPackage> ParsePackagesList(std::string_view text);
 
 struct ReleaseInfo {
-  std::string suite;                    // "bookworm-security"
-  std::string codename;                 // "bookworm-security" (Debian), "jammy" (Ubuntu)
-  std::optional<int64_t> date_unix_s;   // Date: the archive generated this index
+  std::string suite;                   // "bookworm-security"
+  std::string codename;                // "bookworm-security" (Debian), "jammy" (Ubuntu)
+  std::optional<int64_t> date_unix_s;  // Date: the archive generated this index
 };
 // Fields of a Release / InRelease file (a PGP-signed InRelease is read through its signature).
 ReleaseInfo ParseRelease(std::string_view text);

@@ -79,8 +79,7 @@ ProbeOutput RunBackupProbe(const ProbeContext& ctx) {
   TimePoint deadline = ctx.deadline - std::chrono::milliseconds(200);
   BackupFacts facts;
   if (!command.empty()) {
-    facts.command =
-        RunBackupCommand(command, ctx.settings->backup_command_timeout_s, deadline);
+    facts.command = RunBackupCommand(command, ctx.settings->backup_command_timeout_s, deadline);
   }
   for (const std::string& pattern : paths) {
     BackupPattern p;

@@ -5,7 +5,8 @@
 // (is nvidia loaded), and pending security updates (probes/updates_scan.h: apt lists vs dpkg
 // status, or dnf's cache). The NVIDIA module is searched where drivers install it: updates/ (DKMS),
 // extra/ (RHEL kmod), kernel/drivers/video/ (.run installer), kernel/nvidia*/ (Ubuntu's signed
-// linux-modules-nvidia-*): a bounded walk (kMaxEntriesPerKernel). No network. Failure modes: no osrelease → skipped.
+// linux-modules-nvidia-*): a bounded walk (kMaxEntriesPerKernel). No network. Failure modes: no
+// osrelease → skipped.
 #include <algorithm>
 #include <deque>
 #include <map>

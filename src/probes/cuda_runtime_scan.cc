@@ -66,8 +66,7 @@ CudaRuntimeSeen ParseCudaRuntimeMaps(std::string_view maps) {
     } else if (StartsWith(base, "libcudart") && !cudart.major) {
       cudart = VersionOf(base, true);
       if (cudart.major) cudart.path = Sanitize(path, 512);
-    } else if ((StartsWith(base, "libnvrtc") || StartsWith(base, "libcublas")) &&
-               !fallback.major) {
+    } else if ((StartsWith(base, "libnvrtc") || StartsWith(base, "libcublas")) && !fallback.major) {
       fallback = VersionOf(base, false);
       if (fallback.major) fallback.path = Sanitize(path, 512);
     }
@@ -101,14 +100,14 @@ void ReadCudaRuntimes(const RootFs& fs, GpuLayerFacts& facts, TimePoint deadline
           notes[p.pid] = "not read: a thread is in D state (maps would wait on its mm lock)";
         } else {
           std::string path = fs.ProcPath(pid + "/maps");
-          TimePoint until = std::min(deadline, SteadyClock::now() +
-                                                   std::chrono::milliseconds(per_read_ms));
-          auto text = RunWithDeadline([path] { return RootFs::ReadFile(path, kMaxMapsBytes); },
-                                      until);
+          TimePoint until =
+              std::min(deadline, SteadyClock::now() + std::chrono::milliseconds(per_read_ms));
+          auto text =
+              RunWithDeadline([path] { return RootFs::ReadFile(path, kMaxMapsBytes); }, until);
           if (!text) {
             stuck = true;
-            notes[p.pid] = "not read: maps did not answer in " + std::to_string(per_read_ms) +
-                           " ms";
+            notes[p.pid] =
+                "not read: maps did not answer in " + std::to_string(per_read_ms) + " ms";
           } else if (!text->ok()) {
             notes[p.pid] = "not read: " + text->status().ToString();
           } else {

@@ -51,8 +51,8 @@ void ScanDnf(const RootFs& fs, TimePoint deadline, UpdateFacts& facts) {
     return;
   }
   if (r->exit_code != 0) {
-    facts.note = tool + " exited with " + std::to_string(r->exit_code) + ": " +
-                 Sanitize(Trim(r->err), 200);
+    facts.note =
+        tool + " exited with " + std::to_string(r->exit_code) + ": " + Sanitize(Trim(r->err), 200);
     return;
   }
   ParseDnfSecurityList(r->out, facts);
@@ -136,11 +136,12 @@ UpdateFacts ScanSecurityUpdates(const RootFs& fs, TimePoint deadline) {
     }
     for (const std::string& n : *names) {
       if (!StartsWith(n, prefix) || !EndsWith(n, "_Packages")) continue;
-      auto text = RootFs::ReadFile(fs.RootPath(std::string(kListsDir) + "/" + n), kMaxPackagesBytes);
+      auto text =
+          RootFs::ReadFile(fs.RootPath(std::string(kListsDir) + "/" + n), kMaxPackagesBytes);
       if (!text.ok()) continue;
       for (DebPackage& p : ParsePackagesList(*text)) {
-        auto it = installed.find(p.arch == "all" || p.arch.empty() ? p.name
-                                                                   : p.name + ":" + p.arch);
+        auto it =
+            installed.find(p.arch == "all" || p.arch.empty() ? p.name : p.name + ":" + p.arch);
         if (it == installed.end() || CompareDebianVersions(it->second, p.version) >= 0) continue;
         auto have = pending.find(p.name);
         if (have != pending.end() &&

@@ -92,8 +92,16 @@ void RenderFindingTo(const Finding& f, const Palette& p, std::string& out) {
 
 const std::vector<std::string_view>& TextReportLabels() {
   static const std::vector<std::string_view> labels = {
-      "on %s at %s", "NETWORK", "HARDWARE", "SOFTWARE", "RESOURCES", "evidence:", "action:",
-      "not checked (no probe for this layer ran)", "ok", "verdict:",
+      "on %s at %s",
+      "NETWORK",
+      "HARDWARE",
+      "SOFTWARE",
+      "RESOURCES",
+      "evidence:",
+      "action:",
+      "not checked (no probe for this layer ran)",
+      "ok",
+      "verdict:",
       "%d critical, %d warning, %d info; %d probes in %lld ms",
   };
   return labels;
@@ -109,8 +117,7 @@ std::string RenderText(const Report& report, bool color) {
   Palette p{color};
   const Snapshot& snap = report.snapshot;
   std::string out = p.Bold("gpudoctor check") + " " +
-                    Format1(Format1(Tr("on %s at %s"), snap.hostname), FormatUtc(snap.time)) +
-                    "\n";
+                    Format1(Format1(Tr("on %s at %s"), snap.hostname), FormatUtc(snap.time)) + "\n";
   for (Layer layer : {Layer::kNetwork, Layer::kHardware, Layer::kSoftware, Layer::kResources}) {
     std::string upper = LayerName(layer);
     for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -161,8 +168,7 @@ std::string RenderText(const Report& report, bool color) {
   std::snprintf(counts_text, sizeof counts_text,
                 std::string(Tr("%d critical, %d warning, %d info; %d probes in %lld ms")).c_str(),
                 counts[Severity::kCrit], counts[Severity::kWarn], counts[Severity::kInfo],
-                static_cast<int>(snap.probes.size()),
-                static_cast<long long>(report.duration_ms));
+                static_cast<int>(snap.probes.size()), static_cast<long long>(report.duration_ms));
   line += std::string(" - ") + counts_text;
   out += "\n" + line + "\n";
   if (Action worst = WorstAction(report.findings); worst != Action::kNone) {

@@ -27,9 +27,9 @@ void CommandRule(const BackupCommandResult& c, int64_t now_s, double max_age_h,
   double age_h = static_cast<double>(now_s - *c.newest_unix_s) / 3600.0;
   if (age_h <= max_age_h) return;
   Finding f = MakeFinding("host.backup.stale", Severity::kWarn,
-                          "newest backup reported by the backup command is " +
-                              FormatDouble(age_h) + " h old: a GPU failure now loses " +
-                              FormatDouble(age_h, 0) + " hours of training");
+                          "newest backup reported by the backup command is " + FormatDouble(age_h) +
+                              " h old: a GPU failure now loses " + FormatDouble(age_h, 0) +
+                              " hours of training");
   f.subject = "command";
   f.Add("command", c.command).Add("newest_backup", FormatUtc(*c.newest_unix_s));
   f.Add("age_h", age_h).Add("max_age_h", max_age_h);

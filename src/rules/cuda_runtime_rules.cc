@@ -29,12 +29,15 @@ void CudaRuntimeRules(const GpuLayerFacts& gpu, std::vector<Finding>& out) {
       std::string why;
       if (major > driver_major) {
         sev = Severity::kWarn;
-        why = "needs CUDA " + std::to_string(major) + ".x: install a driver for it or the "
-              "CUDA forward-compatibility package (cuda-compat-" + std::to_string(major) + "-*)";
+        why = "needs CUDA " + std::to_string(major) +
+              ".x: install a driver for it or the "
+              "CUDA forward-compatibility package (cuda-compat-" +
+              std::to_string(major) + "-*)";
       } else if (major == driver_major && minor > driver_minor) {
         sev = Severity::kInfo;
-        why = "runs under minor version compatibility: PTX for the newer toolkit cannot be "
-              "JIT-compiled and newer APIs are missing; a newer driver (or cuda-compat) fixes it";
+        why =
+            "runs under minor version compatibility: PTX for the newer toolkit cannot be "
+            "JIT-compiled and newer APIs are missing; a newer driver (or cuda-compat) fixes it";
       } else {
         continue;
       }

@@ -65,12 +65,13 @@ void DriverReleaseRules(const DriverFacts& driver, std::chrono::system_clock::ti
   }
   std::optional<DriverRelease> newer = NewerReleaseInBranch(version);
   if (!newer) return;
-  std::string when = newer->released.empty() ? "" : " (released " + std::string(newer->released) + ")";
+  std::string when =
+      newer->released.empty() ? "" : " (released " + std::string(newer->released) + ")";
   Finding f = MakeFinding("driver.release.old", Severity::kInfo,
                           "driver " + version + " is an older point release of R" +
                               std::to_string(*branch) + ": " + std::string(newer->version) + when +
-                              " is known (release table as of " +
-                              std::string(kDriverReleasesAsOf) + "; a newer one may exist)");
+                              " is known (release table as of " + std::string(kDriverReleasesAsOf) +
+                              "; a newer one may exist)");
   f.Add("driver_version", version).Add("branch", "R" + std::to_string(*branch));
   f.Add("newer_known_release", std::string(newer->version));
   if (!newer->released.empty()) f.Add("newer_release_date", std::string(newer->released));

@@ -1,6 +1,6 @@
 // Symptom table (data). Order matters: the first match wins, so specific symptoms come first.
-// Phrases are in English and in Chinese as users say them (掉卡, 爆显存, 网页打不开, ...); the titles
-// and reasoning are translated in po/zh_CN.po.
+// Phrases are in English and in Chinese as users say them (掉卡, 爆显存, 网页打不开, ...); the
+// titles and reasoning are translated in po/zh_CN.po.
 #include "rules/symptoms.h"
 
 #include <cctype>
@@ -46,11 +46,11 @@ const std::vector<Symptom>& Symptoms() {
        "Check in the expert's order: network (storage, peers), hardware (throttled, degraded "
        "PCIe/NVLink, Xids), software (stuck tasks), resources (CPU, I/O, memory starving the "
        "loaders).",
-       {"net.localize", "net.loss", "net.ib.port", "net.ib.errors", "gpu.thermal",
-        "gpu.power.brake", "gpu.hw_slowdown", "gpu.clocks.low", "gpu.pcie.degraded",
-        "gpu.pcie.replays", "gpu.nvlink.down", "gpu.util.low", "gpu.util.imbalance",
-        "gpu.util.sawtooth", "proc.dstate", "host.cpu.saturated", "host.iowait.high",
-        "host.pressure.io", "host.swap.active", "host.disk.unresponsive"},
+       {"net.localize",       "net.loss",          "net.ib.port",      "net.ib.errors",
+        "gpu.thermal",        "gpu.power.brake",   "gpu.hw_slowdown",  "gpu.clocks.low",
+        "gpu.pcie.degraded",  "gpu.pcie.replays",  "gpu.nvlink.down",  "gpu.util.low",
+        "gpu.util.imbalance", "gpu.util.sawtooth", "proc.dstate",      "host.cpu.saturated",
+        "host.iowait.high",   "host.pressure.io",  "host.swap.active", "host.disk.unresponsive"},
        {"gpudoctor check", "nvidia-smi dmon -s pucvmet -c 10", "iostat -x 1 5"}},
       {"web-page-wont-open",
        "A web page or service will not open",
@@ -67,8 +67,8 @@ const std::vector<Symptom>& Symptoms() {
         "getent hosts HOST", "mtr -rwc 20 HOST"}},
       {"game-lag",
        "Game or interactive service lags / stutters",
-       {"game", "lag", "stutter", "jitter", "游戏卡", "卡顿", "掉帧", "延迟高", "延迟大",
-        "ping高", "抖动"},
+       {"game", "lag", "stutter", "jitter", "游戏卡", "卡顿", "掉帧", "延迟高", "延迟大", "ping高",
+        "抖动"},
        "Latency spikes come from a saturated link (bufferbloat), packet loss, a throttled GPU or "
        "a CPU-starved host.",
        {"net.latency.high", "net.target.jitter", "net.loss", "net.clients.degraded",

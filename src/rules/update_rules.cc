@@ -28,8 +28,8 @@ void UpdateRules(const UpdateFacts& updates, std::chrono::system_clock::time_poi
     names += (i ? ", " : "") + updates.pending[i].name;
   }
   if (updates.pending_count > 5) names += ", ...";
-  std::string summary = std::to_string(updates.pending_count) + " security update(s) pending (" +
-                        names + ")";
+  std::string summary =
+      std::to_string(updates.pending_count) + " security update(s) pending (" + names + ")";
   if (age_days) {
     summary += ", the oldest published at least " + FormatDouble(*age_days, 0) + " day(s) ago";
   }

@@ -63,9 +63,9 @@ TEST(GuideLanguageE2eTest, ChineseSymptomsAndText) {
   EXPECT_NE(zh.out.find("据以判断的 finding："), std::string::npos) << zh.out;
   EXPECT_NE(zh.out.find("gpu.lost"), std::string::npos);
 
-  auto env = RunGpudoctor({"explain", "--symptom", "爆显存"}, std::chrono::seconds(30),
-                          {{"LANG", "zh_CN.UTF-8"}, {"LANGUAGE", ""}, {"LC_ALL", ""},
-                           {"LC_MESSAGES", ""}});
+  auto env = RunGpudoctor(
+      {"explain", "--symptom", "爆显存"}, std::chrono::seconds(30),
+      {{"LANG", "zh_CN.UTF-8"}, {"LANGUAGE", ""}, {"LC_ALL", ""}, {"LC_MESSAGES", ""}});
   ASSERT_EQ(env.exit_code, 0) << env.err;
   EXPECT_NE(env.out.find("(vram-full)"), std::string::npos);
   EXPECT_NE(env.out.find("命令："), std::string::npos) << env.out;
@@ -90,7 +90,8 @@ TEST(GuideLanguageE2eTest, CheckRendersInChinese) {
   for (const auto& f : fx.PathFlags()) args.push_back(f);
   auto r = RunGpudoctor(args);
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;  // a warning: updates pending for weeks
-  EXPECT_NE(r.out.find("host.updates.security  【有待安装的安全更新】"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("host.updates.security  【有待安装的安全更新】"), std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("结论："), std::string::npos);
   args.push_back("--json");
   auto j = RunGpudoctor(args);

@@ -22,7 +22,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   ParseDpkgStatus(text);
   ReleaseInfo r = ParseRelease(text);
-  if (r.date_unix_s && (*r.date_unix_s < -400LL * 366 * 86400 || *r.date_unix_s > 20000LL * 366 * 86400)) {
+  if (r.date_unix_s &&
+      (*r.date_unix_s < -400LL * 366 * 86400 || *r.date_unix_s > 20000LL * 366 * 86400)) {
     __builtin_trap();
   }
   size_t cut = size / 2;
@@ -32,7 +33,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (CompareDebianVersions(a, a) != 0) __builtin_trap();
   UpdateFacts u;
   ParseDnfSecurityList(text, u);
-  if (u.pending.size() > kMaxPendingListed || u.pending_count < static_cast<int>(u.pending.size())) {
+  if (u.pending.size() > kMaxPendingListed ||
+      u.pending_count < static_cast<int>(u.pending.size())) {
     __builtin_trap();
   }
   CudaRuntimeSeen c = ParseCudaRuntimeMaps(text);

@@ -2,6 +2,8 @@
 // symptom, the runbook and the report labels have a Chinese translation in po/zh_CN.po (embedded
 // .mo); the language follows LANGUAGE/LC_ALL/LC_MESSAGES/LANG; Chinese symptom words find the
 // right entries; the text report of `check` renders in both languages.
+#include "core/i18n.h"
+
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -9,7 +11,6 @@
 
 #include "check/messages.h"
 #include "check/run_check.h"
-#include "core/i18n.h"
 #include "host_fixture.h"
 #include "report/report.h"
 #include "rules/catalogue.h"
@@ -43,7 +44,7 @@ TEST_F(I18nTest, EveryFindingIdHasATranslatedTitleAndNextSteps) {
 }
 
 TEST_F(I18nTest, EveryOtherTranslatableTextHasATranslation) {
-  for (const Message& m : TranslatableMessages()) {
+  for (const TranslatableText& m : TranslatableMessages()) {
     auto zh = ChineseOf(m.text);
     EXPECT_TRUE(zh) << m.where << ": '" << m.text.substr(0, 60) << "'";
     // Commands and finding ids in backticks are kept verbatim in the translation.

@@ -80,8 +80,8 @@ TEST(ExpectedGpusTest, ACardThatFellOffAcrossARebootIsMissingWithoutConfiguratio
     ASSERT_EQ(sqlite3_exec(h, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sql;
   }
   sqlite3_close(h);
-  EXPECT_FALSE(ReadLastSeenGpuCount(d.path() + "/absent.db", SteadyClock::now() +
-                                                                 std::chrono::seconds(5)));
+  EXPECT_FALSE(
+      ReadLastSeenGpuCount(d.path() + "/absent.db", SteadyClock::now() + std::chrono::seconds(5)));
   std::optional<int> count = ReadLastSeenGpuCount(db, SteadyClock::now() + std::chrono::seconds(5));
   ASSERT_EQ(count, 8);
 
@@ -89,7 +89,8 @@ TEST(ExpectedGpusTest, ACardThatFellOffAcrossARebootIsMissingWithoutConfiguratio
   ASSERT_TRUE(ApplyHistoryGpuCount(settings, count));
   Snapshot s;
   s.gpu.pci_devices = std::vector<PciGpuDevice>(7);  // after the reboot: 7 on the bus
-  for (int i = 0; i < 7; ++i) (*s.gpu.pci_devices)[i].bus_id = "0000:0" + std::to_string(i) + ":00.0";
+  for (int i = 0; i < 7; ++i)
+    (*s.gpu.pci_devices)[i].bus_id = "0000:0" + std::to_string(i) + ":00.0";
   auto f = Only(s, "gpu.missing", Thresholds(settings.thresholds));
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity, Severity::kCrit);

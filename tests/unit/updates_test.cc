@@ -51,8 +51,9 @@ TEST(DebianVersionTest, ParsesStatusAndRelease) {
       "Package: b\nStatus: deinstall ok config-files\nVersion: 2\n\nPackage: c\nVersion: 3\n");
   ASSERT_EQ(pkgs.size(), 1u);
   EXPECT_EQ(pkgs[0].name, "a");
-  ReleaseInfo r = ParseRelease("-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA512\n\n"
-                               "Suite: jammy-security\nDate: Tue, 03 Dec 2026 10:30:00 +0100\n");
+  ReleaseInfo r = ParseRelease(
+      "-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA512\n\n"
+      "Suite: jammy-security\nDate: Tue, 03 Dec 2026 10:30:00 +0100\n");
   EXPECT_EQ(r.suite, "jammy-security");
   ASSERT_TRUE(r.date_unix_s);
   EXPECT_EQ(*r.date_unix_s, DaysFromCivil(2026, 12, 3) * 86400 + 9 * 3600 + 30 * 60);
@@ -171,7 +172,8 @@ TEST(CudaRuntimeTest, MapsLibraryPathsGiveTheRuntimeVersion) {
   EXPECT_EQ(v.path, "/opt/conda/lib/libcudart.so.12.4.127");
   EXPECT_FALSE(v.forward_compat);
   auto bundled = ParseCudaRuntimeMaps(
-      "7f-80 r-xp 0 0:0 1 /venv/lib/python3.11/site-packages/torch/lib/libcudart-9335f6a2.so.11.0\n");
+      "7f-80 r-xp 0 0:0 1 "
+      "/venv/lib/python3.11/site-packages/torch/lib/libcudart-9335f6a2.so.11.0\n");
   EXPECT_EQ(bundled.major, 11);
   EXPECT_FALSE(bundled.minor);  // a soname, not the real minor
   auto only_cublas = ParseCudaRuntimeMaps(
