@@ -3,10 +3,13 @@
 // fixture host with pending security updates.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "host_fixture.h"
 #include "test_util.h"
@@ -16,12 +19,39 @@ namespace {
 
 using testing::RunGpudoctor;
 
+// Accepts and closes connections until stopped: a server that answers every TCP ping (an
+// unaccepted backlog would fill up and start dropping SYNs).
+struct AcceptingServer {
+  uint16_t port = 0;
+  int fd = -1;
+  std::atomic<bool> stop{false};
+  std::thread loop;
+  AcceptingServer() {
+    fd = testing::BindLoopback(128, &port);
+    loop = std::thread([this] {
+      while (!stop) {
+        pollfd p{fd, POLLIN, 0};
+        if (poll(&p, 1, 50) > 0) {
+          int c = accept(fd, nullptr, nullptr);
+          if (c >= 0) close(c);
+        }
+      }
+    });
+  }
+  ~AcceptingServer() {
+    stop = true;
+    loop.join();
+    close(fd);
+  }
+};
+
 TEST(NetcheckE2eTest, ServerAnswersAndServiceDownAreTold) {
-  uint16_t open_port = 0, ref_port = 0, closed_port = 0;
-  int open_fd = testing::BindLoopback(64, &open_port);
-  int ref_fd = testing::BindLoopback(64, &ref_port);
-  int closed_fd = testing::BindLoopback(0, &closed_port);  // bound, not listening: RST
-  ASSERT_GE(open_fd, 0);
+  AcceptingServer server;
+  uint16_t open_port = server.port, ref_port = 0, closed_port = 0;
+  // The reference refuses (bound, not listening: RST): an answer, so the network works.
+  int ref_fd = testing::BindLoopback(0, &ref_port);
+  int closed_fd = testing::BindLoopback(0, &closed_port);
+  ASSERT_GE(server.fd, 0);
   std::vector<std::string> quick = {"--reference", "127.0.0.1:" + std::to_string(ref_port),
                                     "--deadline", "8", "--json"};
   auto args = [&](uint16_t port) {
@@ -51,7 +81,6 @@ TEST(NetcheckE2eTest, ServerAnswersAndServiceDownAreTold) {
   auto usage = RunGpudoctor({"netcheck"});
   EXPECT_EQ(usage.exit_code, 3);
   EXPECT_NE(usage.err.find("usage: gpudoctor netcheck"), std::string::npos);
-  close(open_fd);
   close(ref_fd);
   close(closed_fd);
 }
