@@ -165,7 +165,11 @@ std::optional<int64_t> ParseRfc2822Date(std::string_view s) {
   int month = MonthIndex(f[1]);
   auto year = ParseBoundedDecimal(f[2], 4);
   std::vector<std::string_view> hms = Split(f[3], ":");
-  if (!day || month == 0 || !year || *day < 1 || *day > 31 || hms.size() != 3) return std::nullopt;
+  // Four-digit years from 1970: an archive index is never older than the Unix epoch.
+  if (!day || month == 0 || !year || f[2].size() != 4 || *year < 1970 || *day < 1 || *day > 31 ||
+      hms.size() != 3) {
+    return std::nullopt;
+  }
   auto h = ParseBoundedDecimal(hms[0], 2), m = ParseBoundedDecimal(hms[1], 2),
        sec = ParseBoundedDecimal(hms[2], 2);
   if (!h || !m || !sec || *h > 23 || *m > 59 || *sec > 60) return std::nullopt;

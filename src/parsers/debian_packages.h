@@ -37,7 +37,7 @@ struct ReleaseInfo {
 ReleaseInfo ParseRelease(std::string_view text);
 
 // RFC 2822 date as Release files write it: "Sat, 05 Dec 2026 10:00:00 UTC" (also "+0000", no
-// weekday). nullopt when it does not parse.
+// weekday); four-digit years from 1970. nullopt when it does not parse.
 std::optional<int64_t> ParseRfc2822Date(std::string_view s);
 
 }  // namespace gpudoctor

@@ -58,6 +58,7 @@ TEST(DebianVersionTest, ParsesStatusAndRelease) {
   ASSERT_TRUE(r.date_unix_s);
   EXPECT_EQ(*r.date_unix_s, DaysFromCivil(2026, 12, 3) * 86400 + 9 * 3600 + 30 * 60);
   EXPECT_FALSE(ParseRfc2822Date("Tue, 33 Foo 2026 10:30:00 UTC"));
+  EXPECT_FALSE(ParseRfc2822Date("Sun, 15 Nov 6 08:00:00 UTC"));  // found by the fuzz target
 }
 
 TEST(SecurityUpdatesTest, AptListsAgainstDpkgStatusOnAFixtureRoot) {
