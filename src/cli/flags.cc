@@ -50,7 +50,8 @@ const std::vector<FlagSpec>& FlagTable() {
          return Status::Ok();
        }},
       {"--lang", "zh|en",
-       "language of summaries, next steps, symptoms and the runbook (default: LANGUAGE, "
+       "language of finding titles, next steps, symptoms, the runbook and the text report "
+       "(default: LANGUAGE, "
        "LC_ALL, LC_MESSAGES, LANG; zh_CN.UTF-8 → Chinese)",
        [](std::string_view v, CliOptions& o) {
          if (!ParseLanguage(v)) {
