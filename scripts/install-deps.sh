@@ -12,6 +12,7 @@ packages=(
   prometheus prometheus-alertmanager prometheus-node-exporter
   libncurses-dev tmux chromium nodejs
   slurm-wlm munge
+  gettext
 )
 # nodejs brings npm (the NodeSource build does; on plain Debian also install npm). web/ needs
 # Node >= 18 to build the dashboard; without it the binary embeds a "not built" page.

@@ -4,6 +4,8 @@
 #include "check/run_check.h"
 #include "cli/commands.h"
 #include "report/report.h"
+#include "rules/localize.h"
+#include "store/expected_gpus.h"
 
 namespace gpudoctor {
 namespace {
@@ -32,10 +34,22 @@ int CheckCommand(const CliOptions& o) {
     if (InSchedulerMode(o)) return FinishSchedulerMode(o, {}, settings.status().message());
     return CouldNotRun(settings.status().message());
   }
+  // [gpu] expected_count unset: expect the GPUs the history last saw (store/expected_gpus.h).
+  if (!(*settings)->thresholds.Find("gpu.missing", "expected_count")) {
+    ApplyHistoryGpuCount(**settings, ReadLastSeenGpuCount((*settings)->db_path,
+                                                          start + std::chrono::milliseconds(500)));
+  }
   Report report = RunCheck(*settings, start);
 
   if (InSchedulerMode(o)) return FinishCheckForScheduler(o, report);
-  std::string out = o.json ? RenderJson(report) : RenderText(report, UseColor(o));
+  std::string out;
+  if (o.json) {
+    out = RenderJson(report);
+  } else {
+    Report shown = report;  // Chinese: the catalogue title before each summary (rules/localize.h)
+    shown.findings = LocalizeFindings(std::move(shown.findings));
+    out = RenderText(shown, UseColor(o));
+  }
   std::fwrite(out.data(), 1, out.size(), stdout);
   // Nothing measured at all (every probe failed, was skipped or timed out): the tool could not
   // do its job, and "ok" would be a lie.

@@ -125,6 +125,8 @@ std::string UsageText() {
       "  silence ID         keep notifiers quiet about a finding (--for 2h, --gpu N, --db PATH)\n"
       "  bundle             write a support archive (tar.gz): a fresh check, 24 h of history,\n"
       "                     kernel log, versions, redacted config (-o FILE, watch flags)\n"
+      "  netcheck SERVER[:PORT]  for a user on their own machine: is it my network, the path or\n"
+      "                     the server? (--reference HOST:PORT, --json; no GPU, no root)\n"
       "  version            print the version\n"
       "  help COMMAND       the flags of one command (also: gpudoctor COMMAND --help)\n"
       "\n"

@@ -48,8 +48,9 @@ int SilenceCommand(const CliOptions& options);  // ack_command.cc
 // `plan` parses its own flags (plus the global ones): plan_command.cc.
 bool IsPlanCommand(int argc, const char* const* argv);
 int PlanMain(int argc, const char* const* argv);
-int FleetCommand(const CliOptions& options);   // fleet_command.cc (many nodes)
-int BundleCommand(const CliOptions& options);  // bundle_command.cc (support archive)
+int FleetCommand(const CliOptions& options);     // fleet_command.cc (many nodes)
+int BundleCommand(const CliOptions& options);    // bundle_command.cc (support archive)
+int NetcheckCommand(const CliOptions& options);  // netcheck_command.cc (the user's side)
 
 // The dispatcher's table (main_dispatch.cc): every command parsed by the shared flag table.
 // CommandNames (cli_options.h) is these names plus "plan".

@@ -1,8 +1,11 @@
 // `gpudoctor explain ID`: one catalogue entry; --list: all ids; --markdown: docs/findings.md;
-// --symptoms: the symptom table; --symptom TEXT: the findings and commands that decide it.
+// --symptoms: the symptom table; --symptom TEXT: the findings and commands that decide it;
+// --pot: the translatable texts as a gettext template. Text in the current language (--lang).
 #include <cstdio>
 
+#include "check/messages.h"
 #include "cli/commands.h"
+#include "core/i18n.h"
 #include "core/strings.h"
 #include "rules/catalogue.h"
 #include "rules/symptoms.h"
@@ -11,7 +14,7 @@
 namespace gpudoctor {
 
 std::string ExplainEntryText(const CatalogueEntry& e) {
-  std::string out = std::string(e.id) + " - " + std::string(e.title) + "\n";
+  std::string out = std::string(e.id) + " - " + std::string(Tr(e.title)) + "\n";
   out += "layer: " + std::string(LayerName(e.layer)) +
          ", severity up to: " + SeverityName(e.max_severity) + "\n";
   out += "action: " + std::string(ActionName(e.action)) + " (" + ActionPhrase(e.action) + ")" +
@@ -27,8 +30,8 @@ std::string ExplainEntryText(const CatalogueEntry& e) {
     }
   }
   if (!e.next_steps.empty()) {
-    out += "\nnext steps:\n";
-    for (const auto& s : e.next_steps) out += "  - " + std::string(s) + "\n";
+    out += "\n" + std::string(Tr("next steps:")) + "\n";
+    for (const auto& s : e.next_steps) out += "  - " + std::string(Tr(s)) + "\n";
   }
   return out;
 }
@@ -36,15 +39,16 @@ std::string ExplainEntryText(const CatalogueEntry& e) {
 namespace {
 
 std::string ExplainSymptomText(const Symptom& s) {
-  std::string out = std::string(s.title) + " (" + std::string(s.key) + ")\n\n" +
-                    std::string(s.reasoning) + "\n\nfindings that decide it:\n";
+  std::string out = std::string(Tr(s.title)) + " (" + std::string(s.key) + ")\n\n" +
+                    std::string(Tr(s.reasoning)) + "\n\n" +
+                    std::string(Tr("findings that decide it:")) + "\n";
   for (std::string_view id : s.finding_ids) {
     const CatalogueEntry* e = FindCatalogueEntry(id);
-    out += "  " + std::string(id) + (e ? "  " + std::string(e->title) : std::string()) + "\n";
+    out += "  " + std::string(id) + (e ? "  " + std::string(Tr(e->title)) : std::string()) + "\n";
   }
-  out += "\ncommands:\n";
+  out += "\n" + std::string(Tr("commands:")) + "\n";
   for (std::string_view c : s.commands) out += "  " + std::string(c) + "\n";
-  out += "\n(`gpudoctor explain ID` for any finding above)\n";
+  out += "\n" + std::string(Tr("(`gpudoctor explain ID` for any finding above)")) + "\n";
   return out;
 }
 
@@ -57,8 +61,14 @@ int ExplainCommand(const CliOptions& o) {
   }
   if (o.Has("--symptoms")) {
     for (const auto& s : Symptoms()) {
-      std::printf("%-20s %s\n", std::string(s.key).c_str(), std::string(s.title).c_str());
+      std::printf("%-20s %s\n", std::string(s.key).c_str(), std::string(Tr(s.title)).c_str());
     }
+    return 0;
+  }
+  if (o.Has("--pot")) {  // every translatable text, for po/zh_CN.po (rules/messages.h)
+    std::string pot = "msgid \"\"\nmsgstr \"\"\n\"Content-Type: text/plain; charset=UTF-8\\n\"\n\n";
+    for (const TranslatableText& m : TranslatableMessages()) pot += PotEntry(m.text, m.where);
+    std::fputs(pot.c_str(), stdout);
     return 0;
   }
   if (o.Has("--symptom")) {
@@ -79,7 +89,7 @@ int ExplainCommand(const CliOptions& o) {
   if (o.Has("--list") || o.positional.empty()) {
     for (const auto* e : Catalogue()) {
       std::printf("%-28s %-9s %s\n", std::string(e->id).c_str(), LayerName(e->layer),
-                  std::string(e->title).c_str());
+                  std::string(Tr(e->title)).c_str());
     }
     return 0;
   }

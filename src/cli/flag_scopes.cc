@@ -16,9 +16,10 @@ const std::map<std::string_view, std::string_view, std::less<>>& Scopes() {
       {"--json", "*"},
       {"--color", "*"},
       {"--no-color", "*"},
+      {"--lang", "*"},
       {"--config", "*"},
       // Probing commands; the deadline bounds every command that reads outside input.
-      {"--deadline", "check watch top bundle compare logs fleet history"},
+      {"--deadline", "check watch top bundle compare logs fleet history netcheck"},
       {"--sample-ms", kProbing},
       {"--path.procfs", kProbing},
       {"--path.sysfs", kProbing},
@@ -28,7 +29,7 @@ const std::map<std::string_view, std::string_view, std::less<>>& Scopes() {
       {"--nvml-lib", kProbing},
       {"--nvml-timeout", kProbing},
       {"--target", kProbing},
-      {"--reference", kProbing},
+      {"--reference", "check watch top bundle compare netcheck"},
       // The kernel log.
       {"--kmsg-file", "check watch top bundle compare logs"},
       {"--kmsg-source", kProbing},
@@ -58,6 +59,7 @@ const std::map<std::string_view, std::string_view, std::less<>>& Scopes() {
       {"--markdown", "explain"},
       {"--list", "explain"},
       {"--symptoms", "explain"},
+      {"--pot", "explain"},
       {"--runbook", "explain"},
       {"--symptom", "explain"},
       // Many nodes, and the schedulers' modes of check.

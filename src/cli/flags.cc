@@ -3,6 +3,7 @@
 #include <ctime>
 
 #include "cli/cli_options.h"
+#include "core/i18n.h"
 #include "core/strings.h"
 #include "core/time_spec.h"
 #include "net/target.h"
@@ -46,6 +47,17 @@ const std::vector<FlagSpec>& FlagTable() {
            o.color = ColorMode::kNever;
          else
            return InvalidArgument("expected auto, always or never, got '" + Sanitize(v, 40) + "'");
+         return Status::Ok();
+       }},
+      {"--lang", "zh|en",
+       "language of finding titles, next steps, symptoms, the runbook and the text report "
+       "(default: LANGUAGE, "
+       "LC_ALL, LC_MESSAGES, LANG; zh_CN.UTF-8 → Chinese)",
+       [](std::string_view v, CliOptions& o) {
+         if (!ParseLanguage(v)) {
+           return InvalidArgument("expected zh or en, got '" + Sanitize(v, 40) + "'");
+         }
+         o.values["--lang"] = std::string(v);
          return Status::Ok();
        }},
       {"--no-color", "", "same as --color never",
@@ -317,6 +329,7 @@ const std::vector<FlagSpec>& FlagTable() {
       {"--markdown", "", "explain: print the whole catalogue as Markdown", SetSwitch},
       {"--list", "", "explain: list every finding id", SetSwitch},
       {"--symptoms", "", "explain: list the symptoms gpudoctor knows", SetSwitch},
+      {"--pot", "", "explain: print the translatable texts as a gettext template (po/)", SetSwitch},
       {"--runbook", "", "explain: the emergency plan from the catalogue's critical findings",
        SetSwitch},
       {"--symptom", "", "explain: the findings and commands for a symptom given as TEXT",

@@ -11,6 +11,7 @@
 #include "report/kernel_log_json.h"
 #include "report/report.h"
 #include "rules/engine.h"
+#include "rules/localize.h"
 
 namespace gpudoctor {
 namespace {
@@ -22,7 +23,7 @@ std::string RenderLogsText(const KernelLogFacts& k, const std::vector<Finding>& 
       " bytes, " + std::to_string(k.lines_examined) + " lines examined, " +
       std::to_string(findings.size()) + " finding(s), verdict " + Verdict(findings) + "\n";
   if (!findings.empty()) out += "\n";
-  for (const auto& f : findings) out += RenderFindingText(f, color);
+  for (const auto& f : LocalizeFindings(findings)) out += RenderFindingText(f, color);
   if (k.garbled_lines || k.truncated_lines || k.non_kernel_lines || k.dropped_events) {
     out += "\nskipped: " + std::to_string(k.garbled_lines) + " garbled, " +
            std::to_string(k.truncated_lines) + " over-long, " + std::to_string(k.non_kernel_lines) +

@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "config/config.h"
 #include "core/deadline.h"
+#include "core/i18n.h"
 #include "core/input_file.h"
 #include "core/strings.h"
 #include "core/terminal_text.h"
@@ -26,6 +27,8 @@ int Dispatch(int argc, char** argv) {
     return CouldNotRun(parsed.status().message());
   }
   const CliOptions& o = *parsed;
+  auto lang = o.Value("--lang");
+  SetLanguage(lang ? ParseLanguage(*lang).value_or(Language::kEnglish) : LanguageFromEnvironment());
   if (o.Has("--npd") && o.command != "check" && !o.help && !o.version) {
     return NpdCouldNotRun("--npd is a mode of `gpudoctor check`, not of '" +
                           Sanitize(o.command, 40) + "'");
@@ -76,11 +79,14 @@ int Dispatch(int argc, char** argv) {
 
 const std::vector<CommandEntry>& CommandTable() {
   static const std::vector<CommandEntry> commands = {
-      {"check", CheckCommand},     {"explain", ExplainCommand}, {"config", ConfigCommand},
-      {"probes", ProbesCommand},   {"logs", LogsCommand},  // kernel log (logs_command.cc)
-      {"compare", CompareCommand}, {"watch", WatchCommand},     {"history", HistoryCommand},
-      {"ack", AckCommand},         {"silence", SilenceCommand},  // watch store
-      {"top", TopCommand},         {"fleet", FleetCommand},     {"bundle", BundleCommand},
+      {"check", CheckCommand},       {"explain", ExplainCommand},
+      {"netcheck", NetcheckCommand}, {"config", ConfigCommand},
+      {"probes", ProbesCommand},     {"logs", LogsCommand},  // kernel log (logs_command.cc)
+      {"compare", CompareCommand},   {"watch", WatchCommand},
+      {"history", HistoryCommand},   {"ack", AckCommand},
+      {"silence", SilenceCommand},  // watch store
+      {"top", TopCommand},           {"fleet", FleetCommand},
+      {"bundle", BundleCommand},
   };
   return commands;
 }

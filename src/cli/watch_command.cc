@@ -17,6 +17,7 @@
 #include "notify/notifier.h"
 #include "notify/notify_spool.h"
 #include "serve/http_server.h"
+#include "store/expected_gpus.h"
 #include "store/history_sink.h"
 #include "store/history_store.h"
 #include "watch/daemon.h"
@@ -166,10 +167,21 @@ int WatchCommand(const CliOptions& o) {
   std::unique_ptr<HistoryStore> store;
   std::vector<TrackedFinding> stored_findings;
   std::string stored_boot_id;
+  std::optional<int> history_gpus;
   if (!o.Has("--no-db")) {
     auto opened = OpenHistory(*settings, stored_findings, stored_boot_id);
     if (!opened.ok()) return CouldNotRun(opened.status().message());
     store = std::move(*opened);
+    // Before the first tick writes the ledger: the GPUs the history last saw become [gpu]
+    // expected_count when the config leaves it unset, for this whole run (store/expected_gpus.h).
+    history_gpus =
+        ReadLastSeenGpuCount(settings->db_path, SteadyClock::now() + std::chrono::seconds(2));
+    auto with_history = std::make_shared<Settings>(*settings);
+    if (ApplyHistoryGpuCount(*with_history, history_gpus)) {
+      LogInfo(kLog, "expecting " + std::to_string(*history_gpus) +
+                        " GPU(s), as the history last saw ([gpu] expected_count unset)");
+      settings = with_history;
+    }
   }
 
   WatchOptions options = WatchOptionsOf(*settings);
@@ -242,6 +254,7 @@ int WatchCommand(const CliOptions& o) {
     // Every key of the new config or none: a new server, token and notifiers are built first and
     // swapped in only when all of them worked.
     auto reloaded = BuildSettings(o);
+    if (reloaded.ok()) ApplyHistoryGpuCount(**reloaded, history_gpus);
     std::vector<std::string> changed;
     Status applied = reloaded.ok()
                          ? ReloadWatchServices(*settings, **reloaded, listen_requested(**reloaded),

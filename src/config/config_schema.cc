@@ -257,6 +257,22 @@ Status ApplyThermal(const SettingSpec& spec, const SettingValue& v, Settings& s)
 }
 
 Status ApplyBackup(const SettingSpec& spec, const SettingValue& v, Settings& s) {
+  if (spec.arg1 == "command_timeout_s") {
+    double d = std::get<double>(v);
+    if (!(d >= 0.1 && d <= 300)) return InvalidArgument("must be seconds in [0.1, 300]");
+    s.backup_command_timeout_s = d;
+    return Status::Ok();
+  }
+  if (spec.arg1 == "command") {
+    const auto& argv = std::get<std::vector<std::string>>(v);
+    if (argv.size() > 64) return InvalidArgument("at most 64 arguments");
+    if (!argv.empty() && argv[0].empty()) return InvalidArgument("the program must not be empty");
+    for (const auto& a : argv) {
+      if (a.size() > 4096) return InvalidArgument("has an argument over 4096 bytes");
+    }
+    s.backup_command = argv;
+    return Status::Ok();
+  }
   if (spec.arg1 == "max_age_h") {
     double d = std::get<double>(v);
     if (!(d > 0 && d <= 24 * 366)) return InvalidArgument("must be hours in (0, 8784]");
@@ -314,9 +330,25 @@ std::vector<SettingSpec> StaticSpecs() {
       {{"backup", "max_age_h"},
        SettingType::kDouble,
        24.0,
-       "Hours the newest file matching [backup] paths may be old (host.backup.stale).",
+       "Hours the newest file matching [backup] paths (or reported by [backup] command) may be "
+       "old (host.backup.stale).",
        ApplyBackup,
        "max_age_h"},
+      {{"backup", "command"},
+       SettingType::kStringArray,
+       std::vector<std::string>{},
+       "Program (argv, no shell) that prints the newest backup's time on its first line, unix "
+       "seconds or RFC 3339, for remote or object storage, e.g. [\"/usr/local/bin/newest-ckpt\", "
+       "\"s3://bucket/ckpt/\"]; older than max_age_h is host.backup.stale. Empty: not run.",
+       ApplyBackup,
+       "command"},
+      {{"backup", "command_timeout_s"},
+       SettingType::kDouble,
+       10.0,
+       "Seconds the [backup] command may take before it is killed (never beyond the check's "
+       "deadline); a timeout is host.backup.none.",
+       ApplyBackup,
+       "command_timeout_s"},
       {{"watch", "interval_s"},
        SettingType::kDouble,
        Settings().watch_interval_s,

@@ -51,6 +51,10 @@ struct Settings {
   std::string thermal_ipmitool = "ipmitool";
   double thermal_ipmitool_timeout_s = 5;
   std::vector<std::string> backup_paths;
+  // [backup] command: argv (no shell) of a program that prints the newest backup's time (unix
+  // seconds or RFC 3339) on its first line, for remote or object storage; empty: not run.
+  std::vector<std::string> backup_command;
+  double backup_command_timeout_s = 10;
   // Kernel log (kmsg probe, `gpudoctor logs`;).
   std::string kmsg_file;                     // --kmsg-file PATH or "-": scan it, not live sources
   std::string kmsg_source = "auto";          // auto (kmsg, then journal) | kmsg | journal

@@ -33,6 +33,13 @@ struct GpuProcess {
   std::optional<uint64_t> used_bytes;  // GPU memory; absent when NVML reports "not available"
   std::string comm;                    // /proc/PID/comm; empty when unreadable (other pid ns)
   std::string user;                    // owner name (or uid as text); empty when unreadable
+  // The CUDA runtime it loaded, from the library paths in /proc/PID/maps (probes/
+  // cuda_runtime_scan.h): "12.4" (major.minor known) or "12" (only the major: a soname such as
+  // libcudart.so.12 or a bundled libcublas.so.12); empty when none was seen or maps not read.
+  std::string cuda_runtime;
+  std::string cuda_runtime_path;     // the library it came from (host path)
+  bool cuda_forward_compat = false;  // libcuda.so mapped from a .../compat/ directory
+  std::string maps_note;             // why maps was not read ("in D state", "timed out")
 };
 
 struct NvLinkFacts {

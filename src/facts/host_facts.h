@@ -103,6 +103,7 @@ struct HostFacts {
   std::optional<ThermalFacts> thermal;
   std::optional<BootFacts> boot;
   std::optional<BackupFacts> backups;
+  std::optional<UpdateFacts> updates;
 };
 
 }  // namespace gpudoctor

@@ -52,6 +52,14 @@ struct BootFacts {
   bool scan_truncated = false;                    // the module search hit its bound on some kernel
 };
 
+// The [backup] command's answer: the newest backup's time as the command printed it.
+struct BackupCommandResult {
+  std::string command;                   // as configured (argv joined by spaces)
+  std::optional<int64_t> newest_unix_s;  // parsed from its first output line
+  std::string output;                    // that line, sanitised; for the evidence
+  std::string error;                     // why no time: not found, timeout, exit 3, bad output
+};
+
 // One configured pattern ([backup] paths) and what matched it.
 struct BackupPattern {
   std::string pattern;                         // as configured: "/data/ckpt/*.pt"
@@ -64,6 +72,33 @@ struct BackupPattern {
 
 struct BackupFacts {
   std::vector<BackupPattern> patterns;
+  // [backup] command: prints the newest backup's time (remote or object storage).
+  std::optional<BackupCommandResult> command;
+};
+
+// One security update the package manager would install (its local lists, no network).
+struct PendingUpdate {
+  std::string name;               // "openssl"
+  std::string installed_version;  // "3.0.11-1~deb12u2"
+  std::string candidate_version;  // "3.0.15-1~deb12u1"
+  std::string suite;              // "bookworm-security"
+  // The Date of the list that offers it: the update was published no later than this.
+  std::optional<int64_t> list_date_unix_s;
+};
+
+// Pending security updates (boot probe). apt: /var/lib/apt/lists/*security*_Packages against
+// /var/lib/dpkg/status; dnf/yum: `dnf -C updateinfo list --security` (cache only).
+struct UpdateFacts {
+  std::string manager;   // "apt", "dnf", "yum"
+  std::string method;    // how it was read, for the evidence
+  bool checked = false;  // the state was read; false: `note` says why not
+  std::string note;
+  int security_lists = 0;              // security suites found in the lists
+  int pending_count = 0;               // packages with a newer version in a security suite
+  std::vector<PendingUpdate> pending;  // bounded (kMaxPendingListed), oldest list first
+  // The newest Date among the security lists: when apt last fetched them (how fresh the
+  // answer is); nullopt for dnf or when no list carries a date.
+  std::optional<int64_t> lists_date_unix_s;
 };
 
 }  // namespace gpudoctor

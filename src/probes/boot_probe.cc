@@ -2,10 +2,11 @@
 // Sources: <procfs>/sys/kernel/osrelease (running kernel), <rootfs>/boot/vmlinuz-* and
 // <rootfs>/lib/modules/*/ (installed kernels; /usr/lib/modules when /lib/modules is absent),
 // <rootfs>/run/reboot-required{,.pkgs} (Debian/Ubuntu; also under /var/run), <procfs>/modules
-// (is nvidia loaded). The NVIDIA module is searched where drivers install it: updates/ (DKMS),
+// (is nvidia loaded), and pending security updates (probes/updates_scan.h: apt lists vs dpkg
+// status, or dnf's cache). The NVIDIA module is searched where drivers install it: updates/ (DKMS),
 // extra/ (RHEL kmod), kernel/drivers/video/ (.run installer), kernel/nvidia*/ (Ubuntu's signed
-// linux-modules-nvidia-*): a bounded walk (kMaxEntriesPerKernel). No network, no package
-// database. Failure modes: no osrelease → skipped.
+// linux-modules-nvidia-*): a bounded walk (kMaxEntriesPerKernel). No network. Failure modes: no
+// osrelease → skipped.
 #include <algorithm>
 #include <deque>
 #include <map>
@@ -14,6 +15,7 @@
 #include "parsers/kernel_version.h"
 #include "probes/probe.h"
 #include "probes/probe_entry_points.h"
+#include "probes/updates_scan.h"
 
 namespace gpudoctor {
 namespace {
@@ -143,7 +145,12 @@ ProbeOutput RunBootProbe(const ProbeContext& ctx) {
       loaded = loaded || StartsWith(line, "nvidia ");
     facts.nvidia_loaded = loaded;
   }
-  return ProbeOk([facts](Snapshot& s) { s.host.boot = facts; });
+  // Pending security updates (probes/updates_scan.h): local package state only.
+  UpdateFacts updates = ScanSecurityUpdates(fs, ctx.deadline - std::chrono::milliseconds(300));
+  return ProbeOk([facts, updates](Snapshot& s) {
+    s.host.boot = facts;
+    s.host.updates = updates;
+  });
 }
 
 }  // namespace gpudoctor

@@ -1,6 +1,7 @@
 // NVML probe. Source: libnvidia-ml through our own loader (src/nvml), every call under a
 // deadline (src/nvml/sampler.h); process names from /proc/PID/comm and owners from
-// stat(2) of /proc/PID + /etc/passwd (never cmdline: it can hang on a task stuck in the driver).
+// stat(2) of /proc/PID + /etc/passwd (never cmdline: it can hang on a task stuck in the driver);
+// the CUDA runtime from library paths in /proc/PID/maps, skipping tasks in D state.
 // Units: as in facts/gpu_facts.h. Failure modes: no library → skipped (facts still say so, for
 // the no-driver findings); init error → failed with the NVML text; a hung call → the probe
 // returns on time with the hang recorded. References: nvml.md, signals.md.
@@ -14,6 +15,7 @@
 #include "nvml/session.h"
 #include "parsers/gpu_sysfs.h"
 #include "plan/live_advice.h"
+#include "probes/cuda_runtime_scan.h"
 #include "probes/probe.h"
 #include "probes/probe_entry_points.h"
 
@@ -49,6 +51,7 @@ void NameProcesses(const RootFs& fs, GpuLayerFacts& facts) {
 // Under `watch`: the NVML session kept open between ticks.
 struct NvmlCarry : ProbeCarry {
   std::shared_ptr<NvmlSession> session;
+  CudaRuntimeCache cuda_runtimes;
 };
 
 }  // namespace
@@ -85,6 +88,12 @@ ProbeOutput RunNvmlProbe(const ProbeContext& ctx) {
   // Process names and owners come from /proc after the NVML phase, never inside it: a stuck
   // /proc read cannot cost the GPU facts.
   NameProcesses(ctx.fs(), facts);
+  // The CUDA runtime each GPU process loaded (library paths of /proc/PID/maps, never of a task
+  // in D state; probes/cuda_runtime_scan.h), for driver.cuda_too_old.
+  if (facts.driver.cuda_driver_version) {
+    ReadCudaRuntimes(ctx.fs(), facts, ctx.deadline - kReturnMargin,
+                     carry ? &carry->cuda_runtimes : nullptr);
+  }
   // An inference server on a GPU: the planner's KV numbers as facts, for gpu.memory.full.
   for (auto& gpu : facts.gpus) gpu.live_kv = plan::LiveKvFactsFor(gpu);
 

@@ -2,6 +2,10 @@
 // lists them, each probe file defines its own, and tests call them directly on fixture trees.
 #pragma once
 
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
 #include "probes/probe.h"
 
 namespace gpudoctor {
@@ -24,5 +28,8 @@ ProbeOutput RunKmsgProbe(const ProbeContext& ctx);
 ProbeOutput RunThermalProbe(const ProbeContext& ctx);
 ProbeOutput RunBootProbe(const ProbeContext& ctx);
 ProbeOutput RunBackupProbe(const ProbeContext& ctx);
+// The backup probe's reading of its [backup] command's first line: unix seconds (a fraction is
+// dropped) or RFC 3339; nullopt for anything else (outside input).
+std::optional<int64_t> ParseBackupTime(std::string_view text);
 
 }  // namespace gpudoctor

@@ -32,7 +32,7 @@ const std::vector<ProbeSpec>& ProbeRegistry() {
        "miner-like process signs: names, stratum ports, deleted exe, CPU, GPU use"},
       {"boot", Layer::kSoftware, true, Cadence::kSlow, RunBootProbe,
        "running vs installed kernels, reboot-required, NVIDIA module per kernel (/boot, "
-       "/lib/modules)"},
+       "/lib/modules), pending security updates (apt lists vs dpkg status, dnf cache)"},
       // resources
       {"cpu", Layer::kResources, true, Cadence::kFast, RunCpuProbe,
        "CPU busy/iowait/steal over the window, load average (/proc/stat, /proc/loadavg)"},

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/time_spec.h"  // FormatUtc, used by every report writer
@@ -28,7 +29,12 @@ int ExitCodeFor(const std::vector<Finding>& findings);
 
 // {"verdict","host","time","duration_ms","findings":[...],"probes":[...], ...layer sections}
 std::string RenderJson(const Report& report);
+// In the current language (core/i18n.h): labels, next steps and action phrases are translated;
+// summaries and evidence (built by the rules) stay as they are. The caller prefixes the
+// catalogue's translated title to each summary first (LocalizeFindings, rules/localize.h).
 std::string RenderText(const Report& report, bool color);
+// The fixed texts RenderText translates (msgids of po/zh_CN.po).
+const std::vector<std::string_view>& TextReportLabels();
 // One finding as in the text report: severity, id, GPU, summary, evidence line, next steps.
 std::string RenderFindingText(const Finding& f, bool color);
 

@@ -1,6 +1,8 @@
+#include <cstdio>
 #include <map>
 #include <string>
 
+#include "core/i18n.h"
 #include "core/strings.h"
 #include "report/gpu_report.h"
 #include "report/net_report.h"
@@ -63,23 +65,47 @@ std::string GpuLabel(const GpuRef& g) {
   return s;
 }
 
+// "%s" (a C format in the .po) with one string argument.
+std::string Format1(std::string_view fmt, const std::string& a) {
+  std::string out(fmt);
+  if (size_t at = out.find("%s"); at != std::string::npos) out.replace(at, 2, a);
+  return out;
+}
+
 void RenderFindingTo(const Finding& f, const Palette& p, std::string& out) {
   out += "  " + p.Sev(f.severity, SevLabel(f.severity)) + "  " + p.Bold(f.id) + "  ";
   if (f.gpu) out += GpuLabel(*f.gpu) + ": ";
   out += f.summary + "\n";
   if (!f.evidence.empty()) {
-    std::string line = "        evidence:";
+    std::string line = "        " + std::string(Tr("evidence:"));
     for (const auto& e : f.evidence) line += " " + e.name + "=" + EvidenceValue(e);
     out += p.Dim(line) + "\n";
   }
   if (f.action != Action::kNone) {
-    out += "        action: " + std::string(ActionName(f.action)) + " (" + ActionPhrase(f.action) +
-           ")\n";
+    out += "        " + std::string(Tr("action:")) + " " + std::string(ActionName(f.action)) +
+           " (" + std::string(Tr(ActionPhrase(f.action))) + ")\n";
   }
-  for (const auto& step : f.next_steps) out += "        -> " + step + "\n";
+  for (const auto& step : f.next_steps) out += "        -> " + std::string(Tr(step)) + "\n";
 }
 
 }  // namespace
+
+const std::vector<std::string_view>& TextReportLabels() {
+  static const std::vector<std::string_view> labels = {
+      "on %s at %s",
+      "NETWORK",
+      "HARDWARE",
+      "SOFTWARE",
+      "RESOURCES",
+      "evidence:",
+      "action:",
+      "not checked (no probe for this layer ran)",
+      "ok",
+      "verdict:",
+      "%d critical, %d warning, %d info; %d probes in %lld ms",
+  };
+  return labels;
+}
 
 std::string RenderFindingText(const Finding& f, bool color) {
   std::string out;
@@ -90,12 +116,12 @@ std::string RenderFindingText(const Finding& f, bool color) {
 std::string RenderText(const Report& report, bool color) {
   Palette p{color};
   const Snapshot& snap = report.snapshot;
-  std::string out =
-      p.Bold("gpudoctor check") + " on " + snap.hostname + " at " + FormatUtc(snap.time) + "\n";
+  std::string out = p.Bold("gpudoctor check") + " " +
+                    Format1(Format1(Tr("on %s at %s"), snap.hostname), FormatUtc(snap.time)) + "\n";
   for (Layer layer : {Layer::kNetwork, Layer::kHardware, Layer::kSoftware, Layer::kResources}) {
     std::string upper = LayerName(layer);
     for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    out += "\n" + p.Bold(upper) + "\n";
+    out += "\n" + p.Bold(std::string(Tr(upper))) + "\n";
     bool any = false;
     for (const auto& f : report.findings) {
       if (f.layer != layer) continue;
@@ -105,8 +131,9 @@ std::string RenderText(const Report& report, bool color) {
     int probes = 0;
     for (const auto& pr : snap.probes) probes += pr.layer == layer ? 1 : 0;
     if (!any) {
-      out += probes == 0 ? p.Dim("  not checked (no probe for this layer ran)") + "\n"
-                         : "  " + p.Ok("ok") + "\n";
+      out += probes == 0
+                 ? p.Dim("  " + std::string(Tr("not checked (no probe for this layer ran)"))) + "\n"
+                 : "  " + p.Ok(std::string(Tr("ok"))) + "\n";
     }
     for (const auto& pr : snap.probes) {
       if (pr.layer != layer || pr.state == ProbeState::kOk) continue;
@@ -131,19 +158,22 @@ std::string RenderText(const Report& report, bool color) {
   std::map<Severity, int> counts;
   for (const auto& f : report.findings) counts[f.severity]++;
   std::string verdict = Verdict(report.findings);
-  std::string line = "verdict: ";
+  std::string line = std::string(Tr("verdict:")) + " ";
   std::string word = verdict == "ok" ? "OK" : verdict == "warn" ? "WARN" : "CRIT";
   if (verdict == "ok")
     line += p.Ok(word);
   else
     line += p.Sev(verdict == "warn" ? Severity::kWarn : Severity::kCrit, word);
-  line += " - " + std::to_string(counts[Severity::kCrit]) + " critical, " +
-          std::to_string(counts[Severity::kWarn]) + " warning, " +
-          std::to_string(counts[Severity::kInfo]) + " info; " + std::to_string(snap.probes.size()) +
-          " probes in " + std::to_string(static_cast<int64_t>(report.duration_ms)) + " ms";
+  char counts_text[256];
+  std::snprintf(counts_text, sizeof counts_text,
+                std::string(Tr("%d critical, %d warning, %d info; %d probes in %lld ms")).c_str(),
+                counts[Severity::kCrit], counts[Severity::kWarn], counts[Severity::kInfo],
+                static_cast<int>(snap.probes.size()), static_cast<long long>(report.duration_ms));
+  line += std::string(" - ") + counts_text;
   out += "\n" + line + "\n";
   if (Action worst = WorstAction(report.findings); worst != Action::kNone) {
-    out += "action: " + p.Bold(ActionName(worst)) + " - " + ActionPhrase(worst) + "\n";
+    out += std::string(Tr("action:")) + " " + p.Bold(ActionName(worst)) + " - " +
+           std::string(Tr(ActionPhrase(worst))) + "\n";
   }
   return out;
 }

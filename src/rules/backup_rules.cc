@@ -1,11 +1,42 @@
 // Backup rules: host.backup.stale (the newest match of a pattern is older than max_age_h) and
-// host.backup.none (a pattern matched nothing), one finding per pattern (subject = pattern).
+// host.backup.none (a pattern matched nothing), one finding per pattern (subject = pattern); and
+// the same two for the [backup] command (subject "command"): its time too old, or no time.
 #include <string>
 
 #include "core/strings.h"
+#include "core/time_spec.h"
 #include "rules/upkeep_rules.h"
 
 namespace gpudoctor {
+namespace {
+
+// The [backup] command's answer: no time → host.backup.none (the backups are not checked, and
+// silence would read as "fine"); a time older than max_age_h → host.backup.stale.
+void CommandRule(const BackupCommandResult& c, int64_t now_s, double max_age_h,
+                 std::vector<Finding>& out) {
+  if (!c.newest_unix_s) {
+    Finding f = MakeFinding("host.backup.none", Severity::kWarn,
+                            "backup command could not tell the newest backup's time: " + c.error);
+    f.subject = "command";
+    f.Add("command", c.command).Add("error", c.error);
+    if (!c.output.empty()) f.Add("output", c.output);
+    out.push_back(std::move(f));
+    return;
+  }
+  if (now_s <= 0) return;
+  double age_h = static_cast<double>(now_s - *c.newest_unix_s) / 3600.0;
+  if (age_h <= max_age_h) return;
+  Finding f = MakeFinding("host.backup.stale", Severity::kWarn,
+                          "newest backup reported by the backup command is " + FormatDouble(age_h) +
+                              " h old: a GPU failure now loses " + FormatDouble(age_h, 0) +
+                              " hours of training");
+  f.subject = "command";
+  f.Add("command", c.command).Add("newest_backup", FormatUtc(*c.newest_unix_s));
+  f.Add("age_h", age_h).Add("max_age_h", max_age_h);
+  out.push_back(std::move(f));
+}
+
+}  // namespace
 
 void BackupRules(const BackupFacts& backups, std::chrono::system_clock::time_point now,
                  const Thresholds& t, std::vector<Finding>& out) {
@@ -55,6 +86,7 @@ void BackupRules(const BackupFacts& backups, std::chrono::system_clock::time_poi
     if (p.truncated) f.AddBool("scan_truncated", true);
     out.push_back(std::move(f));
   }
+  if (backups.command) CommandRule(*backups.command, now_s, max_age_h, out);
 }
 
 }  // namespace gpudoctor

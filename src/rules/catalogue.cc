@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/i18n.h"
 #include "core/strings.h"
 
 namespace gpudoctor {
@@ -138,30 +139,38 @@ std::string CatalogueMarkdown() {
 
 namespace gpudoctor {
 
-std::string EmergencyRunbook() {
-  std::string out =
-      "# gpudoctor emergency runbook (generated from the catalogue's critical findings)\n\n"
+const std::vector<std::string_view>& RunbookParagraphs() {
+  static const std::vector<std::string_view> paragraphs = {
+      "# gpudoctor emergency runbook (generated from the catalogue's critical findings)",
       "Contacts (fill in): on-call <NAME, PHONE>; datacenter hands <NAME, PHONE>; vendor RMA "
-      "<PORTAL / PHONE, contract number>; security <NAME, PHONE>.\n\n"
+      "<PORTAL / PHONE, contract number>; security <NAME, PHONE>.",
       "1. Drain: stop new work on the node (`scontrol update nodename=NODE state=drain "
-      "reason=...`, `kubectl cordon NODE`); let running jobs checkpoint if they still can.\n"
+      "reason=...`, `kubectl cordon NODE`); let running jobs checkpoint if they still can.",
       "2. Evidence: `gpudoctor check --json > NODE-$(date +%F).json`, `dmesg -T > dmesg.txt`, "
       "`nvidia-bug-report.sh`, the serials and slots of the GPUs involved (in the findings); for "
-      "suspicious processes keep the binary and connections before anything is killed.\n"
+      "suspicious processes keep the binary and connections before anything is killed.",
       "3. Reset / reboot: `nvidia-smi -r -i N` for one idle GPU; reboot when a reset fails, "
-      "nvidia-smi hangs or the GPU fell off the bus; cold power-cycle when it comes back broken.\n"
+      "nvidia-smi hangs or the GPU fell off the bus; cold power-cycle when it comes back broken.",
       "4. Swap: run the physical checklist; move the card to another server or slot; the fault "
-      "follows the card or stays with the slot.\n"
+      "follows the card or stays with the slot.",
       "5. RMA: open it with the serial, the evidence above and the field diagnostic "
-      "(`dcgmi diag -r 3`); keep the node drained until the part is replaced.\n\n"
-      "Critical findings and their first action:\n";
+      "(`dcgmi diag -r 3`); keep the node drained until the part is replaced.",
+      "Critical findings and their first action:",
+  };
+  return paragraphs;
+}
+
+std::string EmergencyRunbook() {
+  const auto& p = RunbookParagraphs();
+  std::string out = std::string(Tr(p[0])) + "\n\n" + std::string(Tr(p[1])) + "\n\n";
+  for (size_t i = 2; i + 1 < p.size(); ++i) out += std::string(Tr(p[i])) + "\n";
+  out += "\n" + std::string(Tr(p.back())) + "\n";
   for (const CatalogueEntry* e : Catalogue()) {
     if (e->max_severity != Severity::kCrit) continue;
-    out +=
-        "- " + std::string(e->id) + " (" + std::string(e->title) + "): " +
-        (e->next_steps.empty() ? std::string("see `gpudoctor explain ") + std::string(e->id) + "`"
-                               : std::string(e->next_steps.front())) +
-        "\n";
+    out += "- " + std::string(e->id) + " (" + std::string(Tr(e->title)) + "): " +
+           (e->next_steps.empty() ? std::string("gpudoctor explain ") + std::string(e->id)
+                                  : std::string(Tr(e->next_steps.front()))) +
+           "\n";
   }
   return out;
 }

@@ -116,7 +116,9 @@ Action ActionOrDefault(std::string_view action_name, std::string_view id);
 
 // `gpudoctor explain --runbook`: the emergency plan (drain → evidence → reset/reboot → swap → RMA)
 // with every critical finding's first action, and placeholders for contacts.
+// Its paragraphs are the translation units (core/i18n.h); the text is in the current language.
 std::string EmergencyRunbook();
+const std::vector<std::string_view>& RunbookParagraphs();
 
 // Markdown for docs/findings.md (a test keeps the committed file equal to this).
 std::string CatalogueMarkdown();

@@ -98,6 +98,61 @@ const std::vector<CatalogueEntry>& UpkeepCatalogue() {
        {{"info_days_before_eol", 90, "days before end of life from which an info is reported"}},
        // Rebuilding the module or upgrading the branch fixes it, a reboot alone does not.
        {.reboot_fixable = false}},
+      {"driver.release.old",
+       Layer::kSoftware,
+       Severity::kInfo,
+       Action::kFixConfig,
+       "Older point release of a supported driver branch",
+       "The running driver's branch is supported, but newer point releases of it are known: "
+       "they carry the branch's later security and bug fixes. The release table is compiled "
+       "into gpudoctor (src/rules/driver_releases.cc) with the date it was written, so an even "
+       "newer release may exist: check NVIDIA's release notes before you pick one.",
+       {"Read the newer release's notes (fixed issues, security bulletins): "
+        "https://docs.nvidia.com/datacenter/tesla/ (Release Notes).",
+        "Upgrade within the branch on a canary node first (same branch: no CUDA compatibility "
+        "change), then roll out node by node with the node drained."},
+       {},
+       {.reboot_fixable = false}},
+      {"driver.cuda_too_old",
+       Layer::kSoftware,
+       Severity::kWarn,
+       Action::kFixConfig,
+       "A GPU process's CUDA runtime is newer than the driver supports",
+       "A process on the GPU loaded a CUDA runtime (libcudart) newer than the CUDA version the "
+       "driver supports (nvmlSystemGetCudaDriverVersion). A newer major version fails outright "
+       "(cudaErrorInsufficientDriver) unless the CUDA forward-compatibility package is used; a "
+       "newer minor version runs under minor version compatibility, but kernels shipped as PTX "
+       "for the newer toolkit cannot be JIT-compiled and the newer APIs are missing. Only the "
+       "library paths in /proc/PID/maps are read, nothing else of the process.",
+       {"Upgrade the driver to a branch that supports the runtime's CUDA version (NVIDIA's CUDA "
+        "toolkit / driver table: https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/).",
+        "Or, on data-center GPUs, install the CUDA forward-compatibility package for that "
+        "version (cuda-compat-X-Y; in containers, the image's /usr/local/cuda/compat on "
+        "LD_LIBRARY_PATH).",
+        "Or run the job with a runtime the driver supports (an older CUDA build of the "
+        "framework or container image)."},
+       {},
+       {.reboot_fixable = false}},
+      {"host.updates.security",
+       Layer::kSoftware,
+       Severity::kWarn,
+       Action::kFixConfig,
+       "Security updates pending",
+       "The package manager's own lists (apt's security suite, or dnf's update info) offer "
+       "newer versions of installed packages: known vulnerabilities stay open until they are "
+       "installed. Read from local state only, no network: the answer is as fresh as the last "
+       "`apt update`/`dnf makecache`. The age is how long the oldest pending update has been "
+       "published at least (the Date of the list that carries it).",
+       {"List them: `apt list --upgradable 2>/dev/null | grep -i security` (or `dnf updateinfo "
+        "list --security`).",
+        "Install them in a maintenance window: `apt-get upgrade` / `unattended-upgrade -d` (or "
+        "`dnf upgrade --security`); a new kernel or NVIDIA module needs a reboot "
+        "(host.reboot.pending, driver.module.kernel_mismatch).",
+        "Hold the NVIDIA driver packages if they must not move: `apt-mark hold` (or dnf "
+        "versionlock)."},
+       {{"warn_age_days", 7,
+         "a pending security update published at least this many days ago is a warning"}},
+       {.reboot_fixable = false}},
       {"host.backup.stale",
        Layer::kResources,
        Severity::kWarn,

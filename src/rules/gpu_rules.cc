@@ -231,7 +231,8 @@ void MissingRules(const GpuLayerFacts& gpu, std::vector<Finding>& out) {
   }
 }
 
-// Fewer NVIDIA GPUs than the node should have ([gpu] expected_count): counted on the PCI bus
+// Fewer NVIDIA GPUs than the node should have ([gpu] expected_count, else under check/watch the
+// count the history last saw): counted on the PCI bus
 // when sysfs was read (a card that fell off the bus after a reboot is not there at all), else in
 // NVML.
 void ExpectedCountRule(const GpuLayerFacts& gpu, const Thresholds& t, std::vector<Finding>& out) {
@@ -253,6 +254,10 @@ void ExpectedCountRule(const GpuLayerFacts& gpu, const Thresholds& t, std::vecto
                               " expected GPU(s) missing: " + std::to_string(*seen) + " " + where);
   f.subject = "expected_count";
   f.Add("expected_gpus", want).Add("gpus_seen", *seen).Add("counted", where);
+  // check/watch: without [gpu] expected_count, the count the history last saw
+  // (store/expected_gpus.h).
+  bool from_history = t.Find("gpu.missing", "expected_count_from_history").value_or(0) > 0;
+  f.Add("expected_from", from_history ? "history (GPUs last seen)" : "config [gpu] expected_count");
   if (gpu.pci_devices) {
     std::string buses;
     for (const auto& d : *gpu.pci_devices) Append(buses, d.bus_id);

@@ -9,6 +9,9 @@ void UpkeepRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>
   ThermalRules(snap, t, out);
   if (snap.host.boot) BootRules(*snap.host.boot, t, out);
   DriverBranchRules(snap.gpu.driver, snap.time, t, out);
+  DriverReleaseRules(snap.gpu.driver, snap.time, out);
+  CudaRuntimeRules(snap.gpu, out);
+  if (snap.host.updates) UpdateRules(*snap.host.updates, snap.time, t, out);
   if (snap.host.backups) BackupRules(*snap.host.backups, snap.time, t, out);
 }
 

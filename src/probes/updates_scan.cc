@@ -1,0 +1,168 @@
+// Pending security updates: apt lists vs dpkg status, or dnf's cache (see updates_scan.h).
+#include "probes/updates_scan.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "core/strings.h"
+#include "core/subprocess.h"
+#include "parsers/debian_packages.h"
+
+namespace gpudoctor {
+namespace {
+
+constexpr size_t kMaxLists = 64;
+constexpr size_t kMaxPackagesBytes = 64u << 20;
+constexpr size_t kMaxStatusBytes = 32u << 20;
+constexpr const char* kListsDir = "/var/lib/apt/lists";
+
+bool IsSecurity(const ReleaseInfo& r, std::string_view file) {
+  return r.suite.find("security") != std::string::npos ||
+         r.codename.find("security") != std::string::npos ||
+         file.find("security") != std::string_view::npos;
+}
+
+// "host_path_dists_bookworm-security_InRelease" → "host_path_dists_bookworm-security_".
+std::string ReleasePrefix(std::string_view name) {
+  for (std::string_view suffix : {"InRelease", "Release"}) {
+    if (EndsWith(name, suffix)) return std::string(name.substr(0, name.size() - suffix.size()));
+  }
+  return "";
+}
+
+void ScanDnf(const RootFs& fs, TimePoint deadline, UpdateFacts& facts) {
+  std::string tool = RootFs::Exists(fs.RootPath("/usr/bin/dnf")) ? "dnf" : "yum";
+  facts.manager = tool;
+  facts.method = tool + " -C -q updateinfo list --security (cache only, no network)";
+  if (fs.rootfs() != "/" && !fs.rootfs().empty()) {
+    facts.note = tool + " is not run against another root (--path.rootfs)";
+    return;
+  }
+  double left = std::chrono::duration<double>(deadline - SteadyClock::now()).count();
+  if (left < 0.5) {
+    facts.note = "no time left in the check for " + tool;
+    return;
+  }
+  auto r = RunProcess({"/usr/bin/" + tool, "-C", "-q", "updateinfo", "list", "--security"},
+                      std::min(left - 0.2, 20.0), 1 << 20);
+  if (!r.ok()) {
+    facts.note = tool + ": " + r.status().ToString();
+    return;
+  }
+  if (r->exit_code != 0) {
+    facts.note =
+        tool + " exited with " + std::to_string(r->exit_code) + ": " + Sanitize(Trim(r->err), 200);
+    return;
+  }
+  ParseDnfSecurityList(r->out, facts);
+  facts.checked = true;
+}
+
+}  // namespace
+
+void ParseDnfSecurityList(std::string_view text, UpdateFacts& facts) {
+  std::set<std::string> seen;
+  for (std::string_view line : SplitLines(text)) {
+    std::vector<std::string_view> f = Split(line, " \t");
+    if (f.size() != 3 || f[1].find("Sec") == std::string_view::npos) continue;
+    std::string nevra = Sanitize(f[2], 200);
+    if (!seen.insert(nevra).second) continue;
+    ++facts.pending_count;
+    if (facts.pending.size() >= kMaxPendingListed) continue;
+    PendingUpdate u;
+    // name-[epoch:]version-release.arch: the name ends at the dash before the version.
+    std::string_view n = f[2];
+    size_t rel = n.rfind('-');
+    size_t ver = rel == std::string_view::npos ? rel : n.rfind('-', rel - 1);
+    u.name = ver == std::string_view::npos ? nevra : Sanitize(n.substr(0, ver), 200);
+    u.candidate_version = ver == std::string_view::npos ? "" : Sanitize(n.substr(ver + 1), 200);
+    u.suite = Sanitize(f[0], 64);  // the advisory id
+    facts.pending.push_back(std::move(u));
+  }
+  facts.security_lists = 1;
+}
+
+UpdateFacts ScanSecurityUpdates(const RootFs& fs, TimePoint deadline) {
+  UpdateFacts facts;
+  auto names = RootFs::ListDir(fs.RootPath(kListsDir));
+  if (!names.ok()) {
+    if (RootFs::Exists(fs.RootPath("/usr/bin/dnf")) ||
+        RootFs::Exists(fs.RootPath("/usr/bin/yum"))) {
+      ScanDnf(fs, deadline, facts);
+    } else {
+      facts.note = "no package manager state found (" + std::string(kListsDir) + ", dnf, yum)";
+    }
+    return facts;
+  }
+  facts.manager = "apt";
+  facts.method = std::string(kListsDir) + "/*security*_Packages vs /var/lib/dpkg/status";
+  std::map<std::string, ReleaseInfo> security;  // list prefix → its Release
+  for (const std::string& n : *names) {
+    std::string prefix = ReleasePrefix(n);
+    if (prefix.empty() || security.size() >= kMaxLists) continue;
+    auto text = RootFs::ReadFile(fs.RootPath(std::string(kListsDir) + "/" + n), 1 << 20);
+    if (!text.ok()) continue;
+    ReleaseInfo r = ParseRelease(*text);
+    if (!IsSecurity(r, n)) continue;
+    if (r.suite.empty()) r.suite = r.codename;
+    // A suite with both InRelease and Release: keep the one with a date.
+    auto [it, fresh] = security.emplace(prefix, r);
+    if (!fresh && !it->second.date_unix_s) it->second = r;
+  }
+  facts.security_lists = static_cast<int>(security.size());
+  if (security.empty()) {
+    facts.note = "no security suite in the apt lists (none configured, or `apt update` never ran)";
+    return facts;
+  }
+  auto status = RootFs::ReadFile(fs.RootPath("/var/lib/dpkg/status"), kMaxStatusBytes);
+  if (!status.ok()) {
+    facts.note = "dpkg status unreadable: " + status.status().ToString();
+    return facts;
+  }
+  std::map<std::string, std::string> installed;  // "name:arch" and "name" → version
+  for (DebPackage& p : ParseDpkgStatus(*status)) {
+    installed[p.name + ":" + p.arch] = p.version;
+    installed.emplace(p.name, p.version);
+  }
+  std::map<std::string, PendingUpdate> pending;  // by package name: the newest candidate
+  for (const auto& [prefix, rel] : security) {
+    if (SteadyClock::now() >= deadline) {
+      facts.note = "the check's deadline passed while reading the apt lists";
+      return facts;
+    }
+    if (rel.date_unix_s) {
+      facts.lists_date_unix_s = std::max(facts.lists_date_unix_s.value_or(0), *rel.date_unix_s);
+    }
+    for (const std::string& n : *names) {
+      if (!StartsWith(n, prefix) || !EndsWith(n, "_Packages")) continue;
+      auto text =
+          RootFs::ReadFile(fs.RootPath(std::string(kListsDir) + "/" + n), kMaxPackagesBytes);
+      if (!text.ok()) continue;
+      for (DebPackage& p : ParsePackagesList(*text)) {
+        auto it =
+            installed.find(p.arch == "all" || p.arch.empty() ? p.name : p.name + ":" + p.arch);
+        if (it == installed.end() || CompareDebianVersions(it->second, p.version) >= 0) continue;
+        auto have = pending.find(p.name);
+        if (have != pending.end() &&
+            CompareDebianVersions(have->second.candidate_version, p.version) >= 0) {
+          continue;
+        }
+        PendingUpdate u{p.name, it->second, p.version, rel.suite, rel.date_unix_s};
+        pending[p.name] = std::move(u);
+      }
+    }
+  }
+  facts.checked = true;
+  facts.pending_count = static_cast<int>(pending.size());
+  for (auto& [name, u] : pending) facts.pending.push_back(std::move(u));
+  std::stable_sort(facts.pending.begin(), facts.pending.end(),
+                   [](const PendingUpdate& a, const PendingUpdate& b) {
+                     return a.list_date_unix_s.value_or(INT64_MAX) <
+                            b.list_date_unix_s.value_or(INT64_MAX);
+                   });
+  if (facts.pending.size() > kMaxPendingListed) facts.pending.resize(kMaxPendingListed);
+  return facts;
+}
+
+}  // namespace gpudoctor
