@@ -134,12 +134,15 @@ PY
 
 mode=${GPUDOCTOR_CONTAINER_TEST_MODE:-auto}
 podman=""
-if [ "$mode" != chroot ]; then
+if [ "$mode" = chroot ]; then
+  note "GPUDOCTOR_CONTAINER_TEST_MODE=chroot: a chroot of the image's root filesystem, not podman"
+  why_chroot="forced by GPUDOCTOR_CONTAINER_TEST_MODE=chroot"
+else
+  why_chroot="podman could not run here"
   if ! command -v podman >/dev/null; then
     note "podman is not installed: falling back to a chroot of the image's root filesystem"
   else
-    # vfs storage and cgroupfs work inside containers and VMs without overlayfs or systemd;
-    # runc copes with hybrid cgroup hierarchies that crun refuses. Limits are set no higher
+    # cgroupfs works inside containers and VMs without systemd; runc copes with hybrid cgroup hierarchies that crun refuses. Limits are set no higher
     # than this shell's (raising them needs CAP_SYS_RESOURCE).
     runtime=()
     command -v runc >/dev/null && runtime=(--runtime=runc)
@@ -158,13 +161,14 @@ if [ "$mode" != chroot ]; then
     podman="podman --root $cache/podman-$driver --runroot $runroot --storage-driver=$driver
       --cgroup-manager=cgroupfs --events-backend=file ${runtime[*]}"
     limits=(--ulimit "nofile=$(ulimit -Sn):$(ulimit -Sn)" --ulimit nproc=4096:4096)
-    # Imported once per tarball, so the image's apt-get layer stays cached between runs.
+    # Imported once per tarball, so the image's apt-get layer stays cached between runs. Any
+    # failure here (storage, runtime, namespaces) is a reason to fall back, said below.
     base_tag=localhost/gpudoctor-test-base:$(stat -c %Y "$base")
-    $podman image exists "$base_tag" ||
-      $podman import --quiet "$base" "$base_tag" >/dev/null
-    $podman tag "$base_tag" docker.io/library/debian:bookworm-slim
-    if ! why=$($podman run --rm "${limits[@]}" --network=host docker.io/library/debian:bookworm-slim \
-      true 2>&1); then
+    if ! why=$({ $podman image exists "$base_tag" ||
+      $podman import --quiet "$base" "$base_tag" >/dev/null; } 2>&1 &&
+      $podman tag "$base_tag" docker.io/library/debian:bookworm-slim 2>&1 &&
+      $podman run --rm "${limits[@]}" --network=host docker.io/library/debian:bookworm-slim \
+        true 2>&1); then
       note "podman cannot run containers here ($why): falling back to a chroot of the image's root filesystem"
       podman=""
     fi
@@ -225,4 +229,4 @@ start_watch() {
 }
 stop_watch() { kill "$watch_pid"; wait "$watch_pid" 2>/dev/null || true; watch_pid=""; }
 checks
-note "PASS (chroot of the image's packages; podman could not run here)"
+note "PASS (chroot of the image's packages; $why_chroot)"
