@@ -6,9 +6,9 @@
 #include <cstdlib>
 
 #include "cli/commands.h"
+#include "cli/npd_connect.h"
 #include "core/terminal_text.h"
 #include "sched/npd.h"
-#include "sched/npd_connect.h"
 #include "sched/slurm.h"
 #include "serve/http_server.h"
 

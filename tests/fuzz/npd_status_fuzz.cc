@@ -1,5 +1,5 @@
 // libFuzzer: a watch's status document as `check --npd --connect` receives it: parsed, checked
-// (tui/status_check.h), read into findings (sched/npd_connect.h) and judged for every layer in
+// (tui/status_check.h), read into findings (cli/npd_connect.h) and judged for every layer in
 // both NPD forms. Must not crash or hit undefined behaviour, and every answer must keep NPD's
 // contract: exit 0 or 1, one line without a newline, at most kNpdMessageMax bytes.
 #include <cstdint>
@@ -7,8 +7,8 @@
 #include <optional>
 #include <string_view>
 
+#include "cli/npd_connect.h"
 #include "sched/npd.h"
-#include "sched/npd_connect.h"
 #include "tui/status_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,6 +1,6 @@
 // check --npd --connect: the findings read back from a watch's status document, and the
 // warnings condition (NpdWarnings) that carries warn findings to a node condition's message.
-#include "sched/npd_connect.h"
+#include "cli/npd_connect.h"
 
 #include <gtest/gtest.h>
 

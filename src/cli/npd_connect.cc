@@ -1,4 +1,4 @@
-#include "sched/npd_connect.h"
+#include "cli/npd_connect.h"
 
 #include <set>
 

@@ -1,4 +1,5 @@
-// `check --npd --connect URL`: node-problem-detector's rules answered from a running `gpudoctor
+// `check --npd --connect URL` (in cli/: it joins the status check of tui/ and the catalogue of
+// rules/ for sched/npd.h): node-problem-detector's rules answered from a running `gpudoctor
 // watch` (the one per node) instead of one full check per rule per interval.
 //
 // FetchWatchFindings asks the watch at base_url, all within `deadline` (connect, both requests
