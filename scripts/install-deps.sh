@@ -13,7 +13,13 @@ packages=(
   libncurses-dev tmux chromium nodejs
   slurm-wlm munge
   gettext
+  # deploy/container and deploy/k8s tests: a Debian base root filesystem (mmdebstrap), the image
+  # built and run with podman (runc: crun refuses hybrid cgroup hierarchies), manifests parsed.
+  mmdebstrap podman runc python3-yaml
 )
+# kubectl (the manifests' client-side dry run): Debian's kubernetes-client unless a kubectl is
+# already installed (another package, e.g. the upstream one, owns /usr/bin/kubectl then).
+command -v kubectl >/dev/null || packages+=(kubernetes-client)
 # nodejs brings npm (the NodeSource build does; on plain Debian also install npm). web/ needs
 # Node >= 18 to build the dashboard; without it the binary embeds a "not built" page.
 missing=()

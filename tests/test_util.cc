@@ -177,6 +177,7 @@ RunResult RunGpudoctor(const std::vector<std::string>& args, std::chrono::millis
   bool chooses = false;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--probes" || args[i] == "--target" || args[i] == "--reference") chooses = true;
+    if (args[i] == "--connect") chooses = true;  // asks a watch, runs no probe
     if (args[i] == "--skip-probes" && i + 1 < args.size() &&
         args[i + 1].find("reachability") != std::string::npos) {
       chooses = true;

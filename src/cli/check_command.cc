@@ -28,12 +28,22 @@ int CheckCommand(const CliOptions& o) {
     return InSchedulerMode(o) ? FinishSchedulerMode(o, {}, why) : CouldNotRun(why);
   }
   if (o.Has("--npd") && o.Has("--slurm")) return FinishSchedulerMode(o, {}, "");
+  if (o.Has("--npd-warnings") && !o.Has("--npd")) {
+    return CouldNotRun("--npd-warnings is a form of check --npd");
+  }
+  if (o.Value("--connect").has_value() && !o.Has("--npd")) {
+    return CouldNotRun(
+        "check --connect asks a watch for node-problem-detector (with --npd); "
+        "`gpudoctor top --connect URL` shows a watch's report");
+  }
   TimePoint start = SteadyClock::now();
   auto settings = BuildSettings(o);
   if (!settings.ok()) {
     if (InSchedulerMode(o)) return FinishSchedulerMode(o, {}, settings.status().message());
     return CouldNotRun(settings.status().message());
   }
+  // One watch per node serves node-problem-detector's rules: no probes here.
+  if (o.Value("--connect").has_value()) return NpdFromWatch(o, **settings);
   // [gpu] expected_count unset: expect the GPUs the history last saw (store/expected_gpus.h).
   if (!(*settings)->thresholds.Find("gpu.missing", "expected_count")) {
     ApplyHistoryGpuCount(**settings, ReadLastSeenGpuCount((*settings)->db_path,

@@ -71,5 +71,13 @@ int FinishSchedulerMode(const CliOptions& options, const std::vector<Finding>& f
 // with NpdCouldNotRun: the "unknown: ..." line on stdout, the reason on stderr, exit 2.
 bool NpdRequested(int argc, const char* const* argv);
 int NpdCouldNotRun(const std::string& why);
+// check --npd --connect URL: the findings of the running watch at URL (cli/npd_connect.h)
+// judged by FinishSchedulerMode, within settings.deadline_s; an unreachable, starting or stale
+// watch is exit 2 with the reason. The token as `top --connect` (ConnectToken).
+int NpdFromWatch(const CliOptions& options, const Settings& settings);
+// The bearer token for --connect (check --npd, top): --token-file (must be readable and 0600,
+// else an error), else $GPUDOCTOR_TOKEN, else the config's [watch] token_file when this user can
+// read it (the daemon on this host), else none ("").
+Result<std::string> ConnectToken(const CliOptions& options, const Settings& settings);
 
 }  // namespace gpudoctor

@@ -53,8 +53,8 @@ const std::map<std::string_view, std::string_view, std::less<>>& Scopes() {
       {"--list-metrics", "history"},
       {"--findings", "history"},
       {"--events", "history"},
-      {"--connect", "top"},
-      {"--token-file", "watch top"},
+      {"--connect", "check top"},
+      {"--token-file", "check watch top"},
       {"--default", "config"},
       {"--markdown", "explain"},
       {"--list", "explain"},
@@ -78,6 +78,7 @@ const std::map<std::string_view, std::string_view, std::less<>>& Scopes() {
       {"--slurm-drain-on-failure", "check"},
       {"--npd", "check"},
       {"--npd-layer", "check"},
+      {"--npd-warnings", "check"},
   };
   return scopes;
 }

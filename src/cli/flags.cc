@@ -306,8 +306,8 @@ const std::vector<FlagSpec>& FlagTable() {
       {"--events", "", "history: events (Xids, reboots, acks, notifications)", SetSwitch},
       // top.
       {"--connect", "URL",
-       "top: read GET URL/api/v1/status of a running `gpudoctor watch` instead of probing "
-       "(token from --token-file, else $GPUDOCTOR_TOKEN, else [watch] token_file)",
+       "top, check --npd: read GET URL/api/v1/status of a running `gpudoctor watch` instead of "
+       "probing (token from --token-file, else $GPUDOCTOR_TOKEN, else [watch] token_file)",
        [](std::string_view v, CliOptions& o) {
          if (v.rfind("http://", 0) != 0 && v.rfind("https://", 0) != 0) {
            return InvalidArgument("expected http://HOST:PORT, got '" + Sanitize(v, 60) + "'");
@@ -317,7 +317,7 @@ const std::vector<FlagSpec>& FlagTable() {
        }},
       {"--token-file", "PATH",
        "watch: bearer token file required on the HTTP API ([watch] token_file; mode 0600); "
-       "top --connect: send the token in this file",
+       "top/check --connect: send the token in this file",
        [](std::string_view v, CliOptions& o) {
          if (Status s = NonEmpty(v, "token file"); !s.ok()) return s;
          o.values["--token-file"] = std::string(v);

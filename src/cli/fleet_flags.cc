@@ -72,6 +72,10 @@ std::vector<FlagSpec> WithFleetFlags(std::vector<FlagSpec> flags) {
       {"--npd", "",
        "check: node-problem-detector plugin mode: one line, exit 0 ok, 1 problem, 2 unknown",
        SetSwitch},
+      {"--npd-warnings", "",
+       "check --npd: the layer's warnings condition: exit 1 while a warn or crit finding keeps "
+       "the node in service (named in the line), 0 'no warnings'",
+       SetSwitch},
       {"--npd-layer", "LAYER", "check --npd: judge only network|hardware|software|resources",
        [](std::string_view v, CliOptions& o) {
          if (v != "network" && v != "hardware" && v != "software" && v != "resources") {

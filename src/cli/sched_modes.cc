@@ -1,12 +1,16 @@
 // `check --slurm` and `check --npd`: the scheduler contracts around one check (src/sched).
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 
 #include "cli/commands.h"
+#include "cli/npd_connect.h"
 #include "core/terminal_text.h"
 #include "sched/npd.h"
 #include "sched/slurm.h"
+#include "serve/http_server.h"
 
 namespace gpudoctor {
 namespace {
@@ -46,6 +50,29 @@ int NpdCouldNotRun(const std::string& why) {
   return r.exit_code;
 }
 
+Result<std::string> ConnectToken(const CliOptions& o, const Settings& s) {
+  if (auto path = o.Value("--token-file")) return ReadTokenFile(*path);
+  if (const char* env = std::getenv("GPUDOCTOR_TOKEN"); env != nullptr && *env != '\0') {
+    return std::string(env);
+  }
+  if (!s.watch_token_file.empty()) {
+    if (auto t = ReadTokenFile(s.watch_token_file); t.ok()) return t;
+  }
+  return std::string();
+}
+
+int NpdFromWatch(const CliOptions& o, const Settings& s) {
+  std::string url = o.Value("--connect").value_or("");
+  auto token = ConnectToken(o, s);
+  if (!token.ok()) return NpdCouldNotRun(token.status().message());
+  // The whole exchange within the check's deadline: NPD's rule timeout must never fire first.
+  TimePoint deadline = SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(
+                                                std::chrono::duration<double>(s.deadline_s));
+  auto findings = FetchWatchFindings(url, *token, deadline);
+  if (!findings.ok()) return NpdCouldNotRun(findings.status().message());
+  return FinishSchedulerMode(o, *findings, "");
+}
+
 int FinishSchedulerMode(const CliOptions& o, const std::vector<Finding>& findings,
                         const std::string& tool_error) {
   if (o.Has("--npd") && o.Has("--slurm")) {
@@ -53,7 +80,9 @@ int FinishSchedulerMode(const CliOptions& o, const std::vector<Finding>& finding
   }
   if (o.Has("--npd")) {
     if (!tool_error.empty()) return NpdCouldNotRun(tool_error);
-    NpdOutcome r = NpdResult(findings, LayerNamed(o.Value("--npd-layer")), tool_error);
+    std::optional<Layer> layer = LayerNamed(o.Value("--npd-layer"));
+    NpdOutcome r = o.Has("--npd-warnings") ? NpdWarnings(findings, layer, tool_error)
+                                           : NpdResult(findings, layer, tool_error);
     std::printf("%s\n", r.message.c_str());
     return r.exit_code;
   }

@@ -5,7 +5,6 @@
 // sample is taken; a sample that overruns its deadline is abandoned like any probe.
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <memory>
 
 #include "cli/commands.h"
@@ -16,23 +15,6 @@
 #include "tui/top_view.h"
 
 namespace gpudoctor {
-namespace {
-
-// The bearer token for --connect: --token-file (must be readable and 0600, else exit 3), else
-// $GPUDOCTOR_TOKEN, else the config's [watch] token_file when this user can read it (the
-// daemon on this host), else none.
-Result<std::string> ConnectToken(const CliOptions& o, const Settings& s) {
-  if (auto path = o.Value("--token-file")) return ReadTokenFile(*path);
-  if (const char* env = std::getenv("GPUDOCTOR_TOKEN"); env != nullptr && *env != '\0') {
-    return std::string(env);
-  }
-  if (!s.watch_token_file.empty()) {
-    if (auto t = ReadTokenFile(s.watch_token_file); t.ok()) return t;
-  }
-  return std::string();
-}
-
-}  // namespace
 
 int TopCommand(const CliOptions& o) {
   if (!o.positional.empty())
