@@ -25,7 +25,8 @@ int CheckCommand(const CliOptions& o) {
     std::string why = "check takes no arguments: '" + o.positional[0] + "'";
     return InSchedulerMode(o) ? FinishSchedulerMode(o, {}, why) : CouldNotRun(why);
   }
-  if (o.Has("--npd") && o.Has("--slurm")) return FinishSchedulerMode(o, {}, "");
+  if (o.Has("--npd") && (o.Has("--slurm") || o.Has("--slurm-dry-run")))
+    return FinishSchedulerMode(o, {}, "");
   TimePoint start = SteadyClock::now();
   auto settings = BuildSettings(o);
   if (!settings.ok()) {
