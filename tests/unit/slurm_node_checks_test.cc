@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <cstdio>
+
 #include "config/config.h"
 #include "core/root_fs.h"
 #include "net/infiniband_sysfs.h"
@@ -128,6 +130,143 @@ TEST(SlurmDryRunTest, DecidesByActionWithoutScontrol) {
   EXPECT_EQ(broken.exit_code, 3);
   EXPECT_EQ(broken.stdout_line, "");
   EXPECT_TRUE(RootFs::ListDir(dir.path())->empty());  // a dry run records nothing
+}
+
+// A stand-in scontrol that keeps one node's state and reason in files beside it (the real
+// slurmctld is in tests/e2e/slurm_e2e_test.cc; this runs without root).
+class FakeScontrol {
+ public:
+  FakeScontrol() {
+    dir_.Write("state", "IDLE\n");
+    dir_.Write("reason", "(null)\n");
+    dir_.Write("scontrol",
+               "#!/bin/sh\nD=\"$(dirname \"$0\")\"\n"
+               "case \"$1\" in\n"
+               "show) echo \"NodeName=n1 State=$(cat \"$D/state\") Reason=$(cat \"$D/reason\") "
+               "[root@2026-01-01T00:00:00]\";;\n"
+               "update) shift; for a in \"$@\"; do case \"$a\" in\n"
+               "  state=drain) echo IDLE+DRAIN > \"$D/state\";;\n"
+               "  state=resume) echo IDLE > \"$D/state\"; echo '(null)' > \"$D/reason\";;\n"
+               "  reason=*) printf '%s\\n' \"${a#reason=}\" > \"$D/reason\";;\n"
+               "  esac; done;;\n"
+               "*) exit 9;;\n"
+               "esac\n");
+    ::chmod((dir_.path() + "/scontrol").c_str(), 0755);
+  }
+  SlurmOptions Options() const {
+    SlurmOptions o;
+    o.node = "n1";
+    o.scontrol = dir_.path() + "/scontrol";
+    o.state_dir = dir_.path() + "/state.d";
+    o.now_unix_s = 1767225600;
+    return o;
+  }
+  void AdminDrain(const std::string& reason) const {
+    dir_.Write("state", "IDLE+DRAIN\n");
+    dir_.Write("reason", reason + "\n");
+  }
+  void AdminResume() const {
+    dir_.Write("state", "IDLE\n");
+    dir_.Write("reason", "(null)\n");
+  }
+  bool Drained() const {
+    return testing::ReadFileOrDie(dir_.path() + "/state").find("DRAIN") != std::string::npos;
+  }
+  const std::string& path() const { return dir_.path(); }
+
+ private:
+  testing::TempDir dir_;
+};
+
+Finding Dbe() {
+  Finding f = MakeFinding("gpu.ecc.dbe", Severity::kCrit, "");
+  f.gpu = GpuRef{1, "GPU-x", "0000:2a:00.0", "123", "H100"};
+  return f;
+}
+
+TEST(SlurmRecordModeTest, ResumesOnlyTheDrainOnRecord) {
+  FakeScontrol slurm;
+  SlurmOptions o = slurm.Options();
+  SlurmOutcome drain = RunSlurmMode({Dbe()}, "", o);
+  EXPECT_EQ(drain.action, "drain") << drain.message;
+  EXPECT_EQ(drain.exit_code, 2);
+  EXPECT_TRUE(slurm.Drained());
+  auto rec = ReadSlurmDrainRecord(o.state_dir, "n1");
+  ASSERT_TRUE(rec.ok()) << rec.status().ToString();
+  EXPECT_EQ(rec->reason, "gpudoctor: gpu.ecc.dbe GPU1 0000:2a:00.0");
+  EXPECT_EQ(rec->drained_at_unix_s, 1767225600);
+  EXPECT_EQ(RunSlurmMode({Dbe()}, "", o).message, "node n1 stays drained: " + rec->reason);
+
+  // Healthy, but the record is corrupt: not ours, left drained, said why.
+  const std::string path = SlurmDrainRecordPath(o.state_dir, "n1");
+  std::string good = testing::ReadFileOrDie(path);
+  testing::TempDir scratch;
+  ASSERT_EQ(std::rename(path.c_str(), (scratch.path() + "/keep").c_str()), 0);
+  {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    std::fputs("gpudoctor-slurm-drain 1\nnode=n1\nreason=gpudoc", f);
+    std::fclose(f);
+  }
+  SlurmOutcome corrupt = RunSlurmMode({}, "", o);
+  EXPECT_EQ(corrupt.action, "keep_foreign_drain");
+  EXPECT_EQ(corrupt.exit_code, 0);
+  EXPECT_THAT(corrupt.message,
+              HasSubstr("drain record unusable: " + path + ": line 3: no newline"));
+  EXPECT_TRUE(slurm.Drained());
+  ASSERT_EQ(std::rename((scratch.path() + "/keep").c_str(), path.c_str()), 0);
+
+  SlurmOutcome resume = RunSlurmMode({}, "", o);
+  EXPECT_EQ(resume.action, "resume") << resume.message;
+  EXPECT_FALSE(slurm.Drained());
+  EXPECT_EQ(ReadSlurmDrainRecord(o.state_dir, "n1").status().code(), StatusCode::kNotFound);
+}
+
+TEST(SlurmRecordModeTest, AdminDrainWithOurWordsIsTheAdmins) {
+  FakeScontrol slurm;
+  SlurmOptions o = slurm.Options();
+  slurm.AdminDrain("gpudoctor: gpu.ecc.dbe GPU1 0000:2a:00.0");
+  SlurmOutcome healthy = RunSlurmMode({}, "", o);
+  EXPECT_EQ(healthy.action, "keep_foreign_drain");
+  EXPECT_THAT(healthy.message,
+              HasSubstr("which gpudoctor did not set (no drain record in " + o.state_dir + ")"));
+  EXPECT_TRUE(slurm.Drained());
+  SlurmOutcome sick = RunSlurmMode({Dbe()}, "", o);
+  EXPECT_EQ(sick.action, "keep_foreign_drain");
+  EXPECT_EQ(sick.exit_code, 2);
+  EXPECT_EQ(ReadSlurmDrainRecord(o.state_dir, "n1").status().code(), StatusCode::kNotFound);
+
+  // A record for another reason is no better.
+  ASSERT_TRUE(WriteSlurmDrainRecord(o.state_dir, {"n1", "gpudoctor: gpu.lost GPU0", 1}).ok());
+  SlurmOutcome other = RunSlurmMode({}, "", o);
+  EXPECT_EQ(other.action, "keep_foreign_drain");
+  EXPECT_THAT(other.message,
+              HasSubstr("our record says we drained it with 'gpudoctor: gpu.lost GPU0'"));
+  EXPECT_TRUE(slurm.Drained());
+}
+
+TEST(SlurmRecordModeTest, StaleRecordIsForgottenAndAFailedRecordIsSaid) {
+  FakeScontrol slurm;
+  SlurmOptions o = slurm.Options();
+  ASSERT_EQ(RunSlurmMode({Dbe()}, "", o).action, "drain");
+  slurm.AdminResume();
+  SlurmOutcome healthy = RunSlurmMode({}, "", o);
+  EXPECT_EQ(healthy.action, "none");
+  EXPECT_EQ(healthy.message, "");
+  EXPECT_EQ(ReadSlurmDrainRecord(o.state_dir, "n1").status().code(), StatusCode::kNotFound);
+  slurm.AdminDrain("gpudoctor: gpu.ecc.dbe GPU1 0000:2a:00.0");
+  EXPECT_EQ(RunSlurmMode({}, "", o).action, "keep_foreign_drain");
+  slurm.AdminResume();
+
+  testing::TempDir dir;
+  dir.Write("file", "x");
+  o.state_dir = dir.path() + "/file/state";
+  SlurmOutcome drain = RunSlurmMode({Dbe()}, "", o);
+  EXPECT_EQ(drain.action, "drain");
+  EXPECT_TRUE(slurm.Drained());
+  EXPECT_THAT(drain.message, HasSubstr("could not record the drain"));
+  EXPECT_THAT(drain.message, HasSubstr("will not be resumed automatically"));
+  EXPECT_EQ(RunSlurmMode({}, "", o).action, "keep_foreign_drain");
+  EXPECT_TRUE(slurm.Drained());
 }
 
 TEST(RequiredMountsTest, MissingMountTakesTheNodeOut) {
