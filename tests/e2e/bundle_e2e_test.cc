@@ -208,8 +208,7 @@ TEST_F(BundleE2eTest, ToolsAreBoundedInSizeAndTimeAndStdoutPipesIntoTar) {
              "#!/bin/sh\n[ \"$1\" = -q ] || exit 9\n"
              "yes 'GPU 00000000:2A:00.0 Fan Speed : 30 %' | head -c 9000000\n");
   // Never ends by itself; a child in the background holds the pipes open too.
-  dir_.Write("bin/nvidia-bug-report.sh",
-             "#!/bin/sh\nsleep 987654 &\nwhile :; do sleep 1; done\n");
+  dir_.Write("bin/nvidia-bug-report.sh", "#!/bin/sh\nsleep 987654 &\nwhile :; do sleep 1; done\n");
   ::chmod((dir_.path() + "/bin/nvidia-smi").c_str(), 0755);
   ::chmod((dir_.path() + "/bin/nvidia-bug-report.sh").c_str(), 0755);
   auto env = Env();
@@ -222,8 +221,8 @@ TEST_F(BundleE2eTest, ToolsAreBoundedInSizeAndTimeAndStdoutPipesIntoTar) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_LT(r.seconds, 20);
   std::string d = dir_.path() + "/d.tar.gz";
-  auto smi = RunProgram({"/bin/tar", "-xzOf", d, "nvidia/nvidia-smi-q.txt"},
-                        std::chrono::seconds(30));
+  auto smi =
+      RunProgram({"/bin/tar", "-xzOf", d, "nvidia/nvidia-smi-q.txt"}, std::chrono::seconds(30));
   ASSERT_EQ(smi.exit_code, 0) << smi.err;
   const std::string marker = "\n[gpudoctor: cut at 8388608 bytes]\n";
   ASSERT_GT(smi.out.size(), marker.size());
@@ -241,7 +240,7 @@ TEST_F(BundleE2eTest, ToolsAreBoundedInSizeAndTimeAndStdoutPipesIntoTar) {
 
   // -o - into a pipe: tar reads the stream as it comes.
   std::string cmd = "set -o pipefail; \"$0\" \"$@\" | tar -tzf -";
-  std::vector<std::string> piped = {"/bin/bash", "-c", cmd, GPUDOCTOR_BIN, "bundle", "-o", "-",
+  std::vector<std::string> piped = {"/bin/bash",      "-c", cmd, GPUDOCTOR_BIN, "bundle", "-o", "-",
                                     "--tool-timeout", "0"};
   piped.insert(piped.end(), flags.begin(), flags.end());
   auto listed = RunProgram(piped, std::chrono::seconds(60), env);
