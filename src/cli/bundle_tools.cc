@@ -63,9 +63,10 @@ std::string RecordsAsLines(const std::string& text) {
   return out;
 }
 
-// Runs `argv` for at most `timeout_s`; its stdout, or why not.
+// Runs `argv` for at most `timeout_s`; its stdout (cut at max_bytes with a marker line, and a
+// note saying so), or why not.
 Result<std::string> RunTool(const std::vector<std::string>& argv, double timeout_s,
-                            size_t max_bytes) {
+                            size_t max_bytes, std::vector<std::string>& notes) {
   auto r = RunProcess(argv, timeout_s, max_bytes);
   if (!r.ok()) return r.status();
   if (r->exit_code != 0) {
@@ -74,13 +75,16 @@ Result<std::string> RunTool(const std::vector<std::string>& argv, double timeout
                    (err.empty() ? "" : ": " + err));
   }
   std::string out = std::move(r->out);
-  if (r->out_truncated) out += "\n[gpudoctor: cut at " + std::to_string(max_bytes) + " bytes]\n";
+  if (r->out_truncated) {
+    out += "\n[gpudoctor: cut at " + std::to_string(max_bytes) + " bytes]\n";
+    notes.push_back(argv[0] + ": output cut at " + std::to_string(max_bytes) + " bytes");
+  }
   return out;
 }
 
 void NvidiaSmi(const BundleToolOptions& o, std::vector<BundleMember>& members,
                std::vector<std::string>& notes) {
-  auto out = RunTool({"nvidia-smi", "-q"}, o.tool_timeout_s, o.max_smi_bytes);
+  auto out = RunTool({"nvidia-smi", "-q"}, o.tool_timeout_s, o.max_smi_bytes, notes);
   if (!out.ok()) {
     notes.push_back("nvidia-smi -q: " + Describe(out.status()));
     return;

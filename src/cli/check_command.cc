@@ -27,7 +27,8 @@ int CheckCommand(const CliOptions& o) {
     std::string why = "check takes no arguments: '" + o.positional[0] + "'";
     return InSchedulerMode(o) ? FinishSchedulerMode(o, {}, why) : CouldNotRun(why);
   }
-  if (o.Has("--npd") && o.Has("--slurm")) return FinishSchedulerMode(o, {}, "");
+  if (o.Has("--npd") && (o.Has("--slurm") || o.Has("--slurm-dry-run")))
+    return FinishSchedulerMode(o, {}, "");
   if (o.Has("--npd-warnings") && !o.Has("--npd")) {
     return CouldNotRun("--npd-warnings is a form of check --npd");
   }

@@ -76,6 +76,8 @@ const std::map<std::string_view, std::string_view, std::less<>>& Scopes() {
       {"--slurm-node", "check"},
       {"--scontrol", "check"},
       {"--slurm-drain-on-failure", "check"},
+      {"--slurm-dry-run", "check"},
+      {"--state-dir", "check"},
       {"--npd", "check"},
       {"--npd-layer", "check"},
       {"--npd-warnings", "check"},

@@ -69,6 +69,18 @@ std::vector<FlagSpec> WithFleetFlags(std::vector<FlagSpec> flags) {
        [](std::string_view v, CliOptions& o) { return Store(o, "--scontrol", v); }},
       {"--slurm-drain-on-failure", "",
        "check --slurm: also drain when gpudoctor itself cannot run (default: never)", SetSwitch},
+      {"--slurm-dry-run", "",
+       "check: decide as --slurm does but run no scontrol: print the drain reason, exit 2 "
+       "(NHC's check_gpudoctor uses it)",
+       SetSwitch},
+      {"--state-dir", "DIR",
+       "check --slurm: where the record of our drains lives (default /var/lib/gpudoctor)",
+       [](std::string_view v, CliOptions& o) {
+         if (v.empty() || v[0] != '/') {
+           return InvalidArgument("expected an absolute directory, got '" + Sanitize(v, 60) + "'");
+         }
+         return Store(o, "--state-dir", v);
+       }},
       {"--npd", "",
        "check: node-problem-detector plugin mode: one line, exit 0 ok, 1 problem, 2 unknown",
        SetSwitch},

@@ -4,12 +4,14 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 
 #include "cli/commands.h"
 #include "cli/npd_connect.h"
 #include "core/terminal_text.h"
 #include "sched/npd.h"
 #include "sched/slurm.h"
+#include "sched/slurm_record.h"
 #include "serve/http_server.h"
 
 namespace gpudoctor {
@@ -32,7 +34,9 @@ std::optional<Layer> LayerNamed(const std::optional<std::string>& name) {
 
 }  // namespace
 
-bool InSchedulerMode(const CliOptions& o) { return o.Has("--slurm") || o.Has("--npd"); }
+bool InSchedulerMode(const CliOptions& o) {
+  return o.Has("--slurm") || o.Has("--slurm-dry-run") || o.Has("--npd");
+}
 
 bool NpdRequested(int argc, const char* const* argv) {
   for (int i = 1; i < argc; ++i) {
@@ -75,7 +79,7 @@ int NpdFromWatch(const CliOptions& o, const Settings& s) {
 
 int FinishSchedulerMode(const CliOptions& o, const std::vector<Finding>& findings,
                         const std::string& tool_error) {
-  if (o.Has("--npd") && o.Has("--slurm")) {
+  if (o.Has("--npd") && (o.Has("--slurm") || o.Has("--slurm-dry-run"))) {
     return NpdCouldNotRun("--npd and --slurm exclude each other (one check answers one scheduler)");
   }
   if (o.Has("--npd")) {
@@ -90,7 +94,11 @@ int FinishSchedulerMode(const CliOptions& o, const std::vector<Finding>& finding
   so.node = o.Value("--slurm-node").value_or(ShortHostname());
   so.scontrol = o.Value("--scontrol").value_or("scontrol");
   so.drain_on_tool_failure = o.Has("--slurm-drain-on-failure");
+  so.state_dir = o.Value("--state-dir").value_or(kDefaultStateDir);
+  so.dry_run = o.Has("--slurm-dry-run");
+  so.now_unix_s = static_cast<int64_t>(std::time(nullptr));
   SlurmOutcome r = RunSlurmMode(findings, tool_error, so);
+  if (!r.stdout_line.empty()) std::printf("%s\n", r.stdout_line.c_str());
   if (!r.message.empty()) std::fprintf(stderr, "gpudoctor: slurm: %s\n", r.message.c_str());
   return r.exit_code;
 }

@@ -132,6 +132,38 @@ Status ApplyNetShorthandMs(const SettingSpec& spec, const SettingValue& v, Setti
   return Status::Ok();
 }
 
+// [network] ib_min_rate_gbps: shorthand for net.ib.rate's min_rate_gbps.
+Status ApplyIbMinRate(const SettingSpec&, const SettingValue& v, Settings& s) {
+  double d = std::get<double>(v);
+  if (!std::isfinite(d) || d < 0 || d > 10000) return InvalidArgument("must be Gb/s in [0, 10000]");
+  s.thresholds.Set("net.ib.rate", "min_rate_gbps", d);
+  return Status::Ok();
+}
+
+// [node] required_mounts: absolute mount points, normalised without a trailing '/'.
+Status ApplyRequiredMounts(const SettingSpec&, const SettingValue& v, Settings& s) {
+  const auto& list = std::get<std::vector<std::string>>(v);
+  if (list.size() > 64) return InvalidArgument("at most 64 mount points");
+  std::vector<std::string> points;
+  for (std::string p : list) {
+    bool dotdot = p == ".." || p.find("/../") != std::string::npos ||
+                  p.find("/./") != std::string::npos ||
+                  (p.size() >= 3 && p.compare(p.size() - 3, 3, "/..") == 0) ||
+                  (p.size() >= 2 && p.compare(p.size() - 2, 2, "/.") == 0);
+    bool odd = p.find_first_of(" \t\n\\") != std::string::npos || p.find("//") != std::string::npos;
+    if (p.empty() || p[0] != '/' || dotdot || odd || p.size() > 4096) {
+      return InvalidArgument(
+          "expected absolute mount points such as \"/scratch\" (no '..', '.', "
+          "'//' or whitespace), got '" +
+          Sanitize(p, 60) + "'");
+    }
+    while (p.size() > 1 && p.back() == '/') p.pop_back();
+    points.push_back(std::move(p));
+  }
+  s.required_mounts = std::move(points);
+  return Status::Ok();
+}
+
 Status ApplyKnownGpuUsers(const SettingSpec&, const SettingValue& v, Settings& s) {
   s.net_known_gpu_users = std::get<std::vector<std::string>>(v);
   return Status::Ok();
@@ -415,6 +447,13 @@ std::vector<SettingSpec> StaticSpecs() {
        int64_t{Settings().sample_ms},
        "Sampling window in milliseconds for rates (CPU, swap, NIC throughput, counter growth).",
        ApplySampleMs},
+      {{"node", "required_mounts"},
+       SettingType::kStringArray,
+       std::vector<std::string>{},
+       "Mount points that must be mounted on this node, e.g. [\"/scratch\", \"/home\"]; one "
+       "that is not is host.mount.missing (crit; `check --slurm` drains the node). Empty: not "
+       "checked.",
+       ApplyRequiredMounts},
       {{"disk", "statvfs_timeout_ms"},
        SettingType::kInt,
        int64_t{Settings().disk_statvfs_timeout_ms},
@@ -545,6 +584,12 @@ std::vector<SettingSpec> StaticSpecs() {
        std::vector<std::string>{},
        "Per-NIC bandwidth plans, \"NIC=MBPS\" (\"eth0=100\"); they win over plan_mbps.",
        ApplyPlanMbpsNics},
+      {{"network", "ib_min_rate_gbps"},
+       SettingType::kDouble,
+       0.0,
+       "Rate in Gb/s every ACTIVE InfiniBand port should run at (200 for HDR, 400 for NDR); a "
+       "port below it is net.ib.rate (`check --slurm` drains the node). 0: not checked.",
+       ApplyIbMinRate},
       {{"network", "known_gpu_users"},
        SettingType::kStringArray,
        std::vector<std::string>{},

@@ -46,6 +46,9 @@ struct Settings {
   // Host probes: how long the disk probe waits for all statvfs calls together; a
   // mount that has not answered by then is reported as unresponsive.
   int disk_statvfs_timeout_ms = 1000;
+  // [node] required_mounts: absolute mount points that must be mounted (host.mount.missing);
+  // normalised (no trailing '/').
+  std::vector<std::string> required_mounts;
   // Upkeep probes: [thermal] ipmitool (empty: never run it) and its
   // timeout; [backup] paths, globs of checkpoint files (empty: the backup probe is skipped).
   std::string thermal_ipmitool = "ipmitool";

@@ -92,11 +92,20 @@ struct ProcessFacts {
   std::optional<bool> nvidia_module_loaded;
 };
 
+// One `[node] required_mounts` entry, looked up in the mount table the disk probe read.
+struct RequiredMountFacts {
+  std::string mount_point;  // as configured, without a trailing '/'
+  bool mounted = false;
+  std::string fs_type, device;  // of the visible (last) mount on that point, when mounted
+};
+
 struct HostFacts {
   std::optional<CpuFacts> cpu;
   std::optional<MemoryFacts> memory;
   std::optional<PressureFacts> pressure;
   std::optional<std::vector<MountFacts>> mounts;
+  // Set when [node] required_mounts is not empty and the mount table could be read.
+  std::optional<std::vector<RequiredMountFacts>> required_mounts;
   std::optional<ProcessFacts> processes;
   std::optional<double> uptime_s;
   // Upkeep: facts/upkeep_facts.h.

@@ -4,6 +4,7 @@
 // statvfs error is recorded on that mount; a statvfs that hangs (stale NFS, dead FUSE daemon) is
 // abandoned at a per-check deadline (Settings::disk_statvfs_timeout_ms) and recorded as timed out.
 // Which mounts count and how bind mounts collapse: parsers/mounts.h (MountIsChecked).
+// [node] required_mounts are looked up in the same (unfiltered) table: host.mount.missing.
 #include "probes/disk_probe.h"
 
 #include <algorithm>
@@ -62,6 +63,24 @@ std::vector<MountFacts> StatMounts(const std::vector<MountEntry>& mounts, StatVf
   return out;
 }
 
+std::vector<RequiredMountFacts> FindRequiredMounts(const std::vector<MountEntry>& all,
+                                                   const std::vector<std::string>& required) {
+  std::vector<RequiredMountFacts> out;
+  out.reserve(required.size());
+  for (const std::string& point : required) {
+    RequiredMountFacts r;
+    r.mount_point = point;
+    for (const MountEntry& m : all) {
+      if (m.mount_point != point) continue;
+      r.mounted = true;
+      r.fs_type = m.fs_type;
+      r.device = m.device;
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 ProbeOutput RunDiskProbe(const ProbeContext& ctx) {
   // PID 1's table is the host's when /proc is the host's (a container with the host's /proc
   // mounted reads its own namespace through "self"); as node_exporter does: 1/mountinfo, then
@@ -92,7 +111,14 @@ ProbeOutput RunDiskProbe(const ProbeContext& ctx) {
   auto mounts = StatMounts(
       selected, [settings](const std::string& point) { return settings->fs.StatVfs(point); },
       deadline);
-  return ProbeOk([mounts = std::move(mounts)](Snapshot& s) { s.host.mounts = mounts; });
+  std::optional<std::vector<RequiredMountFacts>> required;
+  if (!settings->required_mounts.empty()) {
+    required = FindRequiredMounts(*all, settings->required_mounts);
+  }
+  return ProbeOk([mounts = std::move(mounts), required = std::move(required)](Snapshot& s) {
+    s.host.mounts = mounts;
+    s.host.required_mounts = required;
+  });
 }
 
 }  // namespace gpudoctor

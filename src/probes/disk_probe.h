@@ -23,4 +23,10 @@ using StatVfsFn = std::function<Result<FsUsage>(const std::string& mount_point)>
 std::vector<MountFacts> StatMounts(const std::vector<MountEntry>& mounts, StatVfsFn stat,
                                    TimePoint deadline);
 
+// Each of `required` (absolute, normalised) looked up in the whole mount table `all` (before
+// any filtering: a bind mount or a pseudo filesystem counts as mounted); the last entry on a
+// point is the visible one.
+std::vector<RequiredMountFacts> FindRequiredMounts(const std::vector<MountEntry>& all,
+                                                   const std::vector<std::string>& required);
+
 }  // namespace gpudoctor

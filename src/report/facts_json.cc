@@ -54,6 +54,16 @@ nlohmann::ordered_json HostFactsToJson(const HostFacts& h) {
     }
     j["mounts"] = arr;
   }
+  if (h.required_mounts) {
+    json arr = json::array();
+    for (const auto& r : *h.required_mounts) {
+      json e = {{"mount_point", r.mount_point}, {"mounted", r.mounted}};
+      PutIfNotEmpty(e, "fs_type", r.fs_type);
+      PutIfNotEmpty(e, "device", r.device);
+      arr.push_back(e);
+    }
+    j["required_mounts"] = arr;
+  }
   if (h.processes) {
     j["processes"] = {{"total", h.processes->total},
                       {"tasks_scanned", h.processes->tasks_scanned},

@@ -135,6 +135,22 @@ const std::vector<CatalogueEntry>& HostCatalogue() {
         "If the server is gone for good, detach it lazily: `umount -l MOUNT` (or `umount -f` "
         "for NFS)."},
        {}},
+      {"host.mount.missing",
+       Layer::kResources,
+       Severity::kCrit,
+       Action::kReboot,
+       "Required filesystem not mounted",
+       "A mount point listed in `[node] required_mounts` is not in the mount table. Jobs that "
+       "read their data or write checkpoints there fail, or worse, write into the empty "
+       "directory on the root filesystem and fill it. Slurm drains the node (the action takes it "
+       "out of service) until the mount is back, as NHC's check_fs_mount does.",
+       {"See what the host expects and has: `findmnt MOUNT`, `grep MOUNT /etc/fstab`, "
+        "`systemctl status $(systemd-escape -p --suffix=mount MOUNT)`.",
+        "Mount it (`mount MOUNT` or `mount -a`); a network filesystem needs its server: "
+        "`showmount -e SERVER`, `ping SERVER`.",
+        "If it will not mount, reboot the node; it comes back into service at the next check "
+        "that finds the mount."},
+       {}},
       {"proc.dstate",
        Layer::kSoftware,
        Severity::kCrit,

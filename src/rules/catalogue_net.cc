@@ -227,6 +227,24 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
         "Check cable and switch port; `ibdiagnet` or the switch's port counters."},
        {},
        {.reboot_fixable = true}},
+      {"net.ib.rate",
+       Layer::kNetwork,
+       Severity::kWarn,
+       Action::kInspectHardware,
+       "InfiniBand port below its expected rate",
+       "An ACTIVE InfiniBand port runs at a lower rate than `[network] ib_min_rate_gbps`: the "
+       "link trained at fewer lanes or a lower speed (a bad cable, transceiver or switch port, "
+       "or a port in the wrong mode). Every collective that spans this node runs at its pace, "
+       "so Slurm drains it (as NHC's check_hw_ib does) until the link is fixed. RoCE ports "
+       "(link layer Ethernet) are not judged here.",
+       {"See the negotiated width and speed: `ibstat DEV PORT` (Rate, Link width), or `cat "
+        "/sys/class/infiniband/DEV/ports/N/rate`.",
+        "Reseat or replace the cable or transceiver; check the switch port's configuration and "
+        "counters.",
+        "After a fix, bounce the port (or reboot) so that the link trains again."},
+       {{"min_rate_gbps", 0,
+         "an ACTIVE InfiniBand port below this rate in Gb/s counts as degraded; 0: not checked "
+         "(set it with [network] ib_min_rate_gbps)"}}},
       {"net.ib.errors",
        Layer::kNetwork,
        Severity::kCrit,

@@ -1,5 +1,6 @@
 // Filesystem rules: host.disk.full, host.disk.inodes, host.disk.unresponsive; one finding per
-// mount (subject = mount point). Read-only filesystems are never "full": nothing writes there.
+// mount (subject = mount point); host.mount.missing per required mount point not mounted. Read-only
+// filesystems are never "full": nothing writes there.
 #include <string>
 
 #include "core/strings.h"
@@ -84,6 +85,18 @@ void DiskRules(const std::vector<MountFacts>& mounts, const Thresholds& t,
     if (m.read_only || !m.error.empty()) continue;
     SpaceRule(m, t, out);
     InodeRule(m, t, out);
+  }
+}
+
+void RequiredMountRules(const std::vector<RequiredMountFacts>& required,
+                        std::vector<Finding>& out) {
+  for (const RequiredMountFacts& r : required) {
+    if (r.mounted) continue;
+    Finding f = MakeFinding("host.mount.missing", Severity::kCrit,
+                            r.mount_point + " is not mounted ([node] required_mounts)");
+    f.subject = r.mount_point;
+    f.Add("mount_point", r.mount_point).Add("source", "mount table");
+    out.push_back(std::move(f));
   }
 }
 

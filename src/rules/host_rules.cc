@@ -58,6 +58,7 @@ void HostRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& 
   if (snap.host.memory) MemoryRules(*snap.host.memory, t, out);
   if (snap.host.pressure) PressureRules(*snap.host.pressure, t, out);
   if (snap.host.mounts) DiskRules(*snap.host.mounts, t, out);
+  if (snap.host.required_mounts) RequiredMountRules(*snap.host.required_mounts, out);
   if (snap.host.processes) ProcessRules(*snap.host.processes, t, out);
 }
 

@@ -27,6 +27,8 @@ void MemoryRules(const MemoryFacts& mem, const Thresholds& t, std::vector<Findin
 void PressureRules(const PressureFacts& psi, const Thresholds& t, std::vector<Finding>& out);
 void DiskRules(const std::vector<MountFacts>& mounts, const Thresholds& t,
                std::vector<Finding>& out);
+// host.mount.missing: one crit finding per [node] required_mounts entry that is not mounted.
+void RequiredMountRules(const std::vector<RequiredMountFacts>& required, std::vector<Finding>& out);
 void ProcessRules(const ProcessFacts& procs, const Thresholds& t, std::vector<Finding>& out);
 
 }  // namespace gpudoctor

@@ -352,6 +352,8 @@ void NicRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& o
   }
 }
 
+std::string Gbps(double v) { return FormatDouble(v, v == static_cast<int64_t>(v) ? 0 : 1); }
+
 void IbRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out) {
   if (!snap.network.ib_ports) return;
   static constexpr std::array<const char*, 7> kErrorCounters = {"symbol_error",
@@ -376,6 +378,19 @@ void IbRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& ou
       f.Add("device", p.device).Add("port", p.port).Add("state", p.state);
       f.Add("phys_state", p.phys_state);
       if (p.rate_gbps) f.Add("rate_gbps", *p.rate_gbps);
+      out.push_back(std::move(f));
+    }
+    // Configured minimum rate ([network] ib_min_rate_gbps): InfiniBand ports only (RoCE ports
+    // are Ethernet NICs), and only ACTIVE ones (a port that is down is net.ib.port's).
+    double min_rate = t.Get("net.ib.rate", "min_rate_gbps");
+    bool ib_layer = !p.link_layer || *p.link_layer == "InfiniBand";
+    if (min_rate > 0 && ib_layer && p.state == "ACTIVE" && p.rate_gbps && *p.rate_gbps < min_rate) {
+      Finding f = MakeFinding("net.ib.rate", Severity::kWarn,
+                              "InfiniBand port " + subject + " runs at " + Gbps(*p.rate_gbps) +
+                                  " Gb/s, below the " + Gbps(min_rate) + " Gb/s expected");
+      f.subject = subject;
+      f.Add("device", p.device).Add("port", p.port).Add("rate_gbps", *p.rate_gbps);
+      f.Add("min_rate_gbps", min_rate);
       out.push_back(std::move(f));
     }
     uint64_t errors = 0;

@@ -1,6 +1,7 @@
 #include "sched/slurm.h"
 
 #include "core/subprocess.h"
+#include "sched/slurm_record.h"
 
 namespace gpudoctor {
 namespace {
@@ -92,8 +93,8 @@ SlurmOutcome RunSlurmMode(const std::vector<Finding>& findings, const std::strin
                           const SlurmOptions& o) {
   SlurmOutcome out;
   // Drain by action, never by severity: a busy CPU or a full disk is the job's business.
-  bool crit = false;
-  for (const auto& f : findings) crit = crit || TakesNodeOutOfService(f);
+  bool needs_out = false;
+  for (const auto& f : findings) needs_out = needs_out || TakesNodeOutOfService(f);
   if (!tool_error.empty()) {
     out.exit_code = 3;
     if (!o.drain_on_tool_failure) {
@@ -103,23 +104,50 @@ SlurmOutcome RunSlurmMode(const std::vector<Finding>& findings, const std::strin
       return out;
     }
   }
-  auto state = ShowNode(o);
   std::string reason = tool_error.empty()
                            ? SlurmReason(findings)
                            : Truncate("gpudoctor: tool failure: " + Clean(tool_error), 255);
-  if (crit || !tool_error.empty()) {
+  bool wants_drain = needs_out || !tool_error.empty();
+  if (o.dry_run) {
+    if (wants_drain) {
+      if (tool_error.empty()) out.exit_code = 2;
+      out.action = "would_drain";
+      out.stdout_line = reason;
+    } else {
+      out.action = "none";
+    }
+    return out;
+  }
+  auto state = ShowNode(o);
+  auto record = ReadSlurmDrainRecord(o.state_dir, o.node);
+  bool drained = state.ok() && state->drained();
+  bool ours = drained && record.ok() && record->node == o.node && record->reason == state->reason;
+  // Why a drain that looks like ours is not resumed or replaced.
+  auto not_ours_why = [&]() -> std::string {
+    if (!record.ok()) {
+      return record.status().code() == StatusCode::kNotFound
+                 ? "no drain record in " + o.state_dir
+                 : "drain record unusable: " + record.status().message();
+    }
+    return "our record says we drained it with '" + record->reason + "'";
+  };
+  if (wants_drain) {
     if (tool_error.empty()) out.exit_code = 2;
-    if (state.ok() && state->drained() && !state->ours()) {
+    if (drained && !ours) {
       out.action = "keep_foreign_drain";
-      out.message = "node " + o.node + " already drained by someone else (" + state->reason +
-                    "); left as is. Would drain for: " + reason;
+      out.message = "node " + o.node + " already drained by someone else (" + state->reason;
+      if (state->has_our_prefix()) out.message += "; " + not_ours_why();
+      out.message += "); left as is. Would drain for: " + reason;
       return out;
     }
-    if (state.ok() && state->drained() && state->reason == reason) {
+    if (ours && state->reason == reason) {
       out.action = "none";
       out.message = "node " + o.node + " stays drained: " + reason;
       return out;
     }
+    // Record first: a crash between the two leaves a record that matches no drain (harmless),
+    // never a drain of ours without a record (it would stay drained for good).
+    Status recorded = WriteSlurmDrainRecord(o.state_dir, {o.node, reason, o.now_unix_s});
     if (Status s = Update(o, {"state=drain", "reason=" + reason}); !s.ok()) {
       out.action = "error";
       out.message = "could not drain " + o.node + ": " + s.message() + " (" + reason + ")";
@@ -127,6 +155,10 @@ SlurmOutcome RunSlurmMode(const std::vector<Finding>& findings, const std::strin
     }
     out.action = "drain";
     out.message = "drained " + o.node + ": " + reason;
+    if (!recorded.ok()) {
+      out.message += "; could not record the drain (" + recorded.message() +
+                     "), so it will not be resumed automatically";
+    }
     return out;
   }
   // Healthy: silent, but undo our own drain.
@@ -134,7 +166,7 @@ SlurmOutcome RunSlurmMode(const std::vector<Finding>& findings, const std::strin
     out.action = "none";  // cannot see the node; nothing to undo that we know of
     return out;
   }
-  if (state->drained() && state->ours()) {
+  if (ours) {
     if (Status s = Update(o, {"state=resume"}); !s.ok()) {
       out.action = "error";
       out.exit_code = 3;
@@ -144,8 +176,24 @@ SlurmOutcome RunSlurmMode(const std::vector<Finding>& findings, const std::strin
     out.action = "resume";
     out.message =
         "resumed " + o.node + " (the finding that drained it has cleared: " + state->reason + ")";
-  } else {
-    out.action = "none";
+    if (Status s = RemoveSlurmDrainRecord(o.state_dir, o.node); !s.ok()) {
+      out.message += "; " + s.message();
+    }
+    return out;
+  }
+  out.action = "none";
+  if (drained && state->has_our_prefix()) {
+    out.action = "keep_foreign_drain";
+    out.message = "node " + o.node + " is drained with '" + state->reason +
+                  "', which gpudoctor did not set (" + not_ours_why() +
+                  "); left drained (resume by hand: scontrol update nodename=" + o.node +
+                  " state=resume)";
+  } else if (!drained && record.status().code() != StatusCode::kNotFound) {
+    // Our drain was resumed by hand (or the record is junk): forget it, so that a later drain
+    // by someone else with the same words is never taken for ours.
+    if (Status s = RemoveSlurmDrainRecord(o.state_dir, o.node); !s.ok()) {
+      out.message = "stale drain record: " + s.message();
+    }
   }
   return out;
 }

@@ -198,6 +198,59 @@ TEST_F(BundleE2eTest, NvidiaToolsKernelTailAndStdout) {
             std::string::npos);
 }
 
+// Issue 20 item 11, the bounds: a tool that prints too much is cut with a marker (and a
+// manifest note), a script that never ends (a shell loop with a child, not one exec'd process)
+// is killed with its whole process group at --tool-timeout and named in the manifest, and
+// `-o -` piped straight into `tar -t` lists the members.
+TEST_F(BundleE2eTest, ToolsAreBoundedInSizeAndTimeAndStdoutPipesIntoTar) {
+  // 9 MB of nvidia-smi text against the 8 MiB cap.
+  dir_.Write("bin/nvidia-smi",
+             "#!/bin/sh\n[ \"$1\" = -q ] || exit 9\n"
+             "yes 'GPU 00000000:2A:00.0 Fan Speed : 30 %' | head -c 9000000\n");
+  // Never ends by itself; a child in the background holds the pipes open too.
+  dir_.Write("bin/nvidia-bug-report.sh", "#!/bin/sh\nsleep 987654 &\nwhile :; do sleep 1; done\n");
+  ::chmod((dir_.path() + "/bin/nvidia-smi").c_str(), 0755);
+  ::chmod((dir_.path() + "/bin/nvidia-bug-report.sh").c_str(), 0755);
+  auto env = Env();
+  env["PATH"] = dir_.path() + "/bin:/usr/bin:/bin";
+  std::vector<std::string> argv = {"bundle", "-o", dir_.path() + "/d.tar.gz", "--tool-timeout",
+                                   "2"};
+  auto flags = Flags();
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  auto r = RunGpudoctor(argv, std::chrono::seconds(60), env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_LT(r.seconds, 20);
+  std::string d = dir_.path() + "/d.tar.gz";
+  auto smi =
+      RunProgram({"/bin/tar", "-xzOf", d, "nvidia/nvidia-smi-q.txt"}, std::chrono::seconds(30));
+  ASSERT_EQ(smi.exit_code, 0) << smi.err;
+  const std::string marker = "\n[gpudoctor: cut at 8388608 bytes]\n";
+  ASSERT_GT(smi.out.size(), marker.size());
+  EXPECT_LE(smi.out.size(), (8u << 20) + marker.size());
+  EXPECT_EQ(smi.out.substr(smi.out.size() - marker.size()), marker);
+  auto manifest = RunProgram({"/bin/tar", "-xzOf", d, "MANIFEST.txt"});
+  EXPECT_NE(manifest.out.find("nvidia-smi: output cut at 8388608 bytes"), std::string::npos)
+      << manifest.out;
+  EXPECT_NE(manifest.out.find("nvidia-bug-report.sh: nvidia-bug-report.sh did not finish within 2"),
+            std::string::npos)
+      << manifest.out;
+  // The whole group went: no `sleep 987654` survives the bundle.
+  auto left = RunProgram({"/usr/bin/pgrep", "-f", "sleep 987654"});
+  EXPECT_EQ(left.exit_code, 1) << "left running: " << left.out;
+
+  // -o - into a pipe: tar reads the stream as it comes.
+  std::string cmd = "set -o pipefail; \"$0\" \"$@\" | tar -tzf -";
+  std::vector<std::string> piped = {"/bin/bash",      "-c", cmd, GPUDOCTOR_BIN, "bundle", "-o", "-",
+                                    "--tool-timeout", "0"};
+  piped.insert(piped.end(), flags.begin(), flags.end());
+  auto listed = RunProgram(piped, std::chrono::seconds(60), env);
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  for (const char* member : {"MANIFEST.txt", "report.json", "kernel-tail.txt", "config.toml"}) {
+    EXPECT_NE(listed.out.find(member), std::string::npos) << member << " in\n" << listed.out;
+  }
+  EXPECT_NE(listed.err.find("bundle written: standard output"), std::string::npos) << listed.err;
+}
+
 TEST_F(BundleE2eTest, WithoutHistoryTheBundleSaysSoAndDefaultNameIsUsed) {
   std::vector<std::string> flags = Flags();
   flags[3] = dir_.path() + "/none.db";  // the --db value

@@ -75,12 +75,17 @@ TEST(ActionTest, CatalogueActionsOfTheIdsThatAct) {
     ASSERT_NE(e, nullptr) << c.id;
     EXPECT_EQ(e->action, c.action) << c.id << " is " << ActionName(e->action);
   }
-  // No resource or network finding takes a node out, at any severity.
+  // No resource or network finding takes a node out, at any severity, except the NHC-style node
+  // checks a site opts into ([node] required_mounts, [network] ib_min_rate_gbps; off by default):
+  // a missing /scratch or a link trained at half rate is what such a site drains for.
+  const std::set<std::string_view> opt_in = {"host.mount.missing", "net.ib.rate"};
   for (const CatalogueEntry* e : Catalogue()) {
-    if (e->layer == Layer::kResources || e->layer == Layer::kNetwork) {
+    if ((e->layer == Layer::kResources || e->layer == Layer::kNetwork) && !opt_in.count(e->id)) {
       EXPECT_FALSE(NeedsNodeOutOfService(e->action)) << e->id;
     }
   }
+  EXPECT_EQ(FindCatalogueEntry("host.mount.missing")->action, Action::kReboot);
+  EXPECT_EQ(FindCatalogueEntry("net.ib.rate")->action, Action::kInspectHardware);
 }
 
 TEST(ActionTest, MakeFindingKeepsWarnLevelFindingsInService) {

@@ -36,10 +36,10 @@ TEST(SlurmTest, ParsesShowNode) {
       "Reason=gpudoctor: gpu.ecc.dbe GPU1 0000:2a:00.0 [root@2026-01-10T00:00:00]\n");
   EXPECT_TRUE(s.known);
   EXPECT_TRUE(s.drained());
-  EXPECT_TRUE(s.ours());
+  EXPECT_TRUE(s.has_our_prefix());
   EXPECT_EQ(s.reason, "gpudoctor: gpu.ecc.dbe GPU1 0000:2a:00.0");
   auto other = ParseSlurmNode("NodeName=n1 State=DRAIN Reason=bad fan [admin@2026-01-10]");
-  EXPECT_FALSE(other.ours());
+  EXPECT_FALSE(other.has_our_prefix());
   EXPECT_FALSE(ParseSlurmNode("NodeName=n1 State=IDLE").drained());
 }
 
