@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <memory>
+#include <span>
 #include <unordered_map>
+#include <utility>
 
 namespace gpudoctor::fleet {
 namespace {
@@ -128,8 +131,42 @@ std::vector<Straggler> FindStragglers(const FleetData& data, const OutlierOption
     if (model_of[c] >= model_cards.size()) model_cards.resize(model_of[c] + 1, 0);
     ++model_cards[model_of[c]];
   }
-  // Groups: (model, window) -> entries, one per card (its latest sample in the window).
-  std::unordered_map<int64_t, std::vector<Entry>> groups;
+  // Groups: (model, window) -> entries, one per card (its latest sample in the window), laid
+  // out contiguously in one arena: a first pass over the samples counts each group's entries,
+  // a second writes them in place (no per-group vectors, no hash lookup per entry).
+  std::unordered_map<int64_t, uint32_t> group_ids;
+  std::vector<size_t> group_start;  // group id -> first entry; then, while filling, next free
+  // The group of the last flush per model: flushes come in runs of one window.
+  std::vector<std::pair<int64_t, uint32_t>> last_group(model_cards.size(), {INT64_MIN, 0});
+  auto group_of = [&](uint32_t c, int64_t window) {
+    auto& last = last_group[model_of[c]];
+    if (last.first == window) return last.second;
+    int64_t key = (static_cast<int64_t>(model_of[c]) << 40) ^ (window & ((int64_t{1} << 40) - 1));
+    auto [it, inserted] = group_ids.emplace(key, static_cast<uint32_t>(group_start.size()));
+    if (inserted) group_start.push_back(0);
+    last = {window, it->second};
+    return it->second;
+  };
+  const size_t n = samples.size();
+  {
+    std::vector<int64_t> window_of(n_cards, INT64_MIN);
+    for (size_t k = 0; k < n; ++k) {
+      const GpuSample& s = samples[order.empty() ? k : order[k]];
+      int64_t w = FloorDiv(s.time_s, window_s);
+      if (w == window_of[s.card]) continue;
+      if (window_of[s.card] != INT64_MIN) ++group_start[group_of(s.card, window_of[s.card])];
+      window_of[s.card] = w;
+    }
+    for (uint32_t c = 0; c < n_cards; ++c) {
+      if (window_of[c] != INT64_MIN) ++group_start[group_of(c, window_of[c])];
+    }
+  }
+  const size_t n_groups = group_start.size();
+  std::vector<size_t> group_size(group_start);
+  size_t total = 0;
+  for (size_t& g : group_start) total += std::exchange(g, total);
+  std::vector<size_t> group_fill(group_start);
+  std::unique_ptr<Entry[]> arena(new Entry[std::max<size_t>(total, 1)]);
   struct CardState {
     int64_t window = INT64_MIN;
     Entry pending;
@@ -145,13 +182,8 @@ std::vector<Straggler> FindStragglers(const FleetData& data, const OutlierOption
     }
     st.prev_err = st.pending_err;
     st.pending.v[kErrors] = delta;
-    int64_t key =
-        (static_cast<int64_t>(model_of[c]) << 40) ^ (st.window & ((int64_t{1} << 40) - 1));
-    auto& g = groups[key];
-    if (g.empty()) g.reserve(model_cards[model_of[c]]);
-    g.push_back(st.pending);
+    arena[group_fill[group_of(c, st.window)]++] = st.pending;
   };
-  const size_t n = samples.size();
   for (size_t k = 0; k < n; ++k) {
     const GpuSample& s = samples[order.empty() ? k : order[k]];
     const uint32_t c = s.card;
@@ -179,7 +211,8 @@ std::vector<Straggler> FindStragglers(const FleetData& data, const OutlierOption
   for (uint32_t c = 0; c < n_cards; ++c) flush(c);
   std::vector<CardTally> tally(n_cards);
   std::vector<double> vals;
-  for (auto& [key, entries] : groups) {
+  for (size_t g = 0; g < n_groups; ++g) {
+    const std::span<const Entry> entries(arena.get() + group_start[g], group_size[g]);
     if (static_cast<int>(entries.size()) < opt.min_peers) continue;
     double median[kMetricCount], spread[kMetricCount];
     bool usable[kMetricCount];

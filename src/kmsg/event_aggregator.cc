@@ -21,7 +21,115 @@ void MaxInto(std::optional<int64_t>& into, const std::optional<int64_t>& v) {
   if (v && (!into || *v > *into)) into = v;
 }
 
+// Whether `label` is "name[pid]" (or "name" without a pid) for these parts.
+bool IsProcessLabel(std::string_view label, std::string_view name, std::optional<int64_t> pid) {
+  if (label.substr(0, name.size()) != name) return false;
+  label.remove_prefix(name.size());
+  if (!pid) return label.empty();
+  if (label.size() < 3 || label.front() != '[' || label.back() != ']') return false;
+  label = label.substr(1, label.size() - 2);
+  int64_t v = 0;
+  for (char c : label) {
+    if (c < '0' || c > '9' || v > (INT64_MAX - 9) / 10) return false;
+    v = v * 10 + (c - '0');
+  }
+  return v == *pid && !(label.size() > 1 && label[0] == '0') && *pid >= 0;
+}
+
+std::string ProcessLabel(std::string_view name, std::optional<int64_t> pid) {
+  std::string s(name);
+  if (pid) s += "[" + std::to_string(*pid) + "]";
+  return s;
+}
+
+// Bits 0-13: the Xid code (1 .. 9999); 14-16 function, 17-21 device, 22-29 bus, 30-61 domain.
+// Every field is within its range (ParsePciTuple checks; a domain above 32 bits does not parse).
+uint64_t XidKey(const PciAddress& a, int xid) {
+  return (static_cast<uint64_t>(a.domain) << 30) | (static_cast<uint64_t>(a.bus & 0xff) << 22) |
+         (static_cast<uint64_t>(a.device & 0x1f) << 17) |
+         (static_cast<uint64_t>(a.function & 7) << 14) | static_cast<uint64_t>(xid & 0x3fff);
+}
+
 }  // namespace
+
+KernelEvent EventAggregator::XidEvent(const XidLine& x) {
+  KernelEvent d;
+  d.kind = KernelEventKind::kXid;
+  d.pci = x.pci;
+  d.subject = x.pci.ToString();
+  d.xid = x.xid;
+  if (!x.process.empty() || x.pid) d.processes.push_back(ProcessLabel(x.process, x.pid));
+  if (x.gpu_instance) d.ids.push_back(*x.gpu_instance);
+  d.reset_required = x.reset_required.value_or(false);
+  d.drain_reset_required = x.drain_reset_required.value_or(false);
+  if (!x.nvlink_unit.empty()) {
+    d.nvlink_unit = std::string(x.nvlink_unit);
+    d.nvlink_fatal = x.nvlink_fatal;
+    d.nvlink_intrinfo = x.nvlink_intrinfo;
+    d.nvlink_errstatus = x.nvlink_errstatus;
+    if (x.nvlink_link) d.ids.push_back(*x.nvlink_link);
+  }
+  if (!x.recovery_action.empty()) d.recovery_actions.emplace_back(x.recovery_action);
+  return d;
+}
+
+KernelEvent* EventAggregator::ObserveXid(const XidLine& x, const LogTime& t,
+                                         std::string_view line) {
+  const bool keyed = x.xid >= 1 && x.xid <= 9999 && x.pci.bus <= 0xff && x.pci.device <= 0x1f &&
+                     x.pci.function <= 7;
+  const uint64_t key = keyed ? XidKey(x.pci, x.xid) : 0;
+  auto it = keyed ? xid_index_.find(key) : xid_index_.end();
+  if (it == xid_index_.end()) {
+    KernelEvent* e = Observe(XidEvent(x), t, line);
+    if (e != nullptr && keyed) xid_index_.emplace(key, static_cast<size_t>(e - events_.data()));
+    return e;
+  }
+  // What Observe and MergeFields do with XidEvent(x) for an existing entry, field by field.
+  KernelEvent& e = events_[it->second];
+  if (e.count < UINT64_MAX) ++e.count;
+  if (!t.empty()) {
+    if (e.first.empty()) e.first = t;
+    e.last = t;
+  }
+  if (!e.pci) e.pci = x.pci;
+  // A full, already truncated list stays as it is whatever the label: no search (a storm names
+  // a new pid on every line).
+  const bool list_settled = e.processes_truncated && e.processes.size() >= kMaxProcesses;
+  if ((!x.process.empty() || x.pid) && !list_settled) {
+    bool known = false;
+    for (const std::string& p : e.processes) {
+      if (IsProcessLabel(p, x.process, x.pid)) {
+        known = true;
+        break;
+      }
+    }
+    if (!known) {
+      if (e.processes.size() >= kMaxProcesses) {
+        e.processes_truncated = true;
+      } else {
+        e.processes.push_back(ProcessLabel(x.process, x.pid));
+      }
+    }
+  }
+  if (x.gpu_instance) AddBounded(e.ids, static_cast<int64_t>(*x.gpu_instance), kMaxIds);
+  e.reset_required |= x.reset_required.value_or(false);
+  e.drain_reset_required |= x.drain_reset_required.value_or(false);
+  if (!x.nvlink_unit.empty()) {
+    e.nvlink_unit.assign(x.nvlink_unit);
+    e.nvlink_intrinfo = x.nvlink_intrinfo;
+    e.nvlink_errstatus = x.nvlink_errstatus;
+    e.nvlink_fatal |= x.nvlink_fatal;
+    if (x.nvlink_link) AddBounded(e.ids, static_cast<int64_t>(*x.nvlink_link), kMaxIds);
+  }
+  if (!x.recovery_action.empty()) {
+    bool known = false;
+    for (const std::string& r : e.recovery_actions) known = known || r == x.recovery_action;
+    if (!known && e.recovery_actions.size() < kMaxProcesses) {
+      e.recovery_actions.emplace_back(x.recovery_action);
+    }
+  }
+  return &e;
+}
 
 std::string EventAggregator::Key(const KernelEvent& e) {
   std::string k = KernelEventKindName(e.kind);
@@ -113,6 +221,7 @@ KernelEvent* EventAggregator::Observe(const KernelEvent& delta, const LogTime& t
       if (slot == kMaxEvents) return nullptr;
       --rank_counts_[low];
       index_.erase(Key(events_[slot]));
+      xid_index_.clear();  // the slot changes hands; ObserveXid rebuilds what it needs
     }
     KernelEvent e;
     e.kind = delta.kind;
@@ -154,11 +263,13 @@ bool EventAggregator::Attach(const KernelEvent& delta) {
 void EventAggregator::Clear() {
   events_.clear();
   index_.clear();
+  xid_index_.clear();
   rank_counts_.fill(0);
 }
 
 std::vector<KernelEvent> EventAggregator::TakeEvents() {
   index_.clear();
+  xid_index_.clear();
   rank_counts_.fill(0);
   return std::move(events_);
 }

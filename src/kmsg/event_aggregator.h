@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "facts/kernel_facts.h"
+#include "kmsg/xid_parser.h"
 
 namespace gpudoctor {
 
@@ -28,6 +29,13 @@ class EventAggregator {
   // Returns the entry, or nullptr when the table is full of entries at least as serious
   // (counted in dropped(); an entry evicted for a more serious one is counted there too).
   KernelEvent* Observe(const KernelEvent& delta, const LogTime& t, std::string_view line);
+  // The same as Observe(XidEvent(x), t, line), without allocating or formatting when the
+  // entry for (GPU, Xid code) exists: the hot path of an Xid storm. The entry is found by an
+  // integer key (PCI address and code), its subject formatted only when it is created.
+  KernelEvent* ObserveXid(const XidLine& x, const LogTime& t, std::string_view line);
+  // The event an Xid line stands for (subject: the PCI address, "name[pid]", MIG instance and
+  // NVLink link ids, reset flags, NVLink tail, recovery action).
+  static KernelEvent XidEvent(const XidLine& x);
   // Merges detail fields of `delta` into the latest entry with the same key, without counting.
   // Returns false when there is no such entry.
   bool Attach(const KernelEvent& delta);
@@ -46,6 +54,9 @@ class EventAggregator {
   std::array<size_t, 4> rank_counts_{};
   std::vector<KernelEvent> events_;
   std::unordered_map<std::string, size_t> index_;
+  // (PCI address, Xid code) → slot in events_, for ObserveXid; cleared whenever a slot is
+  // reused or the table emptied (then rebuilt from the string-keyed path).
+  std::unordered_map<uint64_t, size_t> xid_index_;
   uint64_t dropped_ = 0;
 };
 

@@ -4,6 +4,9 @@
 #include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include <algorithm>
 #include <cerrno>
@@ -19,6 +22,11 @@
 
 namespace gpudoctor {
 namespace {
+
+// StartsWith, inline: the per-line parsers call it with constant prefixes many times a line.
+inline bool HasPrefix(std::string_view s, std::string_view prefix) {
+  return s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0;
+}
 
 // Every line the parsers care about contains one of these; the fingerprint is a rare 3-byte
 // part of it. Anchors that share a fingerprint share a bucket. The order is AnchorId's.
@@ -86,12 +94,6 @@ bool Contains(uint32_t present, AnchorId id, std::string_view s, std::string_vie
   return (present & Bit(id)) != 0 && Contains(s, needle);
 }
 
-std::string ProcessLabel(std::string_view name, std::optional<int64_t> pid) {
-  std::string s(name);
-  if (pid) s += "[" + std::to_string(*pid) + "]";
-  return s;
-}
-
 // Version token at the start of s ("535.54.03," → "535.54.03"): digits, letters, '.', '-', '_',
 // without a trailing '.' (the sentence's full stop).
 std::string_view VersionToken(std::string_view s) {
@@ -112,13 +114,13 @@ struct MismatchParts {
 };
 MismatchParts ParseMismatchText(std::string_view t) {
   MismatchParts p;
-  if (StartsWith(t, "the client '")) {
+  if (HasPrefix(t, "the client '")) {
     std::string_view rest = t.substr(12);
     size_t q = rest.find('\'');
     if (q != std::string_view::npos && q <= 64) {
       p.name = rest.substr(0, q);
       rest = rest.substr(q + 1);
-      if (StartsWith(rest, " (pid ")) {
+      if (HasPrefix(rest, " (pid ")) {
         size_t close = rest.find(')');
         if (close != std::string_view::npos && close <= 20) p.pid = rest.substr(6, close - 6);
       }
@@ -167,12 +169,26 @@ bool AllPrintableAscii8(const unsigned char* p) {
   return ((v | below_space | is_del) & kHigh) == 0;
 }
 
+#if defined(__SSE2__)
+// The same test for 16 bytes: as signed bytes, printable ASCII is > 0x1f (bytes >= 0x80 are
+// negative) and not 0x7f.
+bool AllPrintableAscii16(const unsigned char* p) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const __m128i printable = _mm_andnot_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f)),
+                                             _mm_cmpgt_epi8(v, _mm_set1_epi8(0x1f)));
+  return _mm_movemask_epi8(printable) == 0xffff;
+}
+#endif
+
 }  // namespace
 
 bool IsCleanLogText(std::string_view s) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   const auto* e = p + s.size();
-  // Kernel logs are nearly all printable ASCII: skip it 8 bytes at a time.
+  // Kernel logs are nearly all printable ASCII: skip it 16 (SSE2) or 8 bytes at a time.
+#if defined(__SSE2__)
+  while (e - p >= 16 && AllPrintableAscii16(p)) p += 16;
+#endif
   while (e - p >= 8 && AllPrintableAscii8(p)) p += 8;
   while (p < e) {
     unsigned char c = *p;
@@ -324,7 +340,7 @@ void KernelLogScanner::ProcessMessage(const ParsedLine& parsed, std::string_view
     // Unknown prefix (pasted logs, other collectors): NVRM text may sit anywhere.
     if (size_t pos = msg.find("NVRM: "); pos != std::string_view::npos) msg = msg.substr(pos);
   }
-  if (StartsWith(msg, "Linux version ")) {
+  if (HasPrefix(msg, "Linux version ")) {
     OnBoot();
     return;
   }
@@ -340,7 +356,7 @@ void KernelLogScanner::ProcessMessage(const ParsedLine& parsed, std::string_view
       return;
     }
   }
-  if (StartsWith(msg, "NVRM: ")) {
+  if (HasPrefix(msg, "NVRM: ")) {
     HandleNvrm(msg, t, line);
     return;
   }
@@ -364,7 +380,7 @@ void KernelLogScanner::HandleNvrm(std::string_view msg, const LogTime& t, std::s
     size_t esc = msg.find("#012", from);
     std::string_view part = msg.substr(from, esc == std::string_view::npos ? esc : esc - from);
     while (!part.empty() && (part[0] == ' ' || part[0] == '\t')) part.remove_prefix(1);
-    if (StartsWith(part, "NVRM: ")) HandleNvrmLine(part, t, line);
+    if (HasPrefix(part, "NVRM: ")) HandleNvrmLine(part, t, line);
     if (esc == std::string_view::npos) break;
     from = esc + 4;
   }
@@ -397,7 +413,7 @@ void KernelLogScanner::FlushMismatch() {
 
 void KernelLogScanner::HandleNvrmLine(std::string_view msg, const LogTime& t,
                                       std::string_view line) {
-  if (StartsWith(msg, "NVRM: loading NVIDIA UNIX")) {
+  if (HasPrefix(msg, "NVRM: loading NVIDIA UNIX")) {
     FlushMismatch();
     OnDriverLoad(msg, t);
     return;
@@ -428,28 +444,9 @@ void KernelLogScanner::HandleNvrmLine(std::string_view msg, const LogTime& t,
     case NvrmLineType::kGarbled:
       ++facts_.garbled_lines;
       return;
-    case NvrmLineType::kXid: {
-      const XidLine& x = n.xid;
-      KernelEvent d;
-      d.kind = KernelEventKind::kXid;
-      d.pci = x.pci;
-      d.subject = x.pci.ToString();
-      d.xid = x.xid;
-      if (!x.process.empty() || x.pid) d.processes.push_back(ProcessLabel(x.process, x.pid));
-      if (x.gpu_instance) d.ids.push_back(*x.gpu_instance);
-      d.reset_required = x.reset_required.value_or(false);
-      d.drain_reset_required = x.drain_reset_required.value_or(false);
-      if (!x.nvlink_unit.empty()) {
-        d.nvlink_unit = std::string(x.nvlink_unit);
-        d.nvlink_fatal = x.nvlink_fatal;
-        d.nvlink_intrinfo = x.nvlink_intrinfo;
-        d.nvlink_errstatus = x.nvlink_errstatus;
-        if (x.nvlink_link) d.ids.push_back(*x.nvlink_link);
-      }
-      if (!x.recovery_action.empty()) d.recovery_actions.emplace_back(x.recovery_action);
-      Observe(d, t, line);
+    case NvrmLineType::kXid:
+      aggregator_.ObserveXid(n.xid, t, line);
       return;
-    }
     case NvrmLineType::kGpuAt: {
       for (size_t k = 0; k < facts_.gpus.size(); ++k) {
         if (facts_.gpus[k].pci.SameDevice(*n.pci)) {

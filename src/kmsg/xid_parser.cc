@@ -1,9 +1,16 @@
 #include "kmsg/xid_parser.h"
 
+#include <array>
+
 #include "core/strings.h"
 
 namespace gpudoctor {
 namespace {
+
+// StartsWith, inline: the per-line parsers call it with constant prefixes many times a line.
+inline bool HasPrefix(std::string_view s, std::string_view prefix) {
+  return s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0;
+}
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsHex(char c) { return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
@@ -43,10 +50,27 @@ std::optional<bool> YesNoAfter(std::string_view text, std::string_view key, bool
   return std::nullopt;
 }
 
+// Splits s on spaces (runs of them count as one) into at most N fields without allocating;
+// returns how many fields were found (at most N; more text after the last is ignored).
+template <size_t N>
+size_t SplitSpaces(std::string_view s, std::array<std::string_view, N>& out) {
+  size_t n = 0, i = 0;
+  while (n < N) {
+    while (i < s.size() && s[i] == ' ') ++i;
+    if (i >= s.size()) break;
+    size_t j = s.find(' ', i);
+    if (j == std::string_view::npos) j = s.size();
+    out[n++] = s.substr(i, j - i);
+    i = j;
+  }
+  return n;
+}
+
 // NVLink5 tail: "<UNIT> <Nonfatal|Fatal> <XC0|XC1> i<N> Link <NN> (0x<a> 0x<b>".
 void ParseNvlinkTail(std::string_view text, XidLine& x) {
-  auto parts = Split(text.substr(0, 160), " ");
-  if (parts.size() < 7) return;
+  std::array<std::string_view, 8> parts;
+  const size_t count = SplitSpaces(text.substr(0, 160), parts);
+  if (count < 7) return;
   std::string_view unit = parts[0];
   if (unit.empty()) return;
   for (char c : unit) {
@@ -66,29 +90,65 @@ void ParseNvlinkTail(std::string_view text, XidLine& x) {
   std::string_view a = parts[6];
   if (!a.empty() && a[0] == '(') a.remove_prefix(1);
   x.nvlink_intrinfo = Hex32(a);
-  if (parts.size() > 7) {
+  if (count > 7) {
     std::string_view b = parts[7];
     while (!b.empty() && (b.back() == ')' || b.back() == ',')) b.remove_suffix(1);
     x.nvlink_errstatus = Hex32(b);
   }
 }
 
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  c = static_cast<char>(c | 0x20);
+  return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+// The kernel's "PCI:DDDD:BB:DD" read directly (device at most 0x1f), every other spelling
+// through ParsePciTuple: the same answer, without the general parser on every storm line.
+std::optional<PciTuple> ParseXidPci(std::string_view t) {
+  if (t.size() == 14 && HasPrefix(t, "PCI:") && t[8] == ':' && t[11] == ':') {
+    int h[8];
+    const size_t at[8] = {4, 5, 6, 7, 9, 10, 12, 13};
+    bool ok = true;
+    for (int i = 0; i < 8; ++i) ok = ok && (h[i] = HexValue(t[at[i]])) >= 0;
+    if (ok) {
+      PciTuple p;
+      p.domain = static_cast<uint32_t>((h[0] << 12) | (h[1] << 8) | (h[2] << 4) | h[3]);
+      p.bus = static_cast<uint32_t>((h[4] << 4) | h[5]);
+      p.device = static_cast<uint32_t>((h[6] << 4) | h[7]);
+      p.function = 0;
+      if (p.device <= 0x1f) return p;
+    }
+  }
+  return ParsePciTuple(t);
+}
+
 // body = text after "Xid (".
 bool ParseXid(std::string_view body, XidLine& x) {
   size_t close = body.find(')');
   if (close == std::string_view::npos || close > 64) return false;
-  auto inner = Split(body.substr(0, close), " ");
-  if (inner.empty()) return false;
-  auto pci = ParsePciTuple(inner[0]);
-  if (!pci) return false;
-  x.pci = *pci;
-  for (size_t k = 1; k < inner.size(); ++k) {
-    std::string_view t = inner[k];
-    if (StartsWith(t, "GPU-I:")) {
+  // "PCI:0000:2b:00", then "GPU-I:N" / "GPU-CI:N" fields (MIG); split without allocating.
+  std::string_view fields = body.substr(0, close);
+  bool first = true;
+  for (size_t i = 0; i < fields.size();) {
+    if (fields[i] == ' ') {
+      ++i;
+      continue;
+    }
+    size_t j = fields.find(' ', i);
+    if (j == std::string_view::npos) j = fields.size();
+    std::string_view t = fields.substr(i, j - i);
+    i = j;
+    if (first) {
+      auto pci = ParseXidPci(t);
+      if (!pci) return false;
+      x.pci = *pci;
+      first = false;
+    } else if (HasPrefix(t, "GPU-I:")) {
       auto v = ParseBoundedDecimal(t.substr(6), 3);
       if (!v) return false;
       x.gpu_instance = static_cast<int>(*v);
-    } else if (StartsWith(t, "GPU-CI:")) {
+    } else if (HasPrefix(t, "GPU-CI:")) {
       auto v = ParseBoundedDecimal(t.substr(7), 3);
       if (!v) return false;
       x.compute_instance = static_cast<int>(*v);
@@ -96,8 +156,9 @@ bool ParseXid(std::string_view body, XidLine& x) {
       return false;
     }
   }
+  if (first) return false;
   std::string_view rest = body.substr(close + 1);
-  if (!StartsWith(rest, ": ")) return false;
+  if (!HasPrefix(rest, ": ")) return false;
   rest.remove_prefix(2);
   size_t n = 0;
   while (n < rest.size() && IsDigit(rest[n])) ++n;
@@ -108,16 +169,16 @@ bool ParseXid(std::string_view body, XidLine& x) {
   if (rest.empty()) return true;
   if (rest[0] != ',') return false;
   rest.remove_prefix(1);
-  if (StartsWith(rest, " ")) rest.remove_prefix(1);
-  if (StartsWith(rest, "pid=")) {
+  if (HasPrefix(rest, " ")) rest.remove_prefix(1);
+  if (HasPrefix(rest, "pid=")) {
     rest.remove_prefix(4);
     size_t comma = rest.find(',');
     std::string_view pid = rest.substr(0, comma);
     // An odd pid ("-1", "'<none>'", cut or garbled) leaves the pid unknown; the Xid still counts.
     if (auto v = ParseBoundedDecimal(pid, 10); v && *v <= 0x7fffffff) x.pid = *v;
     rest = comma == std::string_view::npos ? "" : rest.substr(comma + 1);
-    if (StartsWith(rest, " ")) rest.remove_prefix(1);
-    if (StartsWith(rest, "name=")) {
+    if (HasPrefix(rest, " ")) rest.remove_prefix(1);
+    if (HasPrefix(rest, "name=")) {
       rest.remove_prefix(5);
       size_t sep = rest.find(", ");
       std::string_view name = rest.substr(0, sep);
@@ -127,8 +188,10 @@ bool ParseXid(std::string_view body, XidLine& x) {
     }
   }
   x.text = rest;
-  x.drain_reset_required = YesNoAfter(rest, "D-RST: ", false);
-  x.reset_required = YesNoAfter(rest, "RST: ", true);
+  if (rest.find("RST: ") != std::string_view::npos) {  // both keys end so: one search for most
+    x.drain_reset_required = YesNoAfter(rest, "D-RST: ", false);
+    x.reset_required = YesNoAfter(rest, "RST: ", true);
+  }
   if (x.xid >= 144 && x.xid <= 150) ParseNvlinkTail(rest, x);
   if (x.xid == 154) {
     if (size_t to = rest.find(" to 0x"); to != std::string_view::npos) {
@@ -143,7 +206,7 @@ bool ParseXid(std::string_view body, XidLine& x) {
 }
 
 bool ValidUuid(std::string_view u) {
-  if (!(StartsWith(u, "GPU-") || StartsWith(u, "MIG-")) || u.size() < 8 || u.size() > 64) {
+  if (!(HasPrefix(u, "GPU-") || HasPrefix(u, "MIG-")) || u.size() < 8 || u.size() > 64) {
     return false;
   }
   for (char c : u.substr(4)) {
@@ -154,7 +217,7 @@ bool ValidUuid(std::string_view u) {
 
 // "GPU0 ..." / "GPU 0000:3b:00.0: ..." → subject and pci.
 void GpuSubject(std::string_view body, NvrmLine& out) {
-  if (StartsWith(body, "GPU ")) {
+  if (HasPrefix(body, "GPU ")) {
     std::string_view t = body.substr(4);
     size_t n = PciTokenLength(t);
     if (auto pci = ParsePciTuple(t.substr(0, n)); pci && n < t.size() && t[n] == ':') {
@@ -163,7 +226,7 @@ void GpuSubject(std::string_view body, NvrmLine& out) {
       return;
     }
   }
-  if (StartsWith(body, "GPU") && body.size() > 3 && IsDigit(body[3])) {
+  if (HasPrefix(body, "GPU") && body.size() > 3 && IsDigit(body[3])) {
     size_t n = 3;
     while (n < body.size() && n < 8 && IsDigit(body[n])) ++n;
     out.subject = body.substr(0, n);
@@ -174,23 +237,23 @@ void GpuSubject(std::string_view body, NvrmLine& out) {
 
 NvrmLine ParseNvrmLine(std::string_view message) {
   NvrmLine out;
-  if (!StartsWith(message, "NVRM: ")) return out;
+  if (!HasPrefix(message, "NVRM: ")) return out;
   std::string_view body = message.substr(6);
   out.type = NvrmLineType::kOther;
-  if (StartsWith(body, "Xid (")) {
+  if (HasPrefix(body, "Xid (")) {
     out.type = ParseXid(body.substr(5), out.xid) ? NvrmLineType::kXid : NvrmLineType::kGarbled;
     return out;
   }
-  if (StartsWith(body, "API mismatch: ")) {
+  if (HasPrefix(body, "API mismatch: ")) {
     out.type = NvrmLineType::kApiMismatch;
     out.subject = body.substr(14);
     return out;
   }
-  if (StartsWith(body, "GPU at ") && !StartsWith(body, "GPU at PCI:")) {
+  if (HasPrefix(body, "GPU at ") && !HasPrefix(body, "GPU at PCI:")) {
     // Older drivers: "GPU at 0000:01:00.0 has fallen off the bus." (no Xid 79 line with it).
     std::string_view t = body.substr(7);
     size_t n = PciTokenLength(t);
-    if (StartsWith(t.substr(n), " has fallen off the bus")) {
+    if (HasPrefix(t.substr(n), " has fallen off the bus")) {
       if (auto pci = ParsePciTuple(t.substr(0, n))) {
         out.type = NvrmLineType::kFallenOffBus;
         out.pci = pci;
@@ -199,7 +262,7 @@ NvrmLine ParseNvrmLine(std::string_view message) {
     }
     return out;
   }
-  if (StartsWith(body, "GPU at PCI:")) {
+  if (HasPrefix(body, "GPU at PCI:")) {
     std::string_view t = body.substr(11);
     size_t sep = t.find(": ");
     auto pci = ParsePciTuple(t.substr(0, sep));
@@ -217,7 +280,7 @@ NvrmLine ParseNvrmLine(std::string_view message) {
     out.uuid = uuid;
     return out;
   }
-  if (StartsWith(body, "GPU Board Serial Number: ")) {
+  if (HasPrefix(body, "GPU Board Serial Number: ")) {
     std::string_view sn = Trim(body.substr(25));
     if (sn.empty() || sn.size() > 32) return out;
     for (char c : sn) {
@@ -231,7 +294,7 @@ NvrmLine ParseNvrmLine(std::string_view message) {
     out.serial = sn;
     return out;
   }
-  if (StartsWith(body, "The NVIDIA GPU ")) {
+  if (HasPrefix(body, "The NVIDIA GPU ")) {
     std::string_view t = body.substr(15);
     size_t n = PciTokenLength(t);
     if (auto pci = ParsePciTuple(t.substr(0, n))) {
@@ -241,11 +304,11 @@ NvrmLine ParseNvrmLine(std::string_view message) {
     }
     return out;
   }
-  if (StartsWith(body, "(PCI ID: ") && body.find("installed in this system has") != body.npos) {
+  if (HasPrefix(body, "(PCI ID: ") && body.find("installed in this system has") != body.npos) {
     out.type = NvrmLineType::kInstalledHas;
     return out;
   }
-  if (StartsWith(body, "fallen off the bus and is not responding")) {
+  if (HasPrefix(body, "fallen off the bus and is not responding")) {
     out.type = NvrmLineType::kFallenOffTail;
     return out;
   }

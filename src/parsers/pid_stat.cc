@@ -1,5 +1,6 @@
 #include "parsers/pid_stat.h"
 
+#include <array>
 #include <limits>
 
 #include "core/strings.h"
@@ -42,7 +43,30 @@ Result<PidStat> ParsePidStat(std::string_view text) {
   }
   st.pid = static_cast<int>(*pid);
   st.comm = Sanitize(text.substr(open + 1, close - open - 1), 64);
-  auto rest = Split(text.substr(close + 1), " \t\n");
+  // The fields after the comm, split without allocating (this runs for every task every watch
+  // tick): the first kMaxFields are kept; `count` stops there (only "at least N" is asked).
+  constexpr size_t kMaxFields = 37;
+  std::array<std::string_view, kMaxFields> fields;
+  size_t count = 0;
+  {
+    const std::string_view s = text.substr(close + 1);
+    auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n'; };
+    size_t i = 0;
+    while (count < kMaxFields) {
+      while (i < s.size() && space(s[i])) ++i;
+      if (i >= s.size()) break;
+      size_t j = i;
+      while (j < s.size() && !space(s[j])) ++j;
+      fields[count++] = s.substr(i, j - i);
+      i = j;
+    }
+  }
+  struct {
+    const std::array<std::string_view, kMaxFields>& f;
+    size_t n;
+    size_t size() const { return n; }
+    std::string_view operator[](size_t k) const { return f[k]; }
+  } rest{fields, count};
   if (rest.size() < 2) return ParseError("pid stat: truncated after comm");
   if (rest[0].size() != 1 || !IsTaskState(rest[0][0])) {
     return ParseError("pid stat: unknown state '" + Sanitize(rest[0], 8) + "'");

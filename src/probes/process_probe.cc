@@ -8,6 +8,10 @@
 // while pinned to the task's last CPU: per-CPU task clocks exclude irq/steal time and drift
 // apart (hundreds of ms within an hour, seconds vs /proc/uptime), so no cross-CPU or uptime
 // comparison is made; an estimate above the uptime is dropped.
+// Under `watch` the task/ walk of multi-threaded processes (most of this probe's cost: one stat
+// read per thread) runs every kTaskWalkEvery; the ticks between re-read only the leaders and
+// the threads the last walk found in D, so a thread that enters D is seen at most 5 s late
+// (the stuck threshold is 10 s). `check` always walks.
 // Units: seconds. Failure modes: tasks that exit mid-scan are skipped; unreadable files leave
 // fields empty; the scan stops near the check deadline (facts.truncated); no /proc → failed.
 // References: proc_pid_stat(5), kernel/sched/debug.c; shared/reference/signals.md §9.
@@ -16,6 +20,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <memory>
 #include <thread>
 
 #include "core/strings.h"
@@ -95,6 +100,18 @@ struct Candidate {
   RunCounters first;  // at the first sample
 };
 
+constexpr auto kTaskWalkEvery = std::chrono::seconds(5);
+
+// What the last task/ walk found under watch: its time and the non-leader threads in D.
+struct TaskWalkCarry : ProbeCarry {
+  TimePoint walked_at{};
+  struct Thread {
+    int pid = 0, tid = 0;
+    std::string dir, comm;  // "PID/task/TID"; the process's (leader's) comm
+  };
+  std::vector<Thread> threads_in_d;
+};
+
 std::optional<PidStat> ReadStat(const RootFs& fs, const std::string& dir) {
   auto text = fs.ReadProc(dir + "/stat", 4096);
   if (!text.ok()) return std::nullopt;  // ENOENT: the task exited; normal
@@ -165,7 +182,11 @@ struct FirstScan {
 
 constexpr int kDeadlineCheckEvery = 128;  // stat reads between two looks at the clock
 
-FirstScan ScanAll(const RootFs& fs, const std::vector<std::string>& names, TimePoint stop_at) {
+// walk_threads false: task/ is not walked; the threads of `recheck` (the last walk's threads in
+// D) are read instead. `walked` collects the non-leader threads found in D by a walk.
+FirstScan ScanAll(const RootFs& fs, const std::vector<std::string>& names, TimePoint stop_at,
+                  bool walk_threads, const std::vector<TaskWalkCarry::Thread>& recheck,
+                  std::vector<TaskWalkCarry::Thread>* walked) {
   FirstScan scan;
   int reads = 0;
   // True when the scan must stop here: the task cap, or (every N reads) the deadline.
@@ -195,7 +216,7 @@ FirstScan ScanAll(const RootFs& fs, const std::vector<std::string>& names, TimeP
     // A single-threaded process has one task, the leader, whose stat was just read: no
     // task/ walk (most processes; the walk was most of this probe's cost). Any other count,
     // or none, walks task/ so a thread in D inside a multi-threaded process is still seen.
-    if (leader->num_threads == 1) {
+    if (leader->num_threads == 1 || !walk_threads) {
       add_if_d(*leader, static_cast<int>(*pid), name);
       continue;
     }
@@ -219,9 +240,28 @@ FirstScan ScanAll(const RootFs& fs, const std::vector<std::string>& names, TimeP
       auto st = ReadStat(fs, dir);
       if (!st) continue;
       ++scan.facts.tasks_scanned;
+      if (st->state == 'D' && walked != nullptr) {
+        walked->push_back({static_cast<int>(*pid), static_cast<int>(*tid), dir, leader->comm});
+      }
       add_if_d(*st, static_cast<int>(*tid), dir);
     }
     if (scan.facts.truncated) break;
+  }
+  if (!walk_threads) {
+    for (const TaskWalkCarry::Thread& t : recheck) {
+      if (must_stop()) {
+        scan.facts.truncated = true;
+        break;
+      }
+      auto st = ReadStat(fs, t.dir);
+      if (!st) continue;  // exited
+      ++scan.facts.tasks_scanned;
+      if (st->state != 'D') continue;
+      Candidate c{t.pid, t.tid, t.dir, t.comm, "", {}};
+      if (st->comm != t.comm) c.thread_comm = st->comm;
+      c.first = ReadRunCounters(fs, c.dir);
+      scan.in_d.push_back(std::move(c));
+    }
   }
   return scan;
 }
@@ -272,7 +312,20 @@ ProbeOutput RunProcessProbe(const ProbeContext& ctx) {
   TimePoint t0 = SteadyClock::now();
   TimePoint window_end = t0 + ctx.sample_window();
   // The scan leaves room for the window and the second sample before the deadline.
-  FirstScan scan = ScanAll(fs, *names, ctx.deadline - ctx.sample_window() - kDeadlineReserve);
+  // Under watch: walk task/ only every kTaskWalkEvery (see the header).
+  const auto* last_walk = dynamic_cast<const TaskWalkCarry*>(ctx.previous.get());
+  const bool walk_threads = !ctx.continuous || last_walk == nullptr ||
+                            t0 - last_walk->walked_at >= kTaskWalkEvery - kTaskWalkEvery / 10;
+  static const std::vector<TaskWalkCarry::Thread> kNone;
+  auto carry = std::make_shared<TaskWalkCarry>();
+  if (walk_threads) {
+    carry->walked_at = t0;
+  } else {
+    *carry = *last_walk;
+  }
+  FirstScan scan = ScanAll(fs, *names, ctx.deadline - ctx.sample_window() - kDeadlineReserve,
+                           walk_threads, last_walk ? last_walk->threads_in_d : kNone,
+                           walk_threads ? &carry->threads_in_d : nullptr);
 
   ProcessFacts facts = std::move(scan.facts);
   // Healthy hosts have no task in D: they skip the wait.
@@ -315,7 +368,9 @@ ProbeOutput RunProcessProbe(const ProbeContext& ctx) {
   // Whether "inside the NVIDIA driver" can be said of an NVIDIA tool whose wchan is no driver
   // function: only when the module is loaded at all.
   facts.nvidia_module_loaded = RootFs::Exists(ctx.fs().SysPath("module/nvidia"));
-  return ProbeOk([facts = std::move(facts)](Snapshot& s) { s.host.processes = facts; });
+  ProbeOutput out = ProbeOk([facts = std::move(facts)](Snapshot& s) { s.host.processes = facts; });
+  if (ctx.continuous) out.next = std::move(carry);
+  return out;
 }
 
 }  // namespace gpudoctor

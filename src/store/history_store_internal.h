@@ -57,9 +57,11 @@ class StoreWriter {
   int64_t newest_at_open_s_ = 0;  // retention's clock (s) when the file was last written; 0 none
   int64_t retain_now_ms_ = -1;    // RetentionNowMs; -1 before the first tick
   int64_t last_mono_ms_ = 0;
+  // sample_fast_insert_: a point at a (series, second) not stored yet, seq 0, one B-tree seek;
+  // sample_insert_ (seq = max + 1) only when that meets a stored point (a clock step back).
   SqliteStmt begin_, commit_, rollback_, series_insert_, series_select_, sample_insert_,
-      recent_select_, recent_delete_, packed_insert_, rollup_select_, rollup_upsert_,
-      finding_upsert_, event_insert_, gpu_upsert_;
+      sample_fast_insert_, recent_select_, recent_delete_, packed_insert_, rollup_select_,
+      rollup_upsert_, finding_upsert_, event_insert_, gpu_upsert_;
 };
 
 // Rollup blob: four codec streams (min, avg, max, count) back to back.

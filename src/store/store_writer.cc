@@ -135,6 +135,7 @@ Status StoreWriter::Prepare() {
       {&sample_insert_,
        "INSERT INTO samples_recent SELECT ?1, ?2, coalesce(max(seq) + 1, 0), ?3 FROM "
        "samples_recent WHERE series_id=?1 AND ts_s=?2"},
+      {&sample_fast_insert_, "INSERT INTO samples_recent VALUES(?1, ?2, 0, ?3)"},
       {&recent_select_,
        "SELECT series_id, ts_s, value FROM samples_recent WHERE ts_s < ? ORDER BY series_id, "
        "ts_s, seq"},
@@ -375,6 +376,16 @@ Status StoreWriter::WriteTickTx(const TickResult& tick) {
     if (p.info == nullptr || !std::isfinite(p.value)) continue;
     auto id = SeriesId(p);
     if (!id.ok()) return id.status();
+    // Nearly always the first point of this series at this second: inserted as seq 0 without
+    // looking up the largest seq first. A primary-key conflict (a point already stored at this
+    // second: the clock stepped back) fails only this statement; the point then takes the next
+    // seq as before.
+    sample_fast_insert_.Reset();
+    sample_fast_insert_.Bind(1, *id).Bind(2, ts).Bind(3, p.value);
+    const int rc = sample_fast_insert_.Step();
+    if (rc == SQLITE_DONE) continue;
+    if ((rc & 0xff) != SQLITE_CONSTRAINT) return db_->Error("write sample");
+    sample_fast_insert_.Reset();
     sample_insert_.Reset();
     sample_insert_.Bind(1, *id).Bind(2, ts).Bind(3, p.value);
     if (sample_insert_.Step() != SQLITE_DONE) return db_->Error("write sample");
@@ -422,8 +433,9 @@ Status StoreWriter::WriteTickTx(const TickResult& tick) {
     st.Bind(5, g.name).Bind(6, ts);
     if (st.Step() != SQLITE_DONE) return db_->Error("write gpu ledger");
   }
-  for (SqliteStmt* st : {&sample_insert_, &packed_insert_, &rollup_upsert_, &finding_upsert_,
-                         &event_insert_, &gpu_upsert_, &series_insert_, &recent_delete_}) {
+  for (SqliteStmt* st :
+       {&sample_insert_, &sample_fast_insert_, &packed_insert_, &rollup_upsert_, &finding_upsert_,
+        &event_insert_, &gpu_upsert_, &series_insert_, &recent_delete_}) {
     st->Reset();
   }
   const int64_t retain_now_s = FloorTo(RetentionNowMs(tick), 1000) / 1000;

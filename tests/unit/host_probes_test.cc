@@ -282,6 +282,52 @@ TEST(ProcessProbeTest, DThreadInsideMultiThreadedProcessIsFound) {
   }
 }
 
+// Under watch the task/ walk runs every 5 s: a run soon after a walk re-reads the leaders and
+// the threads the walk found in D (still reported while in D, dropped once out of it) and walks
+// nothing else, so a thread that entered D since is seen at the next walk, not before.
+TEST(ProcessProbeTest, WatchWalksThreadsEveryFewSecondsAndRechecksThoseInD) {
+  HostFixture fx("healthy");
+  const std::string d_stat =
+      " D 1 1500 1500 0 -1 4194560 1234 0 0 0 15 7 0 0 20 0 3 0 5000 123456789 2345 "
+      "18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n";
+  fx.Write("proc/1500/task/1502/stat", "1502 (cuda-EvtHandlr)" + d_stat);
+  ProbeContext ctx = Context(fx.fs(), 20);
+  ctx.continuous = true;
+  ProbeOutput walk = RunProcessProbe(ctx);
+  ASSERT_NE(walk.next, nullptr);
+  Snapshot first = Apply(walk);
+  ASSERT_TRUE(first.host.processes);
+  EXPECT_EQ(first.host.processes->tasks_scanned, 9);  // every task
+  ASSERT_EQ(first.host.processes->dstate_count, 1);
+  EXPECT_EQ(first.host.processes->dstate[0].tid, 1502);
+
+  fx.Write("proc/1500/task/1501/stat", "1501 (worker)" + d_stat);  // enters D after the walk
+  ctx.previous = walk.next;
+  ProbeOutput between = RunProcessProbe(ctx);
+  Snapshot second = Apply(between);
+  ASSERT_TRUE(second.host.processes);
+  const ProcessFacts& p = *second.host.processes;
+  EXPECT_EQ(p.tasks_scanned, 8);  // 7 leaders and thread 1502; 1501 is not read
+  ASSERT_EQ(p.dstate_count, 1);
+  EXPECT_EQ(p.dstate[0].tid, 1502);
+  EXPECT_EQ(p.dstate[0].comm, "python3");
+  EXPECT_EQ(p.dstate[0].thread_comm, "cuda-EvtHandlr");
+
+  // 1502 leaves D: the next run between walks no longer reports it.
+  fx.Write("proc/1500/task/1502/stat", "1502 (cuda-EvtHandlr) S" + d_stat.substr(2));
+  ctx.previous = between.next;
+  Snapshot third = Apply(RunProcessProbe(ctx));
+  ASSERT_TRUE(third.host.processes);
+  EXPECT_EQ(third.host.processes->dstate_count, 0);
+
+  // A check (or watch's first run) always walks: 1501 is found.
+  ctx.previous = nullptr;
+  Snapshot walked = Apply(RunProcessProbe(ctx));
+  ASSERT_TRUE(walked.host.processes);
+  ASSERT_EQ(walked.host.processes->dstate_count, 1);
+  EXPECT_EQ(walked.host.processes->dstate[0].tid, 1501);
+}
+
 TEST(ProcessProbeTest, StuckNvidiaSmiAndUvmThread) {
   if (!Cpu0Allowed()) GTEST_SKIP() << "CPU 0 is outside this test's cpuset";
   HostFixture fx("dstate-nvidia-smi");
