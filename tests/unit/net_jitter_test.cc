@@ -1,5 +1,5 @@
 // Issue 8 item 9: RTT jitter is judged (net.target.jitter), and the default series (40 probes
-// 25 ms apart, about one second) makes loss of a few percent visible. Real probes to hosts behind
+// 20 ms apart, about 0.8 s) makes loss of a few percent visible. Real probes to hosts behind
 // the TUN responder (alternating delays, deterministic loss), then the rules; plus the rule on
 // hand-made facts. The TUN part is skipped where namespaces or /dev/net/tun are not available.
 #include <gtest/gtest.h>
@@ -67,7 +67,7 @@ TEST(JitterRuleTest, GradedAgainstThresholdsWithEnoughReplies) {
   EXPECT_EQ(Find(Judge({ref}), "net.target.jitter", "10.0.0.9"), nullptr);
 }
 
-// The defaults: 40 probes at 25 ms. 5% loss (2 of 40) is seen and is net.loss; alternating
+// The defaults: 40 probes at 20 ms. 5% loss (2 of 40) is seen and is net.loss; alternating
 // 2/42 ms replies are ~40 ms of jitter; a steady host is neither.
 TEST(JitterRuleTest, DefaultSeriesSeesJitterAndAFewPercentLoss) {
   WithTun([](TunResponder& tun) {
@@ -86,7 +86,7 @@ TEST(JitterRuleTest, DefaultSeriesSeesJitterAndAFewPercentLoss) {
     auto start = SteadyClock::now();
     auto out = ProbeHosts(hosts, opts, start + std::chrono::seconds(5));
     double s = std::chrono::duration<double>(SteadyClock::now() - start).count();
-    // 39 x 25 ms + the 1 s timeout of the lost last probe: ~2 s. Waiting out a timeout for each
+    // 39 x 20 ms + the 1 s timeout of the lost last probe: ~1.8 s. Waiting out a timeout for each
     // of the two lost probes would be ~3 s, so the slack for a loaded machine stays below that.
     EXPECT_LT(s, 2.6);
     ASSERT_EQ(out.size(), 3u);
