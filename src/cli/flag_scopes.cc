@@ -18,7 +18,7 @@ const std::map<std::string_view, std::string_view, std::less<>>& Scopes() {
       {"--no-color", "*"},
       {"--config", "*"},
       // Probing commands; the deadline bounds every command that reads outside input.
-      {"--deadline", "check watch top bundle compare logs fleet history"},
+      {"--deadline", "check watch top bundle compare logs fleet history why mark"},
       {"--sample-ms", kProbing},
       {"--path.procfs", kProbing},
       {"--path.sysfs", kProbing},
@@ -32,11 +32,11 @@ const std::map<std::string_view, std::string_view, std::less<>>& Scopes() {
       // The kernel log.
       {"--kmsg-file", "check watch top bundle compare logs"},
       {"--kmsg-source", kProbing},
-      {"--since", "check watch top bundle compare logs history fleet"},
+      {"--since", "check watch top bundle compare logs history fleet why"},
       {"--current-boot", "logs"},
       // watch and its history.
       {"--interval", "watch top"},
-      {"--db", "watch history ack silence bundle fleet"},
+      {"--db", "watch history ack silence bundle fleet why"},
       {"--no-db", "watch"},
       {"--listen", "watch"},
       {"--dcgm-compat", "watch"},
@@ -46,14 +46,14 @@ const std::map<std::string_view, std::string_view, std::less<>>& Scopes() {
       {"--tool-timeout", "bundle"},
       {"--metric", "history"},
       {"--gpu", "history ack silence"},
-      {"--until", "history"},
+      {"--until", "history why"},
       {"--for", "silence"},
       {"--note", "ack"},
       {"--list-metrics", "history"},
       {"--findings", "history"},
       {"--events", "history"},
-      {"--connect", "top"},
-      {"--token-file", "watch top"},
+      {"--connect", "top mark"},
+      {"--token-file", "watch top mark"},
       {"--default", "config"},
       {"--markdown", "explain"},
       {"--list", "explain"},
@@ -72,6 +72,11 @@ const std::map<std::string_view, std::string_view, std::less<>>& Scopes() {
       {"--slurm-drain-on-failure", "check"},
       {"--npd", "check"},
       {"--npd-layer", "check"},
+      // A job's speed (job_flags.cc).
+      {"--job", "why mark history"},
+      {"--at", "why"},
+      {"--seconds", "mark"},
+      {"--step", "mark"},
   };
   return scopes;
 }

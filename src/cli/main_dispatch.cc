@@ -81,6 +81,7 @@ const std::vector<CommandEntry>& CommandTable() {
       {"compare", CompareCommand}, {"watch", WatchCommand},     {"history", HistoryCommand},
       {"ack", AckCommand},         {"silence", SilenceCommand},  // watch store
       {"top", TopCommand},         {"fleet", FleetCommand},     {"bundle", BundleCommand},
+      {"why", WhyCommand},         {"mark", MarkCommand},  // a job's speed (why/, job/)
   };
   return commands;
 }

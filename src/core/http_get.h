@@ -22,6 +22,7 @@ struct HttpGetRequest {
   TimePoint deadline;
   size_t max_body_bytes = 16u << 20;
   double connect_timeout_s = 2;  // also bounded by the deadline
+  bool post_empty = false;       // a POST with an empty body (Content-Length: 0) instead of a GET
 };
 
 struct HttpGetAnswer {

@@ -24,5 +24,7 @@ ProbeOutput RunKmsgProbe(const ProbeContext& ctx);
 ProbeOutput RunThermalProbe(const ProbeContext& ctx);
 ProbeOutput RunBootProbe(const ProbeContext& ctx);
 ProbeOutput RunBackupProbe(const ProbeContext& ctx);
+// Jobs' own speed ([[job]]).
+ProbeOutput RunJobProbe(const ProbeContext& ctx);
 
 }  // namespace gpudoctor

@@ -14,5 +14,7 @@ namespace gpudoctor {
 nlohmann::ordered_json HostFactsToJson(const HostFacts& h);
 // Empty object when no network probe ran.
 nlohmann::ordered_json NetworkFactsToJson(const NetworkFacts& n);
+// [[job]] step times: [{"name","sources","log","step_seconds","baseline_seconds",...}].
+nlohmann::ordered_json JobFactsToJson(const std::vector<JobFacts>& jobs);
 
 }  // namespace gpudoctor

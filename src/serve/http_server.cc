@@ -16,6 +16,7 @@
 #include "metrics/metric_table.h"
 #include "report/report.h"
 #include "serve/exporter.h"
+#include "serve/job_push.h"
 #include "serve/status_json.h"
 #include "serve/web_assets.h"
 
@@ -265,7 +266,15 @@ HttpResponse WatchHttpServer::Impl::Healthz(const HttpOptions& o) const {
 
 std::optional<HttpResponse> WatchHttpServer::Impl::Gate(const HttpRequest& req) const {
   std::shared_ptr<const HttpOptions> o = Options();
-  if (req.method != "GET" && req.method != "HEAD") {
+  // The one path that takes a POST: a job's step mark (serve/job_push.h).
+  std::optional<std::string> job_step = JobStepPathName(req.path);
+  if (job_step && req.method != "POST") {
+    HttpResponse r = JsonErrorResponse(
+        405, "method " + req.method.substr(0, 16) + " not allowed; a step mark is a POST");
+    r.headers.emplace_back("Allow", "POST");
+    return r;
+  }
+  if (!job_step && req.method != "GET" && req.method != "HEAD") {
     HttpResponse r =
         JsonErrorResponse(405, "method " + req.method.substr(0, 16) + " not allowed; only GET");
     r.headers.emplace_back("Allow", "GET, HEAD");
@@ -283,6 +292,7 @@ std::optional<HttpResponse> WatchHttpServer::Impl::Gate(const HttpRequest& req) 
       return r;
     }
   }
+  if (job_step) return HandleJobStep(*job_step, req.query, NowMs());
   Result<std::multimap<std::string, std::string>> params = ParseQueryString(req.query);
   if (!params.ok()) return JsonErrorResponse(400, params.status().message());
   if (req.path != "/api/v1/history" && !params->empty()) {
