@@ -4,6 +4,7 @@
 // parsed with the job's preset (job/step_line.h) and turned into step times and a baseline by
 // job/step_tracker.h. Units: see JobFacts. Failure modes: no [[job]] → skipped; a log that cannot
 // be read is the job's `error` (the probe stays ok: the other jobs and the pushes still count).
+#include <algorithm>
 #include <chrono>
 #include <map>
 
@@ -63,8 +64,11 @@ ProbeOutput RunJobProbe(const ProbeContext& ctx) {
   if (ctx.continuous) GlobalJobInbox().SetKnownJobs(names);
 
   LogTailLimits limits;
-  limits.deadline = std::min(ctx.deadline - std::chrono::milliseconds(300),
-                             SteadyClock::now() + std::chrono::seconds(2));
+  // Leave the runner time to apply the facts, but always read a little: a short tick (0.3 s)
+  // must not leave the log unread forever.
+  TimePoint now = SteadyClock::now();
+  limits.deadline = std::clamp(ctx.deadline - std::chrono::milliseconds(50),
+                               now + std::chrono::milliseconds(20), now + std::chrono::seconds(2));
   if (!ctx.continuous) limits.max_bytes = 8u << 20;
   std::vector<JobFacts> facts;
   for (const auto& js : s.jobs) {

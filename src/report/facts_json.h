@@ -4,8 +4,10 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "facts/host_facts.h"
+#include "facts/job_facts.h"
 #include "facts/net_facts.h"
 
 namespace gpudoctor {

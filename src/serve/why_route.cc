@@ -18,11 +18,11 @@ Result<WhyRequest> ParseWhyQuery(const std::multimap<std::string, std::string>& 
     } else if (k == "since" || k == "until" || k == "at") {
       auto t = ParseTimeSpec(v, now_unix_s);
       if (!t) return InvalidArgument("parameter '" + k + "': expected " + TimeSpecExpectation());
-      (k == "since" ? req.since_unix_s : k == "until" ? req.until_unix_s : req.at_unix_s.emplace()) =
-          *t;
+      (k == "since"   ? req.since_unix_s
+       : k == "until" ? req.until_unix_s
+                      : req.at_unix_s.emplace()) = *t;
     } else {
-      return InvalidArgument("unknown parameter '" + k.substr(0, 40) +
-                             "' (job, since, until, at)");
+      return InvalidArgument("unknown parameter '" + k.substr(0, 40) + "' (job, since, until, at)");
     }
   }
   if (req.until_unix_s < req.since_unix_s) return InvalidArgument("until is before since");

@@ -18,10 +18,9 @@ void CheckSeconds(const std::optional<double>& s) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace gpudoctor;
   if (size == 0) return 0;
-  static const StepPreset kPresets[] = {StepPreset::kAuto,     StepPreset::kTqdm,
-                                        StepPreset::kLightning, StepPreset::kMegatron,
-                                        StepPreset::kDeepSpeed, StepPreset::kStep,
-                                        StepPreset::kRegex};
+  static const StepPreset kPresets[] = {
+      StepPreset::kAuto,      StepPreset::kTqdm, StepPreset::kLightning, StepPreset::kMegatron,
+      StepPreset::kDeepSpeed, StepPreset::kStep, StepPreset::kRegex};
   StepPattern p;
   p.preset = kPresets[data[0] % 7];
   if (p.preset == StepPreset::kRegex) {

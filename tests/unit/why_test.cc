@@ -1,6 +1,8 @@
 // `gpudoctor why`: the change point, and the ranking on recorded histories with a planted onset,
 // planted causes and decoys that changed elsewhere in time (the true cause must rank first); a
 // history without a change says so; without a job the GPU utilisation stands in.
+#include "why/why.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -10,7 +12,6 @@
 #include "store/history_store.h"
 #include "store/synthetic_tick.h"
 #include "test_util.h"
-#include "why/why.h"
 #include "why/why_load.h"
 
 namespace gpudoctor {
@@ -30,13 +31,13 @@ double Jitter(int64_t t, uint64_t salt, double spread) {
 // A series sampled every `step` s over [kT0, kT0 + 2 h): `before` until `change_at`, then `after`,
 // with relative noise.
 Series Stepped(const std::string& metric, std::optional<int> gpu, const std::string& labels,
-               double before, double after, int64_t change_at, double noise = 0.02,
-               int step = 10) {
+               double before, double after, int64_t change_at, double noise = 0.02, int step = 10) {
   Series s;
   s.metric = metric;
   s.gpu = gpu;
   s.labels = labels;
-  uint64_t salt = std::hash<std::string>()(metric + labels) + static_cast<uint64_t>(gpu.value_or(-1));
+  uint64_t salt =
+      std::hash<std::string>()(metric + labels) + static_cast<uint64_t>(gpu.value_or(-1));
   for (int64_t t = kT0; t < kT0 + 7200; t += step) {
     double base = t < change_at ? before : after;
     s.points.emplace_back(t, base * (1 + Jitter(t, salt, noise)));
@@ -87,13 +88,13 @@ WhyInput PlantedHistory() {
                                 "GPU 3: HW thermal slowdown active at 91 C"));
   in.findings.push_back(
       Tracked("host.disk.full", Severity::kWarn, std::nullopt, kT0 + 500, "/scratch 97% full"));
-  TrackedFinding resolved = Tracked("net.loss", Severity::kWarn, std::nullopt, kOnset - 1200,
-                                    "loss to 10.0.0.1");
+  TrackedFinding resolved =
+      Tracked("net.loss", Severity::kWarn, std::nullopt, kOnset - 1200, "loss to 10.0.0.1");
   resolved.state = FindingState::kResolved;
   resolved.resolved_ms = (kOnset - 900) * 1000;
   in.findings.push_back(resolved);
-  in.findings.push_back(Tracked("job.slowdown", Severity::kWarn, std::nullopt, kOnset + 30,
-                                "job train slower"));
+  in.findings.push_back(
+      Tracked("job.slowdown", Severity::kWarn, std::nullopt, kOnset + 30, "job train slower"));
   HistoryEvent xid;
   xid.unix_ms = (kOnset - 3300) * 1000;
   xid.kind = "xid";
@@ -136,7 +137,7 @@ TEST(WhyTest, TheTrueCauseRanksFirstWithItsEvidence) {
   std::string ev;
   for (const auto& e : first.evidence) ev += e + ";";
   EXPECT_THAT(ev, HasSubstr("sm clock 1980 MHz -> 1275 MHz"));
-  EXPECT_THAT(ev, HasSubstr("throttle active {reason=hw_thermal} 0.00 -> 1.00"));
+  EXPECT_THAT(ev, HasSubstr("throttle active {reason=hw_thermal} 0 -> 1"));
   EXPECT_FALSE(first.next_step.empty());
   // Decoys rank below, the job's own finding and acks not at all.
   for (size_t i = 1; i < r.causes.size(); ++i) {
@@ -147,7 +148,7 @@ TEST(WhyTest, TheTrueCauseRanksFirstWithItsEvidence) {
   }
   std::string text = WhyToText(r);
   EXPECT_THAT(text, HasSubstr("job train: slowdown began"));
-  EXPECT_THAT(text, HasSubstr("(x12."));
+  EXPECT_THAT(text, HasSubstr("s (x12)"));
   EXPECT_THAT(text, HasSubstr("1. "));
   auto j = WhyToJson(r);
   EXPECT_EQ(j["causes"][0]["id"], "gpu.thermal");
@@ -161,8 +162,8 @@ TEST(WhyTest, WithoutTheFindingTheMetricsStillNameTheGpu) {
   ASSERT_FALSE(r.causes.empty());
   EXPECT_EQ(r.causes[0].kind, "metric");
   EXPECT_EQ(r.causes[0].gpu, 3);
-  EXPECT_THAT(r.causes[0].id, ::testing::AnyOf("gpudoctor_gpu_throttle_active",
-                                               "gpudoctor_gpu_sm_clock_hertz"));
+  EXPECT_THAT(r.causes[0].id,
+              ::testing::AnyOf("gpudoctor_gpu_throttle_active", "gpudoctor_gpu_sm_clock_hertz"));
 }
 
 TEST(WhyTest, AGivenOnsetIsUsed) {
@@ -176,8 +177,8 @@ TEST(WhyTest, AGivenOnsetIsUsed) {
 
 TEST(WhyTest, AHistoryWithoutChangeSaysSo) {
   WhyInput in = PlantedHistory();
-  in.target = Stepped("gpudoctor_job_step_seconds", std::nullopt, "job=train", 1.0, 1.0, kOnset,
-                      0.1);
+  in.target =
+      Stepped("gpudoctor_job_step_seconds", std::nullopt, "job=train", 1.0, 1.0, kOnset, 0.1);
   WhyResult r = ExplainSlowdown(in);
   EXPECT_FALSE(r.onset);
   EXPECT_TRUE(r.causes.empty());
@@ -203,23 +204,33 @@ void WriteHistory(const std::string& db, bool with_job) {
     bool slow = t >= kOnset;
     bool hot = t >= kOnset - 30;
     if (with_job) {
-      tick->points.push_back({M("gpudoctor_job_step_seconds"), -1, {{"job", "train"}},
+      tick->points.push_back({M("gpudoctor_job_step_seconds"),
+                              -1,
+                              {{"job", "train"}},
                               (slow ? 12.0 : 1.0) * (1 + Jitter(t, 1, 0.04))});
     }
     for (int g = 0; g < 4; ++g) {
       bool this_hot = hot && g == 3;
-      tick->points.push_back({M("gpudoctor_gpu_sm_clock_hertz"), g, {},
-                              this_hot ? 1.275e9 : 1.98e9});
-      tick->points.push_back({M("gpudoctor_gpu_temperature_celsius"), g, {},
+      tick->points.push_back(
+          {M("gpudoctor_gpu_sm_clock_hertz"), g, {}, this_hot ? 1.275e9 : 1.98e9});
+      tick->points.push_back({M("gpudoctor_gpu_temperature_celsius"),
+                              g,
+                              {},
                               std::floor((this_hot ? 91 : 62) + Jitter(t, 10 + g, 2))});
-      tick->points.push_back({M("gpudoctor_gpu_throttle_active"), g,
-                              {{"reason", "hw_thermal"}}, this_hot ? 1.0 : 0.0});
+      tick->points.push_back({M("gpudoctor_gpu_throttle_active"),
+                              g,
+                              {{"reason", "hw_thermal"}},
+                              this_hot ? 1.0 : 0.0});
       // Utilisation: every GPU waits on the slow one.
-      tick->points.push_back({M("gpudoctor_gpu_utilization_ratio"), g, {},
+      tick->points.push_back({M("gpudoctor_gpu_utilization_ratio"),
+                              g,
+                              {},
                               (slow ? 0.08 : 0.97) + Jitter(t, 20 + g, 0.02)});
     }
     // Decoy: the host got busy long before.
-    tick->points.push_back({M("gpudoctor_host_cpu_busy_ratio"), -1, {},
+    tick->points.push_back({M("gpudoctor_host_cpu_busy_ratio"),
+                            -1,
+                            {},
                             (t >= kT0 + 600 ? 0.8 : 0.2) + Jitter(t, 30, 0.02)});
     if (t >= kOnset - 25) {
       TrackedFinding f = Tracked("gpu.thermal", Severity::kCrit, 3, kOnset - 25,
