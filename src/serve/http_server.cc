@@ -357,6 +357,7 @@ HttpResponse WatchHttpServer::Impl::Serve(const HttpRequest& req) const {
                      {"unit", m.unit},
                      {"per_gpu", m.per_gpu},
                      {"type", MetricTypeName(m.info->type)}});
+      if (!m.info->labels.empty()) arr.back()["labels"] = m.info->labels;
     }
     return Content(arr.dump() + "\n", "application/json");
   }
