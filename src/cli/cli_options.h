@@ -54,6 +54,8 @@ struct FlagSpec {
 const std::vector<FlagSpec>& FlagTable();
 // Appends the fleet and scheduler (--slurm, --npd) flags (fleet_flags.cc).
 std::vector<FlagSpec> WithFleetFlags(std::vector<FlagSpec> flags);
+// Appends the job flags: --job, --at, --seconds, --step (job_flags.cc).
+std::vector<FlagSpec> WithJobFlags(std::vector<FlagSpec> flags);
 
 // Parses argv[1..]. Errors: invalid_argument naming the flag and the problem.
 Result<CliOptions> ParseCommandLine(int argc, const char* const* argv);

@@ -19,7 +19,7 @@ const std::map<std::string_view, std::string_view, std::less<>>& Scopes() {
       {"--lang", "*"},
       {"--config", "*"},
       // Probing commands; the deadline bounds every command that reads outside input.
-      {"--deadline", "check watch top bundle compare logs fleet history netcheck"},
+      {"--deadline", "check watch top bundle compare logs fleet history netcheck why mark"},
       {"--sample-ms", kProbing},
       {"--path.procfs", kProbing},
       {"--path.sysfs", kProbing},
@@ -33,11 +33,11 @@ const std::map<std::string_view, std::string_view, std::less<>>& Scopes() {
       // The kernel log.
       {"--kmsg-file", "check watch top bundle compare logs"},
       {"--kmsg-source", kProbing},
-      {"--since", "check watch top bundle compare logs history fleet"},
+      {"--since", "check watch top bundle compare logs history fleet why"},
       {"--current-boot", "logs"},
       // watch and its history.
       {"--interval", "watch top"},
-      {"--db", "watch history ack silence bundle fleet"},
+      {"--db", "watch history ack silence bundle fleet why"},
       {"--no-db", "watch"},
       {"--listen", "watch"},
       {"--dcgm-compat", "watch"},
@@ -47,14 +47,14 @@ const std::map<std::string_view, std::string_view, std::less<>>& Scopes() {
       {"--tool-timeout", "bundle"},
       {"--metric", "history"},
       {"--gpu", "history ack silence"},
-      {"--until", "history"},
+      {"--until", "history why"},
       {"--for", "silence"},
       {"--note", "ack"},
       {"--list-metrics", "history"},
       {"--findings", "history"},
       {"--events", "history"},
-      {"--connect", "check top"},
-      {"--token-file", "check watch top"},
+      {"--connect", "check top mark"},
+      {"--token-file", "check watch top mark"},
       {"--default", "config"},
       {"--markdown", "explain"},
       {"--list", "explain"},
@@ -81,6 +81,11 @@ const std::map<std::string_view, std::string_view, std::less<>>& Scopes() {
       {"--npd", "check"},
       {"--npd-layer", "check"},
       {"--npd-warnings", "check"},
+      // A job's speed (job_flags.cc).
+      {"--job", "why mark history"},
+      {"--at", "why"},
+      {"--seconds", "mark"},
+      {"--step", "mark"},
   };
   return scopes;
 }

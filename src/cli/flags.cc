@@ -21,7 +21,7 @@ Status NonEmpty(std::string_view v, std::string_view what) {
 }  // namespace
 
 const std::vector<FlagSpec>& FlagTable() {
-  static const std::vector<FlagSpec> flags = WithFleetFlags({
+  static const std::vector<FlagSpec> flags = WithJobFlags(WithFleetFlags({
       {"--help", "", "print usage and exit",
        [](std::string_view, CliOptions& o) {
          o.help = true;
@@ -334,7 +334,7 @@ const std::vector<FlagSpec>& FlagTable() {
        SetSwitch},
       {"--symptom", "", "explain: the findings and commands for a symptom given as TEXT",
        SetSwitch},
-  });
+  }));
   return flags;
 }
 

@@ -57,7 +57,12 @@ int Metric(HistoryReader& r, const CliOptions& o, const std::string& db, int64_t
            int64_t until) {
   SeriesQuery q;
   q.metric = *o.Value("--metric");
+  // "job_step_seconds" is gpudoctor_job_step_seconds: the prefix may be left out.
+  if (q.metric.rfind("gpudoctor_", 0) != 0 && FindMetric("gpudoctor_" + q.metric) != nullptr) {
+    q.metric = "gpudoctor_" + q.metric;
+  }
   if (auto g = o.Value("--gpu")) q.gpu = std::stoi(*g);
+  if (auto j = o.Value("--job")) q.labels = "job=" + *j;
   q.since_unix_s = since;
   q.until_unix_s = until;
   auto metrics = r.ListMetrics();

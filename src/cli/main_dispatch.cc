@@ -86,7 +86,8 @@ const std::vector<CommandEntry>& CommandTable() {
       {"history", HistoryCommand},   {"ack", AckCommand},
       {"silence", SilenceCommand},  // watch store
       {"top", TopCommand},           {"fleet", FleetCommand},
-      {"bundle", BundleCommand},
+      {"bundle", BundleCommand},     {"why", WhyCommand},
+      {"mark", MarkCommand},  // a job's speed (why/, job/)
   };
   return commands;
 }

@@ -65,6 +65,10 @@ Result<HttpGetAnswer> HttpGet(const HttpGetRequest& r) {
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
   curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
   curl_easy_setopt(curl, CURLOPT_USERAGENT, "gpudoctor");
+  if (r.post_empty) {
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, "");
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, 0L);
+  }
   // A declared Content-Length above the cap fails before any of the body is read.
   curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(r.max_body_bytes));
   if (!r.ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, r.ca_file.c_str());

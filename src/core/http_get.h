@@ -31,6 +31,7 @@ struct HttpGetRequest {
   std::string ca_file;           // PEM bundle to verify https servers with; empty: system store
   std::string bearer_token;      // empty: none
   std::string basic_user, basic_password;  // basic auth when basic_user is not empty
+  bool post_empty = false;  // a POST with an empty body (Content-Length: 0) instead of a GET
 };
 
 struct HttpGetAnswer {

@@ -87,6 +87,17 @@ struct Settings {
     double timeout_s = 10;
   };
   std::vector<NotifySetting> notify;
+  // [[job]] tables: the jobs whose step time `watch` follows (config/job_config.h).
+  struct JobSetting {
+    std::string name;
+    std::string log;                  // training log path (RootPath applies); empty: none
+    std::string preset = "auto";      // job/step_line.h StepPreset names
+    std::string regex;                // preset "regex": group 1 is the value
+    std::string capture = "seconds";  // what group 1 holds: seconds, ms, it_per_s, step
+    int baseline_steps = 20;          // the baseline is the median of this many first steps
+    double baseline_s = 0;            // > 0: a known good step time instead of the measured one
+  };
+  std::vector<JobSetting> jobs;
 };
 
 }  // namespace gpudoctor

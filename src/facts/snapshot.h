@@ -10,6 +10,7 @@
 
 #include "facts/gpu_facts.h"
 #include "facts/host_facts.h"
+#include "facts/job_facts.h"
 #include "facts/kernel_facts.h"
 #include "facts/net_facts.h"
 #include "findings/finding.h"
@@ -35,6 +36,7 @@ struct Snapshot {
   GpuLayerFacts gpu;
   KernelLogFacts kernel;
   NetworkFacts network;
+  std::vector<JobFacts> jobs;  // [[job]] tables (job probe)
   std::vector<ProbeRecord> probes;
 };
 

@@ -615,6 +615,30 @@ const std::vector<FieldDescriptor<PressureLine>>& PressureFieldTable() {
   return t;
 }
 
+const std::vector<FieldDescriptor<JobFacts>>& JobFieldTable() {
+  using F = FieldDescriptor<JobFacts>;
+  using T = JobFacts;
+  static const std::vector<F> t = {
+      {"step_seconds",
+       {"gpudoctor_job_step_seconds", G,
+        "The job's step time: median of its newest (up to 5) measured steps.", "job"},
+       1,
+       [](const T& j) { return Fact(j.step_seconds); }},
+      {"baseline_seconds",
+       {"gpudoctor_job_step_baseline_seconds", G,
+        "The job's baseline step time: configured, or the median of its first steps.", "job"},
+       1,
+       [](const T& j) { return Fact(j.baseline_seconds); }},
+      {"step", {}, 1, [](const T& j) { return Fact(j.step); }},
+      {"samples",
+       {"gpudoctor_job_steps_measured_total", MetricType::kCounter,
+        "Step times measured for the job since watch started.", "job"},
+       1,
+       [](const T& j) { return Fact(std::optional<uint64_t>(j.samples)); }},
+  };
+  return t;
+}
+
 const std::vector<FieldDescriptor<TemperatureSensor>>& TemperatureSensorFieldTable() {
   using F = FieldDescriptor<TemperatureSensor>;
   using T = TemperatureSensor;
@@ -712,6 +736,7 @@ std::vector<const MetricInfo*> AllMetrics() {
   add(NicFieldTable());
   add(IbPortFieldTable());
   add(TargetFieldTable());
+  add(JobFieldTable());
   out.push_back(&kFindingActive);
   out.push_back(&kFindingSeverity);
   out.push_back(&kFindingAcknowledged);
@@ -765,6 +790,11 @@ std::vector<PlottableMetric> PlottableMetrics() {
   add(GpuCounterFieldTable(), true);
   add(CpuFieldTable(), false);
   add(MemoryFieldTable(), false);
+  // Job step times: one series per job (label job); a plot without a job takes the first.
+  for (const auto& f : JobFieldTable()) {
+    if (f.metric.name.empty() || f.metric.type != MetricType::kGauge) continue;
+    out.push_back({&f.metric, false, UnitOf(f.metric.name)});
+  }
   return out;
 }
 
@@ -886,6 +916,7 @@ std::vector<MetricPoint> FlattenSnapshot(const Snapshot& snap) {
            out);
     }
   }
+  for (const JobFacts& j : snap.jobs) Emit(JobFieldTable(), j, -1, {{"job", j.name}}, out);
   for (const ProbeRecord& p : snap.probes) {
     bool success = p.state == ProbeState::kOk || p.state == ProbeState::kSkipped;
     out.push_back({&kProbeSuccess, -1, {{"probe", p.name}}, success ? 1.0 : 0.0});

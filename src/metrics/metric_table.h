@@ -131,6 +131,8 @@ const std::vector<FieldDescriptor<TargetProbeFacts>>& TargetFieldTable();  // la
 const std::vector<FieldDescriptor<PressureLine>>& PressureFieldTable();    // resource, kind
 // Inlet/ambient and board temperature sensors; labels sensor, source.
 const std::vector<FieldDescriptor<TemperatureSensor>>& TemperatureSensorFieldTable();
+// [[job]] step times; label job.
+const std::vector<FieldDescriptor<JobFacts>>& JobFieldTable();
 
 // Metrics computed from more than one field (throttle reasons per bit, Xid counts per code,
 // finding and probe states) are described here so docs and /metrics list them too.
@@ -155,7 +157,8 @@ std::vector<const MetricInfo*> AllMetrics();
 const MetricInfo* FindMetric(std::string_view name);
 
 // A series the history can plot with a metric name alone (no labels beyond the GPU): the GPU
-// tables (one series per GPU) and the host CPU and memory tables (one series for the host). The
+// tables (one series per GPU), the host CPU and memory tables (one series for the host) and the
+// job step-time gauges (one series per job, label job; the first job's when none is given). The
 // dashboard's metric choice comes from this list (GET /api/v1/series), never a typed copy.
 struct PlottableMetric {
   const MetricInfo* info = nullptr;

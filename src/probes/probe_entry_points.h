@@ -31,5 +31,7 @@ ProbeOutput RunBackupProbe(const ProbeContext& ctx);
 // The backup probe's reading of its [backup] command's first line: unix seconds (a fraction is
 // dropped) or RFC 3339; nullopt for anything else (outside input).
 std::optional<int64_t> ParseBackupTime(std::string_view text);
+// Jobs' own speed ([[job]]).
+ProbeOutput RunJobProbe(const ProbeContext& ctx);
 
 }  // namespace gpudoctor

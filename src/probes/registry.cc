@@ -44,6 +44,9 @@ const std::vector<ProbeSpec>& ProbeRegistry() {
        "space and inodes of real filesystems, unresponsive mounts (/proc/1/mounts, statvfs)"},
       {"backup", Layer::kResources, true, Cadence::kSlow, RunBackupProbe,
        "age of the newest file matching [backup] paths (checkpoints)"},
+      // the jobs themselves
+      {"job", Layer::kSoftware, true, Cadence::kFast, RunJobProbe,
+       "step time of each [[job]]: its training log (tailed) and pushed step marks"},
   };
   return probes;
 }

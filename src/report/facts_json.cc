@@ -109,6 +109,20 @@ nlohmann::ordered_json HostFactsToJson(const HostFacts& h) {
   return j;
 }
 
+nlohmann::ordered_json JobFactsToJson(const std::vector<JobFacts>& jobs) {
+  json arr = json::array();
+  for (const JobFacts& f : jobs) {
+    json e = {{"name", f.name}, {"sources", f.sources}};
+    PutIfNotEmpty(e, "log", f.log_path);
+    PutFacts(e, JobFieldTable(), f);
+    if (f.baseline_seconds) e["baseline"] = f.baseline_configured ? "configured" : "first_steps";
+    if (f.last_sample_unix_ms) e["last_sample_unix_ms"] = *f.last_sample_unix_ms;
+    PutIfNotEmpty(e, "error", f.error);
+    arr.push_back(e);
+  }
+  return arr;
+}
+
 nlohmann::ordered_json NetworkFactsToJson(const NetworkFacts& n) {
   json j = json::object();
   if (n.reachability) {

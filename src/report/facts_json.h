@@ -4,8 +4,10 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "facts/host_facts.h"
+#include "facts/job_facts.h"
 #include "facts/net_facts.h"
 
 namespace gpudoctor {
@@ -14,5 +16,7 @@ namespace gpudoctor {
 nlohmann::ordered_json HostFactsToJson(const HostFacts& h);
 // Empty object when no network probe ran.
 nlohmann::ordered_json NetworkFactsToJson(const NetworkFacts& n);
+// [[job]] step times: [{"name","sources","log","step_seconds","baseline_seconds",...}].
+nlohmann::ordered_json JobFactsToJson(const std::vector<JobFacts>& jobs);
 
 }  // namespace gpudoctor

@@ -95,6 +95,7 @@ nlohmann::ordered_json ReportToJson(const Report& report) {
   }
   nlohmann::ordered_json gpu_layer = GpuFactsToJson(report.snapshot.gpu);
   for (auto& [key, value] : gpu_layer.items()) j[key] = value;
+  if (!report.snapshot.jobs.empty()) j["jobs"] = JobFactsToJson(report.snapshot.jobs);
   return j;
 }
 

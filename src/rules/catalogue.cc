@@ -18,7 +18,7 @@ const std::vector<const CatalogueEntry*>& Catalogue() {
     std::vector<const CatalogueEntry*> v;
     // One line per section, in troubleshooting order where it matters.
     for (const auto* section : {&NetCatalogue(), &GpuCatalogue(), &KernelCatalogue(),
-                                &HostCatalogue(), &UpkeepCatalogue()}) {
+                                &HostCatalogue(), &UpkeepCatalogue(), &JobCatalogue()}) {
       for (const auto& e : *section) v.push_back(&e);
     }
     return v;

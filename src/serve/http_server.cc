@@ -16,8 +16,10 @@
 #include "metrics/metric_table.h"
 #include "report/report.h"
 #include "serve/exporter.h"
+#include "serve/job_push.h"
 #include "serve/status_json.h"
 #include "serve/web_assets.h"
+#include "serve/why_route.h"
 
 namespace gpudoctor {
 
@@ -188,7 +190,7 @@ bool IsAssetPath(std::string_view path) {
 // The data paths, answered on a worker thread.
 bool IsDataPath(std::string_view path) {
   return path == "/metrics" || path == "/api/v1/status" || path == "/api/v1/findings" ||
-         path == "/api/v1/history" || path == "/api/v1/series";
+         path == "/api/v1/history" || path == "/api/v1/series" || path == "/api/v1/why";
 }
 
 }  // namespace
@@ -265,7 +267,15 @@ HttpResponse WatchHttpServer::Impl::Healthz(const HttpOptions& o) const {
 
 std::optional<HttpResponse> WatchHttpServer::Impl::Gate(const HttpRequest& req) const {
   std::shared_ptr<const HttpOptions> o = Options();
-  if (req.method != "GET" && req.method != "HEAD") {
+  // The one path that takes a POST: a job's step mark (serve/job_push.h).
+  std::optional<std::string> job_step = JobStepPathName(req.path);
+  if (job_step && req.method != "POST") {
+    HttpResponse r = JsonErrorResponse(
+        405, "method " + req.method.substr(0, 16) + " not allowed; a step mark is a POST");
+    r.headers.emplace_back("Allow", "POST");
+    return r;
+  }
+  if (!job_step && req.method != "GET" && req.method != "HEAD") {
     HttpResponse r =
         JsonErrorResponse(405, "method " + req.method.substr(0, 16) + " not allowed; only GET");
     r.headers.emplace_back("Allow", "GET, HEAD");
@@ -283,9 +293,10 @@ std::optional<HttpResponse> WatchHttpServer::Impl::Gate(const HttpRequest& req) 
       return r;
     }
   }
+  if (job_step) return HandleJobStep(*job_step, req.query, NowMs());
   Result<std::multimap<std::string, std::string>> params = ParseQueryString(req.query);
   if (!params.ok()) return JsonErrorResponse(400, params.status().message());
-  if (req.path != "/api/v1/history" && !params->empty()) {
+  if (req.path != "/api/v1/history" && req.path != "/api/v1/why" && !params->empty()) {
     return JsonErrorResponse(400, "this path takes no query parameters ('" +
                                       params->begin()->first.substr(0, 100) + "')");
   }
@@ -302,6 +313,10 @@ std::optional<HttpResponse> WatchHttpServer::Impl::Gate(const HttpRequest& req) 
     return JsonErrorResponse(404, "no such path: " + req.path.substr(0, 200));
   if (req.path == "/api/v1/history") {
     Result<SeriesQuery> q = ParseHistoryQuery(*params, NowMs() / 1000);
+    if (!q.ok()) return JsonErrorResponse(400, q.status().message());
+    if (!open_reader) return JsonErrorResponse(503, "no history store");
+  } else if (req.path == "/api/v1/why") {
+    Result<WhyRequest> q = ParseWhyQuery(*params, NowMs() / 1000);
     if (!q.ok()) return JsonErrorResponse(400, q.status().message());
     if (!open_reader) return JsonErrorResponse(503, "no history store");
   } else if (req.path != "/api/v1/series" && (!latest || !latest())) {
@@ -323,6 +338,15 @@ HttpResponse WatchHttpServer::Impl::Serve(const HttpRequest& req) const {
     if (!series.ok()) return JsonErrorResponse(500, "history query: " + series.status().message());
     return Content(SeriesToJson(*series).dump() + "\n", "application/json");
   }
+  if (req.path == "/api/v1/why") {
+    Result<std::multimap<std::string, std::string>> params = ParseQueryString(req.query);
+    if (!params.ok()) return JsonErrorResponse(400, params.status().message());
+    Result<WhyRequest> q = ParseWhyQuery(*params, NowMs() / 1000);
+    if (!q.ok()) return JsonErrorResponse(400, q.status().message());
+    Result<std::unique_ptr<HistoryReader>> reader = open_reader();
+    if (!reader.ok()) return JsonErrorResponse(503, "history store: " + reader.status().message());
+    return ServeWhy(**reader, *q);
+  }
   if (req.path == "/api/v1/series") {
     // What the history can plot by metric name alone, from the metric table (the dashboard's
     // choice of metric): [{"metric","help","unit","per_gpu","type"}], table order.
@@ -333,6 +357,7 @@ HttpResponse WatchHttpServer::Impl::Serve(const HttpRequest& req) const {
                      {"unit", m.unit},
                      {"per_gpu", m.per_gpu},
                      {"type", MetricTypeName(m.info->type)}});
+      if (!m.info->labels.empty()) arr.back()["labels"] = m.info->labels;
     }
     return Content(arr.dump() + "\n", "application/json");
   }

@@ -7,6 +7,8 @@
 //                            "events": the history's last 200 events of 7 days (reboots, Xids)
 //   GET /api/v1/history?metric=NAME&gpu=N&since=6h&until=T   series from the history store;
 //                            since/until in the time grammar of the CLI (core/time_spec.h)
+//   GET /api/v1/why?job=NAME&since=24h&at=T   `gpudoctor why --json` (serve/why_route.h)
+//   POST /api/v1/job/NAME/step?seconds=S&step=N   a job's step mark (serve/job_push.h)
 //   GET /, /assets/*         the web dashboard (src/serve/web_assets.h)
 //
 // Requests never wait on a probe: handlers read the shared_ptr the daemon published. With a

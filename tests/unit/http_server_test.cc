@@ -195,8 +195,14 @@ TEST_F(HttpServerTest, SeriesListComesFromTheMetricTable) {
   ASSERT_TRUE(by_name.count("gpudoctor_host_cpu_busy_ratio"));
   EXPECT_EQ(by_name["gpudoctor_host_cpu_busy_ratio"]["per_gpu"], false);
   EXPECT_EQ(by_name["gpudoctor_host_cpu_busy_ratio"]["unit"], "0-1");
-  // Series with labels beyond the GPU (per NIC, per mount) cannot be plotted by name alone.
-  for (const auto& [name, m] : by_name) EXPECT_TRUE(FindMetric(name)->labels.empty()) << name;
+  // Series with labels beyond the GPU (per NIC, per mount) cannot be plotted by name alone; the
+  // job step times can (one series per job, the first when none is chosen) and say their label.
+  for (const auto& [name, m] : by_name) {
+    std::string labels(FindMetric(name)->labels);
+    EXPECT_TRUE(labels.empty() || labels == "job") << name;
+    EXPECT_EQ(m.value("labels", ""), labels) << name;
+  }
+  ASSERT_TRUE(by_name.count("gpudoctor_job_step_seconds"));
   EXPECT_EQ(client_->Get("/api/v1/series?x=1")->status, 400);
 }
 

@@ -30,6 +30,8 @@ const std::map<std::string, std::set<std::string>>& Allowed() {
       {"parsers", {"core", "facts"}},
       // One descriptor table per facts struct (JSON keys, metric names).
       {"metrics", {"core", "facts"}},
+      // Jobs' own speed: log tail, step-line parsers, the push inbox.
+      {"job", {"core", "facts"}},
       // Sources: network measurements, NVML, the kernel log.
       {"net", {"core", "facts", "parsers"}},
       {"nvml", {"core", "facts", "parsers"}},
@@ -37,19 +39,22 @@ const std::map<std::string, std::set<std::string>>& Allowed() {
       // The KV planner and batching simulator: arithmetic on facts; advisors above it quote it.
       {"plan", {"core", "facts"}},
       // Probes gather (sources into facts); plan only for derived live-KV facts.
-      {"probes", {"core", "facts", "findings", "parsers", "net", "nvml", "kmsg", "plan"}},
+      {"probes", {"core", "facts", "findings", "parsers", "net", "nvml", "kmsg", "plan", "job"}},
       // Rules judge facts: pure, no sources, nothing above them.
       {"rules", {"core", "facts", "findings", "parsers"}},
       {"report", {"core", "facts", "findings", "metrics", "parsers"}},
       // The config file knows the probe registry and the catalogue (one key per probe/finding).
-      {"config", {"core", "facts", "findings", "net", "probes", "rules"}},
+      {"config", {"core", "facts", "findings", "job", "net", "probes", "rules"}},
       // One pass of probes + rules + report.
       {"check", {"core", "config", "facts", "findings", "probes", "report", "rules"}},
       // The watch engine: scheduler, rules, lifecycle; it hands ticks to sinks it does not know.
       {"watch", {"core", "facts", "findings", "metrics", "probes", "report", "rules"}},
       // The engine's sinks and servers.
       {"store", {"core", "facts", "findings", "report", "rules", "watch"}},
-      {"serve", {"core", "facts", "findings", "metrics", "report", "store", "watch"}},
+      {"serve",
+       {"core", "facts", "findings", "job", "metrics", "report", "store", "watch", "why"}},
+      // `gpudoctor why`: reads the history, ranks with the catalogue's next steps.
+      {"why", {"core", "facts", "findings", "metrics", "rules", "store", "watch"}},
       {"notify", {"core", "findings", "report", "watch"}},
       // Acting on findings (Slurm, node-problem-detector).
       {"sched", {"core", "findings"}},
