@@ -157,6 +157,10 @@ def fields(docs):
     check(pod.get("runtimeClassName") == "nvidia" or env.get("NVIDIA_VISIBLE_DEVICES") == "all",
           "NVML through the toolkit: runtimeClassName nvidia or NVIDIA_VISIBLE_DEVICES=all")
     check(env.get("NVIDIA_VISIBLE_DEVICES") == "all", "NVIDIA_VISIBLE_DEVICES=all on watch")
+    node_name = [e for e in watch.get("env", []) if e["name"] == "GPUDOCTOR_HOSTNAME"]
+    check(len(node_name) == 1 and node_name[0].get("valueFrom", {}).get("fieldRef", {})
+          .get("fieldPath") == "spec.nodeName",
+          "GPUDOCTOR_HOSTNAME from spec.nodeName (series and alerts name the Kubernetes node)")
 
     volumes = {v["name"]: v for v in pod["volumes"]}
     mounts = {m["mountPath"]: m for m in watch["volumeMounts"]}
