@@ -130,6 +130,53 @@ TEST(StepLineTest, PlainStepLinesWithStamps) {
   EXPECT_EQ(*l->unix_ms, (*ParseTimeSpec("2024-03-01T10:00:01Z", 0)) * 1000 + 500);
 }
 
+// Lines exactly as users posted them in public issues (tests/fixtures/job_logs/README.md cites
+// each): the presets must read real output, not only our imitations of it.
+TEST(StepLineTest, RealPublicLines) {
+  auto megatron = ParseFixture("real/megatron_epfl_issue11.log", StepPreset::kMegatron);
+  ASSERT_EQ(megatron.size(), 2u);
+  EXPECT_EQ(*megatron[0].step, 201);
+  EXPECT_NEAR(*megatron[0].seconds_per_step, 139.1134, 1e-9);
+  EXPECT_NEAR(*megatron[1].seconds_per_step, 139.2214, 1e-9);
+  EXPECT_EQ(ParseFixture("real/megatron_epfl_issue11.log", StepPreset::kAuto).size(), 2u);
+
+  // GPT-NeoX prints the Megatron iteration line after a "samples/sec" field; DeepSpeed's own
+  // step= and global_step= lines carry the step; the time (ms) breakdown is no step.
+  auto neox = ParseFixture("real/neox_deepspeed_issue3742.log", StepPreset::kMegatron);
+  ASSERT_EQ(neox.size(), 1u);
+  EXPECT_EQ(*neox[0].step, 11);
+  EXPECT_NEAR(*neox[0].seconds_per_step, 4.6229, 1e-9);
+  auto neox_ds = ParseFixture("real/neox_deepspeed_issue3742.log", StepPreset::kDeepSpeed);
+  ASSERT_EQ(neox_ds.size(), 2u);
+  EXPECT_EQ(*neox_ds[0].step, 11);
+  EXPECT_FALSE(neox_ds[0].seconds_per_step);
+
+  // step=40 at 02:06:58.985, step=50 at 02:07:14.130: 15.145 s for 10 steps.
+  JobFacts ds = Track("real/deepspeed_issue1825.log", StepPreset::kDeepSpeed, 1);
+  ASSERT_TRUE(ds.step_seconds);
+  EXPECT_NEAR(*ds.step_seconds, 1.5145, 1e-6);
+  EXPECT_EQ(*ds.step, 50);
+
+  // A bar pasted from a terminal: the closing ']' is cut off.
+  auto hf = ParseFixture("real/hf_trainer_issue262.log", StepPreset::kTqdm);
+  ASSERT_EQ(hf.size(), 2u);
+  EXPECT_EQ(*hf[0].step, 2);
+  EXPECT_DOUBLE_EQ(*hf[0].seconds_per_step, 5.01);
+  EXPECT_DOUBLE_EQ(*hf[1].seconds_per_step, 5.97);
+
+  auto pl = ParseFixture("real/lightning_issue4225.log", StepPreset::kLightning);
+  ASSERT_EQ(pl.size(), 4u);  // "?it/s" says nothing yet
+  EXPECT_EQ(*pl[0].step, 1);
+  EXPECT_DOUBLE_EQ(*pl[0].seconds_per_step, 8.77);
+  EXPECT_EQ(*pl[3].step, 4);
+  EXPECT_DOUBLE_EQ(*pl[3].seconds_per_step, 4.47);
+
+  auto slow = ParseFixture("real/lightning_anemoi_issue614.log", StepPreset::kLightning);
+  ASSERT_EQ(slow.size(), 1u);
+  EXPECT_EQ(*slow[0].step, 3744);
+  EXPECT_NEAR(*slow[0].seconds_per_step, 1 / 0.32, 1e-9);
+}
+
 TEST(StepLineTest, CustomRegex) {
   std::string why;
   EXPECT_FALSE(CompileStepRegex("no group", &why));
