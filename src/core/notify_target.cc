@@ -69,7 +69,7 @@ std::string AlertmanagerUrlProblem(std::string_view url) {
   size_t slash = rest.find('/');
   std::string_view path = slash == std::string_view::npos ? "" : rest.substr(slash);
   if (path.find("/api/") != std::string_view::npos ||
-      path.size() >= 4 && path.substr(path.size() - 4) == "/api") {
+      (path.size() >= 4 && path.substr(path.size() - 4) == "/api")) {
     return "names the API path; give the base URL (e.g. http://host:9093), gpudoctor appends "
            "/api/v2/alerts";
   }
