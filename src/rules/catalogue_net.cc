@@ -237,8 +237,8 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
        "or a port in the wrong mode). Every collective that spans this node runs at its pace, "
        "so Slurm drains it (as NHC's check_hw_ib does) until the link is fixed. RoCE ports "
        "(link layer Ethernet) are not judged here.",
-       {"See the negotiated width and speed: `ibstat DEV PORT` (Rate, Link width), or `cat "
-        "/sys/class/infiniband/DEV/ports/N/rate`.",
+       {"See the negotiated width and speed: `ibstat DEV PORT` (Rate, Link width), or "
+        "`cat /sys/class/infiniband/DEV/ports/N/rate`.",
         "Reseat or replace the cable or transceiver; check the switch port's configuration and "
         "counters.",
         "After a fix, bounce the port (or reboot) so that the link trains again."},

@@ -22,7 +22,8 @@ void KernelRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>
 void ProbeHealthRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);
 void GpuRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);
 void UpkeepRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);
-void JobRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);  // job_rules.cc
+void JobRules(const Snapshot& snap, const Thresholds& t,
+              std::vector<Finding>& out);  // job_rules.cc
 
 std::vector<Finding> EvaluateRules(const Snapshot& snap, const Thresholds& thresholds);
 
