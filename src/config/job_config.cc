@@ -37,7 +37,8 @@ Status ApplyJobConfig(const toml::table& root, const std::string& source, Settin
     for (const auto& [k, v] : *t) {
       std::string key(k.str());
       std::string where = Line(source, v) + ": " + table + " key '" + key.substr(0, 60) + "'";
-      auto str = [&]() { return v.value<std::string>(); };
+      const toml::node& value = v;  // clang 14 cannot capture a structured binding
+      auto str = [&value]() { return value.value<std::string>(); };
       if (key == "name") {
         auto s = str();
         if (!s || !ValidJobName(*s)) {
