@@ -443,6 +443,72 @@ const std::vector<CatalogueEntry>& GpuCatalogue() {
         "batching) or lower its batch wait time."},
        {},
        {.fleet_class = FleetClass::kSoftware}},
+      // Windowed (watch): the mean over minutes, not one tick. An idle GPU is gpu.util.low's
+      // fact and a busy/idle saw-tooth gpu.util.sawtooth's; this is the partly busy GPU between.
+      {"gpu.util.underused",
+       Layer::kResources,
+       Severity::kInfo,
+       Action::kWatch,
+       "GPU under-used by its job (busy ~30%)",
+       "Under watch, a job has held this GPU for the whole window but kept it busy only part of "
+       "the time on average (above gpu.util.low's idle threshold, below max_mean_util_pct): the "
+       "GPU waits for something else. The finding names the likely limiter from the same window, "
+       "with its figures: the input pipeline (host CPU saturated or iowait high: data loading "
+       "and preprocessing cannot keep up), host-to-GPU transfers (PCIe RX high against the "
+       "link), collectives (the busiest NIC or InfiniBand port loaded: ranks wait on each other; "
+       "NVLink throughput is not read), or scheduling (an inference server with requests waiting "
+       "while the GPU idles); \"unknown\" when none stands out (small batches, Python overhead, "
+       "synchronisation in the job itself). One finding per fact: an idle occupied GPU is "
+       "gpu.util.low, a static-batching saw-tooth gpu.util.sawtooth, and neither is repeated "
+       "here.",
+       {"`input`: give the input pipeline more: more data-loader workers (`num_workers`), "
+        "`pin_memory=True`, prefetching, decoding on the GPU (DALI), data on local NVMe instead "
+        "of a network share; check `top` for the loader processes.",
+        "`transfers`: keep data on the GPU between steps, use pinned memory and non-blocking "
+        "copies, overlap copies with compute (CUDA streams); check the link with "
+        "`nvidia-smi dmon -s t` and gpu.pcie.degraded.",
+        "`collectives`: check NCCL's transport (`NCCL_DEBUG=INFO`: IB/RoCE, not sockets), "
+        "overlap communication with compute (gradient bucketing), and the fabric "
+        "(`gpudoctor netcheck`, net.* findings).",
+        "`scheduling`: the server queues requests while the GPU idles: raise the batch limits "
+        "(`max_num_seqs`, `max_num_batched_tokens`) or use continuous batching; compare with "
+        "`gpudoctor plan batching`.",
+        "`unknown`: profile a few steps (`nsys profile`, PyTorch profiler) to see where the "
+        "step's time goes; a larger batch often raises utilisation.",
+        "See it over time: `gpudoctor history --metric gpudoctor_gpu_utilization_ratio --gpu N "
+        "--since 1h`."},
+       {{"window_s", 600, "window the mean utilisation is taken over (seconds)"},
+        {"max_mean_util_pct", 40, "mean utilisation below which a held GPU counts as under-used"},
+        {"cpu_busy_pct", 85, "mean host CPU busy share that names the input pipeline"},
+        {"iowait_pct", 20, "mean host iowait share that names the input pipeline"},
+        {"pcie_h2d_link_pct", 30,
+         "mean host-to-GPU PCIe traffic, percent of the link, that names transfers"},
+        {"net_link_pct", 40, "mean load of the busiest NIC / IB port that names collectives"}},
+       {.for_s = 0.0, .resolve_after_s = 120.0, .fleet_class = FleetClass::kSoftware}},
+      {"gpu.memory.thrashing",
+       Layer::kResources,
+       Severity::kWarn,
+       Action::kFixConfig,
+       "GPU memory thrashing (full VRAM, PCIe busy both ways)",
+       "Under watch, this GPU's memory has stayed nearly full while PCIe carried sustained "
+       "traffic in both directions over the window: data is paged back and forth between host "
+       "and GPU memory instead of staying resident. Typical causes are CUDA unified memory "
+       "oversubscribed (the working set exceeds VRAM), an inference server offloading its KV "
+       "cache or weights to host memory, and CPU offload in training (ZeRO-Offload, FSDP CPU "
+       "offload). Each step then waits on PCIe, far slower than HBM.",
+       {"Make the working set fit: a smaller batch or context (`max_model_len`, "
+        "`max_num_seqs`), a quantised model or KV cache (FP8), activation checkpointing.",
+        "Spread it out: more GPUs with tensor or pipeline parallelism instead of offloading to "
+        "host memory; turn off CPU/KV offload (vLLM `--cpu-offload-gb`, `--swap-space`; "
+        "DeepSpeed `offload_param`/`offload_optimizer`) if it is on.",
+        "Unified memory: prefetch (`cudaMemPrefetchAsync`) and set hints (`cudaMemAdvise`), or "
+        "allocate explicitly; see who holds the memory: `nvidia-smi "
+        "--query-compute-apps=pid,used_memory --format=csv`."},
+       {{"window_s", 300, "window the traffic must persist over (seconds)"},
+        {"min_used_pct", 95, "share of GPU memory in use that counts as full"},
+        {"min_each_way_mb_per_s", 2000, "PCIe traffic each way (MB/s, 10^6 bytes) that counts"},
+        {"min_share_pct", 80, "share of the window's samples that must show both"}},
+       {.for_s = 0.0, .resolve_after_s = 120.0, .fleet_class = FleetClass::kGpuMemory}},
       {"driver.nvml_slow",
        Layer::kSoftware,
        Severity::kWarn,

@@ -6,6 +6,7 @@
 #include "probes/registry.h"
 #include "rules/engine.h"
 #include "rules/sawtooth_rule.h"
+#include "rules/thresholds.h"
 #include "watch/daemon_health.h"
 #include "watch/finding_lifecycle.h"
 
@@ -90,6 +91,7 @@ std::shared_ptr<const TickResult> WatchDaemon::Tick() {
   for (TickSink* sink : sinks_) sink->Judge(report.findings, *result);
   clock_.AddFinding(result->mono_ms, report.findings);
   AddSawToothFindings(report.snapshot, util_history_, report.findings);
+  windows_.Add(report.snapshot, now_s, Thresholds(settings_->thresholds), report.findings);
   SortFindings(report.findings);
   report.duration_ms =
       std::chrono::duration<double, std::milli>(SteadyClock::now() - start).count();

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/settings.h"
+#include "rules/gpu_window_rules.h"
 #include "watch/counter_window.h"
 #include "watch/daemon_health.h"
 #include "watch/probe_scheduler.h"
@@ -66,6 +67,8 @@ class WatchDaemon {
   std::vector<TrackedFinding> tracked_;
   // Per GPU (identity key): the utilisation of the last ticks, for the static-batching pattern.
   std::map<std::string, std::deque<double>> util_history_;
+  // Per GPU: the readings of the last minutes, for gpu.util.underused and gpu.memory.thrashing.
+  GpuWindows windows_;
   std::string stored_boot_id_;
   std::string last_boot_id_;
   EventBaseline baseline_;

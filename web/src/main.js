@@ -3,8 +3,10 @@
 import "./style.css";
 import { AuthRequired, getJson, setToken } from "./api.js";
 import { h } from "./format.js";
+import { JobPanel } from "./job_panel.js";
 import { HistoryPlot, loadSeriesChoices, rangeButtons } from "./plot.js";
 import { renderFindings, renderGpus, renderHeader, renderHost, renderLayers, renderTimeline } from "./view.js";
+import { WhyPanel } from "./why_panel.js";
 
 const STATUS_MS = 2000;
 const SLOW_MS = 10000;
@@ -14,6 +16,11 @@ const $ = (id) => document.getElementById(id);
 const DEFAULT_METRIC = "gpudoctor_gpu_temperature_celsius";
 const state = { metric: DEFAULT_METRIC, gpu: "0", range: "1h", gpuCount: -1, series: [] };
 const plot = new HistoryPlot($("plot"), $("plot-note"));
+const jobs = new JobPanel($("job-plot"), $("job-note"));
+const why = new WhyPanel($("why"));
+// The job the why panel explains: the first job seen unless one was chosen; "" = none (GPU
+// utilisation).
+const whyState = { job: null, jobs: [] };
 
 function showError(e) {
   const box = $("error");
@@ -50,6 +57,7 @@ async function pollSlow() {
   try {
     renderTimeline(await getJson("/api/v1/findings"));
     await loadPlot();
+    await loadJobs();
   } catch (e) {
     showError(e);
   }
@@ -60,6 +68,21 @@ async function loadPlot() {
   const gpuMetric = state.series.find((m) => m.name === state.metric)?.perGpu ?? true;
   $("plot-gpu").disabled = !gpuMetric;
   await plot.load(state.metric, gpuMetric ? state.gpu : null, state.range);
+}
+
+// The job panel (same range as the history plot), then the why panel for the chosen job.
+async function loadJobs() {
+  const names = await jobs.load(state.range);
+  if (names.join("\n") !== whyState.jobs.join("\n")) {
+    whyState.jobs = names;
+    if (whyState.job == null || (whyState.job && !names.includes(whyState.job))) whyState.job = names[0] ?? "";
+    const options = names.map((n) => h("option", { value: n, selected: n === whyState.job }, n));
+    options.push(h("option", { value: "", selected: whyState.job === "" }, "(no job: GPU utilisation)"));
+    $("why-job").replaceChildren(...options);
+  }
+  // Without a job the panel waits for "Explain" (judging GPU utilisation alone is a choice).
+  if (whyState.job) await why.load(whyState.job);
+  else if (!why.root.dataset.state) why.idle();
 }
 
 function updateGpuChoices(indexes) {
@@ -91,7 +114,14 @@ function setupControls() {
   rangeButtons($("ranges"), (r) => {
     state.range = r;
     loadPlot().catch(showError);
+    jobs.load(state.range).catch(showError);
   }, state.range);
+  $("why-job").addEventListener("change", (e) => {
+    whyState.job = e.target.value;
+    if (whyState.job) why.load(whyState.job).catch(showError);
+    else why.idle();
+  });
+  $("why-run").addEventListener("click", () => why.load(whyState.job || null).catch(showError));
   $("token-form").addEventListener("submit", async (e) => {
     e.preventDefault();
     setToken($("token").value.trim());
@@ -108,8 +138,12 @@ function setupControls() {
     document.documentElement.dataset.theme = dark ? "light" : "dark";
     localStorage.setItem("gpudoctor.theme", document.documentElement.dataset.theme);
     loadPlot().catch(showError);
+    jobs.load(state.range).catch(showError);
   });
-  window.addEventListener("resize", () => plot.resize());
+  window.addEventListener("resize", () => {
+    plot.resize();
+    jobs.resize();
+  });
   // The plot's axis colours come from the theme: redraw when the system switches dark/light.
   matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => loadPlot().catch(showError));
 }

@@ -1,0 +1,306 @@
+#include "rules/gpu_window_rules.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/strings.h"
+#include "rules/inference_queue_hook.h"
+#include "rules/make_finding.h"
+
+namespace gpudoctor {
+namespace {
+
+constexpr double kCoverage = 0.9;      // share of window_s the samples must span
+constexpr int kMinSamples = 3;         // fewer: never judged
+constexpr double kHeldShare = 0.9;     // share of samples with a process on the GPU
+constexpr size_t kMaxSamples = 20000;  // per GPU, whatever the tick rate and window
+constexpr double kMaxWindowS = 6 * 3600;
+
+// Mean of the present values of `field` over `in`; nullopt when none is present.
+template <typename Get>
+std::optional<double> MeanOf(const std::vector<const GpuWindowSample*>& in, Get get) {
+  double sum = 0;
+  int n = 0;
+  for (const GpuWindowSample* s : in) {
+    if (std::optional<double> v = get(*s)) {
+      sum += *v;
+      ++n;
+    }
+  }
+  if (n == 0) return std::nullopt;
+  return sum / n;
+}
+
+// The samples within window_s of now_s, and the time they span.
+std::vector<const GpuWindowSample*> InWindow(const std::deque<GpuWindowSample>& samples,
+                                             double now_s, double window_s, double& covered_s) {
+  std::vector<const GpuWindowSample*> in;
+  covered_s = 0;
+  for (const GpuWindowSample& s : samples) {
+    if (now_s - s.at_s > window_s || s.at_s > now_s) continue;
+    if (in.empty()) covered_s = now_s - s.at_s;
+    in.push_back(&s);
+  }
+  return in;
+}
+
+std::string Pct(double v) { return FormatDouble(v, 0) + "%"; }
+
+std::string Rate(double bytes_per_s) {
+  return FormatBytes(static_cast<uint64_t>(bytes_per_s)) + "/s";
+}
+
+std::string Minutes(double s) {
+  if (s < 120) return FormatDouble(s, 0) + " s";
+  return FormatDouble(s / 60, 0) + " min";
+}
+
+}  // namespace
+
+std::optional<double> PcieLinkBytesPerSecond(uint32_t gen, uint32_t width) {
+  // Per lane and direction after line encoding: 8b/10b (gen 1-2), 128b/130b (gen 3-5), FLIT
+  // 242/256 (gen 6).
+  static constexpr double kPerLane[] = {0, 250e6, 500e6, 984.6e6, 1969.2e6, 3938.5e6, 7562.5e6};
+  if (gen < 1 || gen > 6 || width == 0) return std::nullopt;
+  return kPerLane[gen] * width;
+}
+
+UnderuseVerdict JudgeUnderuse(const std::deque<GpuWindowSample>& samples, double now_s,
+                              const UnderuseParams& p) {
+  UnderuseVerdict v;
+  std::vector<const GpuWindowSample*> all = InWindow(samples, now_s, p.window_s, v.covered_s);
+  std::vector<const GpuWindowSample*> in;
+  int held = 0;
+  double sum = 0;
+  for (const GpuWindowSample* s : all) {
+    if (!s->util_pct) continue;
+    in.push_back(s);
+    sum += *s->util_pct;
+    held += s->held ? 1 : 0;
+  }
+  v.samples = static_cast<int>(in.size());
+  if (in.empty()) return v;
+  v.mean_util_pct = sum / v.samples;
+  v.held_share_pct = 100.0 * held / v.samples;
+  v.cpu_busy_pct = MeanOf(in, [](const auto& s) { return s.cpu_busy_pct; });
+  v.iowait_pct = MeanOf(in, [](const auto& s) { return s.iowait_pct; });
+  v.pcie_rx_bytes_per_s = MeanOf(in, [](const auto& s) { return s.pcie_rx_bytes_per_s; });
+  v.pcie_tx_bytes_per_s = MeanOf(in, [](const auto& s) { return s.pcie_tx_bytes_per_s; });
+  v.pcie_link_bytes_per_s = MeanOf(in, [](const auto& s) { return s.pcie_link_bytes_per_s; });
+  v.net_link_pct = MeanOf(in, [](const auto& s) { return s.net_link_pct; });
+  v.waiting_requests = MeanOf(in, [](const auto& s) { return s.waiting_requests; });
+  for (auto it = in.rbegin(); it != in.rend(); ++it) {
+    if (!(*it)->net_name.empty()) {
+      v.net_name = (*it)->net_name;
+      break;
+    }
+  }
+  bool full = v.samples >= kMinSamples && v.covered_s >= kCoverage * p.window_s;
+  v.detected = full && held >= kHeldShare * v.samples && v.mean_util_pct < p.max_mean_util_pct &&
+               v.mean_util_pct > p.idle_util_pct;
+
+  // The limiter: the signal furthest past its threshold (ratio >= 1), from the same window.
+  double best = 1.0;
+  v.limiter = "unknown";
+  v.limiter_text = "no host, PCIe or network signal of the window stands out";
+  auto consider = [&](double ratio, const char* name, std::string text) {
+    if (ratio >= best) {
+      best = ratio;
+      v.limiter = name;
+      v.limiter_text = std::move(text);
+    }
+  };
+  if (v.cpu_busy_pct && p.cpu_busy_pct > 0) {
+    consider(*v.cpu_busy_pct / p.cpu_busy_pct, "input",
+             "input pipeline: host CPU " + Pct(*v.cpu_busy_pct) + " busy on average");
+  }
+  if (v.iowait_pct && p.iowait_pct > 0) {
+    consider(*v.iowait_pct / p.iowait_pct, "input",
+             "input pipeline: host iowait " + Pct(*v.iowait_pct) + " on average");
+  }
+  if (v.pcie_rx_bytes_per_s && v.pcie_link_bytes_per_s && *v.pcie_link_bytes_per_s > 0 &&
+      p.pcie_h2d_link_pct > 0) {
+    double pct = 100.0 * *v.pcie_rx_bytes_per_s / *v.pcie_link_bytes_per_s;
+    consider(pct / p.pcie_h2d_link_pct, "transfers",
+             "host-to-GPU transfers: PCIe RX " + Rate(*v.pcie_rx_bytes_per_s) + " (" + Pct(pct) +
+                 " of the link)");
+  }
+  if (v.net_link_pct && p.net_link_pct > 0) {
+    consider(*v.net_link_pct / p.net_link_pct, "collectives",
+             "collectives: " + (v.net_name.empty() ? std::string("the network") : v.net_name) +
+                 " at " + Pct(*v.net_link_pct) + " of its speed");
+  }
+  if (v.waiting_requests && *v.waiting_requests >= 1) {
+    // Requests waiting while the GPU is under-used: the batching, not the hardware, limits.
+    consider(1.0 + *v.waiting_requests, "scheduling",
+             "scheduling: " + FormatDouble(*v.waiting_requests, 1) +
+                 " inference requests waiting on average");
+  }
+  return v;
+}
+
+ThrashingVerdict JudgeThrashing(const std::deque<GpuWindowSample>& samples, double now_s,
+                                const ThrashingParams& p) {
+  ThrashingVerdict v;
+  std::vector<const GpuWindowSample*> all = InWindow(samples, now_s, p.window_s, v.covered_s);
+  int both = 0;
+  double used = 0, rx = 0, tx = 0;
+  double min_bps = p.min_each_way_mb_per_s * 1e6;
+  for (const GpuWindowSample* s : all) {
+    if (!s->memory_used_pct || !s->pcie_rx_bytes_per_s || !s->pcie_tx_bytes_per_s) continue;
+    ++v.samples;
+    used += *s->memory_used_pct;
+    rx += *s->pcie_rx_bytes_per_s;
+    tx += *s->pcie_tx_bytes_per_s;
+    if (*s->memory_used_pct >= p.min_used_pct && *s->pcie_rx_bytes_per_s >= min_bps &&
+        *s->pcie_tx_bytes_per_s >= min_bps) {
+      ++both;
+    }
+  }
+  if (v.samples == 0) return v;
+  v.share_pct = 100.0 * both / v.samples;
+  v.mean_used_pct = used / v.samples;
+  v.mean_rx_bytes_per_s = rx / v.samples;
+  v.mean_tx_bytes_per_s = tx / v.samples;
+  v.detected = v.samples >= kMinSamples && v.covered_s >= kCoverage * p.window_s &&
+               v.share_pct >= p.min_share_pct;
+  return v;
+}
+
+UnderuseParams UnderuseParamsFrom(const Thresholds& t) {
+  const char* id = "gpu.util.underused";
+  UnderuseParams p;
+  p.window_s = std::clamp(t.Get(id, "window_s"), 1.0, kMaxWindowS);
+  p.max_mean_util_pct = t.Get(id, "max_mean_util_pct");
+  p.idle_util_pct = t.Get("gpu.util.low", "max_util_pct");
+  p.cpu_busy_pct = t.Get(id, "cpu_busy_pct");
+  p.iowait_pct = t.Get(id, "iowait_pct");
+  p.pcie_h2d_link_pct = t.Get(id, "pcie_h2d_link_pct");
+  p.net_link_pct = t.Get(id, "net_link_pct");
+  return p;
+}
+
+ThrashingParams ThrashingParamsFrom(const Thresholds& t) {
+  const char* id = "gpu.memory.thrashing";
+  ThrashingParams p;
+  p.window_s = std::clamp(t.Get(id, "window_s"), 1.0, kMaxWindowS);
+  p.min_used_pct = t.Get(id, "min_used_pct");
+  p.min_each_way_mb_per_s = t.Get(id, "min_each_way_mb_per_s");
+  p.min_share_pct = t.Get(id, "min_share_pct");
+  return p;
+}
+
+void FillHostSignals(const Snapshot& snap, GpuWindowSample& s) {
+  if (snap.host.cpu) {
+    s.cpu_busy_pct = snap.host.cpu->busy_pct;
+    s.iowait_pct = snap.host.cpu->iowait_pct;
+  }
+  auto take = [&](double pct, const std::string& name) {
+    if (!std::isfinite(pct) || pct < 0) return;
+    if (!s.net_link_pct || pct > *s.net_link_pct) {
+      s.net_link_pct = std::min(pct, 100.0);
+      s.net_name = name;
+    }
+  };
+  if (snap.network.nics) {
+    for (const NicFacts& n : *snap.network.nics) {
+      if (!n.physical || !n.speed_mbps || *n.speed_mbps <= 0) continue;
+      if (!n.rx_bytes_per_s && !n.tx_bytes_per_s) continue;
+      double bps = std::max(n.rx_bytes_per_s.value_or(0), n.tx_bytes_per_s.value_or(0)) * 8;
+      take(100.0 * bps / (static_cast<double>(*n.speed_mbps) * 1e6), n.name);
+    }
+  }
+  if (snap.network.ib_ports) {
+    for (const IbPortFacts& p : *snap.network.ib_ports) {
+      if (!p.rate_gbps || *p.rate_gbps <= 0 || !p.window_s || *p.window_s <= 0) continue;
+      // port_xmit_data / port_rcv_data count 4-byte words (Linux sysfs-class-infiniband).
+      auto rate = [&](const char* counter) -> std::optional<double> {
+        auto it = p.counters_delta.find(counter);
+        if (it == p.counters_delta.end()) return std::nullopt;
+        return static_cast<double>(it->second) * 4 * 8 / *p.window_s;
+      };
+      std::optional<double> tx = rate("port_xmit_data"), rx = rate("port_rcv_data");
+      if (!tx && !rx) continue;
+      take(100.0 * std::max(tx.value_or(0), rx.value_or(0)) / (*p.rate_gbps * 1e9),
+           p.device + "/" + std::to_string(p.port));
+    }
+  }
+}
+
+void GpuWindows::Add(const Snapshot& snap, double now_s, const Thresholds& t,
+                     std::vector<Finding>& findings) {
+  UnderuseParams up = UnderuseParamsFrom(t);
+  ThrashingParams tp = ThrashingParamsFrom(t);
+  double keep_s = std::max(up.window_s, tp.window_s);
+  GpuWindowSample host;
+  FillHostSignals(snap, host);
+  for (const GpuFacts& g : snap.gpu.gpus) {
+    if (g.hung || g.unfinished || g.lost) continue;
+    GpuWindowSample s = host;
+    s.at_s = now_s;
+    if (g.util_gpu_pct) s.util_pct = *g.util_gpu_pct;
+    s.held = g.processes && !g.processes->empty();
+    if (g.memory_used_bytes && g.memory_total_bytes && *g.memory_total_bytes > 0) {
+      s.memory_used_pct = 100.0 * *g.memory_used_bytes / *g.memory_total_bytes;
+    }
+    if (g.pcie_rx_bytes_per_s) s.pcie_rx_bytes_per_s = static_cast<double>(*g.pcie_rx_bytes_per_s);
+    if (g.pcie_tx_bytes_per_s) s.pcie_tx_bytes_per_s = static_cast<double>(*g.pcie_tx_bytes_per_s);
+    std::optional<uint32_t> gen = g.pcie_gen ? g.pcie_gen : g.pcie_max_gen;
+    std::optional<uint32_t> width = g.pcie_width ? g.pcie_width : g.pcie_max_width;
+    if (gen && width) s.pcie_link_bytes_per_s = PcieLinkBytesPerSecond(*gen, *width);
+    s.waiting_requests = InferenceWaitingRequests(snap, g);
+
+    std::deque<GpuWindowSample>& series = samples_[GpuIdentityKey(g)];
+    series.push_back(std::move(s));
+    while (!series.empty() &&
+           (now_s - series.front().at_s > keep_s || series.size() > kMaxSamples)) {
+      series.pop_front();
+    }
+
+    UnderuseVerdict u = JudgeUnderuse(series, now_s, up);
+    bool sawtooth = std::any_of(findings.begin(), findings.end(), [&](const Finding& f) {
+      return f.id == "gpu.util.sawtooth" && f.gpu && f.gpu->index == g.index;
+    });
+    if (u.detected && !sawtooth) {
+      Finding f = GpuFinding("gpu.util.underused", Severity::kInfo, g,
+                             "held by a job but only " + Pct(u.mean_util_pct) +
+                                 " busy on average over the last " + Minutes(u.covered_s) +
+                                 "; likely limiter: " + u.limiter_text);
+      f.Add("mean_util_pct", u.mean_util_pct)
+          .Add("window_s", u.covered_s)
+          .Add("samples", u.samples)
+          .Add("held_share_pct", u.held_share_pct)
+          .Add("limiter", u.limiter);
+      if (u.cpu_busy_pct) f.Add("cpu_busy_mean_pct", *u.cpu_busy_pct);
+      if (u.iowait_pct) f.Add("iowait_mean_pct", *u.iowait_pct);
+      if (u.pcie_rx_bytes_per_s) f.Add("pcie_h2d_mean_bytes_per_s", *u.pcie_rx_bytes_per_s);
+      if (u.pcie_tx_bytes_per_s) f.Add("pcie_d2h_mean_bytes_per_s", *u.pcie_tx_bytes_per_s);
+      if (u.pcie_link_bytes_per_s) f.Add("pcie_link_bytes_per_s", *u.pcie_link_bytes_per_s);
+      if (u.net_link_pct)
+        f.Add("net_busiest_link_pct", *u.net_link_pct).Add("net_busiest", u.net_name);
+      if (u.waiting_requests) f.Add("inference_waiting_requests", *u.waiting_requests);
+      KeepStepsFor(f, u.limiter);
+      findings.push_back(std::move(f));
+    }
+
+    ThrashingVerdict th = JudgeThrashing(series, now_s, tp);
+    if (th.detected) {
+      Finding f =
+          GpuFinding("gpu.memory.thrashing", Severity::kWarn, g,
+                     "memory " + Pct(th.mean_used_pct) + " full with PCIe busy both ways (" +
+                         Rate(th.mean_rx_bytes_per_s) + " in, " + Rate(th.mean_tx_bytes_per_s) +
+                         " out on average) over the last " + Minutes(th.covered_s) +
+                         ": data paged between host and GPU");
+      f.Add("mean_used_pct", th.mean_used_pct)
+          .Add("pcie_h2d_mean_bytes_per_s", th.mean_rx_bytes_per_s)
+          .Add("pcie_d2h_mean_bytes_per_s", th.mean_tx_bytes_per_s)
+          .Add("share_pct", th.share_pct)
+          .Add("window_s", th.covered_s)
+          .Add("samples", th.samples);
+      if (g.processes) f.Add("processes", static_cast<int64_t>(g.processes->size()));
+      findings.push_back(std::move(f));
+    }
+  }
+}
+
+}  // namespace gpudoctor

@@ -1,0 +1,367 @@
+// gpu.util.underused and gpu.memory.thrashing: the window judges on planted sample windows (each
+// limiter, and the cases that must stay silent: a busy GPU, a GPU no process holds, an idle one,
+// a short dip or spike, one-way traffic), then the watch-side GpuWindows on snapshots.
+#include "rules/gpu_window_rules.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "finding_test_util.h"
+#include "rules/catalogue.h"
+
+namespace gpudoctor {
+namespace {
+
+constexpr double kGen5x16 = 3938.5e6 * 16;
+
+// `seconds` of samples, one every `step_s`, ending at `end_s`, shaped by `fill`.
+std::deque<GpuWindowSample> Window(double seconds, double step_s, double end_s,
+                                   const std::function<void(GpuWindowSample&, double)>& fill) {
+  std::deque<GpuWindowSample> out;
+  for (double t = end_s - seconds; t <= end_s + 1e-9; t += step_s) {
+    GpuWindowSample s;
+    s.at_s = t;
+    s.held = true;
+    s.pcie_link_bytes_per_s = kGen5x16;
+    s.cpu_busy_pct = 20;
+    s.iowait_pct = 1;
+    fill(s, t);
+    out.push_back(s);
+  }
+  return out;
+}
+
+// Ten minutes at 30% busy, held, with `fill` adding the limiter's signal.
+std::deque<GpuWindowSample> Underused(const std::function<void(GpuWindowSample&)>& fill) {
+  return Window(600, 5, 1000, [&](GpuWindowSample& s, double) {
+    s.util_pct = 30;
+    fill(s);
+  });
+}
+
+TEST(UnderuseTest, InputPipelineCpuSaturated) {
+  UnderuseVerdict v =
+      JudgeUnderuse(Underused([](GpuWindowSample& s) { s.cpu_busy_pct = 96; }), 1000, {});
+  EXPECT_TRUE(v.detected);
+  EXPECT_DOUBLE_EQ(v.mean_util_pct, 30);
+  EXPECT_DOUBLE_EQ(v.held_share_pct, 100);
+  EXPECT_EQ(v.limiter, "input");
+  EXPECT_EQ(v.limiter_text, "input pipeline: host CPU 96% busy on average");
+  EXPECT_EQ(v.samples, 121);
+  EXPECT_DOUBLE_EQ(v.covered_s, 600);
+}
+
+TEST(UnderuseTest, InputPipelineIowait) {
+  UnderuseVerdict v =
+      JudgeUnderuse(Underused([](GpuWindowSample& s) { s.iowait_pct = 35; }), 1000, {});
+  EXPECT_TRUE(v.detected);
+  EXPECT_EQ(v.limiter, "input");
+  EXPECT_NE(v.limiter_text.find("iowait 35%"), std::string::npos) << v.limiter_text;
+}
+
+TEST(UnderuseTest, HostToGpuTransfers) {
+  // 25 GB/s received by the GPU on a Gen5 x16 link (63 GB/s): 40% of the link.
+  UnderuseVerdict v = JudgeUnderuse(
+      Underused([](GpuWindowSample& s) { s.pcie_rx_bytes_per_s = 0.4 * kGen5x16; }), 1000, {});
+  EXPECT_TRUE(v.detected);
+  EXPECT_EQ(v.limiter, "transfers");
+  EXPECT_NE(v.limiter_text.find("(40% of the link)"), std::string::npos) << v.limiter_text;
+  // The same traffic leaving the GPU (D2H) is not what starves it.
+  UnderuseVerdict d2h = JudgeUnderuse(
+      Underused([](GpuWindowSample& s) { s.pcie_tx_bytes_per_s = 0.4 * kGen5x16; }), 1000, {});
+  EXPECT_TRUE(d2h.detected);
+  EXPECT_EQ(d2h.limiter, "unknown");
+}
+
+TEST(UnderuseTest, CollectivesOnTheBusiestLink) {
+  UnderuseVerdict v = JudgeUnderuse(Underused([](GpuWindowSample& s) {
+                                      s.net_link_pct = 70;
+                                      s.net_name = "mlx5_0/1";
+                                    }),
+                                    1000, {});
+  EXPECT_TRUE(v.detected);
+  EXPECT_EQ(v.limiter, "collectives");
+  EXPECT_EQ(v.limiter_text, "collectives: mlx5_0/1 at 70% of its speed");
+}
+
+TEST(UnderuseTest, SchedulingFromTheInferenceQueue) {
+  UnderuseVerdict v =
+      JudgeUnderuse(Underused([](GpuWindowSample& s) { s.waiting_requests = 12; }), 1000, {});
+  EXPECT_TRUE(v.detected);
+  EXPECT_EQ(v.limiter, "scheduling");
+}
+
+TEST(UnderuseTest, StrongestSignalWinsAndNoneIsUnknown) {
+  // CPU just past its threshold (86 / 85), network far past it (80 / 40): collectives.
+  UnderuseVerdict both = JudgeUnderuse(Underused([](GpuWindowSample& s) {
+                                         s.cpu_busy_pct = 86;
+                                         s.net_link_pct = 80;
+                                         s.net_name = "eth1";
+                                       }),
+                                       1000, {});
+  EXPECT_EQ(both.limiter, "collectives");
+  ASSERT_TRUE(both.cpu_busy_pct);
+  EXPECT_DOUBLE_EQ(*both.cpu_busy_pct, 86);  // the other figure stays in the verdict
+  UnderuseVerdict none = JudgeUnderuse(Underused([](GpuWindowSample&) {}), 1000, {});
+  EXPECT_TRUE(none.detected);
+  EXPECT_EQ(none.limiter, "unknown");
+}
+
+TEST(UnderuseTest, BusyGpuIsNotUnderused) {
+  auto busy = Window(600, 5, 1000, [](GpuWindowSample& s, double) {
+    s.util_pct = 92;
+    s.cpu_busy_pct = 99;
+  });
+  EXPECT_FALSE(JudgeUnderuse(busy, 1000, {}).detected);
+}
+
+TEST(UnderuseTest, GpuThatNoProcessHoldsIsNotUnderused) {
+  auto free = Underused([](GpuWindowSample& s) { s.held = false; });
+  EXPECT_FALSE(JudgeUnderuse(free, 1000, {}).detected);
+  // Held for only part of the window (a job that started 3 minutes ago): not yet.
+  auto started = Window(600, 5, 1000, [](GpuWindowSample& s, double t) {
+    s.util_pct = 30;
+    s.held = t >= 820;
+  });
+  EXPECT_FALSE(JudgeUnderuse(started, 1000, {}).detected);
+}
+
+TEST(UnderuseTest, IdleGpuIsGpuUtilLowsFact) {
+  auto idle = Underused([](GpuWindowSample& s) { s.util_pct = 4; });
+  UnderuseVerdict v = JudgeUnderuse(idle, 1000, {});
+  EXPECT_FALSE(v.detected);
+  EXPECT_DOUBLE_EQ(v.mean_util_pct, 4);
+}
+
+TEST(UnderuseTest, ShortDipOrShortWindowIsNotUnderused) {
+  // Busy for 9 minutes, a 1-minute dip to 5%: the mean stays high.
+  auto dip =
+      Window(600, 5, 1000, [](GpuWindowSample& s, double t) { s.util_pct = t > 940 ? 5 : 95; });
+  EXPECT_FALSE(JudgeUnderuse(dip, 1000, {}).detected);
+  // Only the last 2 minutes were seen (watch just started): the window is not covered.
+  auto young = Window(120, 5, 1000, [](GpuWindowSample& s, double) { s.util_pct = 30; });
+  UnderuseVerdict v = JudgeUnderuse(young, 1000, {});
+  EXPECT_FALSE(v.detected);
+  EXPECT_DOUBLE_EQ(v.covered_s, 120);
+  // Samples older than the window do not count: an old slow phase is forgotten.
+  auto old =
+      Window(1200, 5, 1000, [](GpuWindowSample& s, double t) { s.util_pct = t < 390 ? 20 : 95; });
+  EXPECT_FALSE(JudgeUnderuse(old, 1000, {}).detected);
+  EXPECT_TRUE(JudgeUnderuse({}, 1000, {}).limiter.empty());
+}
+
+TEST(UnderuseTest, ThresholdsComeFromTheCatalogueAndConfig) {
+  UnderuseParams d = UnderuseParamsFrom(Thresholds());
+  EXPECT_DOUBLE_EQ(d.window_s, 600);
+  EXPECT_DOUBLE_EQ(d.max_mean_util_pct, 40);
+  EXPECT_DOUBLE_EQ(d.idle_util_pct, 10);  // gpu.util.low's
+  ThresholdOverrides o;
+  o.Set("gpu.util.underused", "window_s", 60);
+  o.Set("gpu.util.underused", "max_mean_util_pct", 50);
+  UnderuseParams p = UnderuseParamsFrom(Thresholds(o));
+  EXPECT_DOUBLE_EQ(p.window_s, 60);
+  auto short_window = Window(60, 5, 1000, [](GpuWindowSample& s, double) { s.util_pct = 45; });
+  EXPECT_TRUE(JudgeUnderuse(short_window, 1000, p).detected);
+  EXPECT_FALSE(JudgeUnderuse(short_window, 1000, d).detected);
+  ThrashingParams t = ThrashingParamsFrom(Thresholds());
+  EXPECT_DOUBLE_EQ(t.window_s, 300);
+  EXPECT_DOUBLE_EQ(t.min_used_pct, 95);
+}
+
+std::deque<GpuWindowSample> Thrash(double seconds,
+                                   const std::function<void(GpuWindowSample&, double)>& fill) {
+  return Window(seconds, 5, 1000, [&](GpuWindowSample& s, double t) {
+    s.util_pct = 60;
+    s.memory_used_pct = 98.5;
+    s.pcie_rx_bytes_per_s = 6e9;
+    s.pcie_tx_bytes_per_s = 5e9;
+    fill(s, t);
+  });
+}
+
+TEST(ThrashingTest, FullMemoryWithTrafficBothWays) {
+  ThrashingVerdict v = JudgeThrashing(Thrash(300, [](GpuWindowSample&, double) {}), 1000, {});
+  EXPECT_TRUE(v.detected);
+  EXPECT_DOUBLE_EQ(v.share_pct, 100);
+  EXPECT_DOUBLE_EQ(v.mean_used_pct, 98.5);
+  EXPECT_DOUBLE_EQ(v.mean_rx_bytes_per_s, 6e9);
+  EXPECT_DOUBLE_EQ(v.mean_tx_bytes_per_s, 5e9);
+}
+
+TEST(ThrashingTest, OneWayTrafficOrFreeMemoryIsNotThrashing) {
+  // Loading data into a full GPU (H2D only) is not paging back and forth.
+  EXPECT_FALSE(
+      JudgeThrashing(Thrash(300, [](GpuWindowSample& s, double) { s.pcie_tx_bytes_per_s = 0.1e9; }),
+                     1000, {})
+          .detected);
+  EXPECT_FALSE(
+      JudgeThrashing(Thrash(300, [](GpuWindowSample& s, double) { s.memory_used_pct = 80; }), 1000,
+                     {})
+          .detected);
+  // An idle GPU with full memory (a cache allocator) and no traffic.
+  EXPECT_FALSE(JudgeThrashing(Thrash(300,
+                                     [](GpuWindowSample& s, double) {
+                                       s.pcie_rx_bytes_per_s = 0;
+                                       s.pcie_tx_bytes_per_s = 0;
+                                     }),
+                              1000, {})
+                   .detected);
+}
+
+TEST(ThrashingTest, ShortSpikeIsNotSustained) {
+  // Traffic both ways for the last 30 s of a 5-minute window.
+  auto spike = Thrash(300, [](GpuWindowSample& s, double t) {
+    if (t < 970) s.pcie_rx_bytes_per_s = s.pcie_tx_bytes_per_s = 1e8;
+  });
+  ThrashingVerdict v = JudgeThrashing(spike, 1000, {});
+  EXPECT_FALSE(v.detected);
+  EXPECT_LT(v.share_pct, 20);
+  // Sustained, but only 1 minute seen so far.
+  EXPECT_FALSE(JudgeThrashing(Thrash(60, [](GpuWindowSample&, double) {}), 1000, {}).detected);
+}
+
+TEST(PcieLinkTest, BandwidthPerDirection) {
+  EXPECT_NEAR(*PcieLinkBytesPerSecond(3, 16), 15.75e9, 0.01e9);
+  EXPECT_NEAR(*PcieLinkBytesPerSecond(4, 16), 31.5e9, 0.01e9);
+  EXPECT_NEAR(*PcieLinkBytesPerSecond(5, 16), 63.0e9, 0.02e9);
+  EXPECT_NEAR(*PcieLinkBytesPerSecond(1, 1), 250e6, 1);
+  EXPECT_FALSE(PcieLinkBytesPerSecond(0, 16));
+  EXPECT_FALSE(PcieLinkBytesPerSecond(7, 16));
+  EXPECT_FALSE(PcieLinkBytesPerSecond(4, 0));
+}
+
+// ---- GpuWindows on snapshots, as the watch daemon ticks it ----
+
+GpuFacts Gpu(int index, uint32_t util, bool held) {
+  GpuFacts g;
+  g.index = index;
+  g.serial = "132200000" + std::to_string(index);
+  g.pci_bus_id = "0000:1" + std::to_string(index) + ":00.0";
+  g.util_gpu_pct = util;
+  g.memory_total_bytes = 80ull << 30;
+  g.memory_used_bytes = 40ull << 30;
+  g.pcie_gen = 4;
+  g.pcie_width = 16;
+  g.pcie_rx_bytes_per_s = 1u << 30;
+  g.pcie_tx_bytes_per_s = 1u << 30;
+  g.processes.emplace();
+  if (held) g.processes->push_back(GpuProcess{.pid = 4100u + index, .comm = "python"});
+  return g;
+}
+
+Snapshot Node(double cpu_busy) {
+  Snapshot s;
+  s.host.cpu.emplace();
+  s.host.cpu->busy_pct = cpu_busy;
+  s.host.cpu->iowait_pct = 2;
+  s.gpu.gpus = {Gpu(0, 95, true), Gpu(1, 28, true), Gpu(2, 28, false), Gpu(3, 3, true)};
+  // GPU 4: memory full, paging both ways at 6 GB/s.
+  GpuFacts g = Gpu(4, 70, true);
+  g.memory_used_bytes = *g.memory_total_bytes / 100 * 99;
+  g.pcie_rx_bytes_per_s = 6000000000;
+  g.pcie_tx_bytes_per_s = 6000000000;
+  s.gpu.gpus.push_back(g);
+  return s;
+}
+
+const Finding* FindingOf(const std::vector<Finding>& fs, const std::string& id, int gpu) {
+  for (const Finding& f : fs) {
+    if (f.id == id && f.gpu && f.gpu->index == gpu) return &f;
+  }
+  return nullptr;
+}
+
+using testing::EvidenceOf;
+
+TEST(GpuWindowsTest, WatchTicksOpenBothFindingsOnlyWhereTheyHold) {
+  GpuWindows w;
+  std::vector<Finding> findings;
+  for (double t = 0; t <= 600; t += 10) {
+    findings.clear();
+    w.Add(Node(93), t, Thresholds(), findings);
+    if (t < 500) {
+      EXPECT_EQ(FindingOf(findings, "gpu.util.underused", 1), nullptr) << "at " << t;
+    }
+  }
+  const Finding* u = FindingOf(findings, "gpu.util.underused", 1);
+  ASSERT_NE(u, nullptr);
+  EXPECT_EQ(u->summary,
+            "GPU 1: held by a job but only 28% busy on average over the last 10 min; likely "
+            "limiter: input pipeline: host CPU 93% busy on average");
+  EXPECT_EQ(EvidenceOf<std::string>(*u, "limiter"), "input");
+  EXPECT_EQ(EvidenceOf<double>(*u, "cpu_busy_mean_pct"), 93.0);
+  EXPECT_EQ(EvidenceOf<double>(*u, "pcie_h2d_mean_bytes_per_s"), double(1u << 30));
+  // Only the limiter's step (and the unlabelled one) is kept, without its label.
+  ASSERT_EQ(u->next_steps.size(), 2u);
+  EXPECT_EQ(u->next_steps[0].rfind("give the input pipeline more", 0), 0u) << u->next_steps[0];
+  // Busy, not held, idle (gpu.util.low's): none.
+  EXPECT_EQ(FindingOf(findings, "gpu.util.underused", 0), nullptr);
+  EXPECT_EQ(FindingOf(findings, "gpu.util.underused", 2), nullptr);
+  EXPECT_EQ(FindingOf(findings, "gpu.util.underused", 3), nullptr);
+
+  const Finding* th = FindingOf(findings, "gpu.memory.thrashing", 4);
+  ASSERT_NE(th, nullptr);
+  EXPECT_EQ(th->severity, Severity::kWarn);
+  EXPECT_NE(th->summary.find("99% full with PCIe busy both ways (5.6 GiB/s in, 5.6 GiB/s out"),
+            std::string::npos)
+      << th->summary;
+  EXPECT_EQ(EvidenceOf<double>(*th, "share_pct"), 100.0);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(FindingOf(findings, "gpu.memory.thrashing", i), nullptr);
+}
+
+TEST(GpuWindowsTest, SawToothOfTheSameGpuIsNotRepeated) {
+  GpuWindows w;
+  std::vector<Finding> findings;
+  for (double t = 0; t <= 600; t += 10) {
+    findings.clear();
+    Finding saw;
+    saw.id = "gpu.util.sawtooth";
+    saw.gpu.emplace();
+    saw.gpu->index = 1;
+    findings.push_back(saw);
+    w.Add(Node(93), t, Thresholds(), findings);
+  }
+  EXPECT_EQ(FindingOf(findings, "gpu.util.underused", 1), nullptr);
+}
+
+TEST(GpuWindowsTest, HostSignalsFromNicsAndIbPorts) {
+  Snapshot s;
+  NicFacts eth;
+  eth.name = "eth1";
+  eth.physical = true;
+  eth.speed_mbps = 100000;
+  eth.rx_bytes_per_s = 5e9;  // 40 Gb/s of 100
+  NicFacts veth = eth;
+  veth.name = "veth0";
+  veth.physical = false;
+  veth.rx_bytes_per_s = 12e9;
+  s.network.nics = std::vector<NicFacts>{eth, veth};
+  GpuWindowSample a;
+  FillHostSignals(s, a);
+  ASSERT_TRUE(a.net_link_pct);
+  EXPECT_DOUBLE_EQ(*a.net_link_pct, 40);
+  EXPECT_EQ(a.net_name, "eth1");
+  IbPortFacts ib;
+  ib.device = "mlx5_0";
+  ib.port = 1;
+  ib.rate_gbps = 400;
+  ib.window_s = 2;
+  ib.counters_delta["port_xmit_data"] = 18750000000ull;  // 4-byte words: 300 Gb/s over 2 s
+  s.network.ib_ports = std::vector<IbPortFacts>{ib};
+  GpuWindowSample b;
+  FillHostSignals(s, b);
+  ASSERT_TRUE(b.net_link_pct);
+  EXPECT_DOUBLE_EQ(*b.net_link_pct, 75);
+  EXPECT_EQ(b.net_name, "mlx5_0/1");
+}
+
+TEST(GpuWindowsTest, CatalogueExplainsTheRelationToGpuUtilLow) {
+  const CatalogueEntry* e = FindCatalogueEntry("gpu.util.underused");
+  ASSERT_NE(e, nullptr);
+  EXPECT_NE(e->description.find("gpu.util.low"), std::string_view::npos);
+  EXPECT_NE(FindCatalogueEntry("gpu.memory.thrashing"), nullptr);
+}
+
+}  // namespace
+}  // namespace gpudoctor
