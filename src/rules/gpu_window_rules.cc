@@ -143,25 +143,30 @@ ThrashingVerdict JudgeThrashing(const std::deque<GpuWindowSample>& samples, doub
                                 const ThrashingParams& p) {
   ThrashingVerdict v;
   std::vector<const GpuWindowSample*> all = InWindow(samples, now_s, p.window_s, v.covered_s);
+  // Means over the samples that show it (all samples when none does): the figures of the fact,
+  // not diluted by the part of the window before it began.
   int both = 0;
-  double used = 0, rx = 0, tx = 0;
+  double used[2] = {0, 0}, rx[2] = {0, 0}, tx[2] = {0, 0};
   double min_bps = p.min_each_way_mb_per_s * 1e6;
   for (const GpuWindowSample* s : all) {
     if (!s->memory_used_pct || !s->pcie_rx_bytes_per_s || !s->pcie_tx_bytes_per_s) continue;
     ++v.samples;
-    used += *s->memory_used_pct;
-    rx += *s->pcie_rx_bytes_per_s;
-    tx += *s->pcie_tx_bytes_per_s;
-    if (*s->memory_used_pct >= p.min_used_pct && *s->pcie_rx_bytes_per_s >= min_bps &&
-        *s->pcie_tx_bytes_per_s >= min_bps) {
-      ++both;
+    bool shows = *s->memory_used_pct >= p.min_used_pct && *s->pcie_rx_bytes_per_s >= min_bps &&
+                 *s->pcie_tx_bytes_per_s >= min_bps;
+    both += shows ? 1 : 0;
+    for (int i = 0; i <= (shows ? 1 : 0); ++i) {
+      used[i] += *s->memory_used_pct;
+      rx[i] += *s->pcie_rx_bytes_per_s;
+      tx[i] += *s->pcie_tx_bytes_per_s;
     }
   }
   if (v.samples == 0) return v;
   v.share_pct = 100.0 * both / v.samples;
-  v.mean_used_pct = used / v.samples;
-  v.mean_rx_bytes_per_s = rx / v.samples;
-  v.mean_tx_bytes_per_s = tx / v.samples;
+  int k = both > 0 ? 1 : 0;
+  double n = both > 0 ? both : v.samples;
+  v.mean_used_pct = used[k] / n;
+  v.mean_rx_bytes_per_s = rx[k] / n;
+  v.mean_tx_bytes_per_s = tx[k] / n;
   v.detected = v.samples >= kMinSamples && v.covered_s >= kCoverage * p.window_s &&
                v.share_pct >= p.min_share_pct;
   return v;

@@ -75,6 +75,7 @@ struct ThrashingVerdict {
   int samples = 0;
   double covered_s = 0;
   double share_pct = 0;  // samples with memory full and PCIe busy both ways
+  // Means over those samples (over all samples of the window when none shows it).
   double mean_used_pct = 0, mean_rx_bytes_per_s = 0, mean_tx_bytes_per_s = 0;
 };
 

@@ -115,7 +115,10 @@ TEST(UnderuseE2eTest, UnderusedAndThrashingOpenOnTheRightGpuUnderWatch) {
       ++underused;
       EXPECT_EQ(f["gpu"]["index"], 2) << f.dump(2);
       EXPECT_EQ(f["evidence"]["limiter"], "transfers") << f.dump(2);
-      EXPECT_NE(f["summary"].get<std::string>().find("30% busy on average"), std::string::npos)
+      // The last firing's window: 30% since the fault, with a few busy ticks once it cleared.
+      EXPECT_GE(f["evidence"]["mean_util_pct"].get<double>(), 30) << f.dump(2);
+      EXPECT_LT(f["evidence"]["mean_util_pct"].get<double>(), 40) << f.dump(2);
+      EXPECT_NE(f["summary"].get<std::string>().find("% busy on average"), std::string::npos)
           << f.dump(2);
       EXPECT_NE(f["summary"].get<std::string>().find("of the link"), std::string::npos)
           << f.dump(2);

@@ -217,6 +217,7 @@ TEST(ThrashingTest, ShortSpikeIsNotSustained) {
   ThrashingVerdict v = JudgeThrashing(spike, 1000, {});
   EXPECT_FALSE(v.detected);
   EXPECT_LT(v.share_pct, 20);
+  EXPECT_DOUBLE_EQ(v.mean_rx_bytes_per_s, 6e9);  // the figures of the samples that show it
   // Sustained, but only 1 minute seen so far.
   EXPECT_FALSE(JudgeThrashing(Thrash(60, [](GpuWindowSample&, double) {}), 1000, {}).detected);
 }
