@@ -36,7 +36,7 @@ const std::vector<Symptom>& Symptoms() {
         "显存不足", "显存不够", "显存溢出", "显存占满"},
        "Caching allocators and preallocating frameworks hold memory on purpose; leftover processes "
        "and long contexts (KV cache) fill the rest.",
-       {"gpu.memory.full", "gpu.util.low", "host.oom"},
+       {"gpu.memory.full", "gpu.memory.thrashing", "gpu.util.low", "host.oom"},
        {"gpudoctor check --probes nvml",
         "nvidia-smi --query-compute-apps=pid,used_memory --format=csv"}},
       {"training-slow",
@@ -46,11 +46,14 @@ const std::vector<Symptom>& Symptoms() {
        "Check in the expert's order: network (storage, peers), hardware (throttled, degraded "
        "PCIe/NVLink, Xids), software (stuck tasks), resources (CPU, I/O, memory starving the "
        "loaders).",
-       {"net.localize",       "net.loss",          "net.ib.port",      "net.ib.errors",
-        "gpu.thermal",        "gpu.power.brake",   "gpu.hw_slowdown",  "gpu.clocks.low",
-        "gpu.pcie.degraded",  "gpu.pcie.replays",  "gpu.nvlink.down",  "gpu.util.low",
-        "gpu.util.imbalance", "gpu.util.sawtooth", "proc.dstate",      "host.cpu.saturated",
-        "host.iowait.high",   "host.pressure.io",  "host.swap.active", "host.disk.unresponsive"},
+       {"net.localize",          "net.loss",          "net.ib.port",
+        "net.ib.errors",         "gpu.thermal",       "gpu.power.brake",
+        "gpu.hw_slowdown",       "gpu.clocks.low",    "gpu.pcie.degraded",
+        "gpu.pcie.replays",      "gpu.nvlink.down",   "gpu.util.low",
+        "gpu.util.imbalance",    "gpu.util.sawtooth", "gpu.util.underused",
+        "gpu.memory.thrashing",  "proc.dstate",       "host.cpu.saturated",
+        "host.iowait.high",      "host.pressure.io",  "host.swap.active",
+        "host.disk.unresponsive"},
        {"gpudoctor check", "nvidia-smi dmon -s pucvmet -c 10", "iostat -x 1 5"}},
       {"web-page-wont-open",
        "A web page or service will not open",
