@@ -306,6 +306,11 @@ void GpuWindows::Add(const Snapshot& snap, double now_s, const Thresholds& t,
       findings.push_back(std::move(f));
     }
   }
+  // GPUs no longer seen (removed, renumbered identities) are forgotten once their window is over.
+  for (auto it = samples_.begin(); it != samples_.end();) {
+    it = it->second.empty() || now_s - it->second.back().at_s > keep_s ? samples_.erase(it)
+                                                                       : std::next(it);
+  }
 }
 
 }  // namespace gpudoctor

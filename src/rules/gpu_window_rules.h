@@ -101,6 +101,8 @@ class GpuWindows {
   // gpu.memory.thrashing for the GPUs whose window shows them. `findings` already holds this
   // tick's other findings (gpu.util.sawtooth of a GPU suppresses its gpu.util.underused).
   void Add(const Snapshot& snap, double now_s, const Thresholds& t, std::vector<Finding>& findings);
+  // GPUs with samples kept (a GPU not seen for the longest window is forgotten).
+  size_t gpus_tracked() const { return samples_.size(); }
 
  private:
   std::map<std::string, std::deque<GpuWindowSample>> samples_;

@@ -309,6 +309,16 @@ TEST(GpuWindowsTest, WatchTicksOpenBothFindingsOnlyWhereTheyHold) {
       << th->summary;
   EXPECT_EQ(EvidenceOf<double>(*th, "share_pct"), 100.0);
   for (int i = 0; i < 4; ++i) EXPECT_EQ(FindingOf(findings, "gpu.memory.thrashing", i), nullptr);
+
+  // The GPUs go away: their windows are forgotten once the longest window is over.
+  EXPECT_EQ(w.gpus_tracked(), 5u);
+  Snapshot empty;
+  findings.clear();
+  w.Add(empty, 1000, Thresholds(), findings);
+  EXPECT_EQ(w.gpus_tracked(), 5u);
+  w.Add(empty, 1300, Thresholds(), findings);
+  EXPECT_EQ(w.gpus_tracked(), 0u);
+  EXPECT_TRUE(findings.empty());
 }
 
 TEST(GpuWindowsTest, SawToothOfTheSameGpuIsNotRepeated) {
