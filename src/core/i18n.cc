@@ -26,7 +26,27 @@ const std::unordered_map<std::string, std::string>& ZhCatalogue() {
   static const auto* table = [] {
     auto parsed = ParseMo(std::string_view(reinterpret_cast<const char*>(kZhCnMo), kZhCnMoSize));
     using Table = std::unordered_map<std::string, std::string>;
-    return new Table(parsed ? std::move(*parsed) : Table{});
+    auto* t = new Table(parsed ? std::move(*parsed) : Table{});
+    // A step labelled with its case ("`local`: ...") is shown without its label once a rule kept
+    // it (KeepStepsFor): its translation is found under the text after the label as well.
+    Table unlabelled;
+    for (const auto& [k, v] : *t) {
+      size_t close = k.starts_with("`") ? k.find('`', 1) : std::string::npos;
+      if (close == std::string::npos || k.compare(close, 3, "`: ") != 0) continue;
+      std::string label = k.substr(0, close + 1);
+      std::string_view zh = v;
+      if (!zh.starts_with(label)) continue;
+      zh.remove_prefix(label.size());
+      for (std::string_view colon : {"\uff1a", ": ", ":"}) {  // full-width colon first
+        if (zh.starts_with(colon)) {
+          zh.remove_prefix(colon.size());
+          break;
+        }
+      }
+      unlabelled.emplace(k.substr(close + 3), std::string(zh));
+    }
+    for (auto& [k, v] : unlabelled) t->emplace(k, std::move(v));
+    return t;
   }();
   return *table;
 }

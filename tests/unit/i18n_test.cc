@@ -80,6 +80,23 @@ TEST_F(I18nTest, TrFollowsTheLanguageAndFallsBackToEnglish) {
   EXPECT_EQ(Tr("a text nobody translated"), "a text nobody translated");
 }
 
+// A labelled step ("`input`: ...") kept by a rule loses its label (KeepStepsFor); its translation
+// is found without the label too, and is shown without it.
+TEST_F(I18nTest, LabelledStepKeptWithoutItsLabelIsTranslated) {
+  const CatalogueEntry* e = FindCatalogueEntry("gpu.util.underused");
+  ASSERT_NE(e, nullptr);
+  std::string labelled(e->next_steps[0]);
+  ASSERT_EQ(labelled.rfind("`input`: ", 0), 0u) << labelled;
+  std::string kept = labelled.substr(std::string("`input`: ").size());
+  SetLanguage(Language::kChinese);
+  ASSERT_TRUE(ChineseOf(labelled));
+  std::string_view zh = Tr(kept);
+  EXPECT_NE(zh, kept);
+  EXPECT_EQ(ChineseOf(labelled)->find(zh), ChineseOf(labelled)->size() - zh.size());
+  EXPECT_EQ(zh.find("`input`"), std::string_view::npos) << zh;
+  EXPECT_EQ(zh.rfind("\u52a0", 0), 0u) << zh;  // starts at the text: "加强输入流水线..."
+}
+
 TEST_F(I18nTest, ParseMoRejectsGarbage) {
   EXPECT_FALSE(ParseMo(""));
   EXPECT_FALSE(ParseMo(std::string(64, 'x')));
