@@ -78,8 +78,8 @@ KernelEvent* EventAggregator::ObserveXid(const XidLine& x, const LogTime& t,
   return ObserveXidAs(x, x.pid, t, line);
 }
 
-KernelEvent* EventAggregator::ObserveXid(const XidLine& x, const LogTime& t,
-                                         std::string_view line, int64_t pid) {
+KernelEvent* EventAggregator::ObserveXid(const XidLine& x, const LogTime& t, std::string_view line,
+                                         int64_t pid) {
   return ObserveXidAs(x, pid, t, line);
 }
 

@@ -56,8 +56,8 @@ size_t WindowSlot(const char* msg, size_t slots) {
   std::memcpy(&a, msg + kWindowAt, 8);
   std::memcpy(&b, msg + kWindowAt + 8, 8);
   std::memcpy(&c, msg + kWindowAt + 16, 8);
-  uint64_t h = (a * 0x9e3779b97f4a7c15ull) ^ (b * 0xff51afd7ed558ccdull) ^
-               (c * 0xc4ceb9fe1a85ec53ull);
+  uint64_t h =
+      (a * 0x9e3779b97f4a7c15ull) ^ (b * 0xff51afd7ed558ccdull) ^ (c * 0xc4ceb9fe1a85ec53ull);
   return static_cast<size_t>(h >> 40) & (slots - 1);
 }
 
@@ -83,8 +83,7 @@ inline bool SameBytes(const char* a, const char* b, size_t n) {
 
 }  // namespace
 
-const XidLine* XidRepeatCache::Match(std::string_view msg, int64_t* pid,
-                                     const char** end) const {
+const XidLine* XidRepeatCache::Match(std::string_view msg, int64_t* pid, const char** end) const {
   if (msg.size() < kWindowEnd) return nullptr;
   const size_t slot = WindowSlot(msg.data(), kSlots);
   const Entry* e = nullptr;
@@ -120,8 +119,7 @@ void XidRepeatCache::Learn(std::string_view msg, const XidLine& parsed) {
   size_t use = slot;
   for (size_t s : {slot, slot ^ 1}) {
     const Entry* c = slots_[s].get();
-    if (c == nullptr ||
-        (c->head == head && std::memcmp(c->text.data(), msg.data(), head) == 0)) {
+    if (c == nullptr || (c->head == head && std::memcmp(c->text.data(), msg.data(), head) == 0)) {
       use = s;
       break;
     }

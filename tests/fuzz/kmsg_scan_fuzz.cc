@@ -2,8 +2,8 @@
 // filter, the aggregator) on arbitrary bytes, plus the per-line entry points directly. The
 // Xid-storm shortcut must give the facts of the full parse: both scans are compared.
 #include <cstddef>
-#include <cstdlib>
 #include <cstdint>
+#include <cstdlib>
 #include <string_view>
 
 #include "kmsg/kernel_signals.h"

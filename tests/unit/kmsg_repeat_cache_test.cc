@@ -18,14 +18,13 @@ std::string Time(const LogTime& t) {
 
 // Everything the scanner reports, as text: two scans compare equal when this is equal.
 std::string Describe(const KernelLogFacts& f) {
-  std::string s = "examined " + std::to_string(f.lines_examined) + " garbled " +
-                  std::to_string(f.garbled_lines) + " repaired " +
-                  std::to_string(f.repaired_lines) + " truncated " +
-                  std::to_string(f.truncated_lines) + " before " +
-                  std::to_string(f.before_since_lines) + " unapplied " +
-                  std::to_string(f.since_unapplied_lines) + " dropped " +
-                  std::to_string(f.dropped_events) + " boots " + std::to_string(f.boots_seen) +
-                  "\n";
+  std::string s =
+      "examined " + std::to_string(f.lines_examined) + " garbled " +
+      std::to_string(f.garbled_lines) + " repaired " + std::to_string(f.repaired_lines) +
+      " truncated " + std::to_string(f.truncated_lines) + " before " +
+      std::to_string(f.before_since_lines) + " unapplied " +
+      std::to_string(f.since_unapplied_lines) + " dropped " + std::to_string(f.dropped_events) +
+      " boots " + std::to_string(f.boots_seen) + "\n";
   for (const KernelEvent& e : f.events) {
     s += std::to_string(static_cast<int>(e.kind)) + " " + e.subject + " xid " +
          std::to_string(e.xid) + " n " + std::to_string(e.count) + " " + Time(e.first) + " " +
@@ -70,8 +69,8 @@ std::string StormText(uint32_t seed, size_t lines) {
       ", name=pt, NETIR_LINK_EVT Fatal XC0 i0 Link 07 (0x00000004 0x00000000 0x0 0x0)",
       ", name=a, GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot Required)",
   };
-  const char* pids[] = {"123", "99999", "1", "0", "007", "-1", "'<unknown>'", "1234567890",
-                        "4294967296", "12a"};
+  const char* pids[] = {"123", "99999",       "1",          "0",          "007",
+                        "-1",  "'<unknown>'", "1234567890", "4294967296", "12a"};
   std::string out;
   double t = 1.0;
   for (size_t i = 0; i < lines; ++i) {
@@ -124,8 +123,9 @@ TEST(KmsgRepeatCacheTest, ShortcutGivesTheFactsOfTheFullParse) {
 TEST(KmsgRepeatCacheTest, AStormOfRepeatsIsCountedAsTheFullParseCountsIt) {
   std::string text;
   for (int i = 0; i < 1000; ++i) {
-    text += "[" + std::to_string(10 + i) + ".000000] NVRM: Xid (PCI:0000:3b:00): 95, pid=" +
-            std::to_string(1000 + i) + ", name=python, Uncontained: LTC TAG. RST: Yes, D-RST: No\n";
+    text += "[" + std::to_string(10 + i) +
+            ".000000] NVRM: Xid (PCI:0000:3b:00): 95, pid=" + std::to_string(1000 + i) +
+            ", name=python, Uncontained: LTC TAG. RST: Yes, D-RST: No\n";
   }
   KernelLogFacts f = Scan(text, true);
   ASSERT_EQ(f.events.size(), 1u);
