@@ -317,8 +317,8 @@ ProbeOutput RunProcessProbe(const ProbeContext& ctx) {
   TimePoint t0 = SteadyClock::now();
   if (ctx.continuous && last_walk != nullptr && last_walk->quiet_facts &&
       t0 - last_walk->scanned_at < kQuietRescanEvery - kQuietRescanEvery / 10) {
-    ProbeOutput out = ProbeOk(
-        [facts = *last_walk->quiet_facts](Snapshot& s) { s.host.processes = facts; });
+    ProbeOutput out =
+        ProbeOk([facts = *last_walk->quiet_facts](Snapshot& s) { s.host.processes = facts; });
     out.next = std::make_shared<TaskWalkCarry>(*last_walk);
     return out;
   }
