@@ -24,20 +24,24 @@ bytes=$(stat -c %s "$big")
 cat "$big" > /dev/null  # warm the page cache for both tools
 
 out=$(mktemp); trap 'rm -f "$out"' EXIT
-# Best of 3 runs of "$@": prints "WALL_S CPU_S" (CPU = user + system). The CPU figure is the fair
-# one on a shared or loaded machine; both tools are measured the same way in the same run.
+# Best of 3 runs of "$@": prints "WALL_S CPU_S" (CPU = user + system, from getrusage: microseconds,
+# not /usr/bin/time's 10 ms steps). The CPU figure is the fair one on a shared or loaded machine;
+# both tools are measured the same way in the same run.
 best() {
-  local bw="" bc=""
-  for _ in 1 2 3; do
-    # Output to a file, not /dev/null: GNU grep stops at the first match when it sees /dev/null.
-    local line w c
-    line=$(/usr/bin/time -f '%e %U %S' "$@" 2>&1 > "$out" | tail -1)
-    w=$(echo "$line" | awk '{print $1}')
-    c=$(echo "$line" | awk '{print $2 + $3}')
-    if [ -z "$bw" ] || [ "$(echo "$w < $bw" | bc -l)" = 1 ]; then bw=$w; fi
-    if [ -z "$bc" ] || [ "$(echo "$c < $bc" | bc -l)" = 1 ]; then bc=$c; fi
-  done
-  echo "$bw $bc"
+  # Output to a file, not /dev/null: GNU grep stops at the first match when it sees /dev/null.
+  python3 - "$out" "$@" <<'PY'
+import resource, subprocess, sys, time
+out, cmd = sys.argv[1], sys.argv[2:]
+walls, cpus = [], []
+for _ in range(3):
+    r0, t0 = resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic()
+    with open(out, "w") as f:
+        subprocess.run(cmd, stdout=f, stderr=subprocess.DEVNULL)
+    t1, r1 = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
+    walls.append(t1 - t0)
+    cpus.append(r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime)
+print(f"{min(walls):.4f} {min(cpus):.4f}")
+PY
 }
 [ -x /usr/bin/time ] || { echo "kmsg_scan: needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
 read -r grep_s grep_cpu <<< "$(best grep -c 'NVRM: Xid' "$big" || true)"

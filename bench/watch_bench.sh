@@ -20,6 +20,7 @@ cpu_s() {  # utime + stime of a pid, in seconds
   awk -v hz="$hz" '{print ($14 + $15) / hz}' "/proc/$1/stat" 2>/dev/null || echo 0
 }
 hwm_kib() { awk '/VmHWM/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
+rss_kib() { awk '/VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 
 export FAKE_NVML_SCENARIO="$here/../tests/fixtures/nvml/h100_busy.scenario"
 "$build/gpudoctor" watch --interval 1 --db "$tmp/history.db" \
@@ -50,11 +51,12 @@ for _ in $(seq "$secs"); do
 done
 w1=$(cpu_s $wpid)
 wrss=$(hwm_kib $wpid)
+wnow=$(rss_kib $wpid)
 ticks=$(grep -c . "$tmp/watch.log" >/dev/null; echo "$secs")
-awk -v a="$w0" -v b="$w1" -v s="$secs" -v kb="$wrss" 'BEGIN {
+awk -v a="$w0" -v b="$w1" -v s="$secs" -v kb="$wrss" -v now="$wnow" 'BEGIN {
   cpu = b - a
-  printf "gpudoctor watch (8 fake GPUs, 1 s): %.2f CPU s over %d s = %.3f%% of one core, %.2f ms CPU per tick, peak RSS %.1f MiB (targets <= 0.2%%, <= 12 MiB after 1 h)\n",
-    cpu, s, 100 * cpu / s, 1000 * cpu / s, kb / 1024 }'
+  printf "gpudoctor watch (8 fake GPUs, 1 s): %.2f CPU s over %d s = %.3f%% of one core, %.2f ms CPU per tick, peak RSS %.1f MiB, RSS at the end %.1f MiB (targets <= 0.2%%, <= 12 MiB after 1 h)\n",
+    cpu, s, 100 * cpu / s, 1000 * cpu / s, kb / 1024, now / 1024 }'
 if [ -n "$npid" ]; then
   n1=$(cpu_s $npid)
   nrss=$(hwm_kib $npid)

@@ -21,6 +21,7 @@
 #include "store/history_sink.h"
 #include "store/history_store.h"
 #include "watch/daemon.h"
+#include "watch/memory_upkeep.h"
 #include "watch/sd_notify.h"
 #include "watch/watch_loop.h"
 
@@ -223,6 +224,7 @@ int WatchCommand(const CliOptions& o) {
       store->AppendEvents({e}, tick->mono_ms, tick->tick);
     }
     first = false;
+    MemoryUpkeepAfterTick(tick->tick);
     LogTransitions(*tick);
     if (http.hub || !http.carried_events.empty()) {
       if (http.hub) http.hub->OnTransitions(*tick);

@@ -75,17 +75,41 @@ KernelEvent EventAggregator::XidEvent(const XidLine& x) {
 
 KernelEvent* EventAggregator::ObserveXid(const XidLine& x, const LogTime& t,
                                          std::string_view line) {
+  return ObserveXidAs(x, x.pid, t, line);
+}
+
+KernelEvent* EventAggregator::ObserveXid(const XidLine& x, const LogTime& t, std::string_view line,
+                                         int64_t pid) {
+  return ObserveXidAs(x, pid, t, line);
+}
+
+KernelEvent* EventAggregator::ObserveXidAs(const XidLine& x, std::optional<int64_t> pid,
+                                           const LogTime& t, std::string_view line) {
   const bool keyed = x.xid >= 1 && x.xid <= 9999 && x.pci.bus <= 0xff && x.pci.device <= 0x1f &&
                      x.pci.function <= 7;
   const uint64_t key = keyed ? XidKey(x.pci, x.xid) : 0;
-  auto it = keyed ? xid_index_.find(key) : xid_index_.end();
-  if (it == xid_index_.end()) {
-    KernelEvent* e = Observe(XidEvent(x), t, line);
+  // The front table answers a storm's few keys without hashing into the map.
+  XidFront& front = xid_front_[(key * 0x9e3779b97f4a7c15ull) >> 58];
+  size_t slot;
+  if (keyed && front.key == key) {
+    slot = front.slot;
+  } else if (auto it = keyed ? xid_index_.find(key) : xid_index_.end(); it != xid_index_.end()) {
+    slot = it->second;
+    front = {key, slot};
+  } else {
+    KernelEvent* e;
+    if (pid == x.pid) {
+      e = Observe(XidEvent(x), t, line);
+    } else {
+      XidLine with_pid = x;
+      with_pid.pid = pid;
+      e = Observe(XidEvent(with_pid), t, line);
+    }
     if (e != nullptr && keyed) xid_index_.emplace(key, static_cast<size_t>(e - events_.data()));
     return e;
   }
   // What Observe and MergeFields do with XidEvent(x) for an existing entry, field by field.
-  KernelEvent& e = events_[it->second];
+  KernelEvent& e = events_[slot];
   if (e.count < UINT64_MAX) ++e.count;
   if (!t.empty()) {
     if (e.first.empty()) e.first = t;
@@ -95,10 +119,10 @@ KernelEvent* EventAggregator::ObserveXid(const XidLine& x, const LogTime& t,
   // A full, already truncated list stays as it is whatever the label: no search (a storm names
   // a new pid on every line).
   const bool list_settled = e.processes_truncated && e.processes.size() >= kMaxProcesses;
-  if ((!x.process.empty() || x.pid) && !list_settled) {
+  if ((!x.process.empty() || pid) && !list_settled) {
     bool known = false;
     for (const std::string& p : e.processes) {
-      if (IsProcessLabel(p, x.process, x.pid)) {
+      if (IsProcessLabel(p, x.process, pid)) {
         known = true;
         break;
       }
@@ -107,7 +131,7 @@ KernelEvent* EventAggregator::ObserveXid(const XidLine& x, const LogTime& t,
       if (e.processes.size() >= kMaxProcesses) {
         e.processes_truncated = true;
       } else {
-        e.processes.push_back(ProcessLabel(x.process, x.pid));
+        e.processes.push_back(ProcessLabel(x.process, pid));
       }
     }
   }
@@ -221,7 +245,7 @@ KernelEvent* EventAggregator::Observe(const KernelEvent& delta, const LogTime& t
       if (slot == kMaxEvents) return nullptr;
       --rank_counts_[low];
       index_.erase(Key(events_[slot]));
-      xid_index_.clear();  // the slot changes hands; ObserveXid rebuilds what it needs
+      ClearXidIndex();  // the slot changes hands; ObserveXid rebuilds what it needs
     }
     KernelEvent e;
     e.kind = delta.kind;
@@ -260,16 +284,21 @@ bool EventAggregator::Attach(const KernelEvent& delta) {
   return false;
 }
 
+void EventAggregator::ClearXidIndex() {
+  xid_index_.clear();
+  xid_front_.fill(XidFront{});
+}
+
 void EventAggregator::Clear() {
   events_.clear();
   index_.clear();
-  xid_index_.clear();
+  ClearXidIndex();
   rank_counts_.fill(0);
 }
 
 std::vector<KernelEvent> EventAggregator::TakeEvents() {
   index_.clear();
-  xid_index_.clear();
+  ClearXidIndex();
   rank_counts_.fill(0);
   return std::move(events_);
 }

@@ -33,6 +33,8 @@ class EventAggregator {
   // entry for (GPU, Xid code) exists: the hot path of an Xid storm. The entry is found by an
   // integer key (PCI address and code), its subject formatted only when it is created.
   KernelEvent* ObserveXid(const XidLine& x, const LogTime& t, std::string_view line);
+  // The same for x with its pid replaced by `pid` (the Xid-storm shortcut: a cached parse).
+  KernelEvent* ObserveXid(const XidLine& x, const LogTime& t, std::string_view line, int64_t pid);
   // The event an Xid line stands for (subject: the PCI address, "name[pid]", MIG instance and
   // NVLink link ids, reset flags, NVLink tail, recovery action).
   static KernelEvent XidEvent(const XidLine& x);
@@ -48,6 +50,8 @@ class EventAggregator {
   std::vector<KernelEvent> TakeEvents();
 
  private:
+  KernelEvent* ObserveXidAs(const XidLine& x, std::optional<int64_t> pid, const LogTime& t,
+                            std::string_view line);
   static std::string Key(const KernelEvent& e);
   // How serious an event's kind is when the table is full: 1 (least) .. 3.
   static int Rank(const KernelEvent& e);
@@ -57,6 +61,12 @@ class EventAggregator {
   // (PCI address, Xid code) → slot in events_, for ObserveXid; cleared whenever a slot is
   // reused or the table emptied (then rebuilt from the string-keyed path).
   std::unordered_map<uint64_t, size_t> xid_index_;
+  struct XidFront {
+    uint64_t key = 0;  // 0: empty (a keyed Xid code is >= 1)
+    size_t slot = 0;
+  };
+  std::array<XidFront, 64> xid_front_{};  // direct-mapped cache of xid_index_
+  void ClearXidIndex();
   uint64_t dropped_ = 0;
 };
 

@@ -257,6 +257,12 @@ void KernelLogScanner::ScanText(std::string_view text) {
   const char* e = b + text.size();
   const char* from = b;
   while (from < e) {
+    if (!repeats_.empty() && *from == '[') {
+      if (const char* le = TryRepeatXid(from, e)) {
+        from = le + 1;
+        continue;
+      }
+    }
     size_t anchor = 0;
     const char* hit = filter.Find(b, from, e, &anchor);
     if (hit == nullptr) return;
@@ -314,9 +320,64 @@ void KernelLogScanner::ProcessLine(std::string_view line) {
   }
   // CRLF files (logs saved on or copied through Windows): the '\r' is not part of the text.
   while (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  line = Repair(line);
-  ParsedLine parsed = ParseLinePrefix(line, format_state_);
-  ProcessMessage(parsed, line);
+  std::string_view clean = Repair(line);
+  ParsedLine parsed = ParseLinePrefix(clean, format_state_);
+  learn_xid_ = options_.repeat_shortcut && clean.data() == line.data() &&
+               parsed.shape == LineShape::kDmesg && parsed.kernel;
+  ProcessMessage(parsed, clean);
+  learn_xid_ = false;
+}
+
+namespace {
+
+// "[" spaces, 1-10 digits, '.', 6 digits, "] ": the common dmesg stamp, read exactly as
+// ParseDmesg reads it (boot_us). Returns the start of the message, or nullptr.
+const char* FastDmesgStamp(const char* p, const char* end, int64_t* boot_us) {
+  if (end - p < 12 || *p != '[') return nullptr;
+  ++p;
+  while (p < end && *p == ' ') ++p;
+  int64_t secs = 0;
+  const char* d = p;
+  while (p < end && *p >= '0' && *p <= '9' && p - d < 11) secs = secs * 10 + (*p++ - '0');
+  if (p == d || p - d > 10 || end - p < 9 || *p != '.') return nullptr;
+  int64_t frac = 0;
+  for (int k = 1; k <= 6; ++k) {
+    if (p[k] < '0' || p[k] > '9') return nullptr;
+    frac = frac * 10 + (p[k] - '0');
+  }
+  if (p[7] != ']' || p[8] != ' ') return nullptr;
+  *boot_us = secs * 1000000 + frac;
+  return p + 9;
+}
+
+}  // namespace
+
+const char* KernelLogScanner::TryRepeatXid(const char* from, const char* end) {
+  if (mismatch_lines_ > 0) return nullptr;
+  int64_t boot_us = 0;
+  const char* msg = FastDmesgStamp(from, end, &boot_us);
+  if (msg == nullptr || end - msg < 11 || msg[0] != 'N') return nullptr;
+  int64_t pid = 0;
+  const char* le = nullptr;
+  const XidLine* x =
+      repeats_.Match(std::string_view(msg, static_cast<size_t>(end - msg)), &pid, &le);
+  if (x == nullptr || static_cast<size_t>(le - from) > kMaxLineBytes) return nullptr;
+  // What ProcessMessage and HandleNvrmLine do with this line, in their order.
+  ++facts_.lines_examined;
+  LogTime t;
+  t.boot_us = boot_us;
+  if (options_.boot_wall_us) t.wall_us = *options_.boot_wall_us + boot_us;
+  if (options_.since_wall_us) {
+    if (!t.wall_us) {
+      ++facts_.since_unapplied_lines;
+    } else if (*t.wall_us < *options_.since_wall_us) {
+      ++facts_.before_since_lines;
+      return le;
+    }
+  }
+  lost_stage_ = 0;
+  aggregator_.ObserveXid(*x, t, std::string_view(from, static_cast<size_t>(le - from)), pid);
+  return le;
 }
 
 void KernelLogScanner::ProcessMessage(const ParsedLine& parsed, std::string_view line) {
@@ -376,6 +437,7 @@ void KernelLogScanner::HandleNvrm(std::string_view msg, const LogTime& t, std::s
     HandleNvrmLine(msg, t, line);
     return;
   }
+  learn_xid_ = false;  // parts of one line: not a line of their own
   for (size_t from = 0; from <= msg.size();) {
     size_t esc = msg.find("#012", from);
     std::string_view part = msg.substr(from, esc == std::string_view::npos ? esc : esc - from);
@@ -445,6 +507,9 @@ void KernelLogScanner::HandleNvrmLine(std::string_view msg, const LogTime& t,
       ++facts_.garbled_lines;
       return;
     case NvrmLineType::kXid:
+      if (learn_xid_ && msg.data() + msg.size() == line.data() + line.size()) {
+        repeats_.Learn(msg, n.xid);
+      }
       aggregator_.ObserveXid(n.xid, t, line);
       return;
     case NvrmLineType::kGpuAt: {

@@ -20,6 +20,7 @@
 #include "facts/pci_tuple.h"
 #include "kmsg/event_aggregator.h"
 #include "kmsg/line_format.h"
+#include "kmsg/xid_repeat_cache.h"
 
 namespace gpudoctor {
 
@@ -31,6 +32,9 @@ struct KernelLogScanOptions {
   // Wall time of boot (µs): converts boot-relative stamps (live /dev/kmsg) to wall time.
   std::optional<int64_t> boot_wall_us;
   int64_t now_unix_s = 0;  // syslog year inference; 0 = the clock
+  // Xid-storm shortcut (XidRepeatCache): a dmesg line that repeats an Xid line already parsed,
+  // but for its pid, is not parsed again. Same facts either way; false only in tests that prove it.
+  bool repeat_shortcut = true;
 };
 
 class KernelLogScanner {
@@ -59,6 +63,9 @@ class KernelLogScanner {
   // The line itself when clean, else a repaired copy in repaired_ (valid until the next call).
   std::string_view Repair(std::string_view line);
   void ProcessLine(std::string_view line);
+  // The Xid-storm shortcut at the start of a line (`from`, text ends at `end`): returns the end
+  // of the line when it was a repeat and has been counted, else nullptr (nothing done).
+  const char* TryRepeatXid(const char* from, const char* end);
   void ProcessMessage(const ParsedLine& parsed, std::string_view line);
   void HandleNvrm(std::string_view msg, const LogTime& t, std::string_view line);
   void HandleNvrmLine(std::string_view msg, const LogTime& t, std::string_view line);
@@ -76,6 +83,8 @@ class KernelLogScanner {
   std::string repaired_;
   LineFormatState format_state_;
   EventAggregator aggregator_;
+  XidRepeatCache repeats_;
+  bool learn_xid_ = false;  // the line in ProcessLine is a clean dmesg line: Xids may be learnt
   KernelLogFacts facts_;
   // Multi-line state.
   int lost_stage_ = 0;  // three-line "fallen off the bus": 1 after line 1, 2 after line 2

@@ -11,7 +11,10 @@
 // Under `watch` the task/ walk of multi-threaded processes (most of this probe's cost: one stat
 // read per thread) runs every kTaskWalkEvery; the ticks between re-read only the leaders and
 // the threads the last walk found in D, so a thread that enters D is seen at most 5 s late
-// (the stuck threshold is 10 s). `check` always walks.
+// (the stuck threshold is 10 s). `check` always walks. On a quiet host (the last run found no
+// task in D) a run less than kQuietRescanEvery after the last scan reads nothing and reports that
+// scan's facts again: a task that enters D is then seen at most 5 s late too, and the per-process
+// reads (most of watch's CPU on a host with many processes) happen once per 5 s, not per tick.
 // Units: seconds. Failure modes: tasks that exit mid-scan are skipped; unreadable files leave
 // fields empty; the scan stops near the check deadline (facts.truncated); no /proc → failed.
 // References: proc_pid_stat(5), kernel/sched/debug.c; shared/reference/signals.md §9.
@@ -101,6 +104,7 @@ struct Candidate {
 };
 
 constexpr auto kTaskWalkEvery = std::chrono::seconds(5);
+constexpr auto kQuietRescanEvery = std::chrono::seconds(5);
 
 // What the last task/ walk found under watch: its time and the non-leader threads in D.
 struct TaskWalkCarry : ProbeCarry {
@@ -110,6 +114,9 @@ struct TaskWalkCarry : ProbeCarry {
     std::string dir, comm;  // "PID/task/TID"; the process's (leader's) comm
   };
   std::vector<Thread> threads_in_d;
+  // The last scan (under watch): its time and, when it found no task in D, its facts.
+  TimePoint scanned_at{};
+  std::optional<ProcessFacts> quiet_facts;
 };
 
 std::optional<PidStat> ReadStat(const RootFs& fs, const std::string& dir) {
@@ -306,14 +313,21 @@ constexpr auto kDeadlineReserve = std::chrono::milliseconds(100);
 
 ProbeOutput RunProcessProbe(const ProbeContext& ctx) {
   const RootFs& fs = ctx.fs();
+  const auto* last_walk = dynamic_cast<const TaskWalkCarry*>(ctx.previous.get());
+  TimePoint t0 = SteadyClock::now();
+  if (ctx.continuous && last_walk != nullptr && last_walk->quiet_facts &&
+      t0 - last_walk->scanned_at < kQuietRescanEvery - kQuietRescanEvery / 10) {
+    ProbeOutput out =
+        ProbeOk([facts = *last_walk->quiet_facts](Snapshot& s) { s.host.processes = facts; });
+    out.next = std::make_shared<TaskWalkCarry>(*last_walk);
+    return out;
+  }
   auto names = RootFs::ListDir(fs.ProcPath(""));
   if (!names.ok()) return ProbeFailed("process list: " + names.status().ToString());
 
-  TimePoint t0 = SteadyClock::now();
   TimePoint window_end = t0 + ctx.sample_window();
   // The scan leaves room for the window and the second sample before the deadline.
   // Under watch: walk task/ only every kTaskWalkEvery (see the header).
-  const auto* last_walk = dynamic_cast<const TaskWalkCarry*>(ctx.previous.get());
   const bool walk_threads = !ctx.continuous || last_walk == nullptr ||
                             t0 - last_walk->walked_at >= kTaskWalkEvery - kTaskWalkEvery / 10;
   static const std::vector<TaskWalkCarry::Thread> kNone;
@@ -368,6 +382,9 @@ ProbeOutput RunProcessProbe(const ProbeContext& ctx) {
   // Whether "inside the NVIDIA driver" can be said of an NVIDIA tool whose wchan is no driver
   // function: only when the module is loaded at all.
   facts.nvidia_module_loaded = RootFs::Exists(ctx.fs().SysPath("module/nvidia"));
+  carry->scanned_at = t0;
+  carry->quiet_facts.reset();
+  if (facts.dstate_count == 0 && scan.in_d.empty() && !facts.truncated) carry->quiet_facts = facts;
   ProbeOutput out = ProbeOk([facts = std::move(facts)](Snapshot& s) { s.host.processes = facts; });
   if (ctx.continuous) out.next = std::move(carry);
   return out;

@@ -328,6 +328,55 @@ TEST(ProcessProbeTest, WatchWalksThreadsEveryFewSecondsAndRechecksThoseInD) {
   EXPECT_EQ(walked.host.processes->dstate[0].tid, 1501);
 }
 
+// Under watch, on a quiet host (the last scan found no task in D), a run within 5 s of that scan
+// reads nothing and reports its facts again; a task that entered D since is found by the next
+// scan (here: a check, which always scans). A host with a task in D is scanned every run.
+TEST(ProcessProbeTest, WatchRescansAQuietHostEveryFewSeconds) {
+  HostFixture fx("healthy");
+  ProbeContext ctx = Context(fx.fs(), 20);
+  ctx.continuous = true;
+  ProbeOutput scanned = RunProcessProbe(ctx);
+  ASSERT_NE(scanned.next, nullptr);
+  Snapshot first = Apply(scanned);
+  ASSERT_TRUE(first.host.processes);
+  ASSERT_EQ(first.host.processes->dstate_count, 0);
+  const int total = first.host.processes->total;
+
+  const std::string d_stat =
+      " D 1 1500 1500 0 -1 4194560 1234 0 0 0 15 7 0 0 20 0 3 0 5000 123456789 2345 "
+      "18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n";
+  fx.Write("proc/4321/stat", "4321 (late)" + d_stat);  // a new process, in D, after the scan
+  ctx.previous = scanned.next;
+  ProbeOutput quiet = RunProcessProbe(ctx);
+  Snapshot second = Apply(quiet);
+  ASSERT_TRUE(second.host.processes);
+  EXPECT_EQ(second.host.processes->dstate_count, 0);  // not read yet
+  EXPECT_EQ(second.host.processes->total, total);
+
+  ctx.previous = nullptr;  // a check (or a run 5 s later) scans
+  ProbeOutput found = RunProcessProbe(ctx);
+  Snapshot third = Apply(found);
+  ASSERT_TRUE(third.host.processes);
+  EXPECT_EQ(third.host.processes->total, total + 1);
+  ASSERT_EQ(third.host.processes->dstate_count, 1);
+  EXPECT_EQ(third.host.processes->dstate[0].pid, 4321);
+
+  // Not quiet: the next run scans again at once, and sees 4321 leave D.
+  fx.Write("proc/4321/stat", "4321 (late) S" + d_stat.substr(2));
+  ctx.previous = found.next;
+  ProbeOutput fourth = RunProcessProbe(ctx);
+  Snapshot fourth_snap = Apply(fourth);
+  ASSERT_TRUE(fourth_snap.host.processes);
+  EXPECT_EQ(fourth_snap.host.processes->dstate_count, 0);
+
+  // Quiet again: the run after that reads nothing.
+  fx.Write("proc/4321/stat", "4321 (late)" + d_stat);
+  ctx.previous = fourth.next;
+  Snapshot fifth = Apply(RunProcessProbe(ctx));
+  ASSERT_TRUE(fifth.host.processes);
+  EXPECT_EQ(fifth.host.processes->dstate_count, 0);
+}
+
 TEST(ProcessProbeTest, StuckNvidiaSmiAndUvmThread) {
   if (!Cpu0Allowed()) GTEST_SKIP() << "CPU 0 is outside this test's cpuset";
   HostFixture fx("dstate-nvidia-smi");
