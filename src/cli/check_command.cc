@@ -1,10 +1,12 @@
 // `gpudoctor check`: run every enabled probe under the deadline, judge, report.
 #include <cstdio>
+#include <ctime>
 
 #include "check/run_check.h"
 #include "cli/commands.h"
 #include "report/report.h"
 #include "rules/localize.h"
+#include "store/client_history.h"
 #include "store/expected_gpus.h"
 
 namespace gpudoctor {
@@ -51,6 +53,19 @@ int CheckCommand(const CliOptions& o) {
                                                           start + std::chrono::milliseconds(500)));
   }
   Report report = RunCheck(*settings, start);
+  // net.clients.degraded with one or two client networks: each against its own stored history.
+  if (report.snapshot.network.sockets &&
+      !report.snapshot.network.sockets->client_networks.empty()) {
+    const Thresholds t((*settings)->thresholds);
+    int64_t now = static_cast<int64_t>(std::time(nullptr));
+    ClientHistory h =
+        ReadClientHistory((*settings)->db_path, now, t.Get("net.clients.degraded", "history_days"),
+                          SteadyClock::now() + std::chrono::milliseconds(500));
+    size_t before = report.findings.size();
+    if (!h.empty())
+      JudgeClientsAgainstHistory(*report.snapshot.network.sockets, h, now, t, report.findings);
+    if (report.findings.size() != before) SortFindings(report.findings);
+  }
 
   if (InSchedulerMode(o)) return FinishCheckForScheduler(o, report);
   std::string out;

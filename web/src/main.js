@@ -3,6 +3,7 @@
 import "./style.css";
 import { AuthRequired, getJson, setToken } from "./api.js";
 import { h } from "./format.js";
+import { BandwidthPanel } from "./bandwidth.js";
 import { HistoryPlot, loadSeriesChoices, rangeButtons } from "./plot.js";
 import { renderFindings, renderGpus, renderHeader, renderHost, renderLayers, renderTimeline } from "./view.js";
 
@@ -14,6 +15,9 @@ const $ = (id) => document.getElementById(id);
 const DEFAULT_METRIC = "gpudoctor_gpu_temperature_celsius";
 const state = { metric: DEFAULT_METRIC, gpu: "0", range: "1h", gpuCount: -1, series: [] };
 const plot = new HistoryPlot($("plot"), $("plot-note"));
+const bandwidth = new BandwidthPanel($("bandwidth"));
+let bandwidthLoadedAt = 0;
+const BANDWIDTH_MS = 300000;  // 5-minute averages: reloading more often shows nothing new
 
 function showError(e) {
   const box = $("error");
@@ -50,6 +54,10 @@ async function pollSlow() {
   try {
     renderTimeline(await getJson("/api/v1/findings"));
     await loadPlot();
+    if (Date.now() - bandwidthLoadedAt > BANDWIDTH_MS) {
+      bandwidthLoadedAt = Date.now();
+      await bandwidth.load();
+    }
   } catch (e) {
     showError(e);
   }
@@ -109,7 +117,10 @@ function setupControls() {
     localStorage.setItem("gpudoctor.theme", document.documentElement.dataset.theme);
     loadPlot().catch(showError);
   });
-  window.addEventListener("resize", () => plot.resize());
+  window.addEventListener("resize", () => {
+    plot.resize();
+    bandwidth.resize();
+  });
   // The plot's axis colours come from the theme: redraw when the system switches dark/light.
   matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => loadPlot().catch(showError));
 }
