@@ -84,8 +84,10 @@ BandwidthDirection Direction(const char* name, const Series* nic, const std::vec
   BandwidthDirection d;
   d.direction = name;
   if (nic == nullptr) return d;
+  bool first = true;
   for (const auto& [t, v] : nic->points) {
-    if (std::isfinite(v) && ToMbps(v) > d.peak_mbps) {
+    if (std::isfinite(v) && (first || ToMbps(v) > d.peak_mbps)) {
+      first = false;
       d.peak_mbps = ToMbps(v);
       d.peak_at_s = t;
     }
@@ -204,7 +206,9 @@ BandwidthReport ComputeBandwidthReport(const BandwidthInput& in, const Bandwidth
   for (const auto* list : {&in.nic_tx, &in.nic_rx}) {
     for (const Series& s : *list) {
       std::string nic = LabelValue(s.labels, "nic");
-      if (!nic.empty() && !s.points.empty() && (opt.nic.empty() || nic == opt.nic)) {
+      // Loopback is never billed: only when asked for by name.
+      if (!nic.empty() && !s.points.empty() &&
+          (opt.nic.empty() ? nic != "lo" : nic == opt.nic)) {
         names.insert(nic);
       }
     }

@@ -53,7 +53,7 @@ std::optional<double> PlanCovering(double need_mbps);
 std::optional<double> BillingPercentile95(std::vector<double> values);
 
 struct BandwidthOptions {
-  std::string nic;                                 // empty: every stored NIC
+  std::string nic;                                 // empty: every stored NIC but loopback (lo)
   std::optional<double> plan_mbps_flag;            // --plan-mbps
   double config_plan_mbps = 0;                     // [network] plan_mbps; 0: unset
   std::map<std::string, double> config_plan_nics;  // [network] plan_mbps_nics

@@ -6,12 +6,14 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <httplib.h>
 
 #include <cmath>
 #include <set>
 
 #include "metrics/metric_table.h"
 #include "serve/bandwidth_route.h"
+#include "serve/http_server.h"
 #include "store/history_store.h"
 #include "test_util.h"
 
@@ -197,6 +199,12 @@ TEST(BandwidthReportTest, EmptyHistorySaysSo) {
   EXPECT_THAT(r.note, HasSubstr("no NIC traffic stored in this period"));
   EXPECT_THAT(BandwidthReportText(r), HasSubstr("no NIC traffic stored"));
   EXPECT_EQ(BandwidthReportJson(r)["nics"].size(), 0u);
+  // Loopback alone is nothing to bill: reported only when asked for by name.
+  in.nic_tx = {Series{"gpudoctor_nic_transmit_bytes_per_second", -1, "nic=lo", {{kT0, 1e6}}}};
+  EXPECT_TRUE(ComputeBandwidthReport(in, Plan50()).nics.empty());
+  BandwidthOptions lo = Plan50();
+  lo.nic = "lo";
+  EXPECT_EQ(ComputeBandwidthReport(in, lo).nics.size(), 1u);
   // Through an empty history file too.
   TempDir dir;
   std::string db = dir.path() + "/history.db";
@@ -332,6 +340,60 @@ TEST(BandwidthStoreTest, TopSendersAreStoredPerTickAndReportedFromTheFile) {
   EXPECT_NEAR(n.tx.top[0].share_pct, 100.0 * 60 / 90, 1e-6);
   EXPECT_EQ(n.advice.kind, "split");
   EXPECT_EQ(n.advice.upgrade_to_mbps, 200);  // 90 × 1.25 = 112.5
+}
+
+// GET /api/v1/report/bandwidth behind the token, from a real history file, the plan from the
+// config's [network] plan_mbps unless the query gives one.
+TEST(BandwidthRouteTest, ServedWithTheTokenFromTheHistory) {
+  TempDir dir;
+  std::string db = dir.path() + "/history.db";
+  const int64_t now = static_cast<int64_t>(std::time(nullptr)) / 300 * 300;
+  {
+    auto store = HistoryStore::Open(db, StoreOptions{});
+    ASSERT_TRUE(store.ok());
+    for (int64_t t = now - 3600; t < now; t += 60) {
+      auto tick = std::make_shared<TickResult>();
+      tick->unix_ms = t * 1000;
+      tick->points.push_back({FindMetric("gpudoctor_nic_transmit_bytes_per_second"),
+                              -1,
+                              {{"nic", "eth0"}},
+                              (t >= now - 600 ? 90 : 10) * kBps});
+      (*store)->Append(tick);
+    }
+    (*store)->Flush();
+    (*store)->Close();
+  }
+  HttpOptions o;
+  o.listen = "127.0.0.1:0";
+  o.token = "s3cret";
+  o.plans.Set("net.nic.saturated", "plan_mbps", 100);
+  auto server = WatchHttpServer::Start(o, nullptr, [db]() { return HistoryReader::Open(db); });
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  httplib::Client c("127.0.0.1", (*server)->port());
+  c.set_read_timeout(10, 0);
+  auto r = c.Get("/api/v1/report/bandwidth?since=2h");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 401);
+  c.set_bearer_token_auth("s3cret");
+  r = c.Get("/api/v1/report/bandwidth?since=2h");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  auto j = nlohmann::json::parse(r->body);
+  ASSERT_EQ(j["nics"].size(), 1u);
+  EXPECT_EQ(j["nics"][0]["plan_source"], "[network] plan_mbps");
+  EXPECT_EQ(j["nics"][0]["tx"]["full_buckets"], 2);
+  EXPECT_EQ(j["nics"][0]["points"].size(), 12u);
+  r = c.Get("/api/v1/report/bandwidth?since=2h&plan_mbps=1000");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(nlohmann::json::parse(r->body)["nics"][0]["plan_source"], "--plan-mbps");
+  r = c.Get("/api/v1/report/bandwidth?nic=eth9");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 404);
+  EXPECT_THAT(r->body, HasSubstr("stored: eth0"));
+  r = c.Get("/api/v1/report/bandwidth?bogus=1");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  (*server)->Stop();
 }
 
 TEST(BandwidthRouteTest, ParsesItsParameters) {

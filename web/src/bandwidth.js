@@ -3,7 +3,7 @@
 // chosen NIC's sent and received Mb/s with the plan and the 95th percentile (billing) as lines,
 // and the advice underneath. The figures come from the daemon; nothing is computed here.
 import uPlot from "uplot";
-import { getJson } from "./api.js";
+import { AuthRequired, getJson } from "./api.js";
 import { h, num } from "./format.js";
 
 export const BANDWIDTH_RANGES = ["24h", "7d", "30d"];
@@ -17,10 +17,18 @@ export class BandwidthPanel {
     this.doc = null;
   }
 
+  // A failure stays in this panel (the rest of the page keeps working); a 401 goes up to the
+  // page's token form.
   async load() {
-    const doc = await getJson(`/api/v1/report/bandwidth?${new URLSearchParams({ since: this.range })}`);
-    this.doc = doc;
-    this.render();
+    try {
+      this.doc = await getJson(`/api/v1/report/bandwidth?${new URLSearchParams({ since: this.range })}`);
+      this.render();
+    } catch (e) {
+      if (e instanceof AuthRequired) throw e;
+      if (this.plot) this.plot.destroy();
+      this.plot = null;
+      this.root.replaceChildren(h("p", { class: "muted" }, `Bandwidth report unavailable: ${e.message}`));
+    }
   }
 
   render() {
@@ -43,7 +51,7 @@ export class BandwidthPanel {
         "span",
         { role: "group", "aria-label": "Bandwidth range" },
         ...BANDWIDTH_RANGES.map((r) =>
-          h("button", { type: "button", "aria-pressed": r === this.range ? "true" : "false", onclick: () => { this.range = r; this.load(); } }, r),
+          h("button", { type: "button", "aria-pressed": r === this.range ? "true" : "false", onclick: () => { this.range = r; this.load().catch(() => {}); } }, r),
         ),
       ),
     );
@@ -84,7 +92,8 @@ export class BandwidthPanel {
       {
         width: Math.max(280, this.root.clientWidth || 600),
         height: 240,
-        scales: { x: { time: true } },
+        // The whole asked-for range, also when only a few periods are stored.
+        scales: { x: { time: true, range: () => [Date.parse(this.doc.since) / 1000, Date.parse(this.doc.until) / 1000] } },
         axes: [{ stroke: axis }, { stroke: axis, size: 70, label: "Mb/s" }],
         series: [
           {},
