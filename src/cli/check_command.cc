@@ -1,4 +1,5 @@
 // `gpudoctor check`: run every enabled probe under the deadline, judge, report.
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 
@@ -53,17 +54,22 @@ int CheckCommand(const CliOptions& o) {
                                                           start + std::chrono::milliseconds(500)));
   }
   Report report = RunCheck(*settings, start);
-  // net.clients.degraded with one or two client networks: each against its own stored history.
-  if (report.snapshot.network.sockets &&
-      !report.snapshot.network.sockets->client_networks.empty()) {
+  // net.clients.degraded with one or two client networks: each against its own stored history
+  // (store/client_history.h), read within what is left of the deadline's last second.
+  const auto& sockets = report.snapshot.network.sockets;
+  bool compared = std::any_of(report.findings.begin(), report.findings.end(),
+                              [](const Finding& f) { return f.id == "net.clients.degraded"; });
+  if (sockets && !sockets->client_networks.empty() && !compared) {
     const Thresholds t((*settings)->thresholds);
     int64_t now = static_cast<int64_t>(std::time(nullptr));
-    ClientHistory h =
-        ReadClientHistory((*settings)->db_path, now, t.Get("net.clients.degraded", "history_days"),
-                          SteadyClock::now() + std::chrono::milliseconds(500));
+    TimePoint limit =
+        std::min(SteadyClock::now() + std::chrono::milliseconds(500),
+                 start + std::chrono::duration_cast<SteadyClock::duration>(
+                             std::chrono::duration<double>((*settings)->deadline_s + 0.5)));
+    ClientHistory h = ReadClientHistory((*settings)->db_path, now,
+                                        t.Get("net.clients.degraded", "history_days"), limit);
     size_t before = report.findings.size();
-    if (!h.empty())
-      JudgeClientsAgainstHistory(*report.snapshot.network.sockets, h, now, t, report.findings);
+    if (!h.empty()) JudgeClientsAgainstHistory(*sockets, h, now, t, report.findings);
     if (report.findings.size() != before) SortFindings(report.findings);
   }
 
