@@ -143,6 +143,32 @@ TEST(ClientHistoryTest, TheComparisonAcrossNetworksWinsWhenItFires) {
   EXPECT_THAT(f->summary, HasSubstr("their path, not this server"));
 }
 
+// `watch`: the sink learns from its own ticks (after a seed) and judges the next ones.
+TEST(ClientHistoryTest, SinkLearnsFromItsTicksAndJudges) {
+  ClientHistorySink sink{ClientHistory{}, Thresholds{}};
+  auto tick_at = [](int64_t t, double rtt_ms) {
+    auto tick = std::make_shared<TickResult>();
+    tick->unix_ms = t * 1000;
+    SocketTrafficFacts s;
+    s.client_networks = {Net("203.0.113.0/24", rtt_ms, 0.2)};
+    tick->report.snapshot.network.sockets = s;
+    return tick;
+  };
+  for (int i = 0; i < 30; ++i) {
+    auto tick = tick_at(kNow - 7200 + i * 30, 35);
+    std::vector<Finding> fs;
+    sink.Judge(fs, *tick);
+    EXPECT_TRUE(fs.empty()) << "no baseline yet, or as usual";
+    sink.OnTick(tick);
+  }
+  auto slow = tick_at(kNow, 150);
+  std::vector<Finding> fs;
+  sink.Judge(fs, *slow);
+  ASSERT_EQ(fs.size(), 1u);
+  EXPECT_EQ(fs[0].id, "net.clients.degraded");
+  EXPECT_THAT(fs[0].summary, HasSubstr("rtt 150 ms (usually 35 ms)"));
+}
+
 TEST(ClientHistoryTest, MissingFileIsAnEmptyHistory) {
   TempDir dir;
   EXPECT_TRUE(ReadClientHistory(dir.path() + "/none.db", kNow, 7,
