@@ -207,8 +207,7 @@ BandwidthReport ComputeBandwidthReport(const BandwidthInput& in, const Bandwidth
     for (const Series& s : *list) {
       std::string nic = LabelValue(s.labels, "nic");
       // Loopback is never billed: only when asked for by name.
-      if (!nic.empty() && !s.points.empty() &&
-          (opt.nic.empty() ? nic != "lo" : nic == opt.nic)) {
+      if (!nic.empty() && !s.points.empty() && (opt.nic.empty() ? nic != "lo" : nic == opt.nic)) {
         names.insert(nic);
       }
     }
