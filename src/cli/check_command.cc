@@ -1,10 +1,13 @@
 // `gpudoctor check`: run every enabled probe under the deadline, judge, report.
+#include <algorithm>
 #include <cstdio>
+#include <ctime>
 
 #include "check/run_check.h"
 #include "cli/commands.h"
 #include "report/report.h"
 #include "rules/localize.h"
+#include "store/client_history.h"
 #include "store/expected_gpus.h"
 
 namespace gpudoctor {
@@ -51,6 +54,24 @@ int CheckCommand(const CliOptions& o) {
                                                           start + std::chrono::milliseconds(500)));
   }
   Report report = RunCheck(*settings, start);
+  // net.clients.degraded with one or two client networks: each against its own stored history
+  // (store/client_history.h), read within what is left of the deadline's last second.
+  const auto& sockets = report.snapshot.network.sockets;
+  bool compared = std::any_of(report.findings.begin(), report.findings.end(),
+                              [](const Finding& f) { return f.id == "net.clients.degraded"; });
+  if (sockets && !sockets->client_networks.empty() && !compared) {
+    const Thresholds t((*settings)->thresholds);
+    int64_t now = static_cast<int64_t>(std::time(nullptr));
+    TimePoint limit =
+        std::min(SteadyClock::now() + std::chrono::milliseconds(500),
+                 start + std::chrono::duration_cast<SteadyClock::duration>(
+                             std::chrono::duration<double>((*settings)->deadline_s + 0.5)));
+    ClientHistory h = ReadClientHistory((*settings)->db_path, now,
+                                        t.Get("net.clients.degraded", "history_days"), limit);
+    size_t before = report.findings.size();
+    if (!h.empty()) JudgeClientsAgainstHistory(*sockets, h, now, t, report.findings);
+    if (report.findings.size() != before) SortFindings(report.findings);
+  }
 
   if (InSchedulerMode(o)) return FinishCheckForScheduler(o, report);
   std::string out;

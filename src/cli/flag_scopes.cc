@@ -19,7 +19,7 @@ const std::map<std::string_view, std::string_view, std::less<>>& Scopes() {
       {"--lang", "*"},
       {"--config", "*"},
       // Probing commands; the deadline bounds every command that reads outside input.
-      {"--deadline", "check watch top bundle compare logs fleet history netcheck why mark"},
+      {"--deadline", "check watch top bundle compare logs fleet history netcheck why mark report"},
       {"--sample-ms", kProbing},
       {"--path.procfs", kProbing},
       {"--path.sysfs", kProbing},
@@ -33,11 +33,11 @@ const std::map<std::string_view, std::string_view, std::less<>>& Scopes() {
       // The kernel log.
       {"--kmsg-file", "check watch top bundle compare logs"},
       {"--kmsg-source", kProbing},
-      {"--since", "check watch top bundle compare logs history fleet why"},
+      {"--since", "check watch top bundle compare logs history fleet why report"},
       {"--current-boot", "logs"},
       // watch and its history.
       {"--interval", "watch top"},
-      {"--db", "watch history ack silence bundle fleet why"},
+      {"--db", "watch history ack silence bundle fleet why report"},
       {"--no-db", "watch"},
       {"--listen", "watch"},
       {"--dcgm-compat", "watch"},
@@ -47,7 +47,7 @@ const std::map<std::string_view, std::string_view, std::less<>>& Scopes() {
       {"--tool-timeout", "bundle"},
       {"--metric", "history"},
       {"--gpu", "history ack silence"},
-      {"--until", "history why"},
+      {"--until", "history why report"},
       {"--for", "silence"},
       {"--note", "ack"},
       {"--list-metrics", "history"},
@@ -86,6 +86,9 @@ const std::map<std::string_view, std::string_view, std::less<>>& Scopes() {
       {"--at", "why"},
       {"--seconds", "mark"},
       {"--step", "mark"},
+      // report bandwidth (job_flags.cc).
+      {"--nic", "report"},
+      {"--plan-mbps", "report"},
   };
   return scopes;
 }

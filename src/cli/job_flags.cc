@@ -48,6 +48,26 @@ std::vector<FlagSpec> WithJobFlags(std::vector<FlagSpec> flags) {
          o.values["--step"] = std::string(v);
          return Status::Ok();
        }},
+      // report bandwidth (report_command.cc).
+      {"--nic", "NAME", "report bandwidth: only this NIC (as stored, e.g. eth0)",
+       [](std::string_view v, CliOptions& o) {
+         if (v.empty() || v.size() > 64 || v.find_first_of(",= /") != std::string_view::npos) {
+           return InvalidArgument("expected a NIC name (e.g. eth0), got '" + Sanitize(v, 40) + "'");
+         }
+         o.values["--nic"] = std::string(v);
+         return Status::Ok();
+       }},
+      {"--plan-mbps", "N",
+       "report bandwidth: the plan in Mb/s (default: [network] plan_mbps_nics / plan_mbps, else "
+       "the link speed)",
+       [](std::string_view v, CliOptions& o) {
+         std::optional<double> d = ParseDouble(v);
+         if (!d || !(*d > 0) || *d > 1e7) {
+           return InvalidArgument("expected Mb/s in (0, 1e7], got '" + Sanitize(v, 40) + "'");
+         }
+         o.values["--plan-mbps"] = std::string(v);
+         return Status::Ok();
+       }},
   };
   flags.insert(flags.end(), mine.begin(), mine.end());
   return flags;

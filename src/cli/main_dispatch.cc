@@ -87,7 +87,8 @@ const std::vector<CommandEntry>& CommandTable() {
       {"silence", SilenceCommand},  // watch store
       {"top", TopCommand},           {"fleet", FleetCommand},
       {"bundle", BundleCommand},     {"why", WhyCommand},
-      {"mark", MarkCommand},  // a job's speed (why/, job/)
+      {"mark", MarkCommand},      // a job's speed (why/, job/)
+      {"report", ReportCommand},  // report bandwidth (bandwidth/)
   };
   return commands;
 }

@@ -17,6 +17,7 @@
 #include "notify/notifier.h"
 #include "notify/notify_spool.h"
 #include "serve/http_server.h"
+#include "store/client_history.h"
 #include "store/expected_gpus.h"
 #include "store/history_sink.h"
 #include "store/history_store.h"
@@ -189,6 +190,16 @@ int WatchCommand(const CliOptions& o) {
   std::unique_ptr<HistorySink> history_sink;
   std::vector<TickSink*> sinks;
   if (store) sinks.push_back((history_sink = std::make_unique<HistorySink>(*store)).get());
+  // net.clients.degraded against each client network's own history (store/client_history.h):
+  // seeded from the file, then from the daemon's own ticks. Thresholds as at start.
+  ClientHistorySink client_history(
+      store ? ReadClientHistory(
+                  settings->db_path, static_cast<int64_t>(std::time(nullptr)),
+                  settings->thresholds.Find("net.clients.degraded", "history_days").value_or(7),
+                  SteadyClock::now() + std::chrono::seconds(2))
+            : ClientHistory(),
+      settings->thresholds);
+  sinks.push_back(&client_history);
   WatchDaemon daemon(settings, options, sinks, std::move(stored_findings), stored_boot_id);
   // HTTP server and notifiers (cli/watch_services.h), rebuilt whole on SIGHUP.
   WatchServices http;

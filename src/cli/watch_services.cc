@@ -50,6 +50,7 @@ Result<HttpOptions> HttpOptionsOf(const Settings& s) {
   ho.listen = s.watch_listen;
   ho.dcgm_compat = s.watch_dcgm_compat;
   ho.interval_s = s.watch_interval_s;
+  ho.plans = s.thresholds;  // [network] plan_mbps for /api/v1/report/bandwidth
   if (!s.watch_token_file.empty()) {
     auto token = ReadTokenFile(s.watch_token_file);
     if (!token.ok()) return token.status();

@@ -13,6 +13,10 @@ constexpr MetricType C = MetricType::kCounter;
 
 std::optional<FactValue> Count(size_t n) { return Fact(std::optional<uint64_t>(n)); }
 
+// Bounds of the socket-traffic series per tick (EmitSocketTraffic).
+constexpr size_t kTopTrafficProcesses = 5;
+constexpr size_t kTopClientNetworks = 8;
+
 }  // namespace
 
 double FactValue::AsDouble() const {
@@ -673,6 +677,28 @@ const MetricInfo kGpuLost = {"gpudoctor_gpu_lost", G,
                              "1 when NVML reports the GPU lost (fallen off the bus).", "", ""};
 const MetricInfo kGpuHung = {"gpudoctor_gpu_nvml_hung", G,
                              "1 when an NVML call on this GPU did not return.", "", ""};
+// Socket traffic and client networks (the sockets probe, slow cadence): bounded per tick, so the
+// history keeps who sent the bytes (gpudoctor report bandwidth) and how each client network
+// usually sees the server (net.clients.degraded against its own history).
+const MetricInfo kProcessTransmitBytesPerSecond = {
+    "gpudoctor_process_transmit_bytes_per_second", G,
+    "TCP bytes per second a process sent (acknowledged), summed by process name; only the "
+    "5 largest of each sockets sample (by bytes sent and received).",
+    "process", ""};
+const MetricInfo kProcessReceiveBytesPerSecond = {
+    "gpudoctor_process_receive_bytes_per_second", G,
+    "TCP bytes per second a process received, for the same processes as "
+    "gpudoctor_process_transmit_bytes_per_second.",
+    "process", ""};
+const MetricInfo kClientNetworkRttSeconds = {
+    "gpudoctor_net_client_rtt_seconds", G,
+    "Median smoothed RTT of the established TCP connections to a client network (/24, /64); the 8 "
+    "networks with the most connections.",
+    "network", ""};
+const MetricInfo kClientNetworkRetransmitRatio = {
+    "gpudoctor_net_client_retransmit_ratio", G,
+    "Retransmitted / sent segments of the connections to a client network (0-1).", "network", ""};
+
 const MetricInfo kFindingActive = {
     "gpudoctor_finding_active", G,
     "1 for every open finding (after its for_s); one alert rule can page on any finding.",
@@ -737,6 +763,10 @@ std::vector<const MetricInfo*> AllMetrics() {
   add(IbPortFieldTable());
   add(TargetFieldTable());
   add(JobFieldTable());
+  out.push_back(&kProcessTransmitBytesPerSecond);
+  out.push_back(&kProcessReceiveBytesPerSecond);
+  out.push_back(&kClientNetworkRttSeconds);
+  out.push_back(&kClientNetworkRetransmitRatio);
   out.push_back(&kFindingActive);
   out.push_back(&kFindingSeverity);
   out.push_back(&kFindingAcknowledged);
@@ -830,6 +860,54 @@ constexpr ReasonName kReasons[] = {
     {0x40, "hw_thermal"}, {0x80, "hw_power_brake"},     {0x100, "display_clock"},
 };
 
+// A label value from outside text (a process name): no separator of LabelsKey, bounded.
+std::string LabelSafe(std::string_view v) {
+  std::string out;
+  for (char c : v.substr(0, 64)) {
+    unsigned char u = static_cast<unsigned char>(c);
+    out += (u < 0x20 || u == 0x7f || c == ',' || c == '=' || c == '"' || c == '\\') ? '_' : c;
+  }
+  return out.empty() ? "?" : out;
+}
+
+// The largest senders by name (processes of one name summed) and the client networks with the
+// most connections: a bounded number of series however busy the host is.
+void EmitSocketTraffic(const SocketTrafficFacts& s, std::vector<MetricPoint>& out) {
+  std::map<std::string, std::pair<double, double>> by_name;  // tx, rx bytes/s
+  for (const ProcessTraffic& p : s.processes) {
+    if (!p.tx_bytes_per_s && !p.rx_bytes_per_s) continue;
+    auto& r = by_name[LabelSafe(p.comm)];
+    r.first += p.tx_bytes_per_s.value_or(0);
+    r.second += p.rx_bytes_per_s.value_or(0);
+  }
+  std::vector<std::pair<std::string, std::pair<double, double>>> ranked(by_name.begin(),
+                                                                        by_name.end());
+  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+    double x = a.second.first + a.second.second, y = b.second.first + b.second.second;
+    return x != y ? x > y : a.first < b.first;
+  });
+  if (ranked.size() > kTopTrafficProcesses) ranked.resize(kTopTrafficProcesses);
+  for (const auto& [name, rates] : ranked) {
+    if (rates.first + rates.second <= 0) continue;
+    out.push_back({&kProcessTransmitBytesPerSecond, -1, {{"process", name}}, rates.first});
+    out.push_back({&kProcessReceiveBytesPerSecond, -1, {{"process", name}}, rates.second});
+  }
+  size_t n = 0;
+  for (const ClientNetworkFacts& g : s.client_networks) {
+    if (n >= kTopClientNetworks) break;
+    if (!g.rtt_median_ms && !g.retrans_pct) continue;
+    ++n;
+    if (g.rtt_median_ms) {
+      out.push_back(
+          {&kClientNetworkRttSeconds, -1, {{"network", g.network}}, *g.rtt_median_ms / 1e3});
+    }
+    if (g.retrans_pct) {
+      out.push_back(
+          {&kClientNetworkRetransmitRatio, -1, {{"network", g.network}}, *g.retrans_pct / 100});
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<MetricPoint> FlattenSnapshot(const Snapshot& snap) {
@@ -917,6 +995,7 @@ std::vector<MetricPoint> FlattenSnapshot(const Snapshot& snap) {
     }
   }
   for (const JobFacts& j : snap.jobs) Emit(JobFieldTable(), j, -1, {{"job", j.name}}, out);
+  if (snap.network.sockets) EmitSocketTraffic(*snap.network.sockets, out);
   for (const ProbeRecord& p : snap.probes) {
     bool success = p.state == ProbeState::kOk || p.state == ProbeState::kSkipped;
     out.push_back({&kProbeSuccess, -1, {{"probe", p.name}}, success ? 1.0 : 0.0});

@@ -179,17 +179,32 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
        "/64) and compared. When a few networks see high round-trip times or retransmissions "
        "while the rest are fine, the problem is on their path (an ISP, a region, a VPN), not "
        "this server; when nearly all of them are degraded, it points at this server or its "
-       "uplink.",
+       "uplink. With fewer networks than min_networks (one or two client networks), each network "
+       "is compared with its own history instead: its RTT and retransmissions now against the "
+       "median of its stored samples (`gpudoctor watch` keeps the 8 busiest networks per sockets "
+       "sample). Only TCP peers are judged: the kernel's sock_diag reports no RTT for UDP "
+       "sockets, so game and streaming traffic over UDP is not measured here (ask those users to "
+       "run `gpudoctor netcheck` from their side).",
        {"`some`: Only some networks: trace from the server to one of them (`mtr -rwc 50 HOST`) and "
         "compare with a healthy one; contact that network's provider with the numbers.",
         "`everyone`: Everyone: check this host's NIC and uplink (net.nic.saturated, "
         "net.nic.errors), the "
         "server's CPU and the service itself.",
+        "`own_history`: Slower than usual for this network: compare the times it was fine with now "
+        "(`gpudoctor history --metric gpudoctor_net_client_rtt_seconds --since 7d`), then trace "
+        "to it (`mtr -rwc 50 HOST`) and check this host's uplink (net.nic.saturated).",
         "See the connections: `ss -ti state established` shows rtt and retrans per connection."},
        {{"warn_rtt_ms", 150, "median smoothed RTT of a client network that counts as degraded"},
         {"warn_retrans_pct", 5, "retransmitted share of sent segments that counts as degraded"},
         {"min_networks", 3, "client networks needed before they are compared"},
-        {"everyone_pct", 80, "share of degraded networks that means everyone is affected"}}},
+        {"everyone_pct", 80, "share of degraded networks that means everyone is affected"},
+        {"history_rtt_factor", 2,
+         "against its own history: median RTT at least this many times the network's usual one"},
+        {"history_rtt_margin_ms", 30, "... and at least this many ms above it"},
+        {"history_retrans_pct", 3,
+         "against its own history: retransmitted share this many points above the usual one"},
+        {"history_min_samples", 20, "stored samples of a network before its history is a baseline"},
+        {"history_days", 7, "how far back a network's baseline reaches"}}},
       {"net.nic.capacity_unknown",
        Layer::kNetwork,
        Severity::kInfo,

@@ -15,6 +15,7 @@
 #include "core/time_spec.h"
 #include "metrics/metric_table.h"
 #include "report/report.h"
+#include "serve/bandwidth_route.h"
 #include "serve/exporter.h"
 #include "serve/job_push.h"
 #include "serve/status_json.h"
@@ -190,7 +191,8 @@ bool IsAssetPath(std::string_view path) {
 // The data paths, answered on a worker thread.
 bool IsDataPath(std::string_view path) {
   return path == "/metrics" || path == "/api/v1/status" || path == "/api/v1/findings" ||
-         path == "/api/v1/history" || path == "/api/v1/series" || path == "/api/v1/why";
+         path == "/api/v1/history" || path == "/api/v1/series" || path == "/api/v1/why" ||
+         path == kBandwidthPath;
 }
 
 }  // namespace
@@ -296,7 +298,8 @@ std::optional<HttpResponse> WatchHttpServer::Impl::Gate(const HttpRequest& req) 
   if (job_step) return HandleJobStep(*job_step, req.query, NowMs());
   Result<std::multimap<std::string, std::string>> params = ParseQueryString(req.query);
   if (!params.ok()) return JsonErrorResponse(400, params.status().message());
-  if (req.path != "/api/v1/history" && req.path != "/api/v1/why" && !params->empty()) {
+  if (req.path != "/api/v1/history" && req.path != "/api/v1/why" && req.path != kBandwidthPath &&
+      !params->empty()) {
     return JsonErrorResponse(400, "this path takes no query parameters ('" +
                                       params->begin()->first.substr(0, 100) + "')");
   }
@@ -317,6 +320,10 @@ std::optional<HttpResponse> WatchHttpServer::Impl::Gate(const HttpRequest& req) 
     if (!open_reader) return JsonErrorResponse(503, "no history store");
   } else if (req.path == "/api/v1/why") {
     Result<WhyRequest> q = ParseWhyQuery(*params, NowMs() / 1000);
+    if (!q.ok()) return JsonErrorResponse(400, q.status().message());
+    if (!open_reader) return JsonErrorResponse(503, "no history store");
+  } else if (req.path == kBandwidthPath) {
+    Result<BandwidthRequest> q = ParseBandwidthQuery(*params, NowMs() / 1000);
     if (!q.ok()) return JsonErrorResponse(400, q.status().message());
     if (!open_reader) return JsonErrorResponse(503, "no history store");
   } else if (req.path != "/api/v1/series" && (!latest || !latest())) {
@@ -346,6 +353,15 @@ HttpResponse WatchHttpServer::Impl::Serve(const HttpRequest& req) const {
     Result<std::unique_ptr<HistoryReader>> reader = open_reader();
     if (!reader.ok()) return JsonErrorResponse(503, "history store: " + reader.status().message());
     return ServeWhy(**reader, *q);
+  }
+  if (req.path == kBandwidthPath) {
+    Result<std::multimap<std::string, std::string>> params = ParseQueryString(req.query);
+    if (!params.ok()) return JsonErrorResponse(400, params.status().message());
+    Result<BandwidthRequest> q = ParseBandwidthQuery(*params, NowMs() / 1000);
+    if (!q.ok()) return JsonErrorResponse(400, q.status().message());
+    Result<std::unique_ptr<HistoryReader>> reader = open_reader();
+    if (!reader.ok()) return JsonErrorResponse(503, "history store: " + reader.status().message());
+    return ServeBandwidth(**reader, *q, o->plans);
   }
   if (req.path == "/api/v1/series") {
     // What the history can plot by metric name alone, from the metric table (the dashboard's

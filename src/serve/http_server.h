@@ -8,6 +8,8 @@
 //   GET /api/v1/history?metric=NAME&gpu=N&since=6h&until=T   series from the history store;
 //                            since/until in the time grammar of the CLI (core/time_spec.h)
 //   GET /api/v1/why?job=NAME&since=24h&at=T   `gpudoctor why --json` (serve/why_route.h)
+//   GET /api/v1/report/bandwidth?since=30d&nic=X&plan_mbps=N   `gpudoctor report bandwidth
+//                            --json` with each NIC's 5-minute points (serve/bandwidth_route.h)
 //   POST /api/v1/job/NAME/step?seconds=S&step=N   a job's step mark (serve/job_push.h)
 //   GET /, /assets/*         the web dashboard (src/serve/web_assets.h)
 //
@@ -34,6 +36,7 @@
 #include <string>
 
 #include "core/status.h"
+#include "core/threshold_overrides.h"
 #include "serve/http_loop.h"
 #include "store/history_store.h"
 #include "watch/watch_types.h"
@@ -44,8 +47,9 @@ struct HttpOptions {
   std::string listen = "127.0.0.1:9835";  // "HOST:PORT", "[v6]:PORT" or ":PORT"; port 0 = any
   std::string token;                      // empty: no authentication
   bool dcgm_compat = false;
-  std::string hostname;    // exported `hostname` label; empty: the snapshot's
-  double interval_s = 10;  // tick interval; /healthz allows 3 x this
+  std::string hostname;      // exported `hostname` label; empty: the snapshot's
+  double interval_s = 10;    // tick interval; /healthz allows 3 x this
+  ThresholdOverrides plans;  // the config's [network] plan_mbps (report bandwidth's plan)
   // Connection layer (serve/http_loop.h); fixed at Start.
   int workers = 4;            // threads answering the data paths
   int max_connections = 512;  // open at once; at the limit the slowest head is dropped

@@ -1,7 +1,7 @@
 // Fuzzes the outside input of the watch HTTP server: listen addresses, the history
-// endpoint's query parameters (split "k=v&k=v" as the server hands them over) and token files.
-// Invariants: ports 0-65535, a parsed query names a
-// known metric, a token is non-empty printable ASCII.
+// endpoint's and the bandwidth report's query parameters (split "k=v&k=v" as the server hands
+// them over) and token files. Invariants: ports 0-65535, a parsed query names a known metric, a
+// bandwidth query has since <= until and a plan in (0, 1e7], a token is non-empty printable ASCII.
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "metrics/metric_table.h"
+#include "serve/bandwidth_route.h"
 #include "serve/http_server.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -30,6 +31,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   if (auto q = ParseHistoryQuery(params, 1800000000); q.ok() && FindMetric(q->metric) == nullptr) {
     __builtin_trap();
+  }
+  if (auto b = ParseBandwidthQuery(params, 1800000000); b.ok()) {
+    if (b->until_unix_s < b->since_unix_s) __builtin_trap();
+    if (b->options.plan_mbps_flag &&
+        !(*b->options.plan_mbps_flag > 0 && *b->options.plan_mbps_flag <= 1e7)) {
+      __builtin_trap();
+    }
   }
   if (auto t = ParseTokenFileContent(text); t.ok()) {
     if (t->empty()) __builtin_trap();

@@ -51,9 +51,13 @@ const std::map<std::string, std::set<std::string>>& Allowed() {
       {"watch", {"core", "facts", "findings", "metrics", "probes", "report", "rules"}},
       // The engine's sinks and servers.
       {"store", {"core", "facts", "findings", "report", "rules", "watch"}},
-      {"serve", {"core", "facts", "findings", "job", "metrics", "report", "store", "watch", "why"}},
+      {"serve",
+       {"bandwidth", "core", "facts", "findings", "job", "metrics", "report", "store", "watch",
+        "why"}},
       // `gpudoctor why`: reads the history, ranks with the catalogue's next steps.
       {"why", {"core", "facts", "findings", "metrics", "rules", "store", "watch"}},
+      // `gpudoctor report bandwidth`: reads the history (through its reader), pure figures.
+      {"bandwidth", {"core", "store"}},
       {"notify", {"core", "findings", "report", "watch"}},
       // Acting on findings (Slurm, node-problem-detector).
       {"sched", {"core", "findings"}},

@@ -4,6 +4,7 @@ import "./style.css";
 import { AuthRequired, getJson, setToken } from "./api.js";
 import { h } from "./format.js";
 import { JobPanel } from "./job_panel.js";
+import { BandwidthPanel } from "./bandwidth.js";
 import { HistoryPlot, loadSeriesChoices, rangeButtons } from "./plot.js";
 import { renderFindings, renderGpus, renderHeader, renderHost, renderLayers, renderTimeline } from "./view.js";
 import { WhyPanel } from "./why_panel.js";
@@ -21,6 +22,9 @@ const why = new WhyPanel($("why"));
 // The job the why panel explains: the first job seen unless one was chosen; "" = none (GPU
 // utilisation).
 const whyState = { job: null, jobs: [] };
+const bandwidth = new BandwidthPanel($("bandwidth"));
+let bandwidthLoadedAt = 0;
+const BANDWIDTH_MS = 300000;  // 5-minute averages: reloading more often shows nothing new
 
 function showError(e) {
   const box = $("error");
@@ -58,6 +62,10 @@ async function pollSlow() {
     renderTimeline(await getJson("/api/v1/findings"));
     await loadPlot();
     await loadJobs();
+    if (Date.now() - bandwidthLoadedAt > BANDWIDTH_MS) {
+      bandwidthLoadedAt = Date.now();
+      await bandwidth.load();
+    }
   } catch (e) {
     showError(e);
   }
@@ -143,6 +151,7 @@ function setupControls() {
   window.addEventListener("resize", () => {
     plot.resize();
     jobs.resize();
+    bandwidth.resize();
   });
   // The plot's axis colours come from the theme: redraw when the system switches dark/light.
   matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => loadPlot().catch(showError));

@@ -205,6 +205,8 @@ try {
   assert.ok(await page.locator("#plot canvas").count() >= 1, "uPlot draws on a canvas");
   const hist = await (await get("/api/v1/history?metric=gpudoctor_gpu_temperature_celsius&gpu=3&since=15m", TOKEN)).json();
   assert.ok(hist.points.some(([, v]) => v === 88) && hist.points.some(([, v]) => v === 62), JSON.stringify(hist));
+  // The bandwidth panel (GET /api/v1/report/bandwidth): the advice per NIC, or why there is none.
+  await page.waitForFunction(() => /Advice:|NIC traffic|no history/i.test(document.querySelector("#bandwidth")?.innerText || ""), null, deadline(10000));
   // The timeline (GET /api/v1/findings, refreshed every 10 s): the opened finding and the reboot.
   await page.waitForFunction(() => {
     const t = document.querySelector("#timeline").innerText;
