@@ -104,7 +104,8 @@ struct Walker {
       path.emplace_back(key.str());
       std::string dotted = DottedKey(path);
       auto it = specs.find(dotted);
-      if (path.size() == 1 && (key.str() == "notify" || key.str() == "job" || key.str() == "inference")) {
+      if (path.size() == 1 &&
+          (key.str() == "notify" || key.str() == "job" || key.str() == "inference")) {
         // Arrays of tables: config/notify_config.cc, config/job_config.cc,
         // config/inference_config.cc.
       } else if (it != specs.end()) {

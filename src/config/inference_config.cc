@@ -29,8 +29,8 @@ std::string CheckMetricsUrl(const std::string& url) {
   return "";
 }
 
-Status ApplyInferenceConfig(const toml::table& root, const std::string& source,
-                            Settings& settings, std::vector<std::string>& warnings) {
+Status ApplyInferenceConfig(const toml::table& root, const std::string& source, Settings& settings,
+                            std::vector<std::string>& warnings) {
   const toml::node* node = root.get("inference");
   if (node == nullptr) return Status::Ok();
   const toml::array* entries = node->as_array();

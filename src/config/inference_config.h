@@ -23,8 +23,8 @@ namespace gpudoctor {
 
 inline constexpr size_t kMaxInference = 32;
 
-Status ApplyInferenceConfig(const toml::table& root, const std::string& source,
-                            Settings& settings, std::vector<std::string>& warnings);
+Status ApplyInferenceConfig(const toml::table& root, const std::string& source, Settings& settings,
+                            std::vector<std::string>& warnings);
 
 // A metrics URL as [[inference]] and [[job]] prometheus_url take it: http:// or https://, a
 // host, no whitespace; "" when fine, else why not.

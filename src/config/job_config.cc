@@ -101,7 +101,8 @@ Status ApplyJobConfig(const toml::table& root, const std::string& source, Settin
                       c == '_' || c == ':');
         }
         if (!ok || ((*s)[0] >= '0' && (*s)[0] <= '9')) {
-          return InvalidArgument(where + ": must be a Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*)");
+          return InvalidArgument(where +
+                                 ": must be a Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*)");
         }
         j.metric = *s;
       } else if (key == "selector") {
@@ -132,7 +133,8 @@ Status ApplyJobConfig(const toml::table& root, const std::string& source, Settin
     }
     if (j.prometheus_url.empty() != j.metric.empty()) {
       return InvalidArgument(Line(source, e) + ": " + table + " key '" +
-                             (j.metric.empty() ? "prometheus_url" : "metric") + "': needs the key " +
+                             (j.metric.empty() ? "prometheus_url" : "metric") +
+                             "': needs the key " +
                              (j.metric.empty() ? "metric" : "prometheus_url"));
     }
     if (!j.selector.empty() && j.metric.empty()) {

@@ -19,10 +19,10 @@ struct LatencyWindow {
 };
 
 struct InferenceFacts {
-  std::string name;    // the [[inference]] name, else "<engine>:<port>"
-  std::string engine;  // "vllm", "tgi", "sglang", "triton" ("auto" until detected)
-  std::string url;     // the metrics URL read (no userinfo)
-  std::string source;  // "config" or "discovered"
+  std::string name;       // the [[inference]] name, else "<engine>:<port>"
+  std::string engine;     // "vllm", "tgi", "sglang", "triton" ("auto" until detected)
+  std::string url;        // the metrics URL read (no userinfo)
+  std::string source;     // "config" or "discovered"
   std::vector<int> pids;  // discovered: the processes listening on the port
   std::string error;      // why the read failed this tick; "" when fine
   std::string model;      // served model name(s) from the metrics' labels; "" unknown
@@ -36,7 +36,7 @@ struct InferenceFacts {
   std::optional<double> preemptions_total;  // the engine's counter as read now
   // Preemptions in the window, restarts counted from zero (a counter that went down restarted).
   std::optional<double> preemptions_window;
-  std::optional<double> requests_window;  // finished requests in the window
+  std::optional<double> requests_window;     // finished requests in the window
   std::optional<double> queue_seconds_mean;  // Triton: queue time per request in the window
   double window_s = 0;                       // the span the *_window values cover
   LatencyWindow ttft, tpot;

@@ -19,8 +19,8 @@ struct InferenceWaiting {
   std::string name;    // InferenceFacts::name
   std::string engine;  // "vllm", ...
   std::string model;
-  double waiting = 0;  // requests waiting now
-  double running = 0;  // requests running now (0 when unknown)
+  double waiting = 0;      // requests waiting now
+  double running = 0;      // requests running now (0 when unknown)
   bool gpu_known = false;  // true: attributed through a process on the GPU
 };
 
@@ -61,8 +61,8 @@ inline std::vector<InferenceWaiting> RequestsWaitingNow(const std::vector<Infere
     }
     if (!known) here = gpu.processes && !gpu.processes->empty();
     if (!here) continue;
-    out.push_back({f.name, f.engine, f.model, *f.requests_waiting, f.requests_running.value_or(0),
-                   known});
+    out.push_back(
+        {f.name, f.engine, f.model, *f.requests_waiting, f.requests_running.value_or(0), known});
   }
   return out;
 }

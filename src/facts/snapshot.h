@@ -37,7 +37,7 @@ struct Snapshot {
   GpuLayerFacts gpu;
   KernelLogFacts kernel;
   NetworkFacts network;
-  std::vector<JobFacts> jobs;  // [[job]] tables (job probe)
+  std::vector<JobFacts> jobs;             // [[job]] tables (job probe)
   std::vector<InferenceFacts> inference;  // inference servers' own metrics (inference probe)
   std::vector<ProbeRecord> probes;
 };

@@ -121,9 +121,9 @@ EngineReading NormaliseEngine(InferenceEngine engine, const Families& f) {
       r.preemptions = Sum(First(f, {"vllm:num_preemptions_total", "vllm:num_preemptions"}));
       r.requests = Sum(First(f, {"vllm:request_success_total", "vllm:request_success"}));
       r.ttft = Hist(First(f, {"vllm:time_to_first_token_seconds"}));
-      r.tpot = Hist(First(f, {"vllm:inter_token_latency_seconds",
-                              "vllm:time_per_output_token_seconds",
-                              "vllm:request_time_per_output_token_seconds"}));
+      r.tpot =
+          Hist(First(f, {"vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds",
+                         "vllm:request_time_per_output_token_seconds"}));
       r.prompt_tokens = Hist(First(f, {"vllm:request_prompt_tokens"}));
       r.generation_tokens = Hist(First(f, {"vllm:request_generation_tokens"}));
       break;

@@ -191,8 +191,8 @@ Result<std::vector<PromTextFamily>> ParsePromText(std::string_view text,
         while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\t')) rest.remove_suffix(1);
         if (rest != "counter" && rest != "gauge" && rest != "histogram" && rest != "summary" &&
             rest != "untyped") {
-          return ParseError(Where(line_no) + "unknown type '" +
-                            std::string(rest.substr(0, 40)) + "' for " + name);
+          return ParseError(Where(line_no) + "unknown type '" + std::string(rest.substr(0, 40)) +
+                            "' for " + name);
         }
         f.type = std::string(rest);
       }
@@ -246,8 +246,8 @@ Result<std::vector<PromTextFamily>> ParsePromText(std::string_view text,
       for (std::string_view suffix : {"_bucket", "_sum", "_count", "_total"}) {
         if (!EndsWith(s.name, suffix)) continue;
         auto it = by_name.find(std::string_view(s.name).substr(0, s.name.size() - suffix.size()));
-        if (it != by_name.end() && Owns(families[it->second].name, families[it->second].type,
-                                        s.name)) {
+        if (it != by_name.end() &&
+            Owns(families[it->second].name, families[it->second].type, s.name)) {
           owner = &families[it->second];
           break;
         }

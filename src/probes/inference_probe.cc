@@ -7,8 +7,9 @@
 //
 // Bounds: every read is one HttpGet (libcurl, lazily loaded) ending by the earlier of the
 // check's deadline (less a margin) and 2 s from the read's start, with a body of at most 8 MiB;
-// the reads run one after another, so the probe ends by the check's deadline. A server that fails to answer is that endpoint's `error`
-// (the probe stays ok). Failure modes: nothing configured and nothing found -> skipped.
+// the reads run one after another, so the probe ends by the check's deadline. A server that fails
+// to answer is that endpoint's `error` (the probe stays ok). Failure modes: nothing configured and
+// nothing found -> skipped.
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -155,8 +156,9 @@ ProbeOutput RunInferenceProbe(const ProbeContext& ctx) {
   auto prev = std::dynamic_pointer_cast<InferenceCarry>(ctx.previous);
   auto carry = std::make_shared<InferenceCarry>();
   TimePoint now = SteadyClock::now();
-  TimePoint deadline = std::clamp(ctx.deadline - std::chrono::milliseconds(100),
-                                  now + std::chrono::milliseconds(50), now + std::chrono::seconds(2));
+  TimePoint deadline =
+      std::clamp(ctx.deadline - std::chrono::milliseconds(100), now + std::chrono::milliseconds(50),
+                 now + std::chrono::seconds(2));
 
   std::vector<Endpoint> endpoints;
   for (const auto& c : s.inference) {
@@ -205,8 +207,9 @@ ProbeOutput RunInferenceProbe(const ProbeContext& ctx) {
     HttpGetRequest req;
     req.url = ep.url;
     TimePoint start = SteadyClock::now();
-    req.deadline = std::clamp(ctx.deadline - std::chrono::milliseconds(100),
-                              start + std::chrono::milliseconds(50), start + std::chrono::seconds(2));
+    req.deadline =
+        std::clamp(ctx.deadline - std::chrono::milliseconds(100),
+                   start + std::chrono::milliseconds(50), start + std::chrono::seconds(2));
     req.max_body_bytes = 8u << 20;
     req.connect_timeout_s = 1;
     Result<HttpGetAnswer> answer = HttpGet(req);

@@ -7,8 +7,8 @@
 // job/step_tracker.h. Units: see JobFacts. Failure modes: no [[job]] → skipped; a log that cannot
 // be read is the job's `error` (the probe stays ok: the other jobs and the pushes still count).
 #include <algorithm>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <map>
 
 #include "core/http_get.h"
@@ -96,8 +96,9 @@ std::string ReadPrometheusStep(JobState& st, TimePoint deadline, int64_t now_ms)
     }
   }
   if (histo) {
-    if (!sum || !count) return js.prometheus_url + ": no series of " + js.metric + " match " +
-                               (js.selector.empty() ? "" : js.selector);
+    if (!sum || !count)
+      return js.prometheus_url + ": no series of " + js.metric + " match " +
+             (js.selector.empty() ? "" : js.selector);
     if (st.prev_count) {
       bool reset = *count < *st.prev_count;
       double dc = reset ? *count : *count - *st.prev_count;

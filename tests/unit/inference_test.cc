@@ -412,8 +412,9 @@ TEST(InferenceRulesTest, QueueWithAnIdleGpuGivesTheBatchingComparison) {
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].id, "inference.queue");
   EXPECT_THAT(out[0].summary, HasSubstr("9 request(s) waiting while GPU 1 is at most 12% busy"));
-  EXPECT_THAT(out[0].next_steps[0],
-              HasSubstr("gpudoctor plan batching --model llama-3.1-8b --gpu 1 --rate 2 --requests 2000"));
+  EXPECT_THAT(
+      out[0].next_steps[0],
+      HasSubstr("gpudoctor plan batching --model llama-3.1-8b --gpu 1 --rate 2 --requests 2000"));
   EXPECT_TRUE(Judge(WithEngine(f, 95)).empty());  // busy GPU: the queue is just load
   EXPECT_TRUE(Judge(WithEngine(f)).empty());      // no GPU facts: not judged
   // The state other rules ask: requests waiting now on GPU 1.
