@@ -5,6 +5,7 @@
 #include <map>
 #include <sstream>
 
+#include "config/inference_config.h"
 #include "config/job_config.h"
 #include "config/notify_config.h"
 #include "core/input_file.h"
@@ -103,8 +104,10 @@ struct Walker {
       path.emplace_back(key.str());
       std::string dotted = DottedKey(path);
       auto it = specs.find(dotted);
-      if (path.size() == 1 && (key.str() == "notify" || key.str() == "job")) {
-        // Arrays of tables: config/notify_config.cc, config/job_config.cc.
+      if (path.size() == 1 &&
+          (key.str() == "notify" || key.str() == "job" || key.str() == "inference")) {
+        // Arrays of tables: config/notify_config.cc, config/job_config.cc,
+        // config/inference_config.cc.
       } else if (it != specs.end()) {
         Apply(*it->second, node, dotted);
       } else if (const toml::table* sub = node.as_table()) {
@@ -176,6 +179,9 @@ Result<ConfigLoad> ApplyConfigText(std::string_view text, const std::string& sou
     return s;
   }
   if (Status s = ApplyJobConfig(parsed, source_name, settings, w.load.warnings); !s.ok()) {
+    return s;
+  }
+  if (Status s = ApplyInferenceConfig(parsed, source_name, settings, w.load.warnings); !s.ok()) {
     return s;
   }
   return std::move(w.load);

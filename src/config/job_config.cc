@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "config/inference_config.h"
+#include "inference/prom_text.h"
 #include "job/step_inbox.h"
 #include "job/step_line.h"
 
@@ -84,6 +86,32 @@ Status ApplyJobConfig(const toml::table& root, const std::string& source, Settin
           return InvalidArgument(where + ": must be seconds from 0 (measure it) to 1e6");
         }
         j.baseline_s = *d;
+      } else if (key == "prometheus_url") {
+        auto s = str();
+        if (!s) return InvalidArgument(where + ": must be a string");
+        if (std::string why = CheckMetricsUrl(*s); !why.empty()) {
+          return InvalidArgument(where + ": " + why);
+        }
+        j.prometheus_url = *s;
+      } else if (key == "metric") {
+        auto s = str();
+        bool ok = s && !s->empty() && s->size() <= 200;
+        for (char c : s.value_or("")) {
+          ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '_' || c == ':');
+        }
+        if (!ok || ((*s)[0] >= '0' && (*s)[0] <= '9')) {
+          return InvalidArgument(where +
+                                 ": must be a Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*)");
+        }
+        j.metric = *s;
+      } else if (key == "selector") {
+        auto s = str();
+        if (!s) return InvalidArgument(where + ": must be a string such as {rank=\"0\"}");
+        if (auto m = ParsePromSelector(*s); !m.ok()) {
+          return InvalidArgument(where + ": " + m.status().message());
+        }
+        j.selector = *s;
       } else {
         warnings.push_back(where + ": unknown key (ignored)");
       }
@@ -102,6 +130,16 @@ Status ApplyJobConfig(const toml::table& root, const std::string& source, Settin
     if (!j.regex.empty() && j.preset != "regex") {
       return InvalidArgument(Line(source, e) + ": " + table +
                              " key 'regex': set preset = \"regex\" to use it");
+    }
+    if (j.prometheus_url.empty() != j.metric.empty()) {
+      return InvalidArgument(Line(source, e) + ": " + table + " key '" +
+                             (j.metric.empty() ? "prometheus_url" : "metric") +
+                             "': needs the key " +
+                             (j.metric.empty() ? "metric" : "prometheus_url"));
+    }
+    if (!j.selector.empty() && j.metric.empty()) {
+      return InvalidArgument(Line(source, e) + ": " + table +
+                             " key 'selector': needs prometheus_url and metric");
     }
     out.push_back(std::move(j));
   }

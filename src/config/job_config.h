@@ -8,6 +8,9 @@
 //   capture = "seconds"              # what group 1 holds: seconds|ms|it_per_s|step
 //   baseline_steps = 20              # baseline = median of the first N step times (1-100000)
 //   baseline_s = 0                   # > 0: a known good step time instead
+//   prometheus_url = "http://127.0.0.1:9100/metrics"  # optional: the job's own exporter
+//   metric = "train_step_seconds"    # a step counter, a step-time gauge or histogram/summary
+//   selector = '{rank="0"}'          # optional label matchers (= and !=)
 //
 // A job without `log` is fed by pushes only (POST /api/v1/job/NAME/step, `gpudoctor mark step`).
 // At most kMaxJobs tables. Errors name the file, line, the table's index (#1 first) and the key:

@@ -96,8 +96,21 @@ struct Settings {
     std::string capture = "seconds";  // what group 1 holds: seconds, ms, it_per_s, step
     int baseline_steps = 20;          // the baseline is the median of this many first steps
     double baseline_s = 0;            // > 0: a known good step time instead of the measured one
+    // A Prometheus endpoint the job exposes: the metric (and label selector) read each tick.
+    std::string prometheus_url;  // http[s]://host:port/metrics; empty: none
+    std::string metric;          // a step counter, a step-time gauge or histogram/summary
+    std::string selector;        // {label="value",...}; empty: every series (summed)
   };
   std::vector<JobSetting> jobs;
+  // [[inference]] tables: inference servers whose own metrics `watch` reads
+  // (config/inference_config.h); local listeners of known engines are found as well.
+  struct InferenceSetting {
+    std::string name;             // empty: "<engine>:<port>"
+    std::string url;              // the metrics URL (http[s]://host:port[/metrics])
+    std::string engine = "auto";  // vllm|tgi|sglang|triton|auto
+  };
+  std::vector<InferenceSetting> inference;
+  bool inference_discover = true;  // look for local listeners of known engines
 };
 
 }  // namespace gpudoctor

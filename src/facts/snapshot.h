@@ -10,6 +10,7 @@
 
 #include "facts/gpu_facts.h"
 #include "facts/host_facts.h"
+#include "facts/inference_facts.h"
 #include "facts/job_facts.h"
 #include "facts/kernel_facts.h"
 #include "facts/net_facts.h"
@@ -36,7 +37,8 @@ struct Snapshot {
   GpuLayerFacts gpu;
   KernelLogFacts kernel;
   NetworkFacts network;
-  std::vector<JobFacts> jobs;  // [[job]] tables (job probe)
+  std::vector<JobFacts> jobs;             // [[job]] tables (job probe)
+  std::vector<InferenceFacts> inference;  // inference servers' own metrics (inference probe)
   std::vector<ProbeRecord> probes;
 };
 

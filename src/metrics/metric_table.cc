@@ -643,6 +643,75 @@ const std::vector<FieldDescriptor<JobFacts>>& JobFieldTable() {
   return t;
 }
 
+const std::vector<FieldDescriptor<InferenceFacts>>& InferenceFieldTable() {
+  using F = FieldDescriptor<InferenceFacts>;
+  using T = InferenceFacts;
+  static const std::vector<F> t = {
+      {"kv_cache_usage",
+       {"gpudoctor_inference_kv_cache_usage_ratio", G,
+        "The inference engine's KV cache usage (0-1), from its own metrics.",
+        "inference, engine, model"},
+       1,
+       [](const T& f) { return Fact(f.kv_cache_usage); }},
+      {"requests_waiting",
+       {"gpudoctor_inference_requests_waiting", G,
+        "Requests waiting in the inference engine's queue.", "inference, engine, model"},
+       1,
+       [](const T& f) { return Fact(f.requests_waiting); }},
+      {"requests_running",
+       {"gpudoctor_inference_requests_running", G,
+        "Requests the inference engine is running now (its batch).", "inference, engine, model"},
+       1,
+       [](const T& f) { return Fact(f.requests_running); }},
+      {"preemptions_total", {}, 1, [](const T& f) { return Fact(f.preemptions_total); }},
+      {"preemptions_window",
+       {"gpudoctor_inference_preemptions_window", G,
+        "Requests the engine preempted in the last window (restarts counted from zero).",
+        "inference, engine, model"},
+       1,
+       [](const T& f) { return Fact(f.preemptions_window); }},
+      {"requests_window", {}, 1, [](const T& f) { return Fact(f.requests_window); }},
+      {"queue_seconds_mean",
+       {"gpudoctor_inference_queue_seconds_mean", G,
+        "Mean time a request waited in the engine's queue over the last window (Triton).",
+        "inference, engine, model"},
+       1,
+       [](const T& f) { return Fact(f.queue_seconds_mean); }},
+      {"window_s", {}, 1, [](const T& f) { return Fact(std::optional<double>(f.window_s)); }},
+      {"ttft_p50_s", {}, 1, [](const T& f) { return Fact(f.ttft.p50_s); }},
+      {"ttft_p95_s",
+       {"gpudoctor_inference_ttft_p95_seconds", G,
+        "95th percentile time to first token of the requests of the last window.",
+        "inference, engine, model"},
+       1,
+       [](const T& f) { return Fact(f.ttft.p95_s); }},
+      {"ttft_p99_s", {}, 1, [](const T& f) { return Fact(f.ttft.p99_s); }},
+      {"tpot_p50_s", {}, 1, [](const T& f) { return Fact(f.tpot.p50_s); }},
+      {"tpot_p95_s",
+       {"gpudoctor_inference_tpot_p95_seconds", G,
+        "95th percentile time per output token of the requests of the last window.",
+        "inference, engine, model"},
+       1,
+       [](const T& f) { return Fact(f.tpot.p95_s); }},
+      {"tpot_p99_s", {}, 1, [](const T& f) { return Fact(f.tpot.p99_s); }},
+      {"prompt_tokens_mean",
+       {"gpudoctor_inference_prompt_tokens_mean", G,
+        "Mean prompt length (tokens) of the engine's requests since it started.",
+        "inference, engine, model"},
+       1,
+       [](const T& f) { return Fact(f.prompt_tokens_mean); }},
+      {"prompt_tokens_p95", {}, 1, [](const T& f) { return Fact(f.prompt_tokens_p95); }},
+      {"generation_tokens_mean", {}, 1, [](const T& f) { return Fact(f.generation_tokens_mean); }},
+      {"restarts",
+       {"gpudoctor_inference_restarts_total", MetricType::kCounter,
+        "Engine restarts seen (its counters went back) since watch started.",
+        "inference, engine, model"},
+       1,
+       [](const T& f) { return Fact(std::optional<uint64_t>(f.restarts)); }},
+  };
+  return t;
+}
+
 const std::vector<FieldDescriptor<TemperatureSensor>>& TemperatureSensorFieldTable() {
   using F = FieldDescriptor<TemperatureSensor>;
   using T = TemperatureSensor;
@@ -767,6 +836,7 @@ std::vector<const MetricInfo*> AllMetrics() {
   out.push_back(&kProcessReceiveBytesPerSecond);
   out.push_back(&kClientNetworkRttSeconds);
   out.push_back(&kClientNetworkRetransmitRatio);
+  add(InferenceFieldTable());
   out.push_back(&kFindingActive);
   out.push_back(&kFindingSeverity);
   out.push_back(&kFindingAcknowledged);
@@ -996,6 +1066,10 @@ std::vector<MetricPoint> FlattenSnapshot(const Snapshot& snap) {
   }
   for (const JobFacts& j : snap.jobs) Emit(JobFieldTable(), j, -1, {{"job", j.name}}, out);
   if (snap.network.sockets) EmitSocketTraffic(*snap.network.sockets, out);
+  for (const InferenceFacts& f : snap.inference) {
+    Emit(InferenceFieldTable(), f, -1,
+         {{"inference", f.name}, {"engine", f.engine}, {"model", f.model}}, out);
+  }
   for (const ProbeRecord& p : snap.probes) {
     bool success = p.state == ProbeState::kOk || p.state == ProbeState::kSkipped;
     out.push_back({&kProbeSuccess, -1, {{"probe", p.name}}, success ? 1.0 : 0.0});

@@ -133,6 +133,8 @@ const std::vector<FieldDescriptor<PressureLine>>& PressureFieldTable();    // re
 const std::vector<FieldDescriptor<TemperatureSensor>>& TemperatureSensorFieldTable();
 // [[job]] step times; label job.
 const std::vector<FieldDescriptor<JobFacts>>& JobFieldTable();
+// Inference servers' own metrics; labels inference, engine, model.
+const std::vector<FieldDescriptor<InferenceFacts>>& InferenceFieldTable();
 
 // Metrics computed from more than one field (throttle reasons per bit, Xid counts per code,
 // finding and probe states) are described here so docs and /metrics list them too.

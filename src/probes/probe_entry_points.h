@@ -33,5 +33,7 @@ ProbeOutput RunBackupProbe(const ProbeContext& ctx);
 std::optional<int64_t> ParseBackupTime(std::string_view text);
 // Jobs' own speed ([[job]]).
 ProbeOutput RunJobProbe(const ProbeContext& ctx);
+// Inference servers' own metrics ([[inference]], local listeners of known engines).
+ProbeOutput RunInferenceProbe(const ProbeContext& ctx);
 
 }  // namespace gpudoctor

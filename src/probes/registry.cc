@@ -46,7 +46,11 @@ const std::vector<ProbeSpec>& ProbeRegistry() {
        "age of the newest file matching [backup] paths (checkpoints)"},
       // the jobs themselves
       {"job", Layer::kSoftware, true, Cadence::kFast, RunJobProbe,
-       "step time of each [[job]]: its training log (tailed) and pushed step marks"},
+       "step time of each [[job]]: its training log (tailed), pushed step marks, a Prometheus "
+       "metric"},
+      {"inference", Layer::kSoftware, true, Cadence::kFast, RunInferenceProbe,
+       "inference servers' own /metrics (vLLM, TGI, SGLang, Triton): [[inference]] and local "
+       "listeners of known engines"},
   };
   return probes;
 }

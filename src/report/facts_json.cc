@@ -123,6 +123,21 @@ nlohmann::ordered_json JobFactsToJson(const std::vector<JobFacts>& jobs) {
   return arr;
 }
 
+nlohmann::ordered_json InferenceFactsToJson(const std::vector<InferenceFacts>& engines) {
+  json arr = json::array();
+  for (const InferenceFacts& f : engines) {
+    json e = {{"name", f.name}, {"engine", f.engine}, {"url", f.url}, {"source", f.source}};
+    if (!f.pids.empty()) e["pids"] = f.pids;
+    PutIfNotEmpty(e, "model", f.model);
+    PutIfNotEmpty(e, "plan_model", f.plan_model);
+    if (f.plan_kv_bytes_per_token) e["plan_kv_bytes_per_token"] = f.plan_kv_bytes_per_token;
+    PutFacts(e, InferenceFieldTable(), f);
+    PutIfNotEmpty(e, "error", f.error);
+    arr.push_back(e);
+  }
+  return arr;
+}
+
 nlohmann::ordered_json NetworkFactsToJson(const NetworkFacts& n) {
   json j = json::object();
   if (n.reachability) {

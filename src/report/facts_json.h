@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "facts/host_facts.h"
+#include "facts/inference_facts.h"
 #include "facts/job_facts.h"
 #include "facts/net_facts.h"
 
@@ -18,5 +19,6 @@ nlohmann::ordered_json HostFactsToJson(const HostFacts& h);
 nlohmann::ordered_json NetworkFactsToJson(const NetworkFacts& n);
 // [[job]] step times: [{"name","sources","log","step_seconds","baseline_seconds",...}].
 nlohmann::ordered_json JobFactsToJson(const std::vector<JobFacts>& jobs);
+nlohmann::ordered_json InferenceFactsToJson(const std::vector<InferenceFacts>& engines);
 
 }  // namespace gpudoctor

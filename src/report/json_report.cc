@@ -96,6 +96,9 @@ nlohmann::ordered_json ReportToJson(const Report& report) {
   nlohmann::ordered_json gpu_layer = GpuFactsToJson(report.snapshot.gpu);
   for (auto& [key, value] : gpu_layer.items()) j[key] = value;
   if (!report.snapshot.jobs.empty()) j["jobs"] = JobFactsToJson(report.snapshot.jobs);
+  if (!report.snapshot.inference.empty()) {
+    j["inference"] = InferenceFactsToJson(report.snapshot.inference);
+  }
   return j;
 }
 

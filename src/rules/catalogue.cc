@@ -17,8 +17,9 @@ const std::vector<const CatalogueEntry*>& Catalogue() {
   static const std::vector<const CatalogueEntry*> all = [] {
     std::vector<const CatalogueEntry*> v;
     // One line per section, in troubleshooting order where it matters.
-    for (const auto* section : {&NetCatalogue(), &GpuCatalogue(), &KernelCatalogue(),
-                                &HostCatalogue(), &UpkeepCatalogue(), &JobCatalogue()}) {
+    for (const auto* section :
+         {&NetCatalogue(), &GpuCatalogue(), &KernelCatalogue(), &HostCatalogue(),
+          &UpkeepCatalogue(), &JobCatalogue(), &InferenceCatalogue()}) {
       for (const auto& e : *section) v.push_back(&e);
     }
     return v;

@@ -102,10 +102,11 @@ inline constexpr std::string_view kSwapTestStep =
 // One section per topic; each lives in its own catalogue_<topic>.cc.
 const std::vector<CatalogueEntry>& HostCatalogue();
 const std::vector<CatalogueEntry>& GpuCatalogue();
-const std::vector<CatalogueEntry>& NetCatalogue();     // network layer
-const std::vector<CatalogueEntry>& KernelCatalogue();  // catalogue_kernel.cc (kernel log)
-const std::vector<CatalogueEntry>& UpkeepCatalogue();  // catalogue_upkeep.cc
-const std::vector<CatalogueEntry>& JobCatalogue();     // catalogue_job.cc ([[job]] speed)
+const std::vector<CatalogueEntry>& NetCatalogue();        // network layer
+const std::vector<CatalogueEntry>& KernelCatalogue();     // catalogue_kernel.cc (kernel log)
+const std::vector<CatalogueEntry>& UpkeepCatalogue();     // catalogue_upkeep.cc
+const std::vector<CatalogueEntry>& JobCatalogue();        // catalogue_job.cc ([[job]] speed)
+const std::vector<CatalogueEntry>& InferenceCatalogue();  // catalogue_inference.cc
 
 // All entries, in section order.
 const std::vector<const CatalogueEntry*>& Catalogue();

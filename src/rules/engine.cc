@@ -9,8 +9,8 @@ namespace gpudoctor {
 
 std::vector<Finding> EvaluateRules(const Snapshot& snap, const Thresholds& thresholds) {
   static constexpr RuleSet kRuleSets[] = {
-      HostRules,        NetRules, HttpRules,   KernelRules,
-      ProbeHealthRules, GpuRules, UpkeepRules, JobRules,
+      HostRules, NetRules,    HttpRules, KernelRules,    ProbeHealthRules,
+      GpuRules,  UpkeepRules, JobRules,  InferenceRules,
   };
   std::vector<Finding> findings;
   for (RuleSet rules : kRuleSets) rules(snap, thresholds, findings);

@@ -24,6 +24,8 @@ void GpuRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& o
 void UpkeepRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);
 void JobRules(const Snapshot& snap, const Thresholds& t,
               std::vector<Finding>& out);  // job_rules.cc
+// inference_rules.cc: inference.kv_cache.full, inference.queue, inference.latency.
+void InferenceRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out);
 
 std::vector<Finding> EvaluateRules(const Snapshot& snap, const Thresholds& thresholds);
 

@@ -9,6 +9,7 @@
 
 #include "core/strings.h"
 #include "facts/gpu_codes.h"
+#include "facts/inference_state.h"
 #include "facts/pci_bus_id.h"
 #include "rules/engine.h"
 #include "rules/gpu_readings_rule.h"
@@ -537,6 +538,52 @@ void RemapRules(const GpuFacts& g, const Thresholds& t, std::vector<Finding>& ou
   }
 }
 
+// Next-step lines for gpu.memory.full when an inference engine whose metrics were read serves
+// from this GPU (facts/inference_state.h): its served model, its real prompt lengths and its KV
+// usage, in place of the reference model guessed from the process name. Empty when none does.
+std::vector<std::string> ServedModelAdvice(const GpuFacts& g,
+                                           const std::vector<InferenceFacts>& engines) {
+  std::vector<std::string> out;
+  for (const auto& e : engines) {
+    if (e.model.empty() || !InferenceServesGpu(e, g)) continue;
+    std::string gpu_flag = "--gpu " + std::to_string(g.index);
+    std::string model = e.plan_model.empty() ? std::string("MODEL") : e.plan_model;
+    double ctx_tokens = e.prompt_tokens_p95.value_or(e.prompt_tokens_mean.value_or(0)) +
+                        e.generation_tokens_mean.value_or(0);
+    int64_t ctx = ctx_tokens > 0 ? static_cast<int64_t>((ctx_tokens + 255) / 256) * 256 : 2048;
+    std::string line = e.name + " serves " + Sanitize(e.model, 80) + " from this GPU (its own " +
+                       e.engine + " metrics)";
+    if (e.kv_cache_usage)
+      line += ": KV cache " + FormatDouble(100 * *e.kv_cache_usage, 1) + "% used";
+    if (e.prompt_tokens_mean) {
+      line += std::string(e.kv_cache_usage ? "," : ":") + " prompts of " +
+              FormatDouble(*e.prompt_tokens_mean, 0) + " tokens on average";
+      if (e.prompt_tokens_p95) line += " (p95 " + FormatDouble(*e.prompt_tokens_p95, 0) + ")";
+    }
+    if (e.plan_kv_bytes_per_token > 0) {
+      line += "; " + e.plan_model + " needs " + FormatBytes(e.plan_kv_bytes_per_token) +
+              " of KV per token (fp16)";
+    }
+    if (e.preemptions_window && *e.preemptions_window > 0) {
+      line += "; " + FormatDouble(*e.preemptions_window, 0) + " preemptions in the last " +
+              FormatDouble(e.window_s, 0) + " s";
+    }
+    out.push_back(line + ".");
+    out.push_back("Size the cache for what it serves: `gpudoctor plan kv --model " + model + " " +
+                  gpu_flag + " --context " + std::to_string(ctx) + "`" +
+                  (e.plan_model.empty() ? " (give --layers --kv-heads --head-dim --params for "
+                                          "a model without a preset)"
+                                        : "") +
+                  ".");
+    out.push_back(
+        "Compare static and continuous batching on this traffic: `gpudoctor plan "
+        "batching --model " +
+        model + " " + gpu_flag + " --rate 2 --requests 2000` (or --trace FILE.csv).");
+    return out;
+  }
+  return out;
+}
+
 // Next-step lines for gpu.memory.full when an inference server holds the GPU (LiveKvFacts): the
 // reference model's KV numbers on this GPU's memory and the planner commands to run.
 std::vector<std::string> KvAdvice(const GpuFacts& g) {
@@ -802,7 +849,8 @@ void FanRule(const GpuFacts& g, const Thresholds& t, std::vector<Finding>& out) 
   out.push_back(std::move(f));
 }
 
-void MemoryRule(const GpuFacts& g, const Thresholds& t, std::vector<Finding>& out) {
+void MemoryRule(const GpuFacts& g, const std::vector<InferenceFacts>& engines, const Thresholds& t,
+                std::vector<Finding>& out) {
   const char* id = "gpu.memory.full";
   if (!g.memory_used_bytes || !g.memory_total_bytes || *g.memory_total_bytes == 0) return;
   double pct = 100.0 * *g.memory_used_bytes / *g.memory_total_bytes;
@@ -814,8 +862,11 @@ void MemoryRule(const GpuFacts& g, const Thresholds& t, std::vector<Finding>& ou
   f.Add("used_pct", pct).Add("used_bytes", *g.memory_used_bytes);
   f.Add("total_bytes", *g.memory_total_bytes);
   if (g.processes) f.Add("processes", static_cast<int64_t>(g.processes->size()));
-  // An inference server holds it: the KV planner's numbers for this GPU (facts from src/plan).
-  for (auto& step : KvAdvice(g)) f.next_steps.push_back(std::move(step));
+  // An inference server holds it: its own metrics (served model, real prompt lengths) when they
+  // were read, else the KV planner's numbers for a reference model (facts from src/plan).
+  std::vector<std::string> advice = ServedModelAdvice(g, engines);
+  if (advice.empty()) advice = KvAdvice(g);
+  for (auto& step : advice) f.next_steps.push_back(std::move(step));
   out.push_back(std::move(f));
 }
 
@@ -957,7 +1008,7 @@ void GpuRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& o
     PcieRules(g, t, out);
     NvLinkRules(g, any_links, t, out, gpu);
     FanRule(g, t, out);
-    MemoryRule(g, t, out);
+    MemoryRule(g, snap.inference, t, out);
     UtilLowRule(g, t, out);
   }
   ImbalanceRule(gpu, t, out);

@@ -32,6 +32,8 @@ const std::map<std::string, std::set<std::string>>& Allowed() {
       {"metrics", {"core", "facts"}},
       // Jobs' own speed: log tail, step-line parsers, the push inbox.
       {"job", {"core", "facts"}},
+      // Inference servers' own metrics: the Prometheus text parser and the engines' names.
+      {"inference", {"core", "facts"}},
       // Sources: network measurements, NVML, the kernel log.
       {"net", {"core", "facts", "parsers"}},
       {"nvml", {"core", "facts", "parsers"}},
@@ -39,12 +41,13 @@ const std::map<std::string, std::set<std::string>>& Allowed() {
       // The KV planner and batching simulator: arithmetic on facts; advisors above it quote it.
       {"plan", {"core", "facts"}},
       // Probes gather (sources into facts); plan only for derived live-KV facts.
-      {"probes", {"core", "facts", "findings", "parsers", "net", "nvml", "kmsg", "plan", "job"}},
+      {"probes",
+       {"core", "facts", "findings", "parsers", "net", "nvml", "kmsg", "plan", "job", "inference"}},
       // Rules judge facts: pure, no sources, nothing above them.
       {"rules", {"core", "facts", "findings", "parsers"}},
       {"report", {"core", "facts", "findings", "metrics", "parsers"}},
       // The config file knows the probe registry and the catalogue (one key per probe/finding).
-      {"config", {"core", "facts", "findings", "job", "net", "probes", "rules"}},
+      {"config", {"core", "facts", "findings", "inference", "job", "net", "probes", "rules"}},
       // One pass of probes + rules + report.
       {"check", {"core", "config", "facts", "findings", "probes", "report", "rules"}},
       // The watch engine: scheduler, rules, lifecycle; it hands ticks to sinks it does not know.

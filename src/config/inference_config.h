@@ -1,0 +1,33 @@
+// [[inference]] tables: inference servers whose own Prometheus metrics `watch` and `check` read
+// (probes/inference_probe.cc).
+//
+//   [[inference]]
+//   url = "http://127.0.0.1:8000/metrics"  # required; http or https; path defaults to /metrics
+//   engine = "vllm"                        # vllm|tgi|sglang|triton|auto (default auto)
+//   name = "chat"                          # optional, unique, [A-Za-z0-9_.-]{1,64}
+//
+// Local listeners of known engines are also found without a table (inference_discover).
+// At most kMaxInference tables. Errors name the file, line, the table's index and the key, as
+// [[job]] does. Unknown keys are warnings. Not thread-safe (config loading, main thread).
+#pragma once
+
+#include <toml++/toml.h>
+
+#include <string>
+#include <vector>
+
+#include "core/settings.h"
+#include "core/status.h"
+
+namespace gpudoctor {
+
+inline constexpr size_t kMaxInference = 32;
+
+Status ApplyInferenceConfig(const toml::table& root, const std::string& source, Settings& settings,
+                            std::vector<std::string>& warnings);
+
+// A metrics URL as [[inference]] and [[job]] prometheus_url take it: http:// or https://, a
+// host, no whitespace; "" when fine, else why not.
+std::string CheckMetricsUrl(const std::string& url);
+
+}  // namespace gpudoctor
