@@ -262,18 +262,11 @@ Result<ParsedReport> ParseReportJson(std::string_view text) {
     od::json_type t;
     Check(doc.type().get(t));
     if (t != od::json_type::object) {
-      // A scalar or array: still must be valid JSON to be "not an object" rather than invalid.
-      std::string_view raw;
-      if (t == od::json_type::array) {
-        od::array a;
-        Check(doc.get_array().get(a));
-        for (auto el : a) {
-          od::value v;
-          Check(el.get(v));
-        }
-      } else {
-        Check(doc.raw_json().get(raw));
-      }
+      // A scalar or array must still be valid JSON to be "not an object" rather than invalid:
+      // checked in full by the DOM parser (a rare path).
+      thread_local simdjson::dom::parser dom;
+      simdjson::dom::element root;
+      Check(dom.parse(p.buffer.data(), text.size(), false).get(root));
     } else {
       is_object = true;
       od::object o;
@@ -335,6 +328,9 @@ Result<ParsedReport> ParseReportJson(std::string_view text) {
       for (const auto& [k, n] : repeats) {
         if (n >= 2) r.repeats.emplace_back(k.substr(0, k.find('\x1f')), n);
       }
+      // Text after the object (a second document): not one report.
+      const char* rest = nullptr;
+      if (doc.current_location().get(rest) == simdjson::SUCCESS) throw Invalid{};
     }
   } catch (const Invalid&) {
     return ParseError("invalid or truncated JSON");

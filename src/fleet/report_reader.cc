@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <set>
 
 #include "core/input_file.h"
@@ -288,10 +291,12 @@ void ParseStream(std::string_view stream, const std::string& source, std::vector
 // The documents of one report file: one report (named by the file), or a stream of them.
 std::vector<IndexedDoc> ParseFile(std::string_view text, const std::string& file) {
   std::vector<IndexedDoc> out;
-  if (SplitDocuments(text).size() <= 1) {
+  // A file that parses as one document is one report (two or more documents never parse as
+  // one); only a file that does not is split, to tell a stream from a broken report.
+  auto parsed = ParseReportJson(text);
+  if (parsed.ok() || SplitDocuments(text).size() <= 1) {
     IndexedDoc d;
     d.source = file;
-    auto parsed = ParseReportJson(text);
     if (parsed.ok()) {
       d.ok = true;
       d.report = std::move(*parsed);
@@ -304,6 +309,71 @@ std::vector<IndexedDoc> ParseFile(std::string_view text, const std::string& file
   }
   return out;
 }
+
+// Reads files in order on one worker thread, up to kAhead files ahead of the consumer, so
+// parsing one file overlaps reading the next and a directory costs one worker, not one
+// hand-off per file. Each Next() waits at most until its deadline; a file that does not come
+// in time abandons the worker (a hung filesystem: its current read never returns).
+class ReadAhead {
+ public:
+  static constexpr size_t kAhead = 64;
+  explicit ReadAhead(std::vector<std::string> paths) : shared_(std::make_shared<Shared>()) {
+    shared_->results.resize(paths.size());
+    shared_->paths = std::move(paths);
+    if (shared_->paths.empty()) return;
+    started_ = RunOnWorker([s = shared_] {
+      for (size_t i = 0; i < s->paths.size(); ++i) {
+        {
+          std::unique_lock lock(s->mu);
+          s->room.wait(lock, [&] { return s->abandoned || i < s->taken + kAhead; });
+          if (s->abandoned) return;
+        }
+        auto r = ReadRegularInputFile(s->paths[i], kMaxFileBytes);
+        std::lock_guard lock(s->mu);
+        s->results[i].emplace(std::move(r));
+        s->done = i + 1;
+        if (s->waiting) s->ready.notify_one();
+      }
+    });
+  }
+  ~ReadAhead() {
+    std::lock_guard lock(shared_->mu);
+    shared_->abandoned = true;
+    shared_->room.notify_one();
+  }
+  // The next file's text or error; a timeout error when it did not come by `deadline`.
+  Result<std::string> Next(TimePoint deadline) {
+    Shared& s = *shared_;
+    std::unique_lock lock(s.mu);
+    const size_t i = s.taken;
+    s.waiting = true;
+    bool ok = started_ && s.ready.wait_until(lock, deadline, [&] { return s.done > i; });
+    s.waiting = false;
+    if (!ok) {
+      if (started_) CountAbandonedWorker();
+      s.abandoned = true;
+      s.room.notify_one();
+      return InputTimeoutError(s.paths[i]);
+    }
+    Result<std::string> r = std::move(*s.results[i]);
+    s.results[i].reset();
+    ++s.taken;
+    s.room.notify_one();
+    return r;
+  }
+
+ private:
+  struct Shared {
+    std::mutex mu;
+    std::condition_variable ready, room;
+    std::vector<std::string> paths;
+    std::vector<std::optional<Result<std::string>>> results;
+    size_t done = 0, taken = 0;
+    bool waiting = false, abandoned = false;
+  };
+  std::shared_ptr<Shared> shared_;
+  bool started_ = false;
+};
 
 void ApplyDocs(const std::vector<IndexedDoc>& docs, int64_t now_s, FleetData& data) {
   for (const auto& d : docs) {
@@ -402,21 +472,30 @@ Status ReadReports(const std::string& path, int64_t now_s, FleetData& data,
     loaded = index.size();
     if (!st.index_note.empty()) changed = true;  // corrupt or another version: rebuilt
   }
+  // The files to read (not in the index), their stat from before the read, and then the files
+  // in order: from the index, or read ahead on one worker and parsed here.
+  std::vector<const IndexedFile*> cached(files.size(), nullptr);
+  std::vector<std::optional<FileInfo>> file_info(files.size());
+  std::vector<std::string> to_read;
   for (size_t i = 0; i < files.size(); ++i) {
-    const std::string& f = files[i];
-    std::optional<FileInfo> file_info;
     if (use_index) {
-      if (auto fi = RootFs::Stat(f); fi.ok() && fi->is_regular) {
-        file_info = *fi;
-        if (const IndexedFile* hit = index.Find(f, fi->size_bytes, fi->mtime_unix_ns)) {
-          ApplyDocs(hit->docs, now_s, data);
-          ++hits;
-          ++st.files_from_index;
-          continue;
-        }
+      if (auto fi = RootFs::Stat(files[i]); fi.ok() && fi->is_regular) {
+        file_info[i] = *fi;
+        cached[i] = index.Find(files[i], fi->size_bytes, fi->mtime_unix_ns);
       }
     }
-    auto text = ReadInputFile(f, kMaxFileBytes, deadline());
+    if (cached[i] == nullptr) to_read.push_back(files[i]);
+  }
+  ReadAhead reader(std::move(to_read));
+  for (size_t i = 0; i < files.size(); ++i) {
+    const std::string& f = files[i];
+    if (cached[i] != nullptr) {
+      ApplyDocs(cached[i]->docs, now_s, data);
+      ++hits;
+      ++st.files_from_index;
+      continue;
+    }
+    auto text = reader.Next(deadline());
     if (!text.ok()) {
       data.problems.push_back({f, "", text.status().message()});
       // A file that did not answer in time: the filesystem is hung, and every other file on it
@@ -434,8 +513,9 @@ Status ReadReports(const std::string& path, int64_t now_s, FleetData& data,
     ApplyDocs(docs, now_s, data);
     // The size and mtime from before the read: a file changed while read is parsed again next
     // time (its mtime moved on).
-    if (file_info && file_info->size_bytes == text->size()) {
-      index.Put(f, IndexedFile{file_info->size_bytes, file_info->mtime_unix_ns, std::move(docs)});
+    if (file_info[i] && file_info[i]->size_bytes == text->size()) {
+      index.Put(
+          f, IndexedFile{file_info[i]->size_bytes, file_info[i]->mtime_unix_ns, std::move(docs)});
       changed = true;
     }
   }

@@ -2,8 +2,8 @@
 // a second read of an unchanged directory parses nothing and gives the same fleet; a changed,
 // added or removed report is re-read; a corrupt or foreign index is rebuilt, never trusted;
 // bad documents keep their error messages (file and field named) through the index.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -219,6 +219,14 @@ TEST(FleetIndexTest, ParserKeepsTheErrorsAndValueChecks) {
             "invalid or truncated JSON");
   EXPECT_EQ(err(""), "invalid or truncated JSON");
   EXPECT_EQ(err("not json"), "invalid or truncated JSON");
+  // Two documents are a stream, never one report.
+  EXPECT_EQ(err("{\"host\": \"n0\", \"time\": \"2026-01-10T00:00:00Z\", \"findings\": []}\n"
+                "{\"host\": \"n1\", \"time\": \"2026-01-10T00:00:00Z\", \"findings\": []}"),
+            "invalid or truncated JSON");
+  EXPECT_EQ(err("{\"host\": \"n0\", \"time\": \"2026-01-10T00:00:00Z\", \"findings\": []} x"),
+            "invalid or truncated JSON");
+  EXPECT_EQ(err("{\"host\": \"n0\", \"time\": \"2026-01-10T00:00:00Z\", \"findings\": []}\n\n"),
+            "ok");
   EXPECT_EQ(err("[1, 2]"), "not a JSON object (not a gpudoctor check --json report)");
   EXPECT_EQ(err("{\"time\": \"2026-01-10T00:00:00Z\", \"findings\": []}"),
             "no \"host\" (not a gpudoctor check --json report)");
