@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <thread>
 
 #include "core/input_file.h"
 #include "core/root_fs.h"
@@ -310,55 +311,68 @@ std::vector<IndexedDoc> ParseFile(std::string_view text, const std::string& file
   return out;
 }
 
-// Reads files in order on one worker thread, up to kAhead files ahead of the consumer, so
-// parsing one file overlaps reading the next and a directory costs one worker, not one
-// hand-off per file. Each Next() waits at most until its deadline; a file that does not come
-// in time abandons the worker (a hung filesystem: its current read never returns).
+// Reads and parses files on worker threads (file i on worker i mod K), at most kAhead files
+// ahead of the consumer, who takes them in order: parsing spreads over the cores, reading
+// overlaps parsing, and a directory costs K workers, not one hand-off per file. Each Next()
+// waits at most until its deadline; a file that does not come in time abandons the workers (a
+// hung filesystem: a read never returns).
+struct ParsedFile {
+  size_t bytes = 0;
+  std::vector<IndexedDoc> docs;
+};
+
 class ReadAhead {
  public:
   static constexpr size_t kAhead = 64;
   explicit ReadAhead(std::vector<std::string> paths) : shared_(std::make_shared<Shared>()) {
     shared_->results.resize(paths.size());
     shared_->paths = std::move(paths);
-    if (shared_->paths.empty()) return;
-    started_ = RunOnWorker([s = shared_] {
-      for (size_t i = 0; i < s->paths.size(); ++i) {
-        {
-          std::unique_lock lock(s->mu);
-          s->room.wait(lock, [&] { return s->abandoned || i < s->taken + kAhead; });
-          if (s->abandoned) return;
+    const size_t n = shared_->paths.size();
+    if (n == 0) return;
+    const size_t workers =
+        std::clamp<size_t>(std::thread::hardware_concurrency(), 1, std::min<size_t>(4, n));
+    for (size_t k = 0; k < workers; ++k) {
+      started_ |= RunOnWorker([s = shared_, k, workers] {
+        for (size_t i = k; i < s->paths.size(); i += workers) {
+          {
+            std::unique_lock lock(s->mu);
+            s->room.wait(lock, [&] { return s->abandoned || i < s->taken + kAhead; });
+            if (s->abandoned) return;
+          }
+          auto text = ReadRegularInputFile(s->paths[i], kMaxFileBytes);
+          Result<ParsedFile> r = text.status();
+          if (text.ok()) r = ParsedFile{text->size(), ParseFile(*text, s->paths[i])};
+          std::lock_guard lock(s->mu);
+          s->results[i].emplace(std::move(r));
+          if (s->waiting == i) s->ready.notify_one();
         }
-        auto r = ReadRegularInputFile(s->paths[i], kMaxFileBytes);
-        std::lock_guard lock(s->mu);
-        s->results[i].emplace(std::move(r));
-        s->done = i + 1;
-        if (s->waiting) s->ready.notify_one();
-      }
-    });
+      });
+    }
   }
   ~ReadAhead() {
     std::lock_guard lock(shared_->mu);
     shared_->abandoned = true;
-    shared_->room.notify_one();
+    shared_->room.notify_all();
   }
-  // The next file's text or error; a timeout error when it did not come by `deadline`.
-  Result<std::string> Next(TimePoint deadline) {
+  // The next file, parsed, or its error; a timeout error when it did not come by `deadline`.
+  Result<ParsedFile> Next(TimePoint deadline) {
     Shared& s = *shared_;
     std::unique_lock lock(s.mu);
     const size_t i = s.taken;
-    s.waiting = true;
-    bool ok = started_ && s.ready.wait_until(lock, deadline, [&] { return s.done > i; });
-    s.waiting = false;
+    s.waiting = i;
+    bool ok =
+        started_ && s.ready.wait_until(lock, deadline, [&] { return s.results[i].has_value(); });
+    s.waiting = SIZE_MAX;
     if (!ok) {
       if (started_) CountAbandonedWorker();
       s.abandoned = true;
-      s.room.notify_one();
+      s.room.notify_all();
       return InputTimeoutError(s.paths[i]);
     }
-    Result<std::string> r = std::move(*s.results[i]);
+    Result<ParsedFile> r = std::move(*s.results[i]);
     s.results[i].reset();
     ++s.taken;
-    s.room.notify_one();
+    s.room.notify_all();
     return r;
   }
 
@@ -367,9 +381,9 @@ class ReadAhead {
     std::mutex mu;
     std::condition_variable ready, room;
     std::vector<std::string> paths;
-    std::vector<std::optional<Result<std::string>>> results;
-    size_t done = 0, taken = 0;
-    bool waiting = false, abandoned = false;
+    std::vector<std::optional<Result<ParsedFile>>> results;
+    size_t taken = 0, waiting = SIZE_MAX;
+    bool abandoned = false;
   };
   std::shared_ptr<Shared> shared_;
   bool started_ = false;
@@ -486,6 +500,9 @@ Status ReadReports(const std::string& path, int64_t now_s, FleetData& data,
     }
     if (cached[i] == nullptr) to_read.push_back(files[i]);
   }
+  // Most files are one report of a few GPUs: room for them up front (no regrowth of 1 GB).
+  data.reports.reserve(data.reports.size() + files.size());
+  data.samples.reserve(data.samples.size() + files.size() * 8);
   ReadAhead reader(std::move(to_read));
   for (size_t i = 0; i < files.size(); ++i) {
     const std::string& f = files[i];
@@ -495,12 +512,12 @@ Status ReadReports(const std::string& path, int64_t now_s, FleetData& data,
       ++st.files_from_index;
       continue;
     }
-    auto text = reader.Next(deadline());
-    if (!text.ok()) {
-      data.problems.push_back({f, "", text.status().message()});
+    auto parsed = reader.Next(deadline());
+    if (!parsed.ok()) {
+      data.problems.push_back({f, "", parsed.status().message()});
       // A file that did not answer in time: the filesystem is hung, and every other file on it
       // would cost the same wait.
-      if (text.status().code() == StatusCode::kTimeout && i + 1 < files.size()) {
+      if (parsed.status().code() == StatusCode::kTimeout && i + 1 < files.size()) {
         data.problems.push_back({path, "",
                                  std::to_string(files.size() - i - 1) +
                                      " more file(s) not read: the filesystem did not answer"});
@@ -509,13 +526,12 @@ Status ReadReports(const std::string& path, int64_t now_s, FleetData& data,
       continue;
     }
     ++st.files_parsed;
-    std::vector<IndexedDoc> docs = ParseFile(*text, f);
-    ApplyDocs(docs, now_s, data);
+    ApplyDocs(parsed->docs, now_s, data);
     // The size and mtime from before the read: a file changed while read is parsed again next
     // time (its mtime moved on).
-    if (file_info[i] && file_info[i]->size_bytes == text->size()) {
-      index.Put(
-          f, IndexedFile{file_info[i]->size_bytes, file_info[i]->mtime_unix_ns, std::move(docs)});
+    if (file_info[i] && file_info[i]->size_bytes == parsed->bytes) {
+      index.Put(f, IndexedFile{file_info[i]->size_bytes, file_info[i]->mtime_unix_ns,
+                               std::move(parsed->docs)});
       changed = true;
     }
   }
