@@ -497,9 +497,16 @@ bool DecodeParsedReport(std::string_view& in, ParsedReport& r) {
   r.findings.resize(n);
   for (auto& e : r.findings) {
     e.id = rd.Str();
-    e.severity = static_cast<Severity>(rd.U32());
-    e.action = static_cast<Action>(rd.U32());
-    e.layer = static_cast<Layer>(rd.U32());
+    const uint32_t severity = rd.U32(), action = rd.U32(), layer = rd.U32();
+    // Enums out of range (a crafted file that passed the checksum) are refused, never cast.
+    if (severity > static_cast<uint32_t>(Severity::kCrit) ||
+        action > static_cast<uint32_t>(Action::kInspectHardware) ||
+        layer > static_cast<uint32_t>(Layer::kResources)) {
+      return false;
+    }
+    e.severity = static_cast<Severity>(severity);
+    e.action = static_cast<Action>(action);
+    e.layer = static_cast<Layer>(layer);
     e.gpu.index = rd.Opt<int>();
     e.gpu.uuid = rd.Str();
     e.gpu.pci_bus_id = rd.Str();
