@@ -2,16 +2,19 @@
 //   analysis: 100,000 GPUs x 60 samples x 10 metrics (generated in memory: SM clock, power,
 //             utilisation, temperature, 4 counters, max clock, power limit), then Analyze()
 //             (stragglers, table, lemons, stats); target < 1 s and < 1 GiB peak RSS.
-//   reports:  12,500 node reports (8 GPUs each, real check --json shape) written to a temp
-//             directory, then ReadReports() + Analyze().
-// Usage: fleet_bench [--gpus N] [--samples N] [--nodes N] (no Google Benchmark loop: one timed
-// run each, like the targets are stated).
+//   reports:  N nodes x W windows of reports (8 GPUs each, real check --json shape, ~26 KB)
+//             written to a directory, then ReadReports() + Analyze(); then the report index
+//             built, and a `fleet card` and a `fleet slot` query answered through it.
+// Usage: fleet_bench [--gpus N] [--samples N] [--nodes N] [--windows W] [--dir DIR] (no Google
+// Benchmark loop: one timed run each, like the targets are stated); fleet_bench --generate DIR
+// --nodes N --windows W only writes the reports (bench/fleet_scale.sh times the CLI on them).
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -19,6 +22,8 @@
 #include <string>
 
 #include "fleet/analysis.h"
+#include "fleet/ledger.h"
+#include "fleet/onsets.h"
 #include "fleet/report_reader.h"
 
 namespace {
@@ -97,55 +102,173 @@ void Analysis(int gpus, int samples) {
       gpus, samples, secs, cpu, PeakRssMiB(), gen_rss, a.stragglers.size(), a.table.size());
 }
 
-void Reports(int nodes) {
+// Writes `nodes` x `windows` check --json reports (the real report shape: the cluster fixture,
+// 8 GPUs, pretty-printed like check --json) under `dir`, one file per node and window, by
+// filling a template (no JSON library per file). Each report carries two findings (a warning
+// on GPU 3, and on every 50th node an Xid 79 on GPU 5). Returns the bytes written.
+size_t GenerateReports(const std::filesystem::path& dir, int nodes, int windows) {
   namespace fs = std::filesystem;
-  fs::path dir = fs::temp_directory_path() / ("fleet_bench_" + std::to_string(getpid()));
   fs::create_directories(dir);
   std::string tpl_path =
       std::string(GPUDOCTOR_SOURCE_DIR) + "/tests/fixtures/fleet/cluster/node01-w0.json";
   std::ifstream in(tpl_path);
-  nlohmann::json tpl = nlohmann::json::parse(in, nullptr, false);
+  nlohmann::ordered_json tpl = nlohmann::ordered_json::parse(in, nullptr, false);
   if (tpl.is_discarded()) {
     std::fprintf(stderr, "fleet_bench: cannot read %s\n", tpl_path.c_str());
-    return;
+    std::exit(1);
   }
+  tpl["host"] = "@HOST@";
+  tpl["time"] = "@TIME@";
+  tpl["job"] = "slurm:@JOB@";
+  tpl["findings"] = nlohmann::ordered_json::array();
+  tpl["findings"].push_back(
+      {{"id", "gpu.thermal.hot"},
+       {"layer", "hardware"},
+       {"severity", "warn"},
+       {"summary", "GPU 3 temperature high"},
+       {"gpu", {{"index", 3}, {"pci_bus_id", "@BUS3@"}, {"serial", "@SN3@"}}}});
+  tpl["findings"].push_back("@XID@");
+  for (auto& g : tpl["gpus"]) {
+    int i = g["index"].get<int>();
+    g["serial"] = "@SN" + std::to_string(i) + "@";
+    g["uuid"] = "GPU-@HOST@-" + std::to_string(i);
+    if (i == 3) tpl["findings"][0]["gpu"]["pci_bus_id"] = g["pci_bus_id"];
+  }
+  std::string text = tpl.dump(2);
+  const std::string xid =
+      "{\"id\": \"gpu.xid\", \"layer\": \"hardware\", \"severity\": \"crit\", \"summary\": \"Xid "
+      "79 on GPU 5\", \"evidence\": {\"xid\": 79}, \"gpu\": {\"index\": 5}}";
+  size_t bytes = 0;
+  std::string out;
   for (int n = 0; n < nodes; ++n) {
-    tpl["host"] = "node" + std::to_string(n);
-    for (auto& g : tpl["gpus"]) {
-      g["serial"] = "SN" + std::to_string(n) + "-" + std::to_string(g["index"].get<int>());
-      g["uuid"] = "GPU-" + std::to_string(n) + "-" + std::to_string(g["index"].get<int>());
+    char host[32];
+    std::snprintf(host, sizeof host, "node%05d", n);
+    for (int w = 0; w < windows; ++w) {
+      out.clear();
+      int64_t t = 1768003200 + int64_t{w} * 300 + n % 60;
+      time_t tt = static_cast<time_t>(t);
+      tm utc{};
+      gmtime_r(&tt, &utc);
+      char when[32];
+      std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &utc);
+      for (size_t i = 0; i < text.size();) {
+        size_t at = text.find('@', i);
+        if (at == std::string::npos) {
+          out.append(text, i, std::string::npos);
+          break;
+        }
+        size_t end = text.find('@', at + 1);
+        std::string_view key(text.data() + at + 1, end - at - 1);
+        bool quoted_xid = key == "XID";
+        out.append(text, i, at - i - (quoted_xid ? 1 : 0));
+        if (key == "HOST") {
+          out += host;
+        } else if (key == "TIME") {
+          out += when;
+        } else if (key == "JOB") {
+          out += std::to_string(n / 4);
+        } else if (key == "BUS3") {
+          out += "0000:3a:00.0";
+        } else if (key == "XID") {
+          // Replaces the quoted placeholder "@XID@" with an object (or a second warning).
+          out += n % 50 == 0 ? xid : "{\"id\": \"host.load.high\", \"severity\": \"info\"}";
+          end += 1;  // the closing quote
+        } else if (key.substr(0, 2) == "SN") {
+          out += "SN" + std::string(host + 4) + "-" + std::string(key.substr(2));
+        }
+        i = end + 1;
+      }
+      char name[64];
+      std::snprintf(name, sizeof name, "%s-w%02d.json", host, w);
+      std::ofstream(dir / name, std::ios::binary) << out;
+      bytes += out.size();
     }
-    std::ofstream(dir / ("node" + std::to_string(n) + ".json")) << tpl.dump(2);
   }
+  return bytes;
+}
+
+void Reports(int nodes, int windows, const std::string& keep_dir) {
+  namespace fs = std::filesystem;
+  fs::path dir = keep_dir.empty()
+                     ? fs::temp_directory_path() / ("fleet_bench_" + std::to_string(getpid()))
+                     : fs::path(keep_dir);
+  size_t bytes = GenerateReports(dir, nodes, windows);
   auto t0 = Clock::now();
   double cpu0 = CpuSeconds();
   FleetData d;
   gpudoctor::Status s = ReadReports(dir.string(), 1900000000, d);
-  double read_s = Seconds(t0);
+  double read_s = Seconds(t0), read_cpu = CpuSeconds() - cpu0;
   auto t1 = Clock::now();
   FleetAnalysis a = Analyze(d, FleetOptions{});
   double analyse_s = Seconds(t1), cpu = CpuSeconds() - cpu0;
   std::printf(
-      "bench=fleet_reports nodes=%d gpus=%zu read_seconds=%.3f analyse_seconds=%.3f "
-      "cpu_seconds=%.3f peak_rss_mib=%.0f problems=%zu ok=%d\n",
-      nodes, d.cards.size(), read_s, analyse_s, cpu, PeakRssMiB(), d.problems.size(),
-      s.ok() ? 1 : 0);
+      "bench=fleet_reports nodes=%d reports=%zu mib=%.0f gpus=%zu read_seconds=%.3f "
+      "read_cpu_seconds=%.3f analyse_seconds=%.3f cpu_seconds=%.3f peak_rss_mib=%.0f "
+      "problems=%zu ok=%d\n",
+      nodes, d.reports.size(), bytes / 1048576.0, d.cards.size(), read_s, read_cpu, analyse_s, cpu,
+      PeakRssMiB(), d.problems.size(), s.ok() ? 1 : 0);
   (void)a;
-  fs::remove_all(dir);
+  // The index: built once (every file parsed), then a card and a slot query as `fleet card` /
+  // `fleet slot` run them (read through the index, ledger, faults, verdict).
+  fs::path index = dir.string() + ".idx";
+  {
+    FleetData d2;
+    ReadStats st;
+    auto t = Clock::now();
+    double c0 = CpuSeconds();
+    ReadReports(dir.string(), 1900000000, d2, std::chrono::seconds(10), index.string(), &st);
+    std::printf(
+        "bench=fleet_index_build nodes=%d seconds=%.3f cpu_seconds=%.3f parsed=%zu "
+        "index_mib=%.1f\n",
+        nodes, Seconds(t), CpuSeconds() - c0, st.files_parsed, fs::file_size(index) / 1048576.0);
+  }
+  for (const char* mode : {"card", "slot"}) {
+    FleetData d3;
+    ReadStats st;
+    auto t = Clock::now();
+    double c0 = CpuSeconds();
+    ReadReports(dir.string(), 1900000000, d3, std::chrono::seconds(10), index.string(), &st);
+    double read = Seconds(t), read_cpu = CpuSeconds() - c0;
+    auto ledger = BuildLedger(d3);
+    auto faults = HardwareFaults(d3, FindOnsets(d3));
+    char name[32];
+    std::snprintf(name, sizeof name, "node%05d", nodes / 2);
+    const std::string node = name;
+    Verdict v = std::string(mode) == "card"
+                    ? JudgeCard("SN" + node.substr(4) + "-3", ledger, faults)
+                    : JudgeSlot(node + ":0000:3a:00.0", ledger, faults);
+    std::printf(
+        "bench=fleet_%s_query nodes=%d seconds=%.3f cpu_seconds=%.3f read_seconds=%.3f "
+        "read_cpu_seconds=%.3f from_index=%zu parsed=%zu verdict=%s\n",
+        mode, nodes, Seconds(t), CpuSeconds() - c0, read, read_cpu, st.files_from_index,
+        st.files_parsed, v.verdict.c_str());
+  }
+  fs::remove(index);
+  if (keep_dir.empty()) fs::remove_all(dir);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  int gpus = 100000, samples = 60, nodes = 12500;
+  int gpus = 100000, samples = 60, nodes = 2000, windows = 4;
+  std::string generate, dir;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i];
     int v = std::atoi(argv[i + 1]);
     if (k == "--gpus") gpus = v;
     if (k == "--samples") samples = v;
     if (k == "--nodes") nodes = v;
+    if (k == "--windows") windows = v;
+    if (k == "--generate") generate = argv[i + 1];
+    if (k == "--dir") dir = argv[i + 1];
+  }
+  if (!generate.empty()) {  // only write the reports (bench/fleet_scale.sh times the CLI on them)
+    size_t bytes = GenerateReports(generate, nodes, windows);
+    std::printf("bench=fleet_generate nodes=%d windows=%d mib=%.0f\n", nodes, windows,
+                bytes / 1048576.0);
+    return 0;
   }
   if (gpus > 0) Analysis(gpus, samples);
-  if (nodes > 0) Reports(nodes);
+  if (nodes > 0) Reports(nodes, windows, dir);
   return 0;
 }

@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(
   g++ cmake make pkg-config ccache
   libgtest-dev libgmock-dev libbenchmark-dev
-  libtomlplusplus-dev nlohmann-json3-dev libsystemd-dev libsqlite3-dev
+  libtomlplusplus-dev nlohmann-json3-dev libsimdjson-dev libsystemd-dev libsqlite3-dev
   clang libclang-rt-14-dev clang-format
   iproute2 procps time python3
   libcpp-httplib-dev libcurl4-openssl-dev zlib1g-dev libssl-dev libbrotli-dev openssl

@@ -56,6 +56,7 @@ enum class Role {
   kNormal,
   kHardware,
   kHardwareJob,
+  kJobVictim,
   kCapped,
   kLowLimit,
   kIdleNode,
@@ -83,6 +84,7 @@ struct Node {
   int gpu = 0;       // the GPU the role is about
   int partner = -1;  // swaps: the other node
   int64_t jitter_s = 0;
+  std::string job;  // the report's "job" label
   std::string serials[kGpus];
   // Noise on ordinary nodes: (report, gpu, xid).
   std::vector<std::tuple<int, int, int>> noise;
@@ -95,9 +97,11 @@ std::string Num(double v) {
 }
 
 std::string ReportJson(const std::string& host, int64_t t, const std::vector<GpuState>& gpus,
-                       const std::vector<FindingSpec>& findings) {
-  std::string j = "{\"verdict\":\"ok\",\"host\":\"" + host + "\",\"time\":\"" + FormatUtc(t) +
-                  "\",\"findings\":[";
+                       const std::vector<FindingSpec>& findings, const std::string& job = "") {
+  std::string j =
+      "{\"verdict\":\"ok\",\"host\":\"" + host + "\",\"time\":\"" + FormatUtc(t) + "\",";
+  if (!job.empty()) j += "\"job\":\"" + job + "\",";
+  j += "\"findings\":[";
   bool first = true;
   for (const auto& f : findings) {
     for (int c = 0; c < f.copies; ++c) {
@@ -172,7 +176,16 @@ GeneratedFleet GenerateFleet(const FleetGenOptions& opt, int64_t window_s) {
     return got;
   };
   take(Role::kHardware, count(0.01, 3));
-  take(Role::kHardwareJob, count(0.01, 3));
+  {
+    // Multi-node jobs: a hardware straggler's node and another node of its job, whose GPUs all
+    // wait on it at collectives (victims across nodes).
+    std::vector<int> hw = take(Role::kHardwareJob, count(0.01, 3));
+    std::vector<int> partners = take(Role::kJobVictim, static_cast<int>(hw.size()));
+    for (size_t k = 0; k < hw.size() && k < partners.size(); ++k) {
+      nodes[partners[k]].partner = hw[k];
+      nodes[hw[k]].job = nodes[partners[k]].job = "slurm:" + std::to_string(700000 + k);
+    }
+  }
   take(Role::kCapped, count(0.04, 6));
   take(Role::kLowLimit, count(0.01, 2));
   take(Role::kIdleNode, count(0.03, 5));
@@ -207,6 +220,17 @@ GeneratedFleet GenerateFleet(const FleetGenOptions& opt, int64_t window_s) {
   take(Role::kBadOld, count(0.005, 1));
   take(Role::kBadRange, count(0.01, 2));
   take(Role::kBadRepeat, count(0.01, 2));
+  // Job labels elsewhere: ordinary nodes in 4-node jobs (a workload straggler among them must
+  // not become a victim of anything), every other role in a job of its own.
+  {
+    int k = 0;
+    for (auto& nd : nodes) {
+      if (!nd.job.empty()) continue;
+      nd.job = nd.role == Role::kNormal || nd.role == Role::kWorkload
+                   ? "slurm:" + std::to_string(100000 + k++ / 4)
+                   : "slurm:solo-" + nd.name;
+    }
+  }
   // Noise on ordinary nodes: application Xids and one-off hardware Xid 79.
   for (auto& nd : nodes) {
     if (nd.role != Role::kNormal) continue;
@@ -231,6 +255,11 @@ GeneratedFleet GenerateFleet(const FleetGenOptions& opt, int64_t window_s) {
         truth.hardware.insert(slot(i, nd.gpu));
         for (int g = 0; g < kGpus; ++g) {
           if (g != nd.gpu) truth.victims[slot(i, g)] = slot(i, nd.gpu);
+        }
+        break;
+      case Role::kJobVictim:
+        for (int g = 0; g < kGpus; ++g) {
+          truth.victims[slot(i, g)] = slot(nd.partner, nodes[nd.partner].gpu);
         }
         break;
       case Role::kCapped:
@@ -343,6 +372,13 @@ GeneratedFleet GenerateFleet(const FleetGenOptions& opt, int64_t window_s) {
           }
           break;
         }
+        case Role::kJobVictim:
+          if (w == 0) break;
+          for (auto& s : gpus) {  // waiting at collectives: busy less, drawing less
+            s.util = rng.Uniform(62, 74);
+            s.power_w = rng.Uniform(400, 440);
+          }
+          break;
         case Role::kCapped:
           if (w < 2) break;
           for (auto& s : gpus) {
@@ -463,11 +499,11 @@ GeneratedFleet GenerateFleet(const FleetGenOptions& opt, int64_t window_s) {
           out.truth.interruptions[nd.name + "@" + std::to_string(w)] = category;
       }
       out.reports.push_back(
-          {nd.name + "-w" + std::to_string(w), ReportJson(nd.name, t, gpus, findings)});
+          {nd.name + "-w" + std::to_string(w), ReportJson(nd.name, t, gpus, findings, nd.job)});
       if (w == r - 1) {
         // Bad clocks: the report of another instant, written by a clock that was wrong.
         auto extra = [&](const char* tag, int64_t when) {
-          out.reports.push_back({nd.name + "-" + tag, ReportJson(nd.name, when, gpus, {})});
+          out.reports.push_back({nd.name + "-" + tag, ReportJson(nd.name, when, gpus, {}, nd.job)});
         };
         if (nd.role == Role::kBad1971) extra("1971", 31536000 + 86400 * 40);
         if (nd.role == Role::kBadFuture) extra("future", out.now_s + 2 * 86400);

@@ -2,7 +2,9 @@
 // nodes x 8 H100 GPUs over `reports` reports (every `step_s`), with conditions planted on
 // disjoint sets of nodes, and the truth about each, so tests can measure precision and recall:
 //   hardware stragglers (HW slowdown; HW thermal; a clock deficit at the same power), half of
-//     them with their node's other GPUs waiting on them at collectives (victims);
+//     them with their node's other GPUs waiting on them at collectives (victims), and those
+//     in a multi-node job (the reports' "job" label) with all GPUs of another node of the job
+//     waiting on them too (victims across nodes); every node carries a job label;
 //   power-capped jobs (at the power cap, SW power cap only) and a lower configured limit;
 //   idle nodes and single idle GPUs; workload stragglers (low utilisation, healthy clocks);
 //   lemon nodes (three hardware incidents, one of them raising two findings, one flapping);

@@ -110,7 +110,10 @@ int FleetCommand(const CliOptions& o) {
   FleetData data;
   for (const auto& path : reports) {
     auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(per_input);
-    if (Status s = ReadReports(path, now_s, data, timeout); !s.ok()) {
+    // A directory's parsed reports are cached (report_index.h): card and slot queries and
+    // repeated runs parse only the files that changed.
+    std::string index = path == "-" ? "" : DefaultIndexPath(path);
+    if (Status s = ReadReports(path, now_s, data, timeout, index, nullptr); !s.ok()) {
       return CouldNotRun(s.message());
     }
   }

@@ -27,8 +27,10 @@ Status TooLarge(const std::string& path, size_t max_bytes) {
 }
 
 // Reads fd to EOF, at most max_bytes (one byte more is an error). Blocking: runs on a worker.
-Result<std::string> ReadAll(int fd, const std::string& path, size_t max_bytes) {
+Result<std::string> ReadAll(int fd, const std::string& path, size_t max_bytes,
+                            size_t expected = 0) {
   std::string out;
+  out.reserve(std::min(expected, max_bytes) + 1);
   char buf[65536];
   for (;;) {
     ssize_t n = ::read(fd, buf, sizeof buf);
@@ -68,7 +70,7 @@ Result<std::string> ReadRegular(const std::string& path, size_t max_bytes) {
     ::close(fd);
     return TooLarge(path, max_bytes);
   }
-  auto text = ReadAll(fd, path, max_bytes);
+  auto text = ReadAll(fd, path, max_bytes, static_cast<size_t>(st.st_size));
   ::close(fd);
   return text;
 }
@@ -93,12 +95,18 @@ Result<std::string> ReadInputFile(const std::string& path, size_t max_bytes, Tim
     return ReadRegular(path, max_bytes);
   };
   auto result = RunWithDeadline(work, deadline);
-  if (!result) {
-    return TimeoutError((path == "-" ? std::string("standard input") : path) +
-                        ": not read within the deadline (a hung filesystem, or a writer that never "
-                        "finishes?)");
-  }
+  if (!result) return InputTimeoutError(path);
   return std::move(*result);
+}
+
+Result<std::string> ReadRegularInputFile(const std::string& path, size_t max_bytes) {
+  return ReadRegular(path, max_bytes);
+}
+
+Status InputTimeoutError(const std::string& path) {
+  return TimeoutError((path == "-" ? std::string("standard input") : path) +
+                      ": not read within the deadline (a hung filesystem, or a writer that never "
+                      "finishes?)");
 }
 
 Status RequireRegularFile(const std::string& path) {

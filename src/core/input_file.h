@@ -21,6 +21,12 @@ namespace gpudoctor {
 // deadline worker and gives up at `deadline` (a hung network filesystem, a writer that never
 // closes the pipe): timeout "PATH: not read within the deadline".
 Result<std::string> ReadInputFile(const std::string& path, size_t max_bytes, TimePoint deadline);
+// ReadInputFile's read without its deadline worker, for a caller that runs many reads on a
+// worker of its own (fleet reads a directory of reports on one reader thread): a regular file
+// only (not "-"), the same checks and errors. Blocks as long as the filesystem does.
+Result<std::string> ReadRegularInputFile(const std::string& path, size_t max_bytes);
+// The timeout ReadInputFile returns for `path` ("PATH: not read within the deadline ...").
+Status InputTimeoutError(const std::string& path);
 // For inputs that a library opens itself and would block on (SQLite on a FIFO): Ok when
 // `path` (symlinks followed) is a regular file; else not_found, or invalid_argument naming
 // what it is. The check is a stat before the library's open: it keeps a mistyped path from

@@ -50,6 +50,15 @@ struct NodeReport {
   std::string node, source, verdict;
   int64_t time_s = 0;
   int gpu_count = 0;
+  std::string job;  // the report's job label ("job"), "" when none
+};
+
+// The job a card ran at one report time (the GPU's "job", else the report's): GPUs of one job
+// wait for each other at collectives, across nodes.
+struct CardJob {
+  uint32_t card = 0;
+  int64_t time_s = 0;
+  std::string job;
 };
 
 // Something wrong with the input, named by file (or URL) and node where known.
@@ -65,6 +74,7 @@ struct FleetData {
   std::vector<GpuSample> samples;
   std::vector<FindingEvent> findings;
   std::vector<InputProblem> problems;
+  std::vector<CardJob> card_jobs;  // only cards with a job label
   // (node, time) -> source of the report already read: duplicates are skipped.
   std::map<std::pair<std::string, int64_t>, std::string> seen;
   // "node\x1fbus\x1fserial\x1fuuid" -> index into cards.

@@ -82,6 +82,65 @@ std::vector<uint32_t> TimeOrder(const std::vector<GpuSample>& samples, size_t n_
   return order;
 }
 
+// The samples visited window by window (windows of `window_s`, in time order) and, within a
+// window, each card's samples in time order: `index` (empty: storage order already is) and, per
+// window, its [begin, end) range in that order. Samples in storage order per card (reports read
+// in order, Prometheus series) are bucketed by window in one stable counting pass; otherwise
+// they are sorted by time.
+struct WindowOrder {
+  std::vector<uint32_t> index;
+  std::vector<std::pair<size_t, size_t>> windows;
+};
+
+WindowOrder OrderByWindow(const std::vector<GpuSample>& samples, size_t n_cards, int64_t window_s) {
+  WindowOrder o;
+  const size_t n = samples.size();
+  if (n == 0) return o;
+  std::vector<uint32_t> by_time = TimeOrder(samples, n_cards);
+  auto at = [&](size_t k) -> const GpuSample& { return samples[by_time.empty() ? k : by_time[k]]; };
+  // Already in window order (the common case for generated and time-sliced input)?
+  bool sorted = true;
+  int64_t lo = INT64_MAX, hi = INT64_MIN, prev = INT64_MIN;
+  for (size_t k = 0; k < n; ++k) {
+    int64_t w = FloorDiv(at(k).time_s, window_s);
+    if (w < prev) sorted = false;
+    prev = w;
+    lo = std::min(lo, w);
+    hi = std::max(hi, w);
+  }
+  if (!sorted && static_cast<uint64_t>(hi - lo) < 4 * n + 1024) {
+    // Counting sort by window, stable: each card's samples stay in time order.
+    std::vector<size_t> start(static_cast<size_t>(hi - lo) + 2, 0);
+    for (size_t k = 0; k < n; ++k) ++start[FloorDiv(at(k).time_s, window_s) - lo + 1];
+    for (size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
+    o.index.resize(n);
+    for (size_t k = 0; k < n; ++k) {
+      size_t& slot = start[FloorDiv(at(k).time_s, window_s) - lo];
+      o.index[slot++] = by_time.empty() ? static_cast<uint32_t>(k) : by_time[k];
+    }
+  } else if (!sorted) {
+    // Windows spread too far for buckets: a full sort by time.
+    o.index.resize(n);
+    for (uint32_t i = 0; i < n; ++i) o.index[i] = i;
+    std::stable_sort(o.index.begin(), o.index.end(),
+                     [&](uint32_t a, uint32_t b) { return samples[a].time_s < samples[b].time_s; });
+  } else {
+    o.index = std::move(by_time);
+  }
+  size_t begin = 0;
+  int64_t current = INT64_MIN;
+  for (size_t k = 0; k < n; ++k) {
+    int64_t w = FloorDiv(samples[o.index.empty() ? k : o.index[k]].time_s, window_s);
+    if (w != current) {
+      if (k > begin) o.windows.emplace_back(begin, k);
+      begin = k;
+      current = w;
+    }
+  }
+  o.windows.emplace_back(begin, n);
+  return o;
+}
+
 const char* kAdvice[] = {
     // hardware
     "Hardware slowness: check cooling, power and error counters (gpudoctor check on the node), "
@@ -93,13 +152,16 @@ const char* kAdvice[] = {
     "PERFORMANCE,POWER`; raise the limit or reset application clocks if unintended. Draining the "
     "node will not fix it.",
     // victim
-    "Waiting on a slower GPU of the same node at collectives: fix the GPU it waits on (see "
-    "waits_on); this one is not the cause.",
+    "Waiting on a slower GPU of the same node or job at collectives: fix the GPU it waits on "
+    "(see waits_on); this one is not the cause.",
     // workload
     "Workload imbalance: low utilisation with healthy clocks while peers are busy. This is the "
     "job's doing (data loading, pipeline stage, rank placement); draining the node will not fix "
     "it.",
 };
+
+// A slot's name: the job labels are per slot (node, bus), whatever card sits in it.
+std::string CardKeyOfSlot(const Card& c) { return c.node + '\x1f' + c.pci_bus_id; }
 
 int KindRank(const std::string& k) {
   return k == "hardware" ? 0 : k == "capped" ? 1 : k == "victim" ? 2 : 3;
@@ -121,7 +183,6 @@ std::vector<Straggler> FindStragglers(const FleetData& data, const OutlierOption
   const auto& samples = data.samples;
   const size_t n_cards = data.cards.size();
   const int64_t window_s = std::max<int64_t>(1, opt.window_s);
-  std::vector<uint32_t> order = TimeOrder(samples, n_cards);
   std::unordered_map<std::string, uint32_t> model_ids;
   std::vector<uint32_t> model_of(n_cards), model_cards;
   std::vector<float> limit_of(n_cards, NAN);
@@ -131,89 +192,27 @@ std::vector<Straggler> FindStragglers(const FleetData& data, const OutlierOption
     if (model_of[c] >= model_cards.size()) model_cards.resize(model_of[c] + 1, 0);
     ++model_cards[model_of[c]];
   }
-  // Groups: (model, window) -> entries, one per card (its latest sample in the window), laid
-  // out contiguously in one arena: a first pass over the samples counts each group's entries,
-  // a second writes them in place (no per-group vectors, no hash lookup per entry).
-  std::unordered_map<int64_t, uint32_t> group_ids;
-  std::vector<size_t> group_start;  // group id -> first entry; then, while filling, next free
-  // The group of the last flush per model: flushes come in runs of one window.
-  std::vector<std::pair<int64_t, uint32_t>> last_group(model_cards.size(), {INT64_MIN, 0});
-  auto group_of = [&](uint32_t c, int64_t window) {
-    auto& last = last_group[model_of[c]];
-    if (last.first == window) return last.second;
-    int64_t key = (static_cast<int64_t>(model_of[c]) << 40) ^ (window & ((int64_t{1} << 40) - 1));
-    auto [it, inserted] = group_ids.emplace(key, static_cast<uint32_t>(group_start.size()));
-    if (inserted) group_start.push_back(0);
-    last = {window, it->second};
-    return it->second;
-  };
-  const size_t n = samples.size();
-  {
-    std::vector<int64_t> window_of(n_cards, INT64_MIN);
-    for (size_t k = 0; k < n; ++k) {
-      const GpuSample& s = samples[order.empty() ? k : order[k]];
-      int64_t w = FloorDiv(s.time_s, window_s);
-      if (w == window_of[s.card]) continue;
-      if (window_of[s.card] != INT64_MIN) ++group_start[group_of(s.card, window_of[s.card])];
-      window_of[s.card] = w;
-    }
-    for (uint32_t c = 0; c < n_cards; ++c) {
-      if (window_of[c] != INT64_MIN) ++group_start[group_of(c, window_of[c])];
-    }
-  }
-  const size_t n_groups = group_start.size();
-  std::vector<size_t> group_size(group_start);
-  size_t total = 0;
-  for (size_t& g : group_start) total += std::exchange(g, total);
-  std::vector<size_t> group_fill(group_start);
-  std::unique_ptr<Entry[]> arena(new Entry[std::max<size_t>(total, 1)]);
+  // Windows are judged one at a time, in time order: the samples are visited window by window
+  // (WindowOrder), each card's latest sample of the window becomes its entry, and the window's
+  // entries are grouped per model into buffers reused from window to window. Memory is
+  // O(cards), not O(cards x windows), and every pass reads contiguous memory.
+  const WindowOrder order = OrderByWindow(samples, n_cards, window_s);
+  std::vector<std::vector<Entry>> groups(model_cards.size());
+  for (size_t m = 0; m < groups.size(); ++m) groups[m].reserve(model_cards[m]);
   struct CardState {
-    int64_t window = INT64_MIN;
+    uint32_t seen_in = UINT32_MAX;  // the window (index into order.windows) of `pending`
     Entry pending;
-    std::optional<double> pending_err, prev_err;
+    bool has_pending_err = false, has_prev_err = false;
+    double pending_err = 0, prev_err = 0;
   };
   std::vector<CardState> state(n_cards);
-  auto flush = [&](uint32_t c) {
-    CardState& st = state[c];
-    if (st.window == INT64_MIN) return;
-    float delta = NAN;
-    if (st.pending_err && st.prev_err && *st.pending_err >= *st.prev_err) {
-      delta = static_cast<float>(*st.pending_err - *st.prev_err);
-    }
-    st.prev_err = st.pending_err;
-    st.pending.v[kErrors] = delta;
-    arena[group_fill[group_of(c, st.window)]++] = st.pending;
-  };
-  for (size_t k = 0; k < n; ++k) {
-    const GpuSample& s = samples[order.empty() ? k : order[k]];
-    const uint32_t c = s.card;
-    CardState& st = state[c];
-    int64_t w = FloorDiv(s.time_s, window_s);
-    if (w != st.window) {
-      flush(c);
-      st.window = w;
-    }
-    // The latest sample of the window replaces an earlier one.
-    bool busy = s.util_pct && *s.util_pct >= opt.busy_util_pct;
-    Entry& e = st.pending;
-    e = Entry{c, s.clock_event_reasons.value_or(0), limit_of[c], {NAN, NAN, NAN, NAN, NAN}};
-    if (busy && s.sm_clock_mhz) e.v[kClock] = *s.sm_clock_mhz;
-    if (busy && s.power_w) e.v[kPower] = *s.power_w;
-    if (busy && s.temp_c) e.v[kTemp] = *s.temp_c;
-    // An idle GPU has no work to be slow at: not compared on utilisation (FindIdle).
-    if (s.util_pct && *s.util_pct > opt.idle_util_pct) e.v[kUtil] = *s.util_pct;
-    st.pending_err.reset();
-    if (s.ecc_sbe || s.ecc_dbe || s.pcie_replays) {
-      st.pending_err = double(s.ecc_sbe.value_or(0)) + double(s.ecc_dbe.value_or(0)) +
-                       double(s.pcie_replays.value_or(0));
-    }
-  }
-  for (uint32_t c = 0; c < n_cards; ++c) flush(c);
+  std::vector<uint32_t> touched;
+  touched.reserve(n_cards);
   std::vector<CardTally> tally(n_cards);
   std::vector<double> vals;
-  for (size_t g = 0; g < n_groups; ++g) {
-    const std::span<const Entry> entries(arena.get() + group_start[g], group_size[g]);
-    if (static_cast<int>(entries.size()) < opt.min_peers) continue;
+  vals.reserve(n_cards);
+  auto judge = [&](std::span<const Entry> entries) {
+    if (static_cast<int>(entries.size()) < opt.min_peers) return;
     double median[kMetricCount], spread[kMetricCount];
     bool usable[kMetricCount];
     for (int m = 0; m < kMetricCount; ++m) {
@@ -283,6 +282,45 @@ std::vector<Straggler> FindStragglers(const FleetData& data, const OutlierOption
         t.peers[m].push_back(static_cast<float>(median[m]));
       }
     }
+  };
+  for (uint32_t wi = 0; wi < order.windows.size(); ++wi) {
+    touched.clear();
+    for (size_t k = order.windows[wi].first; k < order.windows[wi].second; ++k) {
+      const GpuSample& s = samples[order.index.empty() ? k : order.index[k]];
+      const uint32_t c = s.card;
+      CardState& st = state[c];
+      if (st.seen_in != wi) {
+        st.seen_in = wi;
+        touched.push_back(c);
+      }
+      // The latest sample of the window replaces an earlier one.
+      bool busy = s.util_pct && *s.util_pct >= opt.busy_util_pct;
+      Entry& e = st.pending;
+      e = Entry{c, s.clock_event_reasons.value_or(0), limit_of[c], {NAN, NAN, NAN, NAN, NAN}};
+      if (busy && s.sm_clock_mhz) e.v[kClock] = *s.sm_clock_mhz;
+      if (busy && s.power_w) e.v[kPower] = *s.power_w;
+      if (busy && s.temp_c) e.v[kTemp] = *s.temp_c;
+      // An idle GPU has no work to be slow at: not compared on utilisation (FindIdle).
+      if (s.util_pct && *s.util_pct > opt.idle_util_pct) e.v[kUtil] = *s.util_pct;
+      st.has_pending_err = s.ecc_sbe || s.ecc_dbe || s.pcie_replays;
+      if (st.has_pending_err) {
+        st.pending_err = double(s.ecc_sbe.value_or(0)) + double(s.ecc_dbe.value_or(0)) +
+                         double(s.pcie_replays.value_or(0));
+      }
+    }
+    for (auto& g : groups) g.clear();
+    for (uint32_t c : touched) {
+      CardState& st = state[c];
+      float delta = NAN;
+      if (st.has_pending_err && st.has_prev_err && st.pending_err >= st.prev_err) {
+        delta = static_cast<float>(st.pending_err - st.prev_err);
+      }
+      st.has_prev_err = st.has_pending_err;
+      st.prev_err = st.pending_err;
+      st.pending.v[kErrors] = delta;
+      groups[model_of[c]].push_back(st.pending);
+    }
+    for (const auto& g : groups) judge(g);
   }
   std::vector<Straggler> out;
   for (uint32_t c = 0; c < n_cards; ++c) {
@@ -309,18 +347,41 @@ std::vector<Straggler> FindStragglers(const FleetData& data, const OutlierOption
     }
     out.push_back(std::move(s));
   }
-  // Victims: the GPUs of a node that holds a hardware straggler wait for it at collectives.
-  std::unordered_map<std::string, size_t> holder;  // node -> index into out
+  // Victims: the GPUs of a node that holds a hardware straggler wait for it at collectives, and
+  // so do the GPUs of the same job on other nodes (a job label in the reports).
+  std::unordered_map<std::string, const std::string*> job_of;  // node\x1fbus -> latest job
+  {
+    std::vector<std::pair<int64_t, const std::string*>> latest(n_cards, {INT64_MIN, nullptr});
+    for (const auto& j : data.card_jobs) {
+      if (j.card < n_cards && j.time_s >= latest[j.card].first) latest[j.card] = {j.time_s, &j.job};
+    }
+    for (uint32_t c = 0; c < n_cards; ++c) {
+      if (latest[c].second != nullptr) job_of[CardKeyOfSlot(data.cards[c])] = latest[c].second;
+    }
+  }
+  auto job_at = [&](uint32_t card) -> const std::string* {
+    auto it = job_of.find(CardKeyOfSlot(data.cards[card]));
+    return it == job_of.end() ? nullptr : it->second;
+  };
+  std::unordered_map<std::string, size_t> holder, job_holder;  // node / job -> index into out
+  auto hold = [&](std::unordered_map<std::string, size_t>& m, const std::string& key, size_t i) {
+    auto [it, inserted] = m.emplace(key, i);
+    if (!inserted && out[i].windows_outlier > out[it->second].windows_outlier) it->second = i;
+  };
   for (size_t i = 0; i < out.size(); ++i) {
     if (out[i].kind != "hardware") continue;
-    const std::string& node = data.cards[out[i].card].node;
-    auto [it, inserted] = holder.emplace(node, i);
-    if (!inserted && out[i].windows_outlier > out[it->second].windows_outlier) it->second = i;
+    hold(holder, data.cards[out[i].card].node, i);
+    if (const std::string* job = job_at(out[i].card)) hold(job_holder, *job, i);
   }
   for (auto& s : out) {
     if (s.kind == "hardware") continue;
     auto it = holder.find(data.cards[s.card].node);
-    if (it == holder.end()) continue;
+    if (it == holder.end()) {
+      const std::string* job = job_at(s.card);
+      if (job == nullptr) continue;
+      it = job_holder.find(*job);
+      if (it == job_holder.end()) continue;
+    }
     s.kind = "victim";
     s.waits_on = out[it->second].card;
     s.advice = kAdvice[KindRank("victim")];

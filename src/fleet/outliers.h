@@ -17,9 +17,11 @@
 //     peers' (< 90 %), or a power draw above the peers' (a power-heavy job at its power cap,
 //     SW power cap 0x4). Not a fault; draining will not fix it.
 //   "workload": utilisation (or power) below busy peers with healthy clocks: the job's doing.
-//   "victim": a workload or capped straggler on the same node as a hardware straggler: it
-//     waits for that GPU at collectives (`waits_on`); the hardware straggler's `holds_back`
-//     counts them.
+//   "victim": a workload or capped straggler on the same node as a hardware straggler, or in
+//     the same job (its latest job label, FleetData::card_jobs) as one on another node: it
+//     waits for that GPU at collectives (`waits_on`: the node's hardware straggler first, else
+//     the job's; the one with most outlier windows when there are several); the hardware
+//     straggler's `holds_back` counts them.
 // An idle GPU (utilisation <= idle_util_pct) is never compared on utilisation: it has no work,
 // and FindIdle reports it as unused capacity instead. Pure functions, thread-compatible.
 #pragma once
@@ -55,7 +57,7 @@ struct Straggler {
   int windows_outlier = 0;
   std::string kind;                  // "hardware" | "capped" | "workload" | "victim"
   bool throttle_seen = false;        // HW slowdown / thermal / power-brake clock event reasons
-  std::optional<uint32_t> waits_on;  // victims: the hardware straggler's card on the node
+  std::optional<uint32_t> waits_on;  // victims: the hardware straggler's card (node or job)
   int holds_back = 0;                // hardware stragglers: victims waiting on it
   std::vector<MetricOutlier> metrics;
   std::string advice;

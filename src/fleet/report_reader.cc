@@ -3,22 +3,26 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
-#include <nlohmann/json.hpp>
+#include <memory>
+#include <mutex>
 #include <set>
+#include <thread>
 
 #include "core/input_file.h"
 #include "core/root_fs.h"
 #include "core/strings.h"
 #include "core/time_spec.h"
 #include "facts/gpu_facts.h"
+#include "fleet/report_index.h"
 #include "rules/stored_action.h"
 
 namespace gpudoctor::fleet {
 namespace {
-
-using nlohmann::json;
 
 constexpr int64_t kFutureToleranceS = 600;
 constexpr int64_t kMaxFutureS = 86400;
@@ -28,187 +32,86 @@ constexpr int64_t kMaxSpreadS = 180 * 86400;
 constexpr size_t kMaxFileBytes = 16u << 20;
 constexpr size_t kMaxStreamBytes = 256u << 20;
 
-std::optional<double> Num(const json& o, const char* key) {
-  auto it = o.find(key);
-  if (it == o.end() || !it->is_number()) return std::nullopt;
-  return it->get<double>();
-}
+}  // namespace
 
-std::optional<int64_t> Int(const json& o, const char* key) {
-  auto it = o.find(key);
-  if (it == o.end() || !it->is_number()) return std::nullopt;
-  double d = it->get<double>();
-  if (!(d >= -9e18 && d <= 9e18)) return std::nullopt;
-  return static_cast<int64_t>(d);
-}
-
-std::string Str(const json& o, const char* key) {
-  auto it = o.find(key);
-  if (it == o.end() || !it->is_string()) return {};
-  return it->get<std::string>();
-}
-
-std::optional<uint32_t> Counter(const json& o, const char* key) {
-  auto d = Num(o, key);
-  if (!d || *d < 0) return std::nullopt;
-  return static_cast<uint32_t>(std::min(*d, 4294967295.0));
-}
-
-// A value outside its physical range (fleet_model.h) is dropped (absent) and named in
-// `rejected`.
-std::optional<float> Ranged(const json& o, const char* key, double scale, ValueRange range,
-                            const char* unit, std::string& rejected) {
-  auto d = Num(o, key);
-  if (!d) return std::nullopt;
-  double v = *d * scale;
-  if (std::isfinite(v) && range.Contains(v)) return static_cast<float>(v);
-  if (!rejected.empty()) rejected += ", ";
-  rejected += std::string(key) + " " + Sanitize(o.find(key)->dump(), 24) + " (expected " +
-              FormatDouble(range.lo / scale, 0) + ".." + FormatDouble(range.hi / scale, 0) + " " +
-              unit + ")";
-  return std::nullopt;
-}
-
-GpuSample SampleFrom(const json& g, const std::string& node, int64_t t, FleetData& data,
-                     std::string& rejected) {
-  Card c;
-  c.node = node;
-  if (auto i = Int(g, "index")) c.index = static_cast<int>(*i);
-  c.uuid = Str(g, "uuid");
-  c.pci_bus_id = CanonicalBusId(Str(g, "pci_bus_id"));
-  c.serial = SerialOrEmpty(Str(g, "serial"));
-  c.model = Str(g, "name");
-  c.max_sm_clock_mhz = Ranged(g, "max_sm_clock_mhz", 1, kSmClockRangeMhz, "MHz", rejected);
-  c.power_limit_w = Ranged(g, "power_limit_mw", 1e-3, kPowerRangeW, "mW", rejected);
-  GpuSample s;
-  s.card = data.InternCard(c);
-  s.time_s = t;
-  s.sm_clock_mhz = Ranged(g, "sm_clock_mhz", 1, kSmClockRangeMhz, "MHz", rejected);
-  s.power_w = Ranged(g, "power_mw", 1e-3, kPowerRangeW, "mW", rejected);
-  s.util_pct = Ranged(g, "util_gpu_pct", 1, kUtilRangePct, "%", rejected);
-  s.temp_c = Ranged(g, "temp_c", 1, kTempRangeC, "C", rejected);
-  // Counters: the later sample of the check's window when present.
-  for (const char* key : {"counters_second", "counters_first"}) {
-    auto c2 = g.find(key);
-    if (c2 == g.end() || !c2->is_object()) continue;
-    if (!s.ecc_sbe) s.ecc_sbe = Counter(*c2, "ecc_sbe_volatile");
-    if (!s.ecc_dbe) s.ecc_dbe = Counter(*c2, "ecc_dbe_volatile");
-    if (!s.pcie_replays) s.pcie_replays = Counter(*c2, "pcie_replays");
-    if (!s.clock_event_reasons) s.clock_event_reasons = Counter(*c2, "clock_event_reasons");
-  }
-  return s;
-}
-
-Status AddReportJson(const json& j, const std::string& source, int64_t now_s, FleetData& data) {
-  if (!j.is_object()) return ParseError("not a JSON object (not a gpudoctor check --json report)");
-  std::string host = Str(j, "host");
-  if (host.empty()) return ParseError("no \"host\" (not a gpudoctor check --json report)");
-  std::string time_text = Str(j, "time");
-  auto t = ParseRfc3339(time_text);
-  if (!t)
-    return ParseError("node " + host + ": missing or malformed \"time\" '" +
-                      time_text.substr(0, 40) + "'");
-  auto fit = j.find("findings");
-  if (fit == j.end() || !fit->is_array()) {
-    return ParseError("node " + host + ": no \"findings\" array (truncated or not a report)");
-  }
-  auto [seen, inserted] = data.seen.emplace(std::make_pair(host, *t), source);
+Status AddParsedReport(const ParsedReport& r, const std::string& source, int64_t now_s,
+                       FleetData& data) {
+  const std::string& host = r.host;
+  const std::string& time_text = r.time_text;
+  const int64_t t = r.time_s;
+  auto [seen, inserted] = data.seen.emplace(std::make_pair(host, t), source);
   if (!inserted) {
     data.problems.push_back({source, host,
                              "duplicate report of node " + host + " at " + time_text +
                                  " (first read from " + seen->second + "); skipped"});
     return Status::Ok();
   }
-  if (*t < kEarliestReportS) {
+  if (t < kEarliestReportS) {
     data.seen.erase(seen);
     data.problems.push_back(
         {source, host,
          "report time " + time_text + " is before 2020 (the node's clock was not set): skipped"});
     return Status::Ok();
   }
-  if (*t > now_s + kMaxFutureS) {
+  if (t > now_s + kMaxFutureS) {
     data.seen.erase(seen);
     data.problems.push_back({source, host,
                              "clock skew: report time " + time_text + " is " +
-                                 std::to_string((*t - now_s) / 3600) +
+                                 std::to_string((t - now_s) / 3600) +
                                  " h ahead of this host's clock: skipped"});
     return Status::Ok();
   }
-  if (*t > now_s + kFutureToleranceS) {
+  if (t > now_s + kFutureToleranceS) {
     data.problems.push_back({source, host,
                              "clock skew: report time " + time_text + " is " +
-                                 std::to_string((*t - now_s) / 60) +
+                                 std::to_string((t - now_s) / 60) +
                                  " min in the future; its windows may not line up with peers"});
   }
   NodeReport rep;
   rep.node = host;
   rep.source = source;
-  rep.verdict = Str(j, "verdict");
-  rep.time_s = *t;
-  if (auto g = j.find("gpus"); g != j.end() && g->is_array()) {
-    std::string rejected_all;
-    for (const auto& gj : *g) {
-      if (!gj.is_object()) continue;
-      std::string rejected;
-      data.samples.push_back(SampleFrom(gj, host, *t, data, rejected));
-      if (!rejected.empty()) {
-        rejected_all += (rejected_all.empty() ? "" : "; ") + std::string("GPU ") +
-                        std::to_string(rep.gpu_count) + ": " + rejected;
-      }
-      ++rep.gpu_count;
+  rep.verdict = r.verdict;
+  rep.time_s = t;
+  rep.job = r.job;
+  std::string rejected_all;
+  for (const auto& g : r.gpus) {
+    Card card = g.card;
+    card.node = host;
+    GpuSample s = g.sample;
+    s.card = data.InternCard(card);
+    s.time_s = t;
+    data.samples.push_back(s);
+    const std::string& job = g.job.empty() ? r.job : g.job;
+    if (!job.empty()) data.card_jobs.push_back({s.card, t, job});
+    if (!g.rejected.empty()) {
+      rejected_all += (rejected_all.empty() ? "" : "; ") + std::string("GPU ") +
+                      std::to_string(rep.gpu_count) + ": " + g.rejected;
     }
-    if (!rejected_all.empty()) {
-      data.problems.push_back(
-          {source, host, "values out of physical range, dropped: " + rejected_all});
-    }
+    ++rep.gpu_count;
   }
-  if (rep.gpu_count == 0 && j.find("gpus") == j.end()) {
+  if (!rejected_all.empty()) {
+    data.problems.push_back(
+        {source, host, "values out of physical range, dropped: " + rejected_all});
+  }
+  if (rep.gpu_count == 0 && !r.has_gpus) {
     data.problems.push_back({source, host,
                              "no \"gpus\" facts (older gpudoctor version, or GPU probes off): "
                              "node " +
                                  host + " has no GPU rows and is not compared with peers"});
   }
-  std::map<std::string, int> repeats;  // finding key -> times seen in this report
-  for (const auto& f : *fit) {
-    if (!f.is_object()) continue;
-    FindingEvent e;
-    e.node = host;
-    e.time_s = *t;
-    e.id = Str(f, "id");
-    if (e.id.empty()) continue;
-    auto sev = ParseSeverity(Str(f, "severity"));
-    e.severity = sev.value_or(Severity::kInfo);
-    std::optional<int64_t> xid;
-    if (auto ev = f.find("evidence"); ev != f.end() && ev->is_object()) xid = Int(*ev, "xid");
-    e.action = ReadFindingAction(Str(f, "action"), e.id,
-                                 xid ? std::optional<int>(static_cast<int>(*xid)) : std::nullopt,
-                                 Str(f, "summary"));
-    e.layer = ParseLayer(Str(f, "layer")).value_or(Layer::kResources);
-    e.summary = Str(f, "summary");
-    e.subject = Str(f, "subject");
-    if (auto g = f.find("gpu"); g != f.end() && g->is_object()) {
-      if (auto i = Int(*g, "index")) e.gpu.index = static_cast<int>(*i);
-      e.gpu.uuid = Str(*g, "uuid");
-      e.gpu.pci_bus_id = CanonicalBusId(Str(*g, "pci_bus_id"));
-      e.gpu.serial = SerialOrEmpty(Str(*g, "serial"));
-      e.gpu.name = Str(*g, "name");
-    }
-    std::string key = e.id + '\x1f' + e.gpu.pci_bus_id + '\x1f' + e.gpu.uuid + '\x1f' +
-                      (e.gpu.index ? std::to_string(*e.gpu.index) : "") + '\x1f' + e.subject;
-    if (++repeats[key] > 1) continue;  // a finding repeated in one report is one finding
-    data.findings.push_back(std::move(e));
+  for (const auto& e : r.findings) {
+    data.findings.push_back(e);
+    data.findings.back().node = host;
+    data.findings.back().time_s = t;
   }
-  for (const auto& [key, n] : repeats) {
-    if (n < 2) continue;
+  for (const auto& [id, n] : r.repeats) {
     data.problems.push_back({source, host,
-                             "finding " + key.substr(0, key.find('\x1f')) + " repeated " +
-                                 std::to_string(n) + " times in one report: counted once"});
+                             "finding " + id + " repeated " + std::to_string(n) +
+                                 " times in one report: counted once"});
   }
   data.reports.push_back(std::move(rep));
   return Status::Ok();
 }
-
-}  // namespace
 
 void DropTimeOutliers(FleetData& data) {
   if (data.reports.size() < 3) return;
@@ -238,6 +141,9 @@ void DropTimeOutliers(FleetData& data) {
   std::erase_if(data.findings, [&](const FindingEvent& e) {
     return drop.count({e.node, e.time_s}) != 0;
   });
+  std::erase_if(data.card_jobs, [&](const CardJob& j) {
+    return drop.count({data.cards[j.card].node, j.time_s}) != 0;
+  });
   if (!data.sample_at.empty()) {  // indices into samples changed
     data.sample_at.clear();
     for (size_t i = 0; i < data.samples.size(); ++i) {
@@ -247,13 +153,9 @@ void DropTimeOutliers(FleetData& data) {
 }
 
 Status AddReport(std::string_view text, const std::string& source, int64_t now_s, FleetData& data) {
-  json j = json::parse(text.begin(), text.end(), nullptr, false);
-  if (j.is_discarded()) return ParseError("invalid or truncated JSON");
-  try {
-    return AddReportJson(j, source, now_s, data);
-  } catch (const std::exception& e) {
-    return ParseError(std::string("unexpected JSON shape: ") + e.what());
-  }
+  auto parsed = ParseReportJson(text);
+  if (!parsed.ok()) return parsed.status();
+  return AddParsedReport(*parsed, source, now_s, data);
 }
 
 std::vector<std::string_view> SplitDocuments(std::string_view s) {
@@ -357,15 +259,140 @@ std::vector<std::pair<std::string, std::string>> SplitPdshStreams(std::string_vi
 
 namespace {
 
-void AddDocuments(std::string_view stream, const std::string& source, int64_t now_s,
-                  FleetData& data) {
+// Parses each document of `stream`, named "<source>#<n>".
+void ParseDocuments(std::string_view stream, const std::string& source,
+                    std::vector<IndexedDoc>& out) {
   int n = 0;
   for (auto doc : SplitDocuments(stream)) {
     ++n;
-    std::string name = source + "#" + std::to_string(n);
-    if (Status s = AddReport(doc, name, now_s, data); !s.ok()) {
-      data.problems.push_back({name, "", s.message()});
+    IndexedDoc d;
+    d.source = source + "#" + std::to_string(n);
+    auto parsed = ParseReportJson(doc);
+    if (parsed.ok()) {
+      d.ok = true;
+      d.report = std::move(*parsed);
+    } else {
+      d.error = parsed.status().message();
     }
+    out.push_back(std::move(d));
+  }
+}
+
+void ParseStream(std::string_view stream, const std::string& source, std::vector<IndexedDoc>& out) {
+  auto hosts = SplitPdshStreams(stream);
+  if (hosts.empty()) {
+    ParseDocuments(stream, source, out);
+    return;
+  }
+  for (const auto& [host, text] : hosts) {
+    ParseDocuments(text, host.empty() ? source : source + ":" + host, out);
+  }
+}
+
+// The documents of one report file: one report (named by the file), or a stream of them.
+std::vector<IndexedDoc> ParseFile(std::string_view text, const std::string& file) {
+  std::vector<IndexedDoc> out;
+  // A file that parses as one document is one report (two or more documents never parse as
+  // one); only a file that does not is split, to tell a stream from a broken report.
+  auto parsed = ParseReportJson(text);
+  if (parsed.ok() || SplitDocuments(text).size() <= 1) {
+    IndexedDoc d;
+    d.source = file;
+    if (parsed.ok()) {
+      d.ok = true;
+      d.report = std::move(*parsed);
+    } else {
+      d.error = parsed.status().message();
+    }
+    out.push_back(std::move(d));
+  } else {
+    ParseStream(text, file, out);
+  }
+  return out;
+}
+
+// Reads and parses files on worker threads (file i on worker i mod K), at most kAhead files
+// ahead of the consumer, who takes them in order: parsing spreads over the cores, reading
+// overlaps parsing, and a directory costs K workers, not one hand-off per file. Each Next()
+// waits at most until its deadline; a file that does not come in time abandons the workers (a
+// hung filesystem: a read never returns).
+struct ParsedFile {
+  size_t bytes = 0;
+  std::vector<IndexedDoc> docs;
+};
+
+class ReadAhead {
+ public:
+  static constexpr size_t kAhead = 64;
+  explicit ReadAhead(std::vector<std::string> paths) : shared_(std::make_shared<Shared>()) {
+    shared_->results.resize(paths.size());
+    shared_->paths = std::move(paths);
+    const size_t n = shared_->paths.size();
+    if (n == 0) return;
+    const size_t workers =
+        std::clamp<size_t>(std::thread::hardware_concurrency(), 1, std::min<size_t>(4, n));
+    for (size_t k = 0; k < workers; ++k) {
+      started_ |= RunOnWorker([s = shared_, k, workers] {
+        for (size_t i = k; i < s->paths.size(); i += workers) {
+          {
+            std::unique_lock lock(s->mu);
+            s->room.wait(lock, [&] { return s->abandoned || i < s->taken + kAhead; });
+            if (s->abandoned) return;
+          }
+          auto text = ReadRegularInputFile(s->paths[i], kMaxFileBytes);
+          Result<ParsedFile> r = text.status();
+          if (text.ok()) r = ParsedFile{text->size(), ParseFile(*text, s->paths[i])};
+          std::lock_guard lock(s->mu);
+          s->results[i].emplace(std::move(r));
+          if (s->waiting == i) s->ready.notify_one();
+        }
+      });
+    }
+  }
+  ~ReadAhead() {
+    std::lock_guard lock(shared_->mu);
+    shared_->abandoned = true;
+    shared_->room.notify_all();
+  }
+  // The next file, parsed, or its error; a timeout error when it did not come by `deadline`.
+  Result<ParsedFile> Next(TimePoint deadline) {
+    Shared& s = *shared_;
+    std::unique_lock lock(s.mu);
+    const size_t i = s.taken;
+    s.waiting = i;
+    bool ok =
+        started_ && s.ready.wait_until(lock, deadline, [&] { return s.results[i].has_value(); });
+    s.waiting = SIZE_MAX;
+    if (!ok) {
+      if (started_) CountAbandonedWorker();
+      s.abandoned = true;
+      s.room.notify_all();
+      return InputTimeoutError(s.paths[i]);
+    }
+    Result<ParsedFile> r = std::move(*s.results[i]);
+    s.results[i].reset();
+    ++s.taken;
+    s.room.notify_all();
+    return r;
+  }
+
+ private:
+  struct Shared {
+    std::mutex mu;
+    std::condition_variable ready, room;
+    std::vector<std::string> paths;
+    std::vector<std::optional<Result<ParsedFile>>> results;
+    size_t taken = 0, waiting = SIZE_MAX;
+    bool abandoned = false;
+  };
+  std::shared_ptr<Shared> shared_;
+  bool started_ = false;
+};
+
+void ApplyDocs(const std::vector<IndexedDoc>& docs, int64_t now_s, FleetData& data) {
+  for (const auto& d : docs) {
+    Status s = d.ok ? AddParsedReport(d.report, d.source, now_s, data) : ParseError(d.error);
+    if (!s.ok()) data.problems.push_back({d.source, "", s.message()});
   }
 }
 
@@ -417,43 +444,80 @@ void CollectFiles(const std::string& dir, int depth, std::vector<std::string>& f
 
 void AddReportStream(std::string_view stream, const std::string& source, int64_t now_s,
                      FleetData& data) {
-  auto hosts = SplitPdshStreams(stream);
-  if (hosts.empty()) {
-    AddDocuments(stream, source, now_s, data);
-    return;
-  }
-  for (const auto& [host, text] : hosts) {
-    AddDocuments(text, host.empty() ? source : source + ":" + host, now_s, data);
-  }
+  std::vector<IndexedDoc> docs;
+  ParseStream(stream, source, docs);
+  ApplyDocs(docs, now_s, data);
 }
 
 Status ReadReports(const std::string& path, int64_t now_s, FleetData& data,
                    std::chrono::milliseconds per_file_timeout) {
+  return ReadReports(path, now_s, data, per_file_timeout, "", nullptr);
+}
+
+Status ReadReports(const std::string& path, int64_t now_s, FleetData& data,
+                   std::chrono::milliseconds per_file_timeout, const std::string& index_path,
+                   ReadStats* stats) {
+  ReadStats local;
+  ReadStats& st = stats ? *stats : local;
   auto deadline = [&] { return SteadyClock::now() + per_file_timeout; };
   if (path == "-") {
     auto text = ReadInputFile("-", kMaxStreamBytes, deadline());
     if (!text.ok()) return text.status();
     AddReportStream(*text, "stdin", now_s, data);
+    ++st.files_parsed;
     DropTimeOutliers(data);
     return Status::Ok();
   }
   auto info = RootFs::Stat(path);
   if (!info.ok()) return NotFound(path + ": no such file or directory");
   std::vector<std::string> files;
+  const bool use_index = info->is_dir && !index_path.empty();
   if (info->is_dir) {
     if (!RootFs::ListDir(path).ok()) return IoError(path + ": cannot open directory");
     CollectFiles(path, 0, files, data);
   } else {
     files.push_back(path);
   }
+  ReportIndex index;
+  size_t loaded = 0, hits = 0;
+  bool changed = false;
+  if (use_index) {
+    index = ReportIndex::Load(index_path, deadline(), &st.index_note);
+    loaded = index.size();
+    if (!st.index_note.empty()) changed = true;  // corrupt or another version: rebuilt
+  }
+  // The files to read (not in the index), their stat from before the read, and then the files
+  // in order: from the index, or read ahead on one worker and parsed here.
+  std::vector<const IndexedFile*> cached(files.size(), nullptr);
+  std::vector<std::optional<FileInfo>> file_info(files.size());
+  std::vector<std::string> to_read;
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (use_index) {
+      if (auto fi = RootFs::Stat(files[i]); fi.ok() && fi->is_regular) {
+        file_info[i] = *fi;
+        cached[i] = index.Find(files[i], fi->size_bytes, fi->mtime_unix_ns);
+      }
+    }
+    if (cached[i] == nullptr) to_read.push_back(files[i]);
+  }
+  // Most files are one report of a few GPUs: room for them up front (no regrowth of 1 GB).
+  data.reports.reserve(data.reports.size() + files.size());
+  data.samples.reserve(data.samples.size() + files.size() * 8);
+  ReadAhead reader(std::move(to_read));
   for (size_t i = 0; i < files.size(); ++i) {
     const std::string& f = files[i];
-    auto text = ReadInputFile(f, kMaxFileBytes, deadline());
-    if (!text.ok()) {
-      data.problems.push_back({f, "", text.status().message()});
+    if (cached[i] != nullptr) {
+      ApplyDocs(cached[i]->docs, now_s, data);
+      ++hits;
+      ++st.files_from_index;
+      continue;
+    }
+    auto parsed = reader.Next(deadline());
+    if (!parsed.ok()) {
+      data.problems.push_back({f, "", parsed.status().message()});
       // A file that did not answer in time: the filesystem is hung, and every other file on it
       // would cost the same wait.
-      if (text.status().code() == StatusCode::kTimeout && i + 1 < files.size()) {
+      if (parsed.status().code() == StatusCode::kTimeout && i + 1 < files.size()) {
         data.problems.push_back({path, "",
                                  std::to_string(files.size() - i - 1) +
                                      " more file(s) not read: the filesystem did not answer"});
@@ -461,17 +525,51 @@ Status ReadReports(const std::string& path, int64_t now_s, FleetData& data,
       }
       continue;
     }
-    auto docs = SplitDocuments(*text);
-    if (docs.size() <= 1) {
-      if (Status s = AddReport(*text, f, now_s, data); !s.ok()) {
-        data.problems.push_back({f, "", s.message()});
-      }
-    } else {
-      AddReportStream(*text, f, now_s, data);
+    ++st.files_parsed;
+    ApplyDocs(parsed->docs, now_s, data);
+    // The size and mtime from before the read: a file changed while read is parsed again next
+    // time (its mtime moved on).
+    if (file_info[i] && file_info[i]->size_bytes == parsed->bytes) {
+      index.Put(f, IndexedFile{file_info[i]->size_bytes, file_info[i]->mtime_unix_ns,
+                               std::move(parsed->docs)});
+      changed = true;
     }
+  }
+  if (use_index && (changed || hits != loaded)) {
+    Status s = index.Save(index_path, files);
+    st.index_saved = s.ok();
+    if (!s.ok()) st.index_note = s.message();
   }
   DropTimeOutliers(data);
   return Status::Ok();
+}
+
+std::string DefaultIndexPath(const std::string& dir) {
+  const char* off = std::getenv("GPUDOCTOR_FLEET_INDEX");
+  if (off != nullptr && std::string_view(off) == "off") return "";
+  std::string cache;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && x[0] == '/') {
+    cache = x;
+  } else if (const char* h = std::getenv("HOME"); h != nullptr && h[0] == '/') {
+    cache = std::string(h) + "/.cache";
+  } else {
+    return "";
+  }
+  std::error_code ec;
+  std::string abs = std::filesystem::absolute(dir, ec).lexically_normal().string();
+  if (ec) return "";
+  while (abs.size() > 1 && abs.back() == '/') abs.pop_back();
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : abs) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  std::string folder = cache + "/gpudoctor";
+  std::filesystem::create_directories(folder, ec);
+  if (ec) return "";
+  char name[64];
+  std::snprintf(name, sizeof(name), "/fleet-index-%016llx.idx", static_cast<unsigned long long>(h));
+  return folder + name;
 }
 
 }  // namespace gpudoctor::fleet

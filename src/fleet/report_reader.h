@@ -24,12 +24,18 @@
 
 #include "core/status.h"
 #include "fleet/fleet_model.h"
+#include "fleet/report_parse.h"
 
 namespace gpudoctor::fleet {
 
 // Parses one report document. On error returns it (nothing added).
 Status AddReport(std::string_view json_text, const std::string& source, int64_t now_s,
                  FleetData& data);
+
+// Adds one parsed report (report_parse.h): the checks that need other reports or the reading
+// host's clock (duplicates, dates, clock skew), then cards, samples, job labels and findings.
+Status AddParsedReport(const ParsedReport& report, const std::string& source, int64_t now_s,
+                       FleetData& data);
 
 // Splits a stream of concatenated JSON objects (whitespace or newlines between them) into
 // documents. Text outside any object is returned as a separate chunk, so it is reported. A
@@ -55,5 +61,26 @@ void DropTimeOutliers(FleetData& data);
 // Reads a directory (or one file, or "-" for stdin). Errors only when the path cannot be read.
 Status ReadReports(const std::string& path, int64_t now_s, FleetData& data,
                    std::chrono::milliseconds per_file_timeout = std::chrono::seconds(10));
+
+// What one ReadReports did: files parsed, files taken from the index (report_index.h), and why
+// the index was not used or not saved ("" when all went well).
+struct ReadStats {
+  size_t files_parsed = 0;
+  size_t files_from_index = 0;
+  bool index_saved = false;
+  std::string index_note;
+};
+
+// As above; for a directory with a non-empty `index_path`, unchanged files (same size and
+// mtime) come from that index instead of being parsed, and the index is updated when anything
+// changed. The result is the same as without the index.
+Status ReadReports(const std::string& path, int64_t now_s, FleetData& data,
+                   std::chrono::milliseconds per_file_timeout, const std::string& index_path,
+                   ReadStats* stats);
+
+// Where the CLI keeps the index of reports directory `dir`: $XDG_CACHE_HOME (else
+// $HOME/.cache)/gpudoctor/fleet-index-<hash of the absolute path>.idx; "" when neither variable
+// is set or GPUDOCTOR_FLEET_INDEX=off. The directory is created when missing.
+std::string DefaultIndexPath(const std::string& dir);
 
 }  // namespace gpudoctor::fleet

@@ -5,6 +5,7 @@
 
 #include "report/facts_json.h"
 #include "report/gpu_report.h"
+#include "report/job_label.h"
 #include "report/kernel_log_json.h"
 #include "report/report.h"
 
@@ -80,6 +81,8 @@ nlohmann::ordered_json ReportToJson(const Report& report) {
   j["action"] = ActionName(WorstAction(report.findings));
   j["host"] = report.snapshot.hostname;
   j["time"] = FormatUtc(report.snapshot.time);
+  // The job this check ran in (fleet groups a multi-node job's GPUs by it); absent when none.
+  if (std::string job = JobLabelFromEnvironment(); !job.empty()) j["job"] = job;
   j["duration_ms"] = static_cast<int64_t>(report.duration_ms);
   nlohmann::ordered_json findings = nlohmann::ordered_json::array();
   for (const auto& f : report.findings) findings.push_back(FindingToJson(f));

@@ -1,10 +1,11 @@
 // Fuzzes fleet ingestion: the input is read as a stream of check --json reports (truncated,
 // wrong types, duplicates, odd times) and as Prometheus query_range answers (info, a metric,
-// throttle reasons, findings), then analysed.
+// throttle reasons, findings) and as a report index record, then analysed.
 // Must never crash, hang or throw.
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "fleet/analysis.h"
 #include "fleet/prometheus_input.h"
@@ -15,6 +16,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string text(reinterpret_cast<const char*>(data), size);
   FleetData d;
   AddReportStream(text, "fuzz", 1900000000, d);
+  // The report index's binary record (report_index.h): decoded, and applied when it decodes.
+  {
+    std::string_view in(text);
+    ParsedReport r;
+    if (DecodeParsedReport(in, r)) (void)AddParsedReport(r, "fuzz-index", 1900000000, d);
+  }
   gpudoctor::Status s = AddPrometheusMatrix("gpudoctor_gpu_sm_clock_hertz", text, "fuzz", d);
   (void)s;
   // The streaming matrix reader (prom_matrix) behind the identity join, the reason bits and

@@ -1,0 +1,57 @@
+// The report index: a cache of parsed reports of one reports directory (the CLI keeps it in the
+// user's cache directory, report_reader.h DefaultIndexPath, so report directories and shared
+// read-only mounts are never written to), so that `fleet card`, `fleet slot` and repeated `fleet`
+// runs do not parse every report again. One entry per report file, keyed by the file's path, size
+// and modification time (ns): a file whose size or mtime changed is parsed again, a file gone is
+// dropped, a new file added; the rest is taken from the index (rebuilt incrementally).
+// The file: magic "GDFLEETIDX", a format version, the payload's length and checksum (FNV-1a over
+// words), then the payload. Anything that does not check out (another version, short, bad checksum,
+// a record that does not decode) makes the whole index untrusted: it is ignored and rebuilt, never
+// used in part. Saved atomically (temporary file + rename); a directory that cannot be written
+// just goes without an index. Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/deadline.h"
+#include "fleet/report_parse.h"
+
+namespace gpudoctor::fleet {
+
+// One document of a report file: parsed, or the parse error (reported as an input problem).
+struct IndexedDoc {
+  std::string source;  // "FILE", "FILE#2", "FILE:host#1"
+  bool ok = false;
+  std::string error;
+  ParsedReport report;
+};
+
+struct IndexedFile {
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+  std::vector<IndexedDoc> docs;
+};
+
+class ReportIndex {
+ public:
+  // Loads `path`. A missing file gives an empty index and `why` empty; an unusable one gives an
+  // empty index and `why` saying what was wrong ("bad checksum", ...).
+  // Read within `deadline` (a regular file only, at most 1 GiB).
+  static ReportIndex Load(const std::string& path, TimePoint deadline, std::string* why);
+
+  // The entry of `file` when its size and mtime match, else nullptr.
+  const IndexedFile* Find(const std::string& file, uint64_t size, int64_t mtime_ns) const;
+  void Put(const std::string& file, IndexedFile entry);
+  size_t size() const { return files_.size(); }
+
+  // Writes the index (only the given files' entries: files gone are dropped) atomically.
+  Status Save(const std::string& path, const std::vector<std::string>& keep) const;
+
+ private:
+  std::map<std::string, IndexedFile> files_;
+};
+
+}  // namespace gpudoctor::fleet
