@@ -59,7 +59,8 @@ std::string DcgmHelp(const MetricInfo& m) {
   const double s = m.dcgm_scale;
   const char* unit = nullptr;
   if (n.ends_with("_bytes_per_second")) {
-    unit = s == 1 ? "B/s" : nullptr;
+    // DCGM's NVLink bandwidth is KiB/s divided by 1000 (kDcgmNvLinkScale).
+    unit = s == 1 ? "B/s" : s == kDcgmNvLinkScale ? "KiB/s / 1000" : nullptr;
   } else if (n.ends_with("_ratio")) {
     unit = s == 100 ? "%" : nullptr;
   } else if (n.ends_with("_bytes")) {

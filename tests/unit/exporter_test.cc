@@ -228,6 +228,7 @@ const std::set<std::string> kDcgmOnly = {
 TEST(ExporterTest, DcgmCompatParityWithDefaultCounters) {
   auto tick = MakeTick();
   Snapshot& s = tick->report.snapshot;
+  s.gpu.driver.driver_version = "580.95.05";
   GpuFacts& g = s.gpu.gpus[0];
   g.memory_reserved_bytes = uint64_t{512} << 20;
   g.energy_mj = 123456789;
@@ -330,6 +331,10 @@ TEST(ExporterTest, DcgmCompatParityWithDefaultCounters) {
                       "the driver's sample period (in %).\n"),
             std::string::npos)
       << text;
+  EXPECT_NE(text.find("# HELP DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL NVLink data sent and received, "
+                      "all links, per second between the last two counter reads (NVML throughput "
+                      "counters) (in KiB/s / 1000).\n"),
+            std::string::npos);
   // gpudoctor's own: energy in joules, the NVLink data counters in bytes, their rate, the video
   // engines as ratios.
   EXPECT_NE(text.find("gpudoctor_gpu_energy_joules_total{gpu=\"0\""), std::string::npos);
