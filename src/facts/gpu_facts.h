@@ -25,6 +25,9 @@ struct GpuCounterRead {
   std::optional<uint64_t> nvlink_crc_data_errors;
   std::optional<uint64_t> nvlink_replay_errors;
   std::optional<uint64_t> nvlink_recovery_errors;
+  // NVLink data (payload) sent and received over all links, KiB since the driver loaded (NVML
+  // field values 138/139, all-links scope). Absent without nvmlDeviceGetFieldValues or NVLink.
+  std::optional<uint64_t> nvlink_tx_kib, nvlink_rx_kib;
   std::optional<uint64_t> clock_event_reasons;  // bit mask (nvml.md §4.4)
 };
 
@@ -81,6 +84,9 @@ struct GpuFacts {
   std::optional<uint32_t> sm_clock_mhz, memory_clock_mhz, graphics_clock_mhz;
   std::optional<uint32_t> max_sm_clock_mhz, max_memory_clock_mhz, max_graphics_clock_mhz;
   std::optional<uint32_t> fan_pct;
+  // Video encoder / decoder utilisation, percent over the driver's sampling period. A watch
+  // session reads them at a slow cadence (gpu_slow_reads.cc); absent where NVML has no answer.
+  std::optional<uint32_t> encoder_util_pct, decoder_util_pct;
   std::optional<bool> persistence_on;
   std::optional<bool> ecc_enabled;
   std::optional<uint64_t> retired_pages_sbe, retired_pages_dbe;

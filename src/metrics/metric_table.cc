@@ -17,6 +17,26 @@ std::optional<FactValue> Count(size_t n) { return Fact(std::optional<uint64_t>(n
 constexpr size_t kTopTrafficProcesses = 5;
 constexpr size_t kTopClientNetworks = 8;
 
+// DCGM's NVLink bandwidth (DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL, field 449) is the KiB of NVML's
+// TX + RX data counters per second between two reads, divided by 1000 (DcgmCacheManager's
+// ReadAndCacheNvLinkBandwidth); dcgm-exporter types it a counter though it is a rate.
+constexpr double kDcgmNvLinkScale = 1.0 / (1024.0 * 1000.0);
+
+// Bytes per second of NVLink data, both directions, between the window's two counter reads;
+// absent without both reads of both counters, or when they went backwards (driver reload).
+std::optional<FactValue> NvLinkDataRate(const GpuFacts& g) {
+  const GpuCounterRead& a = g.first;
+  const GpuCounterRead& b = g.second;
+  if (!g.window_s || *g.window_s <= 0 || !a.nvlink_tx_kib || !a.nvlink_rx_kib || !b.nvlink_tx_kib ||
+      !b.nvlink_rx_kib) {
+    return std::nullopt;
+  }
+  uint64_t before = *a.nvlink_tx_kib + *a.nvlink_rx_kib;
+  uint64_t after = *b.nvlink_tx_kib + *b.nvlink_rx_kib;
+  if (after < before) return std::nullopt;
+  return Fact(std::optional<double>(static_cast<double>(after - before) * 1024.0 / *g.window_s));
+}
+
 }  // namespace
 
 double FactValue::AsDouble() const {
@@ -43,7 +63,8 @@ std::string DcgmHelp(const MetricInfo& m) {
   const double s = m.dcgm_scale;
   const char* unit = nullptr;
   if (n.ends_with("_bytes_per_second")) {
-    unit = s == 1 ? "B/s" : nullptr;
+    // DCGM's NVLink bandwidth is KiB/s divided by 1000 (kDcgmNvLinkScale).
+    unit = s == 1 ? "B/s" : s == kDcgmNvLinkScale ? "KiB/s / 1000" : nullptr;
   } else if (n.ends_with("_ratio")) {
     unit = s == 100 ? "%" : nullptr;
   } else if (n.ends_with("_bytes")) {
@@ -80,6 +101,18 @@ const std::vector<FieldDescriptor<GpuFacts>>& GpuFieldTable() {
         100},
        0.01,
        [](const GpuFacts& g) { return Fact(g.util_memory_pct); }},
+      {"",
+       {"gpudoctor_gpu_encoder_utilization_ratio", G,
+        "Share of time the video encoder was busy over the driver's sample period (0-1).", "",
+        "DCGM_FI_DEV_ENC_UTIL", 100},
+       0.01,
+       [](const GpuFacts& g) { return Fact(g.encoder_util_pct); }},
+      {"",
+       {"gpudoctor_gpu_decoder_utilization_ratio", G,
+        "Share of time the video decoder was busy over the driver's sample period (0-1).", "",
+        "DCGM_FI_DEV_DEC_UTIL", 100},
+       0.01,
+       [](const GpuFacts& g) { return Fact(g.decoder_util_pct); }},
       {"memory_used_bytes",
        {"gpudoctor_gpu_memory_used_bytes", G, "Device memory in use.", "", "DCGM_FI_DEV_FB_USED",
         1.0 / (1 << 20)},
@@ -237,12 +270,12 @@ const std::vector<FieldDescriptor<GpuFacts>>& GpuFieldTable() {
        [](const GpuFacts& g) { return Fact(g.pcie_max_width); }},
       {"pcie_tx_bytes_per_s",
        {"gpudoctor_gpu_pcie_tx_bytes_per_second", G, "PCIe transmit throughput (NVML, over 20 ms).",
-        "", "DCGM_FI_PROF_PCIE_TX_BYTES", 1, C},
+        "", "DCGM_FI_PROF_PCIE_TX_BYTES"},
        1,
        [](const GpuFacts& g) { return Fact(g.pcie_tx_bytes_per_s); }},
       {"pcie_rx_bytes_per_s",
        {"gpudoctor_gpu_pcie_rx_bytes_per_second", G, "PCIe receive throughput (NVML, over 20 ms).",
-        "", "DCGM_FI_PROF_PCIE_RX_BYTES", 1, C},
+        "", "DCGM_FI_PROF_PCIE_RX_BYTES"},
        1,
        [](const GpuFacts& g) { return Fact(g.pcie_rx_bytes_per_s); }},
       {"nvlink_count",
@@ -257,6 +290,13 @@ const std::vector<FieldDescriptor<GpuFacts>>& GpuFieldTable() {
          return Count(std::count_if(g.nvlinks.begin(), g.nvlinks.end(),
                                     [](const NvLinkFacts& l) { return l.active.value_or(false); }));
        }},
+      {"",
+       {"gpudoctor_gpu_nvlink_data_bytes_per_second", G,
+        "NVLink data sent and received, all links, per second between the last two counter reads "
+        "(NVML throughput counters).",
+        "", "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", kDcgmNvLinkScale, C},
+       1,
+       [](const GpuFacts& g) { return NvLinkDataRate(g); }},
   };
   return t;
 }
@@ -312,6 +352,16 @@ const std::vector<FieldDescriptor<GpuCounterRead>>& GpuCounterFieldTable() {
         "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL"},
        1,
        [](const R& r) { return Fact(r.nvlink_recovery_errors); }},
+      {"",
+       {"gpudoctor_gpu_nvlink_transmit_bytes_total", C,
+        "NVLink data (payload) sent over all links since the driver loaded.", "", ""},
+       1024,
+       [](const R& r) { return Fact(r.nvlink_tx_kib); }},
+      {"",
+       {"gpudoctor_gpu_nvlink_receive_bytes_total", C,
+        "NVLink data (payload) received over all links since the driver loaded.", "", ""},
+       1024,
+       [](const R& r) { return Fact(r.nvlink_rx_kib); }},
       {"clock_event_reasons",
        {"gpudoctor_gpu_clock_event_reasons", G,
         "Clock event (throttle) reason bit mask as NVML reports it.", "",

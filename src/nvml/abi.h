@@ -113,6 +113,10 @@ enum : unsigned {
   kFieldTotalEnergyConsumption = 83,  // mJ since the driver loaded
   kFieldNvLinkLinkCount = 91,
   kFieldPcieReplayCounter = 94,
+  // NVLink data (payload) throughput counters, cumulative KiB since the driver loaded; scopeId a
+  // link, or kScopeAllLinks for the sum over every link (nvml.h, NVML_FI_DEV_NVLINK_THROUGHPUT_*).
+  kFieldNvLinkThroughputDataTx = 138,
+  kFieldNvLinkThroughputDataRx = 139,
   kFieldRemappedCorrectable = 142,
   kFieldRemappedUncorrectable = 143,
   kFieldRemappedPending = 144,
@@ -122,6 +126,9 @@ enum : unsigned {
   kFieldPowerCurrentLimit = 190,
   // 193-196 (*_TLIMIT) are distances to the temperature limits, not limits: unused, see sampler.
 };
+
+// scopeId of a per-link field that asks for the sum over all links (nvml.h: UINT_MAX).
+inline constexpr unsigned kScopeAllLinks = 0xFFFFFFFFu;
 
 // Event type bits (nvml.md §4.3).
 inline constexpr unsigned long long kEventTypeXidCriticalError = 0x8ULL;

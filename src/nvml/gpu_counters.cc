@@ -1,6 +1,6 @@
 // GpuSampler: counters and flags (ECC totals, retired pages, row remapping, PCIe replays, NVLink
-// state and error totals), read in one nvmlDeviceGetFieldValues batch where the driver has it
-// and through the older per-metric calls, under the budget, where it does not.
+// state, error totals and data counters), read in one nvmlDeviceGetFieldValues batch where the
+// driver has it and through the older per-metric calls, under the budget, where it does not.
 #include <cstring>
 #include <vector>
 
@@ -10,6 +10,8 @@ namespace gpudoctor::nvml_internal {
 namespace {
 
 constexpr unsigned kBatchedNvLinks = 18;  // links whose state is asked for in the first batch
+// NVLink data counters in KiB: 2^62 bytes (years at a few TB/s) is the plausible limit.
+constexpr uint64_t kMaxNvLinkKib = 1ULL << 52;
 
 std::optional<uint64_t> Find(const std::vector<nvmlFieldValue_t>& batch, unsigned id,
                              unsigned scope = 0) {
@@ -55,6 +57,8 @@ std::vector<nvmlFieldValue_t> GpuSampler::FirstBatch() const {
                       nvml::kFieldPowerCurrentLimit}) {
     add(id);
   }
+  add(nvml::kFieldNvLinkThroughputDataTx, nvml::kScopeAllLinks);
+  add(nvml::kFieldNvLinkThroughputDataRx, nvml::kScopeAllLinks);
   for (unsigned link = 0; link < kBatchedNvLinks; ++link) add(nvml::kFieldNvLinkGetState, link);
   return v;
 }
@@ -114,6 +118,10 @@ void GpuSampler::CountersFromBatch(const std::vector<nvmlFieldValue_t>& b, GpuCo
   c.nvlink_crc_data_errors = Counter(Find(b, nvml::kFieldNvLinkCrcDataErrorTotal));
   c.nvlink_replay_errors = Counter(Find(b, nvml::kFieldNvLinkReplayErrorTotal));
   c.nvlink_recovery_errors = Counter(Find(b, nvml::kFieldNvLinkRecoveryErrorTotal));
+  c.nvlink_tx_kib =
+      Counter(Find(b, nvml::kFieldNvLinkThroughputDataTx, nvml::kScopeAllLinks), kMaxNvLinkKib);
+  c.nvlink_rx_kib =
+      Counter(Find(b, nvml::kFieldNvLinkThroughputDataRx, nvml::kScopeAllLinks), kMaxNvLinkKib);
 }
 
 // Without nvmlDeviceGetFieldValues (very old drivers): the per-metric calls, each under the
@@ -303,10 +311,14 @@ void GpuSampler::SecondSample() {
                         nvml::kFieldEccSbeAggregateTotal, nvml::kFieldEccDbeAggregateTotal,
                         nvml::kFieldPcieReplayCounter, nvml::kFieldNvLinkCrcFlitErrorTotal,
                         nvml::kFieldNvLinkCrcDataErrorTotal, nvml::kFieldNvLinkReplayErrorTotal,
-                        nvml::kFieldNvLinkRecoveryErrorTotal}) {
+                        nvml::kFieldNvLinkRecoveryErrorTotal, nvml::kFieldNvLinkThroughputDataTx,
+                        nvml::kFieldNvLinkThroughputDataRx}) {
       nvmlFieldValue_t f;
       std::memset(&f, 0, sizeof f);
       f.fieldId = id;
+      if (id == nvml::kFieldNvLinkThroughputDataTx || id == nvml::kFieldNvLinkThroughputDataRx) {
+        f.scopeId = nvml::kScopeAllLinks;
+      }
       batch.push_back(f);
     }
     if (ReadBatch(batch)) CountersFromBatch(batch, f_.second);

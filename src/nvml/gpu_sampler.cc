@@ -63,6 +63,7 @@ GpuFacts GpuSampler::RunTick(const GpuFacts& constants, nvmlDevice_t dev) {
   TimePoint t_start = SteadyClock::now();
   if (!Stop()) FirstSample();
   if (!Stop() && Busy()) TickPcieThroughput();
+  if (!Stop()) TickCodecUtilization();
   if (!Stop() && NoFields() && carry_ != nullptr) SlowReads();
   f_.sample_ms = std::chrono::duration<double, std::milli>(SteadyClock::now() - t_start).count();
   f_.nvml_calls = shared_.crumb.calls.load();

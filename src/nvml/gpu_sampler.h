@@ -20,7 +20,8 @@
 //                       throttle reasons, fan, PCIe link and throughput, power, processes)
 //   gpu_counters.cc     counters (ECC, retired pages, row remapping, PCIe replays, NVLink) from
 //                       the field-value batch or its per-call fallbacks
-//   gpu_slow_reads.cc   a session's slow-cadence per-call reads without the batch
+//   gpu_slow_reads.cc   a session's slow-cadence per-call reads (without the batch: ECC
+//                       aggregates, row remapper, NVLink per link; always: video engines)
 //   nvml_events.cc      registration for Xid events
 // Thread-safety: one GpuSampler is used by one worker; a GpuCarry by one worker at a time.
 #pragma once
@@ -67,6 +68,13 @@ struct SlowWork {
   std::optional<uint64_t> retired_sbe, retired_dbe;
   std::optional<bool> retired_pending;
   std::optional<uint64_t> pcie_tx, pcie_rx;
+  // Read every kCodecPeriod (with or without the batch), the last values carried into the ticks
+  // between: video encoder / decoder utilisation, and an idle GPU's PCIe throughput (a busy
+  // GPU's is read every tick; its values are dropped here so an idle GPU never shows them).
+  bool codec_started = false;
+  TimePoint codec_at{};
+  std::optional<uint32_t> encoder_util_pct, decoder_util_pct;
+  std::optional<uint64_t> idle_pcie_tx, idle_pcie_rx;
   // NVLink: the links of the last states read (the current round's once its states are all
   // read), the counter totals of the last complete round, and the round in progress (every
   // link's state, then per link its 4 counters).
@@ -125,6 +133,7 @@ class GpuSampler {
                                       const std::string& symbol, int arg);
   // The end of a check: what no rule needs first, as far as the budget goes (without the batch:
   // the lifetime ECC totals and the per-link NVLink calls; then the clocks only metrics show).
+  // The video engines' utilisation is left to a watch session (metrics only, slow cadence).
   void CheckTail();
 
   // ---- gpu_identity.cc: per-boot constants ----
@@ -176,6 +185,11 @@ class GpuSampler {
   bool SlowLinkState(SlowWork& w, int link);
   void SlowLinkCounter(SlowWork& w, int link, int counter);
   void SlowReads();
+  // Encoder and decoder utilisation (2 calls; a NOT_SUPPORTED one is not asked again).
+  void CodecUtilization();
+  // A session tick's slow-cadence reads on any NVML: CodecUtilization, and an idle GPU's PCIe
+  // throughput, when due and the budget has room; else the last values.
+  void TickCodecUtilization();
 
   // ---- nvml_events.cc ----
   void RegisterEvents();

@@ -1,6 +1,7 @@
 // GpuSampler: a session's slow-cadence reads on an NVML without nvmlDeviceGetFieldValues (ECC
 // aggregates, power limit, row remapper, retired pages, per-link NVLink state and counters), a
-// few per tick as the budget allows, and their last known values carried into every tick.
+// few per tick as the budget allows, and their last known values carried into every tick; and on
+// any NVML the video engines' utilisation and an idle GPU's PCIe throughput, every kCodecPeriod.
 #include <utility>
 
 #include "nvml/gpu_sampler.h"
@@ -16,6 +17,9 @@ constexpr auto kSlowRound = std::chrono::seconds(30);
 // about a fifth of the round), then per link its 4 error counters.
 constexpr int kSlowFixedItems = 7;
 constexpr int kCountersPerLink = 4;
+// Encoder and decoder utilisation are read this often in a session (dcgm-exporter's default
+// collection interval is 30 s too); the ticks between carry the last values.
+constexpr auto kCodecPeriod = std::chrono::seconds(30);
 
 // The round's link states are all read: they are the known links from now on.
 void FinishStates(SlowWork& w, int next_item) {
@@ -187,6 +191,51 @@ void GpuSampler::SlowReads() {
   f_.first.nvlink_recovery_errors = w.nvlink_totals[1];
   f_.first.nvlink_crc_flit_errors = w.nvlink_totals[2];
   f_.first.nvlink_crc_data_errors = w.nvlink_totals[3];
+}
+
+void GpuSampler::CodecUtilization() {
+  auto read = [&](auto fn, const std::string& symbol) -> std::optional<uint32_t> {
+    unsigned pct = 0, period_us = 0;
+    if (!Ok(calls_.Make(symbol, fn, dev_, &pct, &period_us), symbol)) return std::nullopt;
+    return InRange(pct, 0, 100);
+  };
+  f_.encoder_util_pct =
+      read(api().DeviceGetEncoderUtilization, names().DeviceGetEncoderUtilization);
+  if (Stop()) return;
+  f_.decoder_util_pct =
+      read(api().DeviceGetDecoderUtilization, names().DeviceGetDecoderUtilization);
+}
+
+// Due on a session's first tick and kCodecPeriod after the last read; a due read waits for a
+// tick with room for both calls (the fast readings and the counters come first). An idle GPU's
+// PCIe throughput (a busy one's is read every tick: TickPcieThroughput) is read along where two
+// more calls fit, so that an idle GPU reports its PCIe bytes too, 30 s old at most.
+void GpuSampler::TickCodecUtilization() {
+  if (carry_ == nullptr) return;
+  SlowWork& w = carry_->slow;
+  bool idle = !Busy();
+  if (!idle) w.idle_pcie_tx = w.idle_pcie_rx = std::nullopt;
+  TimePoint now = SteadyClock::now();
+  bool due = !w.codec_started || now - w.codec_at >= kCodecPeriod;
+  if (due && Budget(2)) {
+    CodecUtilization();
+    w.codec_started = true;
+    w.codec_at = now;
+    w.encoder_util_pct = f_.encoder_util_pct;
+    w.decoder_util_pct = f_.decoder_util_pct;
+    if (idle && !Stop() && Budget(2)) {
+      PcieThroughput();
+      w.idle_pcie_tx = f_.pcie_tx_bytes_per_s;
+      w.idle_pcie_rx = f_.pcie_rx_bytes_per_s;
+    }
+    return;
+  }
+  f_.encoder_util_pct = w.encoder_util_pct;
+  f_.decoder_util_pct = w.decoder_util_pct;
+  if (idle) {
+    f_.pcie_tx_bytes_per_s = w.idle_pcie_tx;
+    f_.pcie_rx_bytes_per_s = w.idle_pcie_rx;
+  }
 }
 
 }  // namespace gpudoctor::nvml_internal

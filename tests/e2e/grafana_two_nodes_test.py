@@ -12,6 +12,13 @@ expected series: one per GPU of the selected hosts for GPU panels (never one per
 one per open finding (as the node's own /metrics lists them), one per gpudoctor host for the
 tick age. A panel this test has no expectation for fails it.
 
+With --dcgm-compat, also issue 20 item 8: every counter of dcgm-exporter's default counters file
+(fixtures/dcgm_exporter/default-counters.csv) that NVML can provide is on each gpudoctor node's
+/metrics with dcgm-exporter's type, and every panel of dcgm-exporter's own dashboard
+(fixtures/dcgm_exporter/dcgm-exporter-dashboard.json) whose counters NVML provides draws one
+series per GPU (one for an aggregate) for $instance "All" and each instance. Skipped, and said on
+stdout: the "Tensor Core Utilization" panel (DCGM_FI_PROF_PIPE_TENSOR_ACTIVE, DCGM profiling).
+
 Usage: grafana_two_nodes_test.py GPUDOCTOR_BIN FAKE_NVML_LIB FIXTURES_DIR DASHBOARD_JSON
 Exit 0 on success, 1 with the mismatches listed otherwise. Never skips: prometheus missing is a
 failure (scripts/install-deps.sh installs it).
@@ -184,6 +191,123 @@ def grafana_query_result_values(prom_port, var):
     return values
 
 
+# Counters of dcgm-exporter's default set NVML cannot provide, and why: DCGM's profiling counters
+# (DCGM_FI_PROF_*, read from the GPU's performance monitors by DCGM's profiling module; the PCIe
+# bytes are the exception, NVML measures them) and the vGPU licence state (a vGPU guest's).
+DCGM_ONLY = {
+    "DCGM_FI_PROF_GR_ENGINE_ACTIVE": "DCGM profiling (performance monitors), not in NVML",
+    "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE": "DCGM profiling (performance monitors), not in NVML",
+    "DCGM_FI_PROF_DRAM_ACTIVE": "DCGM profiling (performance monitors), not in NVML",
+    "DCGM_FI_DEV_VGPU_LICENSE_STATUS": "vGPU guests only",
+}
+
+
+def dcgm_default_counters(fixtures):
+    """dcgm-exporter's etc/default-counters.csv (copy in fixtures): name -> type."""
+    out = {}
+    with open(os.path.join(fixtures, "dcgm_exporter", "default-counters.csv")) as f:
+        for line in f:
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            parts = [p.strip() for p in line.split(",", 2)]
+            if len(parts) >= 2:
+                out[parts[0]] = parts[1]
+    return out
+
+
+def page_types(page):
+    return {m.group(1): m.group(2) for m in re.finditer(r"^# TYPE (\S+) (\S+)$", page, re.M)}
+
+
+def check_dcgm_exporter_parity(prom_port, nodes, gpus, fixtures, phase, errors):
+    """Issue 20 item 8 on the real daemons: every default counter NVML provides is on each
+    --dcgm-compat node's /metrics with dcgm-exporter's type, and every panel of dcgm-exporter's
+    own dashboard whose counters NVML provides draws one series per GPU (one for an aggregate)
+    through Prometheus, for $instance All and each single instance. Returns queries checked."""
+    checked = 0
+    counters = dcgm_default_counters(fixtures)
+    if len(counters) < 20:
+        errors.append(f"[{phase}] default-counters.csv read as {counters}")
+    # NVLink bandwidth is a rate between two reads: present from a node's second tick on.
+    for host, node in nodes.items():
+        page = ""
+
+        def complete():
+            nonlocal page
+            page = node.metrics()
+            types = page_types(page)
+            return all(n in types for n, t in counters.items()
+                       if n not in DCGM_ONLY and t != "label")
+        wait_for(complete, 10)
+        types = page_types(page)
+        for name, typ in sorted(counters.items()):
+            if name in DCGM_ONLY:
+                if name in types:
+                    errors.append(f"[{phase}] {host}: {name} written, but NVML has no such value")
+                continue
+            if typ == "label":
+                rows = samples(page, "DCGM_FI_DEV_GPU_TEMP")
+                if not rows or not all(f'{name}="' in r for r in rows):
+                    errors.append(f"[{phase}] {host}: label {name} missing: {rows[:1]}")
+                continue
+            if types.get(name) != typ:
+                errors.append(f"[{phase}] {host}: {name} typed {types.get(name, 'absent')}, "
+                              f"dcgm-exporter types it {typ}")
+            elif len(samples(page, name)) != gpus[host]:
+                errors.append(f"[{phase}] {host}: {name} has {len(samples(page, name))} "
+                              f"samples, want {gpus[host]}")
+    # dcgm-exporter's dashboard: $instance from label_values(DCGM_FI_DEV_GPU_TEMP, instance),
+    # $gpu from label_values(DCGM_FI_DEV_GPU_TEMP, gpu), both multi-value with "All".
+    with open(os.path.join(fixtures, "dcgm_exporter", "dcgm-exporter-dashboard.json")) as f:
+        dash = json.load(f)
+    variables = {v["name"]: v for v in dash["templating"]["list"]}
+    instances = sorted(grafana_query_result_values(prom_port, variables["instance"]))
+    host_of = {r["metric"]["instance"]: r["metric"].get("Hostname") for r in
+               prom_query(prom_port, "group by (instance, Hostname) (DCGM_FI_DEV_GPU_TEMP)")}
+    if set(host_of.values()) != set(gpus):
+        errors.append(f"[{phase}] dcgm-exporter dashboard instances {host_of}, want hosts "
+                      f"{sorted(gpus)}")
+    gpu_values = sorted(grafana_query_result_values(prom_port, variables["gpu"]))
+    all_gpus = "(" + "|".join(grafana_regex_escape(v) for v in gpu_values) + ")"
+    selections = [("All", "(" + "|".join(grafana_regex_escape(i) for i in instances) + ")",
+                   instances)]
+    selections += [(host_of.get(i, i), grafana_regex_escape(i), [i]) for i in instances]
+    skipped = []
+
+    def panels(ps):
+        for p in ps:
+            yield from panels(p.get("panels", []))
+            if p.get("targets"):
+                yield p
+
+    drawn = 0
+    for panel in panels(dash["panels"]):
+        title = panel.get("title")
+        for target in panel["targets"]:
+            expr = target["expr"]
+            names = set(re.findall(r"\bDCGM_FI_\w+", expr))
+            if names & set(DCGM_ONLY):
+                why = ", ".join(DCGM_ONLY[n] for n in sorted(names & set(DCGM_ONLY)))
+                skipped.append(f"{title!r}: {why}")
+                continue
+            aggregate = re.match(r"\s*(avg|sum|min|max|count)\s*\(", expr) is not None
+            for sel_name, sel_value, insts in selections:
+                q = expr.replace("$instance", sel_value).replace("$gpu", all_gpus)
+                want = 1 if aggregate else sum(gpus[host_of[i]] for i in insts if i in host_of)
+                res = prom_query(prom_port, q)
+                checked += 1
+                if len(res) != want:
+                    errors.append(f"[{phase}] dcgm-exporter panel {title!r}, instance {sel_name}: "
+                                  f"{len(res)} series, want {want}: {q}")
+            drawn += 1
+    if drawn == 0:
+        errors.append(f"[{phase}] no panel of dcgm-exporter's dashboard was evaluated")
+    print(f"[{phase}] dcgm-exporter dashboard: {drawn} panel queries drawn, skipped: "
+          f"{'; '.join(skipped) or 'none'}")
+    return checked
+
+
 def run_phase(args, tmp, dcgm, errors):
     binary, nvml_lib, fixtures, dashboard = [os.path.abspath(a) for a in args]
     phase = "dcgm-compat" if dcgm else "plain"
@@ -289,30 +413,8 @@ def run_phase(args, tmp, dcgm, errors):
                         if len(set(keys)) != len(keys):
                             errors.append(f"{where}: a GPU drawn twice: {sorted(keys)}")
         if dcgm:
-            # dcgm-exporter's own dashboard (grafana/dcgm-exporter-dashboard.json upstream) picks
-            # $instance from DCGM_FI_DEV_GPU_TEMP and $gpu; every panel whose counter NVML
-            # provides must draw for a gpudoctor --dcgm-compat node (its tensor-core panel
-            # needs DCGM profiling, which NVML has not).
-            insts = {r["metric"]["instance"]: r["metric"].get("Hostname") for r in
-                     prom_query(prom_port, "group by (instance, Hostname) (DCGM_FI_DEV_GPU_TEMP)")}
-            for inst, host in insts.items():
-                if host not in gd_hosts:
-                    continue
-                for expr, want in (("DCGM_FI_DEV_GPU_TEMP{{{s}}}", gpus[host]),
-                                   ("avg(DCGM_FI_DEV_GPU_TEMP{{{s}}})", 1),
-                                   ("DCGM_FI_DEV_POWER_USAGE{{{s}}}", gpus[host]),
-                                   ("sum(DCGM_FI_DEV_POWER_USAGE{{{s}}})", 1),
-                                   ("DCGM_FI_DEV_SM_CLOCK{{{s}}} * 1000000", gpus[host]),
-                                   ("DCGM_FI_DEV_GPU_UTIL{{{s}}}", gpus[host]),
-                                   ("DCGM_FI_DEV_FB_USED{{{s}}}", gpus[host])):
-                    q = expr.format(s=f'instance=~"{grafana_regex_escape(inst)}", gpu=~".*"')
-                    res = prom_query(prom_port, q)
-                    checked += 1
-                    if len(res) != want:
-                        errors.append(f"[{phase}] dcgm-exporter dashboard query for {host}: "
-                                      f"{len(res)} series, want {want}: {q}")
-            if len(insts) != len(gpus):
-                errors.append(f"[{phase}] dcgm-exporter dashboard instances {insts}")
+            checked += check_dcgm_exporter_parity(prom_port, nodes, gpus, fixtures,
+                                                  phase, errors)
         print(f"[{phase}] {checked} panel queries checked; hosts {sorted(values)}; "
               f"findings {findings}")
     finally:

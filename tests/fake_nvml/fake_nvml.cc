@@ -17,8 +17,9 @@
 //            mem_used temp temp_slowdown temp_shutdown temp_mem_max power_mw power_limit_mw
 //            clock_sm clock_mem clock_gfx max_clock_sm max_clock_mem max_clock_gfx reasons fan
 //            persistence pcie_gen pcie_max_gen pcie_width pcie_max_width pcie_tx_kbps
-//            pcie_rx_kbps processes=pid:bytes,pid:na xid=79,48
+//            pcie_rx_kbps enc_util dec_util processes=pid:bytes,pid:na xid=79,48
 //            field.<id>[.<scope>]=value  field.<id>.step=growth per read  field.<id>.type=N
+//            (a field asked for with scope 0 or all links, 0xFFFFFFFF, reads field.<id>)
 //            (ECC, remap and PCIe replay function forms read the same field keys)
 //            lost=1 (every call returns GPU_IS_LOST)  block=<symbol> (that call never returns)
 //            return.<symbol>=<code>  delay_us.<symbol>=N  garbage.<symbol>=1 (string calls fill
@@ -246,7 +247,7 @@ nvmlReturn_t FieldRead(int gpu, unsigned id, unsigned scope, unsigned long long*
     unsigned links = static_cast<unsigned>(Num(Gpu(gpu, "field.91")).value_or(0));
     if (scope >= links) return NVML_ERROR_INVALID_ARGUMENT;
     v = Gpu(gpu, base);
-  } else if (!v && scope == 0) {
+  } else if (!v && (scope == 0 || scope == kScopeAllLinks)) {
     v = Gpu(gpu, base);
   }
   auto n = Num(v);
@@ -559,6 +560,18 @@ nvmlReturn_t nvmlDeviceGetFanSpeed(nvmlDevice_t dev, unsigned* pct) {
   return UintOut(gpu, "fan", pct);
 }
 #endif
+
+// Video engines: enc_util / dec_util percent, over a sampling period of 167 ms (an H100's).
+nvmlReturn_t nvmlDeviceGetEncoderUtilization(nvmlDevice_t dev, unsigned* pct, unsigned* period_us) {
+  ENTER_DEV("nvmlDeviceGetEncoderUtilization", dev);
+  *period_us = 167000;
+  return UintOut(gpu, "enc_util", pct);
+}
+nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t dev, unsigned* pct, unsigned* period_us) {
+  ENTER_DEV("nvmlDeviceGetDecoderUtilization", dev);
+  *period_us = 167000;
+  return UintOut(gpu, "dec_util", pct);
+}
 
 nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t dev, int* mode) {
   ENTER_DEV("nvmlDeviceGetPersistenceMode", dev);

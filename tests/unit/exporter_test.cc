@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -192,17 +193,50 @@ TEST(ExporterTest, DcgmCompatNamesUnitsAndLabels) {
   }
 }
 
-// Issue 20 item 8: the counters of dcgm-exporter's default set that NVML provides, typed as its
-// counters file types them, and both names of the clock event reasons field.
+// dcgm-exporter's default counters file (tests/fixtures/dcgm_exporter/default-counters.csv, a
+// copy of its etc/default-counters.csv): name -> type ("gauge", "counter", "label"), the last
+// uncommented line of a name winning as in dcgm-exporter's own parser.
+std::map<std::string, std::string> DcgmDefaultCounters() {
+  std::ifstream in(testing::FixturePath("dcgm_exporter/default-counters.csv"));
+  std::map<std::string, std::string> out;
+  std::string line;
+  auto trim = [](std::string v) {
+    v.erase(0, v.find_first_not_of(" \t"));
+    v.erase(v.find_last_not_of(" \t\r") + 1);
+    return v;
+  };
+  while (std::getline(in, line)) {
+    if (trim(line).empty() || trim(line)[0] == '#') continue;
+    size_t c1 = line.find(',');
+    size_t c2 = line.find(',', c1 + 1);
+    if (c1 == std::string::npos || c2 == std::string::npos) continue;
+    out[trim(line.substr(0, c1))] = trim(line.substr(c1 + 1, c2 - c1 - 1));
+  }
+  return out;
+}
+
+// Counters of the default set NVML cannot provide: DCGM's profiling counters (DCGM_FI_PROF_*,
+// from the GPU's performance monitors through DCGM's own module; PCIe bytes excepted, which
+// NVML measures) and the vGPU licence state (a vGPU guest's, not a bare-metal node's).
+const std::set<std::string> kDcgmOnly = {
+    "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "DCGM_FI_PROF_DRAM_ACTIVE",
+    "DCGM_FI_DEV_VGPU_LICENSE_STATUS"};
+
+// Issue 20 item 8: every counter of dcgm-exporter's default set that NVML provides is written,
+// typed as its counters file types it (DCGM_FI_DRIVER_VERSION as a label), with the value in
+// dcgm-exporter's unit; and both names of the clock event reasons field.
 TEST(ExporterTest, DcgmCompatParityWithDefaultCounters) {
   auto tick = MakeTick();
   Snapshot& s = tick->report.snapshot;
+  s.gpu.driver.driver_version = "580.95.05";
   GpuFacts& g = s.gpu.gpus[0];
   g.memory_reserved_bytes = uint64_t{512} << 20;
   g.energy_mj = 123456789;
   g.pcie_tx_bytes_per_s = 2048000;
   g.pcie_rx_bytes_per_s = 3072000;
   g.util_memory_pct = 7;
+  g.encoder_util_pct = 3;
+  g.decoder_util_pct = 12;
   g.retired_pages_sbe = 2;
   g.retired_pages_dbe = 1;
   g.retired_pages_pending = false;
@@ -213,6 +247,13 @@ TEST(ExporterTest, DcgmCompatParityWithDefaultCounters) {
   g.first.pcie_replays = 7;
   g.first.ecc_dbe_volatile = 0;
   g.first.clock_event_reasons = 0x4;
+  g.first.nvlink_tx_kib = 1000000;
+  g.first.nvlink_rx_kib = 1000000;
+  g.second = g.first;
+  // 4,000,000 KiB both ways in 2 s: DCGM's bandwidth is 2,000,000 KiB/s / 1000 = 2000.
+  g.second.nvlink_tx_kib = 3000000;
+  g.second.nvlink_rx_kib = 3000000;
+  g.window_s = 2.0;
   std::vector<MetricPoint> xids;
   for (const MetricPoint& p : tick->points) {
     if (p.info == &kGpuXidErrorsTotal) xids.push_back(p);
@@ -234,7 +275,23 @@ TEST(ExporterTest, DcgmCompatParityWithDefaultCounters) {
     size_t sp = text.rfind(' ', end);
     return text.substr(sp + 1, end - sp - 1);
   };
-  // dcgm-exporter's default counters NVML provides (etc/default-counters.csv).
+  // Every counter of the file, NVML's and DCGM's alike, is accounted for.
+  std::map<std::string, std::string> csv = DcgmDefaultCounters();
+  ASSERT_GE(csv.size(), 20u) << "default-counters.csv not read";
+  for (const auto& [name, type] : csv) {
+    if (kDcgmOnly.count(name)) {
+      EXPECT_EQ(type_of(name), "absent") << name << " is DCGM's: never made up";
+      continue;
+    }
+    if (type == "label") {
+      EXPECT_NE(text.find("," + name + "=\"580.95.05\"}"), std::string::npos) << name;
+      continue;
+    }
+    EXPECT_EQ(type_of(name), type) << name << " typed as dcgm-exporter's default-counters.csv";
+    EXPECT_NE(value_of(name), "absent") << name;
+  }
+  // Values in dcgm-exporter's units; the opt-in counters (commented out in its file) typed as
+  // the commented lines type them.
   const std::vector<std::tuple<std::string, std::string, std::string>> want = {
       {"DCGM_FI_DEV_SM_CLOCK", "gauge", "1980"},
       {"DCGM_FI_DEV_MEM_CLOCK", "gauge", "2619"},
@@ -242,15 +299,18 @@ TEST(ExporterTest, DcgmCompatParityWithDefaultCounters) {
       {"DCGM_FI_DEV_GPU_TEMP", "gauge", "60"},
       {"DCGM_FI_DEV_POWER_USAGE", "gauge", "250"},
       {"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "counter", "123456789"},
-      {"DCGM_FI_PROF_PCIE_TX_BYTES", "counter", "2048000"},
-      {"DCGM_FI_PROF_PCIE_RX_BYTES", "counter", "3072000"},
+      {"DCGM_FI_PROF_PCIE_TX_BYTES", "gauge", "2048000"},
+      {"DCGM_FI_PROF_PCIE_RX_BYTES", "gauge", "3072000"},
       {"DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "counter", "7"},
       {"DCGM_FI_DEV_GPU_UTIL", "gauge", "50"},
       {"DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "7"},
+      {"DCGM_FI_DEV_ENC_UTIL", "gauge", "3"},
+      {"DCGM_FI_DEV_DEC_UTIL", "gauge", "12"},
       {"DCGM_FI_DEV_XID_ERRORS", "gauge", "0"},
       {"DCGM_FI_DEV_FB_FREE", "gauge", "80896"},
       {"DCGM_FI_DEV_FB_USED", "gauge", "1024"},
       {"DCGM_FI_DEV_FB_RESERVED", "gauge", "512"},
+      {"DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "counter", "2000"},
       {"DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "counter", "1"},
       {"DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "counter", "3"},
       {"DCGM_FI_DEV_ROW_REMAP_FAILURE", "gauge", "0"},
@@ -267,8 +327,49 @@ TEST(ExporterTest, DcgmCompatParityWithDefaultCounters) {
   EXPECT_NE(text.find("# HELP DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION Energy the GPU consumed since "
                       "the driver loaded (NVML total energy consumption) (in mJ).\n"),
             std::string::npos);
-  // gpudoctor's own energy counter in joules.
+  EXPECT_NE(text.find("# HELP DCGM_FI_DEV_ENC_UTIL Share of time the video encoder was busy over "
+                      "the driver's sample period (in %).\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("# HELP DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL NVLink data sent and received, "
+                      "all links, per second between the last two counter reads (NVML throughput "
+                      "counters) (in KiB/s / 1000).\n"),
+            std::string::npos);
+  // gpudoctor's own: energy in joules, the NVLink data counters in bytes, their rate, the video
+  // engines as ratios.
   EXPECT_NE(text.find("gpudoctor_gpu_energy_joules_total{gpu=\"0\""), std::string::npos);
+  EXPECT_EQ(value_of("gpudoctor_gpu_nvlink_transmit_bytes_total"), "3072000000");
+  EXPECT_EQ(value_of("gpudoctor_gpu_nvlink_receive_bytes_total"), "3072000000");
+  EXPECT_EQ(type_of("gpudoctor_gpu_nvlink_transmit_bytes_total"), "counter");
+  EXPECT_EQ(value_of("gpudoctor_gpu_nvlink_data_bytes_per_second"), "2048000000");
+  EXPECT_EQ(value_of("gpudoctor_gpu_encoder_utilization_ratio"), "0.03");
+  EXPECT_EQ(value_of("gpudoctor_gpu_decoder_utilization_ratio"), "0.12");
+}
+
+// Without the NVLink data counters (no nvmlDeviceGetFieldValues, no NVLink) or without a second
+// read, DCGM's NVLink bandwidth and gpudoctor's NVLink series are absent, never 0; the same for
+// the video engines where NVML has no answer.
+TEST(ExporterTest, DcgmCompatNvLinkAndCodecsAbsentWhenUnknown) {
+  auto tick = MakeTick();
+  Snapshot& s = tick->report.snapshot;
+  GpuFacts& g = s.gpu.gpus[0];
+  g.first.nvlink_tx_kib = 1000;  // one read only: no rate
+  g.first.nvlink_rx_kib = 1000;
+  g.window_s.reset();
+  tick->points = FlattenSnapshot(s);
+  std::string text = RenderMetrics(*tick, {.dcgm_compat = true, .hostname = ""});
+  EXPECT_EQ(text.find("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL"), std::string::npos) << text;
+  EXPECT_EQ(text.find("gpudoctor_gpu_nvlink_data_bytes_per_second"), std::string::npos);
+  EXPECT_EQ(text.find("DCGM_FI_DEV_ENC_UTIL"), std::string::npos);
+  EXPECT_EQ(text.find("DCGM_FI_DEV_DEC_UTIL"), std::string::npos);
+  EXPECT_NE(text.find("gpudoctor_gpu_nvlink_transmit_bytes_total{gpu=\"0\""), std::string::npos);
+  // A counter that went backwards (driver reload between the reads) gives no rate either.
+  g.second = g.first;
+  g.second.nvlink_tx_kib = 10;
+  g.window_s = 1.0;
+  tick->points = FlattenSnapshot(s);
+  text = RenderMetrics(*tick, {.dcgm_compat = true, .hostname = ""});
+  EXPECT_EQ(text.find("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL"), std::string::npos) << text;
 }
 
 TEST(ExporterTest, DcgmBusIdSpelling) {

@@ -1,6 +1,7 @@
 // The NVML call budget per GPU: at most 30 calls per check (SampleNvml) and 15 per watch tick
 // (NvmlSession), on an NVML with nvmlDeviceGetFieldValues and on one without it (the fake's
-// minimal variant), counted by the fake library's own call counter. Without the batched fields
+// minimal variant), counted by the fake library's own call counter. The video engines'
+// utilisation (two calls, every 30 s in a watch) fits the same budget. Without the batched fields
 // every fact still has a fallback: ECC mode through nvmlDeviceGetEccMode, NVLink state and
 // error counters through the per-link calls, spread over ticks (the slow cadence).
 #include <dlfcn.h>
@@ -114,6 +115,27 @@ TEST_P(NvmlCallBudgetTest, WatchTickStaysWithin15CallsPerGpu) {
     EXPECT_EQ(g.second.nvlink_replay_errors, 0u);
     EXPECT_EQ(g.second.ecc_dbe_aggregate, 0u);
     EXPECT_EQ(g.remap_failed, false);
+    // The video engines, read at the slow cadence on either NVML (dcgm-exporter's ENC/DEC_UTIL);
+    // the NVLink data counters in the batch only (no extra call), absent without it.
+    bool busy = std::string(scenario) == "h100_busy.scenario";
+    EXPECT_EQ(g.encoder_util_pct, 0u) << scenario << " minimal=" << minimal;
+    EXPECT_EQ(g.decoder_util_pct, busy ? 12u : 0u) << scenario << " minimal=" << minimal;
+    EXPECT_EQ(t.gpus[1].decoder_util_pct, 0u) << scenario << " minimal=" << minimal;
+    // PCIe throughput: a busy GPU's every tick, an idle GPU's at the slow cadence (dcgm-exporter
+    // reports it for every GPU). Without the batch an idle tick may have no room for it.
+    if (!minimal || busy) {
+      EXPECT_EQ(g.pcie_tx_bytes_per_s, (busy ? 1200000u : 2000u) * 1024u) << scenario;
+    }
+    std::printf("tick %s minimal=%d: PCIe tx %s\n", scenario, minimal,
+                g.pcie_tx_bytes_per_s ? std::to_string(*g.pcie_tx_bytes_per_s).c_str() : "absent");
+    if (minimal) {
+      EXPECT_FALSE(g.second.nvlink_tx_kib.has_value());
+      EXPECT_FALSE(g.second.nvlink_rx_kib.has_value());
+    } else {
+      ASSERT_TRUE(g.first.nvlink_tx_kib && g.second.nvlink_tx_kib && g.second.nvlink_rx_kib)
+          << scenario;
+      EXPECT_EQ(*g.second.nvlink_tx_kib - *g.first.nvlink_tx_kib, busy ? 2097152u : 1024u);
+    }
   }
 }
 
