@@ -9,6 +9,7 @@
 
 #include "finding_test_util.h"
 #include "rules/catalogue.h"
+#include "rules/inference_queue_hook.h"
 
 namespace gpudoctor {
 namespace {
@@ -372,6 +373,39 @@ TEST(GpuWindowsTest, CatalogueExplainsTheRelationToGpuUtilLow) {
   ASSERT_NE(e, nullptr);
   EXPECT_NE(e->description.find("gpu.util.low"), std::string_view::npos);
   EXPECT_NE(FindCatalogueEntry("gpu.memory.thrashing"), nullptr);
+}
+
+}  // namespace
+}  // namespace gpudoctor
+
+namespace gpudoctor {
+namespace {
+
+// The scheduling limiter's input: an inference server's waiting requests reach the GPU whose
+// process is the server's, and no other GPU.
+TEST(InferenceQueueHookTest, WaitingRequestsReachTheGpuTheServerHolds) {
+  Snapshot snap;
+  for (int i = 0; i < 2; ++i) {
+    GpuFacts g;
+    g.index = i;
+    g.processes = std::vector<GpuProcess>{};
+    if (i == 1) {
+      GpuProcess p;
+      p.pid = 4242;
+      g.processes->push_back(p);
+    }
+    snap.gpu.gpus.push_back(g);
+  }
+  InferenceFacts f;
+  f.name = "chat";
+  f.engine = "vllm";
+  f.pids = {4242};
+  f.requests_waiting = 7;
+  snap.inference.push_back(f);
+  EXPECT_EQ(InferenceWaitingRequests(snap, snap.gpu.gpus[1]), 7.0);
+  EXPECT_FALSE(InferenceWaitingRequests(snap, snap.gpu.gpus[0]).has_value());
+  snap.inference[0].requests_waiting = 0;
+  EXPECT_FALSE(InferenceWaitingRequests(snap, snap.gpu.gpus[1]).has_value());
 }
 
 }  // namespace
