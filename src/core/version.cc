@@ -1,5 +1,9 @@
 #include "core/version.h"
 
+// build/generated/revision/gpudoctor_revision.h (CMakeLists.txt): the git revision.
+#if __has_include("gpudoctor_revision.h")
+#include "gpudoctor_revision.h"
+#endif
 #ifndef GPUDOCTOR_REVISION
 #define GPUDOCTOR_REVISION "unknown"
 #endif

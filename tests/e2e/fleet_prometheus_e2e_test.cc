@@ -23,6 +23,7 @@
 #include <regex>
 #include <thread>
 
+#include "child_process.h"
 #include "test_util.h"
 
 namespace gpudoctor {
@@ -232,53 +233,8 @@ TEST(FleetPrometheusScaleTest, QueriesDoNotGrowWithGpusAndBytesScaleWithGpusTime
 
 // ---- A real Prometheus scraping two watch daemons -------------------------------------------
 
-int FreePort() {
-  uint16_t port = 0;
-  int fd = testing::BindLoopback(0, &port);
-  ::close(fd);
-  return port;
-}
-
-// A child process with stdout and stderr to a file; SIGTERM, then SIGKILL, on destruction.
-class Child {
- public:
-  Child(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
-        const std::string& log)
-      : log_(log) {
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-      ::dup2(fd, 1);
-      ::dup2(fd, 2);
-      int null = ::open("/dev/null", O_RDONLY);
-      ::dup2(null, 0);
-      for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
-      std::vector<char*> args;
-      for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-      args.push_back(nullptr);
-      ::execv(args[0], args.data());
-      ::_exit(127);
-    }
-  }
-  ~Child() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGTERM);
-    for (int i = 0; i < 100; ++i) {
-      if (::waitpid(pid_, nullptr, WNOHANG) == pid_) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-  }
-  std::string Log() const {
-    std::ifstream in(log_);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  }
-
- private:
-  pid_t pid_ = -1;
-  std::string log_;
-};
+using testing::FreePort;
+using Child = testing::ChildProcess;
 
 TEST(FleetPrometheusRealTest, TwoWatchNodesScrapedByPrometheus) {
   const std::string prom_bin = "/usr/bin/prometheus";

@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "child_process.h"
 #include "test_util.h"
 
 namespace gpudoctor {
@@ -34,12 +35,7 @@ using Clock = std::chrono::steady_clock;
 using json = nlohmann::json;
 using testing::FixturePath;
 
-int FreePort() {
-  uint16_t port = 0;
-  int fd = testing::BindLoopback(0, &port);
-  ::close(fd);
-  return port;
-}
+using testing::FreePort;
 
 bool WaitFor(const std::function<bool()>& cond, double timeout_s) {
   auto end = Clock::now() + std::chrono::milliseconds(static_cast<int>(timeout_s * 1000));

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "child_process.h"
 #include "test_util.h"
 
 namespace gpudoctor {
@@ -30,53 +31,8 @@ using testing::RunProgram;
 
 std::string BuildPath(const std::string& rel) { return std::string(GPUDOCTOR_BUILD_DIR) + rel; }
 
-int FreePort() {
-  uint16_t port = 0;
-  int fd = testing::BindLoopback(0, &port);
-  ::close(fd);
-  return port;
-}
-
-// A child process with stdout and stderr to a file; SIGTERM then SIGKILL on destruction.
-class Child {
- public:
-  Child(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
-        const std::string& log)
-      : log_(log) {
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-      ::dup2(fd, 1);
-      ::dup2(fd, 2);
-      int null = ::open("/dev/null", O_RDONLY);
-      ::dup2(null, 0);
-      for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
-      std::vector<char*> args;
-      for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-      args.push_back(nullptr);
-      ::execv(args[0], args.data());
-      ::_exit(127);
-    }
-  }
-  ~Child() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGTERM);
-    for (int i = 0; i < 100; ++i) {
-      if (::waitpid(pid_, nullptr, WNOHANG) == pid_) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-  }
-  std::string Log() const {
-    std::ifstream in(log_);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  }
-
- private:
-  pid_t pid_ = -1;
-  std::string log_;
-};
+using testing::FreePort;
+using Child = testing::ChildProcess;
 
 bool WaitFor(const std::function<bool()>& cond, double timeout_s) {
   auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(int(timeout_s * 1000));

@@ -18,6 +18,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "child_process.h"
+#include "net_test_env.h"
 #include "test_util.h"
 
 namespace gpudoctor {
@@ -37,47 +39,7 @@ void WriteAtomically(const std::string& path, const std::string& text) {
   std::rename((path + ".tmp").c_str(), path.c_str());
 }
 
-// A child process killed (SIGTERM, then SIGKILL) when the test ends.
-struct Child {
-  pid_t pid = -1;
-  void Start(std::vector<std::string> argv, const std::string& err,
-             const std::map<std::string, std::string>& env = {}) {
-    pid = fork();
-    if (pid == 0) {
-      for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
-      int fd = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      dup2(fd, 2);
-      int null = open("/dev/null", O_RDWR);
-      dup2(null, 0);
-      dup2(null, 1);
-      std::vector<char*> args;
-      for (auto& a : argv) args.push_back(a.data());
-      args.push_back(nullptr);
-      execv(args[0], args.data());
-      _exit(127);
-    }
-  }
-  int Stop() {
-    if (pid <= 0) return -3;
-    kill(pid, SIGTERM);
-    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(15);
-    int status = 0;
-    while (std::chrono::steady_clock::now() < until) {
-      if (waitpid(pid, &status, WNOHANG) == pid) {
-        pid = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-      }
-      std::this_thread::sleep_for(milliseconds(20));
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-    pid = -1;
-    return -2;
-  }
-  ~Child() {
-    if (pid > 0) Stop();
-  }
-};
+using Child = testing::ChildProcess;
 
 // Whether `body` (Prometheus text) has a sample of `name` whose labels contain `labels` and whose
 // value is `value` (empty: any).
@@ -106,7 +68,7 @@ struct StandIn {
     child.Start({"/usr/bin/python3",
                  std::string(GPUDOCTOR_SOURCE_DIR) + "/tests/stand_ins/inference_stand_in.py",
                  "--engine", engine, "--state", state, "--port-file", port_file},
-                dir.path() + "/" + engine + ".err");
+                {}, dir.path() + "/" + engine + ".err");
     // Python starts slowly on a loaded machine: a generous wait, ended as soon as it is up.
     bool up = testing::WaitUntil([&] { return !ReadText(port_file).empty(); },
                                  std::chrono::seconds(90), milliseconds(50));
@@ -169,6 +131,53 @@ TEST(InferenceE2eTest, CheckReadsEveryEngineAsDocumented) {
   for (auto& [name, e] : by) EXPECT_FALSE(e.contains("error")) << name << ": " << e.dump();
 }
 
+// Discovery: a process named vllm listening on vLLM's default port (8000) is found and read
+// without any [[inference]] table. It runs in a network namespace of its own (loopback only), so
+// port 8000 is free whatever the machine runs, and gpudoctor, forked from the same thread, sees
+// that namespace's sockets. The stand-in runs as "vllm" through a symlink to python3 (comm is
+// the name the program was executed under).
+TEST(InferenceE2eTest, DiscoversALocalVllmListenerOnItsDefaultPort) {
+  TempDir dir;
+  std::string vllm = dir.path() + "/vllm";
+  ASSERT_EQ(::symlink("/usr/bin/python3", vllm.c_str()), 0);
+  std::string state = dir.path() + "/state.json", port_file = dir.path() + "/port";
+  WriteAtomically(state, R"({"kv":0.97,"waiting":3,"running":8,"preemptions":12})");
+  dir.Write("empty.toml", "");
+  std::string why;
+  testing::RunResult r;
+  bool ran = testing::RunInFreshNetns(
+      [&] {
+        Child server({vllm,
+                      std::string(GPUDOCTOR_SOURCE_DIR) + "/tests/stand_ins/inference_stand_in.py",
+                      "--engine", "vllm", "--state", state, "--port-file", port_file, "--port",
+                      "8000"},
+                     {}, dir.path() + "/server.err");
+        if (!testing::WaitUntil([&] { return !ReadText(port_file).empty(); },
+                                std::chrono::seconds(90), milliseconds(50))) {
+          why = "the stand-in did not start: " + server.Log();
+          return;
+        }
+        r = RunGpudoctor({"check", "--probes", "inference", "--config",
+                          dir.path() + "/empty.toml", "--json"},
+                         std::chrono::seconds(60));
+      },
+      &why);
+  ASSERT_TRUE(ran) << "needs root for a network namespace: " << why;
+  ASSERT_TRUE(why.empty()) << why;
+  auto j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out << r.err;
+  ASSERT_TRUE(j.contains("inference")) << j.dump(2);
+  ASSERT_EQ(j["inference"].size(), 1u) << j["inference"].dump(2);
+  const auto& e = j["inference"][0];
+  EXPECT_EQ(e["name"], "vllm:8000") << e.dump(2);
+  EXPECT_EQ(e["source"], "discovered");
+  EXPECT_EQ(e["url"], "http://127.0.0.1:8000/metrics");
+  EXPECT_EQ(e["engine"], "vllm");
+  EXPECT_DOUBLE_EQ(e["kv_cache_usage"].get<double>(), 0.97);
+  EXPECT_EQ(e["requests_waiting"], 3);
+  EXPECT_FALSE(e.contains("error")) << e.dump(2);
+}
+
 constexpr const char* kChat =
     "inference=\"chat\",engine=\"vllm\",model=\"meta-llama/Llama-3.1-8B-Instruct\"";
 
@@ -187,7 +196,7 @@ TEST(InferenceE2eTest, WatchOpensKvCacheFullAndSurvivesTheEngineRestart) {
   watch.Start({GPUDOCTOR_BIN, "watch", "--interval", "0.3", "--db", dir.path() + "/h.db",
                "--probes", "inference", "--config", dir.path() + "/gpudoctor.toml", "--listen",
                "127.0.0.1:" + std::to_string(port)},
-              err);
+              {}, err);
   // Preemptions grow while the cache is full; then the engine restarts (the counter resets).
   int preemptions = 0;
   bool opened = testing::WaitUntil(
@@ -236,7 +245,7 @@ TEST(InferenceE2eTest, JobStepTimeFromItsOwnPrometheusEndpoint) {
   Child watch;
   watch.Start({GPUDOCTOR_BIN, "watch", "--interval", "0.3", "--db", db, "--probes", "job",
                "--config", dir.path() + "/gpudoctor.toml", "--listen", "off"},
-              err);
+              {}, err);
   std::string obs;
   int n = 0;
   bool stored = testing::WaitUntil(

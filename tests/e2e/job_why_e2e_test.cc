@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "child_process.h"
 #include "test_util.h"
 
 namespace gpudoctor {
@@ -34,48 +35,13 @@ void WriteScenario(const std::string& path, const std::string& text) {
   std::rename((path + ".tmp").c_str(), path.c_str());
 }
 
-struct Daemon {
-  pid_t pid = -1;
-  int Stop() {
-    if (pid <= 0) return -3;
-    kill(pid, SIGTERM);
-    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(15);
-    int status = 0;
-    while (std::chrono::steady_clock::now() < until) {
-      if (waitpid(pid, &status, WNOHANG) == pid) {
-        pid = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-      }
-      std::this_thread::sleep_for(milliseconds(20));
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-    pid = -1;
-    return -2;
-  }
-  ~Daemon() {
-    if (pid > 0) Stop();
-  }
-};
+using Daemon = testing::ChildProcess;
 
-void StartDaemon(Daemon& d, std::vector<std::string> args, const std::string& scenario,
+void StartDaemon(Daemon& d, const std::vector<std::string>& args, const std::string& scenario,
                  const std::string& err) {
-  d.pid = fork();
-  if (d.pid == 0) {
-    setenv("FAKE_NVML_SCENARIO", scenario.c_str(), 1);
-    int fd = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(fd, 2);
-    int null = open("/dev/null", O_RDWR);
-    dup2(null, 0);
-    dup2(null, 1);
-    std::vector<char*> argv;
-    std::string bin = GPUDOCTOR_BIN;
-    argv.push_back(bin.data());
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(bin.c_str(), argv.data());
-    _exit(127);
-  }
+  std::vector<std::string> argv = {GPUDOCTOR_BIN};
+  argv.insert(argv.end(), args.begin(), args.end());
+  d.Start(argv, {{"FAKE_NVML_SCENARIO", scenario}}, err);
 }
 
 std::string ReadLog(const std::string& path) {
@@ -83,12 +49,7 @@ std::string ReadLog(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-int FreePort() {
-  uint16_t port = 0;
-  int fd = testing::BindLoopback(0, &port);
-  ::close(fd);
-  return port;
-}
+using testing::FreePort;
 
 // The stored step-time points of job `job` so far.
 size_t StepPoints(const std::string& db, const std::string& job) {

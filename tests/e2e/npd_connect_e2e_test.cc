@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "bad_server.h"
+#include "child_process.h"
 #include "test_util.h"
 
 namespace gpudoctor {
@@ -25,12 +26,7 @@ using testing::FixturePath;
 using testing::RunGpudoctor;
 using testing::RunResult;
 
-int FreePort() {
-  uint16_t port = 0;
-  int fd = testing::BindLoopback(0, &port);
-  ::close(fd);
-  return port;
-}
+using testing::FreePort;
 
 // `gpudoctor watch` in the background; SIGTERM then SIGKILL on destruction.
 class Watch {
