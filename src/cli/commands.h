@@ -53,6 +53,7 @@ int BundleCommand(const CliOptions& options);    // bundle_command.cc (support a
 int NetcheckCommand(const CliOptions& options);  // netcheck_command.cc (the user's side)
 int WhyCommand(const CliOptions& options);       // why_command.cc (when and why a job slowed)
 int MarkCommand(const CliOptions& options);      // mark_command.cc (a job's step mark)
+int ScanCommand(const CliOptions& options);      // scan_command.cc (a compromised host)
 
 // The dispatcher's table (main_dispatch.cc): every command parsed by the shared flag table.
 // CommandNames (cli_options.h) is these names plus "plan".

@@ -88,6 +88,7 @@ const std::vector<CommandEntry>& CommandTable() {
       {"top", TopCommand},           {"fleet", FleetCommand},
       {"bundle", BundleCommand},     {"why", WhyCommand},
       {"mark", MarkCommand},  // a job's speed (why/, job/)
+      {"scan", ScanCommand},  // a compromised host (scan_checks.h)
   };
   return commands;
 }
