@@ -391,7 +391,8 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
        "A step of `gpudoctor scan` ran to the end and found nothing; the evidence says what was "
        "checked and how. Signatures only find known malware, and files changed before the "
        "`--since` time are not listed.",
-       {}},
+       {"Nothing to do for this step; run `gpudoctor scan --since 7d` regularly (after every "
+        "proc.suspicious or net.outbound.udp finding too) and keep the reports."}},
   };
   return entries;
 }
