@@ -29,10 +29,12 @@ UdpSample TakeUdpSample(const RootFs& fs) {
 }
 
 UdpTrafficFacts UdpFactsBetween(const UdpSample& before, const UdpSample& after,
-                                const std::vector<ScannedProcess>& processes) {
+                                const std::vector<ScannedProcess>& processes,
+                                const std::vector<ScannedProcess>* processes_before) {
   UdpSenderInputs in;
   in.samples = {&before.sockets, &after.sockets};
   in.processes = &processes;
+  in.processes_before = processes_before;
   if (before.counters_ok && after.counters_ok) {
     in.counters_before = &before.counters;
     in.counters_after = &after.counters;

@@ -27,8 +27,10 @@ struct UdpSample {
 
 UdpSample TakeUdpSample(const RootFs& fs);
 
-// The UDP facts between two samples, owners from `processes`.
+// The UDP facts between two samples, owners from `processes` (the walk at the window's end);
+// `processes_before` (may be null): the walk at its start, for CPU ranking.
 UdpTrafficFacts UdpFactsBetween(const UdpSample& before, const UdpSample& after,
-                                const std::vector<ScannedProcess>& processes);
+                                const std::vector<ScannedProcess>& processes,
+                                const std::vector<ScannedProcess>* processes_before = nullptr);
 
 }  // namespace gpudoctor

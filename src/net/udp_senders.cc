@@ -147,6 +147,11 @@ UdpTrafficFacts CollectUdpSenders(const UdpSenderInputs& in) {
     }
   }
   facts.sockets_seen = static_cast<int>(seen.size());
+  std::unordered_map<int, std::pair<uint64_t, std::optional<uint64_t>>> ticks_before;
+  if (in.processes_before != nullptr) {
+    for (const auto& p : *in.processes_before) ticks_before[p.pid] = {p.cpu_ticks, p.start_ticks};
+  }
+  std::unordered_map<int, uint64_t> busy;  // pid → ticks used in the window
   for (const auto& [index, acc] : per_process) {
     const ScannedProcess& p = (*in.processes)[index];
     UdpSender s;
@@ -162,15 +167,27 @@ UdpTrafficFacts CollectUdpSenders(const UdpSenderInputs& in) {
     }
     s.send_queue_bytes = acc.max_wqueue;
     s.recv_queue_bytes = acc.max_rqueue;
+    if (auto it = ticks_before.find(p.pid); it != ticks_before.end() &&
+                                            it->second.second == p.start_ticks &&
+                                            p.cpu_ticks >= it->second.first) {
+      busy[p.pid] = p.cpu_ticks - it->second.first;
+    }
     facts.senders.push_back(std::move(s));
   }
-  std::sort(facts.senders.begin(), facts.senders.end(), [](const UdpSender& a, const UdpSender& b) {
-    if (a.send_queue_bytes != b.send_queue_bytes) return a.send_queue_bytes > b.send_queue_bytes;
-    if (a.peer_count != b.peer_count) return a.peer_count > b.peer_count;
-    int sa = a.udp_sockets + a.raw_sockets, sb = b.udp_sockets + b.raw_sockets;
-    if (sa != sb) return sa > sb;
-    return a.pid < b.pid;
-  });
+  auto ticks = [&busy](int pid) {
+    auto it = busy.find(pid);
+    return it == busy.end() ? uint64_t{0} : it->second;
+  };
+  std::sort(facts.senders.begin(), facts.senders.end(),
+            [&](const UdpSender& a, const UdpSender& b) {
+              if (a.send_queue_bytes != b.send_queue_bytes)
+                return a.send_queue_bytes > b.send_queue_bytes;
+              if (ticks(a.pid) != ticks(b.pid)) return ticks(a.pid) > ticks(b.pid);
+              if (a.peer_count != b.peer_count) return a.peer_count > b.peer_count;
+              int sa = a.udp_sockets + a.raw_sockets, sb = b.udp_sockets + b.raw_sockets;
+              if (sa != sb) return sa > sb;
+              return a.pid < b.pid;
+            });
   if (facts.senders.size() > in.max_senders) facts.senders.resize(in.max_senders);
   return facts;
 }

@@ -35,6 +35,10 @@ struct UdpSenderInputs {
   // Dumps of UDP and raw sockets (either protocol, both mixed) at several moments of the window.
   std::vector<const std::vector<TcpSocketInfo>*> samples;
   const std::vector<ScannedProcess>* processes = nullptr;
+  // The /proc walk at the start of the window (may be null): CPU ticks used in the window rank
+  // senders whose queues were empty at both dumps (a sendto loop burns CPU; an idle resolver does
+  // not). Same pid and start time only.
+  const std::vector<ScannedProcess>* processes_before = nullptr;
   const std::map<std::string, uint64_t>* counters_before = nullptr;  // may be null
   const std::map<std::string, uint64_t>* counters_after = nullptr;   // may be null
   double window_s = 0;
@@ -43,7 +47,8 @@ struct UdpSenderInputs {
   size_t max_peers = 8;
 };
 
-// Senders ranked by the largest send queue seen, then distinct peers, then sockets. Sockets
+// Senders ranked by the largest send queue seen, then CPU ticks used in the window (when
+// processes_before is given), then distinct peers, then sockets. Sockets
 // connected only to loopback are left out; sockets no visible process holds are not attributed.
 UdpTrafficFacts CollectUdpSenders(const UdpSenderInputs& in);
 

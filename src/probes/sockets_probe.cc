@@ -27,6 +27,8 @@ namespace {
 ProbeOutput FromSharedSamples(const ProbeContext& ctx) {
   SharedSamples& shared = *ctx.shared;
   UdpSample udp_before = TakeUdpSample(ctx.fs());
+  // CPU at the window's start ranks UDP senders (shared with the suspicious probe: one walk).
+  const ProcessScan& procs_before = shared.ProcessesBefore();
   const auto& before = shared.TcpBefore();
   if (!before.sockets.ok()) {
     return ProbeSkipped("sock_diag unavailable: " + before.sockets.status().message());
@@ -44,7 +46,9 @@ ProbeOutput FromSharedSamples(const ProbeContext& ctx) {
   facts.process_scan_truncated = scan.truncated;
   facts.processes_scanned = static_cast<int>(scan.processes.size());
   UdpSample udp_after = TakeUdpSample(ctx.fs());
-  if (udp_after.udp_ok) facts.udp = UdpFactsBetween(udp_before, udp_after, scan.processes);
+  if (udp_after.udp_ok) {
+    facts.udp = UdpFactsBetween(udp_before, udp_after, scan.processes, &procs_before.processes);
+  }
   return ProbeOk([facts = std::move(facts)](Snapshot& s) { s.network.sockets = facts; });
 }
 

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <thread>
 
 #include "net/proc_scan.h"
@@ -108,6 +109,20 @@ TEST(UdpSendersTest, RanksBySendQueueAndSaysBytesAreNotAvailable) {
   EXPECT_NE(f.method.find("bytes not available for UDP: peers and queue sizes only"),
             std::string::npos);
 
+  // Queues empty at both dumps (a fast NIC drains them): the process that burnt CPU in the window
+  // ranks before an idle resolver with a peer.
+  std::vector<TcpSocketInfo> quiet = a;
+  std::vector<ScannedProcess> earlier = procs;
+  procs[1].cpu_ticks = 95;  // 95 ticks used in the window by the flood
+  UdpSenderInputs q = in;
+  q.samples = {&a, &quiet};
+  q.processes_before = &earlier;
+  UdpTrafficFacts by_cpu = CollectUdpSenders(q);
+  ASSERT_EQ(by_cpu.senders.size(), 2u);
+  EXPECT_EQ(by_cpu.senders[0].pid, 20);
+  q.processes_before = nullptr;  // without the first walk: peers decide
+  EXPECT_EQ(CollectUdpSenders(q).senders[0].pid, 10);
+
   // The rule names the sender; below the threshold it stays quiet.
   Snapshot snap;
   SocketTrafficFacts t;
@@ -152,6 +167,7 @@ TEST(UdpFloodNetnsTest, FloodingChildIsNamed) {
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the child is sending
         RootFs fs;
+        ProcessScan scan_before = ScanProcesses(fs, ProcScanOptions{});
         UdpSample before = TakeUdpSample(fs);
         std::this_thread::sleep_for(std::chrono::milliseconds(400));
         UdpSample after = TakeUdpSample(fs);
@@ -163,10 +179,13 @@ TEST(UdpFloodNetnsTest, FloodingChildIsNamed) {
           return;
         }
         ASSERT_TRUE(before.counters_ok && after.counters_ok);
-        UdpTrafficFacts f = UdpFactsBetween(before, after, scan.processes);
+        UdpTrafficFacts f = UdpFactsBetween(before, after, scan.processes, &scan_before.processes);
         ASSERT_TRUE(f.udp_out_datagrams_per_s);
         EXPECT_GT(*f.udp_out_datagrams_per_s, 500) << "the child sent too little";
         ASSERT_FALSE(f.senders.empty());
+        std::printf("udp flood in the test namespace: %.0f datagrams/s, send queue %llu bytes\n",
+                    *f.udp_out_datagrams_per_s,
+                    static_cast<unsigned long long>(f.senders[0].send_queue_bytes));
         EXPECT_EQ(f.senders[0].pid, child);
         EXPECT_EQ(f.senders[0].comm, "udpflood");
         EXPECT_EQ(f.senders[0].udp_sockets, 1);
