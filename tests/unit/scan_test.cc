@@ -11,8 +11,8 @@
 //    verify_output_rpm, dpkg(1) --verify-format rpm); the lines below marked "real" were copied
 //    from `dpkg --verify` on this Debian 12 build machine.
 //  - debsums -s: "debsums: changed file /usr/bin/x (from pkg package)" (debsums(1)).
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
