@@ -54,6 +54,7 @@ int NetcheckCommand(const CliOptions& options);  // netcheck_command.cc (the use
 int WhyCommand(const CliOptions& options);       // why_command.cc (when and why a job slowed)
 int MarkCommand(const CliOptions& options);      // mark_command.cc (a job's step mark)
 int ReportCommand(const CliOptions& options);    // report_command.cc (report bandwidth)
+int ScanCommand(const CliOptions& options);      // scan_command.cc (a compromised host)
 
 // The dispatcher's table (main_dispatch.cc): every command parsed by the shared flag table.
 // CommandNames (cli_options.h) is these names plus "plan".

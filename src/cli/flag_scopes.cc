@@ -19,11 +19,12 @@ const std::map<std::string_view, std::string_view, std::less<>>& Scopes() {
       {"--lang", "*"},
       {"--config", "*"},
       // Probing commands; the deadline bounds every command that reads outside input.
-      {"--deadline", "check watch top bundle compare logs fleet history netcheck why mark report"},
+      {"--deadline",
+       "check watch top bundle compare logs fleet history netcheck why mark report scan"},
       {"--sample-ms", kProbing},
-      {"--path.procfs", kProbing},
+      {"--path.procfs", "check watch top bundle compare scan"},
       {"--path.sysfs", kProbing},
-      {"--path.rootfs", kProbing},
+      {"--path.rootfs", "check watch top bundle compare scan"},
       {"--probes", kProbing},
       {"--skip-probes", kProbing},
       {"--nvml-lib", kProbing},
@@ -33,7 +34,7 @@ const std::map<std::string_view, std::string_view, std::less<>>& Scopes() {
       // The kernel log.
       {"--kmsg-file", "check watch top bundle compare logs"},
       {"--kmsg-source", kProbing},
-      {"--since", "check watch top bundle compare logs history fleet why report"},
+      {"--since", "check watch top bundle compare logs history fleet why report scan"},
       {"--current-boot", "logs"},
       // watch and its history.
       {"--interval", "watch top"},
@@ -44,7 +45,7 @@ const std::map<std::string_view, std::string_view, std::less<>>& Scopes() {
       {"--ticks", "watch"},
       {"--output", "bundle"},
       {"-o", "bundle"},
-      {"--tool-timeout", "bundle"},
+      {"--tool-timeout", "bundle scan"},
       {"--metric", "history"},
       {"--gpu", "history ack silence"},
       {"--until", "history why report"},

@@ -244,8 +244,8 @@ const std::vector<FlagSpec>& FlagTable() {
          return Status::Ok();
        }},
       {"--tool-timeout", "SECONDS",
-       "bundle: how long nvidia-smi -q and nvidia-bug-report.sh may each run (default 120; 0: "
-       "not run)",
+       "bundle, scan: how long each external tool (nvidia-smi -q, nvidia-bug-report.sh; "
+       "clamscan, dpkg --verify) may run (default 120; 0: not run)",
        [](std::string_view v, CliOptions& o) {
          auto d = ParseDouble(v);
          if (!d || *d < 0 || *d > 3600) {

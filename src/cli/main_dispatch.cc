@@ -89,6 +89,7 @@ const std::vector<CommandEntry>& CommandTable() {
       {"bundle", BundleCommand},     {"why", WhyCommand},
       {"mark", MarkCommand},      // a job's speed (why/, job/)
       {"report", ReportCommand},  // report bandwidth (bandwidth/)
+      {"scan", ScanCommand},      // a compromised host (scan_checks.h)
   };
   return commands;
 }

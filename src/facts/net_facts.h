@@ -113,6 +113,33 @@ struct ClientNetworkFacts {
   std::optional<double> retrans_pct;    // retransmitted / sent segments, all connections
 };
 
+// A process holding UDP or raw sockets (from sock_diag, owners through /proc/PID/fd). The kernel
+// counts no bytes per UDP or raw socket: peers and queue sizes only.
+struct UdpSender {
+  int pid = 0;
+  std::string comm;
+  std::optional<uint32_t> uid;
+  int udp_sockets = 0, raw_sockets = 0;  // not counting those connected to loopback only
+  int peer_count = 0;                    // distinct non-loopback peers of connected sockets
+  std::vector<std::string> peers;        // bounded
+  uint64_t send_queue_bytes = 0;         // largest sum of idiag_wqueue seen over the samples
+  uint64_t recv_queue_bytes = 0;         // largest sum of idiag_rqueue seen over the samples
+};
+
+// Outbound UDP and raw traffic of this host's network namespace. Rates are namespace-wide
+// (/proc/net/snmp and snmp6 counters); attribution is by socket ownership.
+struct UdpTrafficFacts {
+  double window_s = 0;
+  std::optional<double> udp_out_datagrams_per_s;  // Udp OutDatagrams + Udp6OutDatagrams
+  // IPv4 packets sent that are neither TCP segments nor UDP datagrams (raw sockets, ICMP):
+  // Ip OutRequests - Tcp OutSegs - Udp OutDatagrams, never below 0. Approximate.
+  std::optional<double> other_out_packets_per_s;
+  std::string method;  // how the numbers were obtained, for the evidence
+  int sockets_seen = 0;
+  bool raw_supported = true;       // false: kernel without raw_diag (< 4.14)
+  std::vector<UdpSender> senders;  // most likely sender first, bounded
+};
+
 struct SocketTrafficFacts {
   double window_s = 0;
   int sockets_seen = 0;
@@ -123,6 +150,7 @@ struct SocketTrafficFacts {
   int processes_scanned = 0;
   std::vector<ProcessTraffic> processes;            // largest sender first, bounded
   std::vector<ClientNetworkFacts> client_networks;  // most connections first, bounded
+  std::optional<UdpTrafficFacts> udp;               // absent: UDP not looked at
 };
 
 // Signs gathered about one process; rules decide whether they are a reason to inspect it.
@@ -135,7 +163,8 @@ struct ProcessSigns {
   std::string exe;                          // the exe link target, sanitised
   std::optional<double> cpu_pct;            // over the window, 100 = one core
   std::vector<std::string> outbound_peers;  // established TCP to non-loopback peers, both samples
-  std::vector<int> remote_ports;            // remote ports of those connections
+  std::vector<int> remote_ports;            // remote ports of all outbound connections (end)
+  std::vector<int> listen_ports;            // local ports of its listening TCP sockets
   bool gpu_device_open = false;             // holds /dev/nvidiaN (not only nvidiactl)
   // With gpu_device_open and a configured known_gpu_users list: whether `user` is on it.
   std::optional<bool> gpu_user_known;

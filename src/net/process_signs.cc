@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "core/strings.h"
+#include "facts/miner_signs.h"
 
 namespace gpudoctor {
 
@@ -30,13 +31,21 @@ ProcessSignFacts CollectProcessSigns(const ProcessSignInputs& in) {
     }
   }
   std::unordered_map<uint64_t, const TcpSocketInfo*> outbound;  // persistent outbound, by inode
+  // Any outbound connection at the end of the window, persistent or not: its remote port is
+  // judged (a pool port needs no CPU or persistence to be a sign).
+  std::unordered_map<uint64_t, const TcpSocketInfo*> connected;
+  std::unordered_map<uint64_t, uint16_t> listen_port;  // listening socket inode → local port
   if (in.sockets_after != nullptr) {
     for (const auto& s : *in.sockets_after) {
-      if (s.state == 10) listening.insert(s.local_port);  // TCP_LISTEN
+      if (s.state == 10) {  // TCP_LISTEN
+        listening.insert(s.local_port);
+        if (s.inode != 0) listen_port[s.inode] = s.local_port;
+      }
     }
     for (const auto& s : *in.sockets_after) {
       if (s.state != kTcpEstablished || s.remote_loopback || s.inode == 0) continue;
       if (listening.count(s.local_port) != 0) continue;  // accepted by a local server
+      connected[s.inode] = &s;
       if (in.sockets_before != nullptr && established_before.count(s.inode) == 0) continue;
       outbound[s.inode] = &s;
     }
@@ -60,13 +69,21 @@ ProcessSignFacts CollectProcessSigns(const ProcessSignInputs& in) {
       s.cpu_pct = 100.0 * (p.cpu_ticks - it->second.first) / in.ticks_per_s / in.window_s;
     }
     for (uint64_t inode : p.socket_inodes) {
+      if (auto l = listen_port.find(inode); l != listen_port.end()) {
+        if (std::find(s.listen_ports.begin(), s.listen_ports.end(), l->second) ==
+            s.listen_ports.end()) {
+          s.listen_ports.push_back(l->second);
+        }
+      }
+      auto c = connected.find(inode);
+      if (c == connected.end()) continue;
+      if (std::find(s.remote_ports.begin(), s.remote_ports.end(), c->second->remote_port) ==
+          s.remote_ports.end()) {
+        s.remote_ports.push_back(c->second->remote_port);
+      }
       auto it = outbound.find(inode);
       if (it == outbound.end()) continue;
       if (s.outbound_peers.size() < 16) s.outbound_peers.push_back(it->second->remote);
-      if (std::find(s.remote_ports.begin(), s.remote_ports.end(), it->second->remote_port) ==
-          s.remote_ports.end()) {
-        s.remote_ports.push_back(it->second->remote_port);
-      }
     }
     all.push_back(std::move(s));
   }
@@ -82,7 +99,11 @@ ProcessSignFacts CollectProcessSigns(const ProcessSignInputs& in) {
   }
   for (size_t i = 0; i < all.size(); ++i) {
     const auto& s = all[i];
-    if (keep[i] || s.exe_deleted || s.gpu_device_open || !s.outbound_peers.empty()) {
+    // Static signs keep a process even when it is idle (a miner waiting for work).
+    bool static_sign = MinerName(s.comm) || ExeInTempDir(s.exe) ||
+                       std::any_of(s.remote_ports.begin(), s.remote_ports.end(), StratumPort) ||
+                       std::any_of(s.listen_ports.begin(), s.listen_ports.end(), StratumPort);
+    if (keep[i] || static_sign || s.exe_deleted || s.gpu_device_open || !s.outbound_peers.empty()) {
       facts.processes.push_back(all[i]);
     }
   }

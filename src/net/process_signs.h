@@ -1,9 +1,11 @@
 // Gathers the signs the suspicious-process rule judges: deleted executable, CPU share over the
 // window, persistent outbound TCP connections (established to a non-loopback peer in both
-// dumps, from a local port that is not a listening port) and an open NVIDIA GPU device.
-// Keeps only processes with at least one such sign, plus the busiest by CPU (so a miner that
-// hides its connections is still looked at by name). A truncated scan (either one) makes the
-// facts truncated. Pure function; thread-safe.
+// dumps, from a local port that is not a listening port), the remote ports of every outbound
+// connection at the end of the window, the ports of its listening TCP sockets and an open NVIDIA
+// GPU device. Keeps only processes with at least one such sign or a static sign (miner name,
+// stratum port, executable under /tmp, /var/tmp, /dev/shm: facts/miner_signs.h) even when idle,
+// plus the busiest by CPU (so a miner that hides its connections is still looked at by name). A
+// truncated scan (either one) makes the facts truncated. Pure function; thread-safe.
 #pragma once
 
 #include <map>

@@ -38,7 +38,7 @@ std::string Endpoint(int family, const uint32_t* addr, uint16_t port_be, bool* l
   return out;
 }
 
-Status DumpFamily(int fd, int family, uint32_t seq, std::vector<TcpSocketInfo>& out) {
+Status DumpFamily(int fd, int family, int protocol, uint32_t seq, std::vector<TcpSocketInfo>& out) {
   struct {
     nlmsghdr nlh;
     inet_diag_req_v2 req;
@@ -48,8 +48,10 @@ Status DumpFamily(int fd, int family, uint32_t seq, std::vector<TcpSocketInfo>& 
   msg.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
   msg.nlh.nlmsg_seq = seq;
   msg.req.sdiag_family = static_cast<uint8_t>(family);
-  msg.req.sdiag_protocol = IPPROTO_TCP;
-  msg.req.idiag_ext = 1u << (INET_DIAG_INFO - 1);
+  msg.req.sdiag_protocol = static_cast<uint8_t>(protocol);
+  // raw_diag reads the wanted raw protocol from the pad byte; IPPROTO_RAW there means all.
+  if (protocol == IPPROTO_RAW) msg.req.pad = IPPROTO_RAW;
+  if (protocol == IPPROTO_TCP) msg.req.idiag_ext = 1u << (INET_DIAG_INFO - 1);
   msg.req.idiag_states = 0xffffffffu;
   sockaddr_nl kernel{};
   kernel.nl_family = AF_NETLINK;
@@ -67,7 +69,7 @@ Status DumpFamily(int fd, int family, uint32_t seq, std::vector<TcpSocketInfo>& 
       return IoError(std::string("sock_diag recv: ") + std::strerror(errno));
     }
     if (n == 0) return IoError("sock_diag: socket closed");
-    Status st = ParseSockDiagReply(std::string_view(buf.data(), n), out, &done);
+    Status st = ParseSockDiagReply(std::string_view(buf.data(), n), out, &done, protocol);
     if (!st.ok()) return st;
   }
   return Status::Ok();
@@ -75,7 +77,8 @@ Status DumpFamily(int fd, int family, uint32_t seq, std::vector<TcpSocketInfo>& 
 
 }  // namespace
 
-Status ParseSockDiagReply(std::string_view buf, std::vector<TcpSocketInfo>& out, bool* done) {
+Status ParseSockDiagReply(std::string_view buf, std::vector<TcpSocketInfo>& out, bool* done,
+                          int protocol) {
   size_t off = 0;
   while (off + sizeof(nlmsghdr) <= buf.size()) {
     nlmsghdr h;
@@ -93,6 +96,7 @@ Status ParseSockDiagReply(std::string_view buf, std::vector<TcpSocketInfo>& out,
       int err = 0;
       if (body.size() >= sizeof(int)) std::memcpy(&err, body.data(), sizeof err);
       if (err == 0) continue;  // an ACK
+      if (err == -ENOENT) return Unsupported("sock_diag: no diag module for this protocol");
       return IoError(std::string("sock_diag: kernel error: ") + std::strerror(-err));
     }
     if (h.nlmsg_type != SOCK_DIAG_BY_FAMILY) continue;
@@ -104,6 +108,9 @@ Status ParseSockDiagReply(std::string_view buf, std::vector<TcpSocketInfo>& out,
     s.inode = m.idiag_inode;
     s.uid = m.idiag_uid;
     s.state = m.idiag_state;
+    s.protocol = protocol;
+    s.rqueue = m.idiag_rqueue;
+    s.wqueue = m.idiag_wqueue;
     s.family = m.idiag_family;
     s.local_port = ntohs(m.id.idiag_sport);
     s.remote_port = ntohs(m.id.idiag_dport);
@@ -114,7 +121,7 @@ Status ParseSockDiagReply(std::string_view buf, std::vector<TcpSocketInfo>& out,
       rtattr a;
       std::memcpy(&a, body.data() + aoff, sizeof a);
       if (a.rta_len < sizeof(rtattr) || a.rta_len > body.size() - aoff) break;
-      if (a.rta_type == INET_DIAG_INFO) {
+      if (a.rta_type == INET_DIAG_INFO && protocol == IPPROTO_TCP) {
         std::string_view info = body.substr(aoff + RTA_LENGTH(0), a.rta_len - RTA_LENGTH(0));
         constexpr size_t kAckedOff = offsetof(tcp_info, tcpi_bytes_acked);
         constexpr size_t kRecvOff = offsetof(tcp_info, tcpi_bytes_received);
@@ -145,7 +152,9 @@ Status ParseSockDiagReply(std::string_view buf, std::vector<TcpSocketInfo>& out,
   return Status::Ok();
 }
 
-Result<std::vector<TcpSocketInfo>> DumpTcpSockets() {
+Result<std::vector<TcpSocketInfo>> DumpTcpSockets() { return DumpInetSockets(IPPROTO_TCP); }
+
+Result<std::vector<TcpSocketInfo>> DumpInetSockets(int protocol) {
   int fd = ::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
   if (fd < 0) return Unsupported(std::string("no sock_diag netlink: ") + std::strerror(errno));
   timeval tv{1, 0};
@@ -153,7 +162,7 @@ Result<std::vector<TcpSocketInfo>> DumpTcpSockets() {
   std::vector<TcpSocketInfo> out;
   uint32_t seq = 1;
   for (int family : {AF_INET, AF_INET6}) {
-    Status st = DumpFamily(fd, family, seq++, out);
+    Status st = DumpFamily(fd, family, protocol, seq++, out);
     if (!st.ok()) {
       ::close(fd);
       return st;

@@ -5,12 +5,15 @@
 // the byte counters (< 4.1) give sockets without bytes; unreadable fd dirs (other users, no
 // CAP_SYS_PTRACE) leave their traffic unmapped; a /proc scan cut short by the check deadline is
 // marked process_scan_truncated (its processes' traffic is unmapped too).
+// UDP and raw sockets: sock_diag dumps at both ends of the window (owners, peers, queue sizes;
+// the kernel counts no bytes for them) and the namespace's /proc/net/snmp datagram counters.
 // The suspicious probe scans /proc again on its own: probes are independent by design.
 #include <thread>
 
 #include "net/client_networks.h"
 #include "net/proc_scan.h"
 #include "net/socket_traffic.h"
+#include "net/udp_sample.h"
 #include "probes/probe.h"
 #include "probes/probe_entry_points.h"
 #include "probes/shared_samples.h"
@@ -23,6 +26,9 @@ namespace {
 // suspicious probe (one pair of dumps and one walk per check).
 ProbeOutput FromSharedSamples(const ProbeContext& ctx) {
   SharedSamples& shared = *ctx.shared;
+  UdpSample udp_before = TakeUdpSample(ctx.fs());
+  // CPU at the window's start ranks UDP senders (shared with the suspicious probe: one walk).
+  const ProcessScan& procs_before = shared.ProcessesBefore();
   const auto& before = shared.TcpBefore();
   if (!before.sockets.ok()) {
     return ProbeSkipped("sock_diag unavailable: " + before.sockets.status().message());
@@ -39,18 +45,32 @@ ProbeOutput FromSharedSamples(const ProbeContext& ctx) {
   facts.client_networks = GroupClientNetworks(*after.sockets);
   facts.process_scan_truncated = scan.truncated;
   facts.processes_scanned = static_cast<int>(scan.processes.size());
+  UdpSample udp_after = TakeUdpSample(ctx.fs());
+  if (udp_after.udp_ok) {
+    facts.udp = UdpFactsBetween(udp_before, udp_after, scan.processes, &procs_before.processes);
+  }
   return ProbeOk([facts = std::move(facts)](Snapshot& s) { s.network.sockets = facts; });
 }
+
+struct SocketsSample {
+  std::vector<TcpSocketInfo> tcp;
+  UdpSample udp;
+};
 
 }  // namespace
 
 ProbeOutput RunSocketsProbe(const ProbeContext& ctx) {
   if (ctx.shared != nullptr && !ctx.continuous) return FromSharedSamples(ctx);
-  using Dump = std::vector<TcpSocketInfo>;
-  auto first = TakeFirstSample<Dump>(ctx, [] { return DumpTcpSockets(); });
+  using Dump = SocketsSample;
+  auto read = [&ctx]() -> Result<Dump> {
+    auto tcp = DumpTcpSockets();
+    if (!tcp.ok()) return tcp.status();
+    return Dump{std::move(*tcp), TakeUdpSample(ctx.fs())};
+  };
+  auto first = TakeFirstSample<Dump>(ctx, read);
   if (!first.ok()) return ProbeSkipped("sock_diag unavailable: " + first.status().message());
   TimePoint t1 = SteadyClock::now();
-  auto second = DumpTcpSockets();
+  auto second = read();
   if (!second.ok()) return ProbeFailed("second sock_diag dump: " + second.status().message());
   auto carry = std::make_shared<SampleCarry<Dump>>(*second, t1);
   if (!first->sample) {
@@ -63,8 +83,10 @@ ProbeOutput RunSocketsProbe(const ProbeContext& ctx) {
   opts.deadline = ctx.deadline - std::chrono::milliseconds(200);  // leave time to report
   ProcessScan scan = ScanProcesses(ctx.fs(), opts);
   SocketTrafficFacts facts =
-      AggregateSocketTraffic(*first->sample, *second, scan.processes, window_s);
-  facts.client_networks = GroupClientNetworks(*second);
+      AggregateSocketTraffic(first->sample->tcp, second->tcp, scan.processes, window_s);
+  facts.client_networks = GroupClientNetworks(second->tcp);
+  if (second->udp.udp_ok)
+    facts.udp = UdpFactsBetween(first->sample->udp, second->udp, scan.processes);
   facts.process_scan_truncated = scan.truncated;
   facts.processes_scanned = static_cast<int>(scan.processes.size());
   ProbeOutput out = ProbeOk([facts = std::move(facts)](Snapshot& s) { s.network.sockets = facts; });

@@ -156,6 +156,10 @@ const std::vector<std::string_view>& RunbookParagraphs() {
       "follows the card or stays with the slot.",
       "5. RMA: open it with the serial, the evidence above and the field diagnostic "
       "(`dcgmi diag -r 3`); keep the node drained until the part is replaced.",
+      "6. Compromised host (proc.suspicious, net.outbound.udp, `gpudoctor scan` findings): keep "
+      "evidence first (`gpudoctor bundle`), confirm a fresh backup (`host.backup.stale` clear) "
+      "or copy the data off, then save the data and reinstall from a known-good image and "
+      "rotate credentials; a cleaned system cannot be trusted.",
       "Critical findings and their first action:",
   };
   return paragraphs;

@@ -291,6 +291,24 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
         {"warn_plan_share_pct", 50,
          "with a bandwidth plan ([network] plan_mbps): share of the plan one process may send "
          "before it counts as heavy"}}},
+      {"net.outbound.udp",
+       Layer::kNetwork,
+       Severity::kWarn,
+       Action::kWatch,
+       "A process floods UDP or raw packets out",
+       "This host sends many UDP datagrams (or raw/ICMP packets) per second, and the process "
+       "holding those sockets is named. A compromised server is often used for UDP floods; a "
+       "game or streaming server, a DNS server or a UDP-based transfer tool can also send that "
+       "much. The kernel keeps no byte counters per UDP or raw socket, so the rate is the "
+       "namespace's (/proc/net/snmp) and the sender is found by socket ownership, peers and "
+       "send-queue sizes (sock_diag); the evidence states the method.",
+       {"Check what it is: `ls -l /proc/PID/exe`, `ps -o user,lstart,args -p PID`.",
+        "See its sockets and peers: `ss -uanp | grep pid=PID` (`ss -wanp` for raw sockets).",
+        "If it is not yours, stop the traffic first (`kill -STOP PID`, or block it with the "
+        "firewall), keep evidence and run `gpudoctor scan`."},
+       {{"warn_datagrams_per_s", 20000, "UDP datagrams per second sent by this host"},
+        {"warn_other_packets_per_s", 20000,
+         "IPv4 packets per second that are neither TCP nor UDP (raw sockets, ICMP)"}}},
       {"proc.suspicious",
        Layer::kSoftware,
        Severity::kWarn,
@@ -298,7 +316,9 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
        "Process worth inspecting",
        "A process shows signs often seen with cryptocurrency miners or other unwanted software: "
        "a known miner name, connections to common stratum ports (3333, 4444, 5555, 7777, "
-       "14444), an executable deleted from disk while running, sustained high CPU together "
+       "14433, 14444, 45560, 45700) or listening on one (a mining proxy), an executable under "
+       "/tmp, /var/tmp or /dev/shm, an executable deleted from disk while running (these "
+       "static signs count even while the process is idle), sustained high CPU together "
        "with persistent outbound connections, or a GPU in use by a user outside the known "
        "service accounts (`[network] known_gpu_users`). These are reasons to look, not proof: "
        "a process that was upgraded while running also shows a deleted executable. Two signs are "
@@ -319,6 +339,75 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
        {{"warn_cpu_pct", 80,
          "CPU in percent of one core that, with outbound connections, is a weak sign (reported "
          "only together with another sign)"}}},
+      {"scan.malware",
+       Layer::kSoftware,
+       Severity::kCrit,
+       Action::kDrainReset,
+       "ClamAV found malware in a running executable",
+       "`gpudoctor scan` ran ClamAV on the executables of flagged processes (a known miner name, "
+       "an executable under /tmp, /var/tmp or /dev/shm, or deleted from disk) and of every GPU "
+       "process, and it matched a signature. The host is compromised: whoever ran it may have "
+       "left other ways in (keys, crontabs, replaced binaries), so a cleaned system cannot be "
+       "trusted.",
+       {"Isolate the host (firewall it, drain it) and keep evidence before killing anything: "
+        "`gpudoctor bundle`, `cp /proc/PID/exe /root/evidence.bin`, `ss -tanp`.",
+        "Confirm a fresh backup exists (`host.backup.stale` clear in `gpudoctor check`) or copy "
+        "the data you need off the host now.",
+        "Save the data and reinstall the node from a known-good image; rotate its credentials, "
+        "SSH keys and tokens; do not trust a cleaned system."}},
+      {"scan.packages.changed",
+       Layer::kSoftware,
+       Severity::kWarn,
+       Action::kWatch,
+       "System binaries differ from their packages",
+       "`dpkg --verify` (or `debsums -s`) found files under /usr/bin, /usr/sbin, /bin, /sbin or "
+       "the library directories whose content or attributes differ from what their package "
+       "installed. A local build installed over a packaged file does this too; an attacker "
+       "replacing `ps`, `ss` or `ls` to hide a miner does exactly this.",
+       {"Find the package of each file (`dpkg -S PATH`) and compare the file with a fresh copy "
+        "(`apt-get download PKG`, `dpkg-deb -x`); reinstall the package (`apt-get install "
+        "--reinstall PKG`) if nobody changed it on purpose.",
+        "If system tools were replaced, treat the host as compromised: keep evidence "
+        "(`gpudoctor bundle`), check the backup, then save the data and reinstall."}},
+      {"scan.ssh_keys.changed",
+       Layer::kSoftware,
+       Severity::kWarn,
+       Action::kWatch,
+       "SSH authorized_keys changed recently",
+       "An authorized_keys file of root or a user under /home was modified since the given "
+       "time. Adding a key is how intruders keep their way in after the first break-in.",
+       {"Read the file and remove every key you cannot name: `cat -n PATH`.",
+        "Check who logged in around that time: `last -Fw`, `journalctl -u ssh --since TIME`."}},
+      {"scan.cron.changed",
+       Layer::kSoftware,
+       Severity::kWarn,
+       Action::kWatch,
+       "Crontabs changed recently",
+       "/etc/crontab, a file under /etc/cron.d or a user crontab (/var/spool/cron) was modified "
+       "since the given time. Miners reinstall themselves from cron after being killed.",
+       {"Read each listed file (`crontab -l -u USER` for user crontabs) and remove entries you "
+        "did not add, especially ones that download (`curl`, `wget`) or run from /tmp.",
+        "Kill the process only after the cron entry is gone, or it comes back."}},
+      {"scan.not_checked",
+       Layer::kSoftware,
+       Severity::kWarn,
+       Action::kFixConfig,
+       "A scan step could not run",
+       "A step of `gpudoctor scan` did not run to the end: its tool is not installed, failed "
+       "(ClamAV without a virus database), or ran out of time. Nothing is known about what it "
+       "would have checked: this is not a clean result.",
+       {"Install the tool (`apt-get install clamav debsums`; `freshclam` for the database) or "
+        "give it more time (`--tool-timeout SECONDS`), then run `gpudoctor scan` again."}},
+      {"scan.clean",
+       Layer::kSoftware,
+       Severity::kInfo,
+       Action::kNone,
+       "A scan step found nothing",
+       "A step of `gpudoctor scan` ran to the end and found nothing; the evidence says what was "
+       "checked and how. Signatures only find known malware, and files changed before the "
+       "`--since` time are not listed.",
+       {"Nothing to do for this step; run `gpudoctor scan --since 7d` regularly (after every "
+        "proc.suspicious or net.outbound.udp finding too) and keep the reports."}},
   };
   return entries;
 }

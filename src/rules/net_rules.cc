@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/strings.h"
+#include "facts/miner_signs.h"
 #include "rules/engine.h"
 #include "rules/grade.h"
 
@@ -500,22 +501,61 @@ void OutboundRules(const Snapshot& snap, const Thresholds& t, std::vector<Findin
   }
 }
 
-bool MinerName(std::string_view comm) {
-  static constexpr std::array<std::string_view, 24> kNames = {
-      "xmrig",   "xmr-stak",    "minerd",   "cpuminer",    "ethminer",  "nbminer",
-      "t-rex",   "phoenixmine", "lolminer", "gminer",      "nanominer", "teamredminer",
-      "ccminer", "cgminer",     "bfgminer", "kdevtmpfsi",  "kinsing",   "srbminer",
-      "bzminer", "rigel",       "xmr",      "cryptonight", "nicehash",  "excavator"};
-  std::string lower;
-  for (char c : comm) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  for (auto n : kNames) {
-    if (StartsWith(lower, n)) return true;
-  }
-  return false;
+std::string SenderName(const UdpSender& s) {
+  return s.comm + " (pid " + std::to_string(s.pid) + ")";
 }
 
-bool StratumPort(int port) {
-  return port == 3333 || port == 4444 || port == 5555 || port == 7777 || port == 14444;
+// A UDP (or raw/ICMP) flood: the namespace sends many datagrams per second; the kernel counts
+// no bytes per UDP socket, so the sender is named by socket ownership, peers and queue sizes.
+void UdpFloodRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out) {
+  if (!snap.network.sockets || !snap.network.sockets->udp) return;
+  const UdpTrafficFacts& u = *snap.network.sockets->udp;
+  const char* id = "net.outbound.udp";
+  struct Kind {
+    const char* what;
+    std::optional<double> rate;
+    double limit;
+    bool udp;
+  };
+  for (const Kind& k :
+       {Kind{"UDP datagrams", u.udp_out_datagrams_per_s, t.Get(id, "warn_datagrams_per_s"), true},
+        Kind{"raw/ICMP packets", u.other_out_packets_per_s, t.Get(id, "warn_other_packets_per_s"),
+             false}}) {
+    if (!k.rate || *k.rate < k.limit) continue;
+    std::vector<const UdpSender*> owners;
+    for (const auto& s : u.senders) {
+      if ((k.udp ? s.udp_sockets : s.raw_sockets) > 0) owners.push_back(&s);
+    }
+    std::string rate = FormatDouble(*k.rate, 0) + " " + k.what + "/s";
+    std::string summary =
+        owners.empty()
+            ? "this host sends " + rate + "; no visible process holds such a socket"
+            : "process " + SenderName(*owners.front()) + " is behind " + rate + " sent out";
+    Finding f = MakeFinding(id, Severity::kWarn, summary);
+    f.Add("protocol", k.udp ? "udp" : "raw");
+    f.Add(k.udp ? "udp_out_datagrams_per_s" : "other_out_packets_per_s", *k.rate);
+    f.Add("window_s", u.window_s);
+    f.Add("method", u.method);
+    if (!k.udp && !u.raw_supported) f.Add("raw_sockets", "not listed: kernel without raw_diag");
+    if (!owners.empty()) {
+      const UdpSender& s = *owners.front();
+      f.subject = std::to_string(s.pid);
+      f.Add("pid", s.pid).Add("comm", s.comm);
+      if (s.uid) f.Add("uid", static_cast<int64_t>(*s.uid));
+      f.Add("udp_sockets", s.udp_sockets).Add("raw_sockets_held", s.raw_sockets);
+      f.Add("peer_count", s.peer_count);
+      if (!s.peers.empty()) f.Add("peers", Join(s.peers, ", "));
+      f.Add("send_queue_bytes", s.send_queue_bytes).Add("recv_queue_bytes", s.recv_queue_bytes);
+      if (owners.size() > 1) {
+        std::vector<std::string> others;
+        for (size_t i = 1; i < owners.size() && i < 6; ++i)
+          others.push_back(SenderName(*owners[i]));
+        f.Add("other_socket_owners", Join(others, ", "));
+      }
+    }
+    if (snap.network.sockets->process_scan_truncated) f.AddBool("process_scan_truncated", true);
+    out.push_back(std::move(f));
+  }
 }
 
 void SuspiciousRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& out) {
@@ -536,6 +576,19 @@ void SuspiciousRules(const Snapshot& snap, const Thresholds& t, std::vector<Find
       std::vector<std::string> ports;
       for (int port : stratum) ports.push_back(std::to_string(port));
       reasons.push_back("connected to common stratum port(s) " + Join(ports, ","));
+      strong = true;
+    }
+    std::vector<std::string> listening;
+    for (int port : p.listen_ports) {
+      if (StratumPort(port)) listening.push_back(std::to_string(port));
+    }
+    if (!listening.empty()) {
+      reasons.push_back("listens on common stratum port(s) " + Join(listening, ",") +
+                        " (a mining proxy)");
+      strong = true;
+    }
+    if (ExeInTempDir(p.exe)) {
+      reasons.push_back("runs from a temporary directory (" + p.exe + ")");
       strong = true;
     }
     // High CPU with long-lived outbound connections is also what every rank of a multi-node
@@ -591,6 +644,7 @@ void NetRules(const Snapshot& snap, const Thresholds& t, std::vector<Finding>& o
   NicRules(snap, t, out);
   IbRules(snap, t, out);
   OutboundRules(snap, t, out);
+  UdpFloodRules(snap, t, out);
   ClientNetworkRules(snap, t, out);
   SuspiciousRules(snap, t, out);
 }

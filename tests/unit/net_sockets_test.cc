@@ -220,7 +220,9 @@ TEST(ProcessSignsTest, PersistentOutboundCpuAndDeletedExe) {
   EXPECT_EQ(p.user, "mallory");
   EXPECT_TRUE(p.exe_deleted);
   EXPECT_EQ(p.outbound_peers, std::vector<std::string>{"203.0.113.9:4444"});
-  EXPECT_EQ(p.remote_ports, std::vector<int>{4444});
+  // Remote ports: every outbound connection at the end, persistent or not (a pool port on a new
+  // connection is a sign too); the inbound one to sshd is not outbound.
+  EXPECT_EQ(p.remote_ports, (std::vector<int>{4444, 443}));
 
   Snapshot snap;
   snap.network.process_signs = facts;
