@@ -147,19 +147,18 @@ TEST(InferenceE2eTest, DiscoversALocalVllmListenerOnItsDefaultPort) {
   testing::RunResult r;
   bool ran = testing::RunInFreshNetns(
       [&] {
-        Child server({vllm,
-                      std::string(GPUDOCTOR_SOURCE_DIR) + "/tests/stand_ins/inference_stand_in.py",
-                      "--engine", "vllm", "--state", state, "--port-file", port_file, "--port",
-                      "8000"},
-                     {}, dir.path() + "/server.err");
+        Child server(
+            {vllm, std::string(GPUDOCTOR_SOURCE_DIR) + "/tests/stand_ins/inference_stand_in.py",
+             "--engine", "vllm", "--state", state, "--port-file", port_file, "--port", "8000"},
+            {}, dir.path() + "/server.err");
         if (!testing::WaitUntil([&] { return !ReadText(port_file).empty(); },
                                 std::chrono::seconds(90), milliseconds(50))) {
           why = "the stand-in did not start: " + server.Log();
           return;
         }
-        r = RunGpudoctor({"check", "--probes", "inference", "--config",
-                          dir.path() + "/empty.toml", "--json"},
-                         std::chrono::seconds(60));
+        r = RunGpudoctor(
+            {"check", "--probes", "inference", "--config", dir.path() + "/empty.toml", "--json"},
+            std::chrono::seconds(60));
       },
       &why);
   ASSERT_TRUE(ran) << "needs root for a network namespace: " << why;
