@@ -5,7 +5,9 @@
 #   cold:   fleet --reports DIR --json with the index off (every file parsed): goal <= 3 s, <= 200 MB
 #   cold_text: the same with the text report
 #   index:  the same run building the report index
-#   card / slot: fleet card SERIAL / fleet slot NODE:BUS through the index: goal <= 100 ms
+#   card_first: the first card query (reads through the report index, writes the query index)
+#   card / slot: fleet card SERIAL / fleet slot NODE:BUS through the query index: goal <= 100 ms
+#   stat_walk: find's stat of every report (the floor of an indexed query: its freshness check)
 # and deletes the reports. Usage: bench/fleet_scale.sh [BUILD_DIR]
 set -u
 build=${1:-build}
@@ -35,6 +37,9 @@ XDG_CACHE_HOME=$cache GPUDOCTOR_FLEET_INDEX=off measure cold "$build/gpudoctor" 
 XDG_CACHE_HOME=$cache GPUDOCTOR_FLEET_INDEX=off measure cold_text "$build/gpudoctor" fleet --reports "$dir"
 XDG_CACHE_HOME=$cache measure index_build "$build/gpudoctor" fleet --reports "$dir" --json
 XDG_CACHE_HOME=$cache measure indexed "$build/gpudoctor" fleet --reports "$dir" --json
+XDG_CACHE_HOME=$cache measure card_first "$build/gpudoctor" fleet card "$serial" --reports "$dir"
 XDG_CACHE_HOME=$cache measure card "$build/gpudoctor" fleet card "$serial" --reports "$dir"
 XDG_CACHE_HOME=$cache measure slot "$build/gpudoctor" fleet slot "$half:0000:3a:00.0" --reports "$dir"
-echo "bench=fleet_cli_index nodes=$nodes index_mib=$(du -m "$cache"/gpudoctor/*.idx | cut -f1)"
+measure stat_walk find "$dir" -name '*.json' -printf '%s %T@\n'
+echo "bench=fleet_cli_index nodes=$nodes index_mib=$(du -m "$cache"/gpudoctor/*.idx | cut -f1)" \
+  "query_index_mib=$(du -m "$cache"/gpudoctor/*.idx.q | cut -f1)"

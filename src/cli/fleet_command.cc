@@ -11,12 +11,14 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "core/root_fs.h"
 #include "core/strings.h"
 #include "core/terminal_text.h"
 #include "fleet/analysis.h"
 #include "fleet/db_input.h"
 #include "fleet/onsets.h"
 #include "fleet/prometheus_input.h"
+#include "fleet/query_index.h"
 #include "fleet/report_reader.h"
 
 namespace gpudoctor {
@@ -79,6 +81,22 @@ Result<fleet::PrometheusAuth> PrometheusAuthFrom(const CliOptions& o) {
   return auth;
 }
 
+// Prints a card or slot verdict; the exit code: 0 undecided, 1 a verdict ("card" / "slot":
+// something to act on) or "unknown" (the serial or slot was mistyped).
+int PrintVerdict(const CliOptions& o, const std::string& mode, const fleet::Verdict& v,
+                 size_t problems) {
+  std::string out = o.json ? fleet::RenderVerdictJson(v) : fleet::RenderVerdictText(v);
+  if (v.verdict == "unknown") {
+    std::fprintf(stderr, "gpudoctor: fleet %s: %s\n", mode.c_str(), TerminalSafe(v.reason).c_str());
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  if (problems > 0) {
+    std::fprintf(stderr, "gpudoctor: fleet: %zu input problem(s), listed in the output\n",
+                 problems);
+  }
+  return v.verdict == "undecided" ? 0 : 1;
+}
+
 }  // namespace
 
 int FleetCommand(const CliOptions& o) {
@@ -107,13 +125,28 @@ int FleetCommand(const CliOptions& o) {
   // and the Prometheus requests together end by it.
   TimePoint start = SteadyClock::now();
   auto per_input = InputDeadline(o) - start;
+  // A card or slot query on one reports directory: answered from the query index when the
+  // directory has not changed since it was built (query_index.h), else from the reports, and
+  // the query index is saved for the next query.
+  std::string query_index;
+  if (!mode.empty() && reports.size() == 1 && reports[0] != "-" && dbs.empty() && !prom) {
+    if (auto info = RootFs::Stat(reports[0]); info.ok() && info->is_dir) {
+      query_index = QueryIndexPath(DefaultIndexPath(reports[0]));
+    }
+  }
+  if (!query_index.empty()) {
+    auto answer = QueryFromIndex(query_index, reports[0], mode == "card", o.positional[1], now_s,
+                                 start + per_input, nullptr);
+    if (answer) return PrintVerdict(o, mode, answer->verdict, answer->head.problems);
+  }
   FleetData data;
+  ReadStats read_stats;
   for (const auto& path : reports) {
     auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(per_input);
     // A directory's parsed reports are cached (report_index.h): card and slot queries and
     // repeated runs parse only the files that changed.
     std::string index = path == "-" ? "" : DefaultIndexPath(path);
-    if (Status s = ReadReports(path, now_s, data, timeout, index, nullptr); !s.ok()) {
+    if (Status s = ReadReports(path, now_s, data, timeout, index, &read_stats); !s.ok()) {
       return CouldNotRun(s.message());
     }
   }
@@ -158,15 +191,14 @@ int FleetCommand(const CliOptions& o) {
   } else {
     auto ledger = BuildLedger(data);
     auto faults = HardwareFaults(data, FindOnsets(data));
+    if (!query_index.empty()) {
+      QueryIndexHead head{read_stats.fingerprint, now_s, read_stats.stable_until_s,
+                          data.reports.size(), data.problems.size()};
+      (void)SaveQueryIndex(query_index, head, ledger, faults);  // without one, queries just read
+    }
     Verdict v = mode == "card" ? JudgeCard(o.positional[1], ledger, faults)
                                : JudgeSlot(o.positional[1], ledger, faults);
-    out = o.json ? RenderVerdictJson(v) : RenderVerdictText(v);
-    // "card" / "slot": something to act on; "unknown": the serial or slot was mistyped.
-    code = v.verdict == "undecided" ? 0 : 1;
-    if (v.verdict == "unknown") {
-      std::fprintf(stderr, "gpudoctor: fleet %s: %s\n", mode.c_str(),
-                   TerminalSafe(v.reason).c_str());
-    }
+    return PrintVerdict(o, mode, v, problems);
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
   if (problems > 0) {

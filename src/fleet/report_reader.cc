@@ -1,11 +1,17 @@
 #include "fleet/report_reader.h"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cctype>
+#include <climits>
 #include <cmath>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -389,8 +395,23 @@ class ReadAhead {
   bool started_ = false;
 };
 
-void ApplyDocs(const std::vector<IndexedDoc>& docs, int64_t now_s, FleetData& data) {
+constexpr int64_t kForever = INT64_MAX;
+
+// The earliest now_s (after `now_s`) at which report time `t` is judged differently by
+// AddParsedReport (no longer skipped as too far ahead, no longer flagged as clock skew).
+int64_t ChangePoint(int64_t t, int64_t now_s) {
+  int64_t at = kForever;
+  if (t - kMaxFutureS > now_s) at = std::min(at, t - kMaxFutureS);
+  if (t - kFutureToleranceS > now_s) at = std::min(at, t - kFutureToleranceS);
+  return at;
+}
+
+void ApplyDocs(const std::vector<IndexedDoc>& docs, int64_t now_s, FleetData& data,
+               int64_t* stable_until_s = nullptr) {
   for (const auto& d : docs) {
+    if (stable_until_s != nullptr && d.ok) {
+      *stable_until_s = std::min(*stable_until_s, ChangePoint(d.report.time_s, now_s));
+    }
     Status s = d.ok ? AddParsedReport(d.report, d.source, now_s, data) : ParseError(d.error);
     if (!s.ok()) data.problems.push_back({d.source, "", s.message()});
   }
@@ -401,43 +422,119 @@ constexpr size_t kMaxFiles = 1000000;
 
 // The *.json files under `dir` in name order, depth first, subdirectories up to kMaxDirDepth
 // below the top; directories not entered (too deep, symbolic links, unreadable) are listed.
+// `info` gets each file's lstat when it is a regular file (not a link), else nothing. The
+// entries are stat'ed relative to the open directory (one path lookup step each): at 40,000
+// reports this walk is what a card or slot query costs.
 void CollectFiles(const std::string& dir, int depth, std::vector<std::string>& files,
-                  FleetData& data) {
-  auto names = RootFs::ListDir(dir);
-  if (!names.ok()) {
-    data.problems.push_back({dir, "", "cannot open directory: skipped"});
+                  std::vector<std::optional<FileInfo>>& info, std::vector<InputProblem>& problems) {
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) {
+    problems.push_back({dir, "", "cannot open directory: skipped"});
     return;
   }
-  for (const auto& name : *names) {
+  std::vector<std::string> names;
+  while (struct dirent* e = ::readdir(d)) {
+    if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
+    names.emplace_back(e->d_name);
+  }
+  std::sort(names.begin(), names.end());
+  const int fd = ::dirfd(d);
+  for (const auto& name : names) {
     if (files.size() >= kMaxFiles) {
-      data.problems.push_back(
+      problems.push_back(
           {dir, "", "more than " + std::to_string(kMaxFiles) + " report files: the rest not read"});
-      return;
+      break;
     }
+    struct stat st;
+    if (::fstatat(fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    const bool json = name.size() > 5 && EndsWith(name, ".json");
+    if (!json && !S_ISDIR(st.st_mode) && !S_ISLNK(st.st_mode)) continue;
     std::string p = dir + "/" + name;
-    std::error_code ec;
-    auto st = std::filesystem::symlink_status(p, ec);
-    if (ec) continue;
-    if (std::filesystem::is_directory(st)) {
+    if (S_ISDIR(st.st_mode)) {
       if (depth >= kMaxDirDepth) {
-        data.problems.push_back(
+        problems.push_back(
             {p, "",
              "directory more than " + std::to_string(kMaxDirDepth) + " levels deep: skipped"});
       } else {
-        CollectFiles(p, depth + 1, files, data);
+        CollectFiles(p, depth + 1, files, info, problems);
       }
       continue;
     }
-    if (std::filesystem::is_symlink(st)) {
+    if (S_ISLNK(st.st_mode)) {
       // A link to a file is read like the file; a link to a directory could loop.
-      auto info = RootFs::Stat(p);
-      if (info.ok() && info->is_dir) {
-        data.problems.push_back({p, "", "symbolic link to a directory: not followed, skipped"});
+      auto target = RootFs::Stat(p);
+      if (target.ok() && target->is_dir) {
+        problems.push_back({p, "", "symbolic link to a directory: not followed, skipped"});
         continue;
       }
     }
-    if (EndsWith(name, ".json") && name.size() > 5) files.push_back(p);
+    if (!json) continue;
+    files.push_back(std::move(p));
+    if (S_ISREG(st.st_mode)) {
+      FileInfo fi;
+      fi.mtime_unix_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+      fi.size_bytes = static_cast<uint64_t>(st.st_size);
+      fi.is_regular = true;
+      info.emplace_back(fi);
+    } else {
+      info.emplace_back();
+    }
   }
+  ::closedir(d);
+}
+
+// The report files of directory `dir` with their stat (a link's target; nothing when the stat
+// fails or the file is not regular) and the problems of the walk.
+struct ReportFiles {
+  std::vector<std::string> files;
+  std::vector<std::optional<FileInfo>> info;
+  std::vector<InputProblem> problems;
+};
+
+// An error when `dir` itself cannot be listed.
+Result<ReportFiles> ListReportFiles(const std::string& dir) {
+  ReportFiles r;
+  CollectFiles(dir, 0, r.files, r.info, r.problems);
+  if (r.files.empty() && r.problems.size() == 1 && r.problems[0].source == dir &&
+      r.problems[0].message == "cannot open directory: skipped") {
+    return IoError(dir + ": cannot open directory");
+  }
+  for (size_t i = 0; i < r.files.size(); ++i) {
+    if (r.info[i]) continue;
+    if (auto fi = RootFs::Stat(r.files[i]); fi.ok() && fi->is_regular) r.info[i] = *fi;
+  }
+  return r;
+}
+
+void HashBytes(uint64_t& h, const void* p, size_t n) {
+  const auto* b = static_cast<const unsigned char*>(p);
+  for (size_t i = 0; i < n; ++i) {
+    h ^= b[i];
+    h *= 1099511628211ull;
+  }
+}
+void HashStr(uint64_t& h, const std::string& s) {
+  uint64_t n = s.size();
+  HashBytes(h, &n, sizeof(n));
+  HashBytes(h, s.data(), s.size());
+}
+
+uint64_t Fingerprint(const ReportFiles& r) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < r.files.size(); ++i) {
+    HashStr(h, r.files[i]);
+    const uint8_t ok = r.info[i] ? 1 : 0;
+    HashBytes(h, &ok, 1);
+    if (r.info[i]) {
+      HashBytes(h, &r.info[i]->size_bytes, sizeof(uint64_t));
+      HashBytes(h, &r.info[i]->mtime_unix_ns, sizeof(int64_t));
+    }
+  }
+  for (const auto& p : r.problems) {
+    HashStr(h, p.source);
+    HashStr(h, p.message);
+  }
+  return h;
 }
 
 }  // namespace
@@ -471,13 +568,21 @@ Status ReadReports(const std::string& path, int64_t now_s, FleetData& data,
   auto info = RootFs::Stat(path);
   if (!info.ok()) return NotFound(path + ": no such file or directory");
   std::vector<std::string> files;
+  std::vector<std::optional<FileInfo>> file_info;
   const bool use_index = info->is_dir && !index_path.empty();
   if (info->is_dir) {
-    if (!RootFs::ListDir(path).ok()) return IoError(path + ": cannot open directory");
-    CollectFiles(path, 0, files, data);
+    auto listing = ListReportFiles(path);
+    if (!listing.ok()) return listing.status();
+    ReportFiles& listed = *listing;
+    st.fingerprint = Fingerprint(listed);
+    files = std::move(listed.files);
+    file_info = std::move(listed.info);
+    data.problems.insert(data.problems.end(), listed.problems.begin(), listed.problems.end());
   } else {
     files.push_back(path);
+    file_info.emplace_back();
   }
+  st.stable_until_s = kForever;
   ReportIndex index;
   size_t loaded = 0, hits = 0;
   bool changed = false;
@@ -489,14 +594,10 @@ Status ReadReports(const std::string& path, int64_t now_s, FleetData& data,
   // The files to read (not in the index), their stat from before the read, and then the files
   // in order: from the index, or read ahead on one worker and parsed here.
   std::vector<const IndexedFile*> cached(files.size(), nullptr);
-  std::vector<std::optional<FileInfo>> file_info(files.size());
   std::vector<std::string> to_read;
   for (size_t i = 0; i < files.size(); ++i) {
-    if (use_index) {
-      if (auto fi = RootFs::Stat(files[i]); fi.ok() && fi->is_regular) {
-        file_info[i] = *fi;
-        cached[i] = index.Find(files[i], fi->size_bytes, fi->mtime_unix_ns);
-      }
+    if (use_index && file_info[i]) {
+      cached[i] = index.Find(files[i], file_info[i]->size_bytes, file_info[i]->mtime_unix_ns);
     }
     if (cached[i] == nullptr) to_read.push_back(files[i]);
   }
@@ -507,7 +608,7 @@ Status ReadReports(const std::string& path, int64_t now_s, FleetData& data,
   for (size_t i = 0; i < files.size(); ++i) {
     const std::string& f = files[i];
     if (cached[i] != nullptr) {
-      ApplyDocs(cached[i]->docs, now_s, data);
+      ApplyDocs(cached[i]->docs, now_s, data, &st.stable_until_s);
       ++hits;
       ++st.files_from_index;
       continue;
@@ -526,7 +627,7 @@ Status ReadReports(const std::string& path, int64_t now_s, FleetData& data,
       continue;
     }
     ++st.files_parsed;
-    ApplyDocs(parsed->docs, now_s, data);
+    ApplyDocs(parsed->docs, now_s, data, &st.stable_until_s);
     // The size and mtime from before the read: a file changed while read is parsed again next
     // time (its mtime moved on).
     if (file_info[i] && file_info[i]->size_bytes == parsed->bytes) {
@@ -542,6 +643,14 @@ Status ReadReports(const std::string& path, int64_t now_s, FleetData& data,
   }
   DropTimeOutliers(data);
   return Status::Ok();
+}
+
+Result<uint64_t> ReportsFingerprint(const std::string& dir) {
+  auto info = RootFs::Stat(dir);
+  if (!info.ok() || !info->is_dir) return IoError(dir + ": not a directory");
+  auto listed = ListReportFiles(dir);
+  if (!listed.ok()) return listed.status();
+  return Fingerprint(*listed);
 }
 
 std::string DefaultIndexPath(const std::string& dir) {

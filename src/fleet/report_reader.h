@@ -64,11 +64,21 @@ Status ReadReports(const std::string& path, int64_t now_s, FleetData& data,
 
 // What one ReadReports did: files parsed, files taken from the index (report_index.h), and why
 // the index was not used or not saved ("" when all went well).
+// For a directory also: the fingerprint of its report files (ReportsFingerprint, taken before
+// the files were read), and until when (now_s) the result stays the same for the same files: a
+// report ahead of the clock is judged again once the clock reaches it (INT64_MAX: forever).
+// A card or slot query answered from the query index (query_index.h) counts the ledger
+// records it decoded (records_decoded of records_total) and parses no report.
 struct ReadStats {
   size_t files_parsed = 0;
   size_t files_from_index = 0;
   bool index_saved = false;
   std::string index_note;
+  uint64_t fingerprint = 0;
+  int64_t stable_until_s = 0;
+  bool from_query_index = false;
+  size_t records_decoded = 0;
+  size_t records_total = 0;
 };
 
 // As above; for a directory with a non-empty `index_path`, unchanged files (same size and
@@ -77,6 +87,11 @@ struct ReadStats {
 Status ReadReports(const std::string& path, int64_t now_s, FleetData& data,
                    std::chrono::milliseconds per_file_timeout, const std::string& index_path,
                    ReadStats* stats);
+
+// A hash of what ReadReports would read from directory `dir`: every report file's path, size
+// and modification time (ns), and the directories the walk skipped. One stat per file, no
+// read: a file added, removed, renamed or rewritten (its mtime moves) changes it.
+Result<uint64_t> ReportsFingerprint(const std::string& dir);
 
 // Where the CLI keeps the index of reports directory `dir`: $XDG_CACHE_HOME (else
 // $HOME/.cache)/gpudoctor/fleet-index-<hash of the absolute path>.idx; "" when neither variable

@@ -1,0 +1,58 @@
+// The query index: what `fleet card SERIAL` and `fleet slot NODE:BUS` read (ledger.h: the
+// tenures and the hardware faults), kept beside the report index (report_index.h) so that a
+// query on an unchanged reports directory reads neither the reports nor the report index, only
+// the records of its serial or slot. Records are stored once, in ledger order, with two
+// tables: serial -> its tenures and faults; slot (node, canonical bus id) -> its tenures and
+// faults. A card query decodes its serial's records and the faults of the slots it faulted in; a
+// slot query its slot's records and the faults of the serials that faulted there: exactly
+// what JudgeCard / JudgeSlot look at, so the verdict equals the one from the full data. A
+// subject not in the tables ("unknown", which lists the nearest names) decodes every record.
+// Freshness: the index holds the reports directory's fingerprint (ReportsFingerprint: every
+// file's path, size and mtime) and the clock range the answer holds for; a query whose
+// fingerprint or clock differs is not answered from it (the caller reads the reports and saves
+// a new one). File: magic "GDFLEETQRY", version, payload length and checksum, payload; one
+// that does not check out or decode is ignored, never used in part. Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/deadline.h"
+#include "core/status.h"
+#include "fleet/ledger.h"
+#include "fleet/report_reader.h"
+
+namespace gpudoctor::fleet {
+
+// What the full read gave, for the CLI's output and checks.
+struct QueryIndexHead {
+  uint64_t fingerprint = 0;    // ReadStats::fingerprint of the read
+  int64_t built_now_s = 0;     // the now_s of the read
+  int64_t stable_until_s = 0;  // ReadStats::stable_until_s
+  uint64_t reports = 0;        // data.reports.size()
+  uint64_t problems = 0;       // data.problems.size()
+};
+
+// Writes the index atomically (temporary file + rename).
+Status SaveQueryIndex(const std::string& path, const QueryIndexHead& head,
+                      const std::vector<Tenure>& ledger, const std::vector<Fault>& faults);
+
+struct QueryAnswer {
+  Verdict verdict;
+  QueryIndexHead head;
+};
+
+// The verdict on "card SERIAL" (card = true) or "slot NODE:BUS" from the index at `path`, when
+// it is there, intact, and fresh for reports directory `dir` at `now_s` (fingerprint equal,
+// built_now_s <= now_s < stable_until_s); otherwise nullopt and `stats->index_note` says why.
+// Read within `deadline`. Sets stats->from_query_index, records_decoded and records_total.
+std::optional<QueryAnswer> QueryFromIndex(const std::string& path, const std::string& dir,
+                                          bool card, const std::string& subject, int64_t now_s,
+                                          TimePoint deadline, ReadStats* stats);
+
+// The query index path beside report index `index_path` ("" for "").
+std::string QueryIndexPath(const std::string& index_path);
+
+}  // namespace gpudoctor::fleet
