@@ -3,40 +3,18 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <set>
 #include <string_view>
 
-#include "core/input_file.h"
+#include "fleet/index_file.h"
 
 namespace gpudoctor::fleet {
 namespace {
 
-constexpr char kMagic[] = "GDFLEETQRY";  // 10 bytes, then a NUL
-constexpr uint32_t kVersion = 1;
-constexpr size_t kHeaderBytes = sizeof(kMagic) + 4 + 8 + 8;
-constexpr size_t kMaxIndexBytes = size_t{1} << 30;
+constexpr IndexFileKind kQueryIndex{"GDFLEETQRY", 1, "fleet query index"};
 constexpr size_t kTableEntryBytes = 8 + 4 + 8;  // key position, key length, list position
-
-uint64_t Checksum(std::string_view s) {  // FNV-1a over 64-bit words: corruption, not security
-  uint64_t h = 1469598103934665603ull;
-  size_t i = 0;
-  for (; i + 8 <= s.size(); i += 8) {
-    uint64_t w;
-    std::memcpy(&w, s.data() + i, 8);
-    h ^= w;
-    h *= 1099511628211ull;
-    h ^= h >> 29;
-  }
-  for (; i < s.size(); ++i) {
-    h ^= static_cast<unsigned char>(s[i]);
-    h *= 1099511628211ull;
-  }
-  return h;
-}
 
 template <typename T>
 void Put(std::string& out, T v) {
@@ -264,27 +242,7 @@ Status SaveQueryIndex(const std::string& path, const QueryIndexHead& head,
   PutAt<uint64_t>(p, offsets_at + 24, p.size());
   PutTable(p, slots);
 
-  std::string header(kMagic, sizeof(kMagic));
-  Put(header, kVersion);
-  Put<uint64_t>(header, p.size());
-  Put<uint64_t>(header, Checksum(p));
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return IoError(tmp + ": cannot write the fleet query index");
-    out.write(header.data(), static_cast<std::streamsize>(header.size()));
-    out.write(p.data(), static_cast<std::streamsize>(p.size()));
-    if (!out.flush()) {
-      out.close();
-      std::remove(tmp.c_str());
-      return IoError(tmp + ": cannot write the fleet query index");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return IoError(path + ": cannot replace the fleet query index");
-  }
-  return Status::Ok();
+  return WriteIndexFile(path, kQueryIndex, p);
 }
 
 std::optional<QueryAnswer> QueryFromIndex(const std::string& path, const std::string& dir,
@@ -299,21 +257,10 @@ std::optional<QueryAnswer> QueryFromIndex(const std::string& path, const std::st
     return std::nullopt;
   };
   if (path.empty() || ::access(path.c_str(), F_OK) != 0) return miss("no query index");
-  auto text = ReadInputFile(path, kMaxIndexBytes, deadline);
-  if (!text.ok()) return miss(text.status().message());
-  std::string_view in(*text);
-  if (in.size() < kHeaderBytes || std::memcmp(in.data(), kMagic, sizeof(kMagic)) != 0) {
-    return miss("not a gpudoctor fleet query index");
-  }
-  in.remove_prefix(sizeof(kMagic));
-  uint32_t version = 0;
-  uint64_t length = 0, sum = 0;
-  std::memcpy(&version, in.data(), 4);
-  std::memcpy(&length, in.data() + 4, 8);
-  std::memcpy(&sum, in.data() + 12, 8);
-  in.remove_prefix(20);
-  if (version != kVersion) return miss("query index format " + std::to_string(version));
-  if (length != in.size() || Checksum(in) != sum) return miss("query index: bad checksum");
+  std::string why;
+  auto text = ReadIndexFile(path, kQueryIndex, deadline, &why);
+  if (!text) return miss(why);
+  std::string_view in = text->payload();
   Index index(in);
   QueryAnswer answer;
   if (!index.ReadHead(answer.head)) return miss("query index: the header does not decode");

@@ -2,37 +2,14 @@
 
 #include <unistd.h>
 
-#include <cstdio>
 #include <cstring>
-#include <fstream>
 
-#include "core/input_file.h"
+#include "fleet/index_file.h"
 
 namespace gpudoctor::fleet {
 namespace {
 
-constexpr char kMagic[] = "GDFLEETIDX";  // 10 bytes, then a NUL
-constexpr uint32_t kVersion = 1;
-constexpr size_t kHeaderBytes = sizeof(kMagic) + 4 + 8 + 8;
-constexpr size_t kMaxIndexBytes = size_t{1} << 30;
-
-// FNV-1a over 64-bit words (then the tail bytes): a corruption check, not a secure hash.
-uint64_t Fnv1a(std::string_view s) {
-  uint64_t h = 1469598103934665603ull;
-  size_t i = 0;
-  for (; i + 8 <= s.size(); i += 8) {
-    uint64_t w;
-    std::memcpy(&w, s.data() + i, 8);
-    h ^= w;
-    h *= 1099511628211ull;
-    h ^= h >> 29;
-  }
-  for (; i < s.size(); ++i) {
-    h ^= static_cast<unsigned char>(s[i]);
-    h *= 1099511628211ull;
-  }
-  return h;
-}
+constexpr IndexFileKind kReportIndex{"GDFLEETIDX", 1, "fleet index"};
 
 template <typename T>
 void PutRaw(std::string& out, T v) {
@@ -86,30 +63,9 @@ ReportIndex ReportIndex::Load(const std::string& path, TimePoint deadline, std::
   ReportIndex index;
   why->clear();
   if (::access(path.c_str(), F_OK) != 0) return index;
-  auto text = ReadInputFile(path, kMaxIndexBytes, deadline);
-  if (!text.ok()) {
-    *why = text.status().message();
-    return index;
-  }
-  std::string_view in(*text);
-  uint32_t version = 0;
-  uint64_t length = 0, sum = 0;
-  if (in.size() < kHeaderBytes || std::memcmp(in.data(), kMagic, sizeof(kMagic)) != 0) {
-    *why = "not a gpudoctor fleet index";
-    return index;
-  }
-  in.remove_prefix(sizeof(kMagic));
-  Get(in, version);
-  Get(in, length);
-  Get(in, sum);
-  if (version != kVersion) {
-    *why = "index format " + std::to_string(version) + ", expected " + std::to_string(kVersion);
-    return index;
-  }
-  if (length != in.size() || Fnv1a(in) != sum) {
-    *why = "bad checksum or length (corrupt or cut short)";
-    return index;
-  }
+  auto text = ReadIndexFile(path, kReportIndex, deadline, why);
+  if (!text) return index;
+  std::string_view in = text->payload();
   if (!DecodePayload(in, index.files_)) {
     index.files_.clear();
     *why = "a record does not decode";
@@ -154,27 +110,7 @@ Status ReportIndex::Save(const std::string& path, const std::vector<std::string>
     }
   }
   std::memcpy(payload.data(), &n, 4);
-  std::string header(kMagic, sizeof(kMagic));
-  PutRaw(header, kVersion);
-  PutRaw<uint64_t>(header, payload.size());
-  PutRaw<uint64_t>(header, Fnv1a(payload));
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return IoError(tmp + ": cannot write the fleet index");
-    out.write(header.data(), static_cast<std::streamsize>(header.size()));
-    out.write(payload.data(), static_cast<std::streamsize>(payload.size()));
-    if (!out.flush()) {
-      out.close();
-      std::remove(tmp.c_str());
-      return IoError(tmp + ": cannot write the fleet index");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return IoError(path + ": cannot replace the fleet index");
-  }
-  return Status::Ok();
+  return WriteIndexFile(path, kReportIndex, payload);
 }
 
 }  // namespace gpudoctor::fleet
