@@ -194,4 +194,8 @@ RunResult RunGpudoctor(const std::vector<std::string>& args, std::chrono::millis
   return RunProgram(argv, timeout, env, stdin_data);
 }
 
+std::string FakeNvmlLib() {
+  return std::string(GPUDOCTOR_BUILD_DIR) + "/tests/fake_nvml/libnvidia-ml.so.1";
+}
+
 }  // namespace gpudoctor::testing

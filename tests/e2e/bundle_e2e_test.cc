@@ -19,10 +19,6 @@ using testing::RunGpudoctor;
 using testing::RunProgram;
 using testing::TempDir;
 
-std::string FakeLib() {
-  return std::string(GPUDOCTOR_BUILD_DIR) + "/tests/fake_nvml/libnvidia-ml.so.1";
-}
-
 constexpr const char* kToken = "bundle-e2e-token-7f3a9c";
 
 class BundleE2eTest : public ::testing::Test {
@@ -39,7 +35,7 @@ class BundleE2eTest : public ::testing::Test {
   std::vector<std::string> Flags() const {
     return {"--config",    dir_.path() + "/gpudoctor.toml",
             "--db",        dir_.path() + "/history.db",
-            "--nvml-lib",  FakeLib(),
+            "--nvml-lib",  testing::FakeNvmlLib(),
             "--probes",    "nvml,cpu,memory,kmsg",
             "--kmsg-file", FixturePath("kmsg/dmesg_r535_h100.log")};
   }

@@ -15,15 +15,12 @@ using testing::RunGpudoctor;
 using testing::RunResult;
 using testing::TempDir;
 
-std::string FakeLib() {
-  return std::string(GPUDOCTOR_BUILD_DIR) + "/tests/fake_nvml/libnvidia-ml.so.1";
-}
-
 RunResult Check(const std::string& scenario, const std::string& sysfs,
                 std::vector<std::string> extra = {}, const std::string& counts = "") {
-  std::vector<std::string> args = {
-      "check",      "--json",  "--probes",     "nvml,pci_gpu",
-      "--nvml-lib", FakeLib(), "--path.sysfs", FixturePath("sysfs/" + sysfs)};
+  std::vector<std::string> args = {"check",        "--json",
+                                   "--probes",     "nvml,pci_gpu",
+                                   "--nvml-lib",   testing::FakeNvmlLib(),
+                                   "--path.sysfs", FixturePath("sysfs/" + sysfs)};
   args.insert(args.end(), extra.begin(), extra.end());
   std::map<std::string, std::string> env = {
       {"FAKE_NVML_SCENARIO", FixturePath("nvml/" + scenario)}};
@@ -85,7 +82,7 @@ TEST(GpuE2eTest, TextReportHasOneLinePerGpu) {
                                    "--probes",
                                    "nvml,pci_gpu",
                                    "--nvml-lib",
-                                   FakeLib(),
+                                   testing::FakeNvmlLib(),
                                    "--path.sysfs",
                                    FixturePath("sysfs/hgx_h100")};
   RunResult r = RunGpudoctor(args, std::chrono::seconds(30),

@@ -25,10 +25,6 @@ using testing::FixturePath;
 using testing::RunGpudoctor;
 using testing::TempDir;
 
-std::string FakeLib() {
-  return std::string(GPUDOCTOR_BUILD_DIR) + "/tests/fake_nvml/libnvidia-ml.so.1";
-}
-
 // Write-then-rename: the fake NVML never sees half a scenario.
 void WriteScenario(const std::string& path, const std::string& text) {
   std::ofstream(path + ".tmp") << text;
@@ -90,7 +86,7 @@ TEST(JobWhyE2eTest, ThermalFaultWhileTheStepTimeGrowsIsNamedFirst) {
   Daemon d;
   StartDaemon(
       d,
-      {"watch", "--interval", "0.3", "--db", db, "--nvml-lib", FakeLib(), "--probes",
+      {"watch", "--interval", "0.3", "--db", db, "--nvml-lib", testing::FakeNvmlLib(), "--probes",
        "nvml,cpu,memory,job", "--config", dir.path() + "/gpudoctor.toml", "--listen", "off"},
       scenario, err);
   int step = 0;
@@ -151,11 +147,11 @@ TEST(JobWhyE2eTest, MarkStepPushesIntoHistoryAndMetrics) {
   std::string scenario = dir.path() + "/live.scenario";
   WriteScenario(scenario, "include=" + FixturePath("nvml/h100_busy.scenario") + "\n");
   Daemon d;
-  StartDaemon(
-      d,
-      {"watch", "--interval", "0.3", "--db", db, "--nvml-lib", FakeLib(), "--probes", "cpu,job",
-       "--config", dir.path() + "/gpudoctor.toml", "--listen", "127.0.0.1:" + std::to_string(port)},
-      scenario, err);
+  StartDaemon(d,
+              {"watch", "--interval", "0.3", "--db", db, "--nvml-lib", testing::FakeNvmlLib(),
+               "--probes", "cpu,job", "--config", dir.path() + "/gpudoctor.toml", "--listen",
+               "127.0.0.1:" + std::to_string(port)},
+              scenario, err);
   ASSERT_TRUE(
       testing::WaitUntil([&] { return ReadLog(err).find("http: listening") != std::string::npos; },
                          std::chrono::seconds(30)))

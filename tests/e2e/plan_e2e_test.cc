@@ -16,10 +16,6 @@ using testing::RunGpudoctor;
 using testing::RunResult;
 using testing::TempDir;
 
-std::string FakeLib() {
-  return std::string(GPUDOCTOR_BUILD_DIR) + "/tests/fake_nvml/libnvidia-ml.so.1";
-}
-
 json Parse(const RunResult& r) {
   json j = json::parse(r.out, nullptr, false);
   EXPECT_FALSE(j.is_discarded()) << r.out << r.err;
@@ -150,16 +146,17 @@ TEST(PlanE2eTest, BatchingFromACsvTraceInText) {
 TEST(PlanE2eTest, GpuMemoryFromNvml) {
   std::map<std::string, std::string> env = {
       {"FAKE_NVML_SCENARIO", FixturePath("nvml/h100_healthy.scenario")}};
-  RunResult r = RunGpudoctor(
-      {"plan", "kv", "--model", "llama-3-8b", "--nvml-lib", FakeLib(), "--gpu", "2", "--json"},
-      std::chrono::seconds(30), env);
+  RunResult r = RunGpudoctor({"plan", "kv", "--model", "llama-3-8b", "--nvml-lib",
+                              testing::FakeNvmlLib(), "--gpu", "2", "--json"},
+                             std::chrono::seconds(30), env);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json j = Parse(r);
   EXPECT_EQ(j["gpu_mem_bytes"], 85520809984u);
   EXPECT_EQ(j["gpu_mem_source"], "NVML GPU 2 NVIDIA H100 80GB HBM3");
 
-  r = RunGpudoctor({"plan", "kv", "--model", "llama-3-8b", "--nvml-lib", FakeLib(), "--gpu", "9"},
-                   std::chrono::seconds(30), env);
+  r = RunGpudoctor(
+      {"plan", "kv", "--model", "llama-3-8b", "--nvml-lib", testing::FakeNvmlLib(), "--gpu", "9"},
+      std::chrono::seconds(30), env);
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_NE(r.err.find("no GPU 9"), std::string::npos) << r.err;
 }
@@ -287,8 +284,9 @@ TEST(PlanE2eTest, BatchingGpuFromNvmlPciDeviceId) {
   tmp.Write("unknown.scenario", "include=" + FixturePath("nvml/h100_healthy.scenario") +
                                     "\ngpu.*.name=NVIDIA Future GPU\ngpu.*.pci_device_id=0x9999"
                                     "10de\n");
-  std::vector<std::string> args = {"plan",    "batching",   "--model", "llama-3-8b", "--nvml-lib",
-                                   FakeLib(), "--requests", "50",      "--no-knobs", "--json"};
+  std::vector<std::string> args = {
+      "plan",       "batching", "--model",    "llama-3-8b", "--nvml-lib", testing::FakeNvmlLib(),
+      "--requests", "50",       "--no-knobs", "--json"};
   RunResult r = RunGpudoctor(args, std::chrono::seconds(30),
                              {{"FAKE_NVML_SCENARIO", tmp.path() + "/l40.scenario"}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -376,8 +374,8 @@ TEST(PlanE2eTest, CheckQuotesThePlannerWhenAnInferenceServerFillsTheGpu) {
   proc.Write("4101/comm", "VLLM::EngineCor\n");
   std::map<std::string, std::string> env = {
       {"FAKE_NVML_SCENARIO", FixturePath("nvml/memory_full.scenario")}};
-  RunResult r = RunGpudoctor({"check", "--json", "--probes", "nvml", "--nvml-lib", FakeLib(),
-                              "--path.procfs", proc.path()},
+  RunResult r = RunGpudoctor({"check", "--json", "--probes", "nvml", "--nvml-lib",
+                              testing::FakeNvmlLib(), "--path.procfs", proc.path()},
                              std::chrono::seconds(30), env);
   ASSERT_GE(r.exit_code, 1) << r.err;
   json j = Parse(r);
@@ -436,9 +434,9 @@ TEST(PlanE2eTest, KvPrintsTheReserveParts) {
 // An L40S node (the fan fixture): memory and the GPU from NVML, the GPU by its PCI device id
 // 0x26b9, and the PCIe card's non-torch profile.
 TEST(PlanE2eTest, KvReserveFollowsTheNvmlGpu) {
-  RunResult r = RunGpudoctor({"plan", "kv", "--model", "llama-3-8b", "--nvml-lib", FakeLib()},
-                             std::chrono::seconds(30),
-                             {{"FAKE_NVML_SCENARIO", FixturePath("nvml/l40s_fan.scenario")}});
+  RunResult r = RunGpudoctor(
+      {"plan", "kv", "--model", "llama-3-8b", "--nvml-lib", testing::FakeNvmlLib()},
+      std::chrono::seconds(30), {{"FAKE_NVML_SCENARIO", FixturePath("nvml/l40s_fan.scenario")}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("GPU memory          45 GiB (NVML GPU 0 NVIDIA L40S)"), std::string::npos)
       << r.out;

@@ -26,10 +26,6 @@ using testing::FixturePath;
 using testing::RunGpudoctor;
 using testing::TempDir;
 
-std::string FakeLib() {
-  return std::string(GPUDOCTOR_BUILD_DIR) + "/tests/fake_nvml/libnvidia-ml.so.1";
-}
-
 void WriteScenario(const std::string& path, const std::string& base) {
   std::ofstream(path + ".tmp") << "include=" << FixturePath("nvml/" + base) << "\n";
   std::rename((path + ".tmp").c_str(), path.c_str());  // atomic: the fake never sees half a file
@@ -83,7 +79,7 @@ std::vector<std::string> WatchArgs(const TempDir& dir, const std::string& interv
           "--db",
           dir.path() + "/history.db",
           "--nvml-lib",
-          FakeLib(),
+          testing::FakeNvmlLib(),
           "--probes",
           "nvml,cpu,memory",
           "--config",

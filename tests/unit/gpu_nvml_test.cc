@@ -26,14 +26,11 @@ using testing::EvidenceOf;
 
 using std::chrono::milliseconds;
 
-std::string FakeLib() {
-  return std::string(GPUDOCTOR_BUILD_DIR) + "/tests/fake_nvml/libnvidia-ml.so.1";
-}
 std::string MinimalLib() {
   return std::string(GPUDOCTOR_BUILD_DIR) + "/tests/fake_nvml/minimal/libnvidia-ml.so.1";
 }
 
-GpuLayerFacts Sample(const std::string& scenario, const std::string& lib = FakeLib(),
+GpuLayerFacts Sample(const std::string& scenario, const std::string& lib = testing::FakeNvmlLib(),
                      milliseconds timeout = milliseconds(2000)) {
   setenv("FAKE_NVML_SCENARIO", testing::FixturePath("nvml/" + scenario).c_str(), 1);
   NvmlSampleOptions o;
@@ -150,7 +147,7 @@ TEST(GpuNvmlTest, CallBudgetPerGpu) {
       EXPECT_LE(g.nvml_calls, budget) << scenario << " GPU " << g.index;
     }
     // The fake's own counter agrees with ours.
-    void* h = dlopen(FakeLib().c_str(), RTLD_NOW | RTLD_NOLOAD);
+    void* h = dlopen(testing::FakeNvmlLib().c_str(), RTLD_NOW | RTLD_NOLOAD);
     ASSERT_NE(h, nullptr);
     auto count = reinterpret_cast<int (*)(int)>(dlsym(h, "fake_nvml_call_count"));
     ASSERT_NE(count, nullptr);
@@ -168,7 +165,7 @@ TEST(GpuNvmlTest, BusyGpuMeasuresPcieThroughputWithinTheCallBudget) {
   EXPECT_EQ(f.gpus[0].pcie_tx_bytes_per_s, 1200000u * 1024);
   EXPECT_LE(f.gpus[0].nvml_calls, 30);
   NvmlSampleOptions o;
-  o.library_path = FakeLib();
+  o.library_path = testing::FakeNvmlLib();
   o.timeout = milliseconds(2000);
   NvmlSession session(o);
   GpuLayerFacts t = session.Sample(SteadyClock::now() + std::chrono::seconds(10));
@@ -185,7 +182,7 @@ TEST(GpuNvmlTest, BusyGpuMeasuresPcieThroughputWithinTheCallBudget) {
 
 TEST(GpuNvmlTest, HungCallOnOneGpuIsNamedAndOthersAreReported) {
   TimePoint t0 = SteadyClock::now();
-  GpuLayerFacts f = Sample("hang_gpu2.scenario", FakeLib(), milliseconds(500));
+  GpuLayerFacts f = Sample("hang_gpu2.scenario", testing::FakeNvmlLib(), milliseconds(500));
   double s = std::chrono::duration<double>(SteadyClock::now() - t0).count();
   EXPECT_LT(s, 2.5);  // the 500 ms call timeout and slack, never the 20 s deadline
   ASSERT_EQ(f.hangs.size(), 1u);
@@ -213,7 +210,7 @@ TEST(GpuNvmlTest, HungCallOnOneGpuIsNamedAndOthersAreReported) {
 TEST(GpuNvmlTest, CheckDeadlineBeforeNvmlTimeoutIsNotAHang) {
   setenv("FAKE_NVML_SCENARIO", testing::FixturePath("nvml/slow_handles.scenario").c_str(), 1);
   NvmlSampleOptions o;
-  o.library_path = FakeLib();
+  o.library_path = testing::FakeNvmlLib();
   o.window = milliseconds(60);
   o.timeout = milliseconds(5000);                       // --nvml-timeout 5
   o.deadline = SteadyClock::now() + milliseconds(400);  // the check ends long before
@@ -245,7 +242,7 @@ TEST(GpuNvmlTest, CheckDeadlineBeforeNvmlTimeoutIsNotAHang) {
 TEST(GpuNvmlTest, InitCutByCheckDeadlineIsUnfinishedNotHung) {
   setenv("FAKE_NVML_SCENARIO", testing::FixturePath("nvml/init_hang.scenario").c_str(), 1);
   NvmlSampleOptions o;
-  o.library_path = FakeLib();
+  o.library_path = testing::FakeNvmlLib();
   o.timeout = milliseconds(5000);
   o.deadline = SteadyClock::now() + milliseconds(200);
   GpuLayerFacts f = SampleNvml(o);
@@ -371,7 +368,7 @@ TEST(GpuNvmlTest, GpuLostAtHandleLookupAndInTheLogIsOneFinding) {
 
 TEST(GpuNvmlTest, InitThatBlocksIsAbandonedOnTime) {
   TimePoint t0 = SteadyClock::now();
-  GpuLayerFacts f = Sample("init_hang.scenario", FakeLib(), milliseconds(300));
+  GpuLayerFacts f = Sample("init_hang.scenario", testing::FakeNvmlLib(), milliseconds(300));
   EXPECT_LT(std::chrono::duration<double>(SteadyClock::now() - t0).count(), 1.0);
   EXPECT_EQ(f.nvml.state, NvmlState::kInitHung);
   ASSERT_EQ(f.hangs.size(), 1u);
@@ -596,7 +593,7 @@ TEST(GpuLoaderTest, RequiredSymbolMissingFailsTheLoad) {
 }
 
 TEST(GpuLoaderTest, VersionedSymbolsAndFallbacks) {
-  auto full = nvml::LoadNvml(FakeLib());
+  auto full = nvml::LoadNvml(testing::FakeNvmlLib());
   ASSERT_TRUE(full.ok()) << full.status().ToString();
   EXPECT_EQ((*full)->names.DeviceGetPciInfo, "nvmlDeviceGetPciInfo_v3");
   EXPECT_EQ((*full)->names.DeviceGetComputeRunningProcesses,

@@ -16,14 +16,10 @@ namespace {
 
 using std::chrono::milliseconds;
 
-std::string FakeLib() {
-  return std::string(GPUDOCTOR_BUILD_DIR) + "/tests/fake_nvml/libnvidia-ml.so.1";
-}
-
 TEST(NvmlHangTest, HungGpuKeepsItsEarlierReadingsAndOthersXidEvents) {
   setenv("FAKE_NVML_SCENARIO", testing::FixturePath("nvml/hang_gpu2_xid.scenario").c_str(), 1);
   NvmlSampleOptions o;
-  o.library_path = FakeLib();
+  o.library_path = testing::FakeNvmlLib();
   o.window = milliseconds(50);
   o.timeout = milliseconds(400);
   o.deadline = SteadyClock::now() + std::chrono::seconds(10);
@@ -45,7 +41,7 @@ TEST(NvmlHangTest, HungGpuKeepsItsEarlierReadingsAndOthersXidEvents) {
 
 Snapshot RunProbe(double deadline_s, double nvml_timeout_s) {
   auto settings = std::make_shared<Settings>();
-  settings->nvml_lib = FakeLib();
+  settings->nvml_lib = testing::FakeNvmlLib();
   settings->nvml_timeout_s = nvml_timeout_s;
   settings->sample_ms = 50;
   settings->deadline_s = deadline_s;

@@ -15,13 +15,9 @@ namespace {
 
 using std::chrono::milliseconds;
 
-std::string FakeLib() {
-  return std::string(GPUDOCTOR_BUILD_DIR) + "/tests/fake_nvml/libnvidia-ml.so.1";
-}
-
 NvmlSampleOptions Options(milliseconds timeout = milliseconds(2000)) {
   NvmlSampleOptions o;
-  o.library_path = FakeLib();
+  o.library_path = testing::FakeNvmlLib();
   o.timeout = timeout;
   return o;
 }
