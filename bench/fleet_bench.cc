@@ -100,6 +100,26 @@ void Analysis(int gpus, int samples) {
       "bench=fleet_analysis gpus=%d samples_per_gpu=%d metrics=10 seconds=%.3f cpu_seconds=%.3f "
       "peak_rss_mib=%.0f rss_after_generation_mib=%.0f stragglers=%zu nodes=%zu\n",
       gpus, samples, secs, cpu, PeakRssMiB(), gen_rss, a.stragglers.size(), a.table.size());
+  // Where the time goes: each step of Analyze() run again on its own (CPU seconds).
+  FleetOptions o;
+  auto step = [](const char* name, auto&& fn) {
+    double c0 = CpuSeconds();
+    auto t = Clock::now();
+    fn();
+    std::printf(" step=%s seconds=%.3f cpu_seconds=%.3f\n", name, Seconds(t), CpuSeconds() - c0);
+  };
+  std::vector<size_t> onsets;
+  std::vector<Lemon> lemons;
+  FailureStats stats;
+  step("onsets", [&] { onsets = FindOnsets(d); });
+  step("stragglers", [&] { (void)FindStragglers(d, o.outliers); });
+  step("idle", [&] { (void)FindIdle(d, o.outliers); });
+  step("health_table", [&] { (void)BuildHealthTable(d, onsets, a.stragglers); });
+  step("lemons", [&] { lemons = FindLemons(d, onsets, o.lemon_min_onsets, o.incident_gap_s); });
+  step("identity", [&] { (void)IdentityProblems(d); });
+  step("failure_stats", [&] { stats = ComputeFailureStats(d, onsets, o.outliers.window_s); });
+  step("interruptions",
+       [&] { (void)ComputeInterruptions(d, onsets, lemons, stats.gpu_days, o.incident_gap_s); });
 }
 
 // Writes `nodes` x `windows` check --json reports (the real report shape: the cluster fixture,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <utility>
 
 #include "fleet/onsets.h"
 
@@ -10,8 +11,9 @@ namespace gpudoctor::fleet {
 FleetAnalysis Analyze(const FleetData& data, const FleetOptions& options) {
   FleetAnalysis a;
   std::vector<size_t> onsets = FindOnsets(data);
-  a.stragglers = FindStragglers(data, options.outliers);
-  a.idle = FindIdle(data, options.outliers);
+  OutlierResult outliers = FindOutliers(data, options.outliers);
+  a.stragglers = std::move(outliers.stragglers);
+  a.idle = std::move(outliers.idle);
   std::map<std::string, int> idle_per_node;
   for (const auto& g : a.idle) ++idle_per_node[data.cards[g.card].node];
   a.table = BuildHealthTable(data, onsets, a.stragglers);

@@ -8,57 +8,14 @@
 #include <unordered_map>
 #include <utility>
 
+#include "fleet/robust_stats.h"
+
 namespace gpudoctor::fleet {
 namespace {
 
 enum Metric { kClock = 0, kPower, kTemp, kErrors, kUtil, kMetricCount };
 constexpr const char* kMetricNames[kMetricCount] = {"sm_clock_mhz", "power_w", "temp_c", "errors",
                                                     "util_pct"};
-// One card in one window, with the values judged (NaN = absent; clock, power and temperature
-// only under load). Copied out of the samples so the per-group passes read memory in order.
-struct Entry {
-  uint32_t card;
-  uint32_t reasons;
-  float limit;  // the card's configured power limit, W (NaN = unknown)
-  float v[kMetricCount];
-};
-
-struct CardTally {
-  int compared = 0;
-  int outlier = 0;
-  int hw_windows = 0;
-  int capped_windows = 0;
-  int workload_windows = 0;
-  bool throttle = false;
-  int metric_windows[kMetricCount] = {};
-  std::vector<float> values[kMetricCount];
-  std::vector<float> peers[kMetricCount];
-};
-
-// Robust spread with a floor: identical peers must not make a tiny difference an outlier.
-double Spread(double mad, double median, Metric m) {
-  double floor = 0;
-  switch (m) {
-    case kClock:
-      floor = 0.02 * std::fabs(median) + 15;
-      break;  // 2% + 15 MHz
-    case kPower:
-      floor = 0.05 * std::fabs(median) + 10;
-      break;  // 5% + 10 W
-    case kTemp:
-      floor = 2.0;
-      break;  // 2 °C
-    case kErrors:
-      floor = 1.0;
-      break;  // 1 error per window
-    case kUtil:
-      floor = 5.0;
-      break;  // 5 points
-    default:
-      break;
-  }
-  return std::max(1.4826 * mad, floor);
-}
 
 int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
 
@@ -179,173 +136,390 @@ double MedianInPlace(std::vector<double>& v) {
   return (lo + hi) / 2;
 }
 
-std::vector<Straggler> FindStragglers(const FleetData& data, const OutlierOptions& opt) {
-  const auto& samples = data.samples;
-  const size_t n_cards = data.cards.size();
-  const int64_t window_s = std::max<int64_t>(1, opt.window_s);
+namespace {
+
+// The floor under the robust spread: identical peers must not make a tiny difference an outlier.
+double Floor(int m, double median) {
+  switch (m) {
+    case kClock:
+      return 0.02 * std::fabs(median) + 15;  // 2% + 15 MHz
+    case kPower:
+      return 0.05 * std::fabs(median) + 10;  // 5% + 10 W
+    case kTemp:
+      return 2.0;  // 2 °C
+    case kErrors:
+      return 1.0;  // 1 error per window
+    case kUtil:
+      return 5.0;  // 5 points
+    default:
+      return 0;
+  }
+}
+
+// Low values are bad for clock, power and utilisation; high ones for temperature and errors.
+constexpr bool kLowBad[kMetricCount] = {true, true, false, false, true};
+
+// One model's entries of the current window as a structure of arrays, one slot per card seen in
+// the window (in first-seen order; a later sample of the window overwrites the card's slot).
+// Sized once for all the model's cards and reused every window: no allocation per window.
+struct Group {
+  size_t size = 0;
+  std::vector<uint32_t> card, reasons;
+  std::vector<float> limit;            // configured power limit, W (NaN = unknown)
+  std::vector<float> v[kMetricCount];  // NaN = absent (clock, power, temp only under load)
+  std::vector<double> err;             // the error counters' sum at the latest sample
+  std::vector<uint8_t> has_err;
+
+  void Resize(size_t n) {
+    card.resize(n);
+    reasons.resize(n);
+    limit.resize(n);
+    for (auto& x : v) x.resize(n);
+    err.resize(n);
+    has_err.resize(n);
+  }
+};
+
+struct Tally {
+  int32_t outlier = 0, hw_windows = 0, capped_windows = 0, workload_windows = 0;
+  int32_t metric_windows[kMetricCount] = {};
+  bool throttle = false;
+};
+
+// A flagged metric of a card in one window: its value and the peers' median.
+struct FlaggedValue {
+  uint32_t card;
+  uint32_t metric;
+  float value, peer;
+};
+
+// One pass over the samples, window by window, judging each (window, model) group as the window
+// closes; also counts idle windows per card (FindIdle). Memory is O(cards), not O(samples).
+class Scan {
+ public:
+  Scan(const FleetData& data, const OutlierOptions& opt);
+  // Visits the samples in `index` order (storage order when empty). With `check` (storage
+  // order), returns false at the first sample out of window order, or out of time order for its
+  // card: the caller then orders them (OrderByWindow) and runs again.
+  bool Run(const std::vector<uint32_t>& index, bool check);
+  std::vector<Straggler> Stragglers() const;
+  std::vector<IdleGpu> Idle() const;
+
+ private:
+  void Reset();
+  void EndWindow();
+  void Judge(Group& g);
+
+  const FleetData& data_;
+  const OutlierOptions& opt_;
+  const int64_t window_s_;
+  const size_t n_cards_;
+  std::vector<uint32_t> model_of_;
+  std::vector<float> limit_of_;
+  std::vector<Group> groups_;
+  // Per card.
+  uint32_t window_ = 0;  // windows opened so far; the current one's number
+  std::vector<uint32_t> slot_window_, slot_;
+  std::vector<int64_t> last_t_;
+  std::vector<double> prev_err_;
+  std::vector<uint8_t> has_prev_err_;
+  std::vector<int32_t> compared_;
+  std::vector<Tally> tally_;
+  std::vector<uint32_t> idle_window_;
+  std::vector<uint8_t> idle_now_;
+  std::vector<int32_t> idle_seen_, idle_count_;
+  std::vector<FlaggedValue> flagged_;
+  // Scratch for one group, sized for the largest.
+  std::vector<float> vals_, select_f_;
+  std::vector<double> deviations_, select_d_;
+  std::vector<uint8_t> compared_now_, flags_now_;
+};
+
+Scan::Scan(const FleetData& data, const OutlierOptions& opt)
+    : data_(data),
+      opt_(opt),
+      window_s_(std::max<int64_t>(1, opt.window_s)),
+      n_cards_(data.cards.size()),
+      model_of_(n_cards_),
+      limit_of_(n_cards_, NAN) {
   std::unordered_map<std::string, uint32_t> model_ids;
-  std::vector<uint32_t> model_of(n_cards), model_cards;
-  std::vector<float> limit_of(n_cards, NAN);
-  for (size_t c = 0; c < n_cards; ++c) {
-    if (auto l = data.cards[c].power_limit_w; l && *l > 0) limit_of[c] = *l;
-    model_of[c] = model_ids.emplace(data.cards[c].model, model_ids.size()).first->second;
-    if (model_of[c] >= model_cards.size()) model_cards.resize(model_of[c] + 1, 0);
-    ++model_cards[model_of[c]];
+  std::vector<size_t> model_cards;
+  for (size_t c = 0; c < n_cards_; ++c) {
+    if (auto l = data.cards[c].power_limit_w; l && *l > 0) limit_of_[c] = *l;
+    model_of_[c] = model_ids.emplace(data.cards[c].model, model_ids.size()).first->second;
+    if (model_of_[c] >= model_cards.size()) model_cards.resize(model_of_[c] + 1, 0);
+    ++model_cards[model_of_[c]];
   }
-  // Windows are judged one at a time, in time order: the samples are visited window by window
-  // (WindowOrder), each card's latest sample of the window becomes its entry, and the window's
-  // entries are grouped per model into buffers reused from window to window. Memory is
-  // O(cards), not O(cards x windows), and every pass reads contiguous memory.
-  const WindowOrder order = OrderByWindow(samples, n_cards, window_s);
-  std::vector<std::vector<Entry>> groups(model_cards.size());
-  for (size_t m = 0; m < groups.size(); ++m) groups[m].reserve(model_cards[m]);
-  struct CardState {
-    uint32_t seen_in = UINT32_MAX;  // the window (index into order.windows) of `pending`
-    Entry pending;
-    bool has_pending_err = false, has_prev_err = false;
-    double pending_err = 0, prev_err = 0;
-  };
-  std::vector<CardState> state(n_cards);
-  std::vector<uint32_t> touched;
-  touched.reserve(n_cards);
-  std::vector<CardTally> tally(n_cards);
-  std::vector<double> vals;
-  vals.reserve(n_cards);
-  auto judge = [&](std::span<const Entry> entries) {
-    if (static_cast<int>(entries.size()) < opt.min_peers) return;
-    double median[kMetricCount], spread[kMetricCount];
-    bool usable[kMetricCount];
-    for (int m = 0; m < kMetricCount; ++m) {
-      vals.clear();
-      for (const auto& e : entries) {
-        if (!std::isnan(e.v[m])) vals.push_back(e.v[m]);
-      }
-      usable[m] = static_cast<int>(vals.size()) >= opt.min_peers;
-      if (!usable[m]) continue;
-      median[m] = MedianInPlace(vals);
-      for (auto& v : vals) v = std::fabs(v - median[m]);
-      spread[m] = Spread(MedianInPlace(vals), median[m], Metric(m));
-    }
-    // Utilisation is only a straggler signal when the peers are busy.
-    if (usable[kUtil] && median[kUtil] < opt.busy_util_pct) usable[kUtil] = false;
-    // The peers' configured power limit, to tell a lower limit (configuration) from a fault.
-    vals.clear();
-    for (const auto& e : entries) {
-      if (!std::isnan(e.limit)) vals.push_back(e.limit);
-    }
-    const double peer_limit = vals.empty() ? 0 : MedianInPlace(vals);
-    for (const auto& e : entries) {
-      CardTally& t = tally[e.card];
-      bool compared = false;
-      bool flagged[kMetricCount] = {};
-      double z[kMetricCount] = {};
-      for (int m = 0; m < kMetricCount; ++m) {
-        if (!usable[m] || std::isnan(e.v[m])) continue;
-        compared = true;
-        z[m] = (e.v[m] - median[m]) / spread[m];
-        bool low_bad = m == kClock || m == kPower || m == kUtil;
-        flagged[m] = low_bad ? z[m] < -opt.z_threshold : z[m] > opt.z_threshold;
-      }
-      if (!compared) continue;
-      ++t.compared;
-      // Drawing more power than the peers: a heavier job (at its power cap when the SW power
-      // cap reason is set), which explains lower clocks and a higher temperature.
-      const bool power_above = usable[kPower] && !std::isnan(e.v[kPower]) && z[kPower] >= 1.0;
-      const bool limit_low = !std::isnan(e.limit) && e.limit < 0.9 * peer_limit;
-      const bool hw_reason = (e.reasons & kHardwareReasons) != 0;
-      bool hw = flagged[kErrors] || (flagged[kTemp] && !power_above);
-      bool capped = false;
-      if (flagged[kClock]) {
-        if (hw_reason) {
-          hw = true;
-        } else if ((e.reasons & kConfigReasons) != 0 || limit_low || power_above) {
-          capped = true;
-        } else {
-          hw = true;  // a clock deficit at the same power and temperature as the peers
+  groups_.resize(model_cards.size());
+  size_t largest = 0;
+  for (size_t m = 0; m < groups_.size(); ++m) {
+    groups_[m].Resize(model_cards[m]);
+    largest = std::max(largest, model_cards[m]);
+  }
+  vals_.resize(largest);
+  compared_now_.resize(largest);
+  flags_now_.resize(largest);
+}
+
+void Scan::Reset() {
+  window_ = 0;
+  for (auto& g : groups_) g.size = 0;
+  slot_window_.assign(n_cards_, UINT32_MAX);
+  slot_.assign(n_cards_, 0);
+  last_t_.assign(n_cards_, INT64_MIN);
+  prev_err_.assign(n_cards_, 0);
+  has_prev_err_.assign(n_cards_, 0);
+  compared_.assign(n_cards_, 0);
+  tally_.assign(n_cards_, Tally{});
+  idle_window_.assign(n_cards_, UINT32_MAX);
+  idle_now_.assign(n_cards_, 0);
+  idle_seen_.assign(n_cards_, 0);
+  idle_count_.assign(n_cards_, 0);
+  flagged_.clear();
+}
+
+bool Scan::Run(const std::vector<uint32_t>& index, bool check) {
+  Reset();
+  const auto& samples = data_.samples;
+  const size_t n = samples.size();
+  bool open = false;
+  int64_t key = 0, lo = 0, hi = 0;  // the current window: FloorDiv key, time range [lo, hi)
+  for (size_t k = 0; k < n; ++k) {
+    const GpuSample& s = samples[index.empty() ? k : index[k]];
+    const uint32_t c = s.card;
+    if (!open || s.time_s < lo || s.time_s >= hi) {
+      const int64_t w = FloorDiv(s.time_s, window_s_);
+      if (!open || w != key) {
+        if (open) {
+          if (check && w < key) return false;
+          EndWindow();
+          ++window_;
         }
-      }
-      const bool workload = !hw && !capped && (flagged[kUtil] || flagged[kPower]);
-      if (!hw && !capped && !workload) continue;
-      ++t.outlier;
-      if (hw) {
-        ++t.hw_windows;
-        if (hw_reason) t.throttle = true;
-      } else if (capped) {
-        ++t.capped_windows;
-      } else {
-        ++t.workload_windows;
-      }
-      for (int m = 0; m < kMetricCount; ++m) {
-        if (!flagged[m]) continue;
-        ++t.metric_windows[m];
-        t.values[m].push_back(e.v[m]);
-        t.peers[m].push_back(static_cast<float>(median[m]));
+        open = true;
+        key = w;
+        lo = w * window_s_;
+        hi = lo > INT64_MAX - window_s_ ? INT64_MAX : lo + window_s_;
       }
     }
-  };
-  for (uint32_t wi = 0; wi < order.windows.size(); ++wi) {
-    touched.clear();
-    for (size_t k = order.windows[wi].first; k < order.windows[wi].second; ++k) {
-      const GpuSample& s = samples[order.index.empty() ? k : order.index[k]];
-      const uint32_t c = s.card;
-      CardState& st = state[c];
-      if (st.seen_in != wi) {
-        st.seen_in = wi;
-        touched.push_back(c);
-      }
-      // The latest sample of the window replaces an earlier one.
-      bool busy = s.util_pct && *s.util_pct >= opt.busy_util_pct;
-      Entry& e = st.pending;
-      e = Entry{c, s.clock_event_reasons.value_or(0), limit_of[c], {NAN, NAN, NAN, NAN, NAN}};
-      if (busy && s.sm_clock_mhz) e.v[kClock] = *s.sm_clock_mhz;
-      if (busy && s.power_w) e.v[kPower] = *s.power_w;
-      if (busy && s.temp_c) e.v[kTemp] = *s.temp_c;
-      // An idle GPU has no work to be slow at: not compared on utilisation (FindIdle).
-      if (s.util_pct && *s.util_pct > opt.idle_util_pct) e.v[kUtil] = *s.util_pct;
-      st.has_pending_err = s.ecc_sbe || s.ecc_dbe || s.pcie_replays;
-      if (st.has_pending_err) {
-        st.pending_err = double(s.ecc_sbe.value_or(0)) + double(s.ecc_dbe.value_or(0)) +
-                         double(s.pcie_replays.value_or(0));
-      }
+    if (check) {
+      if (s.time_s < last_t_[c]) return false;
+      last_t_[c] = s.time_s;
     }
-    for (auto& g : groups) g.clear();
-    for (uint32_t c : touched) {
-      CardState& st = state[c];
-      float delta = NAN;
-      if (st.has_pending_err && st.has_prev_err && st.pending_err >= st.prev_err) {
-        delta = static_cast<float>(st.pending_err - st.prev_err);
-      }
-      st.has_prev_err = st.has_pending_err;
-      st.prev_err = st.pending_err;
-      st.pending.v[kErrors] = delta;
-      groups[model_of[c]].push_back(st.pending);
+    Group& g = groups_[model_of_[c]];
+    uint32_t i;
+    if (slot_window_[c] != window_) {  // the card's first sample of the window
+      slot_window_[c] = window_;
+      i = slot_[c] = static_cast<uint32_t>(g.size++);
+      g.card[i] = c;
+    } else {  // a later sample of the window replaces the earlier one
+      i = slot_[c];
     }
-    for (const auto& g : groups) judge(g);
+    const bool busy = s.util_pct && *s.util_pct >= opt_.busy_util_pct;
+    g.reasons[i] = s.clock_event_reasons.value_or(0);
+    g.limit[i] = limit_of_[c];
+    g.v[kClock][i] = busy && s.sm_clock_mhz ? *s.sm_clock_mhz : NAN;
+    g.v[kPower][i] = busy && s.power_w ? *s.power_w : NAN;
+    g.v[kTemp][i] = busy && s.temp_c ? *s.temp_c : NAN;
+    // An idle GPU has no work to be slow at: not compared on utilisation (FindIdle).
+    g.v[kUtil][i] = s.util_pct && *s.util_pct > opt_.idle_util_pct ? *s.util_pct : NAN;
+    const bool has_err = s.ecc_sbe || s.ecc_dbe || s.pcie_replays;
+    g.has_err[i] = has_err;
+    g.err[i] = has_err ? double(s.ecc_sbe.value_or(0)) + double(s.ecc_dbe.value_or(0)) +
+                             double(s.pcie_replays.value_or(0))
+                       : 0;
+    // Idle: the window's latest sample with a utilisation decides.
+    if (s.util_pct) {
+      if (idle_window_[c] != window_) {
+        if (idle_window_[c] != UINT32_MAX) {
+          ++idle_seen_[c];
+          idle_count_[c] += idle_now_[c];
+        }
+        idle_window_[c] = window_;
+      }
+      idle_now_[c] = *s.util_pct <= opt_.idle_util_pct;
+    }
   }
+  if (open) EndWindow();
+  return true;
+}
+
+void Scan::EndWindow() {
+  for (Group& g : groups_) {
+    for (size_t i = 0; i < g.size; ++i) {
+      const uint32_t c = g.card[i];
+      float delta = NAN;  // counters' rise since the card's previous window
+      if (g.has_err[i] && has_prev_err_[c] && g.err[i] >= prev_err_[c]) {
+        delta = static_cast<float>(g.err[i] - prev_err_[c]);
+      }
+      has_prev_err_[c] = g.has_err[i];
+      prev_err_[c] = g.err[i];
+      g.v[kErrors][i] = delta;
+    }
+    Judge(g);
+    g.size = 0;
+  }
+}
+
+void Scan::Judge(Group& g) {
+  const size_t n = g.size;
+  if (static_cast<int>(n) < opt_.min_peers) return;
+  double median[kMetricCount] = {}, spread[kMetricCount] = {};
+  bool usable[kMetricCount];
+  float* vals = vals_.data();
+  for (int m = 0; m < kMetricCount; ++m) {
+    const float* src = g.v[m].data();
+    size_t count = 0;
+    for (size_t i = 0; i < n; ++i) {  // the present values, branch-free
+      vals[count] = src[i];
+      count += !std::isnan(src[i]);
+    }
+    usable[m] = static_cast<int>(count) >= opt_.min_peers;
+    if (!usable[m]) continue;
+    std::span<float> present(vals, count);
+    median[m] = MedianOf(present, select_f_);
+    spread[m] = RobustSpread(present, median[m], Floor(m, median[m]), deviations_, select_d_);
+  }
+  // Utilisation is only a straggler signal when the peers are busy.
+  if (usable[kUtil] && median[kUtil] < opt_.busy_util_pct) usable[kUtil] = false;
+  // The peers' configured power limit, to tell a lower limit (configuration) from a fault.
+  size_t count = 0;
+  for (size_t i = 0; i < n; ++i) {
+    vals[count] = g.limit[i];
+    count += !std::isnan(g.limit[i]);
+  }
+  const double peer_limit = count == 0 ? 0 : MedianOf(std::span<float>(vals, count), select_f_);
+  // Which entries are compared (a usable metric present) and flagged (beyond the threshold),
+  // metric by metric over contiguous arrays; NaN compares false, so absent is never flagged.
+  uint8_t* compared = compared_now_.data();
+  uint8_t* flags = flags_now_.data();
+  std::fill_n(compared, n, 0);
+  std::fill_n(flags, n, 0);
+  const double threshold = opt_.z_threshold;
+  for (int m = 0; m < kMetricCount; ++m) {
+    if (!usable[m]) continue;
+    const float* x = g.v[m].data();
+    const double med = median[m], sp = spread[m];
+    const uint8_t bit = static_cast<uint8_t>(1u << m);
+    if (kLowBad[m]) {
+      for (size_t i = 0; i < n; ++i) {
+        const double z = (x[i] - med) / sp;
+        compared[i] |= !std::isnan(x[i]);
+        flags[i] |= z < -threshold ? bit : 0;
+      }
+    } else {
+      for (size_t i = 0; i < n; ++i) {
+        const double z = (x[i] - med) / sp;
+        compared[i] |= !std::isnan(x[i]);
+        flags[i] |= z > threshold ? bit : 0;
+      }
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (!compared[i]) continue;
+    const uint32_t c = g.card[i];
+    ++compared_[c];
+    if (flags[i] == 0) continue;
+    // An outlier in some metric: class it (rare, so the per-entry work is here).
+    Tally& t = tally_[c];
+    bool flagged[kMetricCount];
+    double z[kMetricCount] = {};
+    for (int m = 0; m < kMetricCount; ++m) {
+      flagged[m] = (flags[i] >> m) & 1;
+      if (usable[m] && !std::isnan(g.v[m][i])) z[m] = (g.v[m][i] - median[m]) / spread[m];
+    }
+    const uint32_t reasons = g.reasons[i];
+    const float limit = g.limit[i];
+    // Drawing more power than the peers: a heavier job (at its power cap when the SW power
+    // cap reason is set), which explains lower clocks and a higher temperature.
+    const bool power_above = usable[kPower] && !std::isnan(g.v[kPower][i]) && z[kPower] >= 1.0;
+    const bool limit_low = !std::isnan(limit) && limit < 0.9 * peer_limit;
+    const bool hw_reason = (reasons & kHardwareReasons) != 0;
+    bool hw = flagged[kErrors] || (flagged[kTemp] && !power_above);
+    bool capped = false;
+    if (flagged[kClock]) {
+      if (hw_reason) {
+        hw = true;
+      } else if ((reasons & kConfigReasons) != 0 || limit_low || power_above) {
+        capped = true;
+      } else {
+        hw = true;  // a clock deficit at the same power and temperature as the peers
+      }
+    }
+    const bool workload = !hw && !capped && (flagged[kUtil] || flagged[kPower]);
+    if (!hw && !capped && !workload) continue;
+    ++t.outlier;
+    if (hw) {
+      ++t.hw_windows;
+      if (hw_reason) t.throttle = true;
+    } else if (capped) {
+      ++t.capped_windows;
+    } else {
+      ++t.workload_windows;
+    }
+    for (int m = 0; m < kMetricCount; ++m) {
+      if (!flagged[m]) continue;
+      ++t.metric_windows[m];
+      flagged_.push_back({c, static_cast<uint32_t>(m), g.v[m][i], static_cast<float>(median[m])});
+    }
+  }
+}
+
+std::vector<IdleGpu> Scan::Idle() const {
+  std::vector<IdleGpu> out;
+  for (uint32_t c = 0; c < n_cards_; ++c) {
+    int seen = idle_seen_[c], idle = idle_count_[c];
+    if (idle_window_[c] != UINT32_MAX) {  // the card's last window
+      ++seen;
+      idle += idle_now_[c];
+    }
+    if (idle < opt_.persist_windows || 2 * idle < seen) continue;
+    out.push_back({c, idle, seen});
+  }
+  return out;
+}
+
+std::vector<Straggler> Scan::Stragglers() const {
+  const FleetData& data = data_;
+  const size_t n_cards = n_cards_;
   std::vector<Straggler> out;
+  std::vector<int32_t> out_of(n_cards, -1);
   for (uint32_t c = 0; c < n_cards; ++c) {
-    const CardTally& t = tally[c];
-    if (t.outlier < opt.persist_windows || 2 * t.outlier < t.compared) continue;
+    const Tally& t = tally_[c];
+    if (t.outlier < opt_.persist_windows || 2 * t.outlier < compared_[c]) continue;
     Straggler s;
     s.card = c;
-    s.windows_compared = t.compared;
+    s.windows_compared = compared_[c];
     s.windows_outlier = t.outlier;
     s.throttle_seen = t.throttle;
     s.kind = 2 * t.hw_windows >= t.outlier            ? "hardware"
              : t.capped_windows >= t.workload_windows ? "capped"
                                                       : "workload";
-    for (int m = 0; m < kMetricCount; ++m) {
-      if (t.metric_windows[m] == 0) continue;
-      std::vector<double> a(t.values[m].begin(), t.values[m].end());
-      std::vector<double> b(t.peers[m].begin(), t.peers[m].end());
-      s.metrics.push_back(
-          {kMetricNames[m], t.metric_windows[m], MedianInPlace(a), MedianInPlace(b)});
-    }
     s.advice = kAdvice[KindRank(s.kind)];
     if (s.kind == "hardware" && t.throttle) {
       s.advice = "The GPU reports hardware throttle reasons. " + s.advice;
     }
+    out_of[c] = static_cast<int32_t>(out.size());
     out.push_back(std::move(s));
+  }
+  // Each straggler's flagged values and the peers' medians, per metric.
+  struct Values {
+    std::vector<double> gpu[kMetricCount], peers[kMetricCount];
+  };
+  std::vector<Values> values(out.size());
+  for (const FlaggedValue& f : flagged_) {
+    if (out_of[f.card] < 0) continue;
+    Values& v = values[out_of[f.card]];
+    v.gpu[f.metric].push_back(f.value);
+    v.peers[f.metric].push_back(f.peer);
+  }
+  for (size_t k = 0; k < out.size(); ++k) {
+    const Tally& t = tally_[out[k].card];
+    for (int m = 0; m < kMetricCount; ++m) {
+      if (t.metric_windows[m] == 0) continue;
+      out[k].metrics.push_back({kMetricNames[m], t.metric_windows[m],
+                                MedianInPlace(values[k].gpu[m]),
+                                MedianInPlace(values[k].peers[m])});
+    }
   }
   // Victims: the GPUs of a node that holds a hardware straggler wait for it at collectives, and
   // so do the GPUs of the same job on other nodes (a job label in the reports).
@@ -395,44 +569,26 @@ std::vector<Straggler> FindStragglers(const FleetData& data, const OutlierOption
   return out;
 }
 
-}  // namespace gpudoctor::fleet
+}  // namespace
 
-namespace gpudoctor::fleet {
+OutlierResult FindOutliers(const FleetData& data, const OutlierOptions& opt) {
+  Scan scan(data, opt);
+  // Storage order is window and time order for reports read in order and Prometheus series: one
+  // pass. Otherwise the samples are ordered first and visited again.
+  if (!scan.Run({}, /*check=*/true)) {
+    const WindowOrder order =
+        OrderByWindow(data.samples, data.cards.size(), std::max<int64_t>(1, opt.window_s));
+    scan.Run(order.index, /*check=*/false);
+  }
+  return {scan.Stragglers(), scan.Idle()};
+}
+
+std::vector<Straggler> FindStragglers(const FleetData& data, const OutlierOptions& opt) {
+  return FindOutliers(data, opt).stragglers;
+}
 
 std::vector<IdleGpu> FindIdle(const FleetData& data, const OutlierOptions& opt) {
-  const auto& samples = data.samples;
-  const size_t n_cards = data.cards.size();
-  const int64_t window_s = std::max<int64_t>(1, opt.window_s);
-  std::vector<uint32_t> order = TimeOrder(samples, n_cards);
-  struct State {
-    int64_t window = INT64_MIN;
-    bool idle = false;
-    int seen = 0, idle_windows = 0;
-  };
-  std::vector<State> st(n_cards);
-  auto flush = [&](State& c) {
-    if (c.window == INT64_MIN) return;
-    ++c.seen;
-    c.idle_windows += c.idle;
-  };
-  for (size_t k = 0; k < samples.size(); ++k) {
-    const GpuSample& s = samples[order.empty() ? k : order[k]];
-    if (!s.util_pct) continue;
-    State& c = st[s.card];
-    int64_t w = FloorDiv(s.time_s, window_s);
-    if (w != c.window) {
-      flush(c);
-      c.window = w;
-    }
-    c.idle = *s.util_pct <= opt.idle_util_pct;  // the window's latest sample decides
-  }
-  std::vector<IdleGpu> out;
-  for (uint32_t c = 0; c < n_cards; ++c) {
-    flush(st[c]);
-    if (st[c].idle_windows < opt.persist_windows || 2 * st[c].idle_windows < st[c].seen) continue;
-    out.push_back({c, st[c].idle_windows, st[c].seen});
-  }
-  return out;
+  return FindOutliers(data, opt).idle;
 }
 
 }  // namespace gpudoctor::fleet

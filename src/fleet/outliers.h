@@ -76,6 +76,16 @@ struct IdleGpu {
 // Sorted by card index.
 std::vector<IdleGpu> FindIdle(const FleetData& data, const OutlierOptions& options);
 
+// FindStragglers and FindIdle from one pass over the samples (what Analyze uses): the same
+// results as calling each. Cost: one read of the samples when their storage order is window order
+// with each card's samples in time order (reports read in order, Prometheus series), else an
+// ordering first; O(cards) memory besides.
+struct OutlierResult {
+  std::vector<Straggler> stragglers;
+  std::vector<IdleGpu> idle;
+};
+OutlierResult FindOutliers(const FleetData& data, const OutlierOptions& options);
+
 // Clock event reason bits (NVML nvmlClocksEventReason*).
 inline constexpr uint32_t kReasonAppClocks = 0x2, kReasonSwPowerCap = 0x4, kReasonHwSlowdown = 0x8,
                           kReasonSyncBoost = 0x10, kReasonSwThermal = 0x20, kReasonHwThermal = 0x40,
