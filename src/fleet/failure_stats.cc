@@ -40,8 +40,10 @@ FailureStats ComputeFailureStats(const FleetData& data, const std::vector<size_t
     bool seen = false;
   };
   std::map<std::string, Span> spans;
+  std::map<std::string, Span>::iterator last = spans.end();  // reports come grouped by node
   for (const auto& r : data.reports) {
-    Span& s = spans[r.node];
+    if (last == spans.end() || last->first != r.node) last = spans.try_emplace(r.node).first;
+    Span& s = last->second;
     if (!s.seen) {
       s.first = s.last = r.time_s;
       s.seen = true;

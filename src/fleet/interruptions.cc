@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <set>
 
 #include "core/strings.h"
@@ -26,13 +27,20 @@ InterruptionStats ComputeInterruptions(const FleetData& data, const std::vector<
   st.gpu_days = gpu_days;
   for (const char* c : kCategories) st.by_category[c] = 0;
   std::map<std::string, int64_t> first_report;
+  std::map<std::string, int64_t>::iterator last = first_report.end();  // grouped by node
   for (const auto& r : data.reports) {
+    if (last != first_report.end() && last->first == r.node) {
+      last->second = std::min(last->second, r.time_s);
+      continue;
+    }
     auto [it, inserted] = first_report.emplace(r.node, r.time_s);
     if (!inserted) it->second = std::min(it->second, r.time_s);
+    last = it;
   }
   std::set<std::string> lemon_nodes, lemon_cards;
   for (const auto& l : lemons) (l.kind == "node" ? lemon_nodes : lemon_cards).insert(l.name);
-  const CardIndex index(data);
+  // Built when an interruption needs a serial (O(cards + samples): 0.15 s at 100k GPUs).
+  std::optional<CardIndex> index;
   std::map<std::string, std::vector<size_t>> per_node;
   for (size_t i : onsets) {
     const FindingEvent& e = data.findings[i];
@@ -70,7 +78,9 @@ InterruptionStats ComputeInterruptions(const FleetData& data, const std::vector<
       x.id = data.findings[named].id;
       x.category = CategoryOf(data.findings[named]);
       for (size_t i : inc) {
-        if (x.serial.empty()) x.serial = SerialOf(index, data.findings[i]);
+        if (!x.serial.empty()) continue;
+        if (!index) index.emplace(data);
+        x.serial = SerialOf(*index, data.findings[i]);
       }
       x.lemon =
           lemon_nodes.count(node) != 0 || (!x.serial.empty() && lemon_cards.count(x.serial) != 0);
