@@ -24,6 +24,9 @@
 //     straggler's `holds_back` counts them.
 // An idle GPU (utilisation <= idle_util_pct) is never compared on utilisation: it has no work,
 // and FindIdle reports it as unused capacity instead. Pure functions, thread-compatible.
+// Cost: one pass over the samples judging each (window, model) group as its window closes, with
+// per-model arrays sized once; medians and spreads by robust_stats.h, exactly what sorting gives
+// (tests/unit/fleet_outliers_exact_test.cc holds the previous implementation as the reference).
 #pragma once
 
 #include <map>
@@ -97,7 +100,8 @@ inline constexpr uint32_t kHardwareReasons =
 inline constexpr uint32_t kConfigReasons =
     kReasonAppClocks | kReasonSyncBoost | kReasonDisplayClocks;
 
-// Median of values (reorders them); 0 for an empty vector.
+// Median of values (reorders them); 0 for an empty vector. The definition robust_stats.h's
+// faster MedianOf matches exactly.
 double MedianInPlace(std::vector<double>& values);
 
 }  // namespace gpudoctor::fleet
