@@ -44,21 +44,31 @@ double BandedMedian(std::span<T> values, std::vector<T>& scratch) {
   const T lo = sample[p1];
   std::nth_element(sample + p1, sample + p2, sample + kSample);
   const T hi = sample[p2];
-  // One pass: counts below lo, equal to lo, equal to hi; copies the values strictly between.
-  // In sorted order the values are [below][== lo][between][== hi][above].
-  if (scratch.size() < n) scratch.resize(n);
-  T* between = scratch.data();
-  size_t below = 0, eq_lo = 0, eq_hi = 0, k = 0;
+  // Counts below lo, equal to lo, equal to hi and above hi (a loop that vectorises); in sorted
+  // order the values are [below][== lo][between][== hi][above].
+  size_t below = 0, eq_lo = 0, eq_hi = 0, above = 0;
   for (size_t i = 0; i < n; ++i) {
-    const T x = v[i];
-    below += x < lo;
-    eq_lo += x == lo;
-    eq_hi += x == hi;
-    between[k] = x;
-    k += (x > lo) & (x < hi);
+    below += v[i] < lo;
+    eq_lo += v[i] == lo;
+    eq_hi += v[i] == hi;
+    above += v[i] > hi;
   }
   if (!(lo < hi)) eq_hi = 0;  // lo == hi: counted once, as eq_lo
+  const size_t k = n - below - eq_lo - eq_hi - above;
   if (r1 < below || r2 >= below + eq_lo + k + eq_hi) return MedianBySelection(v, n);
+  // The values strictly between the bounds, copied only when a middle rank is among them.
+  T* between = nullptr;
+  const bool need_between = (r1 - below >= eq_lo && r1 - below - eq_lo < k) ||
+                            (r2 - below >= eq_lo && r2 - below - eq_lo < k);
+  if (need_between) {
+    if (scratch.size() < k) scratch.resize(k);
+    between = scratch.data();
+    size_t j = 0;
+    for (size_t i = 0; i < n && j < k; ++i) {
+      between[j] = v[i];
+      j += (v[i] > lo) & (v[i] < hi);
+    }
+  }
   // The value at rank r2 (and where it was found among `between`, if there).
   size_t a = r2 - below;
   double high;
