@@ -252,6 +252,13 @@ TEST(FleetOutliersExactTest, BenchLikeFleetInOrderAndShuffled) {
     std::swap(swapped.samples[i], swapped.samples[i + 1]);
   }
   Compare(swapped, OutlierOptions{}, "swapped pairs");
+  // In order until the very last sample (an early window's): every window already judged in the
+  // first pass must be forgotten before the ordered pass.
+  FleetData late = BenchLikeFleet(6000, 8, 1);
+  GpuSample early = late.samples[5];
+  early.sm_clock_mhz = 900;
+  late.samples.push_back(early);
+  EXPECT_GT(Compare(late, OutlierOptions{}, "late out-of-order sample"), 0u);
   Compare(FleetData{}, OutlierOptions{}, "empty");
 }
 
