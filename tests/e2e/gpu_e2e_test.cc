@@ -47,9 +47,15 @@ const json* FindingById(const json& report, const std::string& id) {
 TEST(GpuE2eTest, HealthyNodeHasNoActionOnlyAnInfoNote) {
   std::map<std::string, std::string> env = {
       {"FAKE_NVML_SCENARIO", FixturePath("nvml/h100_healthy.scenario")}};
-  std::vector<std::string> base = {"check",      "--probes",   "nvml,pci_gpu",
-                                   "--nvml-lib", testing::FakeNvmlLib(), "--path.sysfs",
-                                   FixturePath("sysfs/hgx_h100"), "--color", "never"};
+  std::vector<std::string> base = {"check",
+                                   "--probes",
+                                   "nvml,pci_gpu",
+                                   "--nvml-lib",
+                                   testing::FakeNvmlLib(),
+                                   "--path.sysfs",
+                                   FixturePath("sysfs/hgx_h100"),
+                                   "--color",
+                                   "never"};
   RunResult text = RunGpudoctor(base, std::chrono::seconds(30), env);
   EXPECT_EQ(text.exit_code, 0) << text.out << text.err;
   EXPECT_NE(text.out.find("driver.release.old"), std::string::npos) << text.out;

@@ -25,8 +25,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "child_process.h"
 #include "atomic_file.h"
+#include "child_process.h"
 #include "test_util.h"
 
 namespace gpudoctor {

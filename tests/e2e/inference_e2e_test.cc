@@ -18,9 +18,9 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "atomic_file.h"
 #include "child_process.h"
 #include "net_test_env.h"
-#include "atomic_file.h"
 #include "test_util.h"
 
 namespace gpudoctor {
@@ -162,9 +162,10 @@ TEST(InferenceE2eTest, DiscoversALocalVllmListenerOnItsDefaultPort) {
         off_by_config = RunGpudoctor({"check", "--probes", "inference", "--config",
                                       dir.path() + "/no_discovery.toml", "--json"},
                                      std::chrono::seconds(60));
-        off_by_flag = RunGpudoctor({"check", "--probes", "inference", "--config",
-                                    dir.path() + "/empty.toml", "--no-inference-discovery", "--json"},
-                                   std::chrono::seconds(60));
+        off_by_flag =
+            RunGpudoctor({"check", "--probes", "inference", "--config", dir.path() + "/empty.toml",
+                          "--no-inference-discovery", "--json"},
+                         std::chrono::seconds(60));
       },
       &why);
   ASSERT_TRUE(ran) << "needs root for a network namespace: " << why;

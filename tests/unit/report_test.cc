@@ -121,9 +121,9 @@ TEST(ReportTest, TextGroupsLayersInOrderWithVerdict) {
   std::string dstate_action = ActionName(SampleReport().findings[0].action);
   EXPECT_THAT(text, HasSubstr("action: " + dstate_action + " ("));
   EXPECT_THAT(text, HasSubstr("action: fix_config ("));  // host.disk.full
-  EXPECT_THAT(text,
-              HasSubstr("action: " + std::string(ActionName(NodeAction(SampleReport().findings))) +
-                        " - "));
+  EXPECT_THAT(
+      text,
+      HasSubstr("action: " + std::string(ActionName(NodeAction(SampleReport().findings))) + " - "));
   EXPECT_EQ(text.find("\033["), std::string::npos);  // no colour when asked for none
   EXPECT_NE(RenderText(SampleReport(), true).find("\033["), std::string::npos);
 }
