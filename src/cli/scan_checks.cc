@@ -33,6 +33,16 @@ void NotChecked(const std::string& step, const std::string& why, const std::stri
   out.push_back(std::move(f));
 }
 
+// A tool that did not run: absent (not found on PATH: `absent_why`, a note) or failed (warn).
+void NotRun(const std::string& step, const Status& status, const std::string& absent_why,
+            const std::string& method, std::vector<Finding>& out) {
+  if (status.code() == StatusCode::kNotFound) {
+    NotChecked(step, absent_why, method, out, NotCheckedKind::kAbsent);
+  } else {
+    NotChecked(step, status.message(), method, out);
+  }
+}
+
 void Clean(const std::string& step, const std::string& what, const std::string& method,
            std::vector<Finding>& out) {
   Finding f = MakeFinding("scan.clean", Severity::kInfo, step + ": " + what);
@@ -154,14 +164,10 @@ void ScanWithClamav(const SecurityScanOptions& o, const std::vector<SecurityScan
   std::string method = Command(argv, argv[0] == "clamdscan" ? 3 : 2) +
                        (socket.empty() ? "" : " (clamd socket " + socket + ")");
   if (!run.ok()) {
-    if (run.status().code() == StatusCode::kNotFound) {
-      NotChecked(step,
-                 "ClamAV is not installed (no clamscan or clamdscan on PATH); install it with "
-                 "`apt install clamav` and load its signatures with `freshclam`",
-                 method, out, NotCheckedKind::kAbsent);
-    } else {
-      NotChecked(step, run.status().message(), method, out);
-    }
+    NotRun(step, run.status(),
+           "ClamAV is not installed (no clamscan or clamdscan on PATH); install it with "
+           "`apt install clamav` and load its signatures with `freshclam`",
+           method, out);
     return;
   }
   auto parsed = ParseClamOutput(run->out);
@@ -244,14 +250,10 @@ void VerifyPackages(const SecurityScanOptions& o, std::vector<Finding>& out) {
   }
   std::string method = Join(argv, " ");
   if (!run.ok()) {
-    if (run.status().code() == StatusCode::kNotFound) {
-      NotChecked(step,
-                 "neither debsums nor dpkg is installed (not a Debian-family system); on Debian "
-                 "or Ubuntu: `apt install debsums`",
-                 method, out, NotCheckedKind::kAbsent);
-    } else {
-      NotChecked(step, run.status().message(), method, out);
-    }
+    NotRun(step, run.status(),
+           "neither debsums nor dpkg is installed (not a Debian-family system); on Debian or "
+           "Ubuntu: `apt install debsums`",
+           method, out);
     return;
   }
   std::vector<ChangedPackageFile> files;

@@ -22,10 +22,8 @@ namespace gpudoctor {
 namespace {
 
 using std::chrono::milliseconds;
-using testing::FixturePath;
 using testing::RunGpudoctor;
 using testing::TempDir;
-
 using testing::WriteScenario;  // write-then-rename: the fake NVML never sees half a scenario
 
 using Daemon = testing::ChildProcess;

@@ -22,10 +22,8 @@ namespace gpudoctor {
 namespace {
 
 using std::chrono::milliseconds;
-using testing::FixturePath;
 using testing::RunGpudoctor;
 using testing::TempDir;
-
 using testing::WriteScenario;  // atomic: the fake never sees half a file
 
 std::string ReadLog(const std::string& path) {

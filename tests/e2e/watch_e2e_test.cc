@@ -23,10 +23,8 @@ namespace gpudoctor {
 namespace {
 
 using std::chrono::milliseconds;
-using testing::FixturePath;
 using testing::RunGpudoctor;
 using testing::TempDir;
-
 using testing::WriteScenario;  // atomic: the fake never sees half a file
 
 // A running `gpudoctor watch` child with stderr in a file.

@@ -141,14 +141,22 @@ const nlohmann::json* FindingOf(const nlohmann::json& j, const std::string& id,
   return nullptr;
 }
 
+// `gpudoctor scan` on the fixture /proc (tests/fixtures/suspicious) and `root`, with PATH = `path`
+// (the stand-in tools, or none).
+testing::RunResult Scan(const ScanRoot& root, const std::string& path, const char* since,
+                        bool json = true) {
+  std::vector<std::string> args = {"scan", "--path.procfs",
+                                   testing::FixturePath("suspicious") + "/proc"};
+  args.insert(args.end(), {"--path.rootfs", root.dir.path(), "--since", since});
+  if (json) args.push_back("--json");
+  return testing::RunGpudoctor(args, std::chrono::seconds(30), {{"PATH", path}});
+}
+
 TEST(ScanCommandTest, FixtureRootWithStandInTools) {
   ScanRoot root;
   testing::TempDir bin;
   WriteStandIns(bin);
-  std::string procfs = testing::FixturePath("suspicious") + "/proc";
-  auto r = testing::RunGpudoctor({"scan", "--path.procfs", procfs, "--path.rootfs", root.dir.path(),
-                                  "--since", kSince, "--json"},
-                                 std::chrono::seconds(30), {{"PATH", bin.path()}});
+  auto r = Scan(root, bin.path(), kSince);
   ASSERT_EQ(r.exit_code, 2) << r.out << r.err;  // malware found: crit
   auto j = nlohmann::json::parse(r.out);
   // Flagged and GPU processes: xmrig, kworkerds, sshd2 (deleted), p (/var/tmp), nginx (deleted),
@@ -185,9 +193,7 @@ TEST(ScanCommandTest, FixtureRootWithStandInTools) {
   EXPECT_EQ(FindingOf(j, "scan.not_checked"), nullptr) << r.out;
 
   // The text report names the same things.
-  auto t = testing::RunGpudoctor(
-      {"scan", "--path.procfs", procfs, "--path.rootfs", root.dir.path(), "--since", kSince},
-      std::chrono::seconds(30), {{"PATH", bin.path()}});
+  auto t = Scan(root, bin.path(), kSince, /*json=*/false);
   EXPECT_EQ(t.exit_code, 2);
   EXPECT_NE(t.out.find("scan.malware"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("reinstall"), std::string::npos) << t.out;
@@ -202,10 +208,7 @@ TEST(ScanCommandTest, AbsentToolsAreNotCheckedNeverClean) {
   ScanRoot root;
   testing::TempDir empty_bin;
   empty_bin.MakeDir("x");
-  std::string procfs = testing::FixturePath("suspicious") + "/proc";
-  auto r = testing::RunGpudoctor({"scan", "--path.procfs", procfs, "--path.rootfs", root.dir.path(),
-                                  "--since", kAfterAllChanges, "--json"},
-                                 std::chrono::seconds(30), {{"PATH", empty_bin.path()}});
+  auto r = Scan(root, empty_bin.path(), kAfterAllChanges);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   auto j = nlohmann::json::parse(r.out);
   const auto* clam = FindingOf(j, "scan.not_checked", "clamav");
@@ -224,9 +227,7 @@ TEST(ScanCommandTest, AbsentToolsAreNotCheckedNeverClean) {
   EXPECT_NE(r.err.find("apt install clamav"), std::string::npos) << r.err;
 
   // The text report says the same, and so does a changed file still warn (exit 1).
-  auto t = testing::RunGpudoctor(
-      {"scan", "--path.procfs", procfs, "--path.rootfs", root.dir.path(), "--since", kSince},
-      std::chrono::seconds(30), {{"PATH", empty_bin.path()}});
+  auto t = Scan(root, empty_bin.path(), kSince, /*json=*/false);
   EXPECT_EQ(t.exit_code, 1) << t.out << t.err;  // authorized_keys and crontabs changed
   EXPECT_NE(t.out.find("apt install clamav"), std::string::npos) << t.out;
 }
@@ -247,10 +248,7 @@ TEST(ScanCommandTest, ClamavThatFailsIsAWarning) {
   ASSERT_EQ(chmod((bin.path() + "/clamscan").c_str(), 0755), 0);
   bin.Write("dpkg", "#!/bin/sh\nexit 0\n");  // --verify: nothing differs
   ASSERT_EQ(chmod((bin.path() + "/dpkg").c_str(), 0755), 0);
-  std::string procfs = testing::FixturePath("suspicious") + "/proc";
-  auto r = testing::RunGpudoctor({"scan", "--path.procfs", procfs, "--path.rootfs", root.dir.path(),
-                                  "--since", kAfterAllChanges, "--json"},
-                                 std::chrono::seconds(30), {{"PATH", bin.path()}});
+  auto r = Scan(root, bin.path(), kAfterAllChanges);
   ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
   auto j = nlohmann::json::parse(r.out);
   const auto* clam = FindingOf(j, "scan.not_checked", "clamav");
