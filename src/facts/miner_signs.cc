@@ -89,21 +89,17 @@ bool BuildOrRuntimeDir(std::string_view first) {
 TempExe ClassifyTempExe(std::string_view exe) {
   constexpr std::string_view kDeleted = " (deleted)";
   if (EndsWith(exe, kDeleted)) exe.remove_suffix(kDeleted.size());
+  if (StartsWith(exe, "/dev/shm/")) return TempExe::kHidden;  // memory only: never exempt
   std::string_view rest;
-  bool shm = false;
   if (StartsWith(exe, "/tmp/")) {
     rest = exe.substr(5);
   } else if (StartsWith(exe, "/var/tmp/")) {
     rest = exe.substr(9);
-  } else if (StartsWith(exe, "/dev/shm/")) {
-    rest = exe.substr(9);
-    shm = true;
   } else {
     return TempExe::kNotTemp;
   }
-  if (!shm) rest = StripPrivateTmp(rest);
-  if (!shm && BuildOrRuntimeDir(FirstComponent(rest).first)) return TempExe::kBuildOrRuntime;
-  if (shm) return TempExe::kHidden;
+  rest = StripPrivateTmp(rest);
+  if (BuildOrRuntimeDir(FirstComponent(rest).first)) return TempExe::kBuildOrRuntime;
   for (std::string_view part : Split(rest, "/", /*skip_empty=*/true)) {
     if (!part.empty() && part[0] == '.') return TempExe::kHidden;
   }

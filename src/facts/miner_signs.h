@@ -16,8 +16,8 @@ bool StratumPort(int port);
 // The exe link target lies under /tmp, /var/tmp or /dev/shm (" (deleted)" suffix allowed).
 bool ExeInTempDir(std::string_view exe);
 
-// How much an executable's temporary-directory path says (proc.suspicious; the catalogue entry
-// and docs/findings.md give the rule and its sources).
+// How much an executable's temporary-directory path says (proc.suspicious: the catalogue entry
+// gives the rule; tests/unit/suspicious_fixture_test.cc the real paths it was made from).
 enum class TempExe {
   kNotTemp,  // not under /tmp, /var/tmp or /dev/shm
   // A path that a build tool or runtime creates, names and runs from, and nothing else: `go

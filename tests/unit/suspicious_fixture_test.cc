@@ -22,21 +22,13 @@
 #include "net/proc_scan.h"
 #include "net/process_signs.h"
 #include "rules/engine.h"
+#include "socket_test_util.h"
 #include "test_util.h"
 
 namespace gpudoctor {
 namespace {
 
-TcpSocketInfo Sock(uint64_t inode, int state, const std::string& remote, uint16_t rport,
-                   uint16_t lport) {
-  TcpSocketInfo s;
-  s.inode = inode;
-  s.state = state;
-  s.remote = remote;
-  s.remote_port = rport;
-  s.local_port = lport;
-  return s;
-}
+using testing::Sock;
 
 struct Seen {
   std::string summary;
