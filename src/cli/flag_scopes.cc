@@ -27,6 +27,7 @@ const std::map<std::string_view, std::string_view, std::less<>>& Scopes() {
       {"--path.rootfs", "check watch top bundle compare scan"},
       {"--probes", kProbing},
       {"--skip-probes", kProbing},
+      {"--no-inference-discovery", kProbing},
       {"--nvml-lib", kProbing},
       {"--nvml-timeout", kProbing},
       {"--target", kProbing},

@@ -128,6 +128,12 @@ const std::vector<FlagSpec>& FlagTable() {
          });
          return Status::Ok();
        }},
+      {"--no-inference-discovery", "",
+       "do not look for local inference servers; read only the [[inference]] tables",
+       [](std::string_view, CliOptions& o) {
+         o.Override([](Settings& s) { s.inference_discover = false; });
+         return Status::Ok();
+       }},
       {"--nvml-lib", "PATH", "NVML library to load instead of searching for libnvidia-ml.so.1",
        [](std::string_view v, CliOptions& o) {
          if (Status s = NonEmpty(v, "NVML library path"); !s.ok()) return s;

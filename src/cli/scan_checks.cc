@@ -27,10 +27,20 @@ std::string Join(const std::vector<std::string>& parts, std::string_view sep) {
 constexpr size_t kListedPaths = 40;
 
 void NotChecked(const std::string& step, const std::string& why, const std::string& method,
-                std::vector<Finding>& out) {
-  Finding f = MakeScanNotChecked(step, why);
+                std::vector<Finding>& out, NotCheckedKind kind = NotCheckedKind::kFailed) {
+  Finding f = MakeScanNotChecked(step, why, kind);
   if (!method.empty()) f.Add("method", method);
   out.push_back(std::move(f));
+}
+
+// A tool that did not run: absent (not found on PATH: `absent_why`, a note) or failed (warn).
+void NotRun(const std::string& step, const Status& status, const std::string& absent_why,
+            const std::string& method, std::vector<Finding>& out) {
+  if (status.code() == StatusCode::kNotFound) {
+    NotChecked(step, absent_why, method, out, NotCheckedKind::kAbsent);
+  } else {
+    NotChecked(step, status.message(), method, out);
+  }
 }
 
 void Clean(const std::string& step, const std::string& what, const std::string& method,
@@ -77,10 +87,12 @@ bool UnderDir(std::string_view path, std::string_view dir) {
 
 }  // namespace
 
-Finding MakeScanNotChecked(const std::string& step, const std::string& why) {
-  Finding f = MakeFinding("scan.not_checked", Severity::kWarn, step + " not checked: " + why);
+Finding MakeScanNotChecked(const std::string& step, const std::string& why, NotCheckedKind kind) {
+  bool absent = kind == NotCheckedKind::kAbsent;
+  Finding f = MakeFinding("scan.not_checked", absent ? Severity::kInfo : Severity::kWarn,
+                          step + " not checked: " + why);
   f.subject = step;
-  f.Add("step", step).Add("reason", why);
+  f.Add("step", step).Add("reason", why).Add("tool", absent ? "absent" : "failed");
   return f;
 }
 
@@ -152,11 +164,10 @@ void ScanWithClamav(const SecurityScanOptions& o, const std::vector<SecurityScan
   std::string method = Command(argv, argv[0] == "clamdscan" ? 3 : 2) +
                        (socket.empty() ? "" : " (clamd socket " + socket + ")");
   if (!run.ok()) {
-    NotChecked(step,
-               run.status().code() == StatusCode::kNotFound
-                   ? "ClamAV is not installed (no clamscan or clamdscan on PATH)"
-                   : run.status().message(),
-               method, out);
+    NotRun(step, run.status(),
+           "ClamAV is not installed (no clamscan or clamdscan on PATH); install it with "
+           "`apt install clamav` and load its signatures with `freshclam`",
+           method, out);
     return;
   }
   auto parsed = ParseClamOutput(run->out);
@@ -239,11 +250,10 @@ void VerifyPackages(const SecurityScanOptions& o, std::vector<Finding>& out) {
   }
   std::string method = Join(argv, " ");
   if (!run.ok()) {
-    NotChecked(step,
-               run.status().code() == StatusCode::kNotFound
-                   ? "neither debsums nor dpkg is installed (not a Debian-family system)"
-                   : run.status().message(),
-               method, out);
+    NotRun(step, run.status(),
+           "neither debsums nor dpkg is installed (not a Debian-family system); on Debian or "
+           "Ubuntu: `apt install debsums`",
+           method, out);
     return;
   }
   std::vector<ChangedPackageFile> files;

@@ -11,6 +11,9 @@
 //  - SSH authorized_keys (root and /home/*) and crontabs (/etc/crontab, /etc/cron.d,
 //    /var/spool/cron) modified since a time (mtime), with paths and times.
 // A tool that is absent, fails or runs out of time gives scan.not_checked, never a clean result.
+// Severity follows check's probes: an absent (or switched off) tool is like a skipped probe, a
+// note (info, exit 0) saying how to install it; a tool that is there but failed or ran out of
+// time is like a failed probe (warn, exit 1).
 // Thread-compatible (one scan at a time: it runs child processes).
 #pragma once
 
@@ -52,8 +55,10 @@ void ScanWithClamav(const SecurityScanOptions& o, const std::vector<SecurityScan
 void VerifyPackages(const SecurityScanOptions& o, std::vector<Finding>& out);
 void CheckChangedFiles(const SecurityScanOptions& o, std::vector<Finding>& out);
 
-// scan.not_checked for a step that was not run.
-Finding MakeScanNotChecked(const std::string& step, const std::string& why);
+// Why a step did not run: its tool is absent or switched off (info), or it failed (warn).
+enum class NotCheckedKind { kAbsent, kFailed };
+// scan.not_checked for a step that was not run; evidence "tool" is "absent" or "failed".
+Finding MakeScanNotChecked(const std::string& step, const std::string& why, NotCheckedKind kind);
 
 // Whether a path lies under the system binary and library directories judged by VerifyPackages.
 bool IsSystemBinaryPath(std::string_view path);

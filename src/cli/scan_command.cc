@@ -2,8 +2,9 @@
 // processes, package integrity of system binaries, SSH authorized_keys and crontabs changed since
 // TIME (default: 7 days ago). Each step is bounded (--tool-timeout per tool, default 120 s;
 // --deadline for the /proc walk and the file reads) and ends in findings (cli/scan_checks.h).
-// Exit like check: 0 nothing found, 1 warn (a changed file, or a step not checked), 2 crit
-// (malware found), 3 could not run.
+// Exit like check: 0 nothing found (an absent tool is a note, as a skipped probe is for check),
+// 1 warn (a changed file, or a tool that failed or ran out of time), 2 crit (malware found), 3
+// could not run.
 #include <cstdio>
 #include <ctime>
 #include <nlohmann/json.hpp>
@@ -42,7 +43,8 @@ int ScanCommand(const CliOptions& o) {
   std::vector<Finding> findings;
   if (opts.tool_timeout_s <= 0) {
     for (const char* step : {"clamav", "packages"}) {
-      Finding f = MakeScanNotChecked(step, "external tools disabled by --tool-timeout 0");
+      Finding f = MakeScanNotChecked(step, "external tools disabled by --tool-timeout 0",
+                                     NotCheckedKind::kAbsent);
       findings.push_back(std::move(f));
     }
   } else {
@@ -71,6 +73,10 @@ int ScanCommand(const CliOptions& o) {
     for (const auto& f : findings) out["findings"].push_back(FindingToJson(f));
     std::string text = out.dump(2) + "\n";
     std::fwrite(text.data(), 1, text.size(), stdout);
+    // stdout is for machines here: a step that did not run is also said to whoever watches.
+    for (const auto& f : findings) {
+      if (f.id == "scan.not_checked") std::fprintf(stderr, "gpudoctor: %s\n", f.summary.c_str());
+    }
   } else {
     std::string out = "gpudoctor scan of " + LocalHostname() + " at " + when + " (changes since " +
                       FormatUtc(opts.since_unix_s) + ")\n";

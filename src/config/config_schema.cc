@@ -169,6 +169,11 @@ Status ApplyKnownGpuUsers(const SettingSpec&, const SettingValue& v, Settings& s
   return Status::Ok();
 }
 
+Status ApplyInferenceDiscovery(const SettingSpec&, const SettingValue& v, Settings& s) {
+  s.inference_discover = std::get<bool>(v);
+  return Status::Ok();
+}
+
 Status ApplyStatVfsTimeoutMs(const SettingSpec&, const SettingValue& v, Settings& s) {
   int64_t ms = std::get<int64_t>(v);
   if (ms < 10 || ms > 60000) return InvalidArgument("must be milliseconds in [10, 60000]");
@@ -596,6 +601,14 @@ std::vector<SettingSpec> StaticSpecs() {
        "User names (or uids) whose GPU processes are expected; when set, a GPU process of any "
        "other user is a reason to inspect it (proc.suspicious).",
        ApplyKnownGpuUsers},
+      // [[inference]] is an array of tables, so discovery has a table of its own.
+      {{"inference_discovery", "enabled"},
+       SettingType::kBool,
+       Settings().inference_discover,
+       "Look for local inference servers (vLLM, TGI, SGLang, Triton processes listening on their "
+       "default metrics ports) and read them besides the [[inference]] tables; false: read only "
+       "the [[inference]] tables (also --no-inference-discovery).",
+       ApplyInferenceDiscovery},
   };
 }
 

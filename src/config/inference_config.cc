@@ -1,5 +1,6 @@
 #include "config/inference_config.h"
 
+#include "core/notify_target.h"
 #include "inference/engine_metrics.h"
 #include "job/step_inbox.h"
 
@@ -11,23 +12,6 @@ std::string Line(const std::string& source, const toml::node& n) {
 }
 
 }  // namespace
-
-std::string CheckMetricsUrl(const std::string& url) {
-  std::string rest;
-  if (url.rfind("http://", 0) == 0) {
-    rest = url.substr(7);
-  } else if (url.rfind("https://", 0) == 0) {
-    rest = url.substr(8);
-  } else {
-    return "must be an http:// or https:// URL";
-  }
-  if (rest.empty() || rest[0] == '/' || rest[0] == ':') return "needs a host";
-  if (url.size() > 2048) return "longer than 2048 characters";
-  for (char c : url) {
-    if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f) return "must not contain whitespace";
-  }
-  return "";
-}
 
 Status ApplyInferenceConfig(const toml::table& root, const std::string& source, Settings& settings,
                             std::vector<std::string>& warnings) {
@@ -61,7 +45,7 @@ Status ApplyInferenceConfig(const toml::table& root, const std::string& source, 
         s.name = *str;
       } else if (key == "url") {
         if (!str) return InvalidArgument(where + ": must be a string");
-        if (std::string why = CheckMetricsUrl(*str); !why.empty()) {
+        if (std::string why = HttpUrlProblem(*str); !why.empty()) {
           return InvalidArgument(where + ": " + why);
         }
         s.url = *str;

@@ -6,7 +6,9 @@
 //   engine = "vllm"                        # vllm|tgi|sglang|triton|auto (default auto)
 //   name = "chat"                          # optional, unique, [A-Za-z0-9_.-]{1,64}
 //
-// Local listeners of known engines are also found without a table (inference_discover).
+// Local listeners of known engines are also found without a table (Settings::inference_discover;
+// off with `[inference_discovery] enabled = false` or --no-inference-discovery: config_schema.cc).
+// url is checked as every other URL of the config is (HttpUrlProblem, core/notify_target.h).
 // At most kMaxInference tables. Errors name the file, line, the table's index and the key, as
 // [[job]] does. Unknown keys are warnings. Not thread-safe (config loading, main thread).
 #pragma once
@@ -25,9 +27,5 @@ inline constexpr size_t kMaxInference = 32;
 
 Status ApplyInferenceConfig(const toml::table& root, const std::string& source, Settings& settings,
                             std::vector<std::string>& warnings);
-
-// A metrics URL as [[inference]] and [[job]] prometheus_url take it: http:// or https://, a
-// host, no whitespace; "" when fine, else why not.
-std::string CheckMetricsUrl(const std::string& url);
 
 }  // namespace gpudoctor

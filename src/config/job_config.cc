@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "config/inference_config.h"
+#include "core/notify_target.h"
 #include "inference/prom_text.h"
 #include "job/step_inbox.h"
 #include "job/step_line.h"
@@ -89,7 +89,7 @@ Status ApplyJobConfig(const toml::table& root, const std::string& source, Settin
       } else if (key == "prometheus_url") {
         auto s = str();
         if (!s) return InvalidArgument(where + ": must be a string");
-        if (std::string why = CheckMetricsUrl(*s); !why.empty()) {
+        if (std::string why = HttpUrlProblem(*s); !why.empty()) {
           return InvalidArgument(where + ": " + why);
         }
         j.prometheus_url = *s;

@@ -32,6 +32,15 @@ int ExitCodeFor(const std::vector<Finding>& findings) {
   return *worst == Severity::kWarn ? 1 : 2;
 }
 
+Action NodeAction(const std::vector<Finding>& findings) {
+  Action worst = Action::kNone;
+  for (const auto& f : findings) {
+    if (f.severity == Severity::kInfo) continue;
+    if (static_cast<int>(f.action) > static_cast<int>(worst)) worst = f.action;
+  }
+  return worst;
+}
+
 nlohmann::ordered_json FindingToJson(const Finding& f) {
   nlohmann::ordered_json j;
   j["id"] = f.id;
@@ -78,7 +87,7 @@ std::string DumpReportJson(const nlohmann::ordered_json& j) {
 nlohmann::ordered_json ReportToJson(const Report& report) {
   nlohmann::ordered_json j;
   j["verdict"] = Verdict(report.findings);
-  j["action"] = ActionName(WorstAction(report.findings));
+  j["action"] = ActionName(NodeAction(report.findings));
   j["host"] = report.snapshot.hostname;
   j["time"] = FormatUtc(report.snapshot.time);
   // The job this check ran in (fleet groups a multi-node job's GPUs by it); absent when none.

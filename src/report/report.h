@@ -26,6 +26,11 @@ void SortFindings(std::vector<Finding>& findings);
 const char* Verdict(const std::vector<Finding>& findings);
 // 0 ok/info, 1 warn, 2 crit.
 int ExitCodeFor(const std::vector<Finding>& findings);
+// The node's action, as the reports print it ("action" in JSON, the text report's last line):
+// the most disruptive action among the warn and crit findings, kNone when there are none. Info
+// findings never set it, as they never set the verdict or the exit code: an info finding's
+// action (driver.release.old's fix_config) is advice about that finding, not about the node.
+Action NodeAction(const std::vector<Finding>& findings);
 
 // {"verdict","host","time","duration_ms","findings":[...],"probes":[...], ...layer sections}
 std::string RenderJson(const Report& report);

@@ -171,7 +171,7 @@ std::string RenderText(const Report& report, bool color) {
                 static_cast<int>(snap.probes.size()), static_cast<long long>(report.duration_ms));
   line += std::string(" - ") + counts_text;
   out += "\n" + line + "\n";
-  if (Action worst = WorstAction(report.findings); worst != Action::kNone) {
+  if (Action worst = NodeAction(report.findings); worst != Action::kNone) {
     out += std::string(Tr("action:")) + " " + p.Bold(ActionName(worst)) + " - " +
            std::string(Tr(ActionPhrase(worst))) + "\n";
   }

@@ -324,7 +324,17 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
        "a process that was upgraded while running also shows a deleted executable. Two signs are "
        "weak and never reported alone: a deleted executable, and high CPU with persistent "
        "outbound connections (every rank of a multi-node training job talking to its master "
-       "port, and every data loader streaming from S3, looks exactly like that).",
+       "port, and every data loader streaming from S3, looks exactly like that). Temporary "
+       "directories are judged by what the path says: under /dev/shm or below a hidden (dot) "
+       "name (/tmp/.x/, /tmp/.ICE-unix/: where dropped malware hides) it is a sign on its own "
+       "(warn); any other temporary path alone (a developer's test build in /tmp looks the same "
+       "as a dropped binary) is a note (info) and warns next to another sign; and what build "
+       "tools and runtimes create and run there is no sign at all: `go run`/`go test` "
+       "(/tmp/go-build<N>/), an AppImage's own mount (/tmp/.mount_*) and pip's build "
+       "environments (/tmp/pip-build-env-*, pip-install-*, pip-req-build-*), also inside a "
+       "systemd PrivateTmp (/tmp/systemd-private-*/tmp/, judged as the service sees its /tmp). "
+       "A miner's name or pool port is reported wherever the executable lies, and `gpudoctor "
+       "scan` still puts every temporary-directory executable through ClamAV.",
        {"Inspect it: `ls -l /proc/PID/exe /proc/PID/cwd`, `ps -o user,lstart,args -p PID`, "
         "`ss -tnp | grep pid=PID`.",
         "A busy process with outbound connections alone is not reported (training ranks and "
@@ -395,7 +405,10 @@ const std::vector<CatalogueEntry>& NetCatalogue() {
        "A scan step could not run",
        "A step of `gpudoctor scan` did not run to the end: its tool is not installed, failed "
        "(ClamAV without a virus database), or ran out of time. Nothing is known about what it "
-       "would have checked: this is not a clean result.",
+       "would have checked: this is not a clean result. As with check's probes, a tool that is "
+       "not installed (or switched off with --tool-timeout 0) is a note (info; exit 0 unless "
+       "something else is found) that says how to install it, like a skipped probe; a tool that "
+       "is there but failed or ran out of time is a warning (exit 1), like a failed probe.",
        {"Install the tool (`apt-get install clamav debsums`; `freshclam` for the database) or "
         "give it more time (`--tool-timeout SECONDS`), then run `gpudoctor scan` again."}},
       {"scan.clean",

@@ -587,9 +587,20 @@ void SuspiciousRules(const Snapshot& snap, const Thresholds& t, std::vector<Find
                         " (a mining proxy)");
       strong = true;
     }
-    if (ExeInTempDir(p.exe)) {
-      reasons.push_back("runs from a temporary directory (" + p.exe + ")");
-      strong = true;
+    // A temporary directory: a hidden path or /dev/shm is a sign alone; a plain one (a test
+    // build in /tmp looks the same as a dropped binary) is a note alone and warns next to any
+    // other sign; what go, AppImage and pip build and run there is no sign (facts/miner_signs.h).
+    switch (ClassifyTempExe(p.exe)) {
+      case TempExe::kHidden:
+        reasons.push_back("runs from a hidden or memory-only temporary path (" + p.exe + ")");
+        strong = true;
+        break;
+      case TempExe::kPlain:
+        reasons.push_back("runs from a temporary directory (" + p.exe + ")");
+        break;
+      case TempExe::kBuildOrRuntime:
+      case TempExe::kNotTemp:
+        break;
     }
     // High CPU with long-lived outbound connections is also what every rank of a multi-node
     // training job (to the master port) and every data loader streaming from S3 looks like:

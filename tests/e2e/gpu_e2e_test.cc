@@ -41,6 +41,35 @@ const json* FindingById(const json& report, const std::string& id) {
   return nullptr;
 }
 
+// Everything that reads the node's action on a healthy node with one info finding
+// (driver.release.old, action fix_config): the text report prints no "action:" line, the exit
+// code is 0, and node-problem-detector says ok for every layer.
+TEST(GpuE2eTest, HealthyNodeHasNoActionOnlyAnInfoNote) {
+  std::map<std::string, std::string> env = {
+      {"FAKE_NVML_SCENARIO", FixturePath("nvml/h100_healthy.scenario")}};
+  std::vector<std::string> base = {"check",
+                                   "--probes",
+                                   "nvml,pci_gpu",
+                                   "--nvml-lib",
+                                   testing::FakeNvmlLib(),
+                                   "--path.sysfs",
+                                   FixturePath("sysfs/hgx_h100"),
+                                   "--color",
+                                   "never"};
+  RunResult text = RunGpudoctor(base, std::chrono::seconds(30), env);
+  EXPECT_EQ(text.exit_code, 0) << text.out << text.err;
+  EXPECT_NE(text.out.find("driver.release.old"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("action: fix_config - "), std::string::npos)
+      << "an info finding set the node's action:\n"
+      << text.out;
+  for (const char* layer : {"hardware", "software"}) {
+    std::vector<std::string> npd = base;
+    npd.insert(npd.end(), {"--npd", "--npd-layer", layer});
+    RunResult r = RunGpudoctor(npd, std::chrono::seconds(30), env);
+    EXPECT_EQ(r.exit_code, 0) << layer << ": " << r.out << r.err;
+  }
+}
+
 TEST(GpuE2eTest, HealthyEightGpuNode) {
   TempDir tmp;
   std::string counts = tmp.path() + "/counts";
@@ -53,6 +82,9 @@ TEST(GpuE2eTest, HealthyEightGpuNode) {
   EXPECT_EQ(j["findings"][0]["id"], "driver.release.old");
   EXPECT_EQ(j["findings"][0]["severity"], "info");
   EXPECT_EQ(j["verdict"], "ok");
+  // The info finding's own action stays on the finding; it never becomes the node's action.
+  EXPECT_EQ(j["findings"][0]["action"], "fix_config");
+  EXPECT_EQ(j["action"], "none");
   ASSERT_EQ(j["gpus"].size(), 8u);
   for (int i = 0; i < 8; ++i) {
     const json& g = j["gpus"][i];

@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "atomic_file.h"
 #include "child_process.h"
 #include "test_util.h"
 
@@ -86,9 +87,7 @@ class HttpAbuseE2eTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
   }
   void SetScenario(const std::string& base) {
-    std::string path = dir_ + "/live.scenario";
-    std::ofstream(path + ".tmp") << "include=" << FixturePath("nvml/" + base) << "\n";
-    std::rename((path + ".tmp").c_str(), path.c_str());
+    testing::WriteScenario(dir_ + "/live.scenario", base);
   }
   void WriteToken(const std::string& token) {
     std::string path = dir_ + "/token";

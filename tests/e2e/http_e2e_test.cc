@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "atomic_file.h"
 #include "child_process.h"
 #include "test_util.h"
 
@@ -93,9 +94,7 @@ class HttpE2eTest : public ::testing::Test {
   }
   // The live scenario the fake NVML re-reads when it changes (atomic rename).
   void SetScenario(const std::string& base) {
-    std::string path = dir_ + "/live.scenario";
-    std::ofstream(path + ".tmp") << "include=" << FixturePath("nvml/" + base) << "\n";
-    std::rename((path + ".tmp").c_str(), path.c_str());
+    testing::WriteScenario(dir_ + "/live.scenario", base);
   }
   // Starts `gpudoctor watch --interval 1` on 127.0.0.1:port_ with `config` added to the
   // [watch] listen line and the fast gpu.thermal lifecycle; waits for its first tick.

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "atomic_file.h"
 #include "child_process.h"
 #include "net_test_env.h"
 #include "test_util.h"
@@ -34,10 +35,7 @@ std::string ReadText(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-void WriteAtomically(const std::string& path, const std::string& text) {
-  std::ofstream(path + ".tmp") << text;
-  std::rename((path + ".tmp").c_str(), path.c_str());
-}
+using testing::WriteAtomically;
 
 using Child = testing::ChildProcess;
 
@@ -143,8 +141,9 @@ TEST(InferenceE2eTest, DiscoversALocalVllmListenerOnItsDefaultPort) {
   std::string state = dir.path() + "/state.json", port_file = dir.path() + "/port";
   WriteAtomically(state, R"({"kv":0.97,"waiting":3,"running":8,"preemptions":12})");
   dir.Write("empty.toml", "");
+  dir.Write("no_discovery.toml", "[inference_discovery]\nenabled = false\n");
   std::string why;
-  testing::RunResult r;
+  testing::RunResult r, off_by_config, off_by_flag;
   bool ran = testing::RunInFreshNetns(
       [&] {
         Child server(
@@ -159,6 +158,14 @@ TEST(InferenceE2eTest, DiscoversALocalVllmListenerOnItsDefaultPort) {
         r = RunGpudoctor(
             {"check", "--probes", "inference", "--config", dir.path() + "/empty.toml", "--json"},
             std::chrono::seconds(60));
+        // The same listener, discovery switched off: nothing is read.
+        off_by_config = RunGpudoctor({"check", "--probes", "inference", "--config",
+                                      dir.path() + "/no_discovery.toml", "--json"},
+                                     std::chrono::seconds(60));
+        off_by_flag =
+            RunGpudoctor({"check", "--probes", "inference", "--config", dir.path() + "/empty.toml",
+                          "--no-inference-discovery", "--json"},
+                         std::chrono::seconds(60));
       },
       &why);
   ASSERT_TRUE(ran) << "needs root for a network namespace: " << why;
@@ -175,6 +182,13 @@ TEST(InferenceE2eTest, DiscoversALocalVllmListenerOnItsDefaultPort) {
   EXPECT_DOUBLE_EQ(e["kv_cache_usage"].get<double>(), 0.97);
   EXPECT_EQ(e["requests_waiting"], 3);
   EXPECT_FALSE(e.contains("error")) << e.dump(2);
+  for (const auto* off : {&off_by_config, &off_by_flag}) {
+    auto o = nlohmann::json::parse(off->out, nullptr, false);
+    ASSERT_FALSE(o.is_discarded()) << off->out << off->err;
+    EXPECT_FALSE(o.contains("inference")) << o.dump(2);
+    ASSERT_EQ(o["probes"].size(), 1u) << o.dump(2);
+    EXPECT_EQ(o["probes"][0]["status"], "skipped") << o.dump(2);
+  }
 }
 
 constexpr const char* kChat =

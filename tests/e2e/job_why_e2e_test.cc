@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "atomic_file.h"
 #include "child_process.h"
 #include "test_util.h"
 
@@ -21,15 +22,9 @@ namespace gpudoctor {
 namespace {
 
 using std::chrono::milliseconds;
-using testing::FixturePath;
 using testing::RunGpudoctor;
 using testing::TempDir;
-
-// Write-then-rename: the fake NVML never sees half a scenario.
-void WriteScenario(const std::string& path, const std::string& text) {
-  std::ofstream(path + ".tmp") << text;
-  std::rename((path + ".tmp").c_str(), path.c_str());
-}
+using testing::WriteScenario;  // write-then-rename: the fake NVML never sees half a scenario
 
 using Daemon = testing::ChildProcess;
 
@@ -81,8 +76,7 @@ TEST(JobWhyE2eTest, ThermalFaultWhileTheStepTimeGrowsIsNamedFirst) {
                 "\"\npreset = \"tqdm\"\n"
                 "baseline_steps = 5\n");
   dir.Write("train.log", "");
-  std::string healthy = "include=" + FixturePath("nvml/h100_busy.scenario") + "\n";
-  WriteScenario(scenario, healthy);
+  WriteScenario(scenario, "h100_busy.scenario");
   Daemon d;
   StartDaemon(
       d,
@@ -102,8 +96,7 @@ TEST(JobWhyE2eTest, ThermalFaultWhileTheStepTimeGrowsIsNamedFirst) {
                                  std::chrono::seconds(30), milliseconds(200)))
       << ReadLog(err);
   // GPU 3 overheats: HW thermal slowdown, SM clock down; the job's steps grow x12.
-  WriteScenario(scenario, "include=" + FixturePath("nvml/thermal.scenario") +
-                              "\ngpu.3.clock_sm=1275\ngpu.3.clock_gfx=1275\n");
+  WriteScenario(scenario, "thermal.scenario", "gpu.3.clock_sm=1275\ngpu.3.clock_gfx=1275\n");
   EXPECT_TRUE(testing::WaitUntil(
       [&] { return ReadLog(err).find("opened gpu.thermal") != std::string::npos; },
       std::chrono::seconds(30), milliseconds(100)))
@@ -145,7 +138,7 @@ TEST(JobWhyE2eTest, MarkStepPushesIntoHistoryAndMetrics) {
   dir.Write("gpudoctor.toml", "[watch]\ntoken_file = \"" + dir.path() + "/token\"\n" +
                                   "[[job]]\nname = \"ft\"\nbaseline_s = 0.5\n");
   std::string scenario = dir.path() + "/live.scenario";
-  WriteScenario(scenario, "include=" + FixturePath("nvml/h100_busy.scenario") + "\n");
+  WriteScenario(scenario, "h100_busy.scenario");
   Daemon d;
   StartDaemon(d,
               {"watch", "--interval", "0.3", "--db", db, "--nvml-lib", testing::FakeNvmlLib(),

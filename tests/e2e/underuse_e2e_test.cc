@@ -15,20 +15,16 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "atomic_file.h"
 #include "test_util.h"
 
 namespace gpudoctor {
 namespace {
 
 using std::chrono::milliseconds;
-using testing::FixturePath;
 using testing::RunGpudoctor;
 using testing::TempDir;
-
-void WriteScenario(const std::string& path, const std::string& fixture) {
-  std::ofstream(path + ".tmp") << "include=" << FixturePath("nvml/" + fixture) << "\n";
-  std::rename((path + ".tmp").c_str(), path.c_str());  // atomic: the fake never sees half a file
-}
+using testing::WriteScenario;  // atomic: the fake never sees half a file
 
 std::string ReadLog(const std::string& path) {
   std::ifstream in(path);

@@ -16,20 +16,16 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "atomic_file.h"
 #include "test_util.h"
 
 namespace gpudoctor {
 namespace {
 
 using std::chrono::milliseconds;
-using testing::FixturePath;
 using testing::RunGpudoctor;
 using testing::TempDir;
-
-void WriteScenario(const std::string& path, const std::string& base) {
-  std::ofstream(path + ".tmp") << "include=" << FixturePath("nvml/" + base) << "\n";
-  std::rename((path + ".tmp").c_str(), path.c_str());  // atomic: the fake never sees half a file
-}
+using testing::WriteScenario;  // atomic: the fake never sees half a file
 
 // A running `gpudoctor watch` child with stderr in a file.
 struct Daemon {
@@ -255,9 +251,7 @@ TEST(WatchE2eTest, DeviceCountChangesAreFollowed) {
   dir.Write("gpudoctor.toml", kFastLifecycle);
   std::string scenario = dir.path() + "/live.scenario";
   auto write = [&](const std::string& extra) {
-    std::ofstream(scenario + ".tmp") << "include=" << FixturePath("nvml/h100_busy.scenario") << "\n"
-                                     << extra;
-    std::rename((scenario + ".tmp").c_str(), scenario.c_str());
+    WriteScenario(scenario, "h100_busy.scenario", extra);
   };
   write("");
   Daemon d = Start(WatchArgs(dir, "0.3", "off"), scenario, dir.path() + "/err.log");

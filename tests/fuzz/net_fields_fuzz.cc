@@ -1,9 +1,11 @@
 // Fuzzes the small parsers of the network layer's outside input: sysfs link speed and IB
-// state/rate, /proc/PID/stat, /etc/passwd, fd links, ICMP echo replies.
+// state/rate, /proc/PID/stat, /etc/passwd, fd links, ICMP echo replies, exe link targets
+// (the temporary-directory judgement of proc.suspicious).
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
+#include "facts/miner_signs.h"
 #include "net/icmp_packet.h"
 #include "net/infiniband_sysfs.h"
 #include "net/nic_sysfs.h"
@@ -20,5 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)gpudoctor::IsNvidiaGpuDevice(text);
   (void)gpudoctor::ParseEchoReply(text, false, true);
   (void)gpudoctor::ParseEchoReply(text, true, false);
+  auto kind = gpudoctor::ClassifyTempExe(text);
+  if ((kind == gpudoctor::TempExe::kNotTemp) == gpudoctor::ExeInTempDir(text)) __builtin_trap();
   return 0;
 }

@@ -8,6 +8,7 @@
 
 #include <cmath>
 
+#include "cli/cli_options.h"
 #include "config/config.h"
 #include "facts/inference_state.h"
 #include "finding_test_util.h"
@@ -323,6 +324,12 @@ TEST(InferenceConfigTest, TablesAreValidatedWithFileLineAndKey) {
            {"[[inference]]\nurl = \"ftp://x\"\n",
             "g.toml:2: [[inference]] #1 key 'url': must "
             "be an http:// or https:// URL"},
+           // The same URL check as every other URL in the config (HttpUrlProblem).
+           {"[[inference]]\nurl = \"http://127.0.0.1:99999/metrics\"\n",
+            "g.toml:2: [[inference]] #1 key 'url': has a port outside 1-65535"},
+           {"[[inference]]\nurl = \"http://bad!host/metrics\"\n", "has an invalid host"},
+           {"[[job]]\nname = \"t\"\nprometheus_url = \"http://x:0/metrics\"\nmetric = \"s\"\n",
+            "key 'prometheus_url': has a port outside 1-65535"},
            {"[[inference]]\nurl = \"http://x\"\nengine = \"ollama\"\n",
             "key 'engine': must be one of vllm, tgi, sglang, triton, auto"},
            {"[[inference]]\nurl = \"http://x\"\nname = \"a\"\n[[inference]]\nurl = "
@@ -341,6 +348,35 @@ TEST(InferenceConfigTest, TablesAreValidatedWithFileLineAndKey) {
     ASSERT_FALSE(r.ok()) << c.text;
     EXPECT_THAT(r.status().message(), HasSubstr(c.says)) << c.text;
   }
+}
+
+// Discovery of local servers is switched off on its own, the [[inference]] tables still read.
+TEST(InferenceConfigTest, DiscoveryCanBeSwitchedOffWithoutTheTables) {
+  Settings defaults;
+  EXPECT_TRUE(defaults.inference_discover);
+  Settings s;
+  auto ok = ApplyConfigText(
+      "[inference_discovery]\nenabled = false\n\n[[inference]]\nurl = "
+      "\"http://127.0.0.1:8000/metrics\"\n",
+      "g.toml", s);
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_TRUE(ok->warnings.empty()) << ok->warnings[0];
+  EXPECT_FALSE(s.inference_discover);
+  ASSERT_EQ(s.inference.size(), 1u);
+  Settings t;
+  auto bad = ApplyConfigText("[inference_discovery]\nenabled = \"no\"\n", "g.toml", t);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(),
+              HasSubstr("g.toml:2: key 'inference_discovery.enabled': must be"));
+  EXPECT_NE(DefaultConfigText().find("[inference_discovery]\n"), std::string::npos);
+
+  const char* args[] = {"gpudoctor", "check", "--no-inference-discovery"};
+  auto o = ParseCommandLine(3, args);
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  Settings f;
+  for (auto& apply : o->overrides) apply(f);
+  EXPECT_FALSE(f.inference_discover);
+  EXPECT_TRUE(f.inference.empty());
 }
 
 Snapshot WithEngine(const InferenceFacts& f, std::optional<uint32_t> util = std::nullopt) {

@@ -13,6 +13,7 @@
 #include "net/sock_diag.h"
 #include "net/socket_traffic.h"
 #include "rules/engine.h"
+#include "socket_test_util.h"
 #include "test_util.h"
 
 namespace gpudoctor {
@@ -175,16 +176,7 @@ TEST(ProcScanTest, DStateTasksGetNoFdOrExeReads) {
   EXPECT_EQ(miner.exe, "/tmp/.x/xmrig (deleted)");
 }
 
-TcpSocketInfo Sock(uint64_t inode, int state, const std::string& remote, uint16_t rport,
-                   uint16_t lport = 40000) {
-  TcpSocketInfo s;
-  s.inode = inode;
-  s.state = state;
-  s.remote = remote;
-  s.remote_port = rport;
-  s.local_port = lport;
-  return s;
-}
+using testing::Sock;
 
 TEST(ProcessSignsTest, PersistentOutboundCpuAndDeletedExe) {
   ProcessScan before, after;

@@ -50,6 +50,32 @@ TEST(ReportTest, VerdictAndExitCode) {
   EXPECT_EQ(ExitCodeFor(SampleReport().findings), 2);
 }
 
+// The node's action ranks only warn and crit findings, as the verdict and the exit code do: an
+// info finding with a disruptive action (driver.release.old: fix_config; a pending kernel
+// update: reboot) never becomes what the node must do.
+TEST(ReportTest, NodeActionIgnoresInfoFindings) {
+  Finding info_reboot = MakeFinding("driver.release.old", Severity::kInfo, "older point release");
+  info_reboot.action = Action::kReboot;
+  Finding warn_watch = MakeFinding("host.load.high", Severity::kWarn, "load");
+  warn_watch.action = Action::kWatch;
+  EXPECT_EQ(NodeAction({}), Action::kNone);
+  EXPECT_EQ(NodeAction({info_reboot}), Action::kNone);
+  EXPECT_EQ(NodeAction({info_reboot, warn_watch}), Action::kWatch);
+  Finding crit = MakeFinding("gpu.ecc.dbe", Severity::kCrit, "dbe");
+  EXPECT_EQ(NodeAction({info_reboot, warn_watch, crit}), Action::kDrainReset);
+
+  Report healthy;
+  healthy.snapshot.hostname = "node-1";
+  healthy.findings = {info_reboot};
+  auto j = nlohmann::json::parse(RenderJson(healthy));
+  EXPECT_EQ(j["verdict"], "ok");
+  EXPECT_EQ(j["action"], "none");
+  EXPECT_EQ(j["findings"][0]["action"], "reboot");  // the finding keeps its own action
+  std::string text = RenderText(healthy, false);
+  EXPECT_EQ(text.find("action: reboot - "), std::string::npos) << text;
+  EXPECT_EQ(ExitCodeFor(healthy.findings), 0);
+}
+
 TEST(ReportTest, JsonHasContractFields) {
   auto j = nlohmann::json::parse(RenderJson(SampleReport()));
   EXPECT_EQ(j["verdict"], "crit");
@@ -95,9 +121,9 @@ TEST(ReportTest, TextGroupsLayersInOrderWithVerdict) {
   std::string dstate_action = ActionName(SampleReport().findings[0].action);
   EXPECT_THAT(text, HasSubstr("action: " + dstate_action + " ("));
   EXPECT_THAT(text, HasSubstr("action: fix_config ("));  // host.disk.full
-  EXPECT_THAT(text,
-              HasSubstr("action: " + std::string(ActionName(WorstAction(SampleReport().findings))) +
-                        " - "));
+  EXPECT_THAT(
+      text,
+      HasSubstr("action: " + std::string(ActionName(NodeAction(SampleReport().findings))) + " - "));
   EXPECT_EQ(text.find("\033["), std::string::npos);  // no colour when asked for none
   EXPECT_NE(RenderText(SampleReport(), true).find("\033["), std::string::npos);
 }

@@ -141,19 +141,29 @@ const nlohmann::json* FindingOf(const nlohmann::json& j, const std::string& id,
   return nullptr;
 }
 
+// `gpudoctor scan` on the fixture /proc (tests/fixtures/suspicious) and `root`, with PATH = `path`
+// (the stand-in tools, or none).
+testing::RunResult Scan(const ScanRoot& root, const std::string& path, const char* since,
+                        bool json = true) {
+  std::vector<std::string> args = {"scan", "--path.procfs",
+                                   testing::FixturePath("suspicious") + "/proc"};
+  args.insert(args.end(), {"--path.rootfs", root.dir.path(), "--since", since});
+  if (json) args.push_back("--json");
+  return testing::RunGpudoctor(args, std::chrono::seconds(30), {{"PATH", path}});
+}
+
 TEST(ScanCommandTest, FixtureRootWithStandInTools) {
   ScanRoot root;
   testing::TempDir bin;
   WriteStandIns(bin);
-  std::string procfs = testing::FixturePath("suspicious") + "/proc";
-  auto r = testing::RunGpudoctor({"scan", "--path.procfs", procfs, "--path.rootfs", root.dir.path(),
-                                  "--since", kSince, "--json"},
-                                 std::chrono::seconds(30), {{"PATH", bin.path()}});
+  auto r = Scan(root, bin.path(), kSince);
   ASSERT_EQ(r.exit_code, 2) << r.out << r.err;  // malware found: crit
   auto j = nlohmann::json::parse(r.out);
   // Flagged and GPU processes: xmrig, kworkerds, sshd2 (deleted), p (/var/tmp), nginx (deleted),
-  // trainer (GPU). Not bash, helper or proxy (no static sign in /proc alone).
-  EXPECT_EQ(j["targets"].size(), 6u) << j["targets"].dump();
+  // trainer (GPU), and the nine under /tmp (110-118; ClamAV is cheap, so the build and runtime
+  // paths proc.suspicious exempts are scanned too: a disguised binary is caught here). Not
+  // bash, helper or proxy (no static sign in /proc alone).
+  EXPECT_EQ(j["targets"].size(), 15u) << j["targets"].dump();
   const auto* malware = FindingOf(j, "scan.malware");
   ASSERT_NE(malware, nullptr) << r.out;
   EXPECT_EQ((*malware)["subject"], "/tmp/.x/kworkerds");
@@ -183,31 +193,71 @@ TEST(ScanCommandTest, FixtureRootWithStandInTools) {
   EXPECT_EQ(FindingOf(j, "scan.not_checked"), nullptr) << r.out;
 
   // The text report names the same things.
-  auto t = testing::RunGpudoctor(
-      {"scan", "--path.procfs", procfs, "--path.rootfs", root.dir.path(), "--since", kSince},
-      std::chrono::seconds(30), {{"PATH", bin.path()}});
+  auto t = Scan(root, bin.path(), kSince, /*json=*/false);
   EXPECT_EQ(t.exit_code, 2);
   EXPECT_NE(t.out.find("scan.malware"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("reinstall"), std::string::npos) << t.out;
 }
 
+// Nothing changed since 2025 in ScanRoot: what decides the exit code is the absent tools alone.
+constexpr const char* kAfterAllChanges = "2025-01-01T00:00:00Z";
+
+// An absent tool is what a skipped probe is for check: a note (info, exit 0) that says the step
+// was not checked and how to install the tool; never scan.clean.
 TEST(ScanCommandTest, AbsentToolsAreNotCheckedNeverClean) {
   ScanRoot root;
   testing::TempDir empty_bin;
   empty_bin.MakeDir("x");
-  std::string procfs = testing::FixturePath("suspicious") + "/proc";
-  auto r = testing::RunGpudoctor({"scan", "--path.procfs", procfs, "--path.rootfs", root.dir.path(),
-                                  "--since", kSince, "--json"},
-                                 std::chrono::seconds(30), {{"PATH", empty_bin.path()}});
+  auto r = Scan(root, empty_bin.path(), kAfterAllChanges);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  const auto* clam = FindingOf(j, "scan.not_checked", "clamav");
+  ASSERT_NE(clam, nullptr) << r.out;
+  EXPECT_EQ((*clam)["severity"], "info");
+  EXPECT_EQ((*clam)["evidence"]["tool"], "absent");
+  EXPECT_NE(clam->dump().find("ClamAV is not installed"), std::string::npos);
+  EXPECT_NE(clam->dump().find("apt install clamav"), std::string::npos) << clam->dump();
+  const auto* pk = FindingOf(j, "scan.not_checked", "packages");
+  ASSERT_NE(pk, nullptr) << r.out;
+  EXPECT_EQ((*pk)["severity"], "info");
+  EXPECT_EQ(FindingOf(j, "scan.clean", "clamav"), nullptr);
+  EXPECT_EQ(FindingOf(j, "scan.clean", "packages"), nullptr);
+  // stdout is JSON: the step that did not run is also said on stderr.
+  EXPECT_NE(r.err.find("clamav not checked: ClamAV is not installed"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("apt install clamav"), std::string::npos) << r.err;
+
+  // The text report says the same, and so does a changed file still warn (exit 1).
+  auto t = Scan(root, empty_bin.path(), kSince, /*json=*/false);
+  EXPECT_EQ(t.exit_code, 1) << t.out << t.err;  // authorized_keys and crontabs changed
+  EXPECT_NE(t.out.find("apt install clamav"), std::string::npos) << t.out;
+}
+
+// A tool that is there but cannot do its work (ClamAV without a signature database exits 2) is
+// what a failed probe is for check: warn, exit 1, never clean.
+TEST(ScanCommandTest, ClamavThatFailsIsAWarning) {
+  ScanRoot root;
+  testing::TempDir bin;
+  WriteStandIns(bin);
+  // clamscan(1): exit 2 on errors; the message is LibClamAV's when /var/lib/clamav is empty.
+  bin.Write("clamscan",
+            "#!/bin/sh\n"
+            "echo 'LibClamAV Error: cli_loaddbdir(): No supported database files found in "
+            "/var/lib/clamav' >&2\n"
+            "echo 'ERROR: Can'\\''t open file or directory' >&2\n"
+            "exit 2\n");
+  ASSERT_EQ(chmod((bin.path() + "/clamscan").c_str(), 0755), 0);
+  bin.Write("dpkg", "#!/bin/sh\nexit 0\n");  // --verify: nothing differs
+  ASSERT_EQ(chmod((bin.path() + "/dpkg").c_str(), 0755), 0);
+  auto r = Scan(root, bin.path(), kAfterAllChanges);
   ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
   auto j = nlohmann::json::parse(r.out);
   const auto* clam = FindingOf(j, "scan.not_checked", "clamav");
   ASSERT_NE(clam, nullptr) << r.out;
-  EXPECT_NE(clam->dump().find("ClamAV is not installed"), std::string::npos);
-  const auto* pk = FindingOf(j, "scan.not_checked", "packages");
-  ASSERT_NE(pk, nullptr) << r.out;
+  EXPECT_EQ((*clam)["severity"], "warn");
+  EXPECT_EQ((*clam)["evidence"]["tool"], "failed");
+  EXPECT_NE(clam->dump().find("No supported database files"), std::string::npos) << clam->dump();
   EXPECT_EQ(FindingOf(j, "scan.clean", "clamav"), nullptr);
-  EXPECT_EQ(FindingOf(j, "scan.clean", "packages"), nullptr);
+  EXPECT_NE(FindingOf(j, "scan.clean", "packages"), nullptr) << r.out;
 }
 
 TEST(ScanCommandTest, NothingChangedSinceIsCleanWithWhatWasChecked) {

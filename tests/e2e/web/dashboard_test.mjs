@@ -13,41 +13,16 @@
 // Usage: node dashboard_test.mjs SOURCE_DIR BUILD_DIR
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { chmodSync, cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
-import os from "node:os";
 import path from "node:path";
+import { replaceFile, startWebTest } from "./web_test_env.mjs";
 
-const [src, build] = process.argv.slice(2).map((p) => path.resolve(p));
-const chromium = process.env.CHROMIUM || "/usr/bin/chromium";
-if (!existsSync(chromium)) {
-  console.log(`SKIP: ${chromium} is missing (apt-get install chromium; scripts/install-deps.sh)`);
-  process.exit(77);
-}
-if (!existsSync(path.join(src, "web/node_modules/playwright-core"))) {
-  console.log("SKIP: web/node_modules is missing (the build runs npm ci in web/)");
-  process.exit(77);
-}
-if (!existsSync(path.join(build, "web-dist/index.html"))) {
-  console.log("FAIL: build/web-dist/index.html is missing: the dashboard was not built");
-  process.exit(1);
-}
-const { chromium: pw } = createRequire(path.join(src, "web/package.json"))("playwright-core");
-
-const t0 = Date.now();
-const elapsed = () => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
-const artifacts = path.join(build, "test-artifacts");
-mkdirSync(artifacts, { recursive: true });
-const tmp = mkdtempSync(path.join(os.tmpdir(), "gpudoctor-web-"));
+const { src, build, chromium, pw, elapsed, artifacts, tmp } = startWebTest("gpudoctor-web-");
 const gpudoctor = path.join(build, "gpudoctor");
 
-// Fixture trees the test changes while watch runs. Changes are atomic (write, then rename), so
-// the daemon never reads half a file.
-function replaceFile(file, text) {
-  writeFileSync(`${file}.new`, text);
-  renameSync(`${file}.new`, file);
-}
+// Fixture trees the test changes while watch runs. Changes are atomic (replaceFile: write, then
+// rename), so the daemon never reads half a file.
 const scenario = path.join(tmp, "now.scenario");
 const base = `include=${path.join(src, "tests/fixtures/nvml/h100_busy.scenario")}\n`;
 writeFileSync(scenario, base);

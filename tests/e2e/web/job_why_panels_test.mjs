@@ -11,39 +11,15 @@
 // Usage: node job_why_panels_test.mjs SOURCE_DIR BUILD_DIR
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import os from "node:os";
+import { appendFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { replaceFile, startWebTest } from "./web_test_env.mjs";
 
-const [src, build] = process.argv.slice(2).map((p) => path.resolve(p));
-const chromium = process.env.CHROMIUM || "/usr/bin/chromium";
-if (!existsSync(chromium)) {
-  console.log(`SKIP: ${chromium} is missing (apt-get install chromium; scripts/install-deps.sh)`);
-  process.exit(77);
-}
-if (!existsSync(path.join(src, "web/node_modules/playwright-core"))) {
-  console.log("SKIP: web/node_modules is missing (the build runs npm ci in web/)");
-  process.exit(77);
-}
-if (!existsSync(path.join(build, "web-dist/index.html"))) {
-  console.log("FAIL: build/web-dist/index.html is missing: the dashboard was not built");
-  process.exit(1);
-}
-const { chromium: pw } = createRequire(path.join(src, "web/package.json"))("playwright-core");
-
-const t0 = Date.now();
-const elapsed = () => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
-const artifacts = path.join(build, "test-artifacts");
-mkdirSync(artifacts, { recursive: true });
-const tmp = mkdtempSync(path.join(os.tmpdir(), "gpudoctor-web-job-"));
+const { src, build, chromium, pw, elapsed, artifacts, tmp } = startWebTest("gpudoctor-web-job-");
 const fixture = (f) => path.join(src, "tests/fixtures/nvml", f);
 const scenario = path.join(tmp, "live.scenario");
-function writeScenario(text) {
-  writeFileSync(`${scenario}.new`, text);
-  renameSync(`${scenario}.new`, scenario); // atomic: the fake NVML never sees half a file
-}
+const writeScenario = (text) => replaceFile(scenario, text); // atomic: never half a file
 writeScenario(`include=${fixture("h100_busy.scenario")}\n`);
 const trainLog = path.join(tmp, "train.log");
 writeFileSync(trainLog, "");
