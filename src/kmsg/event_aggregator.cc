@@ -75,28 +75,21 @@ KernelEvent EventAggregator::XidEvent(const XidLine& x) {
 
 KernelEvent* EventAggregator::ObserveXid(const XidLine& x, const LogTime& t,
                                          std::string_view line) {
-  return ObserveXidAs(x, x.pid, t, line);
+  return ObserveXidAs(x, x.pid, t, line, nullptr);
 }
 
 KernelEvent* EventAggregator::ObserveXid(const XidLine& x, const LogTime& t, std::string_view line,
-                                         int64_t pid) {
-  return ObserveXidAs(x, pid, t, line);
+                                         int64_t pid, XidSlotHint* hint) {
+  return ObserveXidAs(x, pid, t, line, hint);
 }
 
 KernelEvent* EventAggregator::ObserveXidAs(const XidLine& x, std::optional<int64_t> pid,
-                                           const LogTime& t, std::string_view line) {
-  const bool keyed = x.xid >= 1 && x.xid <= 9999 && x.pci.bus <= 0xff && x.pci.device <= 0x1f &&
-                     x.pci.function <= 7;
-  const uint64_t key = keyed ? XidKey(x.pci, x.xid) : 0;
-  // The front table answers a storm's few keys without hashing into the map.
-  XidFront& front = xid_front_[(key * 0x9e3779b97f4a7c15ull) >> 58];
+                                           const LogTime& t, std::string_view line,
+                                           XidSlotHint* hint) {
   size_t slot;
-  if (keyed && front.key == key) {
-    slot = front.slot;
-  } else if (auto it = keyed ? xid_index_.find(key) : xid_index_.end(); it != xid_index_.end()) {
-    slot = it->second;
-    front = {key, slot};
-  } else {
+  if (hint != nullptr && hint->epoch == epoch_) {
+    slot = hint->slot;  // the entry of this (GPU, code), unmoved since the hint was given
+  } else if (!FindXidSlot(x, &slot)) {
     KernelEvent* e;
     if (pid == x.pid) {
       e = Observe(XidEvent(x), t, line);
@@ -105,11 +98,43 @@ KernelEvent* EventAggregator::ObserveXidAs(const XidLine& x, std::optional<int64
       with_pid.pid = pid;
       e = Observe(XidEvent(with_pid), t, line);
     }
-    if (e != nullptr && keyed) xid_index_.emplace(key, static_cast<size_t>(e - events_.data()));
+    if (e == nullptr) return nullptr;
+    const size_t at = static_cast<size_t>(e - events_.data());
+    if (const uint64_t key = XidKeyOf(x)) {
+      xid_index_.emplace(key, at);
+      if (hint != nullptr) *hint = {epoch_, at};
+    }
     return e;
   }
+  if (hint != nullptr) *hint = {epoch_, slot};
+  return UpdateXid(events_[slot], x, pid, t);
+}
+
+uint64_t EventAggregator::XidKeyOf(const XidLine& x) {
+  const bool keyed = x.xid >= 1 && x.xid <= 9999 && x.pci.bus <= 0xff && x.pci.device <= 0x1f &&
+                     x.pci.function <= 7;
+  return keyed ? XidKey(x.pci, x.xid) : 0;
+}
+
+bool EventAggregator::FindXidSlot(const XidLine& x, size_t* slot) {
+  const uint64_t key = XidKeyOf(x);
+  if (key == 0) return false;
+  // The front table answers a storm's few keys without hashing into the map.
+  XidFront& front = xid_front_[(key * 0x9e3779b97f4a7c15ull) >> 58];
+  if (front.key == key) {
+    *slot = front.slot;
+    return true;
+  }
+  auto it = xid_index_.find(key);
+  if (it == xid_index_.end()) return false;
+  front = {key, it->second};
+  *slot = it->second;
+  return true;
+}
+
+KernelEvent* EventAggregator::UpdateXid(KernelEvent& e, const XidLine& x,
+                                        std::optional<int64_t> pid, const LogTime& t) {
   // What Observe and MergeFields do with XidEvent(x) for an existing entry, field by field.
-  KernelEvent& e = events_[slot];
   if (e.count < UINT64_MAX) ++e.count;
   if (!t.empty()) {
     if (e.first.empty()) e.first = t;
@@ -285,6 +310,7 @@ bool EventAggregator::Attach(const KernelEvent& delta) {
 }
 
 void EventAggregator::ClearXidIndex() {
+  ++epoch_;
   xid_index_.clear();
   xid_front_.fill(XidFront{});
 }

@@ -17,6 +17,14 @@
 
 namespace gpudoctor {
 
+// Where ObserveXid found the entry of one (GPU, Xid code): kept by a caller that observes the
+// same Xid again and again (the Xid-storm shortcut), so the entry is reached without a lookup.
+// Valid while `epoch` equals the aggregator's (entries never change slots in between).
+struct XidSlotHint {
+  uint64_t epoch = 0;  // 0: none
+  size_t slot = 0;
+};
+
 class EventAggregator {
  public:
   static constexpr size_t kMaxEvents = 2048;
@@ -34,7 +42,9 @@ class EventAggregator {
   // integer key (PCI address and code), its subject formatted only when it is created.
   KernelEvent* ObserveXid(const XidLine& x, const LogTime& t, std::string_view line);
   // The same for x with its pid replaced by `pid` (the Xid-storm shortcut: a cached parse).
-  KernelEvent* ObserveXid(const XidLine& x, const LogTime& t, std::string_view line, int64_t pid);
+  // `hint` (may be null) is used when valid and set to the entry observed.
+  KernelEvent* ObserveXid(const XidLine& x, const LogTime& t, std::string_view line, int64_t pid,
+                          XidSlotHint* hint = nullptr);
   // The event an Xid line stands for (subject: the PCI address, "name[pid]", MIG instance and
   // NVLink link ids, reset flags, NVLink tail, recovery action).
   static KernelEvent XidEvent(const XidLine& x);
@@ -51,7 +61,14 @@ class EventAggregator {
 
  private:
   KernelEvent* ObserveXidAs(const XidLine& x, std::optional<int64_t> pid, const LogTime& t,
-                            std::string_view line);
+                            std::string_view line, XidSlotHint* hint);
+  // The integer key of x's (GPU, code), 0 when a field is out of its range (then only the
+  // string-keyed path knows the entry).
+  static uint64_t XidKeyOf(const XidLine& x);
+  bool FindXidSlot(const XidLine& x, size_t* slot);
+  // What Observe and MergeFields do with XidEvent(x) (pid replaced) for its existing entry e.
+  KernelEvent* UpdateXid(KernelEvent& e, const XidLine& x, std::optional<int64_t> pid,
+                         const LogTime& t);
   static std::string Key(const KernelEvent& e);
   // How serious an event's kind is when the table is full: 1 (least) .. 3.
   static int Rank(const KernelEvent& e);
@@ -66,7 +83,8 @@ class EventAggregator {
     size_t slot = 0;
   };
   std::array<XidFront, 64> xid_front_{};  // direct-mapped cache of xid_index_
-  void ClearXidIndex();
+  void ClearXidIndex();                   // also ends every XidSlotHint given out (epoch_ moves on)
+  uint64_t epoch_ = 1;
   uint64_t dropped_ = 0;
 };
 
