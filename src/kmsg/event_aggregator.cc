@@ -79,13 +79,13 @@ KernelEvent* EventAggregator::ObserveXid(const XidLine& x, const LogTime& t,
 }
 
 KernelEvent* EventAggregator::ObserveXid(const XidLine& x, const LogTime& t, std::string_view line,
-                                         int64_t pid, XidSlotHint* hint) {
+                                         int64_t pid, EventSlotHint* hint) {
   return ObserveXidAs(x, pid, t, line, hint);
 }
 
 KernelEvent* EventAggregator::ObserveXidAs(const XidLine& x, std::optional<int64_t> pid,
                                            const LogTime& t, std::string_view line,
-                                           XidSlotHint* hint) {
+                                           EventSlotHint* hint) {
   size_t slot;
   if (hint != nullptr && hint->epoch == epoch_) {
     slot = hint->slot;  // the entry of this (GPU, code), unmoved since the hint was given
@@ -289,6 +289,25 @@ KernelEvent* EventAggregator::Observe(const KernelEvent& delta, const LogTime& t
     }
   }
   KernelEvent& e = events_[it->second];
+  if (e.count < UINT64_MAX) ++e.count;
+  if (!t.empty()) {
+    if (e.first.empty()) e.first = t;
+    e.last = t;
+  }
+  MergeFields(e, delta);
+  return &e;
+}
+
+KernelEvent* EventAggregator::Observe(const KernelEvent& delta, const LogTime& t,
+                                      std::string_view line, EventSlotHint* hint) {
+  if (hint->epoch != epoch_) {
+    KernelEvent* e = Observe(delta, t, line);
+    *hint = e != nullptr ? EventSlotHint{epoch_, static_cast<size_t>(e - events_.data())}
+                         : EventSlotHint{};
+    return e;
+  }
+  // What Observe does for an entry that exists.
+  KernelEvent& e = events_[hint->slot];
   if (e.count < UINT64_MAX) ++e.count;
   if (!t.empty()) {
     if (e.first.empty()) e.first = t;

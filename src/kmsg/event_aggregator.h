@@ -17,10 +17,10 @@
 
 namespace gpudoctor {
 
-// Where ObserveXid found the entry of one (GPU, Xid code): kept by a caller that observes the
-// same Xid again and again (the Xid-storm shortcut), so the entry is reached without a lookup.
-// Valid while `epoch` equals the aggregator's (entries never change slots in between).
-struct XidSlotHint {
+// Where Observe/ObserveXid found the entry of an event: kept by a caller that observes the same
+// event again and again (the Xid-storm shortcut, SignalMemo), so the entry is reached without a
+// lookup. Valid while `epoch` equals the aggregator's (entries never change slots in between).
+struct EventSlotHint {
   uint64_t epoch = 0;  // 0: none
   size_t slot = 0;
 };
@@ -37,6 +37,10 @@ class EventAggregator {
   // Returns the entry, or nullptr when the table is full of entries at least as serious
   // (counted in dropped(); an entry evicted for a more serious one is counted there too).
   KernelEvent* Observe(const KernelEvent& delta, const LogTime& t, std::string_view line);
+  // The same, reaching the entry through `hint` when it is valid (then nothing is allocated or
+  // looked up), and setting it to the entry observed.
+  KernelEvent* Observe(const KernelEvent& delta, const LogTime& t, std::string_view line,
+                       EventSlotHint* hint);
   // The same as Observe(XidEvent(x), t, line), without allocating or formatting when the
   // entry for (GPU, Xid code) exists: the hot path of an Xid storm. The entry is found by an
   // integer key (PCI address and code), its subject formatted only when it is created.
@@ -44,7 +48,7 @@ class EventAggregator {
   // The same for x with its pid replaced by `pid` (the Xid-storm shortcut: a cached parse).
   // `hint` (may be null) is used when valid and set to the entry observed.
   KernelEvent* ObserveXid(const XidLine& x, const LogTime& t, std::string_view line, int64_t pid,
-                          XidSlotHint* hint = nullptr);
+                          EventSlotHint* hint = nullptr);
   // The event an Xid line stands for (subject: the PCI address, "name[pid]", MIG instance and
   // NVLink link ids, reset flags, NVLink tail, recovery action).
   static KernelEvent XidEvent(const XidLine& x);
@@ -61,7 +65,7 @@ class EventAggregator {
 
  private:
   KernelEvent* ObserveXidAs(const XidLine& x, std::optional<int64_t> pid, const LogTime& t,
-                            std::string_view line, XidSlotHint* hint);
+                            std::string_view line, EventSlotHint* hint);
   // The integer key of x's (GPU, code), 0 when a field is out of its range (then only the
   // string-keyed path knows the entry).
   static uint64_t XidKeyOf(const XidLine& x);
@@ -83,7 +87,7 @@ class EventAggregator {
     size_t slot = 0;
   };
   std::array<XidFront, 64> xid_front_{};  // direct-mapped cache of xid_index_
-  void ClearXidIndex();                   // also ends every XidSlotHint given out (epoch_ moves on)
+  void ClearXidIndex();  // also ends every EventSlotHint given out (epoch_ moves on)
   uint64_t epoch_ = 1;
   uint64_t dropped_ = 0;
 };

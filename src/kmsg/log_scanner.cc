@@ -407,7 +407,7 @@ const char* KernelLogScanner::TryRepeatXid(const char* from, const char* end) {
   if (msg == nullptr || end - msg < 11 || msg[0] != 'N') return nullptr;
   int64_t pid = 0;
   const char* le = nullptr;
-  XidSlotHint* hint = nullptr;
+  EventSlotHint* hint = nullptr;
   const XidLine* x =
       repeats_.Match(std::string_view(msg, static_cast<size_t>(end - msg)), &pid, &le, &hint);
   if (x == nullptr || static_cast<size_t>(le - from) > kMaxLineBytes) return nullptr;
@@ -642,6 +642,14 @@ void KernelLogScanner::HandleNvrmLine(std::string_view msg, const LogTime& t,
 
 bool KernelLogScanner::HandleSignals(std::string_view msg, const LogTime& t,
                                      std::string_view line) {
+  if (options_.repeat_shortcut) {
+    if (SignalMemo::Entry* m = signal_memo_.Find(msg)) {
+      // What the kEvent case below does with the outcome parsing gave this message before.
+      hung_subject_.clear();
+      aggregator_.Observe(m->event, t, line, &m->hint);
+      return true;
+    }
+  }
   // A stack frame of an NVIDIA module right after a hung-task report marks that task.
   // One pass finds which anchors the message holds; each keyword test below then costs a search
   // only when its anchor is present (a NIC link line skips the AER, OOM, MCE ... searches).
@@ -697,6 +705,13 @@ bool KernelLogScanner::HandleSignals(std::string_view msg, const LogTime& t,
         hung_time_ = t;
       } else {
         hung_subject_.clear();
+      }
+      // The outcome is the message's alone when no parser state took part (no NVIDIA frame or
+      // OOM keyword; the hung-task detector's result is state for the next lines).
+      if (options_.repeat_shortcut && r.event.kind == KernelEventKind::kNetLink &&
+          (present & (Bit(kNvidiaFrameAnchor) | Bit(kOomKillAnchor) | Bit(kKilledProcessAnchor))) ==
+              0) {
+        signal_memo_.Learn(msg, r.event);
       }
       Observe(r.event, t, line);
       return true;

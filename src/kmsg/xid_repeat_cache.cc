@@ -143,7 +143,7 @@ void FillMasked(std::string_view s, unsigned char* bytes, unsigned char* mask, s
 }  // namespace
 
 const XidLine* XidRepeatCache::Match(std::string_view msg, int64_t* pid, const char** end,
-                                     XidSlotHint** hint) const {
+                                     EventSlotHint** hint) const {
   if (msg.size() < kWindowEnd || !slots_) return nullptr;
   const size_t slot = WindowSlot(msg.data(), kSlots);
   const Entry* e = nullptr;

@@ -33,7 +33,7 @@ class XidRepeatCache {
   // and update; reset when the entry is learnt anew). Returns nullptr otherwise (*pid, *end,
   // *hint unspecified).
   const XidLine* Match(std::string_view msg, int64_t* pid, const char** end,
-                       XidSlotHint** hint = nullptr) const;
+                       EventSlotHint** hint = nullptr) const;
 
   // Remembers a message that ParseNvrmLine parsed as an Xid with `parsed.pid` read from plain
   // digits. `msg` is exactly one clean line's message (no '\n', no '\r'). Messages of another
@@ -49,11 +49,11 @@ class XidRepeatCache {
   static constexpr size_t kHeadBlock = 48;
   static constexpr size_t kTailBlock = 192;
   struct Entry {
-    std::string text;          // the message
-    size_t head = 0;           // text[0, head) ends with "pid="
-    size_t tail = 0;           // text[tail, end): after the pid digits, starts with ','
-    XidLine x;                 // ParseNvrmLine(text).xid, views into text
-    mutable XidSlotHint hint;  // where the aggregator keeps x's entry (the scanner's to set)
+    std::string text;            // the message
+    size_t head = 0;             // text[0, head) ends with "pid="
+    size_t tail = 0;             // text[tail, end): after the pid digits, starts with ','
+    XidLine x;                   // ParseNvrmLine(text).xid, views into text
+    mutable EventSlotHint hint;  // where the aggregator keeps x's entry (the scanner's to set)
     // text's head, and its tail followed by '\n', zero-padded; each with a mask of 0xff over
     // its bytes (0 past them): a line matches when (bytes ^ these) & mask is zero throughout.
     size_t tail_nl = 0;  // tail length with the '\n'

@@ -36,6 +36,10 @@ std::string Describe(const KernelLogFacts& f) {
     for (int64_t id : e.ids) s += " " + std::to_string(id);
     s += " nvlink " + e.nvlink_unit + std::to_string(e.nvlink_fatal) + " actions";
     for (const auto& a : e.recovery_actions) s += " " + a;
+    s += " link " + std::to_string(e.link_down) + "/" + std::to_string(e.link_up) + "/" +
+         std::to_string(e.tx_timeouts) + " nv " + std::to_string(e.nvidia_related) + " memcg " +
+         std::to_string(e.cgroup_oom) + " blocked " +
+         (e.max_blocked_s ? std::to_string(*e.max_blocked_s) : "-");
     s += "\n";
   }
   return s;
@@ -103,6 +107,28 @@ std::string StormText(uint32_t seed, size_t lines) {
       if (rng() % 50 == 0) line += "\r";
       if (rng() % 80 == 0) line.insert(line.size() / 2, 1, '\0');
       if (rng() % 90 == 0) line += "\xff";
+    } else if (kind < 86) {
+      // Messages that repeat byte for byte (SignalMemo) and their neighbours: NIC link changes,
+      // bonding, watchdog timeouts, and lines whose meaning depends on the lines before them.
+      const char* signals[] = {
+          "ixgbe 0000:3b:00.0 enp59s0f0: NIC Link is Up 10 Gbps, Flow Control: RX/TX",
+          "ixgbe 0000:3b:00.0 enp59s0f0: NIC Link is Down",
+          "mlx5_core 0000:41:00.0 enp65s0f0np0: Link down",
+          "bond0: (slave enp59s0f0): link status definitely down, disabling slave",
+          "bond0: link status definitely up for interface eno1, 10000 Mbps full duplex",
+          "NETDEV WATCHDOG: eth0 (ixgbe): transmit queue 3 timed out",
+          "INFO: task python3:4242 blocked for more than 120 seconds.",
+          " [<ffffffffc0a1b2c3>] _nv012345rm+0x1a/0x40 [nvidia]",
+          "oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0",
+          "Memory cgroup out of memory: Killed process 4242 (python3) total-vm:1000kB, "
+          "anon-rss:900kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:8kB oom_score_adj:0",
+          "PCI Interrupt Link [LNKC] enabled at IRQ 11",
+          "e1000e 0000:00:1f.6 eno1: NIC Link is Up 1000 Mbps Full Duplex, Flow Control: None",
+          "e1000e 0000:00:1f.6 eno1: NIC Link is Up 1000 Mbps Full Duplex, Flow Control: None ",
+          "mlx5_core 0000:41:00.0 e\xffth9: Link up",
+      };
+      line += signals[rng() % 14];
+      if (rng() % 40 == 0) line += "\r";
     } else if (kind < 90) {
       line += "usb 1-1.2: new high-speed USB device number 5 using xhci_hcd";
     } else if (kind < 93) {
@@ -236,6 +262,31 @@ TEST(KmsgRepeatCacheTest, RepeatsAfterTheEventTableMovesAreCountedRight) {
   }
   KernelLogFacts f = Scan(text, true, {}, 64 << 10);
   EXPECT_GT(f.dropped_events, 0u);  // the table did fill up
+}
+
+// A NIC link line answered from SignalMemo has the effects of a parsed one: it is counted, and
+// it ends a hung-task report (a stack frame after it no longer marks that task).
+TEST(KmsgRepeatCacheTest, MemoizedLinkLinesKeepTheirEffectOnTheNextLines) {
+  const std::string link = "] ixgbe 0000:3b:00.0 enp59s0f0: NIC Link is Down\n";
+  const std::string text =
+      "[    1.000000" + link + "[    1.100000" + link +
+      "[    1.200000] INFO: task python3:42 blocked for more than 120 seconds.\n"
+      "[    1.300000" +
+      link + "[    1.400000]  [<ffffffffc0a1b2c3>] _nv012345rm+0x1a/0x40 [nvidia]\n";
+  for (size_t piece : {size_t{20}, size_t{64} << 10}) {
+    KernelLogFacts f = Scan(text, true, {}, piece);
+    EXPECT_EQ(Describe(f), Describe(Scan(text, false, {}, piece)));
+    ASSERT_EQ(f.events.size(), 2u);
+    for (const KernelEvent& e : f.events) {
+      if (e.kind == KernelEventKind::kNetLink) {
+        EXPECT_EQ(e.count, 3u);
+        EXPECT_EQ(e.link_down, 3u);
+        EXPECT_EQ(*e.last.boot_us, 1300000);
+      } else {
+        EXPECT_FALSE(e.nvidia_related);  // the link line came between
+      }
+    }
+  }
 }
 
 }  // namespace
