@@ -78,11 +78,6 @@ KernelEvent* EventAggregator::ObserveXid(const XidLine& x, const LogTime& t,
   return ObserveXidAs(x, x.pid, t, line, nullptr);
 }
 
-KernelEvent* EventAggregator::ObserveXid(const XidLine& x, const LogTime& t, std::string_view line,
-                                         int64_t pid, EventSlotHint* hint) {
-  return ObserveXidAs(x, pid, t, line, hint);
-}
-
 KernelEvent* EventAggregator::ObserveXidAs(const XidLine& x, std::optional<int64_t> pid,
                                            const LogTime& t, std::string_view line,
                                            EventSlotHint* hint) {

@@ -48,7 +48,12 @@ class EventAggregator {
   // The same for x with its pid replaced by `pid` (the Xid-storm shortcut: a cached parse).
   // `hint` (may be null) is used when valid and set to the entry observed.
   KernelEvent* ObserveXid(const XidLine& x, const LogTime& t, std::string_view line, int64_t pid,
-                          EventSlotHint* hint = nullptr);
+                          EventSlotHint* hint = nullptr) {
+    if (hint != nullptr && hint->epoch == epoch_) {  // inline: a storm's every line comes here
+      return UpdateXid(events_[hint->slot], x, pid, t);
+    }
+    return ObserveXidAs(x, pid, t, line, hint);
+  }
   // The event an Xid line stands for (subject: the PCI address, "name[pid]", MIG instance and
   // NVLink link ids, reset flags, NVLink tail, recovery action).
   static KernelEvent XidEvent(const XidLine& x);
