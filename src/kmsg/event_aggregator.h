@@ -76,7 +76,7 @@ class EventAggregator {
   static uint64_t XidKeyOf(const XidLine& x);
   bool FindXidSlot(const XidLine& x, size_t* slot);
   // What Observe and MergeFields do with XidEvent(x) (pid replaced) for its existing entry e.
-  KernelEvent* UpdateXid(KernelEvent& e, const XidLine& x, std::optional<int64_t> pid,
+  KernelEvent* UpdateXid(KernelEvent& e, const XidLine& x, const std::optional<int64_t>& pid,
                          const LogTime& t);
   static std::string Key(const KernelEvent& e);
   // How serious an event's kind is when the table is full: 1 (least) .. 3.
