@@ -9,7 +9,7 @@
 
 namespace gpudoctor {
 
-AnchorFilter::AnchorFilter(const std::vector<Anchor>& anchors) {
+AnchorFilter::AnchorFilter(const std::vector<Anchor>& anchors, Simd max) {
   if (anchors.size() > 32) std::abort();  // PresentMask has one bit per anchor
   // Anchors with the same fingerprint share a bucket; the others are spread over 8 buckets.
   std::vector<std::string_view> bucket_fp;
@@ -36,7 +36,13 @@ AnchorFilter::AnchorFilter(const std::vector<Anchor>& anchors) {
     }
   }
 #if defined(__x86_64__)
-  use_avx2_ = __builtin_cpu_supports("avx2");
+  if (max >= Simd::kAvx2 && __builtin_cpu_supports("avx2")) simd_ = Simd::kAvx2;
+  if (max >= Simd::kAvx512 && __builtin_cpu_supports("avx512f") &&
+      __builtin_cpu_supports("avx512bw")) {
+    simd_ = Simd::kAvx512;
+  }
+#else
+  (void)max;
 #endif
 }
 
@@ -114,9 +120,54 @@ __attribute__((target("avx2"))) const char* AnchorFilter::FindAvx2(const char* b
   }
   return FindScalar(begin, p, end, anchor_index);
 }
+
+// FindAvx2's nibble-mask test on 64 bytes a step (the 32-byte tables repeat in both halves).
+__attribute__((target("avx512f,avx512bw"))) const char* AnchorFilter::FindAvx512(
+    const char* begin, const char* from, const char* end, size_t* anchor_index) const {
+  const __m512i low4 = _mm512_set1_epi8(0x0f);
+#define GPUDOCTOR_TABLE512(t) \
+  _mm512_broadcast_i64x4(_mm256_load_si256(reinterpret_cast<const __m256i*>(t)))
+  const __m512i lo0 = GPUDOCTOR_TABLE512(lo_[0]), lo1 = GPUDOCTOR_TABLE512(lo_[1]),
+                lo2 = GPUDOCTOR_TABLE512(lo_[2]);
+  const __m512i hi0 = GPUDOCTOR_TABLE512(hi_[0]), hi1 = GPUDOCTOR_TABLE512(hi_[1]),
+                hi2 = GPUDOCTOR_TABLE512(hi_[2]);
+#undef GPUDOCTOR_TABLE512
+  const char* p = from;
+  alignas(64) uint8_t masks[64];
+  while (p + 66 <= end) {
+    const __m512i v0 = _mm512_loadu_si512(p);
+    const __m512i v1 = _mm512_loadu_si512(p + 1);
+    const __m512i v2 = _mm512_loadu_si512(p + 2);
+    const __m512i m0 = _mm512_and_si512(
+        _mm512_shuffle_epi8(lo0, _mm512_and_si512(v0, low4)),
+        _mm512_shuffle_epi8(hi0, _mm512_and_si512(_mm512_srli_epi16(v0, 4), low4)));
+    const __m512i m1 = _mm512_and_si512(
+        _mm512_shuffle_epi8(lo1, _mm512_and_si512(v1, low4)),
+        _mm512_shuffle_epi8(hi1, _mm512_and_si512(_mm512_srli_epi16(v1, 4), low4)));
+    const __m512i m2 = _mm512_and_si512(
+        _mm512_shuffle_epi8(lo2, _mm512_and_si512(v2, low4)),
+        _mm512_shuffle_epi8(hi2, _mm512_and_si512(_mm512_srli_epi16(v2, 4), low4)));
+    const __m512i m = _mm512_and_si512(_mm512_and_si512(m0, m1), m2);
+    uint64_t bits = _mm512_test_epi8_mask(m, m);
+    if (bits) {
+      _mm512_store_si512(masks, m);
+      while (bits) {
+        const int i = __builtin_ctzll(bits);
+        bits &= bits - 1;
+        if (const char* hit = Verify(begin, p + i, end, masks[i], anchor_index)) return hit;
+      }
+    }
+    p += 64;
+  }
+  return FindAvx2(begin, p, end, anchor_index);
+}
 #else
 const char* AnchorFilter::FindAvx2(const char* begin, const char* from, const char* end,
                                    size_t* anchor_index) const {
+  return FindScalar(begin, from, end, anchor_index);
+}
+const char* AnchorFilter::FindAvx512(const char* begin, const char* from, const char* end,
+                                     size_t* anchor_index) const {
   return FindScalar(begin, from, end, anchor_index);
 }
 #endif
@@ -124,8 +175,15 @@ const char* AnchorFilter::FindAvx2(const char* begin, const char* from, const ch
 const char* AnchorFilter::Find(const char* begin, const char* from, const char* end,
                                size_t* anchor_index) const {
   (void)begin;  // anchors must start at or after `from`; bytes before it are never read
-  return use_avx2_ ? FindAvx2(from, from, end, anchor_index)
-                   : FindScalar(from, from, end, anchor_index);
+  switch (simd_) {
+    case Simd::kAvx512:
+      return FindAvx512(from, from, end, anchor_index);
+    case Simd::kAvx2:
+      return FindAvx2(from, from, end, anchor_index);
+    case Simd::kScalar:
+      break;
+  }
+  return FindScalar(from, from, end, anchor_index);
 }
 
 uint32_t AnchorFilter::PresentMask(const char* begin, const char* end) const {

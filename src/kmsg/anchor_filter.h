@@ -1,10 +1,10 @@
 // AnchorFilter: finds the next occurrence of any of a small set of literal keywords ("anchors")
 // in a buffer, fast. Each anchor has a 3-byte fingerprint; a SIMD pass (AVX2 where the CPU has
-// it, else a scalar table walk) flags positions whose three bytes match some fingerprint's nibble
-// masks (8 buckets, in the manner of the "Teddy" multi-literal matcher), then each flagged
-// position is verified with memcmp against the anchors of its buckets. This keeps the per-byte
-// cost of scanning a kernel log far below parsing every line. Immutable after construction;
-// thread-safe for concurrent Find calls.
+// it, AVX-512BW where it has that, else a scalar table walk) flags positions whose three bytes
+// match some fingerprint's nibble masks (8 buckets, in the manner of the "Teddy" multi-literal
+// matcher), then each flagged position is verified with memcmp against the anchors of its buckets.
+// This keeps the per-byte cost of scanning a kernel log far below parsing every line. Immutable
+// after construction; thread-safe for concurrent Find calls.
 #pragma once
 
 #include <cstddef>
@@ -21,7 +21,9 @@ struct Anchor {
 
 class AnchorFilter {
  public:
-  explicit AnchorFilter(const std::vector<Anchor>& anchors);
+  // The widest search the CPU can run, capped at `max` (tests run each one).
+  enum class Simd { kScalar, kAvx2, kAvx512 };
+  explicit AnchorFilter(const std::vector<Anchor>& anchors, Simd max = Simd::kAvx512);
 
   // Position of the first byte of the first anchor occurrence that starts at or after `from`
   // and lies fully inside [begin, end); nullptr when none. `anchor_index` (optional) receives
@@ -32,7 +34,7 @@ class AnchorFilter {
   // Bit k set when anchor k (in constructor order; at most 32 anchors) occurs in [begin, end).
   uint32_t PresentMask(const char* begin, const char* end) const;
 
-  bool simd() const { return use_avx2_; }
+  Simd simd() const { return simd_; }
 
  private:
   struct Entry {
@@ -46,6 +48,9 @@ class AnchorFilter {
                          size_t* anchor_index) const;
   const char* FindAvx2(const char* begin, const char* from, const char* end,
                        size_t* anchor_index) const;
+  // 64 bytes a step; the last 65 or fewer bytes go to FindAvx2.
+  const char* FindAvx512(const char* begin, const char* from, const char* end,
+                         size_t* anchor_index) const;
 
   std::vector<Entry> entries_;
   std::vector<uint8_t> entry_bucket_;
@@ -53,7 +58,7 @@ class AnchorFilter {
   alignas(32) uint8_t lo_[3][32] = {};  // nibble masks, duplicated for both AVX2 lanes
   alignas(32) uint8_t hi_[3][32] = {};
   uint8_t byte_[3][256] = {};  // exact per-byte bucket masks for the scalar path
-  bool use_avx2_ = false;
+  Simd simd_ = Simd::kScalar;
 };
 
 }  // namespace gpudoctor

@@ -38,7 +38,11 @@ bool IsProcessLabel(std::string_view label, std::string_view name, std::optional
 
 std::string ProcessLabel(std::string_view name, std::optional<int64_t> pid) {
   std::string s(name);
-  if (pid) s += "[" + std::to_string(*pid) + "]";
+  if (pid) {  // appended piece by piece: GCC 12 warns (-Wrestrict, wrongly) on "[" + ... + "]"
+    s += '[';
+    s += std::to_string(*pid);
+    s += ']';
+  }
   return s;
 }
 
@@ -75,28 +79,16 @@ KernelEvent EventAggregator::XidEvent(const XidLine& x) {
 
 KernelEvent* EventAggregator::ObserveXid(const XidLine& x, const LogTime& t,
                                          std::string_view line) {
-  return ObserveXidAs(x, x.pid, t, line);
-}
-
-KernelEvent* EventAggregator::ObserveXid(const XidLine& x, const LogTime& t, std::string_view line,
-                                         int64_t pid) {
-  return ObserveXidAs(x, pid, t, line);
+  return ObserveXidAs(x, x.pid, t, line, nullptr);
 }
 
 KernelEvent* EventAggregator::ObserveXidAs(const XidLine& x, std::optional<int64_t> pid,
-                                           const LogTime& t, std::string_view line) {
-  const bool keyed = x.xid >= 1 && x.xid <= 9999 && x.pci.bus <= 0xff && x.pci.device <= 0x1f &&
-                     x.pci.function <= 7;
-  const uint64_t key = keyed ? XidKey(x.pci, x.xid) : 0;
-  // The front table answers a storm's few keys without hashing into the map.
-  XidFront& front = xid_front_[(key * 0x9e3779b97f4a7c15ull) >> 58];
+                                           const LogTime& t, std::string_view line,
+                                           EventSlotHint* hint) {
   size_t slot;
-  if (keyed && front.key == key) {
-    slot = front.slot;
-  } else if (auto it = keyed ? xid_index_.find(key) : xid_index_.end(); it != xid_index_.end()) {
-    slot = it->second;
-    front = {key, slot};
-  } else {
+  if (hint != nullptr && hint->epoch == epoch_) {
+    slot = hint->slot;  // the entry of this (GPU, code), unmoved since the hint was given
+  } else if (!FindXidSlot(x, &slot)) {
     KernelEvent* e;
     if (pid == x.pid) {
       e = Observe(XidEvent(x), t, line);
@@ -105,11 +97,45 @@ KernelEvent* EventAggregator::ObserveXidAs(const XidLine& x, std::optional<int64
       with_pid.pid = pid;
       e = Observe(XidEvent(with_pid), t, line);
     }
-    if (e != nullptr && keyed) xid_index_.emplace(key, static_cast<size_t>(e - events_.data()));
+    if (e == nullptr) return nullptr;
+    const size_t at = static_cast<size_t>(e - events_.data());
+    if (const uint64_t key = XidKeyOf(x)) {
+      xid_index_.emplace(key, at);
+      if (hint != nullptr) *hint = {epoch_, at};
+    }
     return e;
   }
+  if (hint != nullptr) *hint = {epoch_, slot};
+  return UpdateXid(events_[slot], x, pid, t);
+}
+
+uint64_t EventAggregator::XidKeyOf(const XidLine& x) {
+  const bool keyed = x.xid >= 1 && x.xid <= 9999 && x.pci.bus <= 0xff && x.pci.device <= 0x1f &&
+                     x.pci.function <= 7;
+  return keyed ? XidKey(x.pci, x.xid) : 0;
+}
+
+bool EventAggregator::FindXidSlot(const XidLine& x, size_t* slot) {
+  const uint64_t key = XidKeyOf(x);
+  if (key == 0) return false;
+  // The front table answers a storm's few keys without hashing into the map.
+  XidFront& front = xid_front_[(key * 0x9e3779b97f4a7c15ull) >> 58];
+  if (front.key == key) {
+    *slot = front.slot;
+    return true;
+  }
+  auto it = xid_index_.find(key);
+  if (it == xid_index_.end()) return false;
+  front = {key, it->second};
+  *slot = it->second;
+  return true;
+}
+
+// pid by reference: an optional passed by value is built with a byte store and read back as a
+// word, a store-forwarding stall on every line of a storm.
+KernelEvent* EventAggregator::UpdateXid(KernelEvent& e, const XidLine& x,
+                                        const std::optional<int64_t>& pid, const LogTime& t) {
   // What Observe and MergeFields do with XidEvent(x) for an existing entry, field by field.
-  KernelEvent& e = events_[slot];
   if (e.count < UINT64_MAX) ++e.count;
   if (!t.empty()) {
     if (e.first.empty()) e.first = t;
@@ -273,6 +299,25 @@ KernelEvent* EventAggregator::Observe(const KernelEvent& delta, const LogTime& t
   return &e;
 }
 
+KernelEvent* EventAggregator::Observe(const KernelEvent& delta, const LogTime& t,
+                                      std::string_view line, EventSlotHint* hint) {
+  if (hint->epoch != epoch_) {
+    KernelEvent* e = Observe(delta, t, line);
+    *hint = e != nullptr ? EventSlotHint{epoch_, static_cast<size_t>(e - events_.data())}
+                         : EventSlotHint{};
+    return e;
+  }
+  // What Observe does for an entry that exists.
+  KernelEvent& e = events_[hint->slot];
+  if (e.count < UINT64_MAX) ++e.count;
+  if (!t.empty()) {
+    if (e.first.empty()) e.first = t;
+    e.last = t;
+  }
+  MergeFields(e, delta);
+  return &e;
+}
+
 bool EventAggregator::Attach(const KernelEvent& delta) {
   // Latest entry of the same kind and subject (any severity).
   for (auto it = events_.rbegin(); it != events_.rend(); ++it) {
@@ -285,6 +330,7 @@ bool EventAggregator::Attach(const KernelEvent& delta) {
 }
 
 void EventAggregator::ClearXidIndex() {
+  ++epoch_;
   xid_index_.clear();
   xid_front_.fill(XidFront{});
 }

@@ -17,6 +17,14 @@
 
 namespace gpudoctor {
 
+// Where Observe/ObserveXid found the entry of an event: kept by a caller that observes the same
+// event again and again (the Xid-storm shortcut, SignalMemo), so the entry is reached without a
+// lookup. Valid while `epoch` equals the aggregator's (entries never change slots in between).
+struct EventSlotHint {
+  uint64_t epoch = 0;  // 0: none
+  size_t slot = 0;
+};
+
 class EventAggregator {
  public:
   static constexpr size_t kMaxEvents = 2048;
@@ -29,12 +37,23 @@ class EventAggregator {
   // Returns the entry, or nullptr when the table is full of entries at least as serious
   // (counted in dropped(); an entry evicted for a more serious one is counted there too).
   KernelEvent* Observe(const KernelEvent& delta, const LogTime& t, std::string_view line);
+  // The same, reaching the entry through `hint` when it is valid (then nothing is allocated or
+  // looked up), and setting it to the entry observed.
+  KernelEvent* Observe(const KernelEvent& delta, const LogTime& t, std::string_view line,
+                       EventSlotHint* hint);
   // The same as Observe(XidEvent(x), t, line), without allocating or formatting when the
   // entry for (GPU, Xid code) exists: the hot path of an Xid storm. The entry is found by an
   // integer key (PCI address and code), its subject formatted only when it is created.
   KernelEvent* ObserveXid(const XidLine& x, const LogTime& t, std::string_view line);
   // The same for x with its pid replaced by `pid` (the Xid-storm shortcut: a cached parse).
-  KernelEvent* ObserveXid(const XidLine& x, const LogTime& t, std::string_view line, int64_t pid);
+  // `hint` (may be null) is used when valid and set to the entry observed.
+  KernelEvent* ObserveXid(const XidLine& x, const LogTime& t, std::string_view line, int64_t pid,
+                          EventSlotHint* hint = nullptr) {
+    if (hint != nullptr && hint->epoch == epoch_) {  // inline: a storm's every line comes here
+      return UpdateXid(events_[hint->slot], x, pid, t);
+    }
+    return ObserveXidAs(x, pid, t, line, hint);
+  }
   // The event an Xid line stands for (subject: the PCI address, "name[pid]", MIG instance and
   // NVLink link ids, reset flags, NVLink tail, recovery action).
   static KernelEvent XidEvent(const XidLine& x);
@@ -51,7 +70,14 @@ class EventAggregator {
 
  private:
   KernelEvent* ObserveXidAs(const XidLine& x, std::optional<int64_t> pid, const LogTime& t,
-                            std::string_view line);
+                            std::string_view line, EventSlotHint* hint);
+  // The integer key of x's (GPU, code), 0 when a field is out of its range (then only the
+  // string-keyed path knows the entry).
+  static uint64_t XidKeyOf(const XidLine& x);
+  bool FindXidSlot(const XidLine& x, size_t* slot);
+  // What Observe and MergeFields do with XidEvent(x) (pid replaced) for its existing entry e.
+  KernelEvent* UpdateXid(KernelEvent& e, const XidLine& x, const std::optional<int64_t>& pid,
+                         const LogTime& t);
   static std::string Key(const KernelEvent& e);
   // How serious an event's kind is when the table is full: 1 (least) .. 3.
   static int Rank(const KernelEvent& e);
@@ -66,7 +92,8 @@ class EventAggregator {
     size_t slot = 0;
   };
   std::array<XidFront, 64> xid_front_{};  // direct-mapped cache of xid_index_
-  void ClearXidIndex();
+  void ClearXidIndex();  // also ends every EventSlotHint given out (epoch_ moves on)
+  uint64_t epoch_ = 1;
   uint64_t dropped_ = 0;
 };
 

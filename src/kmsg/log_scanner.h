@@ -20,6 +20,7 @@
 #include "facts/pci_tuple.h"
 #include "kmsg/event_aggregator.h"
 #include "kmsg/line_format.h"
+#include "kmsg/signal_memo.h"
 #include "kmsg/xid_repeat_cache.h"
 
 namespace gpudoctor {
@@ -33,7 +34,8 @@ struct KernelLogScanOptions {
   std::optional<int64_t> boot_wall_us;
   int64_t now_unix_s = 0;  // syslog year inference; 0 = the clock
   // Xid-storm shortcut (XidRepeatCache): a dmesg line that repeats an Xid line already parsed,
-  // but for its pid, is not parsed again. Same facts either way; false only in tests that prove it.
+  // but for its pid, is not parsed again; nor is a NIC link message seen before (SignalMemo).
+  // Same facts either way; false only in tests that prove it.
   bool repeat_shortcut = true;
 };
 
@@ -84,6 +86,7 @@ class KernelLogScanner {
   LineFormatState format_state_;
   EventAggregator aggregator_;
   XidRepeatCache repeats_;
+  SignalMemo signal_memo_;  // with repeat_shortcut: NIC link lines that repeat are not parsed
   bool learn_xid_ = false;  // the line in ProcessLine is a clean dmesg line: Xids may be learnt
   KernelLogFacts facts_;
   // Multi-line state.

@@ -46,6 +46,30 @@ size_t PlainPid(std::string_view msg, size_t at, int64_t* value) {
   return n;
 }
 
+// PlainPid for a message with at least 8 bytes from `at`: the digits found 8 bytes at a time,
+// without a loop (a storm's pids have 1-6 digits in no order). Pids of 8 or 9 digits, and
+// anything that is not a plain pid, are left to PlainPid.
+inline size_t PlainPidWide(std::string_view msg, size_t at, int64_t* value) {
+  uint64_t v;
+  std::memcpy(&v, msg.data() + at, 8);
+  constexpr uint64_t kOnes = 0x0101010101010101ull;
+  // A byte is a digit when its high nibble is 3 and adding 6 keeps it there (low nibble <= 9).
+  const uint64_t non_digit = ((v & (kOnes * 0xf0)) ^ (kOnes * 0x30)) |
+                             (((v + kOnes * 0x06) & (kOnes * 0xf0)) ^ (kOnes * 0x30));
+  // (A carry of +6 out of a non-digit byte only changes bytes after the first non-digit.)
+  const size_t n = non_digit == 0 ? 8 : static_cast<size_t>(__builtin_ctzll(non_digit)) / 8;
+  if (n == 0 || n >= 8) return PlainPid(msg, at, value);
+  if (msg[at] == '0' || msg[at + n] != ',') return 0;
+  // The n digits moved to the top bytes (zeros before them), then summed pairwise: 8 digits,
+  // the first one in the lowest byte (little-endian load).
+  uint64_t d = (v - kOnes * 0x30) << (8 * (8 - n));
+  d = ((d & 0x0f0f0f0f0f0f0f0full) * 2561) >> 8;
+  d = ((d & 0x00ff00ff00ff00ffull) * 6553601) >> 16;
+  d = ((d & 0x0000ffff0000ffffull) * 42949672960001ull) >> 32;
+  *value = static_cast<int64_t>(d);
+  return n;
+}
+
 // The slot of a message: a hash of the 24 bytes after "NVRM: Xid (" (the PCI address and
 // usually the code). Heads that share them share a slot pair; the head itself is compared.
 constexpr size_t kWindowAt = kXidHead.size();
@@ -81,23 +105,71 @@ inline bool SameBytes(const char* a, const char* b, size_t n) {
   return std::memcmp(a, b, n) == 0;
 }
 
+// Whether (a ^ bytes) & mask is zero over N bytes (a multiple of 16): a fixed number of blocks,
+// no early exit, so the cost and the branches are the same whatever the line.
+template <size_t N>
+inline bool SameMasked(const char* a, const unsigned char* bytes, const unsigned char* mask) {
+  static_assert(N % 16 == 0);
+#if defined(__SSE2__)
+  __m128i acc = _mm_setzero_si128();
+  for (size_t i = 0; i < N; i += 16) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i));
+    const __m128i y = _mm_load_si128(reinterpret_cast<const __m128i*>(bytes + i));
+    const __m128i m = _mm_load_si128(reinterpret_cast<const __m128i*>(mask + i));
+    acc = _mm_or_si128(acc, _mm_and_si128(_mm_xor_si128(x, y), m));
+  }
+  return _mm_movemask_epi8(_mm_cmpeq_epi8(acc, _mm_setzero_si128())) == 0xffff;
+#else
+  uint64_t acc = 0;
+  for (size_t i = 0; i < N; i += 8) {
+    uint64_t x, y, m;
+    std::memcpy(&x, a + i, 8);
+    std::memcpy(&y, bytes + i, 8);
+    std::memcpy(&m, mask + i, 8);
+    acc |= (x ^ y) & m;
+  }
+  return acc == 0;
+#endif
+}
+
+// Copies s into bytes[0, n) zero-padded, and sets mask to 0xff over s's bytes (0 past them).
+void FillMasked(std::string_view s, unsigned char* bytes, unsigned char* mask, size_t n) {
+  std::memset(bytes, 0, n);
+  std::memset(mask, 0, n);
+  std::memcpy(bytes, s.data(), s.size());
+  std::memset(mask, 0xff, s.size());
+}
+
 }  // namespace
 
-const XidLine* XidRepeatCache::Match(std::string_view msg, int64_t* pid, const char** end) const {
-  if (msg.size() < kWindowEnd) return nullptr;
+const XidLine* XidRepeatCache::Match(std::string_view msg, int64_t* pid, const char** end,
+                                     EventSlotHint** hint) const {
+  if (msg.size() < kWindowEnd || !slots_) return nullptr;
   const size_t slot = WindowSlot(msg.data(), kSlots);
   const Entry* e = nullptr;
   for (size_t s : {slot, slot ^ 1}) {
-    const Entry* c = slots_[s].get();
-    if (c != nullptr && c->head < msg.size() && SameBytes(c->text.data(), msg.data(), c->head)) {
-      e = c;
+    const Entry& c = slots_[s];
+    if (c.head == 0 || c.head >= msg.size()) continue;  // free, or longer than what is left
+    const bool same = c.head <= kHeadBlock && msg.size() >= kHeadBlock
+                          ? SameMasked<kHeadBlock>(msg.data(), c.head_bytes, c.head_mask)
+                          : SameBytes(c.text.data(), msg.data(), c.head);
+    if (same) {
+      e = &c;
       break;
     }
   }
   if (e == nullptr) return nullptr;
-  const size_t digits = PlainPid(msg, e->head, pid);
+  const size_t digits =
+      msg.size() - e->head >= 8 ? PlainPidWide(msg, e->head, pid) : PlainPid(msg, e->head, pid);
   if (digits == 0) return nullptr;
+  if (hint != nullptr) *hint = &e->hint;
   const size_t at = e->head + digits;
+  if (e->tail_nl <= kTailBlock && msg.size() - at >= kTailBlock) {
+    // The tail and the '\n' after it in one fixed-size masked compare.
+    if (!SameMasked<kTailBlock>(msg.data() + at, e->tail_bytes, e->tail_mask)) return nullptr;
+    *end = msg.data() + at + e->tail_nl - 1;
+    return &e->x;
+  }
   const size_t tail = e->text.size() - e->tail;
   if (msg.size() - at < tail || !SameBytes(msg.data() + at, e->text.data() + e->tail, tail)) {
     return nullptr;
@@ -115,25 +187,35 @@ void XidRepeatCache::Learn(std::string_view msg, const XidLine& parsed) {
   const size_t digits = PlainPid(msg, head, &pid);
   if (digits == 0 || pid != *parsed.pid) return;
   if (msg.size() < kWindowEnd || msg.find_first_of("\n\r") != std::string_view::npos) return;
+  if (NvrmLine n = ParseNvrmLine(msg); n.type != NvrmLineType::kXid || n.xid.pid != parsed.pid) {
+    return;
+  }
+  if (!slots_) slots_ = std::make_unique<Entry[]>(kSlots);
   const size_t slot = WindowSlot(msg.data(), kSlots);
   size_t use = slot;
   for (size_t s : {slot, slot ^ 1}) {
-    const Entry* c = slots_[s].get();
-    if (c == nullptr || (c->head == head && std::memcmp(c->text.data(), msg.data(), head) == 0)) {
+    const Entry& c = slots_[s];
+    if (c.head == 0 || (c.head == head && std::memcmp(c.text.data(), msg.data(), head) == 0)) {
       use = s;
       break;
     }
   }
-  auto e = std::make_unique<Entry>();
-  e->text.assign(msg);
-  e->head = head;
-  e->tail = head + digits;
+  Entry& e = slots_[use];
+  if (e.head == 0) ++learned_;
+  e.text.assign(msg);
+  e.head = head;
+  e.tail = head + digits;
+  e.hint = {};
   // Views into the entry's own copy: parse it again (once per learnt line, not per repeat).
-  NvrmLine n = ParseNvrmLine(e->text);
-  if (n.type != NvrmLineType::kXid || n.xid.pid != parsed.pid) return;
-  e->x = n.xid;
-  if (!slots_[use]) ++learned_;
-  slots_[use] = std::move(e);
+  e.x = ParseNvrmLine(e.text).xid;
+  std::string_view text(e.text);
+  if (head <= kHeadBlock) FillMasked(text.substr(0, head), e.head_bytes, e.head_mask, kHeadBlock);
+  e.tail_nl = text.size() - e.tail + 1;
+  if (e.tail_nl <= kTailBlock) {
+    FillMasked(text.substr(e.tail), e.tail_bytes, e.tail_mask, kTailBlock);
+    e.tail_bytes[e.tail_nl - 1] = '\n';
+    e.tail_mask[e.tail_nl - 1] = 0xff;
+  }
 }
 
 }  // namespace gpudoctor

@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 
+#include "kmsg/event_aggregator.h"
 #include "kmsg/xid_parser.h"
 
 namespace gpudoctor {
@@ -28,8 +29,11 @@ class XidRepeatCache {
   // When its line repeats a cached one except for the pid, returns the cached parse (valid until
   // the next Learn; its pid is the cached line's), sets *pid to this line's pid and *end to the
   // end of the message: the '\n' that ends it, or msg.data() + msg.size() when the buffer ends
-  // there. Returns nullptr otherwise (*pid, *end unspecified).
-  const XidLine* Match(std::string_view msg, int64_t* pid, const char** end) const;
+  // there, and, when `hint` is given, *hint to the entry's aggregator hint (the caller's to use
+  // and update; reset when the entry is learnt anew). Returns nullptr otherwise (*pid, *end,
+  // *hint unspecified).
+  const XidLine* Match(std::string_view msg, int64_t* pid, const char** end,
+                       EventSlotHint** hint = nullptr) const;
 
   // Remembers a message that ParseNvrmLine parsed as an Xid with `parsed.pid` read from plain
   // digits. `msg` is exactly one clean line's message (no '\n', no '\r'). Messages of another
@@ -39,13 +43,28 @@ class XidRepeatCache {
   bool empty() const { return learned_ == 0; }
 
  private:
+  // Heads and tails up to these lengths are compared in fixed blocks, without a loop whose
+  // length depends on the line (a storm alternates between a few lines of different lengths,
+  // and such a loop's exit is then mispredicted on most lines); longer ones byte run by byte run.
+  static constexpr size_t kHeadBlock = 48;
+  static constexpr size_t kTailBlock = 192;
   struct Entry {
-    std::string text;  // the message
-    size_t head = 0;   // text[0, head) ends with "pid="
-    size_t tail = 0;   // text[tail, end): after the pid digits, starts with ','
-    XidLine x;         // ParseNvrmLine(text).xid, views into text
+    std::string text;            // the message
+    size_t head = 0;             // text[0, head) ends with "pid="
+    size_t tail = 0;             // text[tail, end): after the pid digits, starts with ','
+    XidLine x;                   // ParseNvrmLine(text).xid, views into text
+    mutable EventSlotHint hint;  // where the aggregator keeps x's entry (the scanner's to set)
+    // text's head, and its tail followed by '\n', zero-padded; each with a mask of 0xff over
+    // its bytes (0 past them): a line matches when (bytes ^ these) & mask is zero throughout.
+    size_t tail_nl = 0;  // tail length with the '\n'
+    alignas(16) unsigned char head_bytes[kHeadBlock] = {};
+    alignas(16) unsigned char head_mask[kHeadBlock] = {};
+    alignas(16) unsigned char tail_bytes[kTailBlock] = {};
+    alignas(16) unsigned char tail_mask[kTailBlock] = {};
   };
-  std::array<std::unique_ptr<Entry>, kSlots> slots_;
+  // kSlots entries, allocated on the first Learn (a scanner that never sees an Xid line pays
+  // nothing); an entry with an empty text is free.
+  std::unique_ptr<Entry[]> slots_;
   size_t learned_ = 0;
 };
 
