@@ -6,6 +6,9 @@
 # peak RSS after 1 h (issue 9 had 0.5% and 20 MiB). NVML_LIB picks the fake NVML variant
 # (default: build/tests/fake_nvml/libnvidia-ml.so.1, every symbol; .../minimal/ lacks
 # nvmlDeviceGetFieldValues). Usage: bench/watch_bench.sh [BUILD_DIR]
+# WATCH_BENCH_BASE=OTHER_BUILD_DIR also runs OTHER_BUILD_DIR/gpudoctor watch beside it, in the same
+# run and on the same fake NVML library, and prints its figures with the prefix "base": a
+# before/after comparison under the same load.
 set -u
 build=$(cd "${1:-build}" && pwd)
 secs=${WATCH_BENCH_SECONDS:-180}
@@ -28,6 +31,15 @@ export FAKE_NVML_SCENARIO="$here/../tests/fixtures/nvml/h100_busy.scenario"
   2>"$tmp/watch.log" &
 wpid=$!
 pids+=($wpid)
+bpid=""
+if [ -n "${WATCH_BENCH_BASE:-}" ]; then
+  base=$(cd "$WATCH_BENCH_BASE" && pwd)
+  "$base/gpudoctor" watch --interval 1 --db "$tmp/base.db" \
+    --nvml-lib "${NVML_LIB:-$build/tests/fake_nvml/libnvidia-ml.so.1}" --skip-probes reachability \
+    --listen 127.0.0.1:19836 2>"$tmp/base.log" &
+  bpid=$!
+  pids+=($bpid)
+fi
 
 npid=""
 ne=$(command -v prometheus-node-exporter || true)
@@ -38,6 +50,7 @@ if [ -n "$ne" ]; then
 fi
 sleep 2
 w0=$(cpu_s $wpid)
+[ -n "$bpid" ] && b0=$(cpu_s $bpid)
 [ -n "$npid" ] && n0=$(cpu_s $npid)
 scrapes=0
 bytes=0
@@ -50,6 +63,7 @@ for _ in $(seq "$secs"); do
   sleep 1
 done
 w1=$(cpu_s $wpid)
+[ -n "$bpid" ] && b1=$(cpu_s $bpid)
 wrss=$(hwm_kib $wpid)
 wnow=$(rss_kib $wpid)
 ticks=$(grep -c . "$tmp/watch.log" >/dev/null; echo "$secs")
@@ -57,6 +71,12 @@ awk -v a="$w0" -v b="$w1" -v s="$secs" -v kb="$wrss" -v now="$wnow" 'BEGIN {
   cpu = b - a
   printf "gpudoctor watch (8 fake GPUs, 1 s): %.2f CPU s over %d s = %.3f%% of one core, %.2f ms CPU per tick, peak RSS %.1f MiB, RSS at the end %.1f MiB (targets <= 0.2%%, <= 12 MiB after 1 h)\n",
     cpu, s, 100 * cpu / s, 1000 * cpu / s, kb / 1024, now / 1024 }'
+if [ -n "$bpid" ]; then
+  awk -v a="$b0" -v b="$b1" -v s="$secs" -v kb="$(hwm_kib $bpid)" 'BEGIN {
+    cpu = b - a
+    printf "base gpudoctor watch (%s, same run): %.2f CPU s over %d s = %.3f%% of one core, %.2f ms CPU per tick, peak RSS %.1f MiB\n",
+      "'"$base"'", cpu, s, 100 * cpu / s, 1000 * cpu / s, kb / 1024 }'
+fi
 if [ -n "$npid" ]; then
   n1=$(cpu_s $npid)
   nrss=$(hwm_kib $npid)
@@ -66,6 +86,8 @@ if [ -n "$npid" ]; then
       cpu, n, n ? 1000 * cpu / n : 0, n ? by / n : 0, kb / 1024 }'
   awk -v wa="$w0" -v wb="$w1" -v s="$secs" -v a="$n0" -v b="$n1" -v n="$scrapes" 'BEGIN {
     if (n > 0 && b > a) printf "watch CPU per tick / node_exporter CPU per scrape: %.2fx (target <= 0.25)\n", ((wb - wa) / s) / ((b - a) / n) }'
+  [ -n "$bpid" ] && awk -v wa="$b0" -v wb="$b1" -v s="$secs" -v a="$n0" -v b="$n1" -v n="$scrapes" 'BEGIN {
+    if (n > 0 && b > a) printf "base watch CPU per tick / node_exporter CPU per scrape: %.2fx\n", ((wb - wa) / s) / ((b - a) / n) }'
 else
   echo "node_exporter: prometheus-node-exporter not installed (apt-get install prometheus-node-exporter)"
 fi

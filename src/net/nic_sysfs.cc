@@ -1,24 +1,20 @@
 #include "net/nic_sysfs.h"
 
+#include <net/if.h>
+
+#include <algorithm>
+#include <array>
+#include <iterator>
+
+#include "core/kept_file.h"
 #include "core/strings.h"
+#include "net/link_netlink.h"
 
 namespace gpudoctor {
 namespace {
 
 constexpr const char* kStatNames[] = {"rx_bytes",  "tx_bytes",  "rx_packets", "tx_packets",
                                       "rx_errors", "tx_errors", "rx_dropped", "tx_dropped"};
-
-std::optional<std::string> ReadTrimmed(const std::string& path) {
-  auto text = RootFs::ReadFile(path, 4096);
-  if (!text.ok()) return std::nullopt;
-  return std::string(Trim(*text));
-}
-
-std::optional<uint64_t> ReadU64(const std::string& path) {
-  auto t = ReadTrimmed(path);
-  if (!t) return std::nullopt;
-  return ParseUint64(*t);
-}
 
 std::optional<uint64_t> Delta(const std::optional<uint64_t>& a, const std::optional<uint64_t>& b) {
   if (!a || !b || *b < *a) return std::nullopt;
@@ -40,32 +36,143 @@ std::optional<int64_t> ParseLinkSpeedMbps(std::string_view text) {
   return v;
 }
 
-Result<std::vector<NicSample>> ReadNicSamples(const RootFs& fs) {
-  std::string base = fs.SysPath("class/net");
-  auto names = RootFs::ListDir(base);
-  if (!names.ok()) return names.status();
-  std::vector<NicSample> out;
-  for (const auto& name : *names) {
-    std::string dir = base + "/" + name;
+struct NicReader::Interface {
+  std::string name;
+  bool is_dir = false, physical = false, keep = false;
+  KeptFile flags, operstate, carrier, carrier_changes, speed;
+  std::array<KeptFile, std::size(kStatNames)> stats;
+  // The speed and when it was read, and the link state it was read in.
+  std::optional<int64_t> speed_mbps;
+  std::optional<TimePoint> speed_at;
+  std::string speed_state;  // flags, operstate, carrier, carrier_changes at the speed read
+
+  Interface(const std::string& dir, std::string n, bool keep_open)
+      : name(std::move(n)), keep(keep_open) {
+    Lookup(dir);
+    if (!is_dir) return;
+    flags = KeptFile(dir + "/flags", keep);
+    operstate = KeptFile(dir + "/operstate", keep);
+    carrier = KeptFile(dir + "/carrier", keep);
+    carrier_changes = KeptFile(dir + "/carrier_changes", keep);
+    speed = KeptFile(dir + "/speed", keep);
+    for (size_t i = 0; i < stats.size(); ++i) {
+      stats[i] = KeptFile(dir + "/statistics/" + kStatNames[i], keep);
+    }
+  }
+  void Lookup(const std::string& dir) {
     // Interfaces are directories; the bonding driver adds a plain file (bonding_masters) here.
-    if (auto st = RootFs::Stat(dir); !st.ok() || !st->is_dir) continue;
+    auto st = RootFs::Stat(dir);
+    is_dir = st.ok() && st->is_dir;
+    physical = is_dir && RootFs::Exists(dir + "/device");
+  }
+};
+
+NicReader::NicReader(bool keep_files) : keep_files_(keep_files) {}
+NicReader::~NicReader() = default;
+
+namespace {
+
+std::optional<std::string_view> ReadKept(KeptFile& f, std::string& text) {
+  if (!f.Read(&text, 4096).ok()) return std::nullopt;
+  return Trim(text);
+}
+
+}  // namespace
+
+Result<std::vector<NicSample>> NicReader::Read(const RootFs& fs, TimePoint now) {
+  std::string base = fs.SysPath("class/net");
+  // The running host's interfaces (sysfs at its usual place): one rtnetlink dump; a fixture or
+  // another host's tree (--path.sysfs), or no netlink: sysfs.
+  std::vector<NetlinkLink> links;
+  bool from_netlink = false;
+  if (fs.sysfs() == RootFs().sysfs()) {
+    if (dumper_ == nullptr) dumper_ = std::make_unique<LinkDumper>();
+    if (auto dump = dumper_->Dump(); dump.ok()) {
+      links = std::move(*dump);
+      std::sort(links.begin(), links.end(),
+                [](const NetlinkLink& a, const NetlinkLink& b) { return a.name < b.name; });
+      from_netlink = true;
+    }
+  }
+  std::vector<std::string> names;
+  if (from_netlink) {
+    names.reserve(links.size());
+    for (const auto& l : links) names.push_back(l.name);
+  } else {
+    auto listed = RootFs::ListDir(base);
+    if (!listed.ok()) return listed.status();
+    names = std::move(*listed);
+  }
+  // Both lists are sorted by name: keep the interfaces still listed, add the new ones.
+  std::vector<std::unique_ptr<Interface>> next;
+  next.reserve(names.size());
+  size_t old = 0, kept = 0;
+  for (const auto& name : names) {
+    while (old < interfaces_.size() && interfaces_[old]->name < name) ++old;
+    if (old < interfaces_.size() && interfaces_[old]->name == name) {
+      next.push_back(std::move(interfaces_[old++]));
+    } else {
+      next.push_back(std::make_unique<Interface>(base + "/" + name, name,
+                                                 keep_files_ && kept < kMaxKeptInterfaces));
+    }
+    if (next.back()->is_dir && next.back()->keep) ++kept;
+  }
+  interfaces_ = std::move(next);
+
+  std::vector<NicSample> out;
+  out.reserve(interfaces_.size());
+  for (size_t i = 0; i < interfaces_.size(); ++i) {
+    Interface* nic = interfaces_[i].get();
+    // sysfs: interfaces are directories (the bonding driver adds a plain file there). netlink
+    // lists interfaces only.
+    if (!from_netlink && !nic->is_dir) continue;
     NicSample s;
-    s.name = Sanitize(name, 64);
-    s.physical = RootFs::Exists(dir + "/device");
-    if (auto f = ReadTrimmed(dir + "/flags")) s.flags = ParseHex(*f);
-    s.operstate = Sanitize(ReadTrimmed(dir + "/operstate").value_or(""), 32);
-    if (auto c = ReadTrimmed(dir + "/carrier")) {
-      if (*c == "1") s.carrier = true;
-      if (*c == "0") s.carrier = false;
+    s.name = Sanitize(nic->name, 64);
+    if (from_netlink) {
+      const NetlinkLink& l = links[i];
+      s.flags = l.flags;
+      s.operstate = l.operstate;
+      s.carrier = l.carrier;
+      s.carrier_changes = l.carrier_changes;
+      if (l.stats) {
+        for (size_t k = 0; k < l.stats->size(); ++k) s.stats[kStatNames[k]] = (*l.stats)[k];
+      }
+    } else {
+      if (auto f = ReadKept(nic->flags, text_)) s.flags = ParseHex(*f);
+      s.operstate = Sanitize(ReadKept(nic->operstate, text_).value_or(""), 32);
+      if (auto c = ReadKept(nic->carrier, text_)) {
+        if (*c == "1") s.carrier = true;
+        if (*c == "0") s.carrier = false;
+      }
+      if (auto c = ReadKept(nic->carrier_changes, text_)) s.carrier_changes = ParseUint64(*c);
+      for (size_t k = 0; k < nic->stats.size(); ++k) {
+        if (auto v = ReadKept(nic->stats[k], text_)) {
+          if (auto n = ParseUint64(*v)) s.stats[kStatNames[k]] = *n;
+        }
+      }
     }
-    if (auto sp = ReadTrimmed(dir + "/speed")) s.speed_mbps = ParseLinkSpeedMbps(*sp);
-    s.carrier_changes = ReadU64(dir + "/carrier_changes");
-    for (const char* stat : kStatNames) {
-      if (auto v = ReadU64(dir + "/statistics/" + stat)) s.stats[stat] = *v;
+    // The link state the speed goes with: a change re-reads it (see the header).
+    std::string state = std::to_string(s.flags.value_or(~0ull) & IFF_UP) + "/" + s.operstate + "/" +
+                        (s.carrier ? (*s.carrier ? "1" : "0") : "?") + "/" +
+                        std::to_string(s.carrier_changes.value_or(~0ull));
+    if (!nic->speed_at || state != nic->speed_state || now - *nic->speed_at >= kSpeedRereadEvery) {
+      if (nic->speed_at) nic->Lookup(base + "/" + nic->name);
+      auto sp = ReadKept(nic->speed, text_);
+      nic->speed_mbps = sp ? ParseLinkSpeedMbps(*sp) : std::nullopt;
+      nic->speed_at = now;
+      nic->speed_state = std::move(state);
+      ++speed_reads_;
     }
+    s.speed_mbps = nic->speed_mbps;
+    s.physical = nic->physical;
     out.push_back(std::move(s));
   }
   return out;
+}
+
+Result<std::vector<NicSample>> ReadNicSamples(const RootFs& fs) {
+  NicReader reader(/*keep_files=*/false);
+  return reader.Read(fs, SteadyClock::now());
 }
 
 std::vector<NicFacts> NicFactsBetween(const std::vector<NicSample>& before,

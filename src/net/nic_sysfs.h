@@ -5,12 +5,15 @@
 // speed is -1 on virtual devices): never 0. Thread-safe.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "core/deadline.h"
 #include "core/root_fs.h"
 #include "core/status.h"
 #include "facts/net_facts.h"
@@ -30,6 +33,47 @@ struct NicSample {
 
 // Errors: not_found when class/net is absent or unreadable.
 Result<std::vector<NicSample>> ReadNicSamples(const RootFs& fs);
+
+class LinkDumper;
+
+// Reads samples again and again at the lowest cost, for `watch` (one reader in the NIC probe's
+// carry). On the running host (sysfs at its usual place) the state and counters of every
+// interface come from one rtnetlink dump (net/link_netlink.h: the same kernel values sysfs
+// prints, same words for operstate, carrier absent on an interface that is not up); elsewhere
+// (fixture trees, --path.sysfs) or when netlink fails, from sysfs: each interface's attribute
+// files stay open and are re-read with pread (KeptFile), for the first kMaxKeptInterfaces
+// interfaces (13 descriptors each). What an interface is (a
+// directory, physical) is looked up once per name; the link speed (for many drivers an ethtool
+// query, some of them a firmware command) is re-read only when the interface's flags, operstate,
+// carrier or carrier_changes moved since the last read (a renegotiated link flaps its carrier),
+// or kSpeedRereadEvery has passed. Samples equal ReadNicSamples's otherwise.
+// Thread-safety: none (one probe run at a time owns it).
+class NicReader {
+ public:
+  static constexpr size_t kMaxKeptInterfaces = 16;
+  static constexpr std::chrono::seconds kSpeedRereadEvery{30};
+
+  // keep_files false: sysfs files are opened for each read and closed after (a check, which
+  // reads twice, or a tree whose files are replaced between reads).
+  explicit NicReader(bool keep_files = true);
+  ~NicReader();
+  NicReader(const NicReader&) = delete;
+  NicReader& operator=(const NicReader&) = delete;
+
+  // now: the caller's clock (tests pass a fake one). Errors: as ReadNicSamples.
+  Result<std::vector<NicSample>> Read(const RootFs& fs, TimePoint now);
+
+  // Speed reads so far (for tests of the cadence).
+  uint64_t speed_reads() const { return speed_reads_; }
+
+ private:
+  struct Interface;
+  std::vector<std::unique_ptr<Interface>> interfaces_;  // by name, sorted
+  std::unique_ptr<LinkDumper> dumper_;
+  std::string text_;  // read buffer, reused
+  bool keep_files_ = true;
+  uint64_t speed_reads_ = 0;
+};
 
 // Interfaces present in `after`; rates and deltas where `before` has the same interface and the
 // counter did not go backwards (reset, wrap). window_s <= 0 gives no rates.

@@ -1,8 +1,15 @@
 #include "net/proc_scan.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <mutex>
+#include <utility>
 
 #include "core/strings.h"
 
@@ -34,12 +41,65 @@ std::map<uint32_t, std::string> ParsePasswd(std::string_view text) {
   return out;
 }
 
+namespace {
+
+// Each process is read through descriptors of its own directory (openat, readlinkat, fstat)
+// opened under the root-prefixed procfs: the kernel resolves /proc/PID once per process instead
+// of once per file and per fd link.
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+  int release() { return std::exchange(fd_, -1); }
+
+ private:
+  int fd_;
+};
+
+// The file `name` under the directory `dir`, at most max_bytes, into *out; false on error.
+bool ReadAt(int dir, const char* name, size_t max_bytes, std::string* out) {
+  Fd fd(::openat(dir, name, O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return false;
+  out->clear();
+  char buf[4096];
+  while (out->size() < max_bytes) {
+    ssize_t n = ::read(fd.get(), buf, std::min(sizeof buf, max_bytes - out->size()));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    if (n == 0) break;
+    out->append(buf, static_cast<size_t>(n));
+  }
+  return true;
+}
+
+// The target of the link `name` under `dir` into *out; false on error.
+bool ReadLinkAt(int dir, const char* name, std::string* out) {
+  char buf[4096];
+  ssize_t n = ::readlinkat(dir, name, buf, sizeof buf);
+  if (n < 0) return false;
+  out->assign(buf, static_cast<size_t>(n));
+  return true;
+}
+
+}  // namespace
+
 ProcessScan ScanProcesses(const RootFs& fs, const ProcScanOptions& opts) {
   ProcessScan scan;
+  scan.started_at = SteadyClock::now();
   auto entries = RootFs::ListDir(fs.procfs());
   if (!entries.ok()) return scan;
+  Fd proc(::open(fs.procfs().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (proc.get() < 0) return scan;
   auto past_deadline = [&opts] { return opts.deadline && SteadyClock::now() >= *opts.deadline; };
   size_t visited = 0;
+  std::string text, link;
   for (const auto& name : *entries) {
     if (scan.processes.size() >= opts.max_processes) break;
     if (visited++ % kScanDeadlineStride == 0 && past_deadline()) {
@@ -48,54 +108,93 @@ ProcessScan ScanProcesses(const RootFs& fs, const ProcScanOptions& opts) {
     }
     auto pid = ParseInt64(name);
     if (!pid || *pid <= 0 || *pid > 0x3fffffff) continue;
-    auto stat_text = fs.ReadProc(name + "/stat", 4096);
-    if (!stat_text.ok()) continue;  // exited meanwhile
-    auto st = ParsePidStat(*stat_text);
+    Fd dir(::openat(proc.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (dir.get() < 0) continue;                            // exited meanwhile
+    if (!ReadAt(dir.get(), "stat", 4096, &text)) continue;  // exited meanwhile
+    auto st = ParsePidStat(text);
     if (!st.ok()) continue;
     ScannedProcess p;
     p.pid = static_cast<int>(*pid);
     p.state = st->state;
     p.cpu_ticks = st->utime_ticks.value_or(0) + st->stime_ticks.value_or(0);
     p.start_ticks = st->start_ticks;
-    p.comm = st->comm;
-    if (auto comm = fs.ReadProc(name + "/comm", 256); comm.ok()) {
-      p.comm = Sanitize(Trim(*comm), 64);
-    }
+    // stat's comm is the comm file's text (both print the task's name, kernel threads' and
+    // workqueue workers' included), so the comm file is not read as well.
+    p.comm = Sanitize(Trim(st->comm), 64);
     struct stat sb {};
-    if (::stat(fs.ProcPath(name).c_str(), &sb) == 0) p.uid = sb.st_uid;
+    if (::fstat(dir.get(), &sb) == 0) p.uid = sb.st_uid;
     if (p.state == 'D') {
       ++scan.skipped_dstate;
       scan.processes.push_back(std::move(p));
       continue;
     }
     if (opts.read_fds) {
-      std::string fd_dir = fs.ProcPath(name + "/fd");
-      if (auto fds = RootFs::ListDir(fd_dir); fds.ok()) {
+      int fds_fd = ::openat(dir.get(), "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      DIR* fds = fds_fd < 0 ? nullptr : ::fdopendir(fds_fd);
+      if (fds == nullptr && fds_fd >= 0) ::close(fds_fd);
+      if (fds != nullptr) {
         p.fds_read = true;
         size_t fds_visited = 0;
-        for (const auto& fd : *fds) {
+        while (struct dirent* e = ::readdir(fds)) {
+          if (e->d_name[0] == '.') continue;
           if (++fds_visited % kScanDeadlineStride == 0 && past_deadline()) {
             scan.truncated = true;
             break;
           }
-          auto link = RootFs::ReadLink(fd_dir + "/" + fd);
-          if (!link.ok()) continue;
-          if (auto inode = ParseSocketLink(*link)) {
+          if (!ReadLinkAt(::dirfd(fds), e->d_name, &link)) continue;
+          if (auto inode = ParseSocketLink(link)) {
             p.socket_inodes.push_back(*inode);
-          } else if (IsNvidiaGpuDevice(*link)) {
+          } else if (IsNvidiaGpuDevice(link)) {
             p.gpu_device_open = true;
           }
         }
+        ::closedir(fds);
+        std::sort(p.socket_inodes.begin(), p.socket_inodes.end());
       }
     }
     if (opts.read_exe) {
-      if (auto exe = RootFs::ReadLink(fs.ProcPath(name + "/exe")); exe.ok()) {
-        p.exe = Sanitize(*exe, 512);
-      }
+      if (ReadLinkAt(dir.get(), "exe", &link)) p.exe = Sanitize(link, 512);
     }
     scan.processes.push_back(std::move(p));
     if (scan.truncated) break;
   }
+  return scan;
+}
+
+namespace {
+
+struct RecentScan {
+  std::timed_mutex mu;
+  std::string procfs;
+  TimePoint started_at{};
+  std::weak_ptr<const ProcessScan> scan;
+};
+
+}  // namespace
+
+std::shared_ptr<const ProcessScan> RecentFullScan(const RootFs& fs,
+                                                  std::chrono::milliseconds max_age,
+                                                  std::optional<TimePoint> deadline,
+                                                  std::optional<TimePoint> newer_than) {
+  static RecentScan recent;
+  const TimePoint called = SteadyClock::now();
+  ProcScanOptions opts;
+  opts.read_fds = true;
+  opts.read_exe = true;
+  opts.deadline = deadline;
+  std::unique_lock lock(recent.mu, std::defer_lock);
+  if (deadline ? !lock.try_lock_until(*deadline) : (lock.lock(), false)) {
+    return std::make_shared<const ProcessScan>(ScanProcesses(fs, opts));
+  }
+  if (recent.procfs == fs.procfs() && recent.started_at >= called - max_age &&
+      (!newer_than || recent.started_at > *newer_than)) {
+    if (auto scan = recent.scan.lock()) return scan;
+  }
+  const TimePoint started = SteadyClock::now();
+  auto scan = std::make_shared<const ProcessScan>(ScanProcesses(fs, opts));
+  recent.procfs = fs.procfs();
+  recent.started_at = started;
+  recent.scan = scan;
   return scan;
 }
 

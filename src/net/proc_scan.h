@@ -5,8 +5,10 @@
 // /etc/passwd (through RootFs) maps uids to user names. Thread-safe; pure parsers exposed.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -56,9 +58,23 @@ struct ProcessScan {
   // Stopped at the deadline: processes after the last one listed were not read (and the last
   // one's fd list may be partial).
   bool truncated = false;
+  TimePoint started_at{};  // when the walk began
 };
 
 // Never fails: an unreadable /proc gives an empty scan.
 ProcessScan ScanProcesses(const RootFs& fs, const ProcScanOptions& opts);
+
+// `watch`: one full scan (fd and exe links) for every probe of a round that needs one (sockets,
+// suspicious, inference discovery run in the same tick and used to walk /proc each). Returns the
+// scan of the same procfs that started at most max_age before this call, else takes a new one
+// (read_fds and read_exe on, `deadline` as ScanProcesses) and, with `newer_than`, only one that
+// started after it (a probe that diffs against its previous run's scan must not get that scan
+// again). One scan at a time: a caller that would wait past its deadline for another's scan scans
+// on its own. Only a weak reference is kept here, so no scan outlives the callers holding it.
+// Thread-safe.
+std::shared_ptr<const ProcessScan> RecentFullScan(const RootFs& fs,
+                                                  std::chrono::milliseconds max_age,
+                                                  std::optional<TimePoint> deadline,
+                                                  std::optional<TimePoint> newer_than = {});
 
 }  // namespace gpudoctor

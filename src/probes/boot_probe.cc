@@ -25,6 +25,12 @@ constexpr size_t kMaxEntriesPerKernel = 4000;
 constexpr int kMaxDepth = 5;
 constexpr size_t kMaxRebootPkgs = 20;
 
+// Under `watch`: the last pending-updates answer and the package state it was read from.
+struct UpdatesCarry : ProbeCarry {
+  std::string key;  // UpdatesStateKey; "" = no memo
+  UpdateFacts updates;
+};
+
 bool IsNvidiaModuleFile(std::string_view name) {
   for (std::string_view stem : {"nvidia.ko", "nvidia-current.ko"}) {
     if (name == stem) return true;
@@ -145,12 +151,25 @@ ProbeOutput RunBootProbe(const ProbeContext& ctx) {
       loaded = loaded || StartsWith(line, "nvidia ");
     facts.nvidia_loaded = loaded;
   }
-  // Pending security updates (probes/updates_scan.h): local package state only.
-  UpdateFacts updates = ScanSecurityUpdates(fs, ctx.deadline - std::chrono::milliseconds(300));
-  return ProbeOk([facts, updates](Snapshot& s) {
+  // Pending security updates (probes/updates_scan.h): local package state only. Under watch
+  // the last answer stands while dpkg's status and the apt lists did not change (reading and
+  // parsing them was most of this probe's cost, every slow round).
+  auto carry = std::make_shared<UpdatesCarry>();
+  if (ctx.continuous) carry->key = UpdatesStateKey(fs);
+  const auto* prev = dynamic_cast<const UpdatesCarry*>(ctx.previous.get());
+  if (prev != nullptr && !carry->key.empty() && prev->key == carry->key) {
+    carry->updates = prev->updates;
+  } else {
+    const TimePoint scan_deadline = ctx.deadline - std::chrono::milliseconds(300);
+    carry->updates = ScanSecurityUpdates(fs, scan_deadline);
+    if (SteadyClock::now() >= scan_deadline) carry->key.clear();  // maybe cut short: scan again
+  }
+  ProbeOutput out = ProbeOk([facts, updates = carry->updates](Snapshot& s) {
     s.host.boot = facts;
     s.host.updates = updates;
   });
+  if (ctx.continuous) out.next = std::move(carry);
+  return out;
 }
 
 }  // namespace gpudoctor

@@ -67,13 +67,19 @@ std::vector<Endpoint> Discover(const ProbeContext& ctx, TimePoint deadline) {
     if (s.state == 10) listening[s.inode] = &s;  // TCP_LISTEN
   }
   if (listening.empty()) return out;
-  ProcScanOptions opts;
-  opts.read_fds = true;
-  opts.read_exe = true;
-  opts.deadline = deadline;
-  ProcessScan scan = ScanProcesses(ctx.fs(), opts);
+  // A walk of this round already taken by the sockets or suspicious probe is used as is.
+  std::shared_ptr<const ProcessScan> scan;
+  if (ctx.continuous) {
+    scan = RecentFullScan(ctx.fs(), std::chrono::milliseconds(500), deadline);
+  } else {
+    ProcScanOptions opts;
+    opts.read_fds = true;
+    opts.read_exe = true;
+    opts.deadline = deadline;
+    scan = std::make_shared<const ProcessScan>(ScanProcesses(ctx.fs(), opts));
+  }
   std::map<int, Endpoint> by_port;
-  for (const auto& p : scan.processes) {
+  for (const auto& p : scan->processes) {
     InferenceEngine e = EngineForProcess(p.comm);
     if (e == InferenceEngine::kAuto && !p.exe.empty()) e = EngineForProcess(LowerBase(p.exe));
     if (e == InferenceEngine::kAuto) continue;

@@ -2,6 +2,8 @@
 // statistics/*, read twice across the sampling window. Units: bytes per second, Mb/s (speed),
 // counts. Failure modes: no class/net → skipped; an unreadable attribute is absent (down links
 // read EINVAL for speed/carrier), never 0. Reference: signals.md §11 "NIC state (sysfs)".
+// Under `watch` the carry keeps a NicReader: the attribute files stay open from tick to tick
+// and the link speed is re-read only when the link's state moved or every 30 s (nic_sysfs.h).
 #include <thread>
 
 #include "net/nic_sysfs.h"
@@ -9,13 +11,28 @@
 #include "probes/probe_entry_points.h"
 
 namespace gpudoctor {
+namespace {
+
+using Samples = std::vector<NicSample>;
+
+// The last sample and, under watch, the reader that keeps the files open.
+struct NicCarry : SampleCarry<Samples> {
+  NicCarry(Samples s, TimePoint at, std::shared_ptr<NicReader> r)
+      : SampleCarry<Samples>(std::move(s), at), reader(std::move(r)) {}
+  std::shared_ptr<NicReader> reader;
+};
+
+}  // namespace
 
 ProbeOutput RunNicProbe(const ProbeContext& ctx) {
-  using Samples = std::vector<NicSample>;
-  auto first = TakeFirstSample<Samples>(ctx, [&] { return ReadNicSamples(ctx.fs()); });
+  std::shared_ptr<NicReader> reader;
+  if (auto* prev = dynamic_cast<const NicCarry*>(ctx.previous.get())) reader = prev->reader;
+  if (reader == nullptr) reader = std::make_shared<NicReader>(/*keep_files=*/ctx.continuous);
+  auto read = [&] { return reader->Read(ctx.fs(), SteadyClock::now()); };
+  auto first = TakeFirstSample<Samples>(ctx, read);
   if (!first.ok()) return ProbeSkipped("no network interfaces: " + first.status().message());
   TimePoint t1 = SteadyClock::now();
-  auto second = ReadNicSamples(ctx.fs());
+  auto second = read();
   if (!second.ok()) return ProbeFailed(second.status().message());
   ProbeOutput out;
   if (!first->sample) {
@@ -28,7 +45,11 @@ ProbeOutput RunNicProbe(const ProbeContext& ctx) {
     auto nics = NicFactsBetween(*first->sample, *second, window_s);
     out = ProbeOk([nics = std::move(nics)](Snapshot& s) { s.network.nics = nics; });
   }
-  out.next = std::make_shared<SampleCarry<Samples>>(std::move(*second), t1);
+  if (ctx.continuous) {
+    out.next = std::make_shared<NicCarry>(std::move(*second), t1, std::move(reader));
+  } else {
+    out.next = std::make_shared<SampleCarry<Samples>>(std::move(*second), t1);
+  }
   return out;
 }
 

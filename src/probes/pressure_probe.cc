@@ -4,40 +4,60 @@
 // unreadable (EOPNOTSUPP when PSI is compiled in but disabled) or garbled is left absent; all
 // three unusable → skipped with the first reason.
 // References: Documentation/accounting/psi.rst.
+#include <array>
+#include <memory>
+
+#include "core/kept_file.h"
 #include "parsers/pressure.h"
 #include "probes/probe.h"
 #include "probes/probe_entry_points.h"
 
 namespace gpudoctor {
 
+namespace {
+
+// Under watch the three files stay open from tick to tick (core/kept_file.h).
+struct PressureCarry : ProbeCarry {
+  PressureCarry(const RootFs& fs, bool keep)
+      : files{KeptFile(fs.ProcPath("pressure/cpu"), keep),
+              KeptFile(fs.ProcPath("pressure/memory"), keep),
+              KeptFile(fs.ProcPath("pressure/io"), keep)} {}
+  std::array<KeptFile, 3> files;
+  std::string text;
+};
+
+}  // namespace
+
 ProbeOutput RunPressureProbe(const ProbeContext& ctx) {
-  if (!RootFs::Exists(ctx.fs().ProcPath("pressure"))) return ProbeSkipped("PSI not available");
+  std::shared_ptr<PressureCarry> carry;
+  if (dynamic_cast<PressureCarry*>(ctx.previous.get()) != nullptr) {
+    carry = std::static_pointer_cast<PressureCarry>(ctx.previous);
+  } else {
+    if (!RootFs::Exists(ctx.fs().ProcPath("pressure"))) return ProbeSkipped("PSI not available");
+    carry = std::make_shared<PressureCarry>(ctx.fs(), ctx.continuous);
+  }
   PressureFacts facts;
   std::string first_error;
   int parsed = 0;
-  struct Resource {
-    const char* file;
-    std::optional<PressureResource>* slot;
-  };
-  for (Resource r :
-       {Resource{"pressure/cpu", &facts.cpu}, Resource{"pressure/memory", &facts.memory},
-        Resource{"pressure/io", &facts.io}}) {
-    auto text = ctx.fs().ReadProc(r.file);
-    if (!text.ok()) {
-      if (first_error.empty()) first_error = text.status().ToString();
+  std::optional<PressureResource>* slots[] = {&facts.cpu, &facts.memory, &facts.io};
+  for (size_t i = 0; i < carry->files.size(); ++i) {
+    KeptFile& file = carry->files[i];
+    if (Status s = file.Read(&carry->text, 64 << 10); !s.ok()) {
+      if (first_error.empty()) first_error = s.ToString();
       continue;
     }
-    auto res = ParsePressure(*text);
+    auto res = ParsePressure(carry->text);
     if (!res.ok()) {
-      if (first_error.empty())
-        first_error = ctx.fs().ProcPath(r.file) + ": " + res.status().message();
+      if (first_error.empty()) first_error = file.path() + ": " + res.status().message();
       continue;
     }
-    *r.slot = *res;
+    *slots[i] = *res;
     ++parsed;
   }
   if (parsed == 0) return ProbeSkipped("PSI not available: " + first_error);
-  return ProbeOk([facts](Snapshot& s) { s.host.pressure = facts; });
+  ProbeOutput out = ProbeOk([facts](Snapshot& s) { s.host.pressure = facts; });
+  if (ctx.continuous) out.next = std::move(carry);
+  return out;
 }
 
 }  // namespace gpudoctor

@@ -15,13 +15,22 @@
 // task in D) a run less than kQuietRescanEvery after the last scan reads nothing and reports that
 // scan's facts again: a task that enters D is then seen at most 5 s late too, and the per-process
 // reads (most of watch's CPU on a host with many processes) happen once per 5 s, not per tick.
+// A host whose last scan found tasks in D (a busy I/O host has some most of the time) is not
+// scanned every tick either: the runs until kQuietRescanEvery after the scan read only the tasks
+// that scan found in D (stat, then wchan and sched of those still in D), so each stays reported
+// with fresh evidence every tick while in D, and counts (total, zombies, tasks_scanned) are the
+// scan's. Stuck time is the kernel's (now - exec_start), not counted from our first sighting, so
+// a task seen up to 5 s late is still reported once its stuck time passes the 10 s threshold.
 // Units: seconds. Failure modes: tasks that exit mid-scan are skipped; unreadable files leave
 // fields empty; the scan stops near the check deadline (facts.truncated); no /proc → failed.
 // References: proc_pid_stat(5), kernel/sched/debug.c; shared/reference/signals.md §9.
+#include <fcntl.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <map>
 #include <memory>
 #include <thread>
@@ -117,12 +126,26 @@ struct TaskWalkCarry : ProbeCarry {
   // The last scan (under watch): its time and, when it found no task in D, its facts.
   TimePoint scanned_at{};
   std::optional<ProcessFacts> quiet_facts;
+  // When the last scan (complete, not cut short) found tasks in D: its counts and those tasks
+  // (leaders and threads, comm = the process's), the only ones read until the next scan.
+  std::optional<ProcessFacts> scan_counts;
+  std::vector<Thread> tasks_in_d;
 };
 
+// One task's stat with one read: the line (well under 4 KiB) comes whole from the first read,
+// so open, read, close (3 calls; reading on to the end took a 4th) and no allocation.
 std::optional<PidStat> ReadStat(const RootFs& fs, const std::string& dir) {
-  auto text = fs.ReadProc(dir + "/stat", 4096);
-  if (!text.ok()) return std::nullopt;  // ENOENT: the task exited; normal
-  auto st = ParsePidStat(*text);
+  const std::string path = fs.ProcPath(dir + "/stat");
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;  // ENOENT: the task exited; normal
+  char buf[4096];
+  ssize_t n;
+  do {
+    n = ::read(fd, buf, sizeof buf);
+  } while (n < 0 && errno == EINTR);
+  ::close(fd);
+  if (n <= 0) return std::nullopt;
+  auto st = ParsePidStat(std::string_view(buf, static_cast<size_t>(n)));
   if (!st.ok()) return std::nullopt;
   return *st;
 }
@@ -309,38 +332,38 @@ bool Worse(const StuckProcess& a, const StuckProcess& b) {
 // Time kept free before the check's deadline for the second sample and the patch.
 constexpr auto kDeadlineReserve = std::chrono::milliseconds(100);
 
-}  // namespace
+// The tasks the last scan found in D, read again; the counts are that scan's.
+FirstScan RecheckTasksInD(const RootFs& fs, const TaskWalkCarry& last) {
+  FirstScan scan;
+  scan.facts = *last.scan_counts;
+  for (const TaskWalkCarry::Thread& t : last.tasks_in_d) {
+    auto st = ReadStat(fs, t.dir);
+    if (!st || st->state != 'D') continue;  // exited or out of D
+    Candidate c{t.pid, t.tid, t.dir, t.comm, "", {}};
+    if (st->comm != t.comm) c.thread_comm = st->comm;
+    c.first = ReadRunCounters(fs, c.dir);
+    scan.in_d.push_back(std::move(c));
+  }
+  return scan;
+}
 
-ProbeOutput RunProcessProbe(const ProbeContext& ctx) {
+// The second sample of the tasks in D, the facts and the carry. `scanned`: `scan` read every
+// process (a scan), not only the last scan's tasks in D.
+ProbeOutput Finish(const ProbeContext& ctx, TimePoint t0, FirstScan scan,
+                   const TaskWalkCarry& carry_in, bool scanned) {
   const RootFs& fs = ctx.fs();
-  const auto* last_walk = dynamic_cast<const TaskWalkCarry*>(ctx.previous.get());
-  TimePoint t0 = SteadyClock::now();
-  if (ctx.continuous && last_walk != nullptr && last_walk->quiet_facts &&
-      t0 - last_walk->scanned_at < kQuietRescanEvery - kQuietRescanEvery / 10) {
-    ProbeOutput out =
-        ProbeOk([facts = *last_walk->quiet_facts](Snapshot& s) { s.host.processes = facts; });
-    out.next = std::make_shared<TaskWalkCarry>(*last_walk);
-    return out;
-  }
-  auto names = RootFs::ListDir(fs.ProcPath(""));
-  if (!names.ok()) return ProbeFailed("process list: " + names.status().ToString());
-
+  auto carry = std::make_shared<TaskWalkCarry>(carry_in);
   TimePoint window_end = t0 + ctx.sample_window();
-  // The scan leaves room for the window and the second sample before the deadline.
-  // Under watch: walk task/ only every kTaskWalkEvery (see the header).
-  const bool walk_threads = !ctx.continuous || last_walk == nullptr ||
-                            t0 - last_walk->walked_at >= kTaskWalkEvery - kTaskWalkEvery / 10;
-  static const std::vector<TaskWalkCarry::Thread> kNone;
-  auto carry = std::make_shared<TaskWalkCarry>();
-  if (walk_threads) {
-    carry->walked_at = t0;
-  } else {
-    *carry = *last_walk;
+  if (scanned) {
+    carry->scanned_at = t0;
+    carry->scan_counts.reset();
+    carry->tasks_in_d.clear();
+    if (!scan.facts.truncated && !scan.in_d.empty()) {
+      carry->scan_counts = scan.facts;
+      for (const Candidate& c : scan.in_d)
+        carry->tasks_in_d.push_back({c.pid, c.tid, c.dir, c.comm});
+    }
   }
-  FirstScan scan = ScanAll(fs, *names, ctx.deadline - ctx.sample_window() - kDeadlineReserve,
-                           walk_threads, last_walk ? last_walk->threads_in_d : kNone,
-                           walk_threads ? &carry->threads_in_d : nullptr);
-
   ProcessFacts facts = std::move(scan.facts);
   // Healthy hosts have no task in D: they skip the wait.
   if (!scan.in_d.empty())
@@ -382,12 +405,49 @@ ProbeOutput RunProcessProbe(const ProbeContext& ctx) {
   // Whether "inside the NVIDIA driver" can be said of an NVIDIA tool whose wchan is no driver
   // function: only when the module is loaded at all.
   facts.nvidia_module_loaded = RootFs::Exists(ctx.fs().SysPath("module/nvidia"));
-  carry->scanned_at = t0;
   carry->quiet_facts.reset();
   if (facts.dstate_count == 0 && scan.in_d.empty() && !facts.truncated) carry->quiet_facts = facts;
   ProbeOutput out = ProbeOk([facts = std::move(facts)](Snapshot& s) { s.host.processes = facts; });
   if (ctx.continuous) out.next = std::move(carry);
   return out;
+}
+
+}  // namespace
+
+ProbeOutput RunProcessProbe(const ProbeContext& ctx) {
+  const RootFs& fs = ctx.fs();
+  const auto* last_walk = dynamic_cast<const TaskWalkCarry*>(ctx.previous.get());
+  TimePoint t0 = SteadyClock::now();
+  if (ctx.continuous && last_walk != nullptr && last_walk->quiet_facts &&
+      t0 - last_walk->scanned_at < kQuietRescanEvery - kQuietRescanEvery / 10) {
+    ProbeOutput out =
+        ProbeOk([facts = *last_walk->quiet_facts](Snapshot& s) { s.host.processes = facts; });
+    out.next = std::make_shared<TaskWalkCarry>(*last_walk);
+    return out;
+  }
+  // Under watch, within kQuietRescanEvery of a scan that found tasks in D: only those tasks are
+  // read again (see the header).
+  const bool recheck_only = ctx.continuous && last_walk != nullptr && last_walk->scan_counts &&
+                            t0 - last_walk->scanned_at < kQuietRescanEvery - kQuietRescanEvery / 10;
+  if (recheck_only) return Finish(ctx, t0, RecheckTasksInD(fs, *last_walk), *last_walk, false);
+  auto names = RootFs::ListDir(fs.ProcPath(""));
+  if (!names.ok()) return ProbeFailed("process list: " + names.status().ToString());
+
+  // The scan leaves room for the window and the second sample before the deadline.
+  // Under watch: walk task/ only every kTaskWalkEvery (see the header).
+  const bool walk_threads = !ctx.continuous || last_walk == nullptr ||
+                            t0 - last_walk->walked_at >= kTaskWalkEvery - kTaskWalkEvery / 10;
+  static const std::vector<TaskWalkCarry::Thread> kNone;
+  auto carry = std::make_shared<TaskWalkCarry>();
+  if (walk_threads) {
+    carry->walked_at = t0;
+  } else {
+    *carry = *last_walk;
+  }
+  FirstScan scan = ScanAll(fs, *names, ctx.deadline - ctx.sample_window() - kDeadlineReserve,
+                           walk_threads, last_walk ? last_walk->threads_in_d : kNone,
+                           walk_threads ? &carry->threads_in_d : nullptr);
+  return Finish(ctx, t0, std::move(scan), *carry, true);
 }
 
 }  // namespace gpudoctor

@@ -7,7 +7,7 @@
 // marked process_scan_truncated (its processes' traffic is unmapped too).
 // UDP and raw sockets: sock_diag dumps at both ends of the window (owners, peers, queue sizes;
 // the kernel counts no bytes for them) and the namespace's /proc/net/snmp datagram counters.
-// The suspicious probe scans /proc again on its own: probes are independent by design.
+// Under `watch` the suspicious probe and this one share the round's /proc walk (RecentFullScan).
 #include <thread>
 
 #include "net/client_networks.h"
@@ -52,6 +52,9 @@ ProbeOutput FromSharedSamples(const ProbeContext& ctx) {
   return ProbeOk([facts = std::move(facts)](Snapshot& s) { s.network.sockets = facts; });
 }
 
+// A walk that started this long before is this round's (see RecentFullScan).
+constexpr auto kSameRoundScanAge = std::chrono::milliseconds(500);
+
 struct SocketsSample {
   std::vector<TcpSocketInfo> tcp;
   UdpSample udp;
@@ -81,7 +84,11 @@ ProbeOutput RunSocketsProbe(const ProbeContext& ctx) {
   double window_s = std::chrono::duration<double>(t1 - first->at).count();
   ProcScanOptions opts;
   opts.deadline = ctx.deadline - std::chrono::milliseconds(200);  // leave time to report
-  ProcessScan scan = ScanProcesses(ctx.fs(), opts);
+  // Under watch the round's one /proc walk, shared with the suspicious probe (proc_scan.h).
+  std::shared_ptr<const ProcessScan> walk =
+      ctx.continuous ? RecentFullScan(ctx.fs(), kSameRoundScanAge, opts.deadline)
+                     : std::make_shared<const ProcessScan>(ScanProcesses(ctx.fs(), opts));
+  const ProcessScan& scan = *walk;
   SocketTrafficFacts facts =
       AggregateSocketTraffic(first->sample->tcp, second->tcp, scan.processes, window_s);
   facts.client_networks = GroupClientNetworks(second->tcp);

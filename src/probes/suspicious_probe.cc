@@ -18,10 +18,14 @@ namespace gpudoctor {
 
 namespace {
 
+// Under `watch` the sockets and suspicious probes (and inference discovery) of one round share
+// one /proc walk (RecentFullScan): a walk that started this long before is this round's.
+constexpr auto kSameRoundScanAge = std::chrono::milliseconds(500);
+
 // Under `watch`: this run's /proc walk and socket table, the next run's "before" (the window is
 // the time between runs; no sleep inside a tick).
 struct SuspiciousCarry : ProbeCarry {
-  ProcessScan scan;
+  std::shared_ptr<const ProcessScan> scan;  // shared with the round's other probes
   SharedSamples::TcpSample tcp;
 };
 
@@ -45,16 +49,18 @@ ProbeOutput RunSuspiciousProbe(const ProbeContext& ctx) {
     TimePoint now = SteadyClock::now();  // a window end already passed: no sleep
     carry = std::make_shared<SuspiciousCarry>();
     carry->tcp = own->TcpAfter(now);
-    carry->scan = own->ProcessesAfter(now);
     auto* prev = dynamic_cast<SuspiciousCarry*>(ctx.previous.get());
+    std::optional<TimePoint> after_previous;
+    if (prev != nullptr && prev->scan != nullptr) after_previous = prev->scan->started_at;
+    carry->scan = RecentFullScan(ctx.fs(), kSameRoundScanAge, scan_deadline, after_previous);
     if (prev == nullptr) {
       ProbeOutput out = ProbeSkipped("first sample of a watch: CPU and traffic from the next run");
       out.next = std::move(carry);
       return out;
     }
-    before_scan = &prev->scan;
+    before_scan = prev->scan.get();
     tcp_before_sample = &prev->tcp;
-    after_scan = &carry->scan;
+    after_scan = carry->scan.get();
     tcp_after_sample = &carry->tcp;
   } else {
     TimePoint window_start = stepping ? SteadyClock::now() : ctx.window_start;

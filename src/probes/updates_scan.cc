@@ -83,6 +83,14 @@ void ParseDnfSecurityList(std::string_view text, UpdateFacts& facts) {
   facts.security_lists = 1;
 }
 
+std::string UpdatesStateKey(const RootFs& fs) {
+  auto lists = RootFs::Stat(fs.RootPath(kListsDir));
+  auto status = RootFs::Stat(fs.RootPath("/var/lib/dpkg/status"));
+  if (!lists.ok() || !status.ok()) return "";
+  return std::to_string(lists->mtime_unix_ns) + "/" + std::to_string(status->mtime_unix_ns) + "/" +
+         std::to_string(status->size_bytes);
+}
+
 UpdateFacts ScanSecurityUpdates(const RootFs& fs, TimePoint deadline) {
   UpdateFacts facts;
   auto names = RootFs::ListDir(fs.RootPath(kListsDir));

@@ -25,6 +25,12 @@ inline constexpr size_t kMaxPendingListed = 50;
 
 UpdateFacts ScanSecurityUpdates(const RootFs& fs, TimePoint deadline);
 
+// What ScanSecurityUpdates's answer depends on, for `watch` to rescan only when it moved: the
+// modification times and sizes of dpkg's status file and of the apt lists directory (apt
+// replaces a list by renaming into it, which changes the directory's mtime). "" when either is
+// not there (dnf, no package state): no memo, always scan.
+std::string UpdatesStateKey(const RootFs& fs);
+
 // `dnf updateinfo list --security` lines ("FEDORA-2024-1a2b Important/Sec. openssl-1:3.0.9-
 // 2.fc38.x86_64") into facts (pending_count, pending names). Pure; outside input.
 void ParseDnfSecurityList(std::string_view text, UpdateFacts& facts);

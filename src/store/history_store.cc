@@ -373,6 +373,15 @@ Result<std::unique_ptr<SqliteDb>> OpenStoreForWriting(const std::string& path, b
     (void)d.Exec("ROLLBACK");
     return s;
   }
+  // samples_recent keyed by series first (files from before the time-first key): re-key.
+  auto ts_key_position =
+      d.QueryInt("SELECT pk FROM pragma_table_info('samples_recent') WHERE name='ts_s'");
+  if (ts_key_position.ok() && *ts_key_position != 1) {
+    if (Status s = d.Exec(kStoreRecentByTimeSql); !s.ok()) {
+      (void)d.Exec("ROLLBACK");
+      return s;
+    }
+  }
   auto has_action =
       d.QueryInt("SELECT count(*) FROM pragma_table_info('findings') WHERE name='action'");
   if (!has_action.ok() || *has_action == 0) {

@@ -9,6 +9,11 @@
 //                                    counter 1 for *_total (stored exactly)
 //   samples_recent(series_id, ts_s, seq, value)
 //                                    raw points of the current minute (and any not yet packed);
+//                                    keyed (ts_s, series_id, seq): a tick's points are appended
+//                                    at the end of the B-tree (a few pages written per tick, not
+//                                    one page per series); files keyed (series_id, ts_s, seq)
+//                                    are re-keyed on open (kStoreRecentByTimeSql), the SQL that
+//                                    reads them is the same for both keys;
 //                                    seq > 0: a later point at a second already stored (the wall
 //                                    clock stepped back), kept beside the first, never replacing it
 //   samples(series_id, minute_s, seq, data)
@@ -42,7 +47,7 @@ CREATE TABLE IF NOT EXISTS series(
   counter INTEGER NOT NULL DEFAULT 0, UNIQUE(metric, gpu, labels));
 CREATE TABLE IF NOT EXISTS samples_recent(
   series_id INTEGER NOT NULL, ts_s INTEGER NOT NULL, seq INTEGER NOT NULL, value REAL NOT NULL,
-  PRIMARY KEY(series_id, ts_s, seq)) WITHOUT ROWID;
+  PRIMARY KEY(ts_s, series_id, seq)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS samples(
   series_id INTEGER NOT NULL, minute_s INTEGER NOT NULL, seq INTEGER NOT NULL, data BLOB NOT NULL,
   PRIMARY KEY(series_id, minute_s, seq)) WITHOUT ROWID;
@@ -90,6 +95,18 @@ CREATE TABLE samples_v2(
 INSERT INTO samples_v2 SELECT series_id, minute_s, 0, data FROM samples;
 DROP TABLE samples;
 ALTER TABLE samples_v2 RENAME TO samples;
+)sql";
+
+// samples_recent keyed by series first (files written before the time-first key): re-keyed in
+// the writer's first transaction. Same columns, same rows; no version change (both keys read
+// with the same SQL, so older binaries still read the file).
+inline constexpr const char* kStoreRecentByTimeSql = R"sql(
+CREATE TABLE samples_recent_by_time(
+  series_id INTEGER NOT NULL, ts_s INTEGER NOT NULL, seq INTEGER NOT NULL, value REAL NOT NULL,
+  PRIMARY KEY(ts_s, series_id, seq)) WITHOUT ROWID;
+INSERT INTO samples_recent_by_time SELECT series_id, ts_s, seq, value FROM samples_recent;
+DROP TABLE samples_recent;
+ALTER TABLE samples_recent_by_time RENAME TO samples_recent;
 )sql";
 
 // Findings of version 1 files gain their action column (added after the schema ran, where the

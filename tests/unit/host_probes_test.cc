@@ -282,9 +282,9 @@ TEST(ProcessProbeTest, DThreadInsideMultiThreadedProcessIsFound) {
   }
 }
 
-// Under watch the task/ walk runs every 5 s: a run soon after a walk re-reads the leaders and
-// the threads the walk found in D (still reported while in D, dropped once out of it) and walks
-// nothing else, so a thread that entered D since is seen at the next walk, not before.
+// Under watch the task/ walk runs every 5 s: a run soon after a walk that found tasks in D re-reads
+// those (still reported while in D, dropped once out of it) and nothing else, so a thread that
+// entered D since is seen at the next walk, not before.
 TEST(ProcessProbeTest, WatchWalksThreadsEveryFewSecondsAndRechecksThoseInD) {
   HostFixture fx("healthy");
   const std::string d_stat =
@@ -307,7 +307,8 @@ TEST(ProcessProbeTest, WatchWalksThreadsEveryFewSecondsAndRechecksThoseInD) {
   Snapshot second = Apply(between);
   ASSERT_TRUE(second.host.processes);
   const ProcessFacts& p = *second.host.processes;
-  EXPECT_EQ(p.tasks_scanned, 8);  // 7 leaders and thread 1502; 1501 is not read
+  // Only the task the scan found in D (1502) is read; the counts are the scan's, 1501 is not read.
+  EXPECT_EQ(p.tasks_scanned, 9);
   ASSERT_EQ(p.dstate_count, 1);
   EXPECT_EQ(p.dstate[0].tid, 1502);
   EXPECT_EQ(p.dstate[0].comm, "python3");
@@ -375,6 +376,50 @@ TEST(ProcessProbeTest, WatchRescansAQuietHostEveryFewSeconds) {
   Snapshot fifth = Apply(RunProcessProbe(ctx));
   ASSERT_TRUE(fifth.host.processes);
   EXPECT_EQ(fifth.host.processes->dstate_count, 0);
+}
+
+// Under watch, after a scan that found a task in D, the runs until the next scan (5 s) read only
+// that task: its evidence is fresh every run (here its wchan), a process that appears or enters D
+// meanwhile is not read until the next scan, and the counts are the scan's.
+TEST(ProcessProbeTest, WatchReadsOnlyTheTasksInDBetweenScans) {
+  HostFixture fx("healthy");
+  const std::string d_stat =
+      " D 1 4321 4321 0 -1 4194560 1234 0 0 0 15 7 0 0 20 0 1 0 5000 123456789 2345 "
+      "18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n";
+  fx.Write("proc/4321/stat", "4321 (writer)" + d_stat);
+  fx.Write("proc/4321/wchan", "io_schedule");
+  ProbeContext ctx = Context(fx.fs(), 20);
+  ctx.continuous = true;
+  ProbeOutput scanned = RunProcessProbe(ctx);
+  Snapshot first = Apply(scanned);
+  ASSERT_TRUE(first.host.processes);
+  ASSERT_EQ(first.host.processes->dstate_count, 1);
+  EXPECT_EQ(first.host.processes->dstate[0].wchan, "io_schedule");
+  const int total = first.host.processes->total;
+  const int zombies = first.host.processes->zombie_count;
+
+  fx.Write("proc/4321/wchan", "folio_wait_bit_common");
+  fx.Write("proc/4400/stat", "4400 (late)" + d_stat);  // enters D after the scan
+  fx.Write("proc/4500/stat", "4500 (gone) Z" + d_stat.substr(2));
+  ctx.previous = scanned.next;
+  ProbeOutput between = RunProcessProbe(ctx);
+  Snapshot second = Apply(between);
+  ASSERT_TRUE(second.host.processes);
+  const ProcessFacts& p = *second.host.processes;
+  ASSERT_EQ(p.dstate_count, 1);
+  EXPECT_EQ(p.dstate[0].pid, 4321);
+  EXPECT_EQ(p.dstate[0].comm, "writer");
+  EXPECT_EQ(p.dstate[0].wchan, "folio_wait_bit_common");  // read again this run
+  EXPECT_EQ(p.total, total);
+  EXPECT_EQ(p.zombie_count, zombies);
+
+  // The next scan (a check here; under watch 5 s after the last) finds both and the zombie.
+  ctx.previous = nullptr;
+  Snapshot third = Apply(RunProcessProbe(ctx));
+  ASSERT_TRUE(third.host.processes);
+  EXPECT_EQ(third.host.processes->dstate_count, 2);
+  EXPECT_EQ(third.host.processes->total, total + 2);
+  EXPECT_EQ(third.host.processes->zombie_count, zombies + 1);
 }
 
 TEST(ProcessProbeTest, StuckNvidiaSmiAndUvmThread) {

@@ -5,6 +5,8 @@
 // mlx5_0/1 is ACTIVE with symbol errors rising, mlx5_1/1 is stuck in INIT.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "core/root_fs.h"
 #include "core/settings.h"
 #include "net/infiniband_sysfs.h"
@@ -81,6 +83,77 @@ TEST(NicSysfsTest, CountersGoingBackwardsGiveNoDelta) {
   EXPECT_FALSE(f[0].rx_errors_delta);
   auto first = NicFactsBetween({}, {b}, 1.0);  // no first sample: no rates at all
   EXPECT_FALSE(first[0].rx_bytes_per_s);
+}
+
+// Under watch the NIC probe keeps one NicReader: its files stay open and read fresh values,
+// interfaces come and go, and the speed is read again only when the link state moved or 30 s
+// passed.
+TEST(NicSysfsTest, KeptReaderReadsFreshValuesAndTheSpeedOnLinkChangesOnly) {
+  testing::TempDir dir;
+  std::filesystem::copy(testing::FixturePath("net/sysfs_t1"), dir.path() + "/sys",
+                        std::filesystem::copy_options::recursive);
+  RootFs fs("/nonexistent-proc", dir.path() + "/sys", "/nonexistent-root");
+  NicReader reader;
+  const TimePoint t0 = SteadyClock::now();
+  auto a = reader.Read(fs, t0);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ASSERT_EQ(a->size(), 5u);
+  EXPECT_EQ(reader.speed_reads(), 5u);
+  // The same facts as a one-off read.
+  auto once = ReadNicSamples(fs);
+  ASSERT_TRUE(once.ok());
+  auto facts = NicFactsBetween({}, *a, 0), once_facts = NicFactsBetween({}, *once, 0);
+  ASSERT_EQ(facts.size(), once_facts.size());
+  for (size_t i = 0; i < facts.size(); ++i) {
+    EXPECT_EQ(facts[i].name, once_facts[i].name);
+    EXPECT_EQ(facts[i].physical, once_facts[i].physical);
+    EXPECT_EQ(facts[i].operstate, once_facts[i].operstate);
+    EXPECT_EQ(facts[i].carrier, once_facts[i].carrier);
+    EXPECT_EQ(facts[i].speed_mbps, once_facts[i].speed_mbps);
+    EXPECT_EQ(facts[i].rx_bytes, once_facts[i].rx_bytes);
+    EXPECT_EQ(facts[i].carrier_changes, once_facts[i].carrier_changes);
+  }
+
+  // Counters rewritten in place are read anew; the speed is not read again.
+  dir.Write("sys/class/net/eth0/statistics/rx_bytes", "999\n");
+  dir.Write("sys/class/net/eth0/speed", "25000\n");
+  auto b = reader.Read(fs, t0 + std::chrono::seconds(1));
+  ASSERT_TRUE(b.ok());
+  const NicSample* eth0 = nullptr;
+  for (const auto& n : *b) {
+    if (n.name == "eth0") eth0 = &n;
+  }
+  ASSERT_NE(eth0, nullptr);
+  EXPECT_EQ(eth0->stats.at("rx_bytes"), 999u);
+  EXPECT_EQ(*eth0->speed_mbps, 10000);
+  EXPECT_EQ(reader.speed_reads(), 5u);
+
+  // A carrier flap on eth1 re-reads eth1's speed only.
+  dir.Write("sys/class/net/eth1/carrier_changes", "8\n");
+  ASSERT_TRUE(reader.Read(fs, t0 + std::chrono::seconds(2)).ok());
+  EXPECT_EQ(reader.speed_reads(), 6u);
+
+  // 30 s on, every speed is read again: eth0's new one shows.
+  auto c = reader.Read(fs, t0 + std::chrono::seconds(32));
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(reader.speed_reads(), 11u);
+  for (const auto& n : *c) {
+    if (n.name == "eth0") {
+      EXPECT_EQ(*n.speed_mbps, 25000);
+    }
+  }
+
+  // An interface that goes away leaves the samples; a new one joins them.
+  std::filesystem::remove_all(dir.path() + "/sys/class/net/veth0");
+  dir.Write("sys/class/net/veth9/operstate", "up\n");
+  dir.Write("sys/class/net/veth9/statistics/tx_bytes", "5\n");
+  auto d = reader.Read(fs, t0 + std::chrono::seconds(33));
+  ASSERT_TRUE(d.ok());
+  std::vector<std::string> names;
+  for (const auto& n : *d) names.push_back(n.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"eth0", "eth1", "eth2", "lo", "veth9"}));
+  EXPECT_EQ(d->back().stats.at("tx_bytes"), 5u);
+  EXPECT_EQ(d->back().operstate, "up");
 }
 
 TEST(NicSysfsTest, LinkSpeedParsing) {

@@ -387,6 +387,50 @@ TEST(StoreReliabilityTest, VersionOneFilesAreMigratedKeepingTheirSamples) {
   EXPECT_EQ(InspectStoreFile(db, false).user_version, kStoreSchemaVersion);
 }
 
+// Files whose recent samples are keyed series first (before the time-first key that makes a
+// tick's inserts appends) are re-keyed on open: every point stays, a clock step's second point
+// (seq 1) included, and the key is then (ts_s, series_id, seq).
+TEST(StoreReliabilityTest, SeriesFirstRecentSamplesAreReKeyedByTimeKeepingTheirPoints) {
+  TempDir dir;
+  std::string db = dir.path() + "/history.db";
+  Exec(db, "PRAGMA application_id=" + std::to_string(kStoreApplicationId) +
+               "; PRAGMA user_version=2; CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"
+               "CREATE TABLE series(id INTEGER PRIMARY KEY, metric TEXT NOT NULL, gpu INTEGER "
+               "NOT NULL, labels TEXT NOT NULL, counter INTEGER NOT NULL DEFAULT 0, "
+               "UNIQUE(metric, gpu, labels));"
+               "CREATE TABLE samples_recent(series_id INTEGER NOT NULL, ts_s INTEGER NOT NULL, "
+               "seq INTEGER NOT NULL, value REAL NOT NULL, PRIMARY KEY(series_id, ts_s, seq)) "
+               "WITHOUT ROWID;"
+               "INSERT INTO series VALUES(1, 'gpudoctor_gpu_temperature_celsius', 0, '', 0);"
+               "INSERT INTO samples_recent VALUES(1, " +
+               std::to_string(kT0) + ", 0, 61.0);INSERT INTO samples_recent VALUES(1, " +
+               std::to_string(kT0 + 1) + ", 0, 63.0);INSERT INTO samples_recent VALUES(1, " +
+               std::to_string(kT0 + 1) + ", 1, 64.0);");
+  auto s = HistoryStore::Open(db, Fast());
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  (*s)->Append(Tick(kT0 + 2, kMono0, 62));
+  (*s)->Close();
+  EXPECT_EQ(Points(db, kT0, kT0 + 10),
+            (std::vector<std::pair<int64_t, double>>{
+                {kT0, 61}, {kT0 + 1, 63}, {kT0 + 1, 64}, {kT0 + 2, 62}}));
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(h,
+                               "SELECT name FROM pragma_table_info('samples_recent') WHERE pk > 0 "
+                               "ORDER BY pk",
+                               -1, &st, nullptr),
+            SQLITE_OK);
+  std::vector<std::string> key;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    key.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(h);
+  EXPECT_EQ(key, (std::vector<std::string>{"ts_s", "series_id", "seq"}));
+  EXPECT_EQ(InspectStoreFile(db, false).user_version, kStoreSchemaVersion);
+}
+
 TEST(StoreReliabilityTest, MissingOrSharedDirectoriesAndPlantedLinksAreRefused) {
   TempDir dir;
   // A typo in --db: no directory is created.

@@ -1,0 +1,84 @@
+#include "core/kept_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace gpudoctor {
+namespace {
+
+Status ErrnoError(const std::string& path, int err) {
+  std::string msg = path + ": " + std::strerror(err);
+  if (err == ENOENT || err == ENOTDIR) return NotFound(msg);
+  if (err == EACCES || err == EPERM) return PermissionDenied(msg);
+  return IoError(msg);
+}
+
+// The whole file from offset 0 into *out; 0 or an errno.
+int ReadAll(int fd, std::string* out, size_t max_bytes) {
+  out->clear();
+  char buf[4096];
+  while (out->size() < max_bytes) {
+    size_t want = std::min(sizeof buf, max_bytes - out->size());
+    ssize_t n = ::pread(fd, buf, want, static_cast<off_t>(out->size()));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    if (n == 0) break;
+    out->append(buf, static_cast<size_t>(n));
+  }
+  return 0;
+}
+
+}  // namespace
+
+KeptFile::KeptFile(std::string path, bool keep) : path_(std::move(path)), keep_(keep) {}
+
+KeptFile::~KeptFile() { Close(); }
+
+KeptFile::KeptFile(KeptFile&& other) noexcept
+    : path_(std::move(other.path_)), fd_(other.fd_), keep_(other.keep_) {
+  other.fd_ = -1;
+}
+
+KeptFile& KeptFile::operator=(KeptFile&& other) noexcept {
+  if (this != &other) {
+    Close();
+    path_ = std::move(other.path_);
+    fd_ = other.fd_;
+    keep_ = other.keep_;
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+void KeptFile::Close() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+Status KeptFile::Read(std::string* out, size_t max_bytes) {
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const bool fresh = fd_ < 0;
+    if (fresh) {
+      fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd_ < 0) return ErrnoError(path_, errno);
+    }
+    int err = ReadAll(fd_, out, max_bytes);
+    if (!keep_) Close();
+    if (err == 0) return Status::Ok();
+    // The object behind a kept descriptor is gone: read the path's current one, once.
+    if ((err == ENODEV || err == ESTALE) && !fresh) {
+      Close();
+      continue;
+    }
+    return ErrnoError(path_, err);
+  }
+  return ErrnoError(path_, ENODEV);
+}
+
+}  // namespace gpudoctor

@@ -1,0 +1,23 @@
+// Fuzz target: ParseLinkDumpReply (rtnetlink RTM_GETLINK dump replies: netlink headers,
+// ifinfomsg, attributes). Must never crash, read past the buffer or loop; parsed interfaces
+// carry a bounded, printable name.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+#include <vector>
+
+#include "net/link_netlink.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::vector<gpudoctor::NetlinkLink> out;
+  bool done = false;
+  auto s = gpudoctor::ParseLinkDumpReply(
+      std::string_view(reinterpret_cast<const char*>(data), size), out, &done);
+  (void)s;
+  for (const auto& link : out) {
+    if (link.name.empty()) std::abort();
+    if (link.carrier && (link.flags & 1) == 0) std::abort();  // carrier only when up
+  }
+  return 0;
+}
