@@ -44,7 +44,7 @@ bool DecodePayload(std::string_view in, std::map<std::string, IndexedFile>& file
     if (!GetStr(in, path) || !Get(in, f.size) || !Get(in, f.mtime_ns) || !Get(in, docs)) {
       return false;
     }
-    if (docs > in.size()) return false;
+    if (docs > in.size() / 5) return false;  // a document takes 5 bytes at least
     f.docs.resize(docs);
     for (auto& d : f.docs) {
       uint8_t ok = 0;
@@ -65,8 +65,12 @@ ReportIndex ReportIndex::Load(const std::string& path, TimePoint deadline, std::
   if (::access(path.c_str(), F_OK) != 0) return index;
   auto text = ReadIndexFile(path, kReportIndex, deadline, why);
   if (!text) return index;
-  std::string_view in = text->payload();
-  if (!DecodePayload(in, index.files_)) {
+  return FromPayload(text->payload(), why);
+}
+
+ReportIndex ReportIndex::FromPayload(std::string_view payload, std::string* why) {
+  ReportIndex index;
+  if (!DecodePayload(payload, index.files_)) {
     index.files_.clear();
     *why = "a record does not decode";
   }

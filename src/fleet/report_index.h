@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/deadline.h"
@@ -42,10 +43,15 @@ class ReportIndex {
   // Read within `deadline` (a regular file only, at most 1 GiB).
   static ReportIndex Load(const std::string& path, TimePoint deadline, std::string* why);
 
+  // The index from a payload (the bytes after the file header, as Load checks them), for
+  // fuzzing and tests: empty with `why` set when it does not decode. Never reads out of it.
+  static ReportIndex FromPayload(std::string_view payload, std::string* why);
+
   // The entry of `file` when its size and mtime match, else nullptr.
   const IndexedFile* Find(const std::string& file, uint64_t size, int64_t mtime_ns) const;
   void Put(const std::string& file, IndexedFile entry);
   size_t size() const { return files_.size(); }
+  const std::map<std::string, IndexedFile>& files() const { return files_; }
 
   // Writes the index (only the given files' entries: files gone are dropped) atomically.
   Status Save(const std::string& path, const std::vector<std::string>& keep) const;

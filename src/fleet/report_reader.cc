@@ -25,6 +25,7 @@
 #include "core/time_spec.h"
 #include "facts/gpu_facts.h"
 #include "fleet/report_index.h"
+#include "fleet/report_walk.h"
 #include "rules/stored_action.h"
 
 namespace gpudoctor::fleet {
@@ -417,126 +418,6 @@ void ApplyDocs(const std::vector<IndexedDoc>& docs, int64_t now_s, FleetData& da
   }
 }
 
-constexpr int kMaxDirDepth = 8;
-constexpr size_t kMaxFiles = 1000000;
-
-// The *.json files under `dir` in name order, depth first, subdirectories up to kMaxDirDepth
-// below the top; directories not entered (too deep, symbolic links, unreadable) are listed.
-// `info` gets each file's lstat when it is a regular file (not a link), else nothing. The
-// entries are stat'ed relative to the open directory (one path lookup step each): at 40,000
-// reports this walk is what a card or slot query costs.
-void CollectFiles(const std::string& dir, int depth, std::vector<std::string>& files,
-                  std::vector<std::optional<FileInfo>>& info, std::vector<InputProblem>& problems) {
-  DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) {
-    problems.push_back({dir, "", "cannot open directory: skipped"});
-    return;
-  }
-  std::vector<std::string> names;
-  while (struct dirent* e = ::readdir(d)) {
-    if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
-    names.emplace_back(e->d_name);
-  }
-  std::sort(names.begin(), names.end());
-  const int fd = ::dirfd(d);
-  for (const auto& name : names) {
-    if (files.size() >= kMaxFiles) {
-      problems.push_back(
-          {dir, "", "more than " + std::to_string(kMaxFiles) + " report files: the rest not read"});
-      break;
-    }
-    struct stat st;
-    if (::fstatat(fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-    const bool json = name.size() > 5 && EndsWith(name, ".json");
-    if (!json && !S_ISDIR(st.st_mode) && !S_ISLNK(st.st_mode)) continue;
-    std::string p = dir + "/" + name;
-    if (S_ISDIR(st.st_mode)) {
-      if (depth >= kMaxDirDepth) {
-        problems.push_back(
-            {p, "",
-             "directory more than " + std::to_string(kMaxDirDepth) + " levels deep: skipped"});
-      } else {
-        CollectFiles(p, depth + 1, files, info, problems);
-      }
-      continue;
-    }
-    if (S_ISLNK(st.st_mode)) {
-      // A link to a file is read like the file; a link to a directory could loop.
-      auto target = RootFs::Stat(p);
-      if (target.ok() && target->is_dir) {
-        problems.push_back({p, "", "symbolic link to a directory: not followed, skipped"});
-        continue;
-      }
-    }
-    if (!json) continue;
-    files.push_back(std::move(p));
-    if (S_ISREG(st.st_mode)) {
-      FileInfo fi;
-      fi.mtime_unix_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-      fi.size_bytes = static_cast<uint64_t>(st.st_size);
-      fi.is_regular = true;
-      info.emplace_back(fi);
-    } else {
-      info.emplace_back();
-    }
-  }
-  ::closedir(d);
-}
-
-// The report files of directory `dir` with their stat (a link's target; nothing when the stat
-// fails or the file is not regular) and the problems of the walk.
-struct ReportFiles {
-  std::vector<std::string> files;
-  std::vector<std::optional<FileInfo>> info;
-  std::vector<InputProblem> problems;
-};
-
-// An error when `dir` itself cannot be listed.
-Result<ReportFiles> ListReportFiles(const std::string& dir) {
-  ReportFiles r;
-  CollectFiles(dir, 0, r.files, r.info, r.problems);
-  if (r.files.empty() && r.problems.size() == 1 && r.problems[0].source == dir &&
-      r.problems[0].message == "cannot open directory: skipped") {
-    return IoError(dir + ": cannot open directory");
-  }
-  for (size_t i = 0; i < r.files.size(); ++i) {
-    if (r.info[i]) continue;
-    if (auto fi = RootFs::Stat(r.files[i]); fi.ok() && fi->is_regular) r.info[i] = *fi;
-  }
-  return r;
-}
-
-void HashBytes(uint64_t& h, const void* p, size_t n) {
-  const auto* b = static_cast<const unsigned char*>(p);
-  for (size_t i = 0; i < n; ++i) {
-    h ^= b[i];
-    h *= 1099511628211ull;
-  }
-}
-void HashStr(uint64_t& h, const std::string& s) {
-  uint64_t n = s.size();
-  HashBytes(h, &n, sizeof(n));
-  HashBytes(h, s.data(), s.size());
-}
-
-uint64_t Fingerprint(const ReportFiles& r) {
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < r.files.size(); ++i) {
-    HashStr(h, r.files[i]);
-    const uint8_t ok = r.info[i] ? 1 : 0;
-    HashBytes(h, &ok, 1);
-    if (r.info[i]) {
-      HashBytes(h, &r.info[i]->size_bytes, sizeof(uint64_t));
-      HashBytes(h, &r.info[i]->mtime_unix_ns, sizeof(int64_t));
-    }
-  }
-  for (const auto& p : r.problems) {
-    HashStr(h, p.source);
-    HashStr(h, p.message);
-  }
-  return h;
-}
-
 }  // namespace
 
 void AddReportStream(std::string_view stream, const std::string& source, int64_t now_s,
@@ -571,10 +452,10 @@ Status ReadReports(const std::string& path, int64_t now_s, FleetData& data,
   std::vector<std::optional<FileInfo>> file_info;
   const bool use_index = info->is_dir && !index_path.empty();
   if (info->is_dir) {
-    auto listing = ListReportFiles(path);
+    auto listing = WalkReports(path, /*with_paths=*/true, per_file_timeout);
     if (!listing.ok()) return listing.status();
-    ReportFiles& listed = *listing;
-    st.fingerprint = Fingerprint(listed);
+    ReportWalk& listed = *listing;
+    st.fingerprint = listed.fingerprint;
     files = std::move(listed.files);
     file_info = std::move(listed.info);
     data.problems.insert(data.problems.end(), listed.problems.begin(), listed.problems.end());
@@ -645,12 +526,12 @@ Status ReadReports(const std::string& path, int64_t now_s, FleetData& data,
   return Status::Ok();
 }
 
-Result<uint64_t> ReportsFingerprint(const std::string& dir) {
+Result<uint64_t> ReportsFingerprint(const std::string& dir, std::chrono::milliseconds stall) {
   auto info = RootFs::Stat(dir);
   if (!info.ok() || !info->is_dir) return IoError(dir + ": not a directory");
-  auto listed = ListReportFiles(dir);
+  auto listed = WalkReports(dir, /*with_paths=*/false, stall);
   if (!listed.ok()) return listed.status();
-  return Fingerprint(*listed);
+  return listed->fingerprint;
 }
 
 std::string DefaultIndexPath(const std::string& dir) {

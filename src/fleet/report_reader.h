@@ -89,9 +89,11 @@ Status ReadReports(const std::string& path, int64_t now_s, FleetData& data,
                    ReadStats* stats);
 
 // A hash of what ReadReports would read from directory `dir`: every report file's path, size
-// and modification time (ns), and the directories the walk skipped. One stat per file, no
-// read: a file added, removed, renamed or rewritten (its mtime moves) changes it.
-Result<uint64_t> ReportsFingerprint(const std::string& dir);
+// and modification time (ns), and the directories the walk skipped (report_walk.h). One stat
+// per file, no read: a file added, removed, renamed or rewritten (its mtime moves) changes it.
+// A timeout error when the stats make no progress for `stall`.
+Result<uint64_t> ReportsFingerprint(const std::string& dir,
+                                    std::chrono::milliseconds stall = std::chrono::seconds(10));
 
 // Where the CLI keeps the index of reports directory `dir`: $XDG_CACHE_HOME (else
 // $HOME/.cache)/gpudoctor/fleet-index-<hash of the absolute path>.idx; "" when neither variable
