@@ -148,6 +148,13 @@ void StatWorker(StatJob& job) {
   job.cv.notify_one();
 }
 
+// Capacity for `more` elements, growing at least geometrically (many small directories must
+// not reallocate each time).
+template <typename V>
+void Room(V& v, size_t more) {
+  if (v.capacity() - v.size() < more) v.reserve(std::max(v.size() + more, 2 * v.capacity()));
+}
+
 class Walker {
  public:
   Walker(std::shared_ptr<State> s, std::chrono::milliseconds stall,
@@ -181,6 +188,12 @@ class Walker {
       }
       ::closedir(d);
     }
+    // Room for this directory's files up front: growing the vectors entry by entry costs page
+    // faults and copies (a tenth of a query at 40,000 files).
+    Room(s.files, entries.size());
+    Room(s.info, entries.size());
+    Room(s.gone, entries.size());
+    Room(s.pending, entries.size());
     {
       const char* base = s.names.data();
       std::sort(entries.begin(), entries.end(), [base](const Local& a, const Local& b) {
@@ -315,6 +328,7 @@ class Walker {
 Result<ReportWalk> WalkReports(const std::string& dir, bool with_paths,
                                std::chrono::milliseconds stall) {
   auto s = std::make_shared<State>();
+  s->names.reserve(size_t{1} << 20);
   const int top = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (top < 0) return IoError(dir + ": cannot open directory");
   s->dirs.push_back(dir);
