@@ -3,9 +3,11 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <climits>
 #include <cmath>
 #include <condition_variable>
@@ -18,6 +20,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <type_traits>
 
 #include "core/input_file.h"
 #include "core/root_fs.h"
@@ -39,10 +42,10 @@ constexpr int64_t kMaxSpreadS = 180 * 86400;
 constexpr size_t kMaxFileBytes = 16u << 20;
 constexpr size_t kMaxStreamBytes = 256u << 20;
 
-}  // namespace
-
-Status AddParsedReport(const ParsedReport& r, const std::string& source, int64_t now_s,
-                       FleetData& data) {
+// AddParsedReport; kMove: the report's findings are moved into `data`, not copied.
+template <bool kMove>
+Status AddParsed(std::conditional_t<kMove, ParsedReport&, const ParsedReport&> r,
+                 const std::string& source, int64_t now_s, FleetData& data) {
   const std::string& host = r.host;
   const std::string& time_text = r.time_text;
   const int64_t t = r.time_s;
@@ -106,8 +109,12 @@ Status AddParsedReport(const ParsedReport& r, const std::string& source, int64_t
                              "node " +
                                  host + " has no GPU rows and is not compared with peers"});
   }
-  for (const auto& e : r.findings) {
-    data.findings.push_back(e);
+  for (auto& e : r.findings) {
+    if constexpr (kMove) {
+      data.findings.push_back(std::move(e));
+    } else {
+      data.findings.push_back(e);
+    }
     data.findings.back().node = host;
     data.findings.back().time_s = t;
   }
@@ -118,6 +125,18 @@ Status AddParsedReport(const ParsedReport& r, const std::string& source, int64_t
   }
   data.reports.push_back(std::move(rep));
   return Status::Ok();
+}
+
+}  // namespace
+
+Status AddParsedReport(const ParsedReport& r, const std::string& source, int64_t now_s,
+                       FleetData& data) {
+  return AddParsed<false>(r, source, now_s, data);
+}
+
+Status AddParsedReport(ParsedReport&& r, const std::string& source, int64_t now_s,
+                       FleetData& data) {
+  return AddParsed<true>(r, source, now_s, data);
 }
 
 void DropTimeOutliers(FleetData& data) {
@@ -162,7 +181,7 @@ void DropTimeOutliers(FleetData& data) {
 Status AddReport(std::string_view text, const std::string& source, int64_t now_s, FleetData& data) {
   auto parsed = ParseReportJson(text);
   if (!parsed.ok()) return parsed.status();
-  return AddParsedReport(*parsed, source, now_s, data);
+  return AddParsedReport(std::move(*parsed), source, now_s, data);
 }
 
 std::vector<std::string_view> SplitDocuments(std::string_view s) {
@@ -297,11 +316,12 @@ void ParseStream(std::string_view stream, const std::string& source, std::vector
 }
 
 // The documents of one report file: one report (named by the file), or a stream of them.
+// `text` is followed by kReportParsePadding readable bytes (ReadReportFile's buffer).
 std::vector<IndexedDoc> ParseFile(std::string_view text, const std::string& file) {
   std::vector<IndexedDoc> out;
   // A file that parses as one document is one report (two or more documents never parse as
   // one); only a file that does not is split, to tell a stream from a broken report.
-  auto parsed = ParseReportJson(text);
+  auto parsed = ParseReportJsonPadded(text);
   if (parsed.ok() || SplitDocuments(text).size() <= 1) {
     IndexedDoc d;
     d.source = file;
@@ -316,6 +336,42 @@ std::vector<IndexedDoc> ParseFile(std::string_view text, const std::string& file
     ParseStream(text, file, out);
   }
   return out;
+}
+
+// Reads regular file `path` into `buf`, reused from file to file (no allocation per file),
+// with kReportParsePadding bytes of room after the text for the parser; the text's length.
+// Anything unusual (not a regular file, too large, a read error, a file that grows while
+// read) is left to ReadRegularInputFile, which names it.
+Result<size_t> ReadReportFile(const std::string& path, std::string& buf) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd >= 0) {
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+        static_cast<uint64_t>(st.st_size) <= kMaxFileBytes) {
+      const auto size = static_cast<size_t>(st.st_size);
+      if (buf.size() < size + 1 + kReportParsePadding) buf.resize(size + 1 + kReportParsePadding);
+      size_t got = 0;
+      bool ok = true;
+      while (got <= size) {  // one byte more than the size: a file that grew is read again
+        const ssize_t n = ::read(fd, buf.data() + got, size + 1 - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+          ok = n == 0;
+          break;
+        }
+        got += static_cast<size_t>(n);
+      }
+      ::close(fd);
+      if (ok && got <= size) return got;
+    } else {
+      ::close(fd);
+    }
+  }
+  auto text = ReadRegularInputFile(path, kMaxFileBytes);
+  if (!text.ok()) return text.status();
+  buf.assign(*text);
+  buf.resize(text->size() + kReportParsePadding);
+  return text->size();
 }
 
 // Reads and parses files on worker threads (file i on worker i mod K), at most kAhead files
@@ -346,9 +402,13 @@ class ReadAhead {
             s->room.wait(lock, [&] { return s->abandoned || i < s->taken + kAhead; });
             if (s->abandoned) return;
           }
-          auto text = ReadRegularInputFile(s->paths[i], kMaxFileBytes);
-          Result<ParsedFile> r = text.status();
-          if (text.ok()) r = ParsedFile{text->size(), ParseFile(*text, s->paths[i])};
+          thread_local std::string buf;
+          auto size = ReadReportFile(s->paths[i], buf);
+          Result<ParsedFile> r = size.status();
+          if (size.ok()) {
+            r = ParsedFile{*size, ParseFile(std::string_view(buf.data(), *size), s->paths[i])};
+          }
+          if (buf.capacity() > (size_t{1} << 20)) std::string().swap(buf);  // a large file
           std::lock_guard lock(s->mu);
           s->results[i].emplace(std::move(r));
           if (s->waiting == i) s->ready.notify_one();
@@ -407,13 +467,22 @@ int64_t ChangePoint(int64_t t, int64_t now_s) {
   return at;
 }
 
-void ApplyDocs(const std::vector<IndexedDoc>& docs, int64_t now_s, FleetData& data,
-               int64_t* stable_until_s = nullptr) {
-  for (const auto& d : docs) {
+// Applies documents; `docs` is an rvalue when they are not kept (moved from, not copied).
+template <typename Docs>
+void ApplyDocs(Docs&& docs, int64_t now_s, FleetData& data, int64_t* stable_until_s = nullptr) {
+  constexpr bool kMove = !std::is_lvalue_reference_v<Docs>;
+  for (auto& d : docs) {
     if (stable_until_s != nullptr && d.ok) {
       *stable_until_s = std::min(*stable_until_s, ChangePoint(d.report.time_s, now_s));
     }
-    Status s = d.ok ? AddParsedReport(d.report, d.source, now_s, data) : ParseError(d.error);
+    Status s = Status::Ok();
+    if (!d.ok) {
+      s = ParseError(d.error);
+    } else if constexpr (kMove) {
+      s = AddParsedReport(std::move(d.report), d.source, now_s, data);
+    } else {
+      s = AddParsedReport(d.report, d.source, now_s, data);
+    }
     if (!s.ok()) data.problems.push_back({d.source, "", s.message()});
   }
 }
@@ -424,7 +493,7 @@ void AddReportStream(std::string_view stream, const std::string& source, int64_t
                      FleetData& data) {
   std::vector<IndexedDoc> docs;
   ParseStream(stream, source, docs);
-  ApplyDocs(docs, now_s, data);
+  ApplyDocs(std::move(docs), now_s, data);
 }
 
 Status ReadReports(const std::string& path, int64_t now_s, FleetData& data,
@@ -508,10 +577,15 @@ Status ReadReports(const std::string& path, int64_t now_s, FleetData& data,
       continue;
     }
     ++st.files_parsed;
-    ApplyDocs(parsed->docs, now_s, data, &st.stable_until_s);
+    if (use_index) {
+      ApplyDocs(parsed->docs, now_s, data, &st.stable_until_s);  // kept for the index below
+    } else {
+      ApplyDocs(std::move(parsed->docs), now_s, data, &st.stable_until_s);
+    }
     // The size and mtime from before the read: a file changed while read is parsed again next
     // time (its mtime moved on).
-    if (file_info[i] && file_info[i]->size_bytes == parsed->bytes) {
+    // Without an index nothing is kept: the parsed reports are applied and dropped.
+    if (use_index && file_info[i] && file_info[i]->size_bytes == parsed->bytes) {
       index.Put(f, IndexedFile{file_info[i]->size_bytes, file_info[i]->mtime_unix_ns,
                                std::move(parsed->docs)});
       changed = true;

@@ -36,6 +36,9 @@ Status AddReport(std::string_view json_text, const std::string& source, int64_t 
 // host's clock (duplicates, dates, clock skew), then cards, samples, job labels and findings.
 Status AddParsedReport(const ParsedReport& report, const std::string& source, int64_t now_s,
                        FleetData& data);
+// The same, moving the report's findings into `data` (a report not kept afterwards).
+Status AddParsedReport(ParsedReport&& report, const std::string& source, int64_t now_s,
+                       FleetData& data);
 
 // Splits a stream of concatenated JSON objects (whitespace or newlines between them) into
 // documents. Text outside any object is returned as a separate chunk, so it is reported. A
