@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -89,7 +88,8 @@ IndexFileText::~IndexFileText() {
 }
 
 std::string_view IndexFileText::payload() const {
-  return size_ < kHeaderBytes ? std::string_view() : std::string_view(data_ + kHeaderBytes, size_ - kHeaderBytes);
+  return size_ < kHeaderBytes ? std::string_view()
+                              : std::string_view(data_ + kHeaderBytes, size_ - kHeaderBytes);
 }
 
 std::optional<std::string_view> CheckIndexBytes(std::string_view in, const IndexFileKind& kind,

@@ -35,7 +35,8 @@ Status WriteIndexFile(const std::string& path, const IndexFileKind& kind, std::s
 class IndexFileText {
  public:
   IndexFileText() = default;
-  IndexFileText(const char* data, size_t size, bool mapped) : data_(data), size_(size), mapped_(mapped) {}
+  IndexFileText(const char* data, size_t size, bool mapped)
+      : data_(data), size_(size), mapped_(mapped) {}
   IndexFileText(IndexFileText&& o) noexcept { *this = std::move(o); }
   IndexFileText& operator=(IndexFileText&& o) noexcept;
   IndexFileText(const IndexFileText&) = delete;

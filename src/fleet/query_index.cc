@@ -273,9 +273,9 @@ std::optional<QueryAnswer> QueryFromIndex(const std::string& path, const std::st
   if (path.empty() || ::access(path.c_str(), F_OK) != 0) return miss("no query index");
   // The index is mapped and checked on a worker while the reports are stat-ed here.
   PendingIndexFile pending = StartReadIndexFile(path, kQueryIndex);
-  const auto stall = std::max(std::chrono::milliseconds(1),
-                              std::chrono::duration_cast<std::chrono::milliseconds>(
-                                  deadline - SteadyClock::now()));
+  const auto stall = std::max(
+      std::chrono::milliseconds(1),
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now()));
   auto fingerprint = ReportsFingerprint(dir, stall);
   std::string why;
   auto text = FinishReadIndexFile(std::move(pending), path, kQueryIndex, deadline, &why);

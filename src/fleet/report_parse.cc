@@ -262,12 +262,14 @@ Result<ParsedReport> ParseReportJson(std::string_view text) {
   Parser& p = ThreadParser();
   p.buffer.assign(text);
   p.buffer.resize(text.size() + simdjson::SIMDJSON_PADDING);
-  return ParsePadded(p, simdjson::padded_string_view(p.buffer.data(), text.size(), p.buffer.size()));
+  return ParsePadded(p,
+                     simdjson::padded_string_view(p.buffer.data(), text.size(), p.buffer.size()));
 }
 
 Result<ParsedReport> ParseReportJsonPadded(std::string_view text) {
-  return ParsePadded(ThreadParser(), simdjson::padded_string_view(
-                                         text.data(), text.size(), text.size() + kReportParsePadding));
+  return ParsePadded(
+      ThreadParser(),
+      simdjson::padded_string_view(text.data(), text.size(), text.size() + kReportParsePadding));
 }
 
 namespace {

@@ -67,8 +67,8 @@ struct State {
   std::string names;
   std::vector<Entry> files;
   std::vector<std::optional<FileInfo>> info;
-  std::vector<uint8_t> gone;       // the stat failed (removed since the listing): not listed
-  std::vector<uint32_t> pending;   // files to stat
+  std::vector<uint8_t> gone;      // the stat failed (removed since the listing): not listed
+  std::vector<uint32_t> pending;  // files to stat
   ~State() {
     for (int fd : fds) {
       if (fd >= 0) ::close(fd);
@@ -182,8 +182,8 @@ class Walker {
       while (struct dirent* e = ::readdir(d)) {
         if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
         const size_t len = std::strlen(e->d_name);
-        entries.push_back({static_cast<uint32_t>(s.names.size()), static_cast<uint32_t>(len),
-                           e->d_type});
+        entries.push_back(
+            {static_cast<uint32_t>(s.names.size()), static_cast<uint32_t>(len), e->d_type});
         s.names.append(e->d_name, len + 1);
       }
       ::closedir(d);
@@ -202,9 +202,9 @@ class Walker {
     }
     for (const Local& e : entries) {
       if (s.files.size() >= kMaxFiles) {
-        problems_.push_back({s.dirs[id], "",
-                             "more than " + std::to_string(kMaxFiles) +
-                                 " report files: the rest not read"});
+        problems_.push_back(
+            {s.dirs[id], "",
+             "more than " + std::to_string(kMaxFiles) + " report files: the rest not read"});
         break;
       }
       const std::string_view name(s.names.data() + e.name, e.len);  // the buffer may grow below

@@ -117,7 +117,8 @@ std::string OnlyFileEnding(const std::string& dir, const std::string& suffix) {
   int n = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
     const std::string name = e.path().filename().string();
-    if (name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    if (name.size() >= suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
       found = e.path().string();
       ++n;
     }
@@ -134,7 +135,8 @@ TEST(FleetE2eTest, PlainRunWritesTheQueryIndexForTheFirstQuery) {
   testing::TempDir cache;
   const std::map<std::string, std::string> env = {{"XDG_CACHE_HOME", cache.path()}};
   const std::string reports = FixturePath("fleet/swap");
-  RunResult run = RunGpudoctor({"fleet", "--json", "--reports", reports}, std::chrono::seconds(30), env);
+  RunResult run =
+      RunGpudoctor({"fleet", "--json", "--reports", reports}, std::chrono::seconds(30), env);
   ASSERT_NE(run.exit_code, 3) << run.err;
   const std::string qindex = OnlyFileEnding(cache.path() + "/gpudoctor", ".idx.q");
   ASSERT_FALSE(qindex.empty()) << "a plain run wrote no query index";

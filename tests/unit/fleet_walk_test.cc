@@ -122,8 +122,7 @@ TEST(FleetWalkTest, SkippedDirectoriesAndOddFilesAreListed) {
   EXPECT_NE(problems.find("/d1/d2/d3/d4/d5/d6/d7/d8/d9: directory more than 8 levels deep"),
             std::string::npos)
       << problems;
-  EXPECT_NE(problems.find("/loop: symbolic link to a directory: not followed"),
-            std::string::npos)
+  EXPECT_NE(problems.find("/loop: symbolic link to a directory: not followed"), std::string::npos)
       << problems;
   EXPECT_FALSE(WalkReports(d.path() + "/missing", true, kStall).ok());
 }
