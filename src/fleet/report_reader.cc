@@ -384,6 +384,16 @@ struct ParsedFile {
   std::vector<IndexedDoc> docs;
 };
 
+// One file read (into this thread's buffer) and parsed.
+Result<ParsedFile> ReadAndParse(const std::string& path) {
+  thread_local std::string buf;
+  auto size = ReadReportFile(path, buf);
+  if (!size.ok()) return size.status();
+  ParsedFile r{*size, ParseFile(std::string_view(buf.data(), *size), path)};
+  if (buf.capacity() > (size_t{1} << 20)) std::string().swap(buf);  // after a large file
+  return r;
+}
+
 class ReadAhead {
  public:
   static constexpr size_t kAhead = 64;
@@ -402,13 +412,7 @@ class ReadAhead {
             s->room.wait(lock, [&] { return s->abandoned || i < s->taken + kAhead; });
             if (s->abandoned) return;
           }
-          thread_local std::string buf;
-          auto size = ReadReportFile(s->paths[i], buf);
-          Result<ParsedFile> r = size.status();
-          if (size.ok()) {
-            r = ParsedFile{*size, ParseFile(std::string_view(buf.data(), *size), s->paths[i])};
-          }
-          if (buf.capacity() > (size_t{1} << 20)) std::string().swap(buf);  // a large file
+          Result<ParsedFile> r = ReadAndParse(s->paths[i]);
           std::lock_guard lock(s->mu);
           s->results[i].emplace(std::move(r));
           if (s->waiting == i) s->ready.notify_one();
@@ -542,28 +546,38 @@ Status ReadReports(const std::string& path, int64_t now_s, FleetData& data,
     if (!st.index_note.empty()) changed = true;  // corrupt or another version: rebuilt
   }
   // The files to read (not in the index), their stat from before the read, and then the files
-  // in order: from the index, or read ahead on one worker and parsed here.
-  std::vector<const IndexedFile*> cached(files.size(), nullptr);
+  // in order: from the index, or read ahead on the workers and parsed there.
+  std::vector<uint8_t> cached(files.size(), 0);
   std::vector<std::string> to_read;
   for (size_t i = 0; i < files.size(); ++i) {
     if (use_index && file_info[i]) {
-      cached[i] = index.Find(files[i], file_info[i]->size_bytes, file_info[i]->mtime_unix_ns);
+      cached[i] = index.Has(files[i], file_info[i]->size_bytes, file_info[i]->mtime_unix_ns);
     }
-    if (cached[i] == nullptr) to_read.push_back(files[i]);
+    if (!cached[i]) to_read.push_back(files[i]);
   }
   // Most files are one report of a few GPUs: room for them up front (no regrowth of 1 GB).
   data.reports.reserve(data.reports.size() + files.size());
   data.samples.reserve(data.samples.size() + files.size() * 8);
   ReadAhead reader(std::move(to_read));
+  std::vector<IndexedDoc> docs;  // one file's documents from the index (decoded when used)
   for (size_t i = 0; i < files.size(); ++i) {
     const std::string& f = files[i];
-    if (cached[i] != nullptr) {
-      ApplyDocs(cached[i]->docs, now_s, data, &st.stable_until_s);
-      ++hits;
-      ++st.files_from_index;
-      continue;
+    Result<ParsedFile> parsed = InputTimeoutError(f);
+    if (cached[i]) {
+      if (index.Decode(f, file_info[i]->size_bytes, file_info[i]->mtime_unix_ns, docs)) {
+        ApplyDocs(std::move(docs), now_s, data, &st.stable_until_s);
+        ++hits;
+        ++st.files_from_index;
+        continue;
+      }
+      // Its record does not decode: parsed here (it was not read ahead), the index rewritten.
+      changed = true;
+      if (auto r = RunWithDeadline([f] { return ReadAndParse(f); }, deadline())) {
+        parsed = std::move(*r);
+      }
+    } else {
+      parsed = reader.Next(deadline());
     }
-    auto parsed = reader.Next(deadline());
     if (!parsed.ok()) {
       data.problems.push_back({f, "", parsed.status().message()});
       // A file that did not answer in time: the filesystem is hung, and every other file on it
@@ -577,19 +591,13 @@ Status ReadReports(const std::string& path, int64_t now_s, FleetData& data,
       continue;
     }
     ++st.files_parsed;
-    if (use_index) {
-      ApplyDocs(parsed->docs, now_s, data, &st.stable_until_s);  // kept for the index below
-    } else {
-      ApplyDocs(std::move(parsed->docs), now_s, data, &st.stable_until_s);
-    }
-    // The size and mtime from before the read: a file changed while read is parsed again next
-    // time (its mtime moved on).
-    // Without an index nothing is kept: the parsed reports are applied and dropped.
+    // Kept in the index (encoded) with the size and mtime from before the read: a file changed
+    // while read is parsed again next time (its mtime moved on). Then applied and dropped.
     if (use_index && file_info[i] && file_info[i]->size_bytes == parsed->bytes) {
-      index.Put(f, IndexedFile{file_info[i]->size_bytes, file_info[i]->mtime_unix_ns,
-                               std::move(parsed->docs)});
+      index.Put(f, file_info[i]->size_bytes, file_info[i]->mtime_unix_ns, parsed->docs);
       changed = true;
     }
+    ApplyDocs(std::move(parsed->docs), now_s, data, &st.stable_until_s);
   }
   if (use_index && (changed || hits != loaded)) {
     Status s = index.Save(index_path, files);

@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "fleet/analysis.h"
 #include "fleet/index_file.h"
@@ -34,10 +36,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (report_index) {
     ReportIndex index = ReportIndex::FromPayload(payload, &why);
     FleetData d;
+    std::vector<std::pair<std::string, std::pair<uint64_t, int64_t>>> entries;
     for (const auto& [path, file] : index.files()) {
-      (void)index.Find(path, file.size, file.mtime_ns);
-      for (const auto& doc : file.docs) {
-        if (doc.ok) (void)AddParsedReport(doc.report, doc.source, 1900000000, d);
+      entries.push_back({path, {file.size, file.mtime_ns}});
+    }
+    std::vector<IndexedDoc> docs;
+    for (const auto& [path, key] : entries) {
+      if (!index.Has(path, key.first, key.second)) __builtin_trap();
+      if (!index.Decode(path, key.first, key.second, docs)) continue;
+      for (auto& doc : docs) {
+        if (doc.ok) (void)AddParsedReport(std::move(doc.report), doc.source, 1900000000, d);
       }
     }
     auto ledger = BuildLedger(d);
