@@ -558,6 +558,9 @@ Status ReadReports(const std::string& path, int64_t now_s, FleetData& data,
   // Most files are one report of a few GPUs: room for them up front (no regrowth of 1 GB).
   data.reports.reserve(data.reports.size() + files.size());
   data.samples.reserve(data.samples.size() + files.size() * 8);
+  // Address space only (untouched until used): no regrowth copies of the cards and job labels.
+  data.cards.reserve(data.cards.size() + files.size() * 8);
+  data.card_jobs.reserve(data.card_jobs.size() + files.size() * 8);
   ReadAhead reader(std::move(to_read));
   std::vector<IndexedDoc> docs;  // one file's documents from the index (decoded when used)
   for (size_t i = 0; i < files.size(); ++i) {
