@@ -72,7 +72,7 @@ Status WriteIndexFile(const std::string& path, const IndexFileKind& kind,
 
 IndexFileText& IndexFileText::operator=(IndexFileText&& o) noexcept {
   if (this != &o) {
-    this->~IndexFileText();
+    Reset();
     data_ = std::exchange(o.data_, nullptr);
     size_ = std::exchange(o.size_, 0);
     mapped_ = std::exchange(o.mapped_, false);
@@ -80,7 +80,9 @@ IndexFileText& IndexFileText::operator=(IndexFileText&& o) noexcept {
   return *this;
 }
 
-IndexFileText::~IndexFileText() {
+IndexFileText::~IndexFileText() { Reset(); }
+
+void IndexFileText::Reset() {
   if (mapped_ && data_ != nullptr) ::munmap(const_cast<char*>(data_), size_);
   data_ = nullptr;
   size_ = 0;

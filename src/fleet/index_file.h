@@ -45,6 +45,7 @@ class IndexFileText {
   std::string_view payload() const;
 
  private:
+  void Reset();  // unmaps
   const char* data_ = nullptr;
   size_t size_ = 0;
   bool mapped_ = false;
