@@ -9,6 +9,8 @@
 #include <ctime>
 #include <fstream>
 #include <sstream>
+#include <system_error>
+#include <thread>
 
 #include "cli/commands.h"
 #include "core/root_fs.h"
@@ -128,13 +130,15 @@ int FleetCommand(const CliOptions& o) {
   // A card or slot query on one reports directory: answered from the query index when the
   // directory has not changed since it was built (query_index.h), else from the reports, and
   // the query index is saved for the next query.
+  // A plain run on one reports directory writes the query index too, so the first query after
+  // it is answered from the index.
   std::string query_index;
-  if (!mode.empty() && reports.size() == 1 && reports[0] != "-" && dbs.empty() && !prom) {
+  if (reports.size() == 1 && reports[0] != "-" && dbs.empty() && !prom) {
     if (auto info = RootFs::Stat(reports[0]); info.ok() && info->is_dir) {
       query_index = QueryIndexPath(DefaultIndexPath(reports[0]));
     }
   }
-  if (!query_index.empty()) {
+  if (!mode.empty() && !query_index.empty()) {
     auto answer = QueryFromIndex(query_index, reports[0], mode == "card", o.positional[1], now_s,
                                  start + per_input, nullptr);
     if (answer) return PrintVerdict(o, mode, answer->verdict, answer->head.problems);
@@ -184,10 +188,35 @@ int FleetCommand(const CliOptions& o) {
   int code = 0;
   size_t problems = data.problems.size();
   if (mode.empty()) {
+    // The query index's ledger and faults are built beside the analysis (both only read the
+    // data), unless the index is already fresh for these reports.
+    std::vector<Tenure> ledger;
+    std::vector<Fault> faults;
+    std::thread ledger_worker;
+    const bool save_query_index =
+        !query_index.empty() &&
+        !QueryIndexIsFresh(query_index, read_stats.fingerprint, now_s, start + per_input);
+    auto build_ledger = [&data, &ledger, &faults] {
+      ledger = BuildLedger(data);
+      faults = HardwareFaults(data, FindOnsets(data));
+    };
+    if (save_query_index) {
+      try {
+        ledger_worker = std::thread(build_ledger);
+      } catch (const std::system_error&) {
+        build_ledger();  // no thread: on this one
+      }
+    }
     FleetAnalysis a = Analyze(data, opt);
     out = o.json ? RenderFleetJson(data, a) : RenderFleetText(data, a);
     code = FleetExitCode(a);
     problems += a.problems.size();  // found across reports (a serial in two slots at once)
+    if (save_query_index) {
+      if (ledger_worker.joinable()) ledger_worker.join();
+      QueryIndexHead head{read_stats.fingerprint, now_s, read_stats.stable_until_s,
+                          data.reports.size(), data.problems.size()};
+      (void)SaveQueryIndex(query_index, head, ledger, faults);  // without one, queries just read
+    }
   } else {
     auto ledger = BuildLedger(data);
     auto faults = HardwareFaults(data, FindOnsets(data));

@@ -56,9 +56,15 @@ std::string CardKey(const std::string& node, const std::string& serial, const st
 }
 
 uint32_t FleetData::InternCard(const Card& c) {
-  std::string key = c.node + '\x1f' + c.pci_bus_id + '\x1f' + c.serial + '\x1f' + c.uuid;
-  auto [it, inserted] = card_index.emplace(std::move(key), static_cast<uint32_t>(cards.size()));
-  if (inserted) {
+  // The key is built in a buffer kept from call to call: most calls find a card already seen
+  // (one per GPU per report), and a new string each time was a measurable part of a fleet read.
+  thread_local std::string key;
+  key.clear();
+  key.append(c.node).append(1, '\x1f').append(c.pci_bus_id).append(1, '\x1f');
+  key.append(c.serial).append(1, '\x1f').append(c.uuid);
+  auto it = card_index.lower_bound(key);
+  if (it == card_index.end() || it->first != key) {
+    it = card_index.emplace_hint(it, key, static_cast<uint32_t>(cards.size()));
     cards.push_back(c);
   } else {
     Card& known = cards[it->second];

@@ -1,11 +1,16 @@
 #include "fleet/index_file.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 
+#include "core/deadline.h"
 #include "core/input_file.h"
 
 namespace gpudoctor::fleet {
@@ -65,18 +70,32 @@ Status WriteIndexFile(const std::string& path, const IndexFileKind& kind,
   return Status::Ok();
 }
 
-std::string_view IndexFileText::payload() const {
-  return std::string_view(bytes).substr(kHeaderBytes);
+IndexFileText& IndexFileText::operator=(IndexFileText&& o) noexcept {
+  if (this != &o) {
+    Reset();
+    data_ = std::exchange(o.data_, nullptr);
+    size_ = std::exchange(o.size_, 0);
+    mapped_ = std::exchange(o.mapped_, false);
+  }
+  return *this;
 }
 
-std::optional<IndexFileText> ReadIndexFile(const std::string& path, const IndexFileKind& kind,
-                                           TimePoint deadline, std::string* why) {
-  auto text = ReadInputFile(path, kMaxIndexBytes, deadline);
-  if (!text.ok()) {
-    *why = text.status().message();
-    return std::nullopt;
-  }
-  std::string_view in(*text);
+IndexFileText::~IndexFileText() { Reset(); }
+
+void IndexFileText::Reset() {
+  if (mapped_ && data_ != nullptr) ::munmap(const_cast<char*>(data_), size_);
+  data_ = nullptr;
+  size_ = 0;
+  mapped_ = false;
+}
+
+std::string_view IndexFileText::payload() const {
+  return size_ < kHeaderBytes ? std::string_view()
+                              : std::string_view(data_ + kHeaderBytes, size_ - kHeaderBytes);
+}
+
+std::optional<std::string_view> CheckIndexBytes(std::string_view in, const IndexFileKind& kind,
+                                                std::string* why) {
   if (in.size() < kHeaderBytes || std::memcmp(in.data(), kind.magic, kMagicBytes) != 0) {
     *why = std::string("not a gpudoctor ") + kind.what;
     return std::nullopt;
@@ -96,7 +115,67 @@ std::optional<IndexFileText> ReadIndexFile(const std::string& path, const IndexF
     *why = std::string(kind.what) + ": bad checksum or length (corrupt or cut short)";
     return std::nullopt;
   }
-  return IndexFileText{std::move(*text)};
+  return in;
+}
+
+namespace {
+
+// Maps `path` and checks it; blocking (runs on a deadline worker).
+Result<IndexFileText> MapAndCheck(const std::string& path, const IndexFileKind& kind) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return IoError(path + ": " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return IoError(path + ": not a regular file");
+  }
+  const auto size = static_cast<uint64_t>(st.st_size);
+  if (size > kMaxIndexBytes) {
+    ::close(fd);
+    return IoError(path + ": larger than 1 GiB");
+  }
+  if (size < kHeaderBytes) {
+    ::close(fd);
+    return InvalidArgument(std::string("not a gpudoctor ") + kind.what);
+  }
+  void* m = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (m == MAP_FAILED) return IoError(path + ": cannot map: " + std::strerror(errno));
+  ::madvise(m, size, MADV_WILLNEED);
+  IndexFileText text(static_cast<const char*>(m), size, true);
+  std::string why;
+  if (!CheckIndexBytes(std::string_view(static_cast<const char*>(m), size), kind, &why)) {
+    return InvalidArgument(why);
+  }
+  return text;
+}
+
+}  // namespace
+
+PendingIndexFile StartReadIndexFile(const std::string& path, const IndexFileKind& kind) {
+  return StartDetached([path, kind]() { return MapAndCheck(path, kind); });
+}
+
+std::optional<IndexFileText> FinishReadIndexFile(PendingIndexFile pending, const std::string& path,
+                                                 const IndexFileKind& kind, TimePoint deadline,
+                                                 std::string* why) {
+  if (pending == nullptr) pending = StartReadIndexFile(path, kind);
+  if (pending == nullptr || !pending->WaitUntil(deadline)) {
+    if (pending != nullptr) CountAbandonedWorker();
+    *why = InputTimeoutError(path).message();
+    return std::nullopt;
+  }
+  Result<IndexFileText> result = pending->Take();
+  if (!result.ok()) {
+    *why = result.status().message();
+    return std::nullopt;
+  }
+  return std::move(*result);
+}
+
+std::optional<IndexFileText> ReadIndexFile(const std::string& path, const IndexFileKind& kind,
+                                           TimePoint deadline, std::string* why) {
+  return FinishReadIndexFile(StartReadIndexFile(path, kind), path, kind, deadline, why);
 }
 
 }  // namespace gpudoctor::fleet

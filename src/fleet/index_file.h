@@ -6,9 +6,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "core/deadline.h"
 #include "core/status.h"
@@ -25,16 +27,49 @@ struct IndexFileKind {
 // file when either fails (the temporary file is removed).
 Status WriteIndexFile(const std::string& path, const IndexFileKind& kind, std::string_view payload);
 
-// An index file as read: the whole file; payload() is the part after the header.
-struct IndexFileText {
-  std::string bytes;
+// An index file as read: the file mapped read-only (no copy: at 10k nodes the copy and its
+// page faults cost more than the query), or, in tests, bytes in memory. payload() is the part
+// after the header. Move-only; unmapped when destroyed. The writer replaces a file by rename,
+// never in place, so a mapping stays valid; a file another program truncates while it is
+// mapped ends the process (SIGBUS), as for any mapped file.
+class IndexFileText {
+ public:
+  IndexFileText() = default;
+  IndexFileText(const char* data, size_t size, bool mapped)
+      : data_(data), size_(size), mapped_(mapped) {}
+  IndexFileText(IndexFileText&& o) noexcept { *this = std::move(o); }
+  IndexFileText& operator=(IndexFileText&& o) noexcept;
+  IndexFileText(const IndexFileText&) = delete;
+  IndexFileText& operator=(const IndexFileText&) = delete;
+  ~IndexFileText();
   std::string_view payload() const;
+
+ private:
+  void Reset();  // unmaps
+  const char* data_ = nullptr;
+  size_t size_ = 0;
+  bool mapped_ = false;
 };
 
-// The index file at `path`, read within `deadline` (at most 1 GiB); nullopt with
-// *why set when it cannot be read, is not of this kind or version, or fails its length or
-// checksum. The caller decides what a missing file means (check before calling).
+// The index file at `path`, mapped and checked within `deadline` (a regular file, at most
+// 1 GiB; the checksum reads every page, so a hung filesystem times out here, not later);
+// nullopt with *why set when it cannot be read, is not of this kind or version, or fails its
+// length or checksum. The caller decides what a missing file means (check before calling).
 std::optional<IndexFileText> ReadIndexFile(const std::string& path, const IndexFileKind& kind,
                                            TimePoint deadline, std::string* why);
+
+// ReadIndexFile in two steps, so the caller can work while the file is mapped and checked
+// (a query stats the reports meanwhile): Start begins it on a worker (nullptr when no thread
+// could be started), Finish waits for it until `deadline` (nullptr: it reads the file itself).
+using PendingIndexFile = std::shared_ptr<PendingResult<Result<IndexFileText>>>;
+PendingIndexFile StartReadIndexFile(const std::string& path, const IndexFileKind& kind);
+std::optional<IndexFileText> FinishReadIndexFile(PendingIndexFile pending, const std::string& path,
+                                                 const IndexFileKind& kind, TimePoint deadline,
+                                                 std::string* why);
+
+// The payload of index file bytes `file` (header included) when they are of this kind and
+// version and pass their length and checksum; else nullopt and *why. For fuzzing and tests.
+std::optional<std::string_view> CheckIndexBytes(std::string_view file, const IndexFileKind& kind,
+                                                std::string* why);
 
 }  // namespace gpudoctor::fleet

@@ -4,6 +4,7 @@
 #include <climits>
 #include <map>
 #include <set>
+#include <string_view>
 #include <tuple>
 
 #include "rules/catalogue.h"
@@ -17,14 +18,25 @@ namespace {
 
 bool StartsWith(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
 
-// The index key of a GPU on a node by one identity: 'b' bus id, 'u' uuid, 'i' index.
-std::string SlotKey(const std::string& node, char kind, const std::string& value) {
-  std::string key = node;
-  key += '\x1f';
-  key += kind;
-  key += '\x1f';
-  key += value;
-  return key;
+// The hash of a GPU's identity on a node: 'b' bus id, 'u' uuid, 'i' index.
+uint64_t SlotHash(const std::string& node, char kind, const std::string& value) {
+  const uint64_t a = std::hash<std::string_view>()(node);
+  const uint64_t b = std::hash<std::string_view>()(value);
+  return (a * 0x9e3779b97f4a7c15ull) ^ (b + 0x632be59bd9b4e019ull + static_cast<uint64_t>(kind)) ^
+         (b >> 17);
+}
+
+// Whether card `c` has identity `kind` = `value` on `node` (the hash is only a filter).
+bool HasIdentity(const Card& c, const std::string& node, char kind, const std::string& value) {
+  if (c.node != node) return false;
+  switch (kind) {
+    case 'b':
+      return c.pci_bus_id == value;
+    case 'u':
+      return c.uuid == value;
+    default:
+      return c.index && std::to_string(*c.index) == value;
+  }
 }
 
 }  // namespace
@@ -39,10 +51,11 @@ CardIndex::CardIndex(const FleetData& data)
   by_key_.reserve(data.cards.size() * 3);
   for (uint32_t i = 0; i < data.cards.size(); ++i) {
     const Card& c = data.cards[i];
-    if (!c.pci_bus_id.empty()) by_key_[SlotKey(c.node, 'b', c.pci_bus_id)].push_back(i);
-    if (!c.uuid.empty()) by_key_[SlotKey(c.node, 'u', c.uuid)].push_back(i);
-    if (c.index) by_key_[SlotKey(c.node, 'i', std::to_string(*c.index))].push_back(i);
+    if (!c.pci_bus_id.empty()) by_key_.emplace_back(SlotHash(c.node, 'b', c.pci_bus_id), i);
+    if (!c.uuid.empty()) by_key_.emplace_back(SlotHash(c.node, 'u', c.uuid), i);
+    if (c.index) by_key_.emplace_back(SlotHash(c.node, 'i', std::to_string(*c.index)), i);
   }
+  std::sort(by_key_.begin(), by_key_.end());  // by hash, then card (the order cards came in)
   for (const auto& s : data.samples) {
     auto& sp = span_[s.card];
     sp.first = std::min(sp.first, s.time_s);
@@ -50,34 +63,39 @@ CardIndex::CardIndex(const FleetData& data)
   }
 }
 
-const Card* CardIndex::Pick(const std::string& key, int64_t t) const {
-  auto it = by_key_.find(key);
-  if (it == by_key_.end()) return nullptr;
-  const std::vector<uint32_t>& cards = it->second;
-  if (cards.size() == 1) return &data_.cards[cards[0]];
-  // The card whose reports span t; else the nearest one in time.
-  uint32_t best = cards[0];
+const Card* CardIndex::Pick(const std::string& node, char kind, const std::string& value,
+                            int64_t t) const {
+  const uint64_t h = SlotHash(node, kind, value);
+  auto it = std::lower_bound(by_key_.begin(), by_key_.end(), std::make_pair(h, uint32_t{0}));
+  // The matching cards in the order they came in; the one whose reports span t, else the
+  // nearest one in time (the first on a tie); the only one when there is one.
+  const Card* best = nullptr;
   int64_t best_distance = INT64_MAX;
-  for (uint32_t c : cards) {
-    auto [first, last] = span_[c];
+  int matches = 0;
+  for (; it != by_key_.end() && it->first == h; ++it) {
+    const Card& c = data_.cards[it->second];
+    if (!HasIdentity(c, node, kind, value)) continue;
+    ++matches;
+    auto [first, last] = span_[it->second];
     int64_t d = first > last ? INT64_MAX - 1 : t < first ? first - t : t > last ? t - last : 0;
+    if (best == nullptr) best = &c;
     if (d < best_distance) {
-      best = c;
+      best = &c;
       best_distance = d;
     }
   }
-  return &data_.cards[best];
+  return matches == 0 ? nullptr : best;
 }
 
 const Card* CardIndex::Find(const FindingEvent& e) const {
   if (!e.gpu.pci_bus_id.empty()) {
-    if (const Card* c = Pick(SlotKey(e.node, 'b', e.gpu.pci_bus_id), e.time_s)) return c;
+    if (const Card* c = Pick(e.node, 'b', e.gpu.pci_bus_id, e.time_s)) return c;
   }
   if (!e.gpu.uuid.empty()) {
-    if (const Card* c = Pick(SlotKey(e.node, 'u', e.gpu.uuid), e.time_s)) return c;
+    if (const Card* c = Pick(e.node, 'u', e.gpu.uuid, e.time_s)) return c;
   }
   if (e.gpu.pci_bus_id.empty() && e.gpu.uuid.empty() && e.gpu.index) {
-    return Pick(SlotKey(e.node, 'i', std::to_string(*e.gpu.index)), e.time_s);
+    return Pick(e.node, 'i', std::to_string(*e.gpu.index), e.time_s);
   }
   return nullptr;
 }

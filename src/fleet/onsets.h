@@ -31,10 +31,15 @@ class CardIndex {
   const Card* Find(const FindingEvent& e) const;
 
  private:
-  const Card* Pick(const std::string& key, int64_t time_s) const;
+  // Cards of `node` whose identity of `kind` ('b' bus id, 'u' uuid, 'i' index) is `value`.
+  const Card* Pick(const std::string& node, char kind, const std::string& value,
+                   int64_t time_s) const;
   const FleetData& data_;
-  std::unordered_map<std::string, std::vector<uint32_t>> by_key_;  // node \x1f b|u|i \x1f value
-  std::vector<std::pair<int64_t, int64_t>> span_;                  // per card: first, last
+  // (hash of node, kind and value; card), sorted: one flat array instead of a string key and a
+  // list per identity (three per card, built by every analysis step that looks cards up).
+  // Equal hashes are told apart by comparing the card's fields.
+  std::vector<std::pair<uint64_t, uint32_t>> by_key_;
+  std::vector<std::pair<int64_t, int64_t>> span_;  // per card: first, last
 };
 
 // The card a finding is about, filled from the report's GPU facts when the finding lacks the

@@ -79,6 +79,8 @@ class Index {
     fault_offsets_ = r_.At<uint64_t>(pos);
     serial_table_ = r_.At<uint64_t>(pos);
     slot_table_ = r_.At<uint64_t>(pos);
+    // Every record has an 8-byte offset: counts beyond that are a corrupt header.
+    if (nt_ > r_.p.size() / 8 || nf_ > r_.p.size() / 8) r_.ok = false;
     return r_.ok;
   }
   uint32_t tenures() const { return nt_; }
@@ -245,6 +247,18 @@ Status SaveQueryIndex(const std::string& path, const QueryIndexHead& head,
   return WriteIndexFile(path, kQueryIndex, p);
 }
 
+bool QueryIndexIsFresh(const std::string& path, uint64_t fingerprint, int64_t now_s,
+                       TimePoint deadline) {
+  if (path.empty() || ::access(path.c_str(), F_OK) != 0) return false;
+  std::string why;
+  auto text = ReadIndexFile(path, kQueryIndex, deadline, &why);
+  if (!text) return false;
+  Index index(text->payload());
+  QueryIndexHead head;
+  return index.ReadHead(head) && head.fingerprint == fingerprint && now_s >= head.built_now_s &&
+         now_s < head.stable_until_s;
+}
+
 std::optional<QueryAnswer> QueryFromIndex(const std::string& path, const std::string& dir,
                                           bool card, const std::string& subject, int64_t now_s,
                                           TimePoint deadline, ReadStats* stats) {
@@ -257,19 +271,35 @@ std::optional<QueryAnswer> QueryFromIndex(const std::string& path, const std::st
     return std::nullopt;
   };
   if (path.empty() || ::access(path.c_str(), F_OK) != 0) return miss("no query index");
+  // The index is mapped and checked on a worker while the reports are stat-ed here.
+  PendingIndexFile pending = StartReadIndexFile(path, kQueryIndex);
+  const auto stall = std::max(
+      std::chrono::milliseconds(1),
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now()));
+  auto fingerprint = ReportsFingerprint(dir, stall);
   std::string why;
-  auto text = ReadIndexFile(path, kQueryIndex, deadline, &why);
+  auto text = FinishReadIndexFile(std::move(pending), path, kQueryIndex, deadline, &why);
   if (!text) return miss(why);
-  std::string_view in = text->payload();
-  Index index(in);
-  QueryAnswer answer;
-  if (!index.ReadHead(answer.head)) return miss("query index: the header does not decode");
-  if (now_s < answer.head.built_now_s || now_s >= answer.head.stable_until_s) {
+  QueryIndexHead head;
+  if (!Index(text->payload()).ReadHead(head)) {
+    return miss("query index: the header does not decode");
+  }
+  if (now_s < head.built_now_s || now_s >= head.stable_until_s) {
     return miss("query index: built for another clock time");
   }
-  auto fingerprint = ReportsFingerprint(dir);
   if (!fingerprint.ok()) return miss(fingerprint.status().message());
-  if (*fingerprint != answer.head.fingerprint) return miss("reports changed");
+  if (*fingerprint != head.fingerprint) return miss("reports changed");
+  std::optional<QueryAnswer> answer = AnswerFromQueryPayload(text->payload(), card, subject, &st);
+  if (!answer) return miss("query index: a record does not decode");
+  st.index_note.clear();
+  return answer;
+}
+
+std::optional<QueryAnswer> AnswerFromQueryPayload(std::string_view payload, bool card,
+                                                  const std::string& subject, ReadStats* stats) {
+  Index index(payload);
+  QueryAnswer answer;
+  if (!index.ReadHead(answer.head)) return std::nullopt;
 
   // The records the judgement looks at (ledger.h), in ledger order.
   std::set<uint32_t> tenure_ids, fault_ids;
@@ -307,7 +337,7 @@ std::optional<QueryAnswer> QueryFromIndex(const std::string& path, const std::st
       }
     }
   }
-  if (!index.ok()) return miss("query index: a record does not decode");
+  if (!index.ok()) return std::nullopt;
   auto judge = [&](const std::vector<Tenure>& ledger, const std::vector<Fault>& faults) {
     return card ? JudgeCard(subject, ledger, faults) : JudgeSlot(subject, ledger, faults);
   };
@@ -320,15 +350,21 @@ std::optional<QueryAnswer> QueryFromIndex(const std::string& path, const std::st
     // Not in the data: the nearest names come from every record.
     ledger.clear();
     faults.clear();
-    for (uint32_t i = 0; i < index.tenures(); ++i) ledger.push_back(index.DecodeTenure(i));
-    for (uint32_t i = 0; i < index.faults(); ++i) faults.push_back(index.DecodeFault(i));
+    for (uint32_t i = 0; i < index.tenures() && index.ok(); ++i) {
+      ledger.push_back(index.DecodeTenure(i));
+    }
+    for (uint32_t i = 0; i < index.faults() && index.ok(); ++i) {
+      faults.push_back(index.DecodeFault(i));
+    }
+    if (!index.ok()) return std::nullopt;
     answer.verdict = judge(ledger, faults);
   }
-  if (!index.ok()) return miss("query index: a record does not decode");
-  st.from_query_index = true;
-  st.records_decoded = index.decoded();
-  st.records_total = size_t{index.tenures()} + index.faults();
-  st.index_note.clear();
+  if (!index.ok()) return std::nullopt;
+  if (stats != nullptr) {
+    stats->from_query_index = true;
+    stats->records_decoded = index.decoded();
+    stats->records_total = size_t{index.tenures()} + index.faults();
+  }
   return answer;
 }
 

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/deadline.h"
@@ -39,6 +40,11 @@ struct QueryIndexHead {
 Status SaveQueryIndex(const std::string& path, const QueryIndexHead& head,
                       const std::vector<Tenure>& ledger, const std::vector<Fault>& faults);
 
+// True when the index at `path` is intact and answers for reports with `fingerprint` at
+// `now_s` (so a run that read the same reports need not write it again). Read within `deadline`.
+bool QueryIndexIsFresh(const std::string& path, uint64_t fingerprint, int64_t now_s,
+                       TimePoint deadline);
+
 struct QueryAnswer {
   Verdict verdict;
   QueryIndexHead head;
@@ -51,6 +57,13 @@ struct QueryAnswer {
 std::optional<QueryAnswer> QueryFromIndex(const std::string& path, const std::string& dir,
                                           bool card, const std::string& subject, int64_t now_s,
                                           TimePoint deadline, ReadStats* stats);
+
+// The decoding and judging part of QueryFromIndex on an index's payload (the bytes after the
+// file header), without the checksum or the freshness checks: for fuzzing and tests. nullopt
+// when the payload does not decode; never reads out of `payload`. Sets stats (when given) as
+// QueryFromIndex does.
+std::optional<QueryAnswer> AnswerFromQueryPayload(std::string_view payload, bool card,
+                                                  const std::string& subject, ReadStats* stats);
 
 // The query index path beside report index `index_path` ("" for "").
 std::string QueryIndexPath(const std::string& index_path);

@@ -9,7 +9,7 @@
 namespace gpudoctor::fleet {
 namespace {
 
-constexpr IndexFileKind kReportIndex{"GDFLEETIDX", 1, "fleet index"};
+constexpr IndexFileKind kReportIndex{"GDFLEETIDX", 2, "fleet index"};
 
 template <typename T>
 void PutRaw(std::string& out, T v) {
@@ -34,25 +34,35 @@ bool GetStr(std::string_view& in, std::string& s) {
   return true;
 }
 
+// The table of files; blobs point into `in`.
 bool DecodePayload(std::string_view in, std::map<std::string, IndexedFile>& files) {
   uint32_t n = 0;
-  if (!Get(in, n)) return false;
+  if (!Get(in, n) || n > in.size() / 24) return false;  // an entry takes 24 bytes at least
   for (uint32_t i = 0; i < n; ++i) {
     std::string path;
     IndexedFile f;
-    uint32_t docs = 0;
-    if (!GetStr(in, path) || !Get(in, f.size) || !Get(in, f.mtime_ns) || !Get(in, docs)) {
+    uint32_t len = 0;
+    if (!GetStr(in, path) || !Get(in, f.size) || !Get(in, f.mtime_ns) || !Get(in, len) ||
+        in.size() < len) {
       return false;
     }
-    if (docs > in.size()) return false;
-    f.docs.resize(docs);
-    for (auto& d : f.docs) {
-      uint8_t ok = 0;
-      if (!GetStr(in, d.source) || !Get(in, ok)) return false;
-      d.ok = ok != 0;
-      if (d.ok ? !DecodeParsedReport(in, d.report) : !GetStr(in, d.error)) return false;
-    }
-    files.emplace(std::move(path), std::move(f));
+    f.blob = in.substr(0, len);
+    in.remove_prefix(len);
+    files.insert_or_assign(std::move(path), std::move(f));
+  }
+  return in.empty();
+}
+
+bool DecodeDocs(std::string_view in, std::vector<IndexedDoc>& docs) {
+  uint32_t n = 0;
+  if (!Get(in, n) || n > in.size() / 5) return false;  // a document takes 5 bytes at least
+  docs.clear();
+  docs.resize(n);
+  for (auto& d : docs) {
+    uint8_t ok = 0;
+    if (!GetStr(in, d.source) || !Get(in, ok)) return false;
+    d.ok = ok != 0;
+    if (d.ok ? !DecodeParsedReport(in, d.report) : !GetStr(in, d.error)) return false;
   }
   return in.empty();
 }
@@ -60,30 +70,60 @@ bool DecodePayload(std::string_view in, std::map<std::string, IndexedFile>& file
 }  // namespace
 
 ReportIndex ReportIndex::Load(const std::string& path, TimePoint deadline, std::string* why) {
-  ReportIndex index;
   why->clear();
-  if (::access(path.c_str(), F_OK) != 0) return index;
+  if (::access(path.c_str(), F_OK) != 0) return ReportIndex();
   auto text = ReadIndexFile(path, kReportIndex, deadline, why);
-  if (!text) return index;
-  std::string_view in = text->payload();
-  if (!DecodePayload(in, index.files_)) {
+  if (!text) return ReportIndex();
+  auto mapped = std::make_shared<IndexFileText>(std::move(*text));
+  ReportIndex index = FromPayload(mapped->payload(), why);
+  index.text_ = std::move(mapped);
+  return index;
+}
+
+ReportIndex ReportIndex::FromPayload(std::string_view payload, std::string* why) {
+  ReportIndex index;
+  if (!DecodePayload(payload, index.files_)) {
     index.files_.clear();
     *why = "a record does not decode";
   }
   return index;
 }
 
-const IndexedFile* ReportIndex::Find(const std::string& file, uint64_t size,
-                                     int64_t mtime_ns) const {
+bool ReportIndex::Has(const std::string& file, uint64_t size, int64_t mtime_ns) const {
   auto it = files_.find(file);
-  if (it == files_.end() || it->second.size != size || it->second.mtime_ns != mtime_ns) {
-    return nullptr;
-  }
-  return &it->second;
+  return it != files_.end() && it->second.size == size && it->second.mtime_ns == mtime_ns;
 }
 
-void ReportIndex::Put(const std::string& file, IndexedFile entry) {
-  files_[file] = std::move(entry);
+bool ReportIndex::Decode(const std::string& file, uint64_t size, int64_t mtime_ns,
+                         std::vector<IndexedDoc>& docs) {
+  auto it = files_.find(file);
+  if (it == files_.end() || it->second.size != size || it->second.mtime_ns != mtime_ns) {
+    return false;
+  }
+  if (DecodeDocs(it->second.blob, docs)) return true;
+  files_.erase(it);
+  docs.clear();
+  return false;
+}
+
+void ReportIndex::Put(const std::string& file, uint64_t size, int64_t mtime_ns,
+                      const std::vector<IndexedDoc>& docs) {
+  IndexedFile f;
+  f.size = size;
+  f.mtime_ns = mtime_ns;
+  PutRaw<uint32_t>(f.owned, static_cast<uint32_t>(docs.size()));
+  for (const auto& d : docs) {
+    PutStr(f.owned, d.source);
+    PutRaw<uint8_t>(f.owned, d.ok ? 1 : 0);
+    if (d.ok) {
+      EncodeParsedReport(d.report, f.owned);
+    } else {
+      PutStr(f.owned, d.error);
+    }
+  }
+  auto& slot = files_[file];
+  slot = std::move(f);
+  slot.blob = slot.owned;  // after the move: the string's buffer is where it now lives
 }
 
 Status ReportIndex::Save(const std::string& path, const std::vector<std::string>& keep) const {
@@ -98,16 +138,8 @@ Status ReportIndex::Save(const std::string& path, const std::vector<std::string>
     PutStr(payload, file);
     PutRaw(payload, f.size);
     PutRaw(payload, f.mtime_ns);
-    PutRaw<uint32_t>(payload, static_cast<uint32_t>(f.docs.size()));
-    for (const auto& d : f.docs) {
-      PutStr(payload, d.source);
-      PutRaw<uint8_t>(payload, d.ok ? 1 : 0);
-      if (d.ok) {
-        EncodeParsedReport(d.report, payload);
-      } else {
-        PutStr(payload, d.error);
-      }
-    }
+    PutRaw<uint32_t>(payload, static_cast<uint32_t>(f.blob.size()));
+    payload.append(f.blob);
   }
   std::memcpy(payload.data(), &n, 4);
   return WriteIndexFile(path, kReportIndex, payload);

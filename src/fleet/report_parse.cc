@@ -247,13 +247,34 @@ struct Parser {
   std::string buffer;  // the document copied with simdjson's padding after it
 };
 
+static_assert(simdjson::SIMDJSON_PADDING <= kReportParsePadding);
+
+Parser& ThreadParser() {
+  thread_local Parser p;
+  return p;
+}
+
+Result<ParsedReport> ParsePadded(Parser& p, simdjson::padded_string_view view);
+
 }  // namespace
 
 Result<ParsedReport> ParseReportJson(std::string_view text) {
-  thread_local Parser p;
+  Parser& p = ThreadParser();
   p.buffer.assign(text);
   p.buffer.resize(text.size() + simdjson::SIMDJSON_PADDING);
-  simdjson::padded_string_view view(p.buffer.data(), text.size(), p.buffer.size());
+  return ParsePadded(p,
+                     simdjson::padded_string_view(p.buffer.data(), text.size(), p.buffer.size()));
+}
+
+Result<ParsedReport> ParseReportJsonPadded(std::string_view text) {
+  return ParsePadded(
+      ThreadParser(),
+      simdjson::padded_string_view(text.data(), text.size(), text.size() + kReportParsePadding));
+}
+
+namespace {
+
+Result<ParsedReport> ParsePadded(Parser& p, simdjson::padded_string_view view) {
   ParsedReport r;
   bool is_object = false, has_host = false, has_findings = false;
   try {
@@ -266,7 +287,7 @@ Result<ParsedReport> ParseReportJson(std::string_view text) {
       // checked in full by the DOM parser (a rare path).
       thread_local simdjson::dom::parser dom;
       simdjson::dom::element root;
-      Check(dom.parse(p.buffer.data(), text.size(), false).get(root));
+      Check(dom.parse(view.data(), view.length(), false).get(root));
     } else {
       is_object = true;
       od::object o;
@@ -348,6 +369,8 @@ Result<ParsedReport> ParseReportJson(std::string_view text) {
   }
   return r;
 }
+
+}  // namespace
 
 // ---- binary form for the index ----
 namespace {

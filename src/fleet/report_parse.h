@@ -43,6 +43,13 @@ struct ParsedReport {
 // "node H: missing or malformed \"time\" '...'", "node H: no \"findings\" array (...)".
 Result<ParsedReport> ParseReportJson(std::string_view json_text);
 
+// Bytes ParseReportJsonPadded needs readable after the text (the parser's SIMD padding).
+inline constexpr size_t kReportParsePadding = 64;
+
+// As ParseReportJson, for text followed by at least kReportParsePadding readable bytes (a read
+// buffer sized for it): parsed where it lies, without a copy.
+Result<ParsedReport> ParseReportJsonPadded(std::string_view json_text);
+
 // The index's binary form of a ParsedReport (report_index.h). Decode returns false on any
 // inconsistency (short input, a length past the end); `in` is advanced past the record.
 void EncodeParsedReport(const ParsedReport& r, std::string& out);

@@ -3,9 +3,11 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <climits>
 #include <cmath>
 #include <condition_variable>
@@ -18,6 +20,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <type_traits>
 
 #include "core/input_file.h"
 #include "core/root_fs.h"
@@ -25,6 +28,7 @@
 #include "core/time_spec.h"
 #include "facts/gpu_facts.h"
 #include "fleet/report_index.h"
+#include "fleet/report_walk.h"
 #include "rules/stored_action.h"
 
 namespace gpudoctor::fleet {
@@ -38,10 +42,10 @@ constexpr int64_t kMaxSpreadS = 180 * 86400;
 constexpr size_t kMaxFileBytes = 16u << 20;
 constexpr size_t kMaxStreamBytes = 256u << 20;
 
-}  // namespace
-
-Status AddParsedReport(const ParsedReport& r, const std::string& source, int64_t now_s,
-                       FleetData& data) {
+// AddParsedReport; kMove: the report's findings are moved into `data`, not copied.
+template <bool kMove>
+Status AddParsed(std::conditional_t<kMove, ParsedReport&, const ParsedReport&> r,
+                 const std::string& source, int64_t now_s, FleetData& data) {
   const std::string& host = r.host;
   const std::string& time_text = r.time_text;
   const int64_t t = r.time_s;
@@ -105,8 +109,12 @@ Status AddParsedReport(const ParsedReport& r, const std::string& source, int64_t
                              "node " +
                                  host + " has no GPU rows and is not compared with peers"});
   }
-  for (const auto& e : r.findings) {
-    data.findings.push_back(e);
+  for (auto& e : r.findings) {
+    if constexpr (kMove) {
+      data.findings.push_back(std::move(e));
+    } else {
+      data.findings.push_back(e);
+    }
     data.findings.back().node = host;
     data.findings.back().time_s = t;
   }
@@ -117,6 +125,18 @@ Status AddParsedReport(const ParsedReport& r, const std::string& source, int64_t
   }
   data.reports.push_back(std::move(rep));
   return Status::Ok();
+}
+
+}  // namespace
+
+Status AddParsedReport(const ParsedReport& r, const std::string& source, int64_t now_s,
+                       FleetData& data) {
+  return AddParsed<false>(r, source, now_s, data);
+}
+
+Status AddParsedReport(ParsedReport&& r, const std::string& source, int64_t now_s,
+                       FleetData& data) {
+  return AddParsed<true>(r, source, now_s, data);
 }
 
 void DropTimeOutliers(FleetData& data) {
@@ -161,7 +181,7 @@ void DropTimeOutliers(FleetData& data) {
 Status AddReport(std::string_view text, const std::string& source, int64_t now_s, FleetData& data) {
   auto parsed = ParseReportJson(text);
   if (!parsed.ok()) return parsed.status();
-  return AddParsedReport(*parsed, source, now_s, data);
+  return AddParsedReport(std::move(*parsed), source, now_s, data);
 }
 
 std::vector<std::string_view> SplitDocuments(std::string_view s) {
@@ -296,11 +316,12 @@ void ParseStream(std::string_view stream, const std::string& source, std::vector
 }
 
 // The documents of one report file: one report (named by the file), or a stream of them.
+// `text` is followed by kReportParsePadding readable bytes (ReadReportFile's buffer).
 std::vector<IndexedDoc> ParseFile(std::string_view text, const std::string& file) {
   std::vector<IndexedDoc> out;
   // A file that parses as one document is one report (two or more documents never parse as
   // one); only a file that does not is split, to tell a stream from a broken report.
-  auto parsed = ParseReportJson(text);
+  auto parsed = ParseReportJsonPadded(text);
   if (parsed.ok() || SplitDocuments(text).size() <= 1) {
     IndexedDoc d;
     d.source = file;
@@ -317,6 +338,42 @@ std::vector<IndexedDoc> ParseFile(std::string_view text, const std::string& file
   return out;
 }
 
+// Reads regular file `path` into `buf`, reused from file to file (no allocation per file),
+// with kReportParsePadding bytes of room after the text for the parser; the text's length.
+// Anything unusual (not a regular file, too large, a read error, a file that grows while
+// read) is left to ReadRegularInputFile, which names it.
+Result<size_t> ReadReportFile(const std::string& path, std::string& buf) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd >= 0) {
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+        static_cast<uint64_t>(st.st_size) <= kMaxFileBytes) {
+      const auto size = static_cast<size_t>(st.st_size);
+      if (buf.size() < size + 1 + kReportParsePadding) buf.resize(size + 1 + kReportParsePadding);
+      size_t got = 0;
+      bool ok = true;
+      while (got <= size) {  // one byte more than the size: a file that grew is read again
+        const ssize_t n = ::read(fd, buf.data() + got, size + 1 - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+          ok = n == 0;
+          break;
+        }
+        got += static_cast<size_t>(n);
+      }
+      ::close(fd);
+      if (ok && got <= size) return got;
+    } else {
+      ::close(fd);
+    }
+  }
+  auto text = ReadRegularInputFile(path, kMaxFileBytes);
+  if (!text.ok()) return text.status();
+  buf.assign(*text);
+  buf.resize(text->size() + kReportParsePadding);
+  return text->size();
+}
+
 // Reads and parses files on worker threads (file i on worker i mod K), at most kAhead files
 // ahead of the consumer, who takes them in order: parsing spreads over the cores, reading
 // overlaps parsing, and a directory costs K workers, not one hand-off per file. Each Next()
@@ -326,6 +383,16 @@ struct ParsedFile {
   size_t bytes = 0;
   std::vector<IndexedDoc> docs;
 };
+
+// One file read (into this thread's buffer) and parsed.
+Result<ParsedFile> ReadAndParse(const std::string& path) {
+  thread_local std::string buf;
+  auto size = ReadReportFile(path, buf);
+  if (!size.ok()) return size.status();
+  ParsedFile r{*size, ParseFile(std::string_view(buf.data(), *size), path)};
+  if (buf.capacity() > (size_t{1} << 20)) std::string().swap(buf);  // after a large file
+  return r;
+}
 
 class ReadAhead {
  public:
@@ -345,9 +412,7 @@ class ReadAhead {
             s->room.wait(lock, [&] { return s->abandoned || i < s->taken + kAhead; });
             if (s->abandoned) return;
           }
-          auto text = ReadRegularInputFile(s->paths[i], kMaxFileBytes);
-          Result<ParsedFile> r = text.status();
-          if (text.ok()) r = ParsedFile{text->size(), ParseFile(*text, s->paths[i])};
+          Result<ParsedFile> r = ReadAndParse(s->paths[i]);
           std::lock_guard lock(s->mu);
           s->results[i].emplace(std::move(r));
           if (s->waiting == i) s->ready.notify_one();
@@ -406,135 +471,24 @@ int64_t ChangePoint(int64_t t, int64_t now_s) {
   return at;
 }
 
-void ApplyDocs(const std::vector<IndexedDoc>& docs, int64_t now_s, FleetData& data,
-               int64_t* stable_until_s = nullptr) {
-  for (const auto& d : docs) {
+// Applies documents; `docs` is an rvalue when they are not kept (moved from, not copied).
+template <typename Docs>
+void ApplyDocs(Docs&& docs, int64_t now_s, FleetData& data, int64_t* stable_until_s = nullptr) {
+  constexpr bool kMove = !std::is_lvalue_reference_v<Docs>;
+  for (auto& d : docs) {
     if (stable_until_s != nullptr && d.ok) {
       *stable_until_s = std::min(*stable_until_s, ChangePoint(d.report.time_s, now_s));
     }
-    Status s = d.ok ? AddParsedReport(d.report, d.source, now_s, data) : ParseError(d.error);
+    Status s = Status::Ok();
+    if (!d.ok) {
+      s = ParseError(d.error);
+    } else if constexpr (kMove) {
+      s = AddParsedReport(std::move(d.report), d.source, now_s, data);
+    } else {
+      s = AddParsedReport(d.report, d.source, now_s, data);
+    }
     if (!s.ok()) data.problems.push_back({d.source, "", s.message()});
   }
-}
-
-constexpr int kMaxDirDepth = 8;
-constexpr size_t kMaxFiles = 1000000;
-
-// The *.json files under `dir` in name order, depth first, subdirectories up to kMaxDirDepth
-// below the top; directories not entered (too deep, symbolic links, unreadable) are listed.
-// `info` gets each file's lstat when it is a regular file (not a link), else nothing. The
-// entries are stat'ed relative to the open directory (one path lookup step each): at 40,000
-// reports this walk is what a card or slot query costs.
-void CollectFiles(const std::string& dir, int depth, std::vector<std::string>& files,
-                  std::vector<std::optional<FileInfo>>& info, std::vector<InputProblem>& problems) {
-  DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) {
-    problems.push_back({dir, "", "cannot open directory: skipped"});
-    return;
-  }
-  std::vector<std::string> names;
-  while (struct dirent* e = ::readdir(d)) {
-    if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
-    names.emplace_back(e->d_name);
-  }
-  std::sort(names.begin(), names.end());
-  const int fd = ::dirfd(d);
-  for (const auto& name : names) {
-    if (files.size() >= kMaxFiles) {
-      problems.push_back(
-          {dir, "", "more than " + std::to_string(kMaxFiles) + " report files: the rest not read"});
-      break;
-    }
-    struct stat st;
-    if (::fstatat(fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-    const bool json = name.size() > 5 && EndsWith(name, ".json");
-    if (!json && !S_ISDIR(st.st_mode) && !S_ISLNK(st.st_mode)) continue;
-    std::string p = dir + "/" + name;
-    if (S_ISDIR(st.st_mode)) {
-      if (depth >= kMaxDirDepth) {
-        problems.push_back(
-            {p, "",
-             "directory more than " + std::to_string(kMaxDirDepth) + " levels deep: skipped"});
-      } else {
-        CollectFiles(p, depth + 1, files, info, problems);
-      }
-      continue;
-    }
-    if (S_ISLNK(st.st_mode)) {
-      // A link to a file is read like the file; a link to a directory could loop.
-      auto target = RootFs::Stat(p);
-      if (target.ok() && target->is_dir) {
-        problems.push_back({p, "", "symbolic link to a directory: not followed, skipped"});
-        continue;
-      }
-    }
-    if (!json) continue;
-    files.push_back(std::move(p));
-    if (S_ISREG(st.st_mode)) {
-      FileInfo fi;
-      fi.mtime_unix_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-      fi.size_bytes = static_cast<uint64_t>(st.st_size);
-      fi.is_regular = true;
-      info.emplace_back(fi);
-    } else {
-      info.emplace_back();
-    }
-  }
-  ::closedir(d);
-}
-
-// The report files of directory `dir` with their stat (a link's target; nothing when the stat
-// fails or the file is not regular) and the problems of the walk.
-struct ReportFiles {
-  std::vector<std::string> files;
-  std::vector<std::optional<FileInfo>> info;
-  std::vector<InputProblem> problems;
-};
-
-// An error when `dir` itself cannot be listed.
-Result<ReportFiles> ListReportFiles(const std::string& dir) {
-  ReportFiles r;
-  CollectFiles(dir, 0, r.files, r.info, r.problems);
-  if (r.files.empty() && r.problems.size() == 1 && r.problems[0].source == dir &&
-      r.problems[0].message == "cannot open directory: skipped") {
-    return IoError(dir + ": cannot open directory");
-  }
-  for (size_t i = 0; i < r.files.size(); ++i) {
-    if (r.info[i]) continue;
-    if (auto fi = RootFs::Stat(r.files[i]); fi.ok() && fi->is_regular) r.info[i] = *fi;
-  }
-  return r;
-}
-
-void HashBytes(uint64_t& h, const void* p, size_t n) {
-  const auto* b = static_cast<const unsigned char*>(p);
-  for (size_t i = 0; i < n; ++i) {
-    h ^= b[i];
-    h *= 1099511628211ull;
-  }
-}
-void HashStr(uint64_t& h, const std::string& s) {
-  uint64_t n = s.size();
-  HashBytes(h, &n, sizeof(n));
-  HashBytes(h, s.data(), s.size());
-}
-
-uint64_t Fingerprint(const ReportFiles& r) {
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < r.files.size(); ++i) {
-    HashStr(h, r.files[i]);
-    const uint8_t ok = r.info[i] ? 1 : 0;
-    HashBytes(h, &ok, 1);
-    if (r.info[i]) {
-      HashBytes(h, &r.info[i]->size_bytes, sizeof(uint64_t));
-      HashBytes(h, &r.info[i]->mtime_unix_ns, sizeof(int64_t));
-    }
-  }
-  for (const auto& p : r.problems) {
-    HashStr(h, p.source);
-    HashStr(h, p.message);
-  }
-  return h;
 }
 
 }  // namespace
@@ -543,7 +497,7 @@ void AddReportStream(std::string_view stream, const std::string& source, int64_t
                      FleetData& data) {
   std::vector<IndexedDoc> docs;
   ParseStream(stream, source, docs);
-  ApplyDocs(docs, now_s, data);
+  ApplyDocs(std::move(docs), now_s, data);
 }
 
 Status ReadReports(const std::string& path, int64_t now_s, FleetData& data,
@@ -571,10 +525,10 @@ Status ReadReports(const std::string& path, int64_t now_s, FleetData& data,
   std::vector<std::optional<FileInfo>> file_info;
   const bool use_index = info->is_dir && !index_path.empty();
   if (info->is_dir) {
-    auto listing = ListReportFiles(path);
+    auto listing = WalkReports(path, /*with_paths=*/true, per_file_timeout);
     if (!listing.ok()) return listing.status();
-    ReportFiles& listed = *listing;
-    st.fingerprint = Fingerprint(listed);
+    ReportWalk& listed = *listing;
+    st.fingerprint = listed.fingerprint;
     files = std::move(listed.files);
     file_info = std::move(listed.info);
     data.problems.insert(data.problems.end(), listed.problems.begin(), listed.problems.end());
@@ -592,28 +546,41 @@ Status ReadReports(const std::string& path, int64_t now_s, FleetData& data,
     if (!st.index_note.empty()) changed = true;  // corrupt or another version: rebuilt
   }
   // The files to read (not in the index), their stat from before the read, and then the files
-  // in order: from the index, or read ahead on one worker and parsed here.
-  std::vector<const IndexedFile*> cached(files.size(), nullptr);
+  // in order: from the index, or read ahead on the workers and parsed there.
+  std::vector<uint8_t> cached(files.size(), 0);
   std::vector<std::string> to_read;
   for (size_t i = 0; i < files.size(); ++i) {
     if (use_index && file_info[i]) {
-      cached[i] = index.Find(files[i], file_info[i]->size_bytes, file_info[i]->mtime_unix_ns);
+      cached[i] = index.Has(files[i], file_info[i]->size_bytes, file_info[i]->mtime_unix_ns);
     }
-    if (cached[i] == nullptr) to_read.push_back(files[i]);
+    if (!cached[i]) to_read.push_back(files[i]);
   }
   // Most files are one report of a few GPUs: room for them up front (no regrowth of 1 GB).
   data.reports.reserve(data.reports.size() + files.size());
   data.samples.reserve(data.samples.size() + files.size() * 8);
+  // Address space only (untouched until used): no regrowth copies of the cards and job labels.
+  data.cards.reserve(data.cards.size() + files.size() * 8);
+  data.card_jobs.reserve(data.card_jobs.size() + files.size() * 8);
   ReadAhead reader(std::move(to_read));
+  std::vector<IndexedDoc> docs;  // one file's documents from the index (decoded when used)
   for (size_t i = 0; i < files.size(); ++i) {
     const std::string& f = files[i];
-    if (cached[i] != nullptr) {
-      ApplyDocs(cached[i]->docs, now_s, data, &st.stable_until_s);
-      ++hits;
-      ++st.files_from_index;
-      continue;
+    Result<ParsedFile> parsed = InputTimeoutError(f);
+    if (cached[i]) {
+      if (index.Decode(f, file_info[i]->size_bytes, file_info[i]->mtime_unix_ns, docs)) {
+        ApplyDocs(std::move(docs), now_s, data, &st.stable_until_s);
+        ++hits;
+        ++st.files_from_index;
+        continue;
+      }
+      // Its record does not decode: parsed here (it was not read ahead), the index rewritten.
+      changed = true;
+      if (auto r = RunWithDeadline([f] { return ReadAndParse(f); }, deadline())) {
+        parsed = std::move(*r);
+      }
+    } else {
+      parsed = reader.Next(deadline());
     }
-    auto parsed = reader.Next(deadline());
     if (!parsed.ok()) {
       data.problems.push_back({f, "", parsed.status().message()});
       // A file that did not answer in time: the filesystem is hung, and every other file on it
@@ -627,14 +594,13 @@ Status ReadReports(const std::string& path, int64_t now_s, FleetData& data,
       continue;
     }
     ++st.files_parsed;
-    ApplyDocs(parsed->docs, now_s, data, &st.stable_until_s);
-    // The size and mtime from before the read: a file changed while read is parsed again next
-    // time (its mtime moved on).
-    if (file_info[i] && file_info[i]->size_bytes == parsed->bytes) {
-      index.Put(f, IndexedFile{file_info[i]->size_bytes, file_info[i]->mtime_unix_ns,
-                               std::move(parsed->docs)});
+    // Kept in the index (encoded) with the size and mtime from before the read: a file changed
+    // while read is parsed again next time (its mtime moved on). Then applied and dropped.
+    if (use_index && file_info[i] && file_info[i]->size_bytes == parsed->bytes) {
+      index.Put(f, file_info[i]->size_bytes, file_info[i]->mtime_unix_ns, parsed->docs);
       changed = true;
     }
+    ApplyDocs(std::move(parsed->docs), now_s, data, &st.stable_until_s);
   }
   if (use_index && (changed || hits != loaded)) {
     Status s = index.Save(index_path, files);
@@ -645,12 +611,12 @@ Status ReadReports(const std::string& path, int64_t now_s, FleetData& data,
   return Status::Ok();
 }
 
-Result<uint64_t> ReportsFingerprint(const std::string& dir) {
+Result<uint64_t> ReportsFingerprint(const std::string& dir, std::chrono::milliseconds stall) {
   auto info = RootFs::Stat(dir);
   if (!info.ok() || !info->is_dir) return IoError(dir + ": not a directory");
-  auto listed = ListReportFiles(dir);
+  auto listed = WalkReports(dir, /*with_paths=*/false, stall);
   if (!listed.ok()) return listed.status();
-  return Fingerprint(*listed);
+  return listed->fingerprint;
 }
 
 std::string DefaultIndexPath(const std::string& dir) {

@@ -36,6 +36,9 @@ Status AddReport(std::string_view json_text, const std::string& source, int64_t 
 // host's clock (duplicates, dates, clock skew), then cards, samples, job labels and findings.
 Status AddParsedReport(const ParsedReport& report, const std::string& source, int64_t now_s,
                        FleetData& data);
+// The same, moving the report's findings into `data` (a report not kept afterwards).
+Status AddParsedReport(ParsedReport&& report, const std::string& source, int64_t now_s,
+                       FleetData& data);
 
 // Splits a stream of concatenated JSON objects (whitespace or newlines between them) into
 // documents. Text outside any object is returned as a separate chunk, so it is reported. A
@@ -89,9 +92,11 @@ Status ReadReports(const std::string& path, int64_t now_s, FleetData& data,
                    ReadStats* stats);
 
 // A hash of what ReadReports would read from directory `dir`: every report file's path, size
-// and modification time (ns), and the directories the walk skipped. One stat per file, no
-// read: a file added, removed, renamed or rewritten (its mtime moves) changes it.
-Result<uint64_t> ReportsFingerprint(const std::string& dir);
+// and modification time (ns), and the directories the walk skipped (report_walk.h). One stat
+// per file, no read: a file added, removed, renamed or rewritten (its mtime moves) changes it.
+// A timeout error when the stats make no progress for `stall`.
+Result<uint64_t> ReportsFingerprint(const std::string& dir,
+                                    std::chrono::milliseconds stall = std::chrono::seconds(10));
 
 // Where the CLI keeps the index of reports directory `dir`: $XDG_CACHE_HOME (else
 // $HOME/.cache)/gpudoctor/fleet-index-<hash of the absolute path>.idx; "" when neither variable

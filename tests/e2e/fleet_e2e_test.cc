@@ -3,9 +3,11 @@
 // API on 127.0.0.1 (healthy, down, slow); and `check --npd` on fake NVML fixtures.
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <thread>
@@ -107,6 +109,52 @@ TEST(FleetE2eTest, CardAndSlotVerdictsFromTheSwapHistory) {
   EXPECT_NE(text.out.find("2026-01-12T00:00:00Z  crit gpu.xid  card SN-A in nodeB:0000:2a:00.0"),
             std::string::npos)
       << text.out;
+}
+
+// The one file in `dir` whose name ends with `suffix`, "" when none or several.
+std::string OnlyFileEnding(const std::string& dir, const std::string& suffix) {
+  std::string found;
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() >= suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      found = e.path().string();
+      ++n;
+    }
+  }
+  return n == 1 ? found : "";
+}
+
+ino_t InodeOf(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? st.st_ino : 0;
+}
+
+TEST(FleetE2eTest, PlainRunWritesTheQueryIndexForTheFirstQuery) {
+  testing::TempDir cache;
+  const std::map<std::string, std::string> env = {{"XDG_CACHE_HOME", cache.path()}};
+  const std::string reports = FixturePath("fleet/swap");
+  RunResult run =
+      RunGpudoctor({"fleet", "--json", "--reports", reports}, std::chrono::seconds(30), env);
+  ASSERT_NE(run.exit_code, 3) << run.err;
+  const std::string qindex = OnlyFileEnding(cache.path() + "/gpudoctor", ".idx.q");
+  ASSERT_FALSE(qindex.empty()) << "a plain run wrote no query index";
+  const ino_t written = InodeOf(qindex);
+  ASSERT_NE(written, 0u);
+  // The first query is answered from it: the file is not rewritten (a query that reads the
+  // reports writes a new file, by rename), and the verdict is the full read's.
+  RunResult card = RunGpudoctor({"fleet", "--json", "--reports", reports, "card", "SN-A"},
+                                std::chrono::seconds(30), env);
+  EXPECT_EQ(InodeOf(qindex), written);
+  RunResult full = RunGpudoctor({"fleet", "--json", "--reports", reports, "card", "SN-A"},
+                                std::chrono::seconds(30), {{"GPUDOCTOR_FLEET_INDEX", "off"}});
+  EXPECT_EQ(card.exit_code, full.exit_code);
+  EXPECT_EQ(card.out, full.out);
+  EXPECT_EQ(Parse(card)["verdict"], "card");
+  // Another plain run on the same reports leaves the fresh index alone.
+  RunGpudoctor({"fleet", "--reports", reports}, std::chrono::seconds(30), env);
+  EXPECT_EQ(InodeOf(qindex), written);
 }
 
 // "HOST: " before every line, as pdsh prints it.

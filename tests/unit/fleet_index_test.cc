@@ -7,11 +7,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "core/time_spec.h"
+#include "fleet/index_file.h"
 #include "fleet/ledger.h"
 #include "fleet/onsets.h"
 #include "fleet/report_index.h"
@@ -206,6 +208,63 @@ TEST(FleetIndexTest, CorruptOrForeignIndexIsRebuiltNeverTrusted) {
     ASSERT_TRUE(ReadReports(reports, kNow, again, std::chrono::seconds(5), index, &st2).ok());
     EXPECT_EQ(st2.files_from_index, 2u) << what << ": the rebuilt index is used";
   }
+}
+
+// A file's record is decoded only when the file is used; one that does not decode (a file that
+// passes its checksum but holds a bad record) is never used: that report is parsed again, the
+// others still come from the index, and the index is rewritten.
+TEST(FleetIndexTest, RecordThatDoesNotDecodeIsParsedAgain) {
+  testing::TempDir dir;
+  dir.Write("r/a.json", Report("n0", kT0, "SN0"));
+  dir.Write("r/b.json", Report("n1", kT0, "SN1"));
+  const std::string reports = dir.path() + "/r", index = dir.path() + "/fleet.idx";
+  FleetData plain;
+  ASSERT_TRUE(ReadReports(reports, kNow, plain).ok());
+  {
+    FleetData d;
+    ASSERT_TRUE(ReadReports(reports, kNow, d, std::chrono::seconds(5), index, nullptr).ok());
+  }
+  std::string file;
+  {
+    std::ifstream in(index, std::ios::binary);
+    file.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  constexpr size_t kHeader = 31;  // magic + NUL, version, length, checksum (index_file.h)
+  ASSERT_GT(file.size(), kHeader);
+  std::string payload = file.substr(kHeader);
+  // The table: count, then per file path, size, mtime, record length, record. The record of
+  // b.json gets a document count its bytes cannot hold.
+  size_t pos = 4;
+  bool broken = false;
+  for (int i = 0; i < 2; ++i) {
+    uint32_t len;
+    std::memcpy(&len, payload.data() + pos, 4);
+    const std::string path = payload.substr(pos + 4, len);
+    pos += 4 + len + 16;
+    uint32_t record;
+    std::memcpy(&record, payload.data() + pos, 4);
+    pos += 4;
+    if (path.size() >= 6 && path.substr(path.size() - 6) == "b.json") {
+      const uint32_t huge = 0x7fffffff;
+      std::memcpy(payload.data() + pos, &huge, 4);
+      broken = true;
+    }
+    pos += record;
+  }
+  ASSERT_TRUE(broken);
+  ASSERT_TRUE(WriteIndexFile(index, IndexFileKind{"GDFLEETIDX", 2, "fleet index"}, payload).ok());
+  FleetData d;
+  ReadStats st;
+  ASSERT_TRUE(ReadReports(reports, kNow, d, std::chrono::seconds(5), index, &st).ok());
+  EXPECT_EQ(st.files_from_index, 1u);
+  EXPECT_EQ(st.files_parsed, 1u);
+  EXPECT_TRUE(st.index_saved);
+  EXPECT_EQ(Dump(d), Dump(plain));
+  FleetData again;
+  ReadStats st2;
+  ASSERT_TRUE(ReadReports(reports, kNow, again, std::chrono::seconds(5), index, &st2).ok());
+  EXPECT_EQ(st2.files_from_index, 2u);
+  EXPECT_EQ(Dump(again), Dump(plain));
 }
 
 TEST(FleetIndexTest, ParserKeepsTheErrorsAndValueChecks) {
