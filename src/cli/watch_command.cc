@@ -159,6 +159,8 @@ int WatchCommand(const CliOptions& o) {
   // arenas per core only grows the resident set (about 1 MiB measured with 8 fake GPUs). An
   // explicit MALLOC_ARENA_MAX in the environment still wins (it is read before main).
   if (getenv("MALLOC_ARENA_MAX") == nullptr) mallopt(M_ARENA_MAX, 2);
+  // Fixed mmap/trim thresholds: a one-off large buffer is not kept (memory_upkeep.h).
+  TuneMallocForDaemon();
 
   if (!o.positional.empty())
     return CouldNotRun("watch takes no arguments: '" + o.positional[0] + "'");
@@ -220,6 +222,7 @@ int WatchCommand(const CliOptions& o) {
                     " s, slow probes every " + FormatDouble(options.slow_interval_s, 1) +
                     " s, history " + (store ? settings->db_path : std::string("off")));
   SdNotify("READY=1");
+  MemoryUpkeepAfterTick(0);  // set-up is done: its code and heap are not needed again
 
   std::unique_ptr<HistoryReader> ack_reader;  // opened once, on the first ack poll
   bool first = true;

@@ -1,27 +1,41 @@
-// Memory upkeep of the long-running `watch` daemon: gives back what its resident set holds but
-// no longer uses.
+// Memory upkeep of the long-running `watch` daemon: keeps its resident set to what it uses.
+//  - TuneMallocForDaemon(): fixed malloc thresholds (glibc otherwise raises its mmap threshold
+//    to the largest block freed, up to 32 MiB, so a one-off 1 MiB read buffer stays in the heap
+//    for good): blocks of kMmapThresholdBytes or more are mapped on their own and unmapped when
+//    freed, and free memory at the top of the heap is returned beyond kTrimThresholdBytes.
+//    Call before any thread starts (watch_command.cc, next to M_ARENA_MAX).
 //  - TrimHeap(): free heap memory of every malloc arena back to the kernel (malloc_trim).
-//  - PageOutCode(): asks the kernel (MADV_PAGEOUT, Linux >= 5.4) to reclaim the resident pages of
-//    the read-only segments (code, constants) of the program and the libraries it has loaded.
-//    Start-up code (option parsing, config, the first tick's one-off reads) is resident after the
-//    first minute but never runs again; pages that do run again fault back in at their next use
-//    (from the page cache). Pages shared with another process are left alone by the kernel.
-// Both only advise: nothing breaks when the kernel declines (older kernels: EINVAL, ignored).
-// Thread-safe (malloc_trim and madvise are); meant for once a minute or less, not per tick.
+//  - ReleaseCode(): drops this process's mappings of the pages of the read-only segments (code,
+//    constants) of the program and its libraries (MADV_DONTNEED on these private file mappings;
+//    the vDSO is left alone). The pages stay in the page cache: code that runs again faults back
+//    in at its next use (a minor fault, mapping its 64 KiB neighbourhood), code that does not
+//    (start-up, option parsing, the first tick's one-off reads, a slow round long past) stops
+//    counting in the resident set. Writable segments (data, RELRO) are never touched, so no
+//    state is lost: read-only file pages are re-read as they were.
+// Nothing breaks when the kernel declines advice (EINVAL on odd ranges is ignored).
+// Thread-safe (malloc_trim and madvise are); meant for every few seconds or less, not per call.
 #pragma once
 
 #include <cstddef>
 
 namespace gpudoctor {
 
+inline constexpr size_t kMmapThresholdBytes = 256 << 10;
+inline constexpr size_t kTrimThresholdBytes = 256 << 10;
+
+void TuneMallocForDaemon();
+
 // True when some memory was given back.
 bool TrimHeap();
 
-// Bytes of read-only mappings advised (0 when madvise refused every range).
-size_t PageOutCode();
+// Bytes of read-only mappings released (0 when madvise refused every range).
+size_t ReleaseCode();
 
-// The watch loop's schedule: both after the first tick (start-up is over), then the heap every 60
-// ticks and the code every 3600. `tick` counts from 1.
+// The watch loop's schedule, `tick` counting from 1; tick 0 is "set-up done, no tick yet".
+// Both the heap and the code: at tick 0 (set-up: configuration, history database, HTTP server),
+// after tick 1 (the first tick's one-off reads), then every kUpkeepEveryTicks ticks, so that
+// the resident code is what ran in the last few ticks and not everything that ever ran.
+inline constexpr unsigned long long kUpkeepEveryTicks = 10;
 void MemoryUpkeepAfterTick(unsigned long long tick);
 
 }  // namespace gpudoctor
