@@ -50,9 +50,9 @@ size_t ReleaseCode() {
 }
 
 void MemoryUpkeepAfterTick(unsigned long long tick) {
-  if (tick > 1 && tick % kUpkeepEveryTicks != 0) return;
-  TrimHeap();
-  ReleaseCode();
+  const bool start = tick <= 1;  // set-up done, first tick done
+  if (start || tick % kTrimEveryTicks == 0) TrimHeap();
+  if (start || tick % kReleaseCodeEveryTicks == 0) ReleaseCode();
 }
 
 }  // namespace gpudoctor

@@ -63,7 +63,7 @@ TEST(MemoryUpkeepTest, ReleasedCodeLeavesTheResidentSetAndStillRuns) {
   std::string s = "still ";
   s += std::to_string(42);
   EXPECT_EQ(s, "still 42");
-  for (unsigned long long tick = 0; tick <= 3 * kUpkeepEveryTicks; ++tick)
+  for (unsigned long long tick = 0; tick <= kReleaseCodeEveryTicks; ++tick)
     MemoryUpkeepAfterTick(tick);
   EXPECT_GT(ReleaseCode(), size_t{0});
 }
