@@ -160,8 +160,6 @@ int WatchCommand(const CliOptions& o) {
   // second arena still held 0.3-0.4 MiB more than one, at no measurable CPU cost (docs/cost.md).
   // An explicit MALLOC_ARENA_MAX in the environment still wins (it is read before main).
   if (getenv("MALLOC_ARENA_MAX") == nullptr) mallopt(M_ARENA_MAX, 1);
-  // Fixed mmap/trim thresholds: a one-off large buffer is not kept (memory_upkeep.h).
-  TuneMallocForDaemon();
 
   if (!o.positional.empty())
     return CouldNotRun("watch takes no arguments: '" + o.positional[0] + "'");

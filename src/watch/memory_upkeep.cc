@@ -35,12 +35,6 @@ int ReleaseObject(struct dl_phdr_info* info, size_t /*size*/, void* data) {
 
 }  // namespace
 
-void TuneMallocForDaemon() {
-  // Setting either threshold also turns glibc's dynamic adjustment of both off.
-  mallopt(M_MMAP_THRESHOLD, static_cast<int>(kMmapThresholdBytes));
-  mallopt(M_TRIM_THRESHOLD, static_cast<int>(kTrimThresholdBytes));
-}
-
 bool TrimHeap() { return malloc_trim(0) != 0; }
 
 size_t ReleaseCode() {

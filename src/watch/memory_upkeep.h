@@ -1,9 +1,8 @@
 // Memory upkeep of the long-running `watch` daemon: keeps its resident set to what it uses.
-//  - TuneMallocForDaemon(): fixed malloc thresholds (glibc otherwise raises its mmap threshold
-//    to the largest block freed, up to 32 MiB, so a one-off 1 MiB read buffer stays in the heap
-//    for good): blocks of kMmapThresholdBytes or more are mapped on their own and unmapped when
-//    freed, and free memory at the top of the heap is returned beyond kTrimThresholdBytes.
-//    Call before any thread starts (watch_command.cc, next to M_ARENA_MAX).
+// (Fixed malloc mmap/trim thresholds were tried and dropped: a tick's large buffers, from the
+// store writer, sock_diag replies and file reads, were then mapped and unmapped every tick, about
+// 65 page faults a tick, which cost more CPU on the development VM than the memory they saved;
+// malloc_trim below returns free pages from inside the heap as well.)
 //  - TrimHeap(): free heap memory of every malloc arena back to the kernel (malloc_trim).
 //  - ReleaseCode(): drops this process's mappings of the pages of the read-only segments (code,
 //    constants) of the program and its libraries (MADV_DONTNEED on these private file mappings;
@@ -13,17 +12,12 @@
 //    counting in the resident set. Writable segments (data, RELRO) are never touched, so no
 //    state is lost: read-only file pages are re-read as they were.
 // Nothing breaks when the kernel declines advice (EINVAL on odd ranges is ignored).
-// Thread-safe (malloc_trim and madvise are); meant for every few seconds or less, not per call.
+// Thread-safe (malloc_trim and madvise are); meant for once a minute or less, not per tick.
 #pragma once
 
 #include <cstddef>
 
 namespace gpudoctor {
-
-inline constexpr size_t kMmapThresholdBytes = 256 << 10;
-inline constexpr size_t kTrimThresholdBytes = 256 << 10;
-
-void TuneMallocForDaemon();
 
 // True when some memory was given back.
 bool TrimHeap();

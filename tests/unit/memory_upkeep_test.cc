@@ -1,6 +1,6 @@
-// Memory upkeep of `watch` (src/watch/memory_upkeep.h): the heap is given back, large blocks are
-// not kept after they are freed, the read-only segments' pages leave the resident set, and code
-// runs on afterwards (released code faults back in).
+// Memory upkeep of `watch` (src/watch/memory_upkeep.h): the heap is given back, the read-only
+// segments' pages leave the resident set, and code runs on afterwards (released code faults back
+// in).
 #include "watch/memory_upkeep.h"
 
 #include <gtest/gtest.h>
@@ -66,26 +66,6 @@ TEST(MemoryUpkeepTest, ReleasedCodeLeavesTheResidentSetAndStillRuns) {
   for (unsigned long long tick = 0; tick <= kReleaseCodeEveryTicks; ++tick)
     MemoryUpkeepAfterTick(tick);
   EXPECT_GT(ReleaseCode(), size_t{0});
-}
-
-void* volatile g_sink;  // keeps the compiler from eliding the allocations
-
-TEST(MemoryUpkeepTest, LargeBlocksAreMappedOnTheirOwnAndUnmappedOnFree) {
-  TuneMallocForDaemon();
-  TrimHeap();
-  // Untuned, glibc raises its mmap threshold to the size of a mapped block when it is freed
-  // (16 MiB here) and then serves the next 8 MiB from the heap, where it stays after free.
-  g_sink = std::malloc(16 << 20);
-  std::free(g_sink);
-  const size_t mapped_before = mallinfo2().hblkhd;
-  g_sink = std::malloc(8 << 20);
-  EXPECT_GE(mallinfo2().hblkhd, mapped_before + (8 << 20)) << "8 MiB not mapped on its own";
-  std::free(g_sink);
-  EXPECT_LT(mallinfo2().hblkhd, mapped_before + (1 << 20)) << "not unmapped on free";
-  // Below the threshold: the heap.
-  g_sink = std::malloc(kMmapThresholdBytes / 2);
-  EXPECT_LT(mallinfo2().hblkhd, mapped_before + kMmapThresholdBytes / 2);
-  std::free(g_sink);
 }
 
 }  // namespace
