@@ -9,7 +9,6 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 
 #include "core/version.h"
 #include "fleet/fleet_json_module.h"

@@ -100,6 +100,16 @@ TEST(SharedObjectsE2eTest, FleetWithoutItsModuleSaysWhatIsMissing) {
   // Other commands do not need it.
   RunResult v = testing::RunProgram({alone, "--version"}, std::chrono::seconds(30));
   EXPECT_EQ(v.exit_code, 0) << v.err;
+  // A shared object of that name that is not the module (another build's would be refused the
+  // same way, by its ABI number, struct sizes or revision) is named as such.
+  std::filesystem::create_directories(tmp.path() + "/wrong");
+  std::filesystem::create_symlink(testing::FakeNvmlLib(),
+                                  tmp.path() + "/wrong/gpudoctor_fleet_json.so");
+  RunResult wrong = testing::RunProgram(args, std::chrono::seconds(60),
+                                        {{"GPUDOCTOR_MODULE_DIR", tmp.path() + "/wrong"}});
+  EXPECT_EQ(wrong.exit_code, 3) << wrong.out << wrong.err;
+  EXPECT_NE(wrong.err.find("no symbol gpudoctor_fleet_json_module_v1"), std::string::npos)
+      << wrong.err;
   // GPUDOCTOR_MODULE_DIR points at one.
   RunResult ok = testing::RunProgram(args, std::chrono::seconds(60),
                                      {{"GPUDOCTOR_MODULE_DIR", GPUDOCTOR_BUILD_DIR}});
