@@ -51,13 +51,16 @@ bench: build
 docs: build
 	./$(BUILD)/gpudoctor explain --markdown > docs/findings.md
 
-# Binary, systemd unit and a default config (kept when one exists). `systemctl daemon-reload &&
+# Binary, the fleet report parser module (lib/gpudoctor/, found from bin/ as ../lib/gpudoctor),
+# systemd unit and a default config (kept when one exists). `systemctl daemon-reload &&
 # systemctl enable --now gpudoctor` starts the daemon.
 install: build install-files
 
 # The copying part alone (tests/e2e/install_test.sh runs it on an existing build).
 install-files:
 	install -D -m 0755 $(BUILD)/gpudoctor $(DESTDIR)$(PREFIX)/bin/gpudoctor
+	install -D -m 0644 $(BUILD)/gpudoctor_fleet_json.so \
+	  $(DESTDIR)$(PREFIX)/lib/gpudoctor/gpudoctor_fleet_json.so
 	install -D -m 0644 deploy/systemd/gpudoctor.service $(DESTDIR)/etc/systemd/system/gpudoctor.service
 	sed -i 's|/usr/local/bin/gpudoctor|$(PREFIX)/bin/gpudoctor|' $(DESTDIR)/etc/systemd/system/gpudoctor.service
 	install -d -m 0750 $(DESTDIR)/var/lib/gpudoctor

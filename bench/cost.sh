@@ -64,6 +64,14 @@ print(f"[{variant}] check wall {w:.0f} ms (target <= 900), CPU {c:.1f} ms{ratio}
 EOF
 done
 
+# Shared objects the default check maps over its whole run (the dynamic loader's own trace,
+# needed and dlopened, plus the loader; tests/e2e/shared_objects_e2e_test.cc asserts <= 12).
+objs=$(FAKE_NVML_SCENARIO="$here/../tests/fixtures/nvml/h100_healthy.scenario" LD_DEBUG=files \
+  "$bin" check --nvml-lib "$minimal" 2>&1 >/dev/null |
+  sed -n 's/^ *\([0-9]*\):[[:space:]]*file=\([^ ]*\) .*\(needed by\|dynamically loaded by\).*/\1 \2/p' |
+  awk 'NR == 1 {pid = $1} $1 == pid {sub(".*/", "", $2); print $2}' | sort -u)
+echo "check maps $(($(echo "$objs" | grep -c .) + 1)) shared objects (target <= 12): ld-linux $(echo $objs)"
+
 echo "== 4. logs throughput vs grep -c 'NVRM: Xid' (target >= 1.5x on every mix)"
 for mix in "0.02 0.001 usual" "0.0 0.99 xid-storm"; do
   set -- $mix

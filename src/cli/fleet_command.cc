@@ -21,6 +21,7 @@
 #include "fleet/onsets.h"
 #include "fleet/prometheus_input.h"
 #include "fleet/query_index.h"
+#include "fleet/report_parse_module.h"
 #include "fleet/report_reader.h"
 
 namespace gpudoctor {
@@ -145,6 +146,11 @@ int FleetCommand(const CliOptions& o) {
   }
   FleetData data;
   ReadStats read_stats;
+  // Reports are parsed by a module loaded on first use (fleet/report_parse_module.h): without it
+  // say so once, not once per report.
+  if (!reports.empty()) {
+    if (Status s = LoadFleetJsonModule(); !s.ok()) return CouldNotRun("fleet: " + s.message());
+  }
   for (const auto& path : reports) {
     auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(per_input);
     // A directory's parsed reports are cached (report_index.h): card and slot queries and

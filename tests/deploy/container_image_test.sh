@@ -18,6 +18,7 @@ set -euo pipefail
 src=$(cd "$1" && pwd)
 build=$(cd "$2" && pwd)
 bin=$build/gpudoctor
+module=$build/gpudoctor_fleet_json.so
 fake=$build/tests/fake_nvml/libnvidia-ml.so.1
 containerfile=$src/deploy/container/Containerfile
 cache=$build/deploy-cache
@@ -26,6 +27,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 note() { echo "container_image_test [$(date +%T)]: $*"; }
 
 [ -x "$bin" ] || fail "$bin not built"
+[ -f "$module" ] || fail "$module not built (target gpudoctor_fleet_json)"
 [ -f "$fake" ] || fail "$fake not built (target fake_nvml)"
 command -v mmdebstrap >/dev/null || fail "mmdebstrap is not installed (scripts/install-deps.sh)"
 [ "$(id -u)" -eq 0 ] || fail "needs root (mmdebstrap --mode=root, podman rootful, chroot)"
@@ -74,6 +76,7 @@ mkdir -p "$work/host/sys/class/net"  # a node without NICs in sysfs, not a faile
 mkdir -p "$work/host/root/dev"
 cp "$fx/kmsg/kmsg_raw_r570_b200.log" "$work/host/root/dev/kmsg"
 cp -r "$fx/nvml" "$work/host/nvml"  # ecc_dbe.scenario includes h100_busy.scenario
+cp -r "$fx/fleet/cluster" "$work/host/reports"  # fleet's reports (its module parses them)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 # The DaemonSet's arguments (deploy/k8s/gpudoctor.yaml), with the test's listen port.
 paths=(--path.procfs /host/proc --path.sysfs /host/sys --path.rootfs /host/root --kmsg-source kmsg)
@@ -121,6 +124,9 @@ checks() {
   rc=0; out=$(run_in check --npd --npd-layer hardware --connect "$connect" --deadline 3) || rc=$?
   expect "check --npd --connect (watch gone)" 2 "unknown: gpudoctor could not run: *127.0.0.1:$port*" "$rc" "$out"
   [ $((SECONDS - t0)) -le 10 ] || fail "unreachable watch took $((SECONDS - t0)) s"
+  # fleet loads its report parser module (gpudoctor_fleet_json.so, libsimdjson) from the image.
+  rc=0; out=$(run_in fleet --reports /host/reports 2>&1) || rc=$?
+  expect "fleet (the report parser module; node02 has a crit)" 2 '*node02*' "$rc" "${out:0:300}"
 }
 
 # An HTTP GET through the binary on the host side (the image has no curl): python3.
@@ -179,6 +185,7 @@ if [ -n "$podman" ]; then
   note "podman ($driver storage): building the image from $containerfile"
   mkdir -p "$work/ctx/build"
   cp "$bin" "$work/ctx/build/gpudoctor"
+  cp "$module" "$work/ctx/build/gpudoctor_fleet_json.so"
   timeout 600 $podman build --quiet --pull=never --network=host "${limits[@]}" -f "$containerfile" \
     -t localhost/gpudoctor:test "$work/ctx" >"$work/build.log" 2>&1 ||
     { cat "$work/build.log" >&2; fail "podman build failed"; }
@@ -186,7 +193,8 @@ if [ -n "$podman" ]; then
     -v "$fake:/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1:ro"
     -v "$work/host/root:/host/root:ro" -v "$work/host/proc:/host/proc:ro"
     -v "$work/host/sys:/host/sys:ro" -v "$work/host/root/dev/kmsg:/host/root/dev/kmsg:ro"
-    -v "$work/host/nvml:/etc/fake-nvml:ro" -e FAKE_NVML_SCENARIO=/etc/fake-nvml/ecc_dbe.scenario)
+    -v "$work/host/nvml:/etc/fake-nvml:ro" -v "$work/host/reports:/host/reports:ro"
+    -e FAKE_NVML_SCENARIO=/etc/fake-nvml/ecc_dbe.scenario)
   run_in() { "${image_run[@]}" localhost/gpudoctor:test "$@"; }
   start_watch() {
     watch_id=$("${image_run[@]}" -d --name "gpudoctor-watch-$$" localhost/gpudoctor:test "$@")
@@ -196,6 +204,10 @@ if [ -n "$podman" ]; then
   closure=$($podman run --rm "${limits[@]}" --entrypoint ldd localhost/gpudoctor:test \
     /usr/local/bin/gpudoctor) || fail "ldd in the image failed"
   ! grep -q "not found" <<<"$closure" || fail "libraries missing in the image: $closure"
+  # And the fleet module's (libsimdjson, libstdc++), where the binary looks for it.
+  closure=$($podman run --rm "${limits[@]}" --entrypoint ldd localhost/gpudoctor:test \
+    /usr/local/lib/gpudoctor/gpudoctor_fleet_json.so) || fail "ldd of the fleet module in the image failed"
+  ! grep -q "not found" <<<"$closure" || fail "libraries of the fleet module missing in the image: $closure"
   checks
   note "PASS (podman image localhost/gpudoctor:test)"
   exit 0
@@ -209,9 +221,10 @@ key=$(echo "$packages" | md5sum | cut -c1-12)
 rootfs_tar=$(tarball "bookworm-gpudoctor-runtime-$key" --include="$(echo $packages | tr ' ' ',')")
 tar -xf "$rootfs_tar" -C "$root"
 install -m 0755 "$bin" "$root/usr/local/bin/gpudoctor"
+install -D -m 0644 "$module" "$root/usr/local/lib/gpudoctor/gpudoctor_fleet_json.so"
 install -m 0644 "$fake" "$root/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1"
 mkdir -p "$root/host"
-cp -r "$work/host/root" "$work/host/proc" "$work/host/sys" "$root/host/"
+cp -r "$work/host/root" "$work/host/proc" "$work/host/sys" "$work/host/reports" "$root/host/"
 cp -r "$work/host/nvml" "$root/etc/fake-nvml"
 # What the loader needs inside: /proc for /proc/self, /dev/null.
 for m in proc dev; do
@@ -221,6 +234,9 @@ for m in proc dev; do
 done
 closure=$(chroot "$root" ldd /usr/local/bin/gpudoctor) || fail "ldd in the chroot failed"
 ! grep -q "not found" <<<"$closure" || fail "libraries missing from the packages: $closure"
+closure=$(chroot "$root" ldd /usr/local/lib/gpudoctor/gpudoctor_fleet_json.so) ||
+  fail "ldd of the fleet module in the chroot failed"
+! grep -q "not found" <<<"$closure" || fail "libraries of the fleet module missing from the packages: $closure"
 run_in() { FAKE_NVML_SCENARIO=/etc/fake-nvml/ecc_dbe.scenario chroot "$root" /usr/local/bin/gpudoctor "$@"; }
 start_watch() {
   FAKE_NVML_SCENARIO=/etc/fake-nvml/ecc_dbe.scenario chroot "$root" /usr/local/bin/gpudoctor "$@" \
