@@ -1,6 +1,8 @@
 #include "core/kept_file.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -32,6 +34,14 @@ int ReadAll(int fd, std::string* out, size_t max_bytes) {
     out->append(buf, static_cast<size_t>(n));
   }
   return 0;
+}
+
+// procfs and sysfs regenerate a file's content on each read at offset 0; any other file system
+// (a fixture tree, a copy) holds regular files, which a writer may replace by rename.
+bool RegeneratedOnRead(int fd) {
+  struct statfs fs {};
+  if (::fstatfs(fd, &fs) != 0) return false;
+  return fs.f_type == PROC_SUPER_MAGIC || fs.f_type == SYSFS_MAGIC;
 }
 
 }  // namespace
@@ -67,6 +77,7 @@ Status KeptFile::Read(std::string* out, size_t max_bytes) {
     if (fresh) {
       fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
       if (fd_ < 0) return ErrnoError(path_, errno);
+      if (keep_ && !RegeneratedOnRead(fd_)) keep_ = false;
     }
     int err = ReadAll(fd_, out, max_bytes);
     if (!keep_) Close();

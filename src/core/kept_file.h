@@ -2,7 +2,9 @@
 // Read, for files a watch reads every tick (/proc/stat, /sys/class/net/IF/statistics/*). The
 // kernel regenerates such a file's content on each read at offset 0 (seq_file and kernfs
 // attributes), so a kept descriptor reads fresh values while the path lookup, open and close of
-// every tick are saved. Not for regular files: one replaced by rename keeps reading the old one.
+// every tick are saved. Only procfs and sysfs files are kept: a file on any other file system (a
+// fixture tree under --path.procfs, which tests replace by rename) is opened afresh on every Read,
+// decided by fstatfs at the first open.
 //
 // A read failing with ENODEV or ESTALE (the object behind the attribute is gone: an interface
 // removed, perhaps created again under the same name) closes the descriptor and retries once

@@ -13,6 +13,7 @@ const gpudoctor::fleet::FleetJsonModule kModule = {
     sizeof(gpudoctor::Result<gpudoctor::fleet::ParsedReport>),
     gpudoctor::GpudoctorRevision(),
     &gpudoctor::fleet::ParseReportJson,
+    &gpudoctor::fleet::ParseReportJsonPadded,
     &gpudoctor::fleet::EncodeParsedReport,
     &gpudoctor::fleet::DecodeParsedReport,
 };
@@ -21,6 +22,6 @@ const gpudoctor::fleet::FleetJsonModule kModule = {
 
 // The one symbol the module exports (the rest is hidden: -fvisibility=hidden, --exclude-libs).
 extern "C" __attribute__((visibility("default"))) const gpudoctor::fleet::FleetJsonModule*
-gpudoctor_fleet_json_module_v1() {
+gpudoctor_fleet_json_module_v2() {
   return &kModule;
 }

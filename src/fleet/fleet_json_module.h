@@ -21,9 +21,9 @@
 namespace gpudoctor::fleet {
 
 // Bumped whenever FleetJsonModule or the functions' signatures change.
-inline constexpr uint32_t kFleetJsonModuleAbi = 1;
+inline constexpr uint32_t kFleetJsonModuleAbi = 2;
 inline constexpr const char* kFleetJsonModuleFile = "gpudoctor_fleet_json.so";
-inline constexpr const char* kFleetJsonModuleSymbol = "gpudoctor_fleet_json_module_v1";
+inline constexpr const char* kFleetJsonModuleSymbol = "gpudoctor_fleet_json_module_v2";
 
 struct FleetJsonModule {
   uint32_t abi;            // kFleetJsonModuleAbi of the module's build
@@ -32,6 +32,8 @@ struct FleetJsonModule {
   uint32_t sizeof_result;  // sizeof(Result<ParsedReport>)
   const char* revision;    // GpudoctorRevision() of the module's build
   Result<ParsedReport> (*parse)(std::string_view json_text);
+  // ParseReportJsonPadded: kReportParsePadding readable bytes follow the text.
+  Result<ParsedReport> (*parse_padded)(std::string_view json_text);
   void (*encode)(const ParsedReport& r, std::string& out);
   bool (*decode)(std::string_view& in, ParsedReport& r);
 };

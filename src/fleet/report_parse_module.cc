@@ -108,6 +108,12 @@ Result<ParsedReport> ParseReportJson(std::string_view json_text) {
   return l.module->parse(json_text);
 }
 
+Result<ParsedReport> ParseReportJsonPadded(std::string_view json_text) {
+  const Loaded& l = Module();
+  if (l.module == nullptr) return l.status;
+  return l.module->parse_padded(json_text);
+}
+
 // Every ParsedReport comes from the module (parsed or decoded), so it is loaded by the time one
 // is encoded; without it nothing is appended (the index record is then short and its reader
 // rejects it).

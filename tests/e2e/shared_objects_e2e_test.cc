@@ -108,7 +108,7 @@ TEST(SharedObjectsE2eTest, FleetWithoutItsModuleSaysWhatIsMissing) {
   RunResult wrong = testing::RunProgram(args, std::chrono::seconds(60),
                                         {{"GPUDOCTOR_MODULE_DIR", tmp.path() + "/wrong"}});
   EXPECT_EQ(wrong.exit_code, 3) << wrong.out << wrong.err;
-  EXPECT_NE(wrong.err.find("no symbol gpudoctor_fleet_json_module_v1"), std::string::npos)
+  EXPECT_NE(wrong.err.find("no symbol gpudoctor_fleet_json_module_v2"), std::string::npos)
       << wrong.err;
   // GPUDOCTOR_MODULE_DIR points at one.
   RunResult ok = testing::RunProgram(args, std::chrono::seconds(60),

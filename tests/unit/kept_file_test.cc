@@ -41,6 +41,21 @@ TEST(KeptFileTest, FileRewrittenInPlaceIsReadAnewAndShorterContentIsNotPadded) {
   EXPECT_EQ(text, "7");
 }
 
+TEST(KeptFileTest, RegularFileReplacedByRenameIsReadFromThePath) {
+  // A fixture tree (--path.procfs) is replaced file by file with rename between samples: a kept
+  // descriptor would read the old file for ever, so only procfs and sysfs files are kept.
+  testing::TempDir dir;
+  dir.Write("stat", "cpu  1 0 0 0\n");
+  KeptFile f(dir.path() + "/stat");
+  std::string text;
+  ASSERT_TRUE(f.Read(&text).ok());
+  EXPECT_FALSE(f.is_open());
+  dir.Write("stat.new", "cpu  2 0 0 0\n");
+  ASSERT_EQ(::rename((dir.path() + "/stat.new").c_str(), (dir.path() + "/stat").c_str()), 0);
+  ASSERT_TRUE(f.Read(&text).ok());
+  EXPECT_EQ(text, "cpu  2 0 0 0\n");
+}
+
 TEST(KeptFileTest, MissingFileIsNotFoundNamingThePathAndIsOpenedOnceItExists) {
   testing::TempDir dir;
   KeptFile f(dir.path() + "/later");
