@@ -9,6 +9,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
+
+#include "core/root_fs_lines.h"
 
 namespace gpudoctor {
 namespace {
@@ -64,6 +67,51 @@ Result<std::string> RootFs::ReadFile(const std::string& path, size_t max_bytes) 
   }
   ::close(fd);
   return out;
+}
+
+Status ForEachFileLine(const std::string& path, size_t max_bytes,
+                       const std::function<bool(std::string_view line)>& fn, size_t chunk_bytes) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus(path, errno);
+  chunk_bytes = std::max<size_t>(chunk_bytes, 1);
+  std::unique_ptr<char[]> buf(new char[chunk_bytes]);
+  std::string carry;  // the start of a line that the previous chunk cut
+  size_t total = 0;
+  bool go_on = true;
+  auto emit = [&](std::string_view line) {
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    go_on = fn(line);
+  };
+  while (go_on && total < max_bytes) {
+    ssize_t n = ::read(fd, buf.get(), std::min(chunk_bytes, max_bytes - total));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      ::close(fd);
+      return ErrnoStatus(path, err);
+    }
+    if (n == 0) break;
+    total += static_cast<size_t>(n);
+    std::string_view chunk(buf.get(), static_cast<size_t>(n));
+    while (go_on) {
+      size_t nl = chunk.find('\n');
+      if (nl == std::string_view::npos) {
+        carry.append(chunk);
+        break;
+      }
+      if (carry.empty()) {
+        emit(chunk.substr(0, nl));
+      } else {
+        carry.append(chunk.substr(0, nl));
+        emit(carry);
+        carry.clear();
+      }
+      chunk.remove_prefix(nl + 1);
+    }
+  }
+  ::close(fd);
+  if (go_on && !carry.empty()) emit(carry);
+  return Status::Ok();
 }
 
 Result<std::vector<std::string>> RootFs::ListDir(const std::string& path) {

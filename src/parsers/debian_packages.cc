@@ -93,23 +93,11 @@ void ForEachStanza(std::string_view text, FieldFn fn, EndFn end) {
 
 std::vector<DebPackage> ParseStanzas(std::string_view text, bool installed_only) {
   std::vector<DebPackage> out;
-  DebPackage cur;
-  bool installed = false;
-  ForEachStanza(
-      text,
-      [&](std::string_view k, std::string_view v) {
-        if (k == "Package") cur.name = Sanitize(v, kMaxField);
-        if (k == "Architecture") cur.arch = Sanitize(v, 32);
-        if (k == "Version") cur.version = Sanitize(v, kMaxField);
-        if (k == "Status") installed = v == "install ok installed";
-      },
-      [&] {
-        if (!cur.name.empty() && !cur.version.empty() && (installed || !installed_only)) {
-          out.push_back(std::move(cur));
-        }
-        cur = DebPackage{};
-        installed = false;
-      });
+  DebPackageStream stream(installed_only);
+  for (std::string_view line : SplitLines(text)) {
+    if (DebPackage* p = stream.Line(line)) out.push_back(std::move(*p));
+  }
+  if (DebPackage* p = stream.Finish()) out.push_back(std::move(*p));
   return out;
 }
 
@@ -123,6 +111,33 @@ int MonthIndex(std::string_view m) {
 }
 
 }  // namespace
+
+DebPackage* DebPackageStream::End() {
+  bool keep = !cur_.name.empty() && !cur_.version.empty() && (installed_ || !installed_only_);
+  if (keep) done_ = std::move(cur_);
+  cur_ = DebPackage{};
+  installed_ = false;
+  open_ = false;
+  return keep ? &done_ : nullptr;
+}
+
+DebPackage* DebPackageStream::Line(std::string_view line) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  if (Trim(line).empty()) return open_ ? End() : nullptr;
+  if (line[0] == ' ' || line[0] == '\t') return nullptr;  // a continuation line
+  size_t colon = line.find(':');
+  if (colon == std::string_view::npos || colon == 0) return nullptr;
+  open_ = true;
+  std::string_view k = line.substr(0, colon);
+  std::string_view v = Trim(line.substr(colon + 1));
+  if (k == "Package") cur_.name = Sanitize(v, kMaxField);
+  if (k == "Architecture") cur_.arch = Sanitize(v, 32);
+  if (k == "Version") cur_.version = Sanitize(v, kMaxField);
+  if (k == "Status") installed_ = v == "install ok installed";
+  return nullptr;
+}
+
+DebPackage* DebPackageStream::Finish() { return open_ ? End() : nullptr; }
 
 int CompareDebianVersions(std::string_view a, std::string_view b) {
   SplitVersion x = Split3(a), y = Split3(b);

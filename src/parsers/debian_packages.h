@@ -28,6 +28,25 @@ std::vector<DebPackage> ParseDpkgStatus(std::string_view text);
 // Every stanza with Package and Version (an apt Packages list).
 std::vector<DebPackage> ParsePackagesList(std::string_view text);
 
+// The same parse, fed one line at a time (a file streamed through ForEachFileLine instead of read
+// whole): Line() returns the package a blank line closed, Finish() the one the text's end closed.
+// Feeding the lines of SplitLines(text) and then Finish() gives exactly ParseDpkgStatus(text)
+// (installed_only) or ParsePackagesList(text). Not thread-safe (one stream per object).
+class DebPackageStream {
+ public:
+  explicit DebPackageStream(bool installed_only) : installed_only_(installed_only) {}
+  // A returned package is moved out; its fields are empty afterwards.
+  DebPackage* Line(std::string_view line);
+  DebPackage* Finish();
+
+ private:
+  DebPackage* End();
+  bool installed_only_;
+  bool open_ = false;
+  bool installed_ = false;
+  DebPackage cur_, done_;
+};
+
 struct ReleaseInfo {
   std::string suite;                   // "bookworm-security"
   std::string codename;                // "bookworm-security" (Debian), "jammy" (Ubuntu)

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "core/civil_time.h"
+#include "core/root_fs_lines.h"
 #include "finding_test_util.h"
 #include "host_fixture.h"
 #include "parsers/debian_packages.h"
@@ -121,6 +122,108 @@ TEST(SecurityUpdatesTest, NoListsNoSecuritySuiteAndNothingPendingAreSilent) {
   s.host.updates = UpdateFacts{};
   s.host.updates->checked = true;
   EXPECT_TRUE(Only(s, "host.updates.security").empty());
+}
+
+// A generated host with a 1.5 MiB security Packages list and a dpkg status of 6000 packages,
+// both far over the 64 KiB read chunk, the last stanza of each without a final newline. Which
+// packages are pending follows from the generator, independently of the scan.
+struct BigIndex {
+  static constexpr int kPackages = 6000;
+  static bool Installed(int i) { return i % 13 != 0; }  // others: "deinstall ok config-files"
+  static bool Newer(int i) { return i % 3 == 0 || i % 7 == 0; }
+  static std::string Name(int i) {
+    char b[16];
+    std::snprintf(b, sizeof b, "pkg%05d", i);
+    return b;
+  }
+  static std::string Version(int i, int rev) {
+    return "2:1." + std::to_string(i) + "-" + std::to_string(rev);
+  }
+  std::string status, packages;
+  BigIndex() {
+    const std::string pad = " " + std::string(90, 'd') + "\n";
+    for (int i = 0; i < kPackages; ++i) {
+      status += "Package: " + Name(i) + "\nStatus: " +
+                (Installed(i) ? "install ok installed" : "deinstall ok config-files") +
+                "\nArchitecture: amd64\nVersion: " + Version(i, 1) + "\nDescription: x\n" + pad +
+                (i + 1 < kPackages ? "\n" : "");
+      int rev = i % 3 == 0 ? 2 : i % 3 == 1 ? 0 : 1;  // newer, older, the same
+      packages += "Package: " + Name(i) + "\r\nArchitecture: " + (i % 5 == 0 ? "all" : "amd64") +
+                  "\r\nVersion: " + Version(i, rev) + "\r\nDescription: y\r\n" + pad + pad + "\r\n";
+    }
+    // A second, newer candidate of every 7th package, after all the others.
+    for (int i = 0; i < kPackages; i += 7) {
+      packages += "Package: " + Name(i) + "\nArchitecture: amd64\nVersion: " + Version(i, 3) +
+                  (i + 7 < kPackages ? "\n\n" : "");
+    }
+  }
+};
+
+TEST(SecurityUpdatesTest, LargeIndexStreamedGivesTheGeneratedPendingSet) {
+  BigIndex big;
+  ASSERT_GT(big.packages.size(), 1u << 20);
+  testing::TempDir d;
+  d.Write("root/var/lib/apt/lists/x_dists_bookworm-security_InRelease",
+          "Suite: stable-security\nDate: Sun, 15 Nov 2026 08:00:00 UTC\n");
+  d.Write("root/var/lib/apt/lists/x_dists_bookworm-security_main_binary-amd64_Packages",
+          big.packages);
+  d.Write("root/var/lib/dpkg/status", big.status);
+  RootFs fs(d.path() + "/proc", d.path() + "/sys", d.path() + "/root");
+  UpdateFacts u = ScanSecurityUpdates(fs, SteadyClock::now() + std::chrono::seconds(30));
+  ASSERT_TRUE(u.checked) << u.note;
+  int expected = 0;
+  for (int i = 0; i < BigIndex::kPackages; ++i) {
+    expected += BigIndex::Installed(i) && BigIndex::Newer(i);
+  }
+  EXPECT_EQ(u.pending_count, expected);
+  ASSERT_EQ(u.pending.size(), kMaxPendingListed);
+  for (const PendingUpdate& p : u.pending) {
+    int i = std::stoi(p.name.substr(3));
+    EXPECT_TRUE(BigIndex::Installed(i) && BigIndex::Newer(i)) << p.name;
+    EXPECT_EQ(p.installed_version, BigIndex::Version(i, 1));
+    EXPECT_EQ(p.candidate_version, BigIndex::Version(i, i % 7 == 0 ? 3 : 2)) << p.name;
+    EXPECT_EQ(p.suite, "stable-security");
+  }
+  // The last pending package is in the last stanza of the list, which has no final newline.
+  d.Write("root/var/lib/dpkg/status", "Package: " + BigIndex::Name(5999) +
+                                          "\nStatus: install ok installed\nVersion: " +
+                                          BigIndex::Version(5999, 1) + "\nArchitecture: amd64");
+  UpdateFacts last = ScanSecurityUpdates(fs, SteadyClock::now() + std::chrono::seconds(30));
+  ASSERT_EQ(last.pending_count, 1) << last.note;
+  EXPECT_EQ(last.pending[0].candidate_version, BigIndex::Version(5999, 3));
+}
+
+TEST(SecurityUpdatesTest, StanzasCutAcrossReadChunksParseAsWhole) {
+  BigIndex big;
+  testing::TempDir d;
+  d.Write("status", big.status);
+  d.Write("packages", big.packages.substr(0, 200000));
+  for (auto [file, installed_only] : {std::pair{"status", true}, std::pair{"packages", false}}) {
+    std::string text = testing::ReadFileOrDie(d.path() + "/" + file);
+    std::vector<DebPackage> whole =
+        installed_only ? ParseDpkgStatus(text) : ParsePackagesList(text);
+    ASSERT_GT(whole.size(), 100u);
+    // Chunk sizes that cut records (and single lines) in every place, plus the real one.
+    for (size_t chunk : {size_t{1}, size_t{7}, size_t{97}, size_t{4093}, size_t{64} << 10}) {
+      DebPackageStream stream(installed_only);
+      std::vector<DebPackage> streamed;
+      Status s = ForEachFileLine(
+          d.path() + "/" + file, 64u << 20,
+          [&](std::string_view line) {
+            if (DebPackage* p = stream.Line(line)) streamed.push_back(std::move(*p));
+            return true;
+          },
+          chunk);
+      ASSERT_TRUE(s.ok()) << s.ToString();
+      if (DebPackage* p = stream.Finish()) streamed.push_back(std::move(*p));
+      ASSERT_EQ(streamed.size(), whole.size()) << file << " chunk " << chunk;
+      for (size_t i = 0; i < whole.size(); ++i) {
+        EXPECT_EQ(streamed[i].name, whole[i].name);
+        EXPECT_EQ(streamed[i].arch, whole[i].arch);
+        EXPECT_EQ(streamed[i].version, whole[i].version);
+      }
+    }
+  }
 }
 
 TEST(SecurityUpdatesTest, DnfSecurityListParses) {
