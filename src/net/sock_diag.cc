@@ -38,7 +38,8 @@ std::string Endpoint(int family, const uint32_t* addr, uint16_t port_be, bool* l
   return out;
 }
 
-Status DumpFamily(int fd, int family, int protocol, uint32_t seq, std::vector<TcpSocketInfo>& out) {
+Status DumpFamily(int fd, int family, int protocol, uint32_t states, uint32_t seq,
+                  std::vector<TcpSocketInfo>& out) {
   struct {
     nlmsghdr nlh;
     inet_diag_req_v2 req;
@@ -52,7 +53,7 @@ Status DumpFamily(int fd, int family, int protocol, uint32_t seq, std::vector<Tc
   // raw_diag reads the wanted raw protocol from the pad byte; IPPROTO_RAW there means all.
   if (protocol == IPPROTO_RAW) msg.req.pad = IPPROTO_RAW;
   if (protocol == IPPROTO_TCP) msg.req.idiag_ext = 1u << (INET_DIAG_INFO - 1);
-  msg.req.idiag_states = 0xffffffffu;
+  msg.req.idiag_states = states;
   sockaddr_nl kernel{};
   kernel.nl_family = AF_NETLINK;
   if (::sendto(fd, &msg, sizeof msg, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) < 0) {
@@ -152,9 +153,9 @@ Status ParseSockDiagReply(std::string_view buf, std::vector<TcpSocketInfo>& out,
   return Status::Ok();
 }
 
-Result<std::vector<TcpSocketInfo>> DumpTcpSockets() { return DumpInetSockets(IPPROTO_TCP); }
+namespace {
 
-Result<std::vector<TcpSocketInfo>> DumpInetSockets(int protocol) {
+Result<std::vector<TcpSocketInfo>> Dump(int protocol, uint32_t states) {
   int fd = ::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
   if (fd < 0) return Unsupported(std::string("no sock_diag netlink: ") + std::strerror(errno));
   timeval tv{1, 0};
@@ -162,7 +163,7 @@ Result<std::vector<TcpSocketInfo>> DumpInetSockets(int protocol) {
   std::vector<TcpSocketInfo> out;
   uint32_t seq = 1;
   for (int family : {AF_INET, AF_INET6}) {
-    Status st = DumpFamily(fd, family, protocol, seq++, out);
+    Status st = DumpFamily(fd, family, protocol, states, seq++, out);
     if (!st.ok()) {
       ::close(fd);
       return st;
@@ -170,6 +171,19 @@ Result<std::vector<TcpSocketInfo>> DumpInetSockets(int protocol) {
   }
   ::close(fd);
   return out;
+}
+
+}  // namespace
+
+Result<std::vector<TcpSocketInfo>> DumpTcpSockets() { return DumpInetSockets(IPPROTO_TCP); }
+
+Result<std::vector<TcpSocketInfo>> DumpTcpListeners() {
+  // Only TCP_LISTEN (10): the kernel walks its listening table and skips the established one.
+  return Dump(IPPROTO_TCP, 1u << 10);
+}
+
+Result<std::vector<TcpSocketInfo>> DumpInetSockets(int protocol) {
+  return Dump(protocol, 0xffffffffu);
 }
 
 }  // namespace gpudoctor
