@@ -141,7 +141,12 @@ ProcessScan ScanProcesses(const RootFs& fs, const ProcScanOptions& opts) {
             scan.truncated = true;
             break;
           }
-          if (!ReadLinkAt(::dirfd(fds), e->d_name, &link)) continue;
+          if (!ReadLinkAt(::dirfd(fds), e->d_name, &link)) {
+            // The kernel checks ptrace access per task, so once one link is refused every other
+            // link of this process is too (an fd dir listed but not readable): stop asking.
+            if (errno == EACCES || errno == EPERM) break;
+            continue;
+          }
           if (auto inode = ParseSocketLink(link)) {
             p.socket_inodes.push_back(*inode);
           } else if (IsNvidiaGpuDevice(link)) {

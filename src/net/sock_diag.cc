@@ -38,6 +38,31 @@ std::string Endpoint(int family, const uint32_t* addr, uint16_t port_be, bool* l
   return out;
 }
 
+Status ReadDumpReply(int fd, int protocol, std::vector<TcpSocketInfo>& out);
+
+// One TCP dump of both address families: the legacy TCPDIAG_GETSOCK request (struct
+// inet_diag_req), which the kernel serves with family AF_UNSPEC, so its established-connection
+// hash is walked once instead of once per family. Replies carry TCPDIAG_GETSOCK as their type.
+Status DumpTcpBothFamilies(int fd, uint32_t states, uint32_t seq, std::vector<TcpSocketInfo>& out) {
+  struct {
+    nlmsghdr nlh;
+    inet_diag_req req;
+  } msg{};
+  msg.nlh.nlmsg_len = sizeof msg;
+  msg.nlh.nlmsg_type = TCPDIAG_GETSOCK;
+  msg.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+  msg.nlh.nlmsg_seq = seq;
+  msg.req.idiag_family = AF_INET;  // the kernel's legacy dump ignores it (dumps every family)
+  msg.req.idiag_ext = 1u << (INET_DIAG_INFO - 1);
+  msg.req.idiag_states = states;
+  sockaddr_nl kernel{};
+  kernel.nl_family = AF_NETLINK;
+  if (::sendto(fd, &msg, sizeof msg, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) < 0) {
+    return IoError(std::string("sock_diag send: ") + std::strerror(errno));
+  }
+  return ReadDumpReply(fd, IPPROTO_TCP, out);
+}
+
 Status DumpFamily(int fd, int family, int protocol, uint32_t states, uint32_t seq,
                   std::vector<TcpSocketInfo>& out) {
   struct {
@@ -59,6 +84,10 @@ Status DumpFamily(int fd, int family, int protocol, uint32_t states, uint32_t se
   if (::sendto(fd, &msg, sizeof msg, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) < 0) {
     return IoError(std::string("sock_diag send: ") + std::strerror(errno));
   }
+  return ReadDumpReply(fd, protocol, out);
+}
+
+Status ReadDumpReply(int fd, int protocol, std::vector<TcpSocketInfo>& out) {
   std::vector<char> buf(64 * 1024);
   bool done = false;
   for (int rounds = 0; !done; ++rounds) {
@@ -100,7 +129,7 @@ Status ParseSockDiagReply(std::string_view buf, std::vector<TcpSocketInfo>& out,
       if (err == -ENOENT) return Unsupported("sock_diag: no diag module for this protocol");
       return IoError(std::string("sock_diag: kernel error: ") + std::strerror(-err));
     }
-    if (h.nlmsg_type != SOCK_DIAG_BY_FAMILY) continue;
+    if (h.nlmsg_type != SOCK_DIAG_BY_FAMILY && h.nlmsg_type != TCPDIAG_GETSOCK) continue;
     if (body.size() < sizeof(inet_diag_msg)) return ParseError("sock_diag: short inet_diag_msg");
     inet_diag_msg m;
     std::memcpy(&m, body.data(), sizeof m);
@@ -162,6 +191,14 @@ Result<std::vector<TcpSocketInfo>> Dump(int protocol, uint32_t states) {
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   std::vector<TcpSocketInfo> out;
   uint32_t seq = 1;
+  if (protocol == IPPROTO_TCP) {
+    // One walk for both families; a kernel that refuses the legacy request gets one per family.
+    if (DumpTcpBothFamilies(fd, states, seq++, out).ok()) {
+      ::close(fd);
+      return out;
+    }
+    out.clear();
+  }
   for (int family : {AF_INET, AF_INET6}) {
     Status st = DumpFamily(fd, family, protocol, states, seq++, out);
     if (!st.ok()) {
