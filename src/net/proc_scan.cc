@@ -128,6 +128,14 @@ ProcessScan ScanProcesses(const RootFs& fs, const ProcScanOptions& opts) {
       scan.processes.push_back(std::move(p));
       continue;
     }
+    if (st->IsKernelThread()) {
+      // A kernel thread has no open files and no exe link (its fd dir lists empty, readlink of
+      // exe fails): both are known without opening them. On a many-core node most tasks are
+      // kernel threads (per-CPU workers).
+      p.fds_read = opts.read_fds;
+      scan.processes.push_back(std::move(p));
+      continue;
+    }
     if (opts.read_fds) {
       int fds_fd = ::openat(dir.get(), "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
       DIR* fds = fds_fd < 0 ? nullptr : ::fdopendir(fds_fd);
