@@ -128,6 +128,14 @@ ProcessScan ScanProcesses(const RootFs& fs, const ProcScanOptions& opts) {
       scan.processes.push_back(std::move(p));
       continue;
     }
+    if (st->IsKernelThread()) {
+      // A kernel thread has no open files and no exe link (its fd dir lists empty, readlink of
+      // exe fails): both are known without opening them. On a many-core node most tasks are
+      // kernel threads (per-CPU workers).
+      p.fds_read = opts.read_fds;
+      scan.processes.push_back(std::move(p));
+      continue;
+    }
     if (opts.read_fds) {
       int fds_fd = ::openat(dir.get(), "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
       DIR* fds = fds_fd < 0 ? nullptr : ::fdopendir(fds_fd);
@@ -141,7 +149,12 @@ ProcessScan ScanProcesses(const RootFs& fs, const ProcScanOptions& opts) {
             scan.truncated = true;
             break;
           }
-          if (!ReadLinkAt(::dirfd(fds), e->d_name, &link)) continue;
+          if (!ReadLinkAt(::dirfd(fds), e->d_name, &link)) {
+            // The kernel checks ptrace access per task, so once one link is refused every other
+            // link of this process is too (an fd dir listed but not readable): stop asking.
+            if (errno == EACCES || errno == EPERM) break;
+            continue;
+          }
           if (auto inode = ParseSocketLink(link)) {
             p.socket_inodes.push_back(*inode);
           } else if (IsNvidiaGpuDevice(link)) {

@@ -38,7 +38,33 @@ std::string Endpoint(int family, const uint32_t* addr, uint16_t port_be, bool* l
   return out;
 }
 
-Status DumpFamily(int fd, int family, int protocol, uint32_t seq, std::vector<TcpSocketInfo>& out) {
+Status ReadDumpReply(int fd, int protocol, std::vector<TcpSocketInfo>& out);
+
+// One TCP dump of both address families: the legacy TCPDIAG_GETSOCK request (struct
+// inet_diag_req), which the kernel serves with family AF_UNSPEC, so its established-connection
+// hash is walked once instead of once per family. Replies carry TCPDIAG_GETSOCK as their type.
+Status DumpTcpBothFamilies(int fd, uint32_t states, uint32_t seq, std::vector<TcpSocketInfo>& out) {
+  struct {
+    nlmsghdr nlh;
+    inet_diag_req req;
+  } msg{};
+  msg.nlh.nlmsg_len = sizeof msg;
+  msg.nlh.nlmsg_type = TCPDIAG_GETSOCK;
+  msg.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+  msg.nlh.nlmsg_seq = seq;
+  msg.req.idiag_family = AF_INET;  // the kernel's legacy dump ignores it (dumps every family)
+  msg.req.idiag_ext = 1u << (INET_DIAG_INFO - 1);
+  msg.req.idiag_states = states;
+  sockaddr_nl kernel{};
+  kernel.nl_family = AF_NETLINK;
+  if (::sendto(fd, &msg, sizeof msg, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) < 0) {
+    return IoError(std::string("sock_diag send: ") + std::strerror(errno));
+  }
+  return ReadDumpReply(fd, IPPROTO_TCP, out);
+}
+
+Status DumpFamily(int fd, int family, int protocol, uint32_t states, uint32_t seq,
+                  std::vector<TcpSocketInfo>& out) {
   struct {
     nlmsghdr nlh;
     inet_diag_req_v2 req;
@@ -52,12 +78,16 @@ Status DumpFamily(int fd, int family, int protocol, uint32_t seq, std::vector<Tc
   // raw_diag reads the wanted raw protocol from the pad byte; IPPROTO_RAW there means all.
   if (protocol == IPPROTO_RAW) msg.req.pad = IPPROTO_RAW;
   if (protocol == IPPROTO_TCP) msg.req.idiag_ext = 1u << (INET_DIAG_INFO - 1);
-  msg.req.idiag_states = 0xffffffffu;
+  msg.req.idiag_states = states;
   sockaddr_nl kernel{};
   kernel.nl_family = AF_NETLINK;
   if (::sendto(fd, &msg, sizeof msg, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) < 0) {
     return IoError(std::string("sock_diag send: ") + std::strerror(errno));
   }
+  return ReadDumpReply(fd, protocol, out);
+}
+
+Status ReadDumpReply(int fd, int protocol, std::vector<TcpSocketInfo>& out) {
   std::vector<char> buf(64 * 1024);
   bool done = false;
   for (int rounds = 0; !done; ++rounds) {
@@ -99,7 +129,7 @@ Status ParseSockDiagReply(std::string_view buf, std::vector<TcpSocketInfo>& out,
       if (err == -ENOENT) return Unsupported("sock_diag: no diag module for this protocol");
       return IoError(std::string("sock_diag: kernel error: ") + std::strerror(-err));
     }
-    if (h.nlmsg_type != SOCK_DIAG_BY_FAMILY) continue;
+    if (h.nlmsg_type != SOCK_DIAG_BY_FAMILY && h.nlmsg_type != TCPDIAG_GETSOCK) continue;
     if (body.size() < sizeof(inet_diag_msg)) return ParseError("sock_diag: short inet_diag_msg");
     inet_diag_msg m;
     std::memcpy(&m, body.data(), sizeof m);
@@ -152,17 +182,25 @@ Status ParseSockDiagReply(std::string_view buf, std::vector<TcpSocketInfo>& out,
   return Status::Ok();
 }
 
-Result<std::vector<TcpSocketInfo>> DumpTcpSockets() { return DumpInetSockets(IPPROTO_TCP); }
+namespace {
 
-Result<std::vector<TcpSocketInfo>> DumpInetSockets(int protocol) {
+Result<std::vector<TcpSocketInfo>> Dump(int protocol, uint32_t states) {
   int fd = ::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
   if (fd < 0) return Unsupported(std::string("no sock_diag netlink: ") + std::strerror(errno));
   timeval tv{1, 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   std::vector<TcpSocketInfo> out;
   uint32_t seq = 1;
+  if (protocol == IPPROTO_TCP) {
+    // One walk for both families; a kernel that refuses the legacy request gets one per family.
+    if (DumpTcpBothFamilies(fd, states, seq++, out).ok()) {
+      ::close(fd);
+      return out;
+    }
+    out.clear();
+  }
   for (int family : {AF_INET, AF_INET6}) {
-    Status st = DumpFamily(fd, family, protocol, seq++, out);
+    Status st = DumpFamily(fd, family, protocol, states, seq++, out);
     if (!st.ok()) {
       ::close(fd);
       return st;
@@ -170,6 +208,19 @@ Result<std::vector<TcpSocketInfo>> DumpInetSockets(int protocol) {
   }
   ::close(fd);
   return out;
+}
+
+}  // namespace
+
+Result<std::vector<TcpSocketInfo>> DumpTcpSockets() { return DumpInetSockets(IPPROTO_TCP); }
+
+Result<std::vector<TcpSocketInfo>> DumpTcpListeners() {
+  // Only TCP_LISTEN (10): the kernel walks its listening table and skips the established one.
+  return Dump(IPPROTO_TCP, 1u << 10);
+}
+
+Result<std::vector<TcpSocketInfo>> DumpInetSockets(int protocol) {
+  return Dump(protocol, 0xffffffffu);
 }
 
 }  // namespace gpudoctor

@@ -41,6 +41,11 @@ constexpr int kTcpEstablished = 1;
 // Dumps IPv4 and IPv6 TCP sockets. Errors: unsupported (no sock_diag), io_error, timeout.
 Result<std::vector<TcpSocketInfo>> DumpTcpSockets();
 
+// Only the listening TCP sockets (IPv4 and IPv6), as DumpTcpSockets reports them. Much cheaper:
+// the kernel walks its listening table only, not the established-connection hash (whose size,
+// not the number of sockets, sets a full dump's cost). Errors as DumpTcpSockets.
+Result<std::vector<TcpSocketInfo>> DumpTcpListeners();
+
 // Dumps IPv4 and IPv6 sockets of `protocol` (IPPROTO_TCP, IPPROTO_UDP, or IPPROTO_RAW for every
 // raw socket, ICMP ones included). Errors: unsupported (no sock_diag, or no diag module for the
 // protocol), io_error, timeout.

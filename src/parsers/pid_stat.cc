@@ -77,6 +77,7 @@ Result<PidStat> ParsePidStat(std::string_view text) {
     return ParseError("pid stat: ppid is not a number");
   }
   st.ppid = static_cast<int>(*ppid);
+  if (rest.size() >= 7) st.flags = ParseUint64(rest[6]);  // field 9
   // After the comm: state is field 3, so utime (14) and stime (15) are rest[11] and rest[12].
   if (rest.size() >= 13) {
     st.utime_ticks = ParseUint64(rest[11]);

@@ -29,6 +29,10 @@ struct PidStat {
   std::optional<uint64_t> start_ticks;
   // Field 39: the CPU the task last ran on. Absent when the line is shorter (kernels < 2.2).
   std::optional<int> processor;
+  // Field 9: the task's PF_* flags. Absent when the line is shorter or the field is no number.
+  std::optional<uint64_t> flags;
+  // PF_KTHREAD (0x00200000) in flags: a kernel thread (no files, no exe, no memory map).
+  bool IsKernelThread() const { return flags && (*flags & 0x00200000u) != 0; }
 };
 
 // What /proc/PID/sched shows about when and how much a task ran. All absent when malformed.

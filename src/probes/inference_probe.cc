@@ -60,11 +60,20 @@ std::string LowerBase(const std::string& path) {
 // Listening sockets of known engines' processes on their default metrics ports.
 std::vector<Endpoint> Discover(const ProbeContext& ctx, TimePoint deadline) {
   std::vector<Endpoint> out;
-  auto sockets = DumpTcpSockets();
+  auto sockets = DumpTcpListeners();
   if (!sockets.ok()) return out;
+  // Only a listener on some engine's default metrics port can become an endpoint: with none, no
+  // process needs an owner and /proc is not walked (the usual node without an inference server).
+  std::set<int> engine_ports;
+  for (InferenceEngine e : {InferenceEngine::kVllm, InferenceEngine::kTgi, InferenceEngine::kSglang,
+                            InferenceEngine::kTriton}) {
+    for (int port : DefaultMetricsPorts(e)) engine_ports.insert(port);
+  }
   std::map<uint64_t, const TcpSocketInfo*> listening;
   for (const auto& s : *sockets) {
-    if (s.state == 10) listening[s.inode] = &s;  // TCP_LISTEN
+    if (s.state == 10 && engine_ports.count(s.local_port) != 0) {  // TCP_LISTEN
+      listening[s.inode] = &s;
+    }
   }
   if (listening.empty()) return out;
   // A walk of this round already taken by the sockets or suspicious probe is used as is.

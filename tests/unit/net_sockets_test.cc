@@ -8,6 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstring>
+#include <set>
+
 #include "net/proc_scan.h"
 #include "net/process_signs.h"
 #include "net/sock_diag.h"
@@ -111,6 +114,48 @@ TEST(SockDiagTest, SeesLoopbackBytesAndMapsThemToThisProcess) {
     for (const auto& peer : p.peers) EXPECT_NE(peer.peer.rfind("127.0.0.1:", 0), 0u);
   }
   EXPECT_GE(t.loopback_tx_bytes, 250000u - 65536u);
+}
+
+// The TCP dump reads both families in one kernel walk (legacy request, AF_UNSPEC); the listeners
+// dump reads the listening table only. Both must still report every family's sockets.
+TEST(SockDiagTest, BothFamiliesInOneDumpAndListenersOnly) {
+  LoopbackPair pair;
+  int listener6 = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(listener6, 0);
+  sockaddr_in6 a6{};
+  a6.sin6_family = AF_INET6;
+  a6.sin6_addr = in6addr_loopback;
+  if (bind(listener6, reinterpret_cast<sockaddr*>(&a6), sizeof a6) != 0) {
+    close(listener6);
+    GTEST_SKIP() << "no IPv6 loopback here: " << std::strerror(errno);
+  }
+  ASSERT_EQ(listen(listener6, 4), 0);
+  socklen_t len6 = sizeof a6;
+  getsockname(listener6, reinterpret_cast<sockaddr*>(&a6), &len6);
+  const uint16_t port6 = ntohs(a6.sin6_port);
+  auto all = DumpTcpSockets();
+  auto listeners = DumpTcpListeners();
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  ASSERT_TRUE(listeners.ok()) << listeners.status().message();
+  for (const auto* dump : {&*all, &*listeners}) {
+    const TcpSocketInfo* v4 = Find(*dump, Inode(pair.listener));
+    const TcpSocketInfo* v6 = Find(*dump, Inode(listener6));
+    ASSERT_NE(v4, nullptr);
+    ASSERT_NE(v6, nullptr);
+    EXPECT_EQ(v4->family, AF_INET);
+    EXPECT_EQ(v6->family, AF_INET6);
+    EXPECT_EQ(v6->local_port, port6);
+    EXPECT_EQ(v4->state, 10);
+  }
+  ASSERT_NE(Find(*all, Inode(pair.client)), nullptr);
+  EXPECT_EQ(Find(*listeners, Inode(pair.client)), nullptr);
+  for (const auto& s : *listeners) EXPECT_EQ(s.state, 10) << s.local;
+  // No socket twice (one walk per family before: a dual-stack dump must not repeat any).
+  std::set<uint64_t> inodes;
+  for (const auto& s : *all) {  // (TIME_WAIT and SYN_RECV entries have no inode)
+    if (s.inode != 0) EXPECT_TRUE(inodes.insert(s.inode).second) << s.local;
+  }
+  close(listener6);
 }
 
 TEST(SockDiagTest, ParserRejectsMalformedMessages) {

@@ -14,6 +14,22 @@ TEST(PidStatTest, ParsesStateAfterLastParen) {
   EXPECT_EQ(st->ppid, 4100);
 }
 
+TEST(PidStatTest, FlagsTellKernelThreads) {
+  // kworker: PF_KTHREAD | PF_WQ_WORKER | PF_NOFREEZE = 0x208060; a user process: 4194560.
+  auto kw = ParsePidStat("117 (kworker/3:1-events) I 2 0 0 0 -1 2129984 0 0 0 0 0 5 0 0\n");
+  ASSERT_TRUE(kw.ok()) << kw.status().ToString();
+  EXPECT_EQ(kw->flags, 2129984u);
+  EXPECT_TRUE(kw->IsKernelThread());
+  auto user = ParsePidStat("4242 (python3) S 4100 4242 4242 0 -1 4194560 1234 0 0 0\n");
+  ASSERT_TRUE(user.ok());
+  EXPECT_EQ(user->flags, 4194560u);
+  EXPECT_FALSE(user->IsKernelThread());
+  auto shrt = ParsePidStat("5 (x) S 1 5 5\n");  // no field 9: not taken for a kernel thread
+  ASSERT_TRUE(shrt.ok());
+  EXPECT_FALSE(shrt->flags);
+  EXPECT_FALSE(shrt->IsKernelThread());
+}
+
 TEST(PidStatTest, CommWithSpacesAndParens) {
   auto st = ParsePidStat("901 (tmux: server) S) S 1 901 901 0\n");
   ASSERT_TRUE(st.ok());
