@@ -144,7 +144,10 @@ UpdateFacts ScanSecurityUpdates(const RootFs& fs, TimePoint deadline) {
   }
   add_installed(status_stream.Finish());
   std::map<std::string, PendingUpdate> pending;  // by package name: the newest candidate
-  for (const auto& [prefix, rel] : security) {
+  for (const auto& entry : security) {
+    // Named, not a structured binding: the lambda below uses rel (clang 14 rejects capturing one).
+    const auto& prefix = entry.first;
+    const auto& rel = entry.second;
     if (SteadyClock::now() >= deadline) {
       facts.note = "the check's deadline passed while reading the apt lists";
       return facts;
