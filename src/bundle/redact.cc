@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/strings.h"
+#include "core/toml_ascii_guard.h"
 
 namespace gpudoctor {
 namespace {
@@ -325,6 +326,11 @@ bool SecretLookingName(std::string_view name) {
 }
 
 std::string RedactConfigToml(std::string_view text, const std::vector<std::string>& secrets) {
+  // Text toml++ 3.0 must not be given (core/toml_ascii_guard.h); only the place is shown.
+  if (auto place = FindNonAsciiOutsideStrings(text)) {
+    return "# the config does not parse as TOML (line " + std::to_string(place->line) +
+           ", column " + std::to_string(place->column) + "); not included\n";
+  }
   toml::table doc;
   try {
     doc = toml::parse(text);

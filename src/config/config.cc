@@ -11,6 +11,7 @@
 #include "core/input_file.h"
 #include "core/root_fs.h"
 #include "core/strings.h"
+#include "core/toml_ascii_guard.h"
 #include "rules/catalogue.h"
 
 namespace gpudoctor {
@@ -161,6 +162,10 @@ std::string DottedKey(const std::vector<std::string>& path) {
 
 Result<ConfigLoad> ApplyConfigText(std::string_view text, const std::string& source_name,
                                    Settings& settings) {
+  if (auto place = FindNonAsciiOutsideStrings(text)) {
+    return ParseError(source_name + ":" + std::to_string(place->line) + ":" +
+                      std::to_string(place->column) + ": " + kTomlNonAsciiOutsideStrings);
+  }
   toml::table parsed;
   try {
     // toml++ in Debian is built with exceptions: convert here, at the call site.
