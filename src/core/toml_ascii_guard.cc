@@ -2,14 +2,15 @@
 
 #include <cctype>
 
-
 namespace gpudoctor {
 
 std::optional<TomlTextPlace> FindNonAsciiOutsideStrings(std::string_view text) {
   size_t line = 1, line_start = 0;
   size_t i = 0;
   const size_t n = text.size();
-  auto starts = [&](size_t at, std::string_view what) { return text.substr(at, what.size()) == what; };
+  auto starts = [&](size_t at, std::string_view what) {
+    return text.substr(at, what.size()) == what;
+  };
   // '\0' where a string may begin: at a line's start, or after = [ , { . (spaces and tabs
   // between). Elsewhere a quote does not open a string for toml++ either (`a = 0"é"` is an error
   // it reports after testing the following characters for whitespace), so none is assumed.

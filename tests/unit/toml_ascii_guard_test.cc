@@ -5,7 +5,6 @@
 #include "core/toml_ascii_guard.h"
 
 #include <gtest/gtest.h>
-
 #include <toml++/toml.h>
 
 #include "bundle/redact.h"
