@@ -3,48 +3,36 @@
 // it. Failure modes: missing /proc/stat → failed; garbled read → failed with the parse error;
 // too few ticks between the reads (tiny window, idle tickless host; kMinCpuShareTicks) or no
 // previous read (watch, first tick) → shares absent. Under watch both files stay open from tick
-// to tick (KeptFile: re-read from offset 0, fresh each time).
-#include "core/kept_file.h"
+// to tick (probes/kept_proc_files.h).
 #include "parsers/proc_stat.h"
+#include "probes/kept_proc_files.h"
 #include "probes/probe.h"
 #include "probes/probe_entry_points.h"
 
 namespace gpudoctor {
 namespace {
 
-// The files this probe reads, kept open from tick to tick under watch (core/kept_file.h).
-struct CpuFiles {
-  // keep: under watch only; a check reads each file afresh (open, read, close).
-  CpuFiles(const RootFs& fs, bool keep)
-      : stat(fs.ProcPath("stat"), keep), loadavg(fs.ProcPath("loadavg"), keep) {}
-  KeptFile stat, loadavg;
-  std::string text;
-};
+// The files this probe reads, by index in its KeptProcFiles set.
+enum CpuFile : size_t { kStat, kLoadavg };
 
-struct CpuCarry : SampleCarry<ProcStat> {
-  CpuCarry(ProcStat s, TimePoint at, std::shared_ptr<CpuFiles> f)
-      : SampleCarry<ProcStat>(std::move(s), at), files(std::move(f)) {}
-  std::shared_ptr<CpuFiles> files;
-};
-
-Result<ProcStat> ReadStat(const ProbeContext& ctx, CpuFiles& files) {
-  if (Status s = files.stat.Read(&files.text, 4u << 20); !s.ok()) return s;
-  auto stat = ParseProcStat(files.text);
-  if (!stat.ok())
-    return Status(stat.status().code(), ctx.fs().ProcPath("stat") + ": " + stat.status().message());
+Result<ProcStat> ReadStat(KeptProcFiles& files) {
+  auto text = files.Read(kStat, 4u << 20);
+  if (!text.ok()) return text.status();
+  auto stat = ParseProcStat(*text);
+  if (!stat.ok()) {
+    return Status(stat.status().code(), files.path(kStat) + ": " + stat.status().message());
+  }
   return stat;
 }
 
 }  // namespace
 
 ProbeOutput RunCpuProbe(const ProbeContext& ctx) {
-  std::shared_ptr<CpuFiles> files;
-  if (auto* prev = dynamic_cast<const CpuCarry*>(ctx.previous.get())) files = prev->files;
-  if (files == nullptr) files = std::make_shared<CpuFiles>(ctx.fs(), ctx.continuous);
-  auto first = TakeFirstSample<ProcStat>(ctx, [&] { return ReadStat(ctx, *files); });
+  std::shared_ptr<KeptProcFiles> files = KeptProcFiles::ForRun(ctx, {"stat", "loadavg"});
+  auto first = TakeFirstSample<ProcStat>(ctx, [&] { return ReadStat(*files); });
   if (!first.ok()) return ProbeFailed(first.status().ToString());
   TimePoint t1 = SteadyClock::now();
-  auto second = ReadStat(ctx, *files);
+  auto second = ReadStat(*files);
   if (!second.ok()) return ProbeFailed(second.status().ToString());
 
   CpuFacts cpu;
@@ -57,19 +45,15 @@ ProbeOutput RunCpuProbe(const ProbeContext& ctx) {
       cpu.steal_pct = shares->steal_pct;
     }
   }
-  if (files->loadavg.Read(&files->text, 4096).ok()) {
-    if (auto load = ParseLoadAvg(files->text); load.ok()) {
+  if (auto text = files->Read(kLoadavg, 4096); text.ok()) {
+    if (auto load = ParseLoadAvg(*text); load.ok()) {
       cpu.load1 = load->load1;
       cpu.load5 = load->load5;
       cpu.load15 = load->load15;
     }
   }
   ProbeOutput out = ProbeOk([cpu](Snapshot& s) { s.host.cpu = cpu; });
-  if (ctx.continuous) {
-    out.next = std::make_shared<CpuCarry>(std::move(*second), t1, std::move(files));
-  } else {
-    out.next = std::make_shared<SampleCarry<ProcStat>>(std::move(*second), t1);
-  }
+  out.next = CarrySample(ctx, std::move(*second), t1, std::move(files));
   return out;
 }
 
