@@ -31,6 +31,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/worker_pool.h"
 #include "net/icmp_packet.h"
 
 namespace gpudoctor::testing {
@@ -51,7 +52,10 @@ inline bool SetIfUp(int sock, const char* name, std::string* why) {
 }
 
 // Runs fn on a new thread in a new network namespace. False (with *why) when the machine does
-// not allow it; fn is then not run.
+// not allow it; fn is then not run. The deadline runner's workers (core/worker_pool.h) have the
+// namespace of the thread that started them, so the pool is renewed before fn (fn's work must
+// not run on a worker of the namespace outside) and after it (later work must not run in this
+// one, which an idle worker would keep alive).
 inline bool RunInFreshNetns(const std::function<void()>& fn, std::string* why) {
   bool ok = false;
   std::thread t([&] {
@@ -66,7 +70,9 @@ inline bool RunInFreshNetns(const std::function<void()>& fn, std::string* why) {
     }
     close(s);
     ok = true;
+    RenewWorkerPool();
     fn();
+    RenewWorkerPool();
   });
   t.join();
   return ok;

@@ -214,6 +214,26 @@ std::string RedactedUrl(const std::string& url) {
 
 void RedactNotifierTable(toml::table& t);
 
+// A notifier section (or a nested value of one that is not a known field): a table field by
+// field, an array's tables likewise and its other elements redacted, anything else redacted.
+void RedactNotifierSection(toml::table& parent, const toml::key& k, toml::node& v) {
+  if (toml::table* sub = v.as_table()) {
+    RedactNotifierTable(*sub);
+  } else if (toml::array* arr = v.as_array()) {
+    for (size_t i = 0; i < arr->size(); ++i) {
+      if (toml::table* e = (*arr)[i].as_table()) {
+        RedactNotifierTable(*e);
+      } else if (toml::array* ea = (*arr)[i].as_array()) {
+        RedactLeavesOf(*ea);
+      } else {
+        arr->replace(arr->cbegin() + static_cast<std::ptrdiff_t>(i), std::string(kRedacted));
+      }
+    }
+  } else {
+    parent.insert_or_assign(k, std::string(kRedacted));
+  }
+}
+
 // Inside a notifier table: the whitelist above, everything else redacted.
 void RedactNotifierValue(toml::table& parent, const toml::key& k, toml::node& v) {
   std::string key(k.str());
@@ -234,21 +254,7 @@ void RedactNotifierValue(toml::table& parent, const toml::key& k, toml::node& v)
     }
     return;
   }
-  if (toml::table* sub = v.as_table()) {
-    RedactNotifierTable(*sub);
-  } else if (toml::array* arr = v.as_array()) {
-    for (size_t i = 0; i < arr->size(); ++i) {
-      if (toml::table* e = (*arr)[i].as_table()) {
-        RedactNotifierTable(*e);
-      } else if (toml::array* ea = (*arr)[i].as_array()) {
-        RedactLeavesOf(*ea);
-      } else {
-        arr->replace(arr->cbegin() + static_cast<std::ptrdiff_t>(i), std::string(kRedacted));
-      }
-    }
-  } else {
-    parent.insert_or_assign(k, std::string(kRedacted));
-  }
+  RedactNotifierSection(parent, k, v);
 }
 
 void RedactNotifierTable(toml::table& t) {
@@ -282,21 +288,7 @@ void RedactTable(toml::table& t) {
         t.insert_or_assign(k, std::string(kRedacted));
       }
     } else if (NotifierKey(k.str())) {
-      if (toml::table* sub = v.as_table()) {
-        RedactNotifierTable(*sub);
-      } else if (toml::array* arr = v.as_array()) {
-        for (size_t i = 0; i < arr->size(); ++i) {
-          if (toml::table* e = (*arr)[i].as_table()) {
-            RedactNotifierTable(*e);
-          } else if (toml::array* ea = (*arr)[i].as_array()) {
-            RedactLeavesOf(*ea);
-          } else {
-            arr->replace(arr->cbegin() + static_cast<std::ptrdiff_t>(i), std::string(kRedacted));
-          }
-        }
-      } else {
-        t.insert_or_assign(k, std::string(kRedacted));
-      }
+      RedactNotifierSection(t, k, v);
     } else if (toml::table* sub = v.as_table()) {
       RedactTable(*sub);
     } else if (toml::array* arr = v.as_array()) {

@@ -39,14 +39,13 @@ std::vector<uint32_t> TimeOrder(const std::vector<GpuSample>& samples, size_t n_
   return order;
 }
 
-// The samples visited window by window (windows of `window_s`, in time order) and, within a
-// window, each card's samples in time order: `index` (empty: storage order already is) and, per
-// window, its [begin, end) range in that order. Samples in storage order per card (reports read
-// in order, Prometheus series) are bucketed by window in one stable counting pass; otherwise
-// they are sorted by time.
+// The order that visits the samples window by window (windows of `window_s`, in time order)
+// and, within a window, each card's samples in time order (empty: storage order already is).
+// Samples in storage order per card (reports read in order, Prometheus series) are bucketed by
+// window in one stable counting pass; otherwise they are sorted by time. The Scan finds where
+// each window starts as it goes.
 struct WindowOrder {
   std::vector<uint32_t> index;
-  std::vector<std::pair<size_t, size_t>> windows;
 };
 
 WindowOrder OrderByWindow(const std::vector<GpuSample>& samples, size_t n_cards, int64_t window_s) {
@@ -84,17 +83,6 @@ WindowOrder OrderByWindow(const std::vector<GpuSample>& samples, size_t n_cards,
   } else {
     o.index = std::move(by_time);
   }
-  size_t begin = 0;
-  int64_t current = INT64_MIN;
-  for (size_t k = 0; k < n; ++k) {
-    int64_t w = FloorDiv(samples[o.index.empty() ? k : o.index[k]].time_s, window_s);
-    if (w != current) {
-      if (k > begin) o.windows.emplace_back(begin, k);
-      begin = k;
-      current = w;
-    }
-  }
-  o.windows.emplace_back(begin, n);
   return o;
 }
 
@@ -193,6 +181,29 @@ struct FlaggedValue {
   float value, peer;
 };
 
+// The peers' statistics of one (window, model) group.
+struct PeerStats {
+  double median[kMetricCount] = {}, spread[kMetricCount] = {};
+  bool usable[kMetricCount] = {};  // enough peers with the metric present
+  double power_limit = 0;          // the peers' median configured power limit, W (0: unknown)
+};
+
+// What a flagged entry is judged to be.
+enum class OutlierClass { kNone, kHardware, kCapped, kWorkload };
+
+// The window the scan is in: its FloorDiv key and time range [lo, hi).
+struct WindowCursor {
+  bool open = false;
+  int64_t key = 0, lo = 0, hi = 0;
+  bool Holds(int64_t time_s) const { return open && time_s >= lo && time_s < hi; }
+  void Open(int64_t w, int64_t window_s) {
+    open = true;
+    key = w;
+    lo = w * window_s;
+    hi = lo > INT64_MAX - window_s ? INT64_MAX : lo + window_s;
+  }
+};
+
 // One pass over the samples, window by window, judging each (window, model) group as the window
 // closes; also counts idle windows per card (FindIdle). Memory is O(cards), not O(samples).
 class Scan {
@@ -207,8 +218,25 @@ class Scan {
 
  private:
   void Reset();
+  // Moves `cur` to the window of time_s, closing the one it leaves. False (with `check`) when
+  // that window is earlier than the current one.
+  bool Advance(WindowCursor& cur, int64_t time_s, bool check);
+  // The sample into its card's slot of its model's group for the current window.
+  void Record(const GpuSample& s);
+  // The idle tally: the window's latest sample with a utilisation decides.
+  void CountIdle(const GpuSample& s);
   void EndWindow();
+  // Judges a closed window's group: every compared entry counts, every outlier is classed.
   void Judge(Group& g);
+  PeerStats PeersOf(const Group& g);
+  // Into compared_now_ / flags_now_: which entries have a usable metric, which are beyond the
+  // threshold in which metrics (bit m for metric m).
+  void MarkOutliers(const Group& g, const PeerStats& peers);
+  void CountOutlier(const Group& g, size_t i, const PeerStats& peers);
+  // The cards flagged in enough windows, with their kind and advice (no victims yet).
+  std::vector<Straggler> PersistentOutliers() const;
+  // Each straggler's flagged values and the peers' medians, metric by metric.
+  void AddMetricMedians(std::vector<Straggler>& out) const;
 
   const FleetData& data_;
   const OutlierOptions& opt_;
@@ -282,65 +310,69 @@ bool Scan::Run(const std::vector<uint32_t>& index, bool check) {
   Reset();
   const auto& samples = data_.samples;
   const size_t n = samples.size();
-  bool open = false;
-  int64_t key = 0, lo = 0, hi = 0;  // the current window: FloorDiv key, time range [lo, hi)
+  WindowCursor cur;
   for (size_t k = 0; k < n; ++k) {
     const GpuSample& s = samples[index.empty() ? k : index[k]];
-    const uint32_t c = s.card;
-    if (!open || s.time_s < lo || s.time_s >= hi) {
-      const int64_t w = FloorDiv(s.time_s, window_s_);
-      if (!open || w != key) {
-        if (open) {
-          if (check && w < key) return false;
-          EndWindow();
-          ++window_;
-        }
-        open = true;
-        key = w;
-        lo = w * window_s_;
-        hi = lo > INT64_MAX - window_s_ ? INT64_MAX : lo + window_s_;
-      }
-    }
+    if (!cur.Holds(s.time_s) && !Advance(cur, s.time_s, check)) return false;
     if (check) {
-      if (s.time_s < last_t_[c]) return false;
-      last_t_[c] = s.time_s;
+      if (s.time_s < last_t_[s.card]) return false;
+      last_t_[s.card] = s.time_s;
     }
-    Group& g = groups_[model_of_[c]];
-    uint32_t i;
-    if (slot_window_[c] != window_) {  // the card's first sample of the window
-      slot_window_[c] = window_;
-      i = slot_[c] = static_cast<uint32_t>(g.size++);
-      g.card[i] = c;
-    } else {  // a later sample of the window replaces the earlier one
-      i = slot_[c];
-    }
-    const bool busy = s.util_pct && *s.util_pct >= opt_.busy_util_pct;
-    g.reasons[i] = s.clock_event_reasons.value_or(0);
-    g.limit[i] = limit_of_[c];
-    g.v[kClock][i] = busy && s.sm_clock_mhz ? *s.sm_clock_mhz : NAN;
-    g.v[kPower][i] = busy && s.power_w ? *s.power_w : NAN;
-    g.v[kTemp][i] = busy && s.temp_c ? *s.temp_c : NAN;
-    // An idle GPU has no work to be slow at: not compared on utilisation (FindIdle).
-    g.v[kUtil][i] = s.util_pct && *s.util_pct > opt_.idle_util_pct ? *s.util_pct : NAN;
-    const bool has_err = s.ecc_sbe || s.ecc_dbe || s.pcie_replays;
-    g.has_err[i] = has_err;
-    g.err[i] = has_err ? double(s.ecc_sbe.value_or(0)) + double(s.ecc_dbe.value_or(0)) +
-                             double(s.pcie_replays.value_or(0))
-                       : 0;
-    // Idle: the window's latest sample with a utilisation decides.
-    if (s.util_pct) {
-      if (idle_window_[c] != window_) {
-        if (idle_window_[c] != UINT32_MAX) {
-          ++idle_seen_[c];
-          idle_count_[c] += idle_now_[c];
-        }
-        idle_window_[c] = window_;
-      }
-      idle_now_[c] = *s.util_pct <= opt_.idle_util_pct;
-    }
+    Record(s);
+    if (s.util_pct) CountIdle(s);
   }
-  if (open) EndWindow();
+  if (cur.open) EndWindow();
   return true;
+}
+
+bool Scan::Advance(WindowCursor& cur, int64_t time_s, bool check) {
+  const int64_t w = FloorDiv(time_s, window_s_);
+  if (cur.open && w == cur.key) return true;
+  if (cur.open) {
+    if (check && w < cur.key) return false;
+    EndWindow();
+    ++window_;
+  }
+  cur.Open(w, window_s_);
+  return true;
+}
+
+void Scan::Record(const GpuSample& s) {
+  const uint32_t c = s.card;
+  Group& g = groups_[model_of_[c]];
+  uint32_t i;
+  if (slot_window_[c] != window_) {  // the card's first sample of the window
+    slot_window_[c] = window_;
+    i = slot_[c] = static_cast<uint32_t>(g.size++);
+    g.card[i] = c;
+  } else {  // a later sample of the window replaces the earlier one
+    i = slot_[c];
+  }
+  const bool busy = s.util_pct && *s.util_pct >= opt_.busy_util_pct;
+  g.reasons[i] = s.clock_event_reasons.value_or(0);
+  g.limit[i] = limit_of_[c];
+  g.v[kClock][i] = busy && s.sm_clock_mhz ? *s.sm_clock_mhz : NAN;
+  g.v[kPower][i] = busy && s.power_w ? *s.power_w : NAN;
+  g.v[kTemp][i] = busy && s.temp_c ? *s.temp_c : NAN;
+  // An idle GPU has no work to be slow at: not compared on utilisation (FindIdle).
+  g.v[kUtil][i] = s.util_pct && *s.util_pct > opt_.idle_util_pct ? *s.util_pct : NAN;
+  const bool has_err = s.ecc_sbe || s.ecc_dbe || s.pcie_replays;
+  g.has_err[i] = has_err;
+  g.err[i] = has_err ? double(s.ecc_sbe.value_or(0)) + double(s.ecc_dbe.value_or(0)) +
+                           double(s.pcie_replays.value_or(0))
+                     : 0;
+}
+
+void Scan::CountIdle(const GpuSample& s) {
+  const uint32_t c = s.card;
+  if (idle_window_[c] != window_) {
+    if (idle_window_[c] != UINT32_MAX) {
+      ++idle_seen_[c];
+      idle_count_[c] += idle_now_[c];
+    }
+    idle_window_[c] = window_;
+  }
+  idle_now_[c] = *s.util_pct <= opt_.idle_util_pct;
 }
 
 void Scan::EndWindow() {
@@ -363,8 +395,19 @@ void Scan::EndWindow() {
 void Scan::Judge(Group& g) {
   const size_t n = g.size;
   if (static_cast<int>(n) < opt_.min_peers) return;
-  double median[kMetricCount] = {}, spread[kMetricCount] = {};
-  bool usable[kMetricCount];
+  const PeerStats peers = PeersOf(g);
+  MarkOutliers(g, peers);
+  for (size_t i = 0; i < n; ++i) {
+    if (!compared_now_[i]) continue;
+    ++compared_[g.card[i]];
+    // An outlier in some metric: class it (rare, so the per-entry work is there).
+    if (flags_now_[i] != 0) CountOutlier(g, i, peers);
+  }
+}
+
+PeerStats Scan::PeersOf(const Group& g) {
+  const size_t n = g.size;
+  PeerStats p;
   float* vals = vals_.data();
   for (int m = 0; m < kMetricCount; ++m) {
     const float* src = g.v[m].data();
@@ -373,32 +416,36 @@ void Scan::Judge(Group& g) {
       vals[count] = src[i];
       count += !std::isnan(src[i]);
     }
-    usable[m] = static_cast<int>(count) >= opt_.min_peers;
-    if (!usable[m]) continue;
+    p.usable[m] = static_cast<int>(count) >= opt_.min_peers;
+    if (!p.usable[m]) continue;
     std::span<float> present(vals, count);
-    median[m] = MedianOf(present, select_f_);
-    spread[m] = RobustSpread(present, median[m], Floor(m, median[m]), deviations_, select_d_);
+    p.median[m] = MedianOf(present, select_f_);
+    p.spread[m] = RobustSpread(present, p.median[m], Floor(m, p.median[m]), deviations_, select_d_);
   }
   // Utilisation is only a straggler signal when the peers are busy.
-  if (usable[kUtil] && median[kUtil] < opt_.busy_util_pct) usable[kUtil] = false;
+  if (p.usable[kUtil] && p.median[kUtil] < opt_.busy_util_pct) p.usable[kUtil] = false;
   // The peers' configured power limit, to tell a lower limit (configuration) from a fault.
   size_t count = 0;
   for (size_t i = 0; i < n; ++i) {
     vals[count] = g.limit[i];
     count += !std::isnan(g.limit[i]);
   }
-  const double peer_limit = count == 0 ? 0 : MedianOf(std::span<float>(vals, count), select_f_);
-  // Which entries are compared (a usable metric present) and flagged (beyond the threshold),
-  // metric by metric over contiguous arrays; NaN compares false, so absent is never flagged.
+  p.power_limit = count == 0 ? 0 : MedianOf(std::span<float>(vals, count), select_f_);
+  return p;
+}
+
+void Scan::MarkOutliers(const Group& g, const PeerStats& peers) {
+  // Metric by metric over contiguous arrays; NaN compares false, so absent is never flagged.
+  const size_t n = g.size;
   uint8_t* compared = compared_now_.data();
   uint8_t* flags = flags_now_.data();
   std::fill_n(compared, n, 0);
   std::fill_n(flags, n, 0);
   const double threshold = opt_.z_threshold;
   for (int m = 0; m < kMetricCount; ++m) {
-    if (!usable[m]) continue;
+    if (!peers.usable[m]) continue;
     const float* x = g.v[m].data();
-    const double med = median[m], sp = spread[m];
+    const double med = peers.median[m], sp = peers.spread[m];
     const uint8_t bit = static_cast<uint8_t>(1u << m);
     if (kLowBad[m]) {
       for (size_t i = 0; i < n; ++i) {
@@ -414,53 +461,59 @@ void Scan::Judge(Group& g) {
       }
     }
   }
-  for (size_t i = 0; i < n; ++i) {
-    if (!compared[i]) continue;
-    const uint32_t c = g.card[i];
-    ++compared_[c];
-    if (flags[i] == 0) continue;
-    // An outlier in some metric: class it (rare, so the per-entry work is here).
-    Tally& t = tally_[c];
-    bool flagged[kMetricCount];
-    double z[kMetricCount] = {};
-    for (int m = 0; m < kMetricCount; ++m) {
-      flagged[m] = (flags[i] >> m) & 1;
-      if (usable[m] && !std::isnan(g.v[m][i])) z[m] = (g.v[m][i] - median[m]) / spread[m];
-    }
-    const uint32_t reasons = g.reasons[i];
-    const float limit = g.limit[i];
-    // Drawing more power than the peers: a heavier job (at its power cap when the SW power
-    // cap reason is set), which explains lower clocks and a higher temperature.
-    const bool power_above = usable[kPower] && !std::isnan(g.v[kPower][i]) && z[kPower] >= 1.0;
-    const bool limit_low = !std::isnan(limit) && limit < 0.9 * peer_limit;
-    const bool hw_reason = (reasons & kHardwareReasons) != 0;
-    bool hw = flagged[kErrors] || (flagged[kTemp] && !power_above);
-    bool capped = false;
-    if (flagged[kClock]) {
-      if (hw_reason) {
-        hw = true;
-      } else if ((reasons & kConfigReasons) != 0 || limit_low || power_above) {
-        capped = true;
-      } else {
-        hw = true;  // a clock deficit at the same power and temperature as the peers
-      }
-    }
-    const bool workload = !hw && !capped && (flagged[kUtil] || flagged[kPower]);
-    if (!hw && !capped && !workload) continue;
-    ++t.outlier;
-    if (hw) {
-      ++t.hw_windows;
-      if (hw_reason) t.throttle = true;
-    } else if (capped) {
-      ++t.capped_windows;
+}
+
+// Entry i of g, flagged in the metrics of `flags`: a fault of the card (errors, heat, clocks
+// low at the peers' power), a limit (configuration, or a heavier job at its power cap), or the
+// workload (utilisation or power low with healthy clocks); kNone when no rule explains it.
+OutlierClass ClassifyOutlier(const Group& g, size_t i, uint8_t flags, const PeerStats& peers) {
+  auto flagged = [flags](int m) { return ((flags >> m) & 1) != 0; };
+  const uint32_t reasons = g.reasons[i];
+  const float limit = g.limit[i];
+  const float power = g.v[kPower][i];
+  // Drawing more power than the peers: a heavier job (at its power cap when the SW power
+  // cap reason is set), which explains lower clocks and a higher temperature.
+  const bool power_above = peers.usable[kPower] && !std::isnan(power) &&
+                           (power - peers.median[kPower]) / peers.spread[kPower] >= 1.0;
+  const bool limit_low = !std::isnan(limit) && limit < 0.9 * peers.power_limit;
+  const bool hw_reason = (reasons & kHardwareReasons) != 0;
+  bool hw = flagged(kErrors) || (flagged(kTemp) && !power_above);
+  bool capped = false;
+  if (flagged(kClock)) {
+    if (hw_reason) {
+      hw = true;
+    } else if ((reasons & kConfigReasons) != 0 || limit_low || power_above) {
+      capped = true;
     } else {
-      ++t.workload_windows;
+      hw = true;  // a clock deficit at the same power and temperature as the peers
     }
-    for (int m = 0; m < kMetricCount; ++m) {
-      if (!flagged[m]) continue;
-      ++t.metric_windows[m];
-      flagged_.push_back({c, static_cast<uint32_t>(m), g.v[m][i], static_cast<float>(median[m])});
-    }
+  }
+  if (hw) return OutlierClass::kHardware;
+  if (capped) return OutlierClass::kCapped;
+  if (flagged(kUtil) || flagged(kPower)) return OutlierClass::kWorkload;
+  return OutlierClass::kNone;
+}
+
+void Scan::CountOutlier(const Group& g, size_t i, const PeerStats& peers) {
+  const uint8_t flags = flags_now_[i];
+  const OutlierClass kind = ClassifyOutlier(g, i, flags, peers);
+  if (kind == OutlierClass::kNone) return;
+  const uint32_t c = g.card[i];
+  Tally& t = tally_[c];
+  ++t.outlier;
+  if (kind == OutlierClass::kHardware) {
+    ++t.hw_windows;
+    if ((g.reasons[i] & kHardwareReasons) != 0) t.throttle = true;
+  } else if (kind == OutlierClass::kCapped) {
+    ++t.capped_windows;
+  } else {
+    ++t.workload_windows;
+  }
+  for (int m = 0; m < kMetricCount; ++m) {
+    if (((flags >> m) & 1) == 0) continue;
+    ++t.metric_windows[m];
+    flagged_.push_back(
+        {c, static_cast<uint32_t>(m), g.v[m][i], static_cast<float>(peers.median[m])});
   }
 }
 
@@ -478,12 +531,9 @@ std::vector<IdleGpu> Scan::Idle() const {
   return out;
 }
 
-std::vector<Straggler> Scan::Stragglers() const {
-  const FleetData& data = data_;
-  const size_t n_cards = n_cards_;
+std::vector<Straggler> Scan::PersistentOutliers() const {
   std::vector<Straggler> out;
-  std::vector<int32_t> out_of(n_cards, -1);
-  for (uint32_t c = 0; c < n_cards; ++c) {
+  for (uint32_t c = 0; c < n_cards_; ++c) {
     const Tally& t = tally_[c];
     if (t.outlier < opt_.persist_windows || 2 * t.outlier < compared_[c]) continue;
     Straggler s;
@@ -498,10 +548,14 @@ std::vector<Straggler> Scan::Stragglers() const {
     if (s.kind == "hardware" && t.throttle) {
       s.advice = "The GPU reports hardware throttle reasons. " + s.advice;
     }
-    out_of[c] = static_cast<int32_t>(out.size());
     out.push_back(std::move(s));
   }
-  // Each straggler's flagged values and the peers' medians, per metric.
+  return out;
+}
+
+void Scan::AddMetricMedians(std::vector<Straggler>& out) const {
+  std::vector<int32_t> out_of(n_cards_, -1);
+  for (size_t k = 0; k < out.size(); ++k) out_of[out[k].card] = static_cast<int32_t>(k);
   struct Values {
     std::vector<double> gpu[kMetricCount], peers[kMetricCount];
   };
@@ -521,18 +575,27 @@ std::vector<Straggler> Scan::Stragglers() const {
                                 MedianInPlace(values[k].peers[m])});
     }
   }
-  // Victims: the GPUs of a node that holds a hardware straggler wait for it at collectives, and
-  // so do the GPUs of the same job on other nodes (a job label in the reports).
-  std::unordered_map<std::string, const std::string*> job_of;  // node\x1fbus -> latest job
-  {
-    std::vector<std::pair<int64_t, const std::string*>> latest(n_cards, {INT64_MIN, nullptr});
-    for (const auto& j : data.card_jobs) {
-      if (j.card < n_cards && j.time_s >= latest[j.card].first) latest[j.card] = {j.time_s, &j.job};
-    }
-    for (uint32_t c = 0; c < n_cards; ++c) {
-      if (latest[c].second != nullptr) job_of[CardKeyOfSlot(data.cards[c])] = latest[c].second;
-    }
+}
+
+// Each slot's (node, bus) latest job label in the reports.
+std::unordered_map<std::string, const std::string*> LatestJobOfSlot(const FleetData& data) {
+  const size_t n_cards = data.cards.size();
+  std::vector<std::pair<int64_t, const std::string*>> latest(n_cards, {INT64_MIN, nullptr});
+  for (const auto& j : data.card_jobs) {
+    if (j.card < n_cards && j.time_s >= latest[j.card].first) latest[j.card] = {j.time_s, &j.job};
   }
+  std::unordered_map<std::string, const std::string*> job_of;
+  for (uint32_t c = 0; c < n_cards; ++c) {
+    if (latest[c].second != nullptr) job_of[CardKeyOfSlot(data.cards[c])] = latest[c].second;
+  }
+  return job_of;
+}
+
+// Victims: the GPUs of a node that holds a hardware straggler wait for it at collectives, and so
+// do the GPUs of the same job on other nodes (a job label in the reports). Each waits on the
+// hardware straggler of its node (else of its job) flagged in the most windows.
+void MarkVictims(const FleetData& data, std::vector<Straggler>& out) {
+  const std::unordered_map<std::string, const std::string*> job_of = LatestJobOfSlot(data);
   auto job_at = [&](uint32_t card) -> const std::string* {
     auto it = job_of.find(CardKeyOfSlot(data.cards[card]));
     return it == job_of.end() ? nullptr : it->second;
@@ -561,6 +624,12 @@ std::vector<Straggler> Scan::Stragglers() const {
     s.advice = kAdvice[KindRank("victim")];
     ++out[it->second].holds_back;
   }
+}
+
+std::vector<Straggler> Scan::Stragglers() const {
+  std::vector<Straggler> out = PersistentOutliers();
+  AddMetricMedians(out);
+  MarkVictims(data_, out);
   std::sort(out.begin(), out.end(), [](const Straggler& a, const Straggler& b) {
     if (a.kind != b.kind) return KindRank(a.kind) < KindRank(b.kind);
     if (a.windows_outlier != b.windows_outlier) return a.windows_outlier > b.windows_outlier;

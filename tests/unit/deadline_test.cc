@@ -7,6 +7,7 @@
 #include <memory>
 #include <thread>
 
+#include "core/worker_pool.h"
 #include "test_util.h"
 
 namespace gpudoctor {
@@ -66,6 +67,41 @@ TEST(DeadlineTest, StuckWorkDoesNotDelayLaterWork) {
 TEST(DeadlineTest, MoveOnlyWork) {
   auto p = std::make_unique<int>(7);
   EXPECT_EQ(RunWithDeadline([p = std::move(p)] { return *p; }, In(5000)), 7);
+}
+
+// Which worker runs a job: 0 on a thread no job has tagged yet.
+thread_local int t_worker_tag = 0;
+
+TEST(DeadlineTest, RenewedPoolRunsLaterWorkOnNewWorkersOnly) {
+  // An idle worker, tagged.
+  ASSERT_EQ(RunWithDeadline([] { return t_worker_tag = 1; }, In(5000)), 1);
+  ASSERT_TRUE(WaitIdle(1));
+  // A busy worker, tagged, still running when the pool is renewed.
+  auto release = std::make_shared<std::atomic<bool>>(false);
+  auto busy = StartDetached([release] {
+    t_worker_tag = 2;
+    TimePoint give_up = In(5000);
+    while (!release->load() && SteadyClock::now() < give_up) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return 2;
+  });
+  ASSERT_NE(busy, nullptr);
+  RenewWorkerPool();
+  EXPECT_EQ(IdleWorkerCount(), 0);
+  release->store(true);
+  ASSERT_TRUE(busy->WaitUntil(In(5000)));
+  // Neither the idle nor the busy one takes later work, one job at a time or several at once.
+  int started = WorkerThreadsStarted();
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(RunWithDeadline([] { return t_worker_tag; }, In(5000)), 0) << i;
+  }
+  EXPECT_GE(WorkerThreadsStarted(), started + 1);
+  // The new pool's workers are reused as before.
+  ASSERT_TRUE(WaitIdle(1));
+  started = WorkerThreadsStarted();
+  EXPECT_EQ(RunWithDeadline([] { return 3; }, In(5000)), 3);
+  EXPECT_EQ(WorkerThreadsStarted(), started);
 }
 
 }  // namespace
