@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "core/median.h"
 #include "fleet/robust_stats.h"
 
 namespace gpudoctor::fleet {
@@ -115,13 +116,7 @@ int KindRank(const std::string& k) {
 }  // namespace
 
 double MedianInPlace(std::vector<double>& v) {
-  if (v.empty()) return 0;
-  size_t mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + mid, v.end());
-  double hi = v[mid];
-  if (v.size() % 2 == 1) return hi;
-  double lo = *std::max_element(v.begin(), v.begin() + mid);
-  return (lo + hi) / 2;
+  return gpudoctor::MedianInPlace(std::span<double>(v)).value_or(0);
 }
 
 namespace {

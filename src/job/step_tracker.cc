@@ -3,17 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
-namespace gpudoctor {
+#include "core/median.h"
 
-std::optional<double> Median(std::vector<double> v) {
-  if (v.empty()) return std::nullopt;
-  size_t mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
-  double hi = v[mid];
-  if (v.size() % 2 == 1) return hi;
-  double lo = *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid));
-  return (lo + hi) / 2;
-}
+namespace gpudoctor {
 
 StepTracker::StepTracker(int baseline_steps, std::optional<double> fixed_baseline_s)
     : baseline_steps_(std::max(1, baseline_steps)), fixed_baseline_s_(fixed_baseline_s) {}

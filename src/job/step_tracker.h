@@ -47,7 +47,4 @@ class StepTracker {
   int64_t anchor_ms_ = 0;
 };
 
-// The median of `v` (copied); nullopt when empty.
-std::optional<double> Median(std::vector<double> v);
-
 }  // namespace gpudoctor

@@ -3,20 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/median.h"
+
 namespace gpudoctor {
-namespace {
-
-double MedianOf(std::vector<double> v) {
-  if (v.empty()) return 0;
-  size_t mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
-  double hi = v[mid];
-  if (v.size() % 2 == 1) return hi;
-  double lo = *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid));
-  return (lo + hi) / 2;
-}
-
-}  // namespace
 
 std::optional<ChangePoint> BestSplit(const TimedPoints& points, size_t min_points, bool log_scale) {
   min_points = std::max<size_t>(min_points, 1);
@@ -64,8 +53,8 @@ std::optional<ChangePoint> BestSplit(const TimedPoints& points, size_t min_point
   std::vector<double> a, b;
   for (size_t i = 0; i < best_k; ++i) a.push_back(points[src[i]].second);
   for (size_t i = best_k; i < n; ++i) b.push_back(points[src[i]].second);
-  cp.before = MedianOf(a);
-  cp.after = MedianOf(b);
+  cp.before = Median(std::move(a)).value_or(0);
+  cp.after = Median(std::move(b)).value_or(0);
   cp.explained = 1.0 - best / total;
   double ma = (s[best_k]) / static_cast<double>(best_k);
   double mb = (s[n] - s[best_k]) / static_cast<double>(n - best_k);
