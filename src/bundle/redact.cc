@@ -177,16 +177,19 @@ bool KeptArgvElement(std::string_view e, bool program) {
 void RedactLeavesOf(toml::table& t);
 void RedactLeavesOf(toml::array& a);
 
-void RedactLeavesOf(toml::table& t) {
-  for (auto&& [k, v] : t) {
-    if (toml::table* sub = v.as_table()) {
-      RedactLeavesOf(*sub);
-    } else if (toml::array* arr = v.as_array()) {
-      RedactLeavesOf(*arr);
-    } else {
-      t.insert_or_assign(k, std::string(kRedacted));
-    }
+// v, the value of key k in `parent`: every leaf of a table or array, or v itself, redacted.
+void RedactLeavesOf(toml::table& parent, const toml::key& k, toml::node& v) {
+  if (toml::table* sub = v.as_table()) {
+    RedactLeavesOf(*sub);
+  } else if (toml::array* arr = v.as_array()) {
+    RedactLeavesOf(*arr);
+  } else {
+    parent.insert_or_assign(k, std::string(kRedacted));
   }
+}
+
+void RedactLeavesOf(toml::table& t) {
+  for (auto&& [k, v] : t) RedactLeavesOf(t, k, v);
 }
 
 void RedactLeavesOf(toml::array& a) {
@@ -280,13 +283,7 @@ void RedactArray(toml::array& a) {
 void RedactTable(toml::table& t) {
   for (auto&& [k, v] : t) {
     if (SecretLookingName(k.str())) {
-      if (toml::table* sub = v.as_table()) {
-        RedactLeavesOf(*sub);
-      } else if (toml::array* arr = v.as_array()) {
-        RedactLeavesOf(*arr);
-      } else {
-        t.insert_or_assign(k, std::string(kRedacted));
-      }
+      RedactLeavesOf(t, k, v);
     } else if (NotifierKey(k.str())) {
       RedactNotifierSection(t, k, v);
     } else if (toml::table* sub = v.as_table()) {

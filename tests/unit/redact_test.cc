@@ -71,6 +71,20 @@ TEST(RedactTest, NotifyUrlsInEveryTomlShapeKeepOnlyTheOrigin) {
   }
 }
 
+TEST(RedactTest, NestedValuesUnderSecretAndNotifierKeysAreHiddenLeafByLeaf) {
+  // A secret-looking key's table or array: every leaf; a notifier section's tables field by field
+  // (their known fields kept), its other elements and nested arrays redacted.
+  std::string r = RedactConfigToml(
+      "[credentials]\nuser = \"CRED1\"\nnested = { deep = \"CRED2\", list = [\"CRED3\", 4] }\n"
+      "[watch]\napi_tokens = [\"TOK1\", [\"TOK2\"], { t = \"TOK3\" }]\n"
+      "[notify]\nwebhook = [{ url = \"https://h.example/LEAK4\", timeout_s = 5 }, \"LEAK5\", "
+      "[\"LEAK6\"]]\nextra = \"LEAK7\"\n",
+      {});
+  ExpectHidden(
+      r, {"CRED1", "CRED2", "CRED3", "TOK1", "TOK2", "TOK3", "LEAK4", "LEAK5", "LEAK6", "LEAK7"});
+  ExpectKept(r, {"https://h.example/<redacted>", "timeout_s = 5", "[credentials]"});
+}
+
 TEST(RedactTest, UserinfoPasswordWithSlashIsHidden) {
   std::string r = RedactConfigToml(
       "[[notify.webhook]]\nurl = \"https://bob:pa/ss@hooks.example/x\"\n"
