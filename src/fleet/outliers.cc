@@ -10,6 +10,7 @@
 
 #include "core/median.h"
 #include "fleet/robust_stats.h"
+#include "fleet/window_order.h"
 
 namespace gpudoctor::fleet {
 namespace {
@@ -17,75 +18,6 @@ namespace {
 enum Metric { kClock = 0, kPower, kTemp, kErrors, kUtil, kMetricCount };
 constexpr const char* kMetricNames[kMetricCount] = {"sm_clock_mhz", "power_w", "temp_c", "errors",
                                                     "util_pct"};
-
-int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
-
-// Sample indices so that each card's samples come in time order: empty when storage order
-// already is (reports read in order, Prometheus series), else sorted by time. Storage order
-// reads memory sequentially, which is what makes 6 million samples cheap.
-std::vector<uint32_t> TimeOrder(const std::vector<GpuSample>& samples, size_t n_cards) {
-  std::vector<uint32_t> order;
-  std::vector<int64_t> last_t(n_cards, INT64_MIN);
-  for (const auto& s : samples) {
-    if (s.time_s < last_t[s.card]) {
-      order.resize(samples.size());
-      for (uint32_t i = 0; i < samples.size(); ++i) order[i] = i;
-      std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-        return samples[a].time_s < samples[b].time_s;
-      });
-      return order;
-    }
-    last_t[s.card] = s.time_s;
-  }
-  return order;
-}
-
-// The order that visits the samples window by window (windows of `window_s`, in time order)
-// and, within a window, each card's samples in time order (empty: storage order already is).
-// Samples in storage order per card (reports read in order, Prometheus series) are bucketed by
-// window in one stable counting pass; otherwise they are sorted by time. The Scan finds where
-// each window starts as it goes.
-struct WindowOrder {
-  std::vector<uint32_t> index;
-};
-
-WindowOrder OrderByWindow(const std::vector<GpuSample>& samples, size_t n_cards, int64_t window_s) {
-  WindowOrder o;
-  const size_t n = samples.size();
-  if (n == 0) return o;
-  std::vector<uint32_t> by_time = TimeOrder(samples, n_cards);
-  auto at = [&](size_t k) -> const GpuSample& { return samples[by_time.empty() ? k : by_time[k]]; };
-  // Already in window order (the common case for generated and time-sliced input)?
-  bool sorted = true;
-  int64_t lo = INT64_MAX, hi = INT64_MIN, prev = INT64_MIN;
-  for (size_t k = 0; k < n; ++k) {
-    int64_t w = FloorDiv(at(k).time_s, window_s);
-    if (w < prev) sorted = false;
-    prev = w;
-    lo = std::min(lo, w);
-    hi = std::max(hi, w);
-  }
-  if (!sorted && static_cast<uint64_t>(hi - lo) < 4 * n + 1024) {
-    // Counting sort by window, stable: each card's samples stay in time order.
-    std::vector<size_t> start(static_cast<size_t>(hi - lo) + 2, 0);
-    for (size_t k = 0; k < n; ++k) ++start[FloorDiv(at(k).time_s, window_s) - lo + 1];
-    for (size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
-    o.index.resize(n);
-    for (size_t k = 0; k < n; ++k) {
-      size_t& slot = start[FloorDiv(at(k).time_s, window_s) - lo];
-      o.index[slot++] = by_time.empty() ? static_cast<uint32_t>(k) : by_time[k];
-    }
-  } else if (!sorted) {
-    // Windows spread too far for buckets: a full sort by time.
-    o.index.resize(n);
-    for (uint32_t i = 0; i < n; ++i) o.index[i] = i;
-    std::stable_sort(o.index.begin(), o.index.end(),
-                     [&](uint32_t a, uint32_t b) { return samples[a].time_s < samples[b].time_s; });
-  } else {
-    o.index = std::move(by_time);
-  }
-  return o;
-}
 
 const char* kAdvice[] = {
     // hardware
@@ -640,9 +572,8 @@ OutlierResult FindOutliers(const FleetData& data, const OutlierOptions& opt) {
   // Storage order is window and time order for reports read in order and Prometheus series: one
   // pass. Otherwise the samples are ordered first and visited again.
   if (!scan.Run({}, /*check=*/true)) {
-    const WindowOrder order =
-        OrderByWindow(data.samples, data.cards.size(), std::max<int64_t>(1, opt.window_s));
-    scan.Run(order.index, /*check=*/false);
+    scan.Run(OrderByWindow(data.samples, data.cards.size(), std::max<int64_t>(1, opt.window_s)),
+             /*check=*/false);
   }
   return {scan.Stragglers(), scan.Idle()};
 }
