@@ -14,8 +14,12 @@
 #include <cstddef>
 #include <cstring>
 
+#include "net/netlink_reply.h"
+
 namespace gpudoctor {
 namespace {
+
+constexpr NetlinkReplyKind kSockDiagReply{"sock_diag", ENOENT, "no diag module for this protocol"};
 
 std::string Endpoint(int family, const uint32_t* addr, uint16_t port_be, bool* loopback) {
   char buf[INET6_ADDRSTRLEN] = {};
@@ -88,48 +92,21 @@ Status DumpFamily(int fd, int family, int protocol, uint32_t states, uint32_t se
 }
 
 Status ReadDumpReply(int fd, int protocol, std::vector<TcpSocketInfo>& out) {
-  std::vector<char> buf(64 * 1024);
-  bool done = false;
-  for (int rounds = 0; !done; ++rounds) {
-    if (rounds > 100000) return IoError("sock_diag: reply does not end");
-    ssize_t n = ::recv(fd, buf.data(), buf.size(), 0);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) return TimeoutError("sock_diag: no reply");
-      return IoError(std::string("sock_diag recv: ") + std::strerror(errno));
-    }
-    if (n == 0) return IoError("sock_diag: socket closed");
-    Status st = ParseSockDiagReply(std::string_view(buf.data(), n), out, &done, protocol);
-    if (!st.ok()) return st;
-  }
-  return Status::Ok();
+  std::vector<char> buf;
+  return ReceiveNetlinkReply(fd, buf, kSockDiagReply, [&](std::string_view part, bool* done) {
+    return ParseSockDiagReply(part, out, done, protocol);
+  });
 }
 
 }  // namespace
 
 Status ParseSockDiagReply(std::string_view buf, std::vector<TcpSocketInfo>& out, bool* done,
                           int protocol) {
-  size_t off = 0;
-  while (off + sizeof(nlmsghdr) <= buf.size()) {
-    nlmsghdr h;
-    std::memcpy(&h, buf.data() + off, sizeof h);
-    if (h.nlmsg_len < NLMSG_HDRLEN || h.nlmsg_len > buf.size() - off) {
-      return ParseError("sock_diag: malformed netlink message length");
-    }
-    std::string_view body = buf.substr(off + NLMSG_HDRLEN, h.nlmsg_len - NLMSG_HDRLEN);
-    off += NLMSG_ALIGN(h.nlmsg_len);
-    if (h.nlmsg_type == NLMSG_DONE) {
-      *done = true;
-      return Status::Ok();
-    }
-    if (h.nlmsg_type == NLMSG_ERROR) {
-      int err = 0;
-      if (body.size() >= sizeof(int)) std::memcpy(&err, body.data(), sizeof err);
-      if (err == 0) continue;  // an ACK
-      if (err == -ENOENT) return Unsupported("sock_diag: no diag module for this protocol");
-      return IoError(std::string("sock_diag: kernel error: ") + std::strerror(-err));
-    }
-    if (h.nlmsg_type != SOCK_DIAG_BY_FAMILY && h.nlmsg_type != TCPDIAG_GETSOCK) continue;
+  NetlinkReplyWalker walk(buf, kSockDiagReply);
+  NetlinkMessage msg;
+  while (walk.Next(&msg)) {
+    if (msg.type != SOCK_DIAG_BY_FAMILY && msg.type != TCPDIAG_GETSOCK) continue;
+    std::string_view body = msg.body;
     if (body.size() < sizeof(inet_diag_msg)) return ParseError("sock_diag: short inet_diag_msg");
     inet_diag_msg m;
     std::memcpy(&m, body.data(), sizeof m);
@@ -179,7 +156,8 @@ Status ParseSockDiagReply(std::string_view buf, std::vector<TcpSocketInfo>& out,
     }
     out.push_back(std::move(s));
   }
-  return Status::Ok();
+  if (walk.done()) *done = true;
+  return walk.status();
 }
 
 namespace {
