@@ -123,12 +123,14 @@ ProcessScan ScanProcesses(const RootFs& fs, const ProcScanOptions& opts) {
     p.comm = Sanitize(Trim(st->comm), 64);
     struct stat sb {};
     if (::fstat(dir.get(), &sb) == 0) p.uid = sb.st_uid;
+    const bool kernel_thread = st->IsKernelThread();
+    if (opts.keep_stat) p.stat = std::move(*st);
     if (p.state == 'D') {
       ++scan.skipped_dstate;
       scan.processes.push_back(std::move(p));
       continue;
     }
-    if (st->IsKernelThread()) {
+    if (kernel_thread) {
       // A kernel thread has no open files and no exe link (its fd dir lists empty, readlink of
       // exe fails): both are known without opening them. On a many-core node most tasks are
       // kernel threads (per-CPU workers).

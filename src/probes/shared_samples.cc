@@ -27,6 +27,7 @@ const ProcessScan& SharedSamples::ProcessesBefore() {
   std::call_once(proc_before_once_, [&] {
     ProcScanOptions light;
     light.read_fds = false;
+    light.keep_stat = true;  // the process probe's leaders (one walk for the three probes)
     light.deadline = deadline_;
     proc_before_ = ScanProcesses(fs_, light);
     ++proc_walks_;

@@ -35,7 +35,8 @@ class SharedSamples {
   // sleeps until then; later callers get the same sample).
   const TcpSample& TcpBefore();
   const TcpSample& TcpAfter(TimePoint window_end);
-  // /proc before the window (stat + comm, no fds) and after it (with fd and exe links).
+  // /proc before the window (stat + comm, no fds; each process's parsed stat kept: the process
+  // probe's leaders) and after it (with fd and exe links).
   const ProcessScan& ProcessesBefore();
   const ProcessScan& ProcessesAfter(TimePoint window_end);
 
