@@ -28,6 +28,10 @@ bool NetlinkReplyWalker::Next(NetlinkMessage* msg) {
       int err = 0;
       if (body.size() >= sizeof(int)) std::memcpy(&err, body.data(), sizeof err);
       if (err == 0) continue;  // an acknowledgement
+      if (kind_.skipped_errno != 0 && err == -kind_.skipped_errno) {
+        ++skipped_errors_;
+        continue;
+      }
       if (kind_.unsupported_errno != 0 && err == -kind_.unsupported_errno) {
         status_ = Unsupported(std::string(kind_.what) + ": " + std::string(kind_.unsupported_text));
       } else {

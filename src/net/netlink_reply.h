@@ -22,6 +22,10 @@ struct NetlinkReplyKind {
   std::string_view what;
   int unsupported_errno = 0;
   std::string_view unsupported_text;
+  // A kernel error equal to -skipped_errno (when non-zero) is counted (skipped_errors()) and
+  // skipped like an acknowledgement: the answer to one of many requests that found nothing
+  // (sock_diag lookups of sockets that have closed: ENOENT).
+  int skipped_errno = 0;
 };
 
 // One data message of a reply: its type and its body (the bytes after the header, up to the
@@ -49,12 +53,14 @@ class NetlinkReplyWalker {
   bool Next(NetlinkMessage* msg);
   bool done() const { return done_; }
   const Status& status() const { return status_; }
+  int skipped_errors() const { return skipped_errors_; }
 
  private:
   std::string_view buf_;
   const NetlinkReplyKind& kind_;
   size_t off_ = 0;
   bool done_ = false;
+  int skipped_errors_ = 0;
   Status status_;
 };
 

@@ -48,6 +48,7 @@ struct ProcScanOptions {
   bool read_fds = true;
   bool read_exe = false;
   bool keep_stat = false;  // fill ScannedProcess::stat
+  bool read_uid = true;    // stat(2) of /proc/PID for ScannedProcess::uid
   size_t max_processes = 100000;
   // Stop when this passes (checked every kScanDeadlineStride /proc entries and fds); nullopt:
   // no limit.
