@@ -11,7 +11,7 @@ namespace {
 // sock_diag socket it opens sees). nullopt unless procfs is the kernel's own /proc (a fixture's
 // counters say nothing about the real sockets) and the counters read.
 std::optional<std::pair<uint64_t, uint64_t>> TcpOpens(const RootFs& fs) {
-  if (fs.procfs() != "/proc") return std::nullopt;
+  if (fs.procfs() != RootFs().procfs()) return std::nullopt;
   auto text = fs.ReadProc("thread-self/net/snmp", 64 * 1024);
   if (!text.ok()) return std::nullopt;
   std::map<std::string, uint64_t> counters;
