@@ -55,6 +55,9 @@ std::optional<std::vector<TcpSocketInfo>> SharedSamples::TcpTableFromLookups() {
     if (s.state != 10) known.push_back(&s);  // TCP_LISTEN: from the listeners' dump
   }
   if (known.size() > kMaxTcpLookups) return std::nullopt;
+  // A connection opened already (a busy host opens several a second): the full dump at once,
+  // without the lookups it would have to throw away.
+  if (TcpOpens(fs_) != opens_before_) return std::nullopt;
   auto table = DumpTcpListeners();  // listeners first, as a full dump lists them
   if (!table.ok()) return std::nullopt;
   auto found = LookupTcpSockets(known);
