@@ -11,19 +11,21 @@
 // Under `watch` the task/ walk of multi-threaded processes (most of this probe's cost: one stat
 // read per thread) runs every kTaskWalkEvery; the ticks between re-read only the leaders and
 // the threads the last walk found in D, so a thread that enters D is seen at most 5 s late
-// (the stuck threshold is 10 s). `check` always walks. On a quiet host (the last run found no
-// task in D) a run less than kQuietRescanEvery after the last scan reads nothing and reports that
-// scan's facts again: a task that enters D is then seen at most 5 s late too, and the per-process
-// reads (most of watch's CPU on a host with many processes) happen once per 5 s, not per tick.
-// A host whose last scan found tasks in D (a busy I/O host has some most of the time) is not
-// scanned every tick either: the runs until kQuietRescanEvery after the scan read only the tasks
-// that scan found in D (stat, then wchan and sched of those still in D), so each stays reported
-// with fresh evidence every tick while in D, and counts (total, zombies, tasks_scanned) are the
-// scan's. Stuck time is the kernel's (now - exec_start), not counted from our first sighting, so
-// a task seen up to 5 s late is still reported once its stuck time passes the 10 s threshold.
-// Units: seconds. Failure modes: tasks that exit mid-scan are skipped; unreadable files leave
-// fields empty; the scan stops near the check deadline (facts.truncated); no /proc → failed.
-// References: proc_pid_stat(5), kernel/sched/debug.c; shared/reference/signals.md §9.
+// (the stuck threshold is 10 s). `check` always walks task/; its leaders' stat lines come from
+// the /proc walk the check shares with the sockets and suspicious probes (SharedSamples). On a
+// quiet host (the last run found no task in D) a run less than kQuietRescanEvery after the last
+// scan reads nothing and reports that scan's facts again: a task that enters D is then seen at most
+// 5 s late too, and the per-process reads (most of watch's CPU on a host with many processes)
+// happen once per 5 s, not per tick. A host whose last scan found tasks in D (a busy I/O host has
+// some most of the time) is not scanned every tick either: the runs until kQuietRescanEvery after
+// the scan read only the tasks that scan found in D (stat, then wchan and sched of those still in
+// D), so each stays reported with fresh evidence every tick while in D, and counts (total, zombies,
+// tasks_scanned) are the scan's. Stuck time is the kernel's (now - exec_start), not counted from
+// our first sighting, so a task seen up to 5 s late is still reported once its stuck time passes
+// the 10 s threshold. Units: seconds. Failure modes: tasks that exit mid-scan are skipped;
+// unreadable files leave fields empty; the scan stops near the check deadline (facts.truncated); no
+// /proc → failed. References: proc_pid_stat(5), kernel/sched/debug.c; shared/reference/signals.md
+// §9.
 #include <fcntl.h>
 #include <sched.h>
 #include <unistd.h>
