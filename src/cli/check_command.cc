@@ -1,4 +1,6 @@
 // `gpudoctor check`: run every enabled probe under the deadline, judge, report.
+#include <malloc.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
@@ -26,6 +28,12 @@ int FinishCheckForScheduler(const CliOptions& o, const Report& report) {
 }  // namespace
 
 int CheckCommand(const CliOptions& o) {
+  // Two malloc arenas for the whole check: glibc gives each new thread that allocates its own
+  // arena (up to 8 per core), and every probe runs in a thread of its own, so a check created
+  // about twenty arenas (a heap mapping each, their first pages faulted in) for a second's work:
+  // about a tenth of its CPU on a 2-core VM (docs/cost.md, fifth round). Set before the probes'
+  // threads start; arenas already made stay. Not for `watch`, whose threads live long.
+  mallopt(M_ARENA_MAX, 2);
   if (!o.positional.empty()) {
     std::string why = "check takes no arguments: '" + o.positional[0] + "'";
     return InSchedulerMode(o) ? FinishSchedulerMode(o, {}, why) : CouldNotRun(why);

@@ -12,9 +12,12 @@
 #include <cstring>
 
 #include "core/strings.h"
+#include "net/netlink_reply.h"
 
 namespace gpudoctor {
 namespace {
+
+constexpr NetlinkReplyKind kRtnetlinkReply{"rtnetlink"};
 
 constexpr std::string_view kOperstates[] = {"unknown", "notpresent", "down", "lowerlayerdown",
                                             "testing", "dormant",    "up"};
@@ -83,30 +86,16 @@ std::string_view OperstateName(uint8_t operstate) {
 }
 
 Status ParseLinkDumpReply(std::string_view buf, std::vector<NetlinkLink>& out, bool* done) {
-  size_t off = 0;
-  while (off + sizeof(nlmsghdr) <= buf.size()) {
-    auto h = Load<nlmsghdr>(buf.substr(off));
-    if (h.nlmsg_len < NLMSG_HDRLEN || h.nlmsg_len > buf.size() - off) {
-      return ParseError("rtnetlink: malformed netlink message length");
-    }
-    std::string_view body = buf.substr(off + NLMSG_HDRLEN, h.nlmsg_len - NLMSG_HDRLEN);
-    off += NLMSG_ALIGN(h.nlmsg_len);
-    if (h.nlmsg_type == NLMSG_DONE) {
-      *done = true;
-      return Status::Ok();
-    }
-    if (h.nlmsg_type == NLMSG_ERROR) {
-      int err = 0;
-      if (body.size() >= sizeof(int)) std::memcpy(&err, body.data(), sizeof err);
-      if (err == 0) continue;  // an ACK
-      return IoError(std::string("rtnetlink: kernel error: ") + std::strerror(-err));
-    }
-    if (h.nlmsg_type != RTM_NEWLINK) continue;
+  NetlinkReplyWalker walk(buf, kRtnetlinkReply);
+  NetlinkMessage msg;
+  while (walk.Next(&msg)) {
+    if (msg.type != RTM_NEWLINK) continue;
     NetlinkLink link;
-    if (Status s = ParseLink(body, link); !s.ok()) return s;
+    if (Status s = ParseLink(msg.body, link); !s.ok()) return s;
     if (!link.name.empty()) out.push_back(std::move(link));
   }
-  return Status::Ok();
+  if (walk.done()) *done = true;
+  return walk.status();
 }
 
 LinkDumper::~LinkDumper() {
@@ -119,7 +108,6 @@ Result<std::vector<NetlinkLink>> LinkDumper::Dump() {
     if (fd_ < 0) return Unsupported(std::string("rtnetlink socket: ") + std::strerror(errno));
     timeval tv{1, 0};
     ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    buf_.resize(64 * 1024);
   }
   struct {
     nlmsghdr nlh;
@@ -142,20 +130,10 @@ Result<std::vector<NetlinkLink>> LinkDumper::Dump() {
     return fail(IoError(std::string("rtnetlink send: ") + std::strerror(errno)));
   }
   std::vector<NetlinkLink> out;
-  bool done = false;
-  for (int rounds = 0; !done; ++rounds) {
-    if (rounds > 100000) return fail(IoError("rtnetlink: reply does not end"));
-    ssize_t n = ::recv(fd_, buf_.data(), buf_.size(), 0);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) return fail(TimeoutError("rtnetlink: no reply"));
-      return fail(IoError(std::string("rtnetlink recv: ") + std::strerror(errno)));
-    }
-    if (n == 0) return fail(IoError("rtnetlink: socket closed"));
-    Status st =
-        ParseLinkDumpReply(std::string_view(buf_.data(), static_cast<size_t>(n)), out, &done);
-    if (!st.ok()) return fail(st);
-  }
+  Status st = ReceiveNetlinkReply(
+      fd_, buf_, kRtnetlinkReply,
+      [&](std::string_view part, bool* done) { return ParseLinkDumpReply(part, out, done); });
+  if (!st.ok()) return fail(st);
   return out;
 }
 

@@ -61,21 +61,18 @@ class Fd {
   int fd_;
 };
 
-// The file `name` under the directory `dir`, at most max_bytes, into *out; false on error.
-bool ReadAt(int dir, const char* name, size_t max_bytes, std::string* out) {
+// /proc/PID/stat (`name` under `dir`) into *out with one read: the line (well under 4 KiB) comes
+// whole from the first read, so open, read, close and no read of the end. False on error.
+bool ReadStatLine(int dir, const char* name, std::string* out) {
   Fd fd(::openat(dir, name, O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) return false;
-  out->clear();
   char buf[4096];
-  while (out->size() < max_bytes) {
-    ssize_t n = ::read(fd.get(), buf, std::min(sizeof buf, max_bytes - out->size()));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    if (n == 0) break;
-    out->append(buf, static_cast<size_t>(n));
-  }
+  ssize_t n;
+  do {
+    n = ::read(fd.get(), buf, sizeof buf);
+  } while (n < 0 && errno == EINTR);
+  if (n <= 0) return false;
+  out->assign(buf, static_cast<size_t>(n));
   return true;
 }
 
@@ -108,9 +105,16 @@ ProcessScan ScanProcesses(const RootFs& fs, const ProcScanOptions& opts) {
     }
     auto pid = ParseInt64(name);
     if (!pid || *pid <= 0 || *pid > 0x3fffffff) continue;
-    Fd dir(::openat(proc.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (dir.get() < 0) continue;                            // exited meanwhile
-    if (!ReadAt(dir.get(), "stat", 4096, &text)) continue;  // exited meanwhile
+    // A walk that reads nothing but stat opens PID/stat straight from /proc (open, read,
+    // close); the others open the process's directory once for stat, uid, fds and exe.
+    const bool dir_needed = opts.read_fds || opts.read_exe || opts.read_uid;
+    Fd dir(dir_needed ? ::openat(proc.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+                      : -1);
+    if (dir_needed && dir.get() < 0) continue;  // exited meanwhile
+    if (!ReadStatLine(dir_needed ? dir.get() : proc.get(),
+                      dir_needed ? "stat" : (name + "/stat").c_str(), &text)) {
+      continue;  // exited meanwhile
+    }
     auto st = ParsePidStat(text);
     if (!st.ok()) continue;
     ScannedProcess p;
@@ -122,13 +126,15 @@ ProcessScan ScanProcesses(const RootFs& fs, const ProcScanOptions& opts) {
     // workqueue workers' included), so the comm file is not read as well.
     p.comm = Sanitize(Trim(st->comm), 64);
     struct stat sb {};
-    if (::fstat(dir.get(), &sb) == 0) p.uid = sb.st_uid;
+    if (opts.read_uid && ::fstat(dir.get(), &sb) == 0) p.uid = sb.st_uid;
+    const bool kernel_thread = st->IsKernelThread();
+    if (opts.keep_stat) p.stat = std::move(*st);
     if (p.state == 'D') {
       ++scan.skipped_dstate;
       scan.processes.push_back(std::move(p));
       continue;
     }
-    if (st->IsKernelThread()) {
+    if (kernel_thread) {
       // A kernel thread has no open files and no exe link (its fd dir lists empty, readlink of
       // exe fails): both are known without opening them. On a many-core node most tasks are
       // kernel threads (per-CPU workers).

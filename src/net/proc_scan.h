@@ -39,11 +39,16 @@ struct ScannedProcess {
   std::vector<uint64_t> socket_inodes;
   bool gpu_device_open = false;
   std::string exe;  // exe link target; empty when not read
+  // The whole parsed stat line, only with ProcScanOptions::keep_stat (the process probe reads
+  // its fields from the check's shared walk instead of walking /proc itself).
+  std::optional<PidStat> stat;
 };
 
 struct ProcScanOptions {
   bool read_fds = true;
   bool read_exe = false;
+  bool keep_stat = false;  // fill ScannedProcess::stat
+  bool read_uid = true;    // stat(2) of /proc/PID for ScannedProcess::uid
   size_t max_processes = 100000;
   // Stop when this passes (checked every kScanDeadlineStride /proc entries and fds); nullopt:
   // no limit.

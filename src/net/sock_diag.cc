@@ -10,12 +10,20 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
+#include <tuple>
+
+#include "net/netlink_reply.h"
 
 namespace gpudoctor {
 namespace {
+
+constexpr NetlinkReplyKind kSockDiagReply{"sock_diag", ENOENT, "no diag module for this protocol"};
+// Lookups of single sockets: ENOENT answers one whose socket has closed since.
+constexpr NetlinkReplyKind kSockDiagLookup{"sock_diag", 0, "", ENOENT};
 
 std::string Endpoint(int family, const uint32_t* addr, uint16_t port_be, bool* loopback) {
   char buf[INET6_ADDRSTRLEN] = {};
@@ -39,6 +47,9 @@ std::string Endpoint(int family, const uint32_t* addr, uint16_t port_be, bool* l
 }
 
 Status ReadDumpReply(int fd, int protocol, std::vector<TcpSocketInfo>& out);
+// ParseSockDiagReply with the errors of `kind`; adds the skipped kernel errors to *skipped.
+Status ParseReplyAs(std::string_view buf, std::vector<TcpSocketInfo>& out, bool* done, int protocol,
+                    const NetlinkReplyKind& kind, size_t* skipped);
 
 // One TCP dump of both address families: the legacy TCPDIAG_GETSOCK request (struct
 // inet_diag_req), which the kernel serves with family AF_UNSPEC, so its established-connection
@@ -88,48 +99,28 @@ Status DumpFamily(int fd, int family, int protocol, uint32_t states, uint32_t se
 }
 
 Status ReadDumpReply(int fd, int protocol, std::vector<TcpSocketInfo>& out) {
-  std::vector<char> buf(64 * 1024);
-  bool done = false;
-  for (int rounds = 0; !done; ++rounds) {
-    if (rounds > 100000) return IoError("sock_diag: reply does not end");
-    ssize_t n = ::recv(fd, buf.data(), buf.size(), 0);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) return TimeoutError("sock_diag: no reply");
-      return IoError(std::string("sock_diag recv: ") + std::strerror(errno));
-    }
-    if (n == 0) return IoError("sock_diag: socket closed");
-    Status st = ParseSockDiagReply(std::string_view(buf.data(), n), out, &done, protocol);
-    if (!st.ok()) return st;
-  }
-  return Status::Ok();
+  std::vector<char> buf;
+  return ReceiveNetlinkReply(fd, buf, kSockDiagReply, [&](std::string_view part, bool* done) {
+    return ParseSockDiagReply(part, out, done, protocol);
+  });
 }
 
 }  // namespace
 
 Status ParseSockDiagReply(std::string_view buf, std::vector<TcpSocketInfo>& out, bool* done,
                           int protocol) {
-  size_t off = 0;
-  while (off + sizeof(nlmsghdr) <= buf.size()) {
-    nlmsghdr h;
-    std::memcpy(&h, buf.data() + off, sizeof h);
-    if (h.nlmsg_len < NLMSG_HDRLEN || h.nlmsg_len > buf.size() - off) {
-      return ParseError("sock_diag: malformed netlink message length");
-    }
-    std::string_view body = buf.substr(off + NLMSG_HDRLEN, h.nlmsg_len - NLMSG_HDRLEN);
-    off += NLMSG_ALIGN(h.nlmsg_len);
-    if (h.nlmsg_type == NLMSG_DONE) {
-      *done = true;
-      return Status::Ok();
-    }
-    if (h.nlmsg_type == NLMSG_ERROR) {
-      int err = 0;
-      if (body.size() >= sizeof(int)) std::memcpy(&err, body.data(), sizeof err);
-      if (err == 0) continue;  // an ACK
-      if (err == -ENOENT) return Unsupported("sock_diag: no diag module for this protocol");
-      return IoError(std::string("sock_diag: kernel error: ") + std::strerror(-err));
-    }
-    if (h.nlmsg_type != SOCK_DIAG_BY_FAMILY && h.nlmsg_type != TCPDIAG_GETSOCK) continue;
+  return ParseReplyAs(buf, out, done, protocol, kSockDiagReply, nullptr);
+}
+
+namespace {
+
+Status ParseReplyAs(std::string_view buf, std::vector<TcpSocketInfo>& out, bool* done, int protocol,
+                    const NetlinkReplyKind& kind, size_t* skipped) {
+  NetlinkReplyWalker walk(buf, kind);
+  NetlinkMessage msg;
+  while (walk.Next(&msg)) {
+    if (msg.type != SOCK_DIAG_BY_FAMILY && msg.type != TCPDIAG_GETSOCK) continue;
+    std::string_view body = msg.body;
     if (body.size() < sizeof(inet_diag_msg)) return ParseError("sock_diag: short inet_diag_msg");
     inet_diag_msg m;
     std::memcpy(&m, body.data(), sizeof m);
@@ -146,6 +137,8 @@ Status ParseSockDiagReply(std::string_view buf, std::vector<TcpSocketInfo>& out,
     s.remote_port = ntohs(m.id.idiag_dport);
     s.local = Endpoint(m.idiag_family, m.id.idiag_src, m.id.idiag_sport, nullptr);
     s.remote = Endpoint(m.idiag_family, m.id.idiag_dst, m.id.idiag_dport, &s.remote_loopback);
+    static_assert(sizeof m.id == std::tuple_size_v<decltype(s.diag_id)>);
+    std::memcpy(s.diag_id.data(), &m.id, sizeof m.id);
     size_t aoff = NLMSG_ALIGN(sizeof(inet_diag_msg));
     while (aoff + sizeof(rtattr) <= body.size()) {
       rtattr a;
@@ -179,10 +172,10 @@ Status ParseSockDiagReply(std::string_view buf, std::vector<TcpSocketInfo>& out,
     }
     out.push_back(std::move(s));
   }
-  return Status::Ok();
+  if (walk.done()) *done = true;
+  if (skipped != nullptr) *skipped += static_cast<size_t>(walk.skipped_errors());
+  return walk.status();
 }
-
-namespace {
 
 Result<std::vector<TcpSocketInfo>> Dump(int protocol, uint32_t states) {
   int fd = ::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
@@ -211,6 +204,61 @@ Result<std::vector<TcpSocketInfo>> Dump(int protocol, uint32_t states) {
 }
 
 }  // namespace
+
+Result<std::vector<TcpSocketInfo>> LookupTcpSockets(
+    const std::vector<const TcpSocketInfo*>& known) {
+  constexpr size_t kBatch = 64;  // 64 replies with tcp_info: ~20 KiB, well inside the rcvbuf
+  int fd = ::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+  if (fd < 0) return Unsupported(std::string("no sock_diag netlink: ") + std::strerror(errno));
+  timeval tv{1, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  struct Request {
+    nlmsghdr nlh;
+    inet_diag_req_v2 req;
+  };
+  std::vector<Request> batch;
+  std::vector<TcpSocketInfo> out;
+  std::vector<char> buf;
+  uint32_t seq = 0;
+  Status st = Status::Ok();
+  for (size_t first = 0; first < known.size() && st.ok(); first += kBatch) {
+    const size_t n = std::min(kBatch, known.size() - first);
+    batch.assign(n, Request{});
+    for (size_t i = 0; i < n; ++i) {
+      const TcpSocketInfo& k = *known[first + i];
+      Request& r = batch[i];
+      r.nlh.nlmsg_len = sizeof r;
+      r.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+      r.nlh.nlmsg_flags = NLM_F_REQUEST;  // not a dump: the kernel's exact get
+      r.nlh.nlmsg_seq = ++seq;
+      r.req.sdiag_family = static_cast<uint8_t>(k.family);
+      r.req.sdiag_protocol = IPPROTO_TCP;
+      r.req.idiag_ext = 1u << (INET_DIAG_INFO - 1);
+      r.req.idiag_states = 0xffffffffu;
+      std::memcpy(&r.req.id, k.diag_id.data(), sizeof r.req.id);
+    }
+    sockaddr_nl kernel{};
+    kernel.nl_family = AF_NETLINK;
+    if (::sendto(fd, batch.data(), n * sizeof(Request), 0, reinterpret_cast<sockaddr*>(&kernel),
+                 sizeof kernel) < 0) {
+      st = IoError(std::string("sock_diag send: ") + std::strerror(errno));
+      break;
+    }
+    // One answer per request: the socket, or ENOENT (closed since).
+    size_t answered = 0;
+    st = ReceiveNetlinkReply(fd, buf, kSockDiagLookup, [&](std::string_view part, bool* done) {
+      size_t before = out.size();
+      bool unused = false;
+      Status parsed = ParseReplyAs(part, out, &unused, IPPROTO_TCP, kSockDiagLookup, &answered);
+      answered += out.size() - before;
+      *done = answered >= n;
+      return parsed;
+    });
+  }
+  ::close(fd);
+  if (!st.ok()) return st;
+  return out;
+}
 
 Result<std::vector<TcpSocketInfo>> DumpTcpSockets() { return DumpInetSockets(IPPROTO_TCP); }
 

@@ -10,6 +10,7 @@
 // namespace). Thread-safe: each call owns its netlink socket.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -34,6 +35,9 @@ struct TcpSocketInfo {
   // tcp_info: smoothed RTT and its variance (µs), retransmitted and sent segments.
   std::optional<uint32_t> rtt_us, rttvar_us, total_retrans;
   std::optional<uint32_t> segs_out;
+  // The kernel's struct inet_diag_sockid of the socket as dumped (ports, addresses, interface,
+  // cookie): what LookupTcpSockets asks for.
+  std::array<unsigned char, 48> diag_id{};
 };
 
 constexpr int kTcpEstablished = 1;
@@ -45,6 +49,13 @@ Result<std::vector<TcpSocketInfo>> DumpTcpSockets();
 // the kernel walks its listening table only, not the established-connection hash (whose size,
 // not the number of sockets, sets a full dump's cost). Errors as DumpTcpSockets.
 Result<std::vector<TcpSocketInfo>> DumpTcpListeners();
+
+// The TCP sockets of `known` (an earlier dump's, TcpSocketInfo::diag_id) as they are now, each
+// looked up by its addresses, ports and cookie (the kernel's exact get: a hash lookup, no walk
+// of the established table); sockets that have closed since are left out, and so is any socket
+// not in `known` (a connection opened since: the caller must know there is none). Requests go
+// in batches of 64. Errors: unsupported, io_error, timeout, parse_error as DumpTcpSockets.
+Result<std::vector<TcpSocketInfo>> LookupTcpSockets(const std::vector<const TcpSocketInfo*>& known);
 
 // Dumps IPv4 and IPv6 sockets of `protocol` (IPPROTO_TCP, IPPROTO_UDP, or IPPROTO_RAW for every
 // raw socket, ICMP ones included). Errors: unsupported (no sock_diag, or no diag module for the

@@ -11,19 +11,21 @@
 // Under `watch` the task/ walk of multi-threaded processes (most of this probe's cost: one stat
 // read per thread) runs every kTaskWalkEvery; the ticks between re-read only the leaders and
 // the threads the last walk found in D, so a thread that enters D is seen at most 5 s late
-// (the stuck threshold is 10 s). `check` always walks. On a quiet host (the last run found no
-// task in D) a run less than kQuietRescanEvery after the last scan reads nothing and reports that
-// scan's facts again: a task that enters D is then seen at most 5 s late too, and the per-process
-// reads (most of watch's CPU on a host with many processes) happen once per 5 s, not per tick.
-// A host whose last scan found tasks in D (a busy I/O host has some most of the time) is not
-// scanned every tick either: the runs until kQuietRescanEvery after the scan read only the tasks
-// that scan found in D (stat, then wchan and sched of those still in D), so each stays reported
-// with fresh evidence every tick while in D, and counts (total, zombies, tasks_scanned) are the
-// scan's. Stuck time is the kernel's (now - exec_start), not counted from our first sighting, so
-// a task seen up to 5 s late is still reported once its stuck time passes the 10 s threshold.
-// Units: seconds. Failure modes: tasks that exit mid-scan are skipped; unreadable files leave
-// fields empty; the scan stops near the check deadline (facts.truncated); no /proc → failed.
-// References: proc_pid_stat(5), kernel/sched/debug.c; shared/reference/signals.md §9.
+// (the stuck threshold is 10 s). `check` always walks task/; its leaders' stat lines come from
+// the /proc walk the check shares with the sockets and suspicious probes (SharedSamples). On a
+// quiet host (the last run found no task in D) a run less than kQuietRescanEvery after the last
+// scan reads nothing and reports that scan's facts again: a task that enters D is then seen at most
+// 5 s late too, and the per-process reads (most of watch's CPU on a host with many processes)
+// happen once per 5 s, not per tick. A host whose last scan found tasks in D (a busy I/O host has
+// some most of the time) is not scanned every tick either: the runs until kQuietRescanEvery after
+// the scan read only the tasks that scan found in D (stat, then wchan and sched of those still in
+// D), so each stays reported with fresh evidence every tick while in D, and counts (total, zombies,
+// tasks_scanned) are the scan's. Stuck time is the kernel's (now - exec_start), not counted from
+// our first sighting, so a task seen up to 5 s late is still reported once its stuck time passes
+// the 10 s threshold. Units: seconds. Failure modes: tasks that exit mid-scan are skipped;
+// unreadable files leave fields empty; the scan stops near the check deadline (facts.truncated); no
+// /proc → failed. References: proc_pid_stat(5), kernel/sched/debug.c; shared/reference/signals.md
+// §9.
 #include <fcntl.h>
 #include <sched.h>
 #include <unistd.h>
@@ -36,9 +38,11 @@
 #include <thread>
 
 #include "core/strings.h"
+#include "net/proc_scan.h"
 #include "parsers/pid_stat.h"
 #include "probes/probe.h"
 #include "probes/probe_entry_points.h"
+#include "probes/shared_samples.h"
 
 namespace gpudoctor {
 namespace {
@@ -212,27 +216,54 @@ struct FirstScan {
 
 constexpr int kDeadlineCheckEvery = 128;  // stat reads between two looks at the clock
 
+// The processes to scan: /proc's entry names (each leader's stat read here), or under `check`
+// the shared walk's processes with their stat lines already read (SharedSamples::ProcessesBefore:
+// the sockets and suspicious probes' walk at the window's start, so /proc is walked once for the
+// three probes).
+struct ProcessList {
+  const std::vector<std::string>* names = nullptr;
+  const ProcessScan* leaders = nullptr;
+};
+
 // walk_threads false: task/ is not walked; the threads of `recheck` (the last walk's threads in
 // D) are read instead. `walked` collects the non-leader threads found in D by a walk.
-FirstScan ScanAll(const RootFs& fs, const std::vector<std::string>& names, TimePoint stop_at,
-                  bool walk_threads, const std::vector<TaskWalkCarry::Thread>& recheck,
+FirstScan ScanAll(const RootFs& fs, const ProcessList& list, TimePoint stop_at, bool walk_threads,
+                  const std::vector<TaskWalkCarry::Thread>& recheck,
                   std::vector<TaskWalkCarry::Thread>* walked) {
   FirstScan scan;
+  if (list.leaders != nullptr && list.leaders->truncated) scan.facts.truncated = true;
   int reads = 0;
   // True when the scan must stop here: the task cap, or (every N reads) the deadline.
   auto must_stop = [&] {
     if (scan.facts.tasks_scanned >= kMaxTasksScanned) return true;
     return ++reads % kDeadlineCheckEvery == 0 && SteadyClock::now() >= stop_at;
   };
-  for (const std::string& name : names) {
-    auto pid = ParseInt64(name);
+  const size_t count = list.leaders ? list.leaders->processes.size() : list.names->size();
+  std::string name;
+  std::optional<PidStat> read;
+  for (size_t i = 0; i < count; ++i) {
+    std::optional<int64_t> pid;
+    const PidStat* leader = nullptr;
+    if (list.leaders != nullptr) {
+      const ScannedProcess& p = list.leaders->processes[i];
+      if (!p.stat) continue;
+      pid = p.pid;
+      name = std::to_string(p.pid);
+      leader = &*p.stat;
+    } else {
+      name = (*list.names)[i];
+      pid = ParseInt64(name);
+    }
     if (!pid || *pid <= 0) continue;
     if (must_stop()) {
       scan.facts.truncated = true;
       break;
     }
-    auto leader = ReadStat(fs, name);
-    if (!leader) continue;
+    if (leader == nullptr) {
+      read = ReadStat(fs, name);
+      if (!read) continue;
+      leader = &*read;
+    }
     ++scan.facts.total;
     ++scan.facts.tasks_scanned;
     if (leader->state == 'Z') ++scan.facts.zombie_count;
@@ -430,8 +461,21 @@ ProbeOutput RunProcessProbe(const ProbeContext& ctx) {
   const bool recheck_only = ctx.continuous && last_walk != nullptr && last_walk->scan_counts &&
                             t0 - last_walk->scanned_at < kQuietRescanEvery - kQuietRescanEvery / 10;
   if (recheck_only) return Finish(ctx, t0, RecheckTasksInD(fs, *last_walk), *last_walk, false);
-  auto names = RootFs::ListDir(fs.ProcPath(""));
-  if (!names.ok()) return ProbeFailed("process list: " + names.status().ToString());
+  // `check`: the walk shared with the sockets and suspicious probes, when it read something and
+  // was not cut at its process cap (below this probe's task cap); else this probe's own walk.
+  ProcessList list;
+  if (ctx.shared != nullptr && !ctx.continuous) {
+    const ProcessScan& shared = ctx.shared->ProcessesBefore();
+    if (!shared.processes.empty() && shared.processes.size() < ProcScanOptions{}.max_processes) {
+      list.leaders = &shared;
+    }
+  }
+  Result<std::vector<std::string>> names = std::vector<std::string>{};
+  if (list.leaders == nullptr) {
+    names = RootFs::ListDir(fs.ProcPath(""));
+    if (!names.ok()) return ProbeFailed("process list: " + names.status().ToString());
+    list.names = &*names;
+  }
 
   // The scan leaves room for the window and the second sample before the deadline.
   // Under watch: walk task/ only every kTaskWalkEvery (see the header).
@@ -444,7 +488,7 @@ ProbeOutput RunProcessProbe(const ProbeContext& ctx) {
   } else {
     *carry = *last_walk;
   }
-  FirstScan scan = ScanAll(fs, *names, ctx.deadline - ctx.sample_window() - kDeadlineReserve,
+  FirstScan scan = ScanAll(fs, list, ctx.deadline - ctx.sample_window() - kDeadlineReserve,
                            walk_threads, last_walk ? last_walk->threads_in_d : kNone,
                            walk_threads ? &carry->threads_in_d : nullptr);
   return Finish(ctx, t0, std::move(scan), *carry, true);

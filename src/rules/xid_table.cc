@@ -36,7 +36,7 @@ constexpr std::string_view kDrainInspect =
     "repeats → RMA";
 
 // Main table (xid.md §2) followed by the other codes (§3). Ranges share one text.
-const Row kRows[] = {
+constexpr Row kRows[] = {
     {8, 8, "RESTART_APP", A::kRestartApp, "ROBUST_CHANNEL_FIFO_ERROR_IDLE_TIMEOUT",
      "GPU stopped processing (channel idle timeout)", C::kApplication, S::kWarn,
      "restart the application; repeats on one GPU → drain and inspect"},

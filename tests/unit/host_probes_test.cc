@@ -11,6 +11,7 @@
 #include "probes/disk_probe.h"
 #include "probes/probe.h"
 #include "probes/probe_entry_points.h"
+#include "probes/shared_samples.h"
 #include "rules/engine.h"
 
 namespace gpudoctor {
@@ -582,6 +583,65 @@ TEST(ProcessProbeTest, TaskThatLeavesDDuringWindowIsNotCounted) {
   ASSERT_TRUE(s.host.processes);
   EXPECT_EQ(s.host.processes->dstate_count, 2);
   for (const auto& t : s.host.processes->dstate) EXPECT_NE(t.pid, 4242);
+}
+
+// `check` (a SharedSamples in the context): the probe takes its leaders from the walk the sockets
+// and suspicious probes share at the window's start instead of walking /proc again, and reports
+// the same facts as its own walk on every process fixture, D tasks in multi-threaded processes
+// included.
+TEST(ProcessProbeTest, CheckUsesTheSharedWalkWithTheSameFacts) {
+  int fixtures_with_d = 0;
+  for (const char* name : {"healthy", "dstate-nvidia-smi", "heavy-iowait", "swap-storm"}) {
+    SCOPED_TRACE(name);
+    HostFixture fx(name);
+    // A thread in D inside a multi-threaded process (read through task/, not the shared walk).
+    if (std::filesystem::exists(fx.proc() + "/1500/stat"))
+      fx.Write("proc/1500/task/1502/stat",
+               "1502 (cuda-EvtHandlr) D 1 1502 1502 0 -1 4194560 1234 0 0 0 15 7 0 0 20 0 3 0 5000 "
+               "123456789 2345 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n");
+    Snapshot own = Apply(RunProcessProbe(Context(fx.fs(), 50)));
+    ProbeContext ctx = Context(fx.fs(), 50);
+    ctx.shared = std::make_shared<SharedSamples>(fx.fs(), ctx.deadline);
+    Snapshot shared = Apply(RunProcessProbe(ctx));
+    EXPECT_EQ(ctx.shared->proc_walks(), 1);
+    ASSERT_TRUE(own.host.processes);
+    ASSERT_TRUE(shared.host.processes);
+    const ProcessFacts& a = *own.host.processes;
+    const ProcessFacts& b = *shared.host.processes;
+    EXPECT_GT(a.total, 0);
+    EXPECT_EQ(b.total, a.total);
+    EXPECT_EQ(b.tasks_scanned, a.tasks_scanned);
+    EXPECT_EQ(b.zombie_count, a.zombie_count);
+    EXPECT_EQ(b.truncated, a.truncated);
+    ASSERT_EQ(b.dstate_count, a.dstate_count);
+    if (a.dstate_count > 0) ++fixtures_with_d;
+    ASSERT_EQ(b.dstate.size(), a.dstate.size());
+    for (size_t i = 0; i < a.dstate.size(); ++i) {
+      EXPECT_EQ(b.dstate[i].pid, a.dstate[i].pid);
+      EXPECT_EQ(b.dstate[i].tid, a.dstate[i].tid);
+      EXPECT_EQ(b.dstate[i].comm, a.dstate[i].comm);
+      EXPECT_EQ(b.dstate[i].thread_comm, a.dstate[i].thread_comm);
+      EXPECT_EQ(b.dstate[i].wchan, a.dstate[i].wchan);
+      EXPECT_EQ(b.dstate[i].nvidia_tool, a.dstate[i].nvidia_tool);
+      EXPECT_EQ(b.dstate[i].nvidia_wait, a.dstate[i].nvidia_wait);
+    }
+    std::vector<Finding> fa = EvaluateRules(own, Thresholds());
+    std::vector<Finding> fb = EvaluateRules(shared, Thresholds());
+    ASSERT_EQ(fb.size(), fa.size());
+    for (size_t i = 0; i < fa.size(); ++i) EXPECT_EQ(fb[i].id, fa[i].id);
+  }
+  // The leaders come from the shared walk, not from a walk of the probe's own: a process whose
+  // stat is gone after that walk is still counted (it was there at the window's start).
+  HostFixture fx("healthy");
+  ProbeContext ctx = Context(fx.fs(), 0);
+  ctx.shared = std::make_shared<SharedSamples>(fx.fs(), ctx.deadline);
+  ASSERT_EQ(ctx.shared->ProcessesBefore().processes.size(), 7u);
+  std::filesystem::remove(fx.proc() + "/3000/stat");
+  Snapshot s = Apply(RunProcessProbe(ctx));
+  ASSERT_TRUE(s.host.processes);
+  EXPECT_EQ(s.host.processes->total, 7);
+  EXPECT_EQ(ctx.shared->proc_walks(), 1);
+  EXPECT_EQ(Apply(RunProcessProbe(Context(fx.fs(), 0))).host.processes->total, 6);
 }
 
 TEST(ProcessProbeTest, VanishedAndGarbledTasksAreSkipped) {

@@ -158,6 +158,59 @@ TEST(SockDiagTest, BothFamiliesInOneDumpAndListenersOnly) {
   close(listener6);
 }
 
+// The second sample of a check: each socket of an earlier dump looked up by its addresses, ports
+// and cookie gives what a dump gives for it now (bytes moved since included); a socket closed
+// since is left out, without failing the others; sockets of both families are found.
+TEST(SockDiagTest, LookupsGiveTheDumpsSocketsAsTheyAreNow) {
+  LoopbackPair pair, gone;
+  pair.Transfer(1000);
+  auto before = DumpTcpSockets();
+  if (!before.ok()) GTEST_SKIP() << "no sock_diag here: " << before.status().message();
+  std::vector<const TcpSocketInfo*> known;
+  for (int fd : {pair.client, pair.server, gone.client}) {
+    known.push_back(Find(*before, Inode(fd)));
+    ASSERT_NE(known.back(), nullptr);
+  }
+  pair.Transfer(50000);
+  close(gone.client);  // FIN_WAIT or TIME_WAIT now: a socket of another identity (no inode)
+  gone.client = -1;
+  close(gone.server);
+  gone.server = -1;
+  std::vector<TcpSocketInfo> found;
+  ASSERT_TRUE(testing::WaitUntil(
+      [&] {
+        auto r = LookupTcpSockets(known);
+        if (!r.ok()) return false;
+        found = std::move(*r);
+        const TcpSocketInfo* c = Find(found, Inode(pair.client));
+        return c != nullptr && c->bytes_acked && *c->bytes_acked >= 51000u;
+      },
+      std::chrono::seconds(5)));
+  auto dump = DumpTcpSockets();
+  ASSERT_TRUE(dump.ok());
+  for (int fd : {pair.client, pair.server}) {
+    const TcpSocketInfo* l = Find(found, Inode(fd));
+    const TcpSocketInfo* d = Find(*dump, Inode(fd));
+    ASSERT_NE(l, nullptr);
+    ASSERT_NE(d, nullptr);
+    EXPECT_EQ(l->local, d->local);
+    EXPECT_EQ(l->remote, d->remote);
+    EXPECT_EQ(l->state, kTcpEstablished);
+    EXPECT_EQ(l->uid, d->uid);
+  }
+  EXPECT_EQ(*Find(found, Inode(pair.server))->bytes_received, 51000u);
+  EXPECT_EQ(Find(found, known[2]->inode), nullptr);  // the closed one: not with its inode
+  EXPECT_LE(found.size(), 3u);
+  // Nothing asked, nothing found; more than one batch of 64 works (the same socket 150 times).
+  auto none = LookupTcpSockets({});
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+  std::vector<const TcpSocketInfo*> many(150, known[0]);
+  auto r = LookupTcpSockets(many);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->size(), 150u);
+}
+
 TEST(SockDiagTest, ParserRejectsMalformedMessages) {
   std::vector<TcpSocketInfo> out;
   bool done = false;

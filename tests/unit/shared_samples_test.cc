@@ -2,12 +2,19 @@
 // dumps and one /proc walk on each side of the window.
 #include "probes/shared_samples.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <set>
 #include <thread>
 
 #include "probes/probe.h"
 #include "probes/probe_entry_points.h"
+#include "test_util.h"
 
 namespace gpudoctor {
 namespace {
@@ -35,6 +42,66 @@ TEST(SharedSamplesTest, BothProbesShareOneDumpPairAndOneWalkPerSide) {
   ASSERT_TRUE(s.network.sockets);
   EXPECT_GT(s.network.sockets->processes_scanned, 0);
   ASSERT_TRUE(s.network.process_signs);
+}
+
+// The end-of-window table from lookups (no connection opened meanwhile) lists what a dump lists:
+// the same sockets, listeners first. Other processes on this host may open connections at any
+// time (then a full dump is taken, correctly): tried until one window stays quiet.
+TEST(SharedSamplesTest, AQuietWindowsEndTableComesFromLookupsAndMatchesADump) {
+  bool quiet = false;
+  for (int attempt = 0; attempt < 40 && !quiet; ++attempt) {
+    SharedSamples shared(RootFs(), SteadyClock::now() + std::chrono::seconds(10));
+    const auto& before = shared.TcpBefore();
+    if (!before.sockets.ok()) GTEST_SKIP() << "no sock_diag: " << before.sockets.status().message();
+    const auto& after = shared.TcpAfter(SteadyClock::now() + std::chrono::milliseconds(20));
+    ASSERT_TRUE(after.sockets.ok()) << after.sockets.status().message();
+    auto dump = DumpTcpSockets();
+    ASSERT_TRUE(dump.ok());
+    EXPECT_EQ(shared.tcp_dumps(), 2);  // samples: the start's dump and the end's table
+    if (!shared.tcp_after_from_lookups()) continue;
+    // Sockets with an inode (TIME_WAIT and SYN_RECV entries have none) as a set; the dump taken
+    // after may have more only if a connection opened after the lookups: retried then.
+    std::set<uint64_t> looked, dumped;
+    for (const auto& s : *after.sockets)
+      if (s.inode != 0) looked.insert(s.inode);
+    for (const auto& s : *dump)
+      if (s.inode != 0) dumped.insert(s.inode);
+    if (looked != dumped) continue;
+    quiet = true;
+    bool seen_other = false;
+    for (const auto& s : *after.sockets) {
+      if (s.state != 10) seen_other = true;
+      EXPECT_FALSE(seen_other && s.state == 10) << "listeners come first: " << s.local;
+    }
+  }
+  EXPECT_TRUE(quiet) << "no quiet window in 40 tries";
+}
+
+// A connection opened inside the window changes Tcp ActiveOpens: the end's table is a full
+// dump, and the new connection is in it.
+TEST(SharedSamplesTest, AConnectionOpenedInTheWindowMeansAFullDump) {
+  SharedSamples shared(RootFs(), SteadyClock::now() + std::chrono::seconds(10));
+  const auto& before = shared.TcpBefore();
+  if (!before.sockets.ok()) GTEST_SKIP() << "no sock_diag: " << before.sockets.status().message();
+  uint16_t port = 0;
+  int listener = testing::BindLoopback(4, &port);
+  ASSERT_GE(listener, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(port);
+  int client = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_EQ(connect(client, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  const auto& after = shared.TcpAfter(SteadyClock::now());
+  ASSERT_TRUE(after.sockets.ok());
+  EXPECT_FALSE(shared.tcp_after_from_lookups());
+  struct stat st {};
+  fstat(client, &st);
+  bool found = false;
+  for (const auto& s : *after.sockets) found = found || s.inode == st.st_ino;
+  EXPECT_TRUE(found);
+  close(client);
+  close(listener);
 }
 
 TEST(SharedSamplesTest, TheAfterSampleWaitsForTheWindowEnd) {

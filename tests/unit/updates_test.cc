@@ -3,8 +3,11 @@
 // driver point-release table, and the CUDA runtime of GPU processes vs the driver's CUDA version.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "core/civil_time.h"
 #include "core/root_fs_lines.h"
+#include "core/strings.h"
 #include "finding_test_util.h"
 #include "host_fixture.h"
 #include "parsers/debian_packages.h"
@@ -104,6 +107,28 @@ TEST(SecurityUpdatesTest, BootProbeCarriesThemAndTheRuleGradesByAge) {
   ThresholdOverrides o;
   o.Set("host.updates.security", "warn_age_days", 30);
   EXPECT_EQ(Only(s, "host.updates.security", Thresholds(o))[0].severity, Severity::kInfo);
+}
+
+// A security suite whose Packages list apt keeps compressed (Debian's container images: *.lz4):
+// nothing to compare with, so the dpkg status is not parsed, but the facts are what a parse
+// gives (checked, nothing pending, no note) and an unreadable status is still reported.
+TEST(SecurityUpdatesTest, CompressedListsOnlyGiveTheSameFactsWithoutParsingTheStatus) {
+  testing::HostFixture host("apt-security-pending");
+  const std::string lists = host.root() + "/var/lib/apt/lists";
+  for (const auto& e : std::filesystem::directory_iterator(lists)) {
+    std::string name = e.path().filename().string();
+    if (EndsWith(name, "_Packages")) std::filesystem::rename(e.path(), lists + "/" + name + ".lz4");
+  }
+  UpdateFacts u = ScanSecurityUpdates(host.fs(), SteadyClock::now() + std::chrono::seconds(5));
+  EXPECT_TRUE(u.checked) << u.note;
+  EXPECT_EQ(u.security_lists, 1);
+  EXPECT_EQ(u.pending_count, 0);
+  EXPECT_TRUE(u.note.empty()) << u.note;
+  ASSERT_TRUE(u.lists_date_unix_s);
+  std::filesystem::remove(host.root() + "/var/lib/dpkg/status");
+  UpdateFacts gone = ScanSecurityUpdates(host.fs(), SteadyClock::now() + std::chrono::seconds(5));
+  EXPECT_FALSE(gone.checked);
+  EXPECT_NE(gone.note.find("dpkg status unreadable"), std::string::npos) << gone.note;
 }
 
 TEST(SecurityUpdatesTest, NoListsNoSecuritySuiteAndNothingPendingAreSilent) {
