@@ -204,9 +204,8 @@ int FleetCommand(const CliOptions& o) {
     std::vector<Fault> faults;
     std::thread ledger_worker;
     const bool save_query_index =
-        !query_index.empty() &&
-        !QueryIndexIsFresh(query_index, read_stats.fingerprint, read_stats.stamp_hash, now_s,
-                           start + per_input);
+        !query_index.empty() && !QueryIndexIsFresh(query_index, read_stats.fingerprint,
+                                                   read_stats.stamp_hash, now_s, start + per_input);
     auto build_ledger = [&data, &ledger, &faults] {
       ledger = BuildLedger(data);
       faults = HardwareFaults(data, FindOnsets(data));
@@ -224,9 +223,9 @@ int FleetCommand(const CliOptions& o) {
     problems += a.problems.size();  // found across reports (a serial in two slots at once)
     if (save_query_index) {
       if (ledger_worker.joinable()) ledger_worker.join();
-      QueryIndexHead head{read_stats.fingerprint,  now_s,
+      QueryIndexHead head{read_stats.fingerprint,    now_s,
                           read_stats.stable_until_s, data.reports.size(),
-                          data.problems.size(),    read_stats.stamp_paths,
+                          data.problems.size(),      read_stats.stamp_paths,
                           read_stats.stamp_hash};
       (void)SaveQueryIndex(query_index, head, ledger, faults);  // without one, queries just read
     }
@@ -234,9 +233,9 @@ int FleetCommand(const CliOptions& o) {
     auto ledger = BuildLedger(data);
     auto faults = HardwareFaults(data, FindOnsets(data));
     if (!query_index.empty()) {
-      QueryIndexHead head{read_stats.fingerprint,  now_s,
+      QueryIndexHead head{read_stats.fingerprint,    now_s,
                           read_stats.stable_until_s, data.reports.size(),
-                          data.problems.size(),    read_stats.stamp_paths,
+                          data.problems.size(),      read_stats.stamp_paths,
                           read_stats.stamp_hash};
       (void)SaveQueryIndex(query_index, head, ledger, faults);  // without one, queries just read
     }

@@ -268,8 +268,8 @@ bool QueryIndexIsFresh(const std::string& path, uint64_t fingerprint, uint64_t s
   if (!text) return false;
   Index index(text->payload());
   QueryIndexHead head;
-  return index.ReadHead(head) && head.fingerprint == fingerprint &&
-         head.stamp_hash == stamp_hash && now_s >= head.built_now_s && now_s < head.stable_until_s;
+  return index.ReadHead(head) && head.fingerprint == fingerprint && head.stamp_hash == stamp_hash &&
+         now_s >= head.built_now_s && now_s < head.stable_until_s;
 }
 
 std::optional<QueryAnswer> QueryFromIndex(const std::string& path, const std::string& dir,
@@ -288,6 +288,10 @@ std::optional<QueryAnswer> QueryFromIndex(const std::string& path, const std::st
   if (path.empty() || ::access(path.c_str(), F_OK) != 0) return miss("no query index");
   auto answer = [&](const IndexFileText& text) -> std::optional<QueryAnswer> {
     std::optional<QueryAnswer> a = AnswerFromQueryPayload(text.payload(), card, subject, &st);
+    if (!text.intact()) {
+      st.from_query_index = false;
+      return miss("query index: cut short while read (truncated by another program)");
+    }
     if (!a) return miss("query index: a record does not decode");
     st.index_note.clear();
     return a;

@@ -295,8 +295,8 @@ class Walker {
           // Stamped too: made readable (its ctime moves), it is read.
           struct stat dst;
           const bool have = ::fstatat(fd, s.names.data() + e.name, &dst, AT_SYMLINK_NOFOLLOW) == 0;
-          s.stamp_paths.push_back("d" + (s.rel[id].empty() ? std::string(name)
-                                                          : s.rel[id] + "/" + std::string(name)));
+          s.stamp_paths.push_back(
+              "d" + (s.rel[id].empty() ? std::string(name) : s.rel[id] + "/" + std::string(name)));
           StampWord(s.stamps, s.stamp_paths.back(), have ? &dst : nullptr);
           continue;
         }
@@ -321,8 +321,8 @@ class Walker {
         {
           struct stat lst;
           const bool have = ::fstatat(fd, s.names.data() + e.name, &lst, 0) == 0;
-          s.stamp_paths.push_back("l" + (s.rel[id].empty() ? std::string(name)
-                                                          : s.rel[id] + "/" + std::string(name)));
+          s.stamp_paths.push_back(
+              "l" + (s.rel[id].empty() ? std::string(name) : s.rel[id] + "/" + std::string(name)));
           StampWord(s.stamps, s.stamp_paths.back(), have ? &lst : nullptr);
         }
         Add(id, e.name, e.len, known, false);

@@ -9,10 +9,10 @@
 // stats spread over up to 8 workers, and a fingerprint hashed from the names without building
 // paths. The fingerprint is a hash of the set of (directory, name, size, mtime) entries, the
 // directories and the problems (sums of per-entry hashes), so a walk without paths does not
-// sort the names (the order of a listing does not change it). The fingerprint changes when a report file is added, removed, renamed or rewritten
-// (size or mtime), or a directory is skipped differently. It is the same for the same tree in
-// the same gpudoctor version (compare it only with fingerprints of this function).
-// Thread-safety: WalkReports may be called from several threads.
+// sort the names (the order of a listing does not change it). The fingerprint changes when a report
+// file is added, removed, renamed or rewritten (size or mtime), or a directory is skipped
+// differently. It is the same for the same tree in the same gpudoctor version (compare it only with
+// fingerprints of this function). Thread-safety: WalkReports may be called from several threads.
 #pragma once
 
 #include <chrono>

@@ -40,8 +40,8 @@ Answer Query(const std::string& dir, const std::string& index, bool card, const 
              int64_t now_s, Freshness freshness = Freshness::kEveryFile) {
   Answer a;
   const std::string qpath = QueryIndexPath(index);
-  if (auto q = QueryFromIndex(qpath, dir, card, who, now_s, SteadyClock::now() + kTimeout,
-                              &a.stats, freshness)) {
+  if (auto q = QueryFromIndex(qpath, dir, card, who, now_s, SteadyClock::now() + kTimeout, &a.stats,
+                              freshness)) {
     a.json = RenderVerdictJson(q->verdict);
     a.verdict = q->verdict.verdict;
     a.problems = q->head.problems;
@@ -51,9 +51,9 @@ Answer Query(const std::string& dir, const std::string& index, bool card, const 
   EXPECT_TRUE(ReadReports(dir, now_s, data, kTimeout, index, &a.stats).ok());
   auto ledger = BuildLedger(data);
   auto faults = HardwareFaults(data, FindOnsets(data));
-  QueryIndexHead head{a.stats.fingerprint,     now_s,
-                      a.stats.stable_until_s,  data.reports.size(),
-                      data.problems.size(),    a.stats.stamp_paths,
+  QueryIndexHead head{a.stats.fingerprint,    now_s,
+                      a.stats.stable_until_s, data.reports.size(),
+                      data.problems.size(),   a.stats.stamp_paths,
                       a.stats.stamp_hash};
   EXPECT_TRUE(SaveQueryIndex(qpath, head, ledger, faults).ok());
   Verdict v = card ? JudgeCard(who, ledger, faults) : JudgeSlot(who, ledger, faults);
@@ -232,7 +232,9 @@ void RewriteInPlace(const std::string& file, const std::string& from, const std:
   }
   ASSERT_EQ(from.size(), to.size());
   ASSERT_NE(text.find(from), std::string::npos);
-  for (size_t p = 0; (p = text.find(from, p)) != std::string::npos;) text.replace(p, to.size(), to);
+  for (size_t p = 0; (p = text.find(from, p)) != std::string::npos; p += to.size()) {
+    text.replace(p, to.size(), to);
+  }
   {
     std::fstream out(file, std::ios::in | std::ios::out | std::ios::binary);
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
