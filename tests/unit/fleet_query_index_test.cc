@@ -331,6 +331,28 @@ TEST(FleetQueryIndexTest, TrustingDirectoryMtimesSkipsTheFileStatsAndMissesOnlyI
   std::filesystem::remove_all(dir + "/../linked-" + std::to_string(::getpid()));
 }
 
+TEST(FleetQueryIndexTest, PayloadCutShortAnywhereDoesNotDecode) {
+  // The directory stamps are the payload's last section and the header reads them all: a
+  // payload cut at any length decodes to nothing (bounds-checked, never read past).
+  Fleet f(20);
+  const int64_t now = f.gen.now_s;
+  const std::string serial = *f.gen.truth.serials.begin();
+  Query(f.reports.path(), f.index, true, serial, now);
+  std::string bytes;
+  {
+    std::ifstream in(QueryIndexPath(f.index), std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  constexpr size_t kHeader = 11 + 4 + 8 + 8;
+  ASSERT_GT(bytes.size(), kHeader);
+  const std::string payload = bytes.substr(kHeader);
+  ASSERT_TRUE(AnswerFromQueryPayload(payload, true, serial, nullptr).has_value());
+  for (size_t n = 0; n < payload.size(); n += (n < 200 || payload.size() - n < 200) ? 1 : 97) {
+    const std::string cut = payload.substr(0, n);  // its own buffer: no reading past it
+    EXPECT_FALSE(AnswerFromQueryPayload(cut, true, serial, nullptr).has_value()) << n;
+  }
+}
+
 TEST(FleetQueryIndexTest, CorruptQueryIndexIsIgnored) {
   Fleet f(20);
   const int64_t now = f.gen.now_s;
