@@ -8,6 +8,7 @@
 #include <set>
 #include <string_view>
 
+#include "core/input_file.h"
 #include "fleet/index_file.h"
 #include "fleet/report_walk.h"
 
@@ -309,8 +310,11 @@ std::optional<QueryAnswer> QueryFromIndex(const std::string& path, const std::st
     if (now_s < head.built_now_s || now_s >= head.stable_until_s) {
       return miss("query index: built for another clock time");
     }
-    auto stamps = StampHash(dir, head.stamp_paths);
-    if (stamps.ok() && !head.stamp_paths.empty() && *stamps == head.stamp_hash) {
+    // On a worker, within the deadline (a hung filesystem does not hang the query).
+    auto stamps = RunWithDeadline([dir, paths = head.stamp_paths] { return StampHash(dir, paths); },
+                                  deadline);
+    if (!stamps) return miss(InputTimeoutError(dir).message());
+    if (stamps->ok() && !head.stamp_paths.empty() && **stamps == head.stamp_hash) {
       auto a = answer(*text);
       if (a) st.trusted_dir_mtime = true;
       return a;
