@@ -201,6 +201,26 @@ void Insert(std::set<uint32_t>& to, const std::vector<uint32_t>& ids) {
   to.insert(ids.begin(), ids.end());
 }
 
+// Where the head keeps the stamp hash and the position of the stamp paths (SaveQueryIndex:
+// five 8-byte fields, two counts, four table positions, then these two).
+constexpr size_t kStampHashAt = 5 * 8 + 2 * 4 + 4 * 8;
+constexpr size_t kStampsAt = kStampHashAt + 8;
+
+// `payload` with its directory stamps (its last section) replaced; nullopt when it does not
+// decode that far.
+std::optional<std::string> WithStamps(std::string_view payload,
+                                      const std::vector<std::string>& paths, uint64_t hash) {
+  Reader r{payload};
+  uint64_t pos = kStampsAt;
+  const uint64_t stamps = r.At<uint64_t>(pos);
+  if (!r.ok || stamps > payload.size() || stamps < kStampsAt + 8) return std::nullopt;
+  std::string out(payload.substr(0, stamps));
+  PutAt<uint64_t>(out, kStampHashAt, hash);
+  Put<uint32_t>(out, static_cast<uint32_t>(paths.size()));
+  for (const std::string& p : paths) PutStr(out, p);
+  return out;
+}
+
 }  // namespace
 
 std::string QueryIndexPath(const std::string& index_path) {
@@ -253,8 +273,8 @@ Status SaveQueryIndex(const std::string& path, const QueryIndexHead& head,
   PutTable(p, serials);
   PutAt<uint64_t>(p, offsets_at + 24, p.size());
   PutTable(p, slots);
-  PutAt<uint64_t>(p, offsets_at + 32, head.stamp_hash);
-  PutAt<uint64_t>(p, offsets_at + 40, p.size());
+  PutAt<uint64_t>(p, kStampHashAt, head.stamp_hash);  // offsets_at + 32 (WithStamps)
+  PutAt<uint64_t>(p, kStampsAt, p.size());
   Put<uint32_t>(p, static_cast<uint32_t>(head.stamp_paths.size()));
   for (const std::string& sp : head.stamp_paths) PutStr(p, sp);
 
@@ -326,7 +346,7 @@ std::optional<QueryAnswer> QueryFromIndex(const std::string& path, const std::st
   const auto stall = std::max(
       std::chrono::milliseconds(1),
       std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now()));
-  auto fingerprint = ReportsFingerprint(dir, stall);
+  auto walk = WalkReports(dir, /*with_paths=*/false, stall);
   if (!text) {
     text = FinishReadIndexFile(std::move(pending), path, kQueryIndex, deadline, &why);
     if (!text) return miss(why);
@@ -337,9 +357,17 @@ std::optional<QueryAnswer> QueryFromIndex(const std::string& path, const std::st
   if (now_s < head.built_now_s || now_s >= head.stable_until_s) {
     return miss("query index: built for another clock time");
   }
-  if (!fingerprint.ok()) return miss(fingerprint.status().message());
-  if (*fingerprint != head.fingerprint) return miss("reports changed");
-  return answer(*text);
+  if (!walk.ok()) return miss(walk.status().message());
+  if (walk->fingerprint != head.fingerprint) return miss("reports changed");
+  auto a = answer(*text);
+  if (a && freshness == Freshness::kDirectoryMtime && walk->stamp_hash != head.stamp_hash) {
+    // A directory moved but no report changed: the stamps of this walk (taken before its
+    // stats) saved, so that the next trusting query is quick again. Best effort.
+    if (auto payload = WithStamps(text->payload(), walk->stamp_paths, walk->stamp_hash)) {
+      (void)WriteIndexFile(path, kQueryIndex, *payload);
+    }
+  }
+  return a;
 }
 
 std::optional<QueryAnswer> AnswerFromQueryPayload(std::string_view payload, bool card,

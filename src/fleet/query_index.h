@@ -61,8 +61,9 @@ enum class Freshness {
   kEveryFile,      // the default: every report file's size and mtime (ReportsFingerprint)
   kDirectoryMtime  // opt-in (--trust-dir-mtime): the directories' stamps alone (StampHash:
                    // one stat per directory, none per file) when they did not move, else every
-                   // file as above. A report rewritten in place (its directory untouched) is
-                   // not seen until a file is added, removed or renamed beside it.
+                   // file as above (and when the reports did not change, that walk's stamps
+                   // are saved into the index). A report rewritten in place (its directory
+                   // untouched) is not seen until a file is added, removed or renamed beside it.
 };
 
 // The verdict on "card SERIAL" (card = true) or "slot NODE:BUS" from the index at `path`, when

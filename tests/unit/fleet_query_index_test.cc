@@ -328,6 +328,13 @@ TEST(FleetQueryIndexTest, TrustingDirectoryMtimesSkipsTheFileStatsAndMissesOnlyI
   EXPECT_TRUE(touched.stats.from_query_index) << touched.stats.index_note;
   EXPECT_FALSE(touched.stats.trusted_dir_mtime);
   EXPECT_EQ(touched.json, added.json);
+  // ... and saved this walk's stamps: the next trusting query is quick again.
+  Answer healed = ask(Freshness::kDirectoryMtime);
+  EXPECT_TRUE(healed.stats.trusted_dir_mtime) << healed.stats.index_note;
+  EXPECT_EQ(healed.json, added.json);
+  // Stamps saved by a query keep the default exact: a rewrite in place is still seen.
+  RewriteInPlace(sub_file, "{", "{");
+  EXPECT_FALSE(ask(Freshness::kEveryFile).stats.from_query_index);
   std::filesystem::remove_all(dir + "/../linked-" + std::to_string(::getpid()));
 }
 
