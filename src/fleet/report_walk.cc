@@ -84,11 +84,15 @@ uint64_t FileHash(uint64_t dir_hash, const char* name, size_t len,
   return Mix(h.h);
 }
 
-// One stamp's part of the stamp hash: its path and what moves when it changes.
-void StampWord(Hasher& h, std::string_view path, const struct stat* st) {
+// One stamp's part of the stamp hash, added to `sum` (a hash of the set, like the fingerprint:
+// the same whatever order the walk met the directories in): its path and what moves when it
+// changes.
+void StampWord(uint64_t& sum, std::string_view path, const struct stat* st) {
+  Hasher h;
   h.Str(path);
   if (st == nullptr) {
     h.Word(0);
+    sum += Mix(h.h);
     return;
   }
   h.Word(1);
@@ -96,6 +100,14 @@ void StampWord(Hasher& h, std::string_view path, const struct stat* st) {
   h.Word(static_cast<uint64_t>(st->st_mtim.tv_sec) * 1000000000 + st->st_mtim.tv_nsec);
   h.Word(static_cast<uint64_t>(st->st_ctim.tv_sec) * 1000000000 + st->st_ctim.tv_nsec);
   h.Word(S_ISDIR(st->st_mode) ? 0 : static_cast<uint64_t>(st->st_size));
+  sum += Mix(h.h);
+}
+
+uint64_t StampTotal(size_t count, uint64_t sum) {
+  Hasher h;
+  h.Word(count);
+  h.Word(sum);
+  return Mix(h.h);
 }
 
 struct Entry {
@@ -117,7 +129,7 @@ struct State {
   std::vector<uint32_t> pending;  // files to stat
   std::vector<std::string> rel;   // per directory: its path below the top ("" for the top)
   std::vector<std::string> stamp_paths;
-  Hasher stamps;
+  uint64_t stamps = 0;  // StampWord sum
   ~State() {
     for (int fd : fds) {
       if (fd >= 0) ::close(fd);
@@ -469,7 +481,7 @@ Result<ReportWalk> Walk(const std::string& dir, bool with_paths, bool sorted,
   out.fingerprint = Mix(h.h);
   out.file_count = count;
   out.stamp_paths = std::move(s->stamp_paths);
-  out.stamp_hash = Mix(s->stamps.h);
+  out.stamp_hash = StampTotal(out.stamp_paths.size(), s->stamps);
   return out;
 }
 
@@ -488,7 +500,7 @@ Result<ReportWalk> WalkReports(const std::string& dir, bool with_paths,
 Result<uint64_t> StampHash(const std::string& dir, const std::vector<std::string>& stamp_paths) {
   const int top = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (top < 0) return IoError(dir + ": cannot open directory");
-  Hasher h;
+  uint64_t sum = 0;
   for (const std::string& p : stamp_paths) {
     struct stat st;
     bool have = false;
@@ -499,10 +511,10 @@ Result<uint64_t> StampHash(const std::string& dir, const std::vector<std::string
       have = ::fstatat(top, p.c_str() + 1, &st, p[0] == 'd' ? AT_SYMLINK_NOFOLLOW : 0) == 0 &&
              (p[0] == 'l' || S_ISDIR(st.st_mode));
     }
-    StampWord(h, p, have ? &st : nullptr);
+    StampWord(sum, p, have ? &st : nullptr);
   }
   ::close(top);
-  return Mix(h.h);
+  return StampTotal(stamp_paths.size(), sum);
 }
 
 }  // namespace gpudoctor::fleet

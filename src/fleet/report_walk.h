@@ -39,8 +39,8 @@ struct ReportWalk {
   // directory entered ("" for `dir`, else its path below `dir`) and every report file that is
   // a symbolic link (whose target no directory mtime covers), in walk order, each stat-ed
   // before the directory was listed; stamp_hash over their inode, mtime and ctime (and a
-  // link target's size). StampHash of the same paths gives the same hash while none of them
-  // changed.
+  // link target's size), a hash of the set (the same in any walk order). StampHash of the
+  // same paths gives the same hash while none of them changed.
   std::vector<std::string> stamp_paths;  // "d" or "l" (link) then the path below `dir`
   uint64_t stamp_hash = 0;
   size_t file_count = 0;  // report files found (info.size() when with_paths)
