@@ -9,6 +9,8 @@
 #   card_first: the first card query after those runs (from the query index when the plain
 #           run wrote one, else it reads through the report index and writes the query index)
 #   card / slot: fleet card SERIAL / fleet slot NODE:BUS through the query index: goal <= 100 ms
+#   card_trust / slot_trust: the same with --trust-dir-mtime (no stat per report; the build
+#           binary only, and the baseline when FLEET_BASELINE_TRUST=1 says it has the flag)
 #   stat_walk: find's stat of every report (the floor of an indexed query: its freshness check)
 # and deletes the reports. Usage: bench/fleet_scale.sh [BUILD_DIR]
 # Environment: FLEET_DIR=DIR uses (and keeps) reports already in DIR, generated there when
@@ -80,6 +82,13 @@ for _ in $(seq "$repeat"); do
   each card -- fleet card "$serial" --reports "$dir"
   each slot -- fleet slot "$half:0000:3a:00.0" --reports "$dir"
 done
+all_binaries=("${binaries[@]}")
+[ "${FLEET_BASELINE_TRUST:-0}" = 1 ] || binaries=("build=$build/gpudoctor")
+for _ in $(seq "$repeat"); do
+  each card_trust -- fleet card "$serial" --reports "$dir" --trust-dir-mtime
+  each slot_trust -- fleet slot "$half:0000:3a:00.0" --reports "$dir" --trust-dir-mtime
+done
+binaries=("${all_binaries[@]}")
 measure find stat_walk find "$dir" -name '*.json' -printf '%s %T@\n'
 for b in "${binaries[@]}"; do
   label=${b%%=*}

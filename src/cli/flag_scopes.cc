@@ -74,6 +74,7 @@ const std::map<std::string_view, std::string_view, std::less<>>& Scopes() {
       {"--window", "fleet"},
       {"--persist", "fleet"},
       {"--lemon-min", "fleet"},
+      {"--trust-dir-mtime", "fleet"},
       {"--slurm", "check"},
       {"--slurm-node", "check"},
       {"--scontrol", "check"},

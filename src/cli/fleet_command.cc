@@ -140,8 +140,12 @@ int FleetCommand(const CliOptions& o) {
     }
   }
   if (!mode.empty() && !query_index.empty()) {
+    // --trust-dir-mtime: answered on the directories' stamps when none moved (no stat per
+    // report; a report rewritten in place is not seen), else as by default.
+    const Freshness freshness =
+        o.Has("--trust-dir-mtime") ? Freshness::kDirectoryMtime : Freshness::kEveryFile;
     auto answer = QueryFromIndex(query_index, reports[0], mode == "card", o.positional[1], now_s,
-                                 start + per_input, nullptr);
+                                 start + per_input, nullptr, freshness);
     if (answer) return PrintVerdict(o, mode, answer->verdict, answer->head.problems);
   }
   FleetData data;
@@ -200,8 +204,8 @@ int FleetCommand(const CliOptions& o) {
     std::vector<Fault> faults;
     std::thread ledger_worker;
     const bool save_query_index =
-        !query_index.empty() &&
-        !QueryIndexIsFresh(query_index, read_stats.fingerprint, now_s, start + per_input);
+        !query_index.empty() && !QueryIndexIsFresh(query_index, read_stats.fingerprint,
+                                                   read_stats.stamp_hash, now_s, start + per_input);
     auto build_ledger = [&data, &ledger, &faults] {
       ledger = BuildLedger(data);
       faults = HardwareFaults(data, FindOnsets(data));
@@ -219,16 +223,20 @@ int FleetCommand(const CliOptions& o) {
     problems += a.problems.size();  // found across reports (a serial in two slots at once)
     if (save_query_index) {
       if (ledger_worker.joinable()) ledger_worker.join();
-      QueryIndexHead head{read_stats.fingerprint, now_s, read_stats.stable_until_s,
-                          data.reports.size(), data.problems.size()};
+      QueryIndexHead head{read_stats.fingerprint,    now_s,
+                          read_stats.stable_until_s, data.reports.size(),
+                          data.problems.size(),      read_stats.stamp_paths,
+                          read_stats.stamp_hash};
       (void)SaveQueryIndex(query_index, head, ledger, faults);  // without one, queries just read
     }
   } else {
     auto ledger = BuildLedger(data);
     auto faults = HardwareFaults(data, FindOnsets(data));
     if (!query_index.empty()) {
-      QueryIndexHead head{read_stats.fingerprint, now_s, read_stats.stable_until_s,
-                          data.reports.size(), data.problems.size()};
+      QueryIndexHead head{read_stats.fingerprint,    now_s,
+                          read_stats.stable_until_s, data.reports.size(),
+                          data.problems.size(),      read_stats.stamp_paths,
+                          read_stats.stamp_hash};
       (void)SaveQueryIndex(query_index, head, ledger, faults);  // without one, queries just read
     }
     Verdict v = mode == "card" ? JudgeCard(o.positional[1], ledger, faults)

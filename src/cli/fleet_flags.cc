@@ -59,6 +59,11 @@ std::vector<FlagSpec> WithFleetFlags(std::vector<FlagSpec> flags) {
        [](std::string_view v, CliOptions& o) {
          return StoreCount(o, "--lemon-min", v, 1, 100000);
        }},
+      {"--trust-dir-mtime", "",
+       "fleet card/slot: trust the reports directories' mtimes (no stat of each report: "
+       "quick, but a report rewritten in place is missed until a file is added, removed or "
+       "renamed beside it)",
+       SetSwitch},
       {"--slurm", "",
        "check: Slurm HealthCheckProgram mode: silent when healthy, drain on crit, resume what "
        "it drained",

@@ -1,14 +1,17 @@
 #include "fleet/index_file.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 
 #include "core/deadline.h"
 #include "core/input_file.h"
@@ -36,6 +39,80 @@ uint64_t Fnv1a(std::string_view s) {
     h *= 1099511628211ull;
   }
   return h;
+}
+
+// The SIGBUS guard of mapped index files: a fixed table of mappings (begin != 0: in use), read
+// by the handler without locks.
+constexpr int kGuardSlots = 32;
+struct GuardSlot {
+  std::atomic<uintptr_t> begin{0};
+  std::atomic<uintptr_t> end{0};
+  std::atomic<bool> taken{false};
+  std::atomic<bool> torn{false};
+};
+GuardSlot g_guard[kGuardSlots];
+struct sigaction g_previous_sigbus;
+std::atomic<bool> g_guard_installed{false};
+
+void OnSigbus(int sig, siginfo_t* info, void* context) {
+  const auto at = reinterpret_cast<uintptr_t>(info->si_addr);
+  for (GuardSlot& g : g_guard) {
+    const uintptr_t b = g.begin.load(std::memory_order_acquire);
+    const uintptr_t e = g.end.load(std::memory_order_acquire);
+    if (b == 0 || at < b || at >= e) continue;
+    // The file was cut short under the mapping: zero pages over all of it (the access is
+    // retried and reads zeros), and the reader told by intact().
+    void* m = ::mmap(reinterpret_cast<void*>(b), e - b, PROT_READ,
+                     MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m != MAP_FAILED) {
+      g.torn.store(true, std::memory_order_release);
+      return;
+    }
+  }
+  // Not a mapped index file: what SIGBUS did before (the default ends the process).
+  if ((g_previous_sigbus.sa_flags & SA_SIGINFO) != 0 && g_previous_sigbus.sa_sigaction != nullptr) {
+    g_previous_sigbus.sa_sigaction(sig, info, context);
+    return;
+  }
+  if (g_previous_sigbus.sa_handler != SIG_DFL && g_previous_sigbus.sa_handler != SIG_IGN &&
+      g_previous_sigbus.sa_handler != nullptr) {
+    g_previous_sigbus.sa_handler(sig);
+    return;
+  }
+  ::sigaction(SIGBUS, &g_previous_sigbus, nullptr);
+  ::raise(sig);  // delivered at once (SA_NODEFER), with the previous action
+}
+
+void InstallGuard() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction sa {};
+    sa.sa_sigaction = OnSigbus;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    if (::sigaction(SIGBUS, &sa, &g_previous_sigbus) == 0) g_guard_installed = true;
+  });
+}
+
+// A guard slot for mapping [p, p + n), or -1 when none is free or no handler is installed.
+int Guard(const void* p, size_t n) {
+  InstallGuard();
+  if (!g_guard_installed) return -1;
+  for (int i = 0; i < kGuardSlots; ++i) {
+    bool expected = false;
+    if (!g_guard[i].taken.compare_exchange_strong(expected, true)) continue;
+    g_guard[i].torn.store(false);
+    g_guard[i].end.store(reinterpret_cast<uintptr_t>(p) + n, std::memory_order_release);
+    g_guard[i].begin.store(reinterpret_cast<uintptr_t>(p), std::memory_order_release);
+    return i;
+  }
+  return -1;
+}
+
+void Unguard(int slot) {
+  if (slot < 0) return;  // -1: none, -2: a copy
+  g_guard[slot].begin.store(0, std::memory_order_release);
+  g_guard[slot].taken.store(false, std::memory_order_release);
 }
 
 template <typename T>
@@ -76,13 +153,21 @@ IndexFileText& IndexFileText::operator=(IndexFileText&& o) noexcept {
     data_ = std::exchange(o.data_, nullptr);
     size_ = std::exchange(o.size_, 0);
     mapped_ = std::exchange(o.mapped_, false);
+    guard_ = std::exchange(o.guard_, -1);
   }
   return *this;
 }
 
 IndexFileText::~IndexFileText() { Reset(); }
 
+bool IndexFileText::intact() const {
+  return guard_ < 0 || !g_guard[guard_].torn.load(std::memory_order_acquire);
+}
+
 void IndexFileText::Reset() {
+  if (guard_ == -2) delete[] data_;  // a copy (CopyAndCheck)
+  Unguard(guard_);                   // before the unmap: the range may be mapped again by anyone
+  guard_ = -1;
   if (mapped_ && data_ != nullptr) ::munmap(const_cast<char*>(data_), size_);
   data_ = nullptr;
   size_ = 0;
@@ -120,6 +205,32 @@ std::optional<std::string_view> CheckIndexBytes(std::string_view in, const Index
 
 namespace {
 
+// Reads `path` into memory (new[]) and checks it: the fallback when no guard slot is free.
+Result<IndexFileText> CopyAndCheck(const std::string& path, const IndexFileKind& kind) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return IoError(path + ": " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+      static_cast<uint64_t>(st.st_size) > kMaxIndexBytes) {
+    ::close(fd);
+    return IoError(path + ": not a regular file of at most 1 GiB");
+  }
+  const auto size = static_cast<size_t>(st.st_size);
+  char* buf = new char[size == 0 ? 1 : size];
+  size_t got = 0;
+  while (got < size) {
+    const ssize_t r = ::pread(fd, buf + got, size - got, static_cast<off_t>(got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    got += static_cast<size_t>(r);
+  }
+  ::close(fd);
+  IndexFileText text(buf, got, false, -2);  // -2: owned (new[])
+  std::string why;
+  if (!CheckIndexBytes(std::string_view(buf, got), kind, &why)) return InvalidArgument(why);
+  return text;
+}
+
 // Maps `path` and checks it; blocking (runs on a deadline worker).
 Result<IndexFileText> MapAndCheck(const std::string& path, const IndexFileKind& kind) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
@@ -142,11 +253,19 @@ Result<IndexFileText> MapAndCheck(const std::string& path, const IndexFileKind& 
   ::close(fd);
   if (m == MAP_FAILED) return IoError(path + ": cannot map: " + std::strerror(errno));
   ::madvise(m, size, MADV_WILLNEED);
-  IndexFileText text(static_cast<const char*>(m), size, true);
+  // Guarded: a file cut short under the mapping reads as zeros (and fails its checksum, or is
+  // seen by the reader's intact()), never SIGBUS. Without a free guard slot the file is copied.
+  const int guard = Guard(m, size);
+  if (guard < 0) {
+    ::munmap(m, size);
+    return CopyAndCheck(path, kind);
+  }
+  IndexFileText text(static_cast<const char*>(m), size, true, guard);
   std::string why;
   if (!CheckIndexBytes(std::string_view(static_cast<const char*>(m), size), kind, &why)) {
     return InvalidArgument(why);
   }
+  if (!text.intact()) return InvalidArgument(std::string(kind.what) + ": cut short while read");
   return text;
 }
 

@@ -30,25 +30,32 @@ Status WriteIndexFile(const std::string& path, const IndexFileKind& kind, std::s
 // An index file as read: the file mapped read-only (no copy: at 10k nodes the copy and its
 // page faults cost more than the query), or, in tests, bytes in memory. payload() is the part
 // after the header. Move-only; unmapped when destroyed. The writer replaces a file by rename,
-// never in place, so a mapping stays valid; a file another program truncates while it is
-// mapped ends the process (SIGBUS), as for any mapped file.
+// never in place, so a mapping stays valid. A file another program truncates while it is
+// mapped does not end the process: the access beyond the new end (SIGBUS) is caught by a
+// handler that puts zero pages in place of the whole mapping and marks it torn; readers of the
+// payload check intact() after using it and then drop what they read. (A handler not ours, or
+// a fault outside every mapping, is left to the previous SIGBUS action.)
 class IndexFileText {
  public:
   IndexFileText() = default;
-  IndexFileText(const char* data, size_t size, bool mapped)
-      : data_(data), size_(size), mapped_(mapped) {}
+  IndexFileText(const char* data, size_t size, bool mapped, int guard = -1)
+      : data_(data), size_(size), mapped_(mapped), guard_(guard) {}
   IndexFileText(IndexFileText&& o) noexcept { *this = std::move(o); }
   IndexFileText& operator=(IndexFileText&& o) noexcept;
   IndexFileText(const IndexFileText&) = delete;
   IndexFileText& operator=(const IndexFileText&) = delete;
   ~IndexFileText();
   std::string_view payload() const;
+  // False once the mapped file was found cut short under the mapping (what payload() showed
+  // since may be zeros).
+  bool intact() const;
 
  private:
   void Reset();  // unmaps
   const char* data_ = nullptr;
   size_t size_ = 0;
   bool mapped_ = false;
+  int guard_ = -1;  // the slot of the SIGBUS guard; -1 none, -2 a copy this object owns
 };
 
 // The index file at `path`, mapped and checked within `deadline` (a regular file, at most

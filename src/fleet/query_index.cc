@@ -8,12 +8,14 @@
 #include <set>
 #include <string_view>
 
+#include "core/input_file.h"
 #include "fleet/index_file.h"
+#include "fleet/report_walk.h"
 
 namespace gpudoctor::fleet {
 namespace {
 
-constexpr IndexFileKind kQueryIndex{"GDFLEETQRY", 1, "fleet query index"};
+constexpr IndexFileKind kQueryIndex{"GDFLEETQRY", 2, "fleet query index"};
 constexpr size_t kTableEntryBytes = 8 + 4 + 8;  // key position, key length, list position
 
 template <typename T>
@@ -79,6 +81,13 @@ class Index {
     fault_offsets_ = r_.At<uint64_t>(pos);
     serial_table_ = r_.At<uint64_t>(pos);
     slot_table_ = r_.At<uint64_t>(pos);
+    h.stamp_hash = r_.At<uint64_t>(pos);
+    uint64_t stamps = r_.At<uint64_t>(pos);
+    const uint32_t n = r_.At<uint32_t>(stamps);
+    // Every path has a 4-byte length: more than that is a corrupt header.
+    if (r_.ok && n > r_.p.size() / 4) r_.ok = false;
+    h.stamp_paths.clear();
+    for (uint32_t i = 0; i < n && r_.ok; ++i) h.stamp_paths.push_back(r_.Str(stamps));
     // Every record has an 8-byte offset: counts beyond that are a corrupt header.
     if (nt_ > r_.p.size() / 8 || nf_ > r_.p.size() / 8) r_.ok = false;
     return r_.ok;
@@ -192,6 +201,26 @@ void Insert(std::set<uint32_t>& to, const std::vector<uint32_t>& ids) {
   to.insert(ids.begin(), ids.end());
 }
 
+// Where the head keeps the stamp hash and the position of the stamp paths (SaveQueryIndex:
+// five 8-byte fields, two counts, four table positions, then these two).
+constexpr size_t kStampHashAt = 5 * 8 + 2 * 4 + 4 * 8;
+constexpr size_t kStampsAt = kStampHashAt + 8;
+
+// `payload` with its directory stamps (its last section) replaced; nullopt when it does not
+// decode that far.
+std::optional<std::string> WithStamps(std::string_view payload,
+                                      const std::vector<std::string>& paths, uint64_t hash) {
+  Reader r{payload};
+  uint64_t pos = kStampsAt;
+  const uint64_t stamps = r.At<uint64_t>(pos);
+  if (!r.ok || stamps > payload.size() || stamps < kStampsAt + 8) return std::nullopt;
+  std::string out(payload.substr(0, stamps));
+  PutAt<uint64_t>(out, kStampHashAt, hash);
+  Put<uint32_t>(out, static_cast<uint32_t>(paths.size()));
+  for (const std::string& p : paths) PutStr(out, p);
+  return out;
+}
+
 }  // namespace
 
 std::string QueryIndexPath(const std::string& index_path) {
@@ -210,7 +239,8 @@ Status SaveQueryIndex(const std::string& path, const QueryIndexHead& head,
   Put<uint32_t>(p, static_cast<uint32_t>(ledger.size()));
   Put<uint32_t>(p, static_cast<uint32_t>(faults.size()));
   const size_t offsets_at = p.size();
-  p.resize(p.size() + 4 * 8);  // tenure offsets, fault offsets, serial table, slot table
+  // tenure offsets, fault offsets, serial table, slot table, stamp hash, stamp paths
+  p.resize(p.size() + 6 * 8);
   std::vector<uint64_t> tenure_pos, fault_pos;
   for (uint32_t i = 0; i < ledger.size(); ++i) {
     const Tenure& t = ledger[i];
@@ -243,56 +273,101 @@ Status SaveQueryIndex(const std::string& path, const QueryIndexHead& head,
   PutTable(p, serials);
   PutAt<uint64_t>(p, offsets_at + 24, p.size());
   PutTable(p, slots);
+  PutAt<uint64_t>(p, kStampHashAt, head.stamp_hash);  // offsets_at + 32 (WithStamps)
+  PutAt<uint64_t>(p, kStampsAt, p.size());
+  Put<uint32_t>(p, static_cast<uint32_t>(head.stamp_paths.size()));
+  for (const std::string& sp : head.stamp_paths) PutStr(p, sp);
 
   return WriteIndexFile(path, kQueryIndex, p);
 }
 
-bool QueryIndexIsFresh(const std::string& path, uint64_t fingerprint, int64_t now_s,
-                       TimePoint deadline) {
+bool QueryIndexIsFresh(const std::string& path, uint64_t fingerprint, uint64_t stamp_hash,
+                       int64_t now_s, TimePoint deadline) {
   if (path.empty() || ::access(path.c_str(), F_OK) != 0) return false;
   std::string why;
   auto text = ReadIndexFile(path, kQueryIndex, deadline, &why);
   if (!text) return false;
   Index index(text->payload());
   QueryIndexHead head;
-  return index.ReadHead(head) && head.fingerprint == fingerprint && now_s >= head.built_now_s &&
-         now_s < head.stable_until_s;
+  return index.ReadHead(head) && head.fingerprint == fingerprint && head.stamp_hash == stamp_hash &&
+         now_s >= head.built_now_s && now_s < head.stable_until_s;
 }
 
 std::optional<QueryAnswer> QueryFromIndex(const std::string& path, const std::string& dir,
                                           bool card, const std::string& subject, int64_t now_s,
-                                          TimePoint deadline, ReadStats* stats) {
+                                          TimePoint deadline, ReadStats* stats,
+                                          Freshness freshness) {
   ReadStats local;
   ReadStats& st = stats ? *stats : local;
   st.from_query_index = false;
+  st.trusted_dir_mtime = false;
   st.records_decoded = st.records_total = 0;
   auto miss = [&](std::string why) -> std::optional<QueryAnswer> {
     st.index_note = std::move(why);
     return std::nullopt;
   };
   if (path.empty() || ::access(path.c_str(), F_OK) != 0) return miss("no query index");
-  // The index is mapped and checked on a worker while the reports are stat-ed here.
-  PendingIndexFile pending = StartReadIndexFile(path, kQueryIndex);
+  auto answer = [&](const IndexFileText& text) -> std::optional<QueryAnswer> {
+    std::optional<QueryAnswer> a = AnswerFromQueryPayload(text.payload(), card, subject, &st);
+    if (!text.intact()) {
+      st.from_query_index = false;
+      return miss("query index: cut short while read (truncated by another program)");
+    }
+    if (!a) return miss("query index: a record does not decode");
+    st.index_note.clear();
+    return a;
+  };
+  std::string why;
+  std::optional<IndexFileText> text;
+  QueryIndexHead head;
+  if (freshness == Freshness::kDirectoryMtime) {
+    // The index first: its stamp paths are what is stat-ed.
+    text = ReadIndexFile(path, kQueryIndex, deadline, &why);
+    if (!text) return miss(why);
+    if (!Index(text->payload()).ReadHead(head)) {
+      return miss("query index: the header does not decode");
+    }
+    if (now_s < head.built_now_s || now_s >= head.stable_until_s) {
+      return miss("query index: built for another clock time");
+    }
+    // On a worker, within the deadline (a hung filesystem does not hang the query).
+    auto stamps = RunWithDeadline([dir, paths = head.stamp_paths] { return StampHash(dir, paths); },
+                                  deadline);
+    if (!stamps) return miss(InputTimeoutError(dir).message());
+    if (stamps->ok() && !head.stamp_paths.empty() && **stamps == head.stamp_hash) {
+      auto a = answer(*text);
+      if (a) st.trusted_dir_mtime = true;
+      return a;
+    }
+    // A directory moved: every file, as by default.
+  }
+  // By default the index is mapped and checked on a worker while the reports are stat-ed here.
+  PendingIndexFile pending = text ? nullptr : StartReadIndexFile(path, kQueryIndex);
   const auto stall = std::max(
       std::chrono::milliseconds(1),
       std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now()));
-  auto fingerprint = ReportsFingerprint(dir, stall);
-  std::string why;
-  auto text = FinishReadIndexFile(std::move(pending), path, kQueryIndex, deadline, &why);
-  if (!text) return miss(why);
-  QueryIndexHead head;
-  if (!Index(text->payload()).ReadHead(head)) {
-    return miss("query index: the header does not decode");
+  auto walk = WalkReports(dir, /*with_paths=*/false, stall);
+  if (!text) {
+    text = FinishReadIndexFile(std::move(pending), path, kQueryIndex, deadline, &why);
+    if (!text) return miss(why);
+    if (!Index(text->payload()).ReadHead(head)) {
+      return miss("query index: the header does not decode");
+    }
   }
   if (now_s < head.built_now_s || now_s >= head.stable_until_s) {
     return miss("query index: built for another clock time");
   }
-  if (!fingerprint.ok()) return miss(fingerprint.status().message());
-  if (*fingerprint != head.fingerprint) return miss("reports changed");
-  std::optional<QueryAnswer> answer = AnswerFromQueryPayload(text->payload(), card, subject, &st);
-  if (!answer) return miss("query index: a record does not decode");
-  st.index_note.clear();
-  return answer;
+  if (!walk.ok()) return miss(walk.status().message());
+  if (walk->fingerprint != head.fingerprint) return miss("reports changed");
+  auto a = answer(*text);
+  if (a && freshness == Freshness::kDirectoryMtime && walk->stamp_hash != head.stamp_hash) {
+    // A directory moved but no report changed: the stamps of this walk (taken before its
+    // stats) saved, so that the next trusting query is quick again. Best effort.
+    if (auto payload = WithStamps(text->payload(), walk->stamp_paths, walk->stamp_hash)) {
+      (void)WriteIndexFile(path, kQueryIndex, *payload);
+    }
+  }
+  return a;
 }
 
 std::optional<QueryAnswer> AnswerFromQueryPayload(std::string_view payload, bool card,

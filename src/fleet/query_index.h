@@ -34,29 +34,47 @@ struct QueryIndexHead {
   int64_t stable_until_s = 0;  // ReadStats::stable_until_s
   uint64_t reports = 0;        // data.reports.size()
   uint64_t problems = 0;       // data.problems.size()
+  // The read's directory stamps (ReadStats::stamp_paths / stamp_hash, report_walk.h), for
+  // queries that trust directory mtimes.
+  std::vector<std::string> stamp_paths;
+  uint64_t stamp_hash = 0;
 };
 
 // Writes the index atomically (temporary file + rename).
 Status SaveQueryIndex(const std::string& path, const QueryIndexHead& head,
                       const std::vector<Tenure>& ledger, const std::vector<Fault>& faults);
 
-// True when the index at `path` is intact and answers for reports with `fingerprint` at
-// `now_s` (so a run that read the same reports need not write it again). Read within `deadline`.
-bool QueryIndexIsFresh(const std::string& path, uint64_t fingerprint, int64_t now_s,
-                       TimePoint deadline);
+// True when the index at `path` is intact and answers for reports with `fingerprint` and
+// directory stamps `stamp_hash` at `now_s` (so a run that read the same reports need not write
+// it again; stamps that moved are saved anew, so that queries trusting them are quick again).
+// Read within `deadline`.
+bool QueryIndexIsFresh(const std::string& path, uint64_t fingerprint, uint64_t stamp_hash,
+                       int64_t now_s, TimePoint deadline);
 
 struct QueryAnswer {
   Verdict verdict;
   QueryIndexHead head;
 };
 
+// How a query decides that the reports did not change since the index was built.
+enum class Freshness {
+  kEveryFile,      // the default: every report file's size and mtime (ReportsFingerprint)
+  kDirectoryMtime  // opt-in (--trust-dir-mtime): the directories' stamps alone (StampHash:
+                   // one stat per directory, none per file) when they did not move, else every
+                   // file as above (and when the reports did not change, that walk's stamps
+                   // are saved into the index). A report rewritten in place (its directory
+                   // untouched) is not seen until a file is added, removed or renamed beside it.
+};
+
 // The verdict on "card SERIAL" (card = true) or "slot NODE:BUS" from the index at `path`, when
-// it is there, intact, and fresh for reports directory `dir` at `now_s` (fingerprint equal,
-// built_now_s <= now_s < stable_until_s); otherwise nullopt and `stats->index_note` says why.
-// Read within `deadline`. Sets stats->from_query_index, records_decoded and records_total.
+// it is there, intact, and fresh for reports directory `dir` at `now_s` (built_now_s <= now_s
+// < stable_until_s, and the reports unchanged as `freshness` checks it); otherwise nullopt
+// and `stats->index_note` says why. Read within `deadline`. Sets stats->from_query_index,
+// records_decoded, records_total and trusted_dir_mtime.
 std::optional<QueryAnswer> QueryFromIndex(const std::string& path, const std::string& dir,
                                           bool card, const std::string& subject, int64_t now_s,
-                                          TimePoint deadline, ReadStats* stats);
+                                          TimePoint deadline, ReadStats* stats,
+                                          Freshness freshness = Freshness::kEveryFile);
 
 // The decoding and judging part of QueryFromIndex on an index's payload (the bytes after the
 // file header), without the checksum or the freshness checks: for fuzzing and tests. nullopt

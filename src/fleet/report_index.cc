@@ -100,7 +100,8 @@ bool ReportIndex::Decode(const std::string& file, uint64_t size, int64_t mtime_n
   if (it == files_.end() || it->second.size != size || it->second.mtime_ns != mtime_ns) {
     return false;
   }
-  if (DecodeDocs(it->second.blob, docs)) return true;
+  // A mapped index cut short under us reads as zeros: the file is parsed instead.
+  if (DecodeDocs(it->second.blob, docs) && (text_ == nullptr || text_->intact())) return true;
   files_.erase(it);
   docs.clear();
   return false;
@@ -135,6 +136,11 @@ Status ReportIndex::Save(const std::string& path, const std::vector<std::string>
     if (it == files_.end()) continue;
     ++n;
     const IndexedFile& f = it->second;
+    // Blobs of a mapped index cut short under us are zeros now: not saved (parsed next time).
+    if (f.owned.empty() && text_ != nullptr && !text_->intact()) {
+      --n;
+      continue;
+    }
     PutStr(payload, file);
     PutRaw(payload, f.size);
     PutRaw(payload, f.mtime_ns);

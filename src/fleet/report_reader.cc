@@ -529,6 +529,8 @@ Status ReadReports(const std::string& path, int64_t now_s, FleetData& data,
     if (!listing.ok()) return listing.status();
     ReportWalk& listed = *listing;
     st.fingerprint = listed.fingerprint;
+    st.stamp_paths = std::move(listed.stamp_paths);
+    st.stamp_hash = listed.stamp_hash;
     files = std::move(listed.files);
     file_info = std::move(listed.info);
     data.problems.insert(data.problems.end(), listed.problems.begin(), listed.problems.end());

@@ -78,8 +78,11 @@ struct ReadStats {
   bool index_saved = false;
   std::string index_note;
   uint64_t fingerprint = 0;
+  std::vector<std::string> stamp_paths;  // the walk's directory stamps (report_walk.h)
+  uint64_t stamp_hash = 0;
   int64_t stable_until_s = 0;
   bool from_query_index = false;
+  bool trusted_dir_mtime = false;  // answered on the directory stamps alone (query_index.h)
   size_t records_decoded = 0;
   size_t records_total = 0;
 };

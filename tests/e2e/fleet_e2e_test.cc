@@ -1,6 +1,7 @@
 // End-to-end: `gpudoctor fleet` on the generated fixture reports (tests/fixtures/fleet, from
 // real check --json output plus edits), on a stream from stdin, against a fake Prometheus HTTP
 // API on 127.0.0.1 (healthy, down, slow); and `check --npd` on fake NVML fixtures.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <sys/stat.h>
@@ -155,6 +156,47 @@ TEST(FleetE2eTest, PlainRunWritesTheQueryIndexForTheFirstQuery) {
   // Another plain run on the same reports leaves the fresh index alone.
   RunGpudoctor({"fleet", "--reports", reports}, std::chrono::seconds(30), env);
   EXPECT_EQ(InodeOf(qindex), written);
+}
+
+TEST(FleetE2eTest, TrustDirMtimeAnswersOnDirectoryStampsAndDefaultStillSeesInPlaceRewrites) {
+  testing::TempDir cache, dir;
+  const std::map<std::string, std::string> env = {{"XDG_CACHE_HOME", cache.path()}};
+  const std::string reports = dir.path() + "/swap";
+  std::filesystem::copy(FixturePath("fleet/swap"), reports);
+  auto card = [&](bool trust) {
+    std::vector<std::string> args = {"fleet", "--json", "--reports", reports, "card", "SN-A"};
+    if (trust) args.push_back("--trust-dir-mtime");
+    return RunGpudoctor(args, std::chrono::seconds(30), env);
+  };
+  RunResult run = RunGpudoctor({"fleet", "--reports", reports}, std::chrono::seconds(30), env);
+  ASSERT_NE(run.exit_code, 3) << run.err;
+  const std::string qindex = OnlyFileEnding(cache.path() + "/gpudoctor", ".idx.q");
+  ASSERT_FALSE(qindex.empty());
+  const ino_t written = InodeOf(qindex);
+  RunResult full = RunGpudoctor({"fleet", "--json", "--reports", reports, "card", "SN-A"},
+                                std::chrono::seconds(30), {{"GPUDOCTOR_FLEET_INDEX", "off"}});
+  RunResult trusted = card(true);
+  EXPECT_EQ(trusted.exit_code, full.exit_code) << trusted.err;
+  EXPECT_EQ(trusted.out, full.out);
+  EXPECT_EQ(InodeOf(qindex), written);  // answered from the index
+  // A report rewritten in place (the same bytes, a later mtime; the directory untouched).
+  const std::string victim = reports + "/nodeA-day1.json";
+  struct stat st;
+  ASSERT_EQ(::stat(victim.c_str(), &st), 0);
+  struct timespec times[2] = {st.st_atim, st.st_mtim};
+  times[1].tv_sec += 1;
+  ASSERT_EQ(::utimensat(AT_FDCWD, victim.c_str(), times, 0), 0);
+  // With the flag: not seen (no stat of the report), the index answers as it is.
+  EXPECT_EQ(card(true).out, full.out);
+  EXPECT_EQ(InodeOf(qindex), written);
+  // By default: seen, the reports are read and the query index saved anew (by rename).
+  EXPECT_EQ(card(false).out, full.out);
+  const ino_t reread = InodeOf(qindex);
+  EXPECT_NE(reread, written);
+  // A report added: the directory's mtime moves, so the flag's query sees it too.
+  std::filesystem::copy_file(reports + "/nodeA-day0.json", reports + "/zz-copy.json");
+  card(true);
+  EXPECT_NE(InodeOf(qindex), reread);
 }
 
 // "HOST: " before every line, as pdsh prints it.

@@ -37,11 +37,11 @@ struct Answer {
 // What the CLI does: the query index when fresh, else read the reports (through the report
 // index) and save the query index.
 Answer Query(const std::string& dir, const std::string& index, bool card, const std::string& who,
-             int64_t now_s) {
+             int64_t now_s, Freshness freshness = Freshness::kEveryFile) {
   Answer a;
   const std::string qpath = QueryIndexPath(index);
-  if (auto q =
-          QueryFromIndex(qpath, dir, card, who, now_s, SteadyClock::now() + kTimeout, &a.stats)) {
+  if (auto q = QueryFromIndex(qpath, dir, card, who, now_s, SteadyClock::now() + kTimeout, &a.stats,
+                              freshness)) {
     a.json = RenderVerdictJson(q->verdict);
     a.verdict = q->verdict.verdict;
     a.problems = q->head.problems;
@@ -51,8 +51,10 @@ Answer Query(const std::string& dir, const std::string& index, bool card, const 
   EXPECT_TRUE(ReadReports(dir, now_s, data, kTimeout, index, &a.stats).ok());
   auto ledger = BuildLedger(data);
   auto faults = HardwareFaults(data, FindOnsets(data));
-  QueryIndexHead head{a.stats.fingerprint, now_s, a.stats.stable_until_s, data.reports.size(),
-                      data.problems.size()};
+  QueryIndexHead head{a.stats.fingerprint,    now_s,
+                      a.stats.stable_until_s, data.reports.size(),
+                      data.problems.size(),   a.stats.stamp_paths,
+                      a.stats.stamp_hash};
   EXPECT_TRUE(SaveQueryIndex(qpath, head, ledger, faults).ok());
   Verdict v = card ? JudgeCard(who, ledger, faults) : JudgeSlot(who, ledger, faults);
   a.json = RenderVerdictJson(v);
@@ -218,6 +220,144 @@ TEST(FleetQueryIndexTest, ChangedAddedOrRemovedReportIsSeenByTheNextQuery) {
 
   // Another clock: built at `now`, not trusted before it.
   EXPECT_FALSE(Query(dir, f.index, true, serial, now - 10).stats.from_query_index);
+}
+
+// Rewrites report `file` in place with `from` replaced by `to` (same length) and moves its
+// mtime one second on; the directory's mtime does not move.
+void RewriteInPlace(const std::string& file, const std::string& from, const std::string& to) {
+  std::string text;
+  {
+    std::ifstream in(file);
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  ASSERT_EQ(from.size(), to.size());
+  ASSERT_NE(text.find(from), std::string::npos);
+  for (size_t p = 0; (p = text.find(from, p)) != std::string::npos; p += to.size()) {
+    text.replace(p, to.size(), to);
+  }
+  {
+    std::fstream out(file, std::ios::in | std::ios::out | std::ios::binary);
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  }
+  struct stat st;
+  ASSERT_EQ(::stat(file.c_str(), &st), 0);
+  struct timespec times[2] = {st.st_atim, st.st_mtim};
+  times[1].tv_sec += 1;
+  ASSERT_EQ(::utimensat(AT_FDCWD, file.c_str(), times, 0), 0);
+}
+
+// Moves the mtime and ctime of directory `dir` (an entry added and removed).
+void TouchDir(const std::string& dir) {
+  struct stat st;
+  ASSERT_EQ(::stat(dir.c_str(), &st), 0);
+  struct timespec times[2] = {st.st_atim, st.st_mtim};
+  times[1].tv_sec += 1;
+  ASSERT_EQ(::utimensat(AT_FDCWD, dir.c_str(), times, 0), 0);
+}
+
+TEST(FleetQueryIndexTest, TrustingDirectoryMtimesSkipsTheFileStatsAndMissesOnlyInPlaceRewrites) {
+  Fleet f(60);
+  const int64_t now = f.gen.now_s;
+  const std::string serial = f.gen.truth.card_verdicts.begin()->first;
+  const std::string dir = f.reports.path();
+  // Half the reports in a subdirectory, one of them reached through a symbolic link.
+  std::filesystem::create_directories(dir + "/sub");
+  std::string in_sub, linked, victim;
+  for (size_t i = 0; i < f.gen.reports.size(); ++i) {
+    const auto& r = f.gen.reports[i];
+    const bool has = r.json.find("\"" + serial + "\"") != std::string::npos;
+    if (i % 2 == 0 || has) continue;
+    std::filesystem::rename(f.File(r.source), dir + "/sub/" + r.source + ".json");
+    if (in_sub.empty()) in_sub = r.source;
+  }
+  for (const auto& r : f.gen.reports) {
+    if (r.json.find("\"" + serial + "\"") != std::string::npos) victim = r.source;
+  }
+  ASSERT_FALSE(victim.empty());
+  ASSERT_FALSE(in_sub.empty());
+  // The victim's report lives in a folder of its own and is read through a link.
+  std::filesystem::create_directories(dir + "/../linked-" + std::to_string(::getpid()));
+  const std::string target = dir + "/../linked-" + std::to_string(::getpid()) + "/r.json";
+  std::filesystem::rename(f.File(victim), target);
+  std::filesystem::create_symlink(target, f.File(victim));
+
+  auto ask = [&](Freshness fr) { return Query(dir, f.index, true, serial, now, fr); };
+  const Answer full = ask(Freshness::kEveryFile);  // builds the index
+  ASSERT_FALSE(full.stats.from_query_index);
+  Answer trusted = ask(Freshness::kDirectoryMtime);
+  EXPECT_TRUE(trusted.stats.from_query_index) << trusted.stats.index_note;
+  EXPECT_TRUE(trusted.stats.trusted_dir_mtime);
+  EXPECT_EQ(trusted.json, full.json);
+  Answer plain = ask(Freshness::kEveryFile);
+  EXPECT_TRUE(plain.stats.from_query_index);
+  EXPECT_FALSE(plain.stats.trusted_dir_mtime);
+
+  // A report in the subdirectory rewritten in place: the documented limit of trusting
+  // directories (the old answer), while the default query sees it and reads again.
+  const std::string sub_file = dir + "/sub/" + in_sub + ".json";
+  RewriteInPlace(sub_file, "{", "{");  // the same bytes: only the file's mtime moves
+  Answer stale = ask(Freshness::kDirectoryMtime);
+  EXPECT_TRUE(stale.stats.trusted_dir_mtime);
+  Answer seen = ask(Freshness::kEveryFile);
+  EXPECT_FALSE(seen.stats.from_query_index);
+  EXPECT_EQ(seen.stats.files_parsed, 1u);
+
+  // The linked report's target rewritten in place: links are stamped one by one, so even the
+  // trusting query sees it.
+  std::string renamed = serial;
+  renamed.back() = renamed.back() == 'Z' ? 'Y' : 'Z';
+  RewriteInPlace(target, "\"" + serial + "\"", "\"" + renamed + "\"");
+  Answer via_link = ask(Freshness::kDirectoryMtime);
+  EXPECT_FALSE(via_link.stats.trusted_dir_mtime);
+  EXPECT_FALSE(via_link.stats.from_query_index);
+  EXPECT_NE(via_link.json, full.json);
+  EXPECT_EQ(via_link.json, Full(dir, true, serial, now).json);
+  EXPECT_TRUE(ask(Freshness::kDirectoryMtime).stats.trusted_dir_mtime);
+
+  // A report added to the subdirectory (its mtime moves): seen.
+  f.reports.Write("sub/zz-copy.json", f.gen.reports.front().json);
+  Answer added = ask(Freshness::kDirectoryMtime);
+  EXPECT_FALSE(added.stats.trusted_dir_mtime);
+  EXPECT_FALSE(added.stats.from_query_index);
+  EXPECT_EQ(added.problems, Full(dir, true, serial, now).problems);
+  EXPECT_TRUE(ask(Freshness::kDirectoryMtime).stats.trusted_dir_mtime);
+
+  // A directory touched with no report changed: every file is stat-ed, the index answers.
+  TouchDir(dir);
+  Answer touched = ask(Freshness::kDirectoryMtime);
+  EXPECT_TRUE(touched.stats.from_query_index) << touched.stats.index_note;
+  EXPECT_FALSE(touched.stats.trusted_dir_mtime);
+  EXPECT_EQ(touched.json, added.json);
+  // ... and saved this walk's stamps: the next trusting query is quick again.
+  Answer healed = ask(Freshness::kDirectoryMtime);
+  EXPECT_TRUE(healed.stats.trusted_dir_mtime) << healed.stats.index_note;
+  EXPECT_EQ(healed.json, added.json);
+  // Stamps saved by a query keep the default exact: a rewrite in place is still seen.
+  RewriteInPlace(sub_file, "{", "{");
+  EXPECT_FALSE(ask(Freshness::kEveryFile).stats.from_query_index);
+  std::filesystem::remove_all(dir + "/../linked-" + std::to_string(::getpid()));
+}
+
+TEST(FleetQueryIndexTest, PayloadCutShortAnywhereDoesNotDecode) {
+  // The directory stamps are the payload's last section and the header reads them all: a
+  // payload cut at any length decodes to nothing (bounds-checked, never read past).
+  Fleet f(20);
+  const int64_t now = f.gen.now_s;
+  const std::string serial = *f.gen.truth.serials.begin();
+  Query(f.reports.path(), f.index, true, serial, now);
+  std::string bytes;
+  {
+    std::ifstream in(QueryIndexPath(f.index), std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  constexpr size_t kHeader = 11 + 4 + 8 + 8;
+  ASSERT_GT(bytes.size(), kHeader);
+  const std::string payload = bytes.substr(kHeader);
+  ASSERT_TRUE(AnswerFromQueryPayload(payload, true, serial, nullptr).has_value());
+  for (size_t n = 0; n < payload.size(); n += (n < 200 || payload.size() - n < 200) ? 1 : 97) {
+    const std::string cut = payload.substr(0, n);  // its own buffer: no reading past it
+    EXPECT_FALSE(AnswerFromQueryPayload(cut, true, serial, nullptr).has_value()) << n;
+  }
 }
 
 TEST(FleetQueryIndexTest, CorruptQueryIndexIsIgnored) {

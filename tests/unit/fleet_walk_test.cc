@@ -98,6 +98,42 @@ TEST(FleetWalkTest, FingerprintMovesOnEveryChangeToAReportFileOnly) {
   EXPECT_EQ(Walk(d.path(), false).fingerprint, deep);
 }
 
+TEST(FleetWalkTest, DirectoryStampsMoveWithTheirDirectoriesOnly) {
+  testing::TempDir d;
+  for (int i = 0; i < 30; ++i) {
+    d.Write("s" + std::to_string(i % 7) + "/r" + std::to_string(i) + ".json", "{}");
+  }
+  d.Write("top.json", "{}");
+  d.Symlink(d.path() + "/s1/r1.json", "link.json");
+  ReportWalk sorted = Walk(d.path(), true);
+  ReportWalk quick = Walk(d.path(), false);
+  // The top, 7 subdirectories, the link: in any walk order the same fingerprint and stamps.
+  EXPECT_EQ(sorted.stamp_paths.size(), 9u);
+  EXPECT_EQ(quick.fingerprint, sorted.fingerprint);
+  EXPECT_EQ(quick.stamp_hash, sorted.stamp_hash);
+  auto again = StampHash(d.path(), sorted.stamp_paths);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, sorted.stamp_hash);
+  // A report rewritten in place: its file's mtime moves, no stamp does (the documented limit
+  // of trusting directory mtimes); the fingerprint does.
+  Touch(d.path() + "/s3/r3.json");
+  EXPECT_EQ(*StampHash(d.path(), sorted.stamp_paths), sorted.stamp_hash);
+  EXPECT_NE(Walk(d.path(), false).fingerprint, sorted.fingerprint);
+  // The link's target rewritten: its stamp moves.
+  Touch(d.path() + "/s1/r1.json");
+  const uint64_t linked = *StampHash(d.path(), sorted.stamp_paths);
+  EXPECT_NE(linked, sorted.stamp_hash);
+  // A file added in a subdirectory: that directory's stamp moves.
+  d.Write("s5/new.json", "{}");
+  Touch(d.path() + "/s5");  // as a later clock tick would (this test runs within one)
+  const uint64_t added = *StampHash(d.path(), sorted.stamp_paths);
+  EXPECT_NE(added, linked);
+  // A subdirectory removed: its stamp is gone (and its parent's moved).
+  std::filesystem::remove_all(d.path() + "/s6");
+  EXPECT_NE(*StampHash(d.path(), sorted.stamp_paths), added);
+  EXPECT_FALSE(StampHash(d.path() + "/missing", sorted.stamp_paths).ok());
+}
+
 TEST(FleetWalkTest, SkippedDirectoriesAndOddFilesAreListed) {
   testing::TempDir d;
   d.Write("a.json", "{}");
