@@ -295,6 +295,13 @@ void KernelLogScanner::ScanText(std::string_view text) {
     if (const void* z = memrchr(ls, '\0', static_cast<size_t>(hit - ls))) {
       ls = static_cast<const char*>(z) + 1;
     }
+    if (ls > from && anchor == kNvrmAnchor && *ls == '[' && !repeats_.empty() &&
+        mismatch_lines_ == 0) {
+      // The line after one the storm loop stopped at (noise between the Xids): it may be a
+      // repeat, so the storm loop has it first (the lines between hold no anchor).
+      from = ls;
+      continue;
+    }
     if (const void* z = std::memchr(hit, '\0', static_cast<size_t>(le - hit))) {
       le = static_cast<const char*>(z);
     }
