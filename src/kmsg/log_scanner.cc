@@ -265,17 +265,14 @@ void KernelLogScanner::ScanText(std::string_view text) {
   const char* from = b;
   while (from < e) {
     if (!repeats_.empty() && *from == '[' && mismatch_lines_ == 0) {
-#if defined(__x86_64__)
-      const char* stop = storm_avx512_ ? ScanRepeatsAvx512(from, e) : ScanRepeats(from, e);
-#else
-      const char* stop = ScanRepeats(from, e);
-#endif
-      if (stop != from) {
-        from = stop;
-        continue;
-      }
       if (const char* le = TryRepeatXid(from, e)) {
-        from = le + 1;
+        // A repeat: the lines after it are likely more of the storm, for the inline loop
+        // (tried only here, so that a log with few Xids does not pay for it on other lines).
+#if defined(__x86_64__)
+        from = storm_avx512_ ? ScanRepeatsAvx512(le + 1, e) : ScanRepeats(le + 1, e);
+#else
+        from = ScanRepeats(le + 1, e);
+#endif
         continue;
       }
     }

@@ -71,9 +71,10 @@ class KernelLogScanner {
   // The Xid-storm shortcut at the start of a line (`from`, text ends at `end`): returns the end
   // of the line when it was a repeat and has been counted, else nullptr (nothing done).
   const char* TryRepeatXid(const char* from, const char* end);
-  // The storm loop before TryRepeatXid: counts the lines from `from` on (at a line start) while
-  // they repeat cached Xid lines in MatchFast's common form, inline, and returns where it
-  // stopped (a line start, `from` itself when its first line is not such a repeat, or `end`).
+  // The storm loop, after a line TryRepeatXid counted: counts the lines from `from` on (a line
+  // start) while they repeat cached Xid lines in MatchFast's common form, inline, as
+  // TryRepeatXid would, and returns where it stopped (a line start, `from` itself when its first
+  // line is not such a repeat, or `end`).
   const char* ScanRepeats(const char* from, const char* end);
   const char* ScanRepeatsAvx512(const char* from, const char* end);  // the same, AVX-512BW
   void ProcessMessage(const ParsedLine& parsed, std::string_view line);
