@@ -7,6 +7,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -53,6 +54,34 @@ class EventAggregator {
       return UpdateXid(events_[hint->slot], x, pid, t);
     }
     return ObserveXidAs(x, pid, t, line, hint);
+  }
+  // The storm's cheapest count, inline: when `hint` is valid and its entry's process list is
+  // settled (full and truncated, so UpdateXid neither searches nor extends it) and its PCI
+  // address set, counts one more line at (boot_us, wall_us) of an Xid line without MIG instance,
+  // NVLink tail or recovery action (its "RST"/"D-RST" flags given as value_or(false)), as
+  // UpdateXid would, and returns true; else returns false
+  // having done nothing (the caller then uses ObserveXid).
+  // The time comes as plain numbers (wall_us only when has_wall): an optional built on the
+  // caller's stack and copied whole is a store-forwarding stall on every line.
+  bool CountSettledXid(const EventSlotHint& hint, bool reset, bool drain_reset, int64_t boot_us,
+                       bool has_wall, int64_t wall_us) {
+    if (hint.epoch != epoch_) return false;
+    KernelEvent& e = events_[hint.slot];
+    if (!e.processes_truncated || e.processes.size() < kMaxProcesses || !e.pci) return false;
+    if (e.count < UINT64_MAX) ++e.count;
+    if (e.first.empty()) {
+      e.first.boot_us = boot_us;
+      if (has_wall) e.first.wall_us = wall_us;
+    }
+    e.last.boot_us = boot_us;
+    if (has_wall) {
+      e.last.wall_us = wall_us;
+    } else {
+      e.last.wall_us.reset();
+    }
+    e.reset_required |= reset;
+    e.drain_reset_required |= drain_reset;
+    return true;
   }
   // The event an Xid line stands for (subject: the PCI address, "name[pid]", MIG instance and
   // NVLink link ids, reset flags, NVLink tail, recovery action).

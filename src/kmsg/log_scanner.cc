@@ -7,6 +7,9 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <cerrno>
@@ -247,6 +250,10 @@ std::string RepairLogText(std::string_view s) {
 KernelLogScanner::KernelLogScanner(KernelLogScanOptions options) : options_(std::move(options)) {
   format_state_.now_unix_s = options_.now_unix_s;
   facts_.current_boot_only = options_.current_boot_only;
+#if defined(__x86_64__)
+  storm_avx512_ =
+      options_.wide_simd && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+#endif
 }
 
 KernelLogScanner::~KernelLogScanner() = default;
@@ -257,9 +264,15 @@ void KernelLogScanner::ScanText(std::string_view text) {
   const char* e = b + text.size();
   const char* from = b;
   while (from < e) {
-    if (!repeats_.empty() && *from == '[') {
+    if (!repeats_.empty() && *from == '[' && mismatch_lines_ == 0) {
       if (const char* le = TryRepeatXid(from, e)) {
-        from = le + 1;
+        // A repeat: the lines after it are likely more of the storm, for the inline loop
+        // (tried only here, so that a log with few Xids does not pay for it on other lines).
+#if defined(__x86_64__)
+        from = storm_avx512_ ? ScanRepeatsAvx512(le + 1, e) : ScanRepeats(le + 1, e);
+#else
+        from = ScanRepeats(le + 1, e);
+#endif
         continue;
       }
     }
@@ -278,6 +291,13 @@ void KernelLogScanner::ScanText(std::string_view text) {
     // too: otherwise the line after it, often the next boot's "Linux version", is lost with it.
     if (const void* z = memrchr(ls, '\0', static_cast<size_t>(hit - ls))) {
       ls = static_cast<const char*>(z) + 1;
+    }
+    if (ls > from && anchor == kNvrmAnchor && *ls == '[' && !repeats_.empty() &&
+        mismatch_lines_ == 0) {
+      // The line after one the storm loop stopped at (noise between the Xids): it may be a
+      // repeat, so the storm loop has it first (the lines between hold no anchor).
+      from = ls;
+      continue;
     }
     if (const void* z = std::memchr(hit, '\0', static_cast<size_t>(le - hit))) {
       le = static_cast<const char*>(z);
@@ -350,19 +370,20 @@ const char* FastDmesgStamp(const char* p, const char* end, int64_t* boot_us) {
   return p + 9;
 }
 
-// FastDmesgStamp for a stamp that lies in the 16 bytes at p (end - p >= 17), read 16 bytes at a
-// time: the positions of ']', the digits and the spaces say whether it has the shape, and the
-// loops run over a stamp's width, the same on every line of a log. Anything else (a wider stamp,
-// another shape) is left to FastDmesgStamp, which gives the same answer where both answer.
-const char* DmesgStamp16(const char* p, const char* end, int64_t* boot_us) {
+// FastDmesgStamp for a stamp that lies in the 16 bytes at p (17 bytes readable from p), read
+// 16 bytes at a time, without a loop: the positions of ']', the digits and the spaces say whether
+// it has the shape (at most 7 places before the '.'), and the digits are summed 8 bytes at a
+// time. Returns nullptr for anything else (a wider stamp, another shape), which FastDmesgStamp
+// may still read; where both answer, the answers are the same.
+inline const char* Stamp16(const char* p, int64_t* boot_us) {
 #if defined(__SSE2__)
   const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
   const auto close_mask =
       static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(']'))));
-  if (close_mask == 0 || p[0] != '[') return FastDmesgStamp(p, end, boot_us);
+  if (close_mask == 0 || p[0] != '[') return nullptr;
   const auto close = static_cast<unsigned>(__builtin_ctz(close_mask));
-  if (close < 9 || p[close + 1] != ' ') return FastDmesgStamp(p, end, boot_us);
-  const unsigned dot = close - 7;  // "[" spaces digits "." 6 digits "]"
+  if (close < 9 || p[close + 1] != ' ') return nullptr;
+  const unsigned dot = close - 7;  // "[" spaces digits "." 6 digits "]"; dot <= 8
   const auto digit = static_cast<unsigned>(_mm_movemask_epi8(_mm_and_si128(
       _mm_cmpgt_epi8(v, _mm_set1_epi8('0' - 1)), _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1)))));
   const auto space =
@@ -371,33 +392,134 @@ const char* DmesgStamp16(const char* p, const char* end, int64_t* boot_us) {
   const unsigned int_bits = ((1u << dot) - 1) & ~1u;  // between '[' and '.'
   const unsigned int_digits = digit & int_bits;
   const unsigned int_spaces = space & int_bits;
-  // Digits after the '.', 1-10 before it, and only spaces before those digits.
+  // Digits after the '.', some before it, and only spaces before those digits.
   if (p[dot] != '.' || (digit & frac_bits) != frac_bits || int_digits == 0 ||
       (int_digits | int_spaces) != int_bits ||
-      (int_spaces & ~((int_digits & (0u - int_digits)) - 1)) != 0 ||
-      dot - static_cast<unsigned>(__builtin_ctz(int_digits)) > 10) {
-    return FastDmesgStamp(p, end, boot_us);
+      (int_spaces & ~((int_digits & (0u - int_digits)) - 1)) != 0) {
+    return nullptr;
   }
-  int64_t secs = 0;
-  for (unsigned k = static_cast<unsigned>(__builtin_ctz(int_digits)); k < dot; ++k) {
-    secs = secs * 10 + (p[k] - '0');
-  }
-  // The 6 digits after the '.', 8 bytes at a time: the digit before the '.' and the '.' made
-  // '0's, then the digits summed pairwise (the first digit in the lowest byte).
+  constexpr uint64_t kLow = 0x0f0f0f0f0f0f0f0full;
+  // The places between '[' and '.' moved to the top of 8 bytes, the '[' and what was below it
+  // cleared; a space's low nibble is 0, a digit's its value (the first place in the lowest byte).
+  uint64_t w;
+  std::memcpy(&w, p, 8);
+  uint64_t s = ((w << (8 * (8 - dot))) & (~uint64_t{0} << (8 * (9 - dot)))) & kLow;
+  // The 6 digits after the '.', likewise: the digit before the '.' and the '.' made '0's.
   uint64_t f;
   std::memcpy(&f, p + dot - 1, 8);
-  f = ((f & ~uint64_t{0xffff}) | 0x3030) - 0x3030303030303030ull;
-  f = ((f & 0x0f0f0f0f0f0f0f0full) * 2561) >> 8;
+  f = (((f & ~uint64_t{0xffff}) | 0x3030) - 0x3030303030303030ull) & kLow;
+  // Both summed pairwise: 8 places, the first one in the lowest byte.
+  s = (s * 2561) >> 8;
+  f = (f * 2561) >> 8;
+  s = ((s & 0x00ff00ff00ff00ffull) * 6553601) >> 16;
   f = ((f & 0x00ff00ff00ff00ffull) * 6553601) >> 16;
+  s = ((s & 0x0000ffff0000ffffull) * 42949672960001ull) >> 32;
   f = ((f & 0x0000ffff0000ffffull) * 42949672960001ull) >> 32;
-  *boot_us = secs * 1000000 + static_cast<int64_t>(f);
+  *boot_us = static_cast<int64_t>(s) * 1000000 + static_cast<int64_t>(f);
   return p + close + 2;
 #else
-  return FastDmesgStamp(p, end, boot_us);
+  (void)p;
+  (void)boot_us;
+  return nullptr;
 #endif
 }
 
+#if defined(__SSE2__)
+// The 16 bytes at p with every digit made '0': the shape of a stamp.
+inline __m128i StampClasses(const char* p) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const __m128i digit = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('0' - 1)),
+                                      _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1)));
+  return _mm_or_si128(_mm_andnot_si128(digit, v), _mm_and_si128(digit, _mm_set1_epi8('0')));
+}
+#endif
+
+// Stamp16 for a run of lines whose stamps have one shape (the storm loops): the shape of the
+// last stamp Stamp16 accepted is kept, and a stamp with the same bytes where that one had
+// anything but digits, and digits where it had digits, is read without Stamp16's tests (it
+// passes them: they look at nothing else). Its value is then summed as Stamp16 sums it. Any
+// other stamp goes to Stamp16, whose answer it gives.
+class StampShape {
+ public:
+  inline const char* Read(const char* p, int64_t* boot_us) {
+#if defined(__SSE2__)
+    if (bits_ != 0) {
+      const auto same =
+          static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(StampClasses(p), shape_)));
+      if ((same & bits_) == bits_) {
+        uint64_t w;
+        std::memcpy(&w, p, 8);
+        uint64_t s = ((w << int_shift_) & int_keep_) & 0x0f0f0f0f0f0f0f0full;
+        uint64_t f;
+        std::memcpy(&f, p + dot_ - 1, 8);
+        f = (((f & ~uint64_t{0xffff}) | 0x3030) - 0x3030303030303030ull) & 0x0f0f0f0f0f0f0f0full;
+        s = (s * 2561) >> 8;
+        f = (f * 2561) >> 8;
+        s = ((s & 0x00ff00ff00ff00ffull) * 6553601) >> 16;
+        f = ((f & 0x00ff00ff00ff00ffull) * 6553601) >> 16;
+        s = ((s & 0x0000ffff0000ffffull) * 42949672960001ull) >> 32;
+        f = ((f & 0x0000ffff0000ffffull) * 42949672960001ull) >> 32;
+        *boot_us = static_cast<int64_t>(s) * 1000000 + static_cast<int64_t>(f);
+        return p + close_ + 2;
+      }
+    }
+    const char* msg = Stamp16(p, boot_us);
+    if (msg == nullptr) return nullptr;
+    close_ = static_cast<unsigned>(msg - p) - 2;
+    // The shape covers '[' to the ' ' after ']' when that lies in the 16 bytes.
+    bits_ = close_ + 2 <= 16 ? (1u << (close_ + 2)) - 1 : 0;
+    shape_ = StampClasses(p);
+    dot_ = close_ - 7;
+    int_shift_ = 8 * (8 - dot_);
+    int_keep_ = ~uint64_t{0} << (8 * (9 - dot_));
+    return msg;
+#else
+    return Stamp16(p, boot_us);
+#endif
+  }
+
+ private:
+#if defined(__SSE2__)
+  __m128i shape_ = _mm_setzero_si128();
+#endif
+  unsigned bits_ = 0;  // bytes of shape_ that must match; 0: no shape yet
+  unsigned close_ = 0, dot_ = 0, int_shift_ = 0;
+  uint64_t int_keep_ = 0;
+};
+
+// Stamp16, or FastDmesgStamp where it does not answer (end - p >= 17).
+const char* DmesgStamp16(const char* p, const char* end, int64_t* boot_us) {
+  if (const char* msg = Stamp16(p, boot_us)) return msg;
+  return FastDmesgStamp(p, end, boot_us);
+}
+
 }  // namespace
+
+#define GPUDOCTOR_STORM_FN ScanRepeats
+#define GPUDOCTOR_STORM_AVX512 0
+#include "kmsg/storm_loop.inc"
+#undef GPUDOCTOR_STORM_FN
+#undef GPUDOCTOR_STORM_AVX512
+
+#if defined(__x86_64__)
+// The same loop compiled for AVX-512BW (ScanText calls it only where the CPU has it).
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw")
+#endif
+#define GPUDOCTOR_STORM_FN ScanRepeatsAvx512
+#define GPUDOCTOR_STORM_AVX512 1
+#include "kmsg/storm_loop.inc"
+#undef GPUDOCTOR_STORM_FN
+#undef GPUDOCTOR_STORM_AVX512
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+#endif
 
 const char* KernelLogScanner::TryRepeatXid(const char* from, const char* end) {
   if (mismatch_lines_ > 0) return nullptr;

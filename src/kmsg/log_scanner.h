@@ -37,6 +37,9 @@ struct KernelLogScanOptions {
   // but for its pid, is not parsed again; nor is a NIC link message seen before (SignalMemo).
   // Same facts either way; false only in tests that prove it.
   bool repeat_shortcut = true;
+  // The storm loop compares with AVX-512 where the CPU has it; false: with SSE2 everywhere
+  // (tests compare both). Same facts either way.
+  bool wide_simd = true;
 };
 
 class KernelLogScanner {
@@ -68,6 +71,12 @@ class KernelLogScanner {
   // The Xid-storm shortcut at the start of a line (`from`, text ends at `end`): returns the end
   // of the line when it was a repeat and has been counted, else nullptr (nothing done).
   const char* TryRepeatXid(const char* from, const char* end);
+  // The storm loop, after a line TryRepeatXid counted: counts the lines from `from` on (a line
+  // start) while they repeat cached Xid lines in MatchFast's common form, inline, as
+  // TryRepeatXid would, and returns where it stopped (a line start, `from` itself when its first
+  // line is not such a repeat, or `end`).
+  const char* ScanRepeats(const char* from, const char* end);
+  const char* ScanRepeatsAvx512(const char* from, const char* end);  // the same, AVX-512BW
   void ProcessMessage(const ParsedLine& parsed, std::string_view line);
   void HandleNvrm(std::string_view msg, const LogTime& t, std::string_view line);
   void HandleNvrmLine(std::string_view msg, const LogTime& t, std::string_view line);
@@ -86,8 +95,9 @@ class KernelLogScanner {
   LineFormatState format_state_;
   EventAggregator aggregator_;
   XidRepeatCache repeats_;
-  SignalMemo signal_memo_;  // with repeat_shortcut: NIC link lines that repeat are not parsed
-  bool learn_xid_ = false;  // the line in ProcessLine is a clean dmesg line: Xids may be learnt
+  SignalMemo signal_memo_;     // with repeat_shortcut: NIC link lines that repeat are not parsed
+  bool storm_avx512_ = false;  // ScanRepeatsAvx512 instead of ScanRepeats
+  bool learn_xid_ = false;     // the line in ProcessLine is a clean dmesg line: Xids may be learnt
   KernelLogFacts facts_;
   // Multi-line state.
   int lost_stage_ = 0;  // three-line "fallen off the bus": 1 after line 1, 2 after line 2

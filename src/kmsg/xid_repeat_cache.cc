@@ -70,20 +70,9 @@ inline size_t PlainPidWide(std::string_view msg, size_t at, int64_t* value) {
   return n;
 }
 
-// The slot of a message: a hash of the 24 bytes after "NVRM: Xid (" (the PCI address and
-// usually the code). Heads that share them share a slot pair; the head itself is compared.
-constexpr size_t kWindowAt = kXidHead.size();
-constexpr size_t kWindowEnd = kWindowAt + 24;
-
-size_t WindowSlot(const char* msg, size_t slots) {
-  uint64_t a, b, c;
-  std::memcpy(&a, msg + kWindowAt, 8);
-  std::memcpy(&b, msg + kWindowAt + 8, 8);
-  std::memcpy(&c, msg + kWindowAt + 16, 8);
-  uint64_t h =
-      (a * 0x9e3779b97f4a7c15ull) ^ (b * 0xff51afd7ed558ccdull) ^ (c * 0xc4ceb9fe1a85ec53ull);
-  return static_cast<size_t>(h >> 40) & (slots - 1);
-}
+using xid_repeat_detail::SameMasked;
+using xid_repeat_detail::WindowSlot;
+constexpr size_t kWindowEnd = kXidHead.size() + 24;
 
 // memcmp(a, b, n) == 0, inline: the two compares of a line are short (30-150 bytes) and a call
 // into libc costs as much as the compare.
@@ -103,33 +92,6 @@ inline bool SameBytes(const char* a, const char* b, size_t n) {
   }
 #endif
   return std::memcmp(a, b, n) == 0;
-}
-
-// Whether (a ^ bytes) & mask is zero over N bytes (a multiple of 16): a fixed number of blocks,
-// no early exit, so the cost and the branches are the same whatever the line.
-template <size_t N>
-inline bool SameMasked(const char* a, const unsigned char* bytes, const unsigned char* mask) {
-  static_assert(N % 16 == 0);
-#if defined(__SSE2__)
-  __m128i acc = _mm_setzero_si128();
-  for (size_t i = 0; i < N; i += 16) {
-    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i));
-    const __m128i y = _mm_load_si128(reinterpret_cast<const __m128i*>(bytes + i));
-    const __m128i m = _mm_load_si128(reinterpret_cast<const __m128i*>(mask + i));
-    acc = _mm_or_si128(acc, _mm_and_si128(_mm_xor_si128(x, y), m));
-  }
-  return _mm_movemask_epi8(_mm_cmpeq_epi8(acc, _mm_setzero_si128())) == 0xffff;
-#else
-  uint64_t acc = 0;
-  for (size_t i = 0; i < N; i += 8) {
-    uint64_t x, y, m;
-    std::memcpy(&x, a + i, 8);
-    std::memcpy(&y, bytes + i, 8);
-    std::memcpy(&m, mask + i, 8);
-    acc |= (x ^ y) & m;
-  }
-  return acc == 0;
-#endif
 }
 
 // Copies s into bytes[0, n) zero-padded, and sets mask to 0xff over s's bytes (0 past them).
@@ -216,6 +178,16 @@ void XidRepeatCache::Learn(std::string_view msg, const XidLine& parsed) {
     e.tail_bytes[e.tail_nl - 1] = '\n';
     e.tail_mask[e.tail_nl - 1] = 0xff;
   }
+  e.head_bits = head <= kHeadBlock ? (uint64_t{1} << head) - 1 : 0;
+  for (size_t b = 0; b < kTailBlock / 64; ++b) {
+    uint64_t bits = 0;
+    for (size_t i = 0; i < 64; ++i) bits |= uint64_t{e.tail_mask[b * 64 + i] != 0} << i;
+    e.tail_bits[b] = e.tail_nl <= kTailBlock ? bits : 0;
+  }
+  e.fast = head <= kHeadBlock && e.tail_nl <= kTailBlock;
+  e.reset = e.x.reset_required.value_or(false);
+  e.drain_reset = e.x.drain_reset_required.value_or(false);
+  e.plain = !e.x.gpu_instance && e.x.nvlink_unit.empty() && e.x.recovery_action.empty();
 }
 
 }  // namespace gpudoctor

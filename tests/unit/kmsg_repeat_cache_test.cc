@@ -2,6 +2,7 @@
 // the facts of the full parse: same events, counts, times, process lists, counters.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <random>
 #include <string>
 
@@ -158,6 +159,8 @@ TEST(KmsgRepeatCacheTest, ShortcutGivesTheFactsOfTheFullParse) {
       const std::string fast = Describe(Scan(text, true, o));
       ASSERT_EQ(full, fast) << "seed " << seed << " variant " << variant;
       ASSERT_EQ(full, Describe(Scan(text, true, o, 64 << 10))) << "seed " << seed;
+      o.wide_simd = false;  // the storm loop's SSE2 form, also where the CPU has AVX-512
+      ASSERT_EQ(full, Describe(Scan(text, true, o, 64 << 10))) << "seed " << seed;
     }
   }
 }
@@ -262,6 +265,53 @@ TEST(KmsgRepeatCacheTest, RepeatsAfterTheEventTableMovesAreCountedRight) {
   }
   KernelLogFacts f = Scan(text, true, {}, 64 << 10);
   EXPECT_GT(f.dropped_events, 0u);  // the table did fill up
+}
+
+// A long storm of a few lines (so the storm loop runs for thousands of lines, the entries'
+// process lists fill up and are then only counted), with stamps that change shape (9.99 to 10,
+// 99.99 to 100, odd widths, a space or letter among the digits) and near-repeats between: the
+// storm loops (AVX-512 where the CPU has it, and SSE2) give the facts of the full parse.
+std::string LongStormText(uint32_t seed, size_t lines) {
+  std::mt19937 rng(seed);
+  const char* buses[] = {"18", "2a", "3b"};
+  const char* tails[] = {
+      ", name=python3, Graphics SM Warp Exception on (GPC 0, TPC 1, SM 0): Out Of Range Address",
+      ", name=python, Uncontained: LTC TAG (0x2,0x0). RST: Yes, D-RST: No",
+      ", name=pt, NETIR_LINK_EVT Fatal XC0 i0 Link 07 (0x00000004 0x00000000 0x0 0x0)",
+  };
+  const char* odd_stamps[] = {"[ 1 2.000000] ", "[12.1234567] ",     "[  12.12345] ",
+                              "[1a.000000] ",   "[1234567.000000] ", "[   12.000000]x"};
+  std::string out;
+  double t = 9.0 + (seed % 3) * 89.0;  // crosses 10, or 100
+  for (size_t i = 0; i < lines; ++i) {
+    t += (rng() % 100) / 1e4;
+    char stamp[32];
+    std::snprintf(stamp, sizeof stamp, rng() % 2 ? "[%12.6f] " : "[%.6f] ", t);
+    std::string line = rng() % 50 ? stamp : odd_stamps[rng() % 6];
+    std::string pid = std::to_string(1 + rng() % (rng() % 2 ? 9 : 9999999));
+    if (rng() % 100 == 0) pid = rng() % 2 ? "012" : "12345678";
+    line += std::string("NVRM: Xid (PCI:0000:") + buses[rng() % 3] +
+            ":00): " + (rng() % 2 ? "13" : "95") + ", pid=" + pid + tails[rng() % 3];
+    if (rng() % 200 == 0) line += " and more";
+    out += line + "\n";
+  }
+  return out;
+}
+
+TEST(KmsgRepeatCacheTest, StormLoopsGiveTheFactsOfTheFullParse) {
+  for (uint32_t seed = 1; seed <= 6; ++seed) {
+    const std::string text = LongStormText(seed, 6000);
+    for (int variant = 0; variant < 3; ++variant) {
+      KernelLogScanOptions o;
+      if (variant >= 1) o.boot_wall_us = int64_t{1700000000} * 1000000;
+      if (variant == 2) o.since_wall_us = *o.boot_wall_us + 40000000;
+      const std::string full = Describe(Scan(text, false, o, 64 << 10));
+      EXPECT_EQ(full, Describe(Scan(text, true, o, 64 << 10))) << seed << " " << variant;
+      o.wide_simd = false;
+      EXPECT_EQ(full, Describe(Scan(text, true, o, 64 << 10))) << seed << " " << variant;
+      EXPECT_EQ(full, Describe(Scan(text, true, o, 3000))) << seed << " " << variant;
+    }
+  }
 }
 
 // A NIC link line answered from SignalMemo has the effects of a parsed one: it is counted, and
