@@ -29,7 +29,7 @@ TimePoint FromNs(int64_t ns) {
 struct JobLane::Shared {
   explicit Shared(std::vector<std::function<void()>> j)
       : jobs(std::move(j)),
-        max_workers(2 * jobs.size() + 1),
+        max_workers(4 * jobs.size() + 1),
         owner(new std::atomic<int>[jobs.size()]),
         started_ns(new std::atomic<int64_t>[jobs.size()]),
         ran_ns(new std::atomic<int64_t>[jobs.size()]),
@@ -43,12 +43,12 @@ struct JobLane::Shared {
   }
 
   std::vector<std::function<void()>> jobs;
-  // Worker ids: the first `initial` plus one per move, each move taking >= 1 job: < 2n + 1.
+  // Worker ids: the first ones plus up to two per move, each taking >= 1 job; capped.
   const size_t max_workers;
   std::unique_ptr<std::atomic<int>[]> owner;
   std::unique_ptr<std::atomic<int64_t>[]> started_ns;
   std::unique_ptr<std::atomic<int64_t>[]> ran_ns;
-  // Per worker: when it last started or finished a job (or started at all).
+  // Per worker: when it was started.
   std::unique_ptr<std::atomic<int64_t>[]> progress_ns;
   std::mutex mu;
   std::condition_variable cv;
@@ -65,13 +65,11 @@ struct JobLane::Shared {
       if (!owner[i].compare_exchange_strong(expect, kRunning)) continue;
       int64_t begin = Ns(SteadyClock::now());
       started_ns[i].store(begin);
-      progress_ns[id].store(begin);
       jobs[i]();
       jobs[i] = nullptr;
       int64_t end = Ns(SteadyClock::now());
       ran_ns[i].store(std::max<int64_t>(1, end - begin));
       owner[i].store(kDone);
-      progress_ns[id].store(end);
     }
     {
       std::lock_guard<std::mutex> lock(mu);
@@ -91,12 +89,18 @@ struct JobLane::Shared {
     }
   }
 
-  // Moves the jobs queued for worker `from` to worker `to` (returns how many).
-  int Move(int from, int to) {
-    int moved = 0;
+  // Moves the jobs queued for worker `from` to worker `to`, all of them or (`half`) the later
+  // half. Returns how many moved.
+  int Move(int from, int to, bool half = false) {
+    std::vector<size_t> queued;
     for (size_t i = 0; i < jobs.size(); ++i) {
+      if (owner[i].load() == from) queued.push_back(i);
+    }
+    size_t first = half ? queued.size() / 2 : 0;
+    int moved = 0;
+    for (size_t q = first; q < queued.size(); ++q) {
       int o = from;
-      if (owner[i].compare_exchange_strong(o, to)) ++moved;
+      if (owner[queued[q]].compare_exchange_strong(o, to)) ++moved;
     }
     return moved;
   }
@@ -192,7 +196,9 @@ void JobLane::Run(TimePoint deadline, SteadyClock::duration stall,
       s.Withdraw(kWithdrawn);
       return;
     }
-    // A worker with jobs queued that has not moved on for `stall`: its queue moves to a new one.
+    // A worker that has been at its list for `stall` with jobs still queued: they move to two
+    // fresh workers, half each (one when a single job is queued), so a long list of jobs that
+    // are each quick enough still ends near the deadline, and a hung job holds none of them.
     bool moved = false;
     for (int w = 0; w < static_cast<int>(has_queued.size()); ++w) {
       if (!has_queued[static_cast<size_t>(w)]) continue;
@@ -201,15 +207,19 @@ void JobLane::Run(TimePoint deadline, SteadyClock::duration stall,
         wake = std::min(wake, stall_at);
         continue;
       }
-      if (static_cast<size_t>(s.ids) >= s.max_workers) continue;
-      int to = s.ids;
-      if (s.Move(w, to) == 0) continue;
-      ++s.ids;
-      if (!s.Launch(s_, to)) {
-        s.Move(to, w);  // no thread: the jobs wait for their worker after all
-        continue;
+      for (bool half : {false, true}) {
+        if (static_cast<size_t>(s.ids) >= s.max_workers) break;
+        int from = half ? s.ids - 1 : w;  // the second worker takes half the first one's
+        int to = s.ids;
+        if (half && s.Move(from, to, true) == 0) break;
+        if (!half && s.Move(from, to) == 0) break;
+        ++s.ids;
+        if (!s.Launch(s_, to)) {
+          s.Move(to, from);  // no thread: the jobs wait for their worker after all
+          break;
+        }
+        moved = true;
       }
-      moved = true;
     }
     lock.lock();
     if (moved) continue;

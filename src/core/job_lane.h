@@ -5,10 +5,11 @@
 // - Start() hands the jobs to one worker (deadline.h's pool), or to `threads` workers in
 //   contiguous runs, each running its jobs in order; Run() waits without polling: each worker
 //   wakes it once, when its list is through.
-// - A worker that has been on one job for `stall` while jobs are still queued for it keeps that
-//   job; its queued jobs move to a fresh worker (each job runs at most once: a worker claims a job
-//   with one compare-and-swap, so a job moved away is never run by the stalled worker). So a job
-//   that hangs costs the others at most `stall` of waiting, and one thread, as before.
+// - A worker that has been at its list for `stall` while jobs are still queued for it keeps
+//   the job it runs; its queued jobs move to two fresh workers, half each (each job runs at most
+//   once: a worker claims a job with one compare-and-swap, so a job moved away is never run by
+//   the stalled worker). So a job that hangs costs the others at most `stall` of waiting, and a
+//   long list of jobs that are each quick enough still spreads out before the deadline.
 // - Run() returns when every job has finished, or every job still running has run for
 //   `job_timeout` (it is abandoned: never waited for again, its worker counted by
 //   CountAbandonedWorker), or at `deadline`. Jobs still queued then are withdrawn: they never

@@ -374,7 +374,8 @@ bool NvmlSession::State::SampleGpus(TimePoint deadline, GpuLayerFacts& facts) {
   std::vector<std::function<void()>> jobs;
   std::vector<size_t> laned;  // the GPU of each job
   std::vector<std::shared_ptr<PendingResult<TickOutcome>>> tick_pendings;
-  bool out_before = false;  // a GPU's earlier tick is still out
+  bool out_before = false;      // a GPU's earlier tick is still out
+  bool reads_identity = false;  // a GPU's per-boot constants are read this tick
   for (size_t i = 0; i < gpus.size(); ++i) {
     Gpu& g = gpus[i];
     if (g.pending != nullptr && !g.pending->Done()) {
@@ -390,6 +391,7 @@ bool NvmlSession::State::SampleGpus(TimePoint deadline, GpuLayerFacts& facts) {
     int index = static_cast<int>(i);
     nvmlEventSet_t tick_events = events;
     bool have = g.have_constants;
+    reads_identity = reads_identity || !have;
     GpuFacts constants = g.constants;
     nvmlDevice_t dev = g.dev;
     std::shared_ptr<GpuCarry> carry = g.carry;
@@ -401,7 +403,10 @@ bool NvmlSession::State::SampleGpus(TimePoint deadline, GpuLayerFacts& facts) {
     laned.push_back(i);
     tick_pendings.push_back(pending);
   }
+  // A tick that reads GPUs' per-boot constants (the first, or after a re-enumeration: ~25 calls
+  // a GPU) gives each GPU a thread, as a check does.
   auto share = last_gpu_work / kGpuThreadShare + 1;
+  if (reads_identity) share = static_cast<int64_t>(laned.size());
   int threads = static_cast<int>(std::min<int64_t>(share, std::max<size_t>(laned.size(), 1)));
   // With one sampler thread the drain is its last job (after every GPU of the tick, unless one
   // stalled); with several it follows on a worker of its own once all have returned.
@@ -418,7 +423,9 @@ bool NvmlSession::State::SampleGpus(TimePoint deadline, GpuLayerFacts& facts) {
       drain->Set(std::move(r));
     });
   }
-  auto stall = std::min<SteadyClock::duration>(kGpuStall, opts.timeout / 2);
+  // Short ticks (watch --interval 0.3) move the GPUs behind a slow one sooner.
+  auto stall =
+      std::min<SteadyClock::duration>({kGpuStall, opts.timeout / 2, (deadline - start) / 4});
   JobLane lane(std::move(jobs));
   lane.Start(threads);
   lane.Run(deadline, stall, opts.timeout);
@@ -433,8 +440,8 @@ bool NvmlSession::State::SampleGpus(TimePoint deadline, GpuLayerFacts& facts) {
     }
   }
 
-  // How long the GPUs' ticks took together (not counting a first tick's per-boot reads), held
-  // with a decay: a tick that skips its slow reads does not put the next one on one thread.
+  // How long the GPUs' ticks took together, held with a decay: a tick that skips its slow reads
+  // does not put the next one on one thread.
   std::vector<SteadyClock::duration> ran(gpus.size(), SteadyClock::duration::zero());
   for (size_t j = 0; j < laned.size(); ++j) ran[laned[j]] = lane.ran(j);
   SteadyClock::duration work = SteadyClock::duration::zero();
@@ -445,7 +452,7 @@ bool NvmlSession::State::SampleGpus(TimePoint deadline, GpuLayerFacts& facts) {
     if (g.pending != nullptr && g.pending->Done()) {
       TickOutcome out = g.pending->Take();
       g.pending = nullptr;
-      if (!out.identity_read) work += ran[i];
+      work += ran[i];
       facts.gpus.push_back(TakeTick(g, index, std::move(out)));
       continue;
     }

@@ -13,7 +13,9 @@
 //   (core/job_lane.h), the Xid drain last on the same thread: one hand-off a tick instead of
 //   one per GPU. When the GPUs' ticks took longer than 50 ms together on the last tick (calls
 //   that sleep in the driver: busy GPUs' PCIe throughput, 20 ms a call), they are split in turn
-//   over ceil(that / 50 ms) threads. A GPU whose tick runs 100 ms (at most half the timeout)
+//   over ceil(that / 50 ms) threads; a tick that reads per-boot constants (the first, or after
+//   a re-enumeration) gives each GPU a thread. A GPU whose tick runs 100 ms (at most half the
+//   timeout and a quarter of the time to the deadline)
 //   has the GPUs queued behind it moved to a fresh thread, so a stuck call delays the others by
 //   that much at most.
 // - A GPU whose sample does not return by the timeout (counted from the start of its own

@@ -81,6 +81,7 @@ Snapshot ProbeScheduler::Tick(uint64_t tick, bool run_slow, TimePoint deadline) 
   std::vector<Slot*> inline_slots;  // run on this thread
   std::vector<std::function<void()>> jobs;
   std::vector<Slot*> stuck;
+  bool any_first_run = false;  // a probe's first run: its cost is unknown (NVML init, ...)
   for (auto& s : slots_) {
     Slot& slot = *s;
     bool due = slot.spec->cadence == Cadence::kFast || run_slow || !slot.ever_ran;
@@ -96,6 +97,7 @@ Snapshot ProbeScheduler::Tick(uint64_t tick, bool run_slow, TimePoint deadline) 
       if (late.output.apply) slot.last_apply = late.output.apply;
     }
     if (!due) continue;
+    any_first_run = any_first_run || !slot.ever_ran;
     slot.started_tick = tick;
     slot.started_at = start;
     slot.ever_ran = true;
@@ -124,8 +126,9 @@ Snapshot ProbeScheduler::Tick(uint64_t tick, bool run_slow, TimePoint deadline) 
 
   // The probes that can hang go to one worker in turn (JobLane): one hand-off a tick, and a
   // probe that stalls has the ones behind it moved to another worker.
+  // A tick with first runs gives each probe a worker (their costs are not known yet).
   JobLane lane(std::move(jobs));
-  lane.Start();
+  lane.Start(any_first_run ? static_cast<int>(laned.size()) : 1);
   for (Slot* slot : inline_slots) {
     ProbeContext ctx{settings_, deadline, slot->carry, true};
     TimePoint t0 = SteadyClock::now();
@@ -137,7 +140,8 @@ Snapshot ProbeScheduler::Tick(uint64_t tick, bool run_slow, TimePoint deadline) 
     slot->carry = std::move(out.next);
     slot->last_apply = std::move(out.apply);
   }
-  lane.Run(deadline, kLaneStall);
+  // Short ticks (watch --interval 0.3) move the probes behind a slow one sooner.
+  lane.Run(deadline, std::min<SteadyClock::duration>(kLaneStall, (deadline - start) / 4));
 
   for (size_t i = 0; i < laned.size(); ++i) {
     Slot* slot = laned[i];
