@@ -1,6 +1,7 @@
 #include "core/deadline.h"
 
-#include <deque>
+#include <algorithm>
+#include <vector>
 
 namespace gpudoctor {
 namespace {
@@ -8,13 +9,18 @@ namespace {
 std::atomic<int> g_abandoned{0};
 std::atomic<int> g_started{0};
 
-// Jobs handed to idle workers. Invariant (under mu): queue.size() <= idle, so every queued job
-// has a waiting worker of its own and never waits behind another job.
+// Idle workers, the most recently idle last. A job goes to the most recently idle worker, so a
+// daemon that needs fewer workers than it once did lets the surplus reach kWorkerIdleTimeout
+// and leave (a shared queue woke them in turn and kept every one of them alive).
+struct IdleWorker {
+  std::condition_variable cv;
+  std::function<void()> job;
+  bool has_job = false;
+};
+
 struct WorkerPool {
   std::mutex mu;
-  std::condition_variable cv;
-  std::deque<std::function<void()>> queue;
-  int idle = 0;
+  std::vector<IdleWorker*> idle;  // each lives on its worker's stack while it waits
 };
 
 // Never destroyed: idle workers wait on it until the process leaves (std::_Exit or not).
@@ -29,15 +35,14 @@ void WorkerLoop(std::function<void()> job) {
     job();
     job = nullptr;  // release what the job captured before waiting
     std::unique_lock<std::mutex> lock(pool.mu);
-    if (pool.idle >= kMaxIdleWorkers) return;
-    ++pool.idle;
-    if (!pool.cv.wait_for(lock, kWorkerIdleTimeout, [&] { return !pool.queue.empty(); })) {
-      --pool.idle;
+    if (static_cast<int>(pool.idle.size()) >= kMaxIdleWorkers) return;
+    IdleWorker me;
+    pool.idle.push_back(&me);
+    if (!me.cv.wait_for(lock, kWorkerIdleTimeout, [&] { return me.has_job; })) {
+      pool.idle.erase(std::find(pool.idle.begin(), pool.idle.end(), &me));
       return;
     }
-    job = std::move(pool.queue.front());
-    pool.queue.pop_front();
-    --pool.idle;
+    job = std::move(me.job);
   }
 }
 
@@ -50,9 +55,12 @@ bool RunOnWorker(std::function<void()> job) {
   WorkerPool& pool = Pool();
   {
     std::lock_guard<std::mutex> lock(pool.mu);
-    if (pool.idle > static_cast<int>(pool.queue.size())) {
-      pool.queue.push_back(std::move(job));
-      pool.cv.notify_one();
+    if (!pool.idle.empty()) {
+      IdleWorker* w = pool.idle.back();
+      pool.idle.pop_back();
+      w->job = std::move(job);
+      w->has_job = true;
+      w->cv.notify_one();
       return true;
     }
   }
@@ -70,7 +78,7 @@ int WorkerThreadsStarted() { return g_started.load(); }
 int IdleWorkerCount() {
   WorkerPool& pool = Pool();
   std::lock_guard<std::mutex> lock(pool.mu);
-  return pool.idle - static_cast<int>(pool.queue.size());
+  return static_cast<int>(pool.idle.size());
 }
 
 }  // namespace gpudoctor
