@@ -23,6 +23,7 @@ cpu_s() {  # utime + stime of a pid, in seconds
   awk -v hz="$hz" '{print ($14 + $15) / hz}' "/proc/$1/stat" 2>/dev/null || echo 0
 }
 hwm_kib() { awk '/VmHWM/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
+threads() { awk '/^Threads:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 rss_kib() { awk '/VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 
 export FAKE_NVML_SCENARIO="$here/../tests/fixtures/nvml/h100_busy.scenario"
@@ -66,16 +67,17 @@ w1=$(cpu_s $wpid)
 [ -n "$bpid" ] && b1=$(cpu_s $bpid)
 wrss=$(hwm_kib $wpid)
 wnow=$(rss_kib $wpid)
+wthr=$(threads $wpid)
 ticks=$(grep -c . "$tmp/watch.log" >/dev/null; echo "$secs")
-awk -v a="$w0" -v b="$w1" -v s="$secs" -v kb="$wrss" -v now="$wnow" 'BEGIN {
+awk -v a="$w0" -v b="$w1" -v s="$secs" -v kb="$wrss" -v now="$wnow" -v thr="$wthr" 'BEGIN {
   cpu = b - a
-  printf "gpudoctor watch (8 fake GPUs, 1 s): %.2f CPU s over %d s = %.3f%% of one core, %.2f ms CPU per tick, peak RSS %.1f MiB, RSS at the end %.1f MiB (targets <= 0.2%%, <= 12 MiB after 1 h)\n",
-    cpu, s, 100 * cpu / s, 1000 * cpu / s, kb / 1024, now / 1024 }'
+  printf "gpudoctor watch (8 fake GPUs, 1 s): %.2f CPU s over %d s = %.3f%% of one core, %.2f ms CPU per tick, peak RSS %.1f MiB, RSS at the end %.1f MiB, %d threads at the end (targets <= 0.2%%, <= 12 MiB after 1 h)\n",
+    cpu, s, 100 * cpu / s, 1000 * cpu / s, kb / 1024, now / 1024, thr }'
 if [ -n "$bpid" ]; then
-  awk -v a="$b0" -v b="$b1" -v s="$secs" -v kb="$(hwm_kib $bpid)" 'BEGIN {
+  awk -v a="$b0" -v b="$b1" -v s="$secs" -v kb="$(hwm_kib $bpid)" -v thr="$(threads $bpid)" 'BEGIN {
     cpu = b - a
-    printf "base gpudoctor watch (%s, same run): %.2f CPU s over %d s = %.3f%% of one core, %.2f ms CPU per tick, peak RSS %.1f MiB\n",
-      "'"$base"'", cpu, s, 100 * cpu / s, 1000 * cpu / s, kb / 1024 }'
+    printf "base gpudoctor watch (%s, same run): %.2f CPU s over %d s = %.3f%% of one core, %.2f ms CPU per tick, peak RSS %.1f MiB, %d threads at the end\n",
+      "'"$base"'", cpu, s, 100 * cpu / s, 1000 * cpu / s, kb / 1024, thr }'
 fi
 if [ -n "$npid" ]; then
   n1=$(cpu_s $npid)

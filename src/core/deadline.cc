@@ -1,6 +1,12 @@
 #include "core/deadline.h"
 
-#include <deque>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <iterator>
+#include <vector>
 
 #include "core/worker_pool.h"
 
@@ -10,15 +16,40 @@ namespace {
 std::atomic<int> g_abandoned{0};
 std::atomic<int> g_started{0};
 
-// Jobs handed to idle workers. Invariant (under mu): queue.size() <= idle, so every queued job
-// has a waiting worker of its own and never waits behind another job. A renewed pool is retired:
-// its workers take the jobs already queued, then leave; no job is queued to it any more.
+// Idle workers, the most recently idle last. A job goes to the most recently idle worker, so a
+// daemon that needs fewer workers than it once did lets the surplus reach kWorkerIdleTimeout
+// and leave (a shared queue woke them in turn and kept every one of them alive).
+// The calling thread's network namespace, as the kernel's cookie for it (SO_NETNS_COOKIE, Linux
+// 5.14; 0 where it cannot tell), read once per thread. A worker serves only jobs from threads of
+// its own namespace: a thread that unshared its namespace (tests do) must not have its sockets
+// opened by a worker of another.
+uint64_t ThreadNetns() {
+  thread_local uint64_t cookie = [] {
+    uint64_t c = 0;
+    int s = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (s < 0) return c;
+    socklen_t len = sizeof c;
+#ifdef SO_NETNS_COOKIE
+    if (::getsockopt(s, SOL_SOCKET, SO_NETNS_COOKIE, &c, &len) != 0) c = 0;
+#endif
+    ::close(s);
+    return c;
+  }();
+  return cookie;
+}
+
+struct IdleWorker {
+  uint64_t netns = 0;
+  std::condition_variable cv;
+  std::function<void()> job;
+  bool has_job = false;
+  bool leave = false;  // set by RenewWorkerPool: the worker ends instead of taking work
+};
+
 struct WorkerPool {
   std::mutex mu;
-  std::condition_variable cv;
-  std::deque<std::function<void()>> queue;
-  int idle = 0;
-  bool retired = false;
+  std::vector<IdleWorker*> idle;  // each lives on its worker's stack while it waits
+  bool retired = false;           // renewed: no work goes to it, its workers leave
 };
 
 // The pool new work goes to. Pools are never destroyed: idle workers wait on theirs until the
@@ -28,22 +59,19 @@ std::atomic<WorkerPool*>& CurrentPool() {
   return pool;
 }
 
-void WorkerLoop(WorkerPool* pool, std::function<void()> job) {
+void WorkerLoop(WorkerPool* pool, std::function<void()> job, uint64_t netns) {
   for (;;) {
     job();
     job = nullptr;  // release what the job captured before waiting
     std::unique_lock<std::mutex> lock(pool->mu);
-    if (pool->retired || pool->idle >= kMaxIdleWorkers) return;
-    ++pool->idle;
-    bool woken = pool->cv.wait_for(lock, kWorkerIdleTimeout,
-                                   [&] { return !pool->queue.empty() || pool->retired; });
-    if (!woken || pool->queue.empty()) {
-      --pool->idle;
-      return;
-    }
-    job = std::move(pool->queue.front());
-    pool->queue.pop_front();
-    --pool->idle;
+    if (pool->retired || static_cast<int>(pool->idle.size()) >= kMaxIdleWorkers) return;
+    IdleWorker me;
+    me.netns = netns;
+    pool->idle.push_back(&me);
+    bool woken = me.cv.wait_for(lock, kWorkerIdleTimeout, [&] { return me.has_job || me.leave; });
+    if (!woken) pool->idle.erase(std::find(pool->idle.begin(), pool->idle.end(), &me));
+    if (!me.has_job) return;  // timed out, or the pool was renewed (it emptied `idle`)
+    job = std::move(me.job);
   }
 }
 
@@ -54,16 +82,21 @@ void CountAbandonedWorker() { g_abandoned.fetch_add(1); }
 
 bool RunOnWorker(std::function<void()> job) {
   WorkerPool* pool = CurrentPool().load();
+  uint64_t netns = ThreadNetns();
   {
     std::lock_guard<std::mutex> lock(pool->mu);
-    if (!pool->retired && pool->idle > static_cast<int>(pool->queue.size())) {
-      pool->queue.push_back(std::move(job));
-      pool->cv.notify_one();
+    for (auto it = pool->idle.rbegin(); it != pool->idle.rend(); ++it) {
+      if ((*it)->netns != netns) continue;
+      IdleWorker* w = *it;
+      pool->idle.erase(std::next(it).base());
+      w->job = std::move(job);
+      w->has_job = true;
+      w->cv.notify_one();
       return true;
     }
   }
   try {
-    std::thread(WorkerLoop, pool, std::move(job)).detach();
+    std::thread(WorkerLoop, pool, std::move(job), netns).detach();
   } catch (const std::system_error&) {
     return false;
   }
@@ -75,7 +108,11 @@ void RenewWorkerPool() {
   WorkerPool* old = CurrentPool().exchange(new WorkerPool);
   std::lock_guard<std::mutex> lock(old->mu);
   old->retired = true;
-  old->cv.notify_all();
+  for (IdleWorker* w : old->idle) {
+    w->leave = true;
+    w->cv.notify_one();
+  }
+  old->idle.clear();
 }
 
 int WorkerThreadsStarted() { return g_started.load(); }
@@ -83,7 +120,7 @@ int WorkerThreadsStarted() { return g_started.load(); }
 int IdleWorkerCount() {
   WorkerPool* pool = CurrentPool().load();
   std::lock_guard<std::mutex> lock(pool->mu);
-  return pool->idle - static_cast<int>(pool->queue.size());
+  return static_cast<int>(pool->idle.size());
 }
 
 }  // namespace gpudoctor

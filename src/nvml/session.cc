@@ -1,14 +1,17 @@
 // NvmlSession (session.h): NVML kept open across the ticks of `gpudoctor watch`. A tick:
-// init when not yet done (with backoff), a re-enumeration now and then, one worker per GPU
-// (GpuSampler::RunIdentity once, then RunTick), the non-blocking Xid drain.
+// init when not yet done (with backoff), a re-enumeration now and then, the GPUs in turn on one
+// sampler thread (GpuSampler::RunIdentity once, then RunTick; core/job_lane.h), then on that
+// thread the non-blocking Xid drain.
 #include "nvml/session.h"
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "core/job_lane.h"
 #include "nvml/gpu_sampler.h"
 #include "nvml/sampler_internal.h"
 
@@ -38,6 +41,20 @@ constexpr auto kInitBackoffMin = std::chrono::seconds(1);
 constexpr auto kInitBackoffMax = std::chrono::seconds(60);
 // NOT_SUPPORTED answers are remembered for this many ticks, then asked again.
 constexpr int kMemoTicks = 600;
+// A GPU whose tick runs this long (at most half the NVML timeout) has the GPUs queued behind it
+// on the sampler thread moved to another thread.
+constexpr auto kGpuStall = std::chrono::milliseconds(100);
+// The GPUs' ticks share one sampler thread while together they took less than this on the last
+// tick; more (calls that sleep in the driver: PCIe throughput sleeps 20 ms a call) splits them
+// over ceil(time / this) threads, so the NVML phase stays about this long.
+constexpr auto kGpuThreadShare = std::chrono::milliseconds(50);
+
+// What the Xid drain at the end of a tick's lane returned; `skipped`: a GPU of the tick had not
+// returned when the drain's turn came (the drain would wait on its driver locks).
+struct DrainResult {
+  DrainOutcome drained;
+  bool skipped = false;
+};
 
 struct TickOutcome {
   GpuFacts facts;
@@ -150,6 +167,9 @@ struct NvmlSession::State {
   std::shared_ptr<PendingResult<EnumOutcome>> enum_pending;  // still in flight (maybe stuck)
   TimePoint enum_started{};
   int enumerations = 0;
+  int last_tick_threads = 0;
+  // The GPUs' tick times summed (a decaying peak): how many sampler threads the next tick uses.
+  SteadyClock::duration last_gpu_work{};
   // Per GPU.
   struct Gpu {
     bool have_constants = false;
@@ -159,7 +179,7 @@ struct NvmlSession::State {
     TimePoint previous_at{};
     std::shared_ptr<WorkerShared> shared;
     std::shared_ptr<PendingResult<TickOutcome>> pending;  // still in flight from a tick
-    TimePoint started{};
+    TimePoint started{};  // when its tick's work began on the sampler thread
     // Remembered answers and slow-cadence reads; used by this GPU's one worker at a time. Each
     // GPU has its own (ResetGpus): a copied Gpu would share its neighbour's.
     std::shared_ptr<GpuCarry> carry = std::make_shared<GpuCarry>();
@@ -176,16 +196,18 @@ struct NvmlSession::State {
   bool EnsureInit(TimePoint deadline, GpuLayerFacts& facts);
   // A listing of the GPUs (MaybeEnumerate) becomes the session's GPUs.
   void Renumber(const EnumOutcome& e);
-  // One worker per GPU, except a GPU whose previous worker is still out.
-  void StartGpuWorkers(TimePoint start);
-  // Each GPU's facts into `facts`, waiting until `deadline` or the NVML timeout after `start`,
-  // whichever is first. True when a GPU is hung.
-  bool CollectGpus(TimePoint deadline, TimePoint start, GpuLayerFacts& facts);
+  // Every GPU whose previous tick has returned, in turn on one sampler thread (JobLane), then
+  // the Xid drain on that thread when no GPU is out; waits until `deadline`, each GPU at most
+  // the NVML timeout from its own start. Each GPU's facts go into `facts`. True when a GPU is
+  // hung (then nothing was drained).
+  bool SampleGpus(TimePoint deadline, GpuLayerFacts& facts);
   GpuFacts TakeTick(Gpu& g, int index, TickOutcome out);
   // The facts and hang of a GPU whose worker is still out. True when it is hung.
   bool ReportStuckGpu(Gpu& g, int index, TimePoint start, GpuLayerFacts& facts);
-  // Pending Xid events, drained without blocking.
+  // Pending Xid events drained without blocking on a worker of their own (when the sampler
+  // thread's last job did not drain them), and a drain's events into `facts`.
   void DrainXids(TimePoint deadline, GpuLayerFacts& facts);
+  void TakeXids(const DrainOutcome& drained, GpuLayerFacts& facts);
 };
 
 NvmlSession::NvmlSession(NvmlSampleOptions options) : state_(std::make_unique<State>()) {
@@ -197,6 +219,8 @@ NvmlSession::~NvmlSession() = default;
 int NvmlSession::init_attempts() const { return state_->init_attempts; }
 
 int NvmlSession::enumerations() const { return state_->enumerations; }
+
+int NvmlSession::last_tick_threads() const { return state_->last_tick_threads; }
 
 void NvmlSession::MaybeEnumerate(TimePoint deadline, GpuLayerFacts& facts) {
   State& st = *state_;
@@ -284,14 +308,9 @@ GpuLayerFacts NvmlSession::Sample(TimePoint deadline) {
   facts.driver = st.driver;
   st.status.init_ms.reset();  // reported on the tick init finished, not on every tick after
 
-  // One worker per GPU; a GPU whose previous worker is still stuck is not called again.
-  TimePoint start = SteadyClock::now();
-  st.StartGpuWorkers(start);
-  bool any_hung = st.CollectGpus(deadline, start, facts);
-  if (any_hung || st.events == nullptr) return facts;
-
-  // Drain pending Xid events without blocking (never while a GPU is stuck in the driver).
-  st.DrainXids(deadline, facts);
+  // The GPUs on one sampler thread; a GPU whose previous tick is still stuck is not called
+  // again. Pending Xid events are drained without blocking, never while a GPU is out.
+  st.SampleGpus(deadline, facts);
   return facts;
 }
 
@@ -350,41 +369,134 @@ bool NvmlSession::State::EnsureInit(TimePoint deadline, GpuLayerFacts& facts) {
   return true;
 }
 
-void NvmlSession::State::StartGpuWorkers(TimePoint start) {
+bool NvmlSession::State::SampleGpus(TimePoint deadline, GpuLayerFacts& facts) {
+  TimePoint start = SteadyClock::now();
+  std::vector<std::function<void()>> jobs;
+  std::vector<size_t> laned;  // the GPU of each job
+  std::vector<std::shared_ptr<PendingResult<TickOutcome>>> tick_pendings;
+  bool out_before = false;      // a GPU's earlier tick is still out
+  bool reads_identity = false;  // a GPU's per-boot constants are read this tick
   for (size_t i = 0; i < gpus.size(); ++i) {
     Gpu& g = gpus[i];
-    if (g.pending != nullptr) continue;  // still running, or back late: collected below
+    if (g.pending != nullptr && !g.pending->Done()) {
+      out_before = true;
+      continue;
+    }
+    if (g.pending != nullptr) continue;  // back late: collected below
     g.shared = std::make_shared<WorkerShared>();
+    g.pending = std::make_shared<PendingResult<TickOutcome>>();
+    g.started = start;
     auto shared = g.shared;
+    auto pending = g.pending;
     int index = static_cast<int>(i);
     nvmlEventSet_t tick_events = events;
     bool have = g.have_constants;
+    reads_identity = reads_identity || !have;
     GpuFacts constants = g.constants;
     nvmlDevice_t dev = g.dev;
     std::shared_ptr<GpuCarry> carry = g.carry;
     std::shared_ptr<const Library> tick_lib = lib;
-    g.pending = StartDetached([tick_lib, shared, index, tick_events, have, constants, dev, carry] {
-      return RunGpuTick(*tick_lib, *shared, index, tick_events, have, constants, dev, *carry);
+    jobs.push_back([tick_lib, shared, index, tick_events, have, constants, dev, carry, pending] {
+      pending->Set(
+          RunGpuTick(*tick_lib, *shared, index, tick_events, have, constants, dev, *carry));
     });
-    g.started = start;
+    laned.push_back(i);
+    tick_pendings.push_back(pending);
   }
-}
+  // A tick that reads GPUs' per-boot constants (the first, or after a re-enumeration: ~25 calls
+  // a GPU) gives each GPU a thread, as a check does.
+  auto share = last_gpu_work / kGpuThreadShare + 1;
+  if (reads_identity) share = static_cast<int64_t>(laned.size());
+  int threads = static_cast<int>(std::min<int64_t>(share, std::max<size_t>(laned.size(), 1)));
+  // With one sampler thread the drain is its last job (after every GPU of the tick, unless one
+  // stalled); with several it follows on a worker of its own once all have returned.
+  std::shared_ptr<PendingResult<DrainResult>> drain;
+  if (events != nullptr && !out_before && threads == 1) {
+    drain = std::make_shared<PendingResult<DrainResult>>();
+    auto tail_shared = std::make_shared<WorkerShared>();
+    nvmlEventSet_t set = events;
+    std::shared_ptr<const Library> tick_lib = lib;
+    jobs.push_back([tick_lib, tail_shared, set, tick_pendings, drain] {
+      DrainResult r;
+      for (const auto& p : tick_pendings) r.skipped = r.skipped || !p->Done();
+      if (!r.skipped) r.drained = DrainEvents(*tick_lib, tail_shared->crumb, set, false);
+      drain->Set(std::move(r));
+    });
+  }
+  // Short ticks (watch --interval 0.3) move the GPUs behind a slow one sooner.
+  auto stall =
+      std::min<SteadyClock::duration>({kGpuStall, opts.timeout / 2, (deadline - start) / 4});
+  JobLane lane(std::move(jobs));
+  lane.Start(threads);
+  lane.Run(deadline, stall, opts.timeout);
+  last_tick_threads = lane.workers();
+  for (size_t j = 0; j < laned.size(); ++j) {
+    Gpu& g = gpus[laned[j]];
+    if (lane.state(j) == JobLane::JobState::kWithdrawn) {
+      g.pending = nullptr;  // never started: this tick's facts are missing, the next tick asks
+      g.started = TimePoint{};
+    } else if (TimePoint began = lane.started_at(j); began != TimePoint{}) {
+      g.started = began;
+    }
+  }
 
-bool NvmlSession::State::CollectGpus(TimePoint deadline, TimePoint start, GpuLayerFacts& facts) {
-  TimePoint wait = std::min(deadline, start + opts.timeout);
+  // How long the GPUs' ticks took together, held with a decay: a tick that skips its slow reads
+  // does not put the next one on one thread.
+  std::vector<SteadyClock::duration> ran(gpus.size(), SteadyClock::duration::zero());
+  for (size_t j = 0; j < laned.size(); ++j) ran[laned[j]] = lane.ran(j);
+  SteadyClock::duration work = SteadyClock::duration::zero();
   bool any_hung = false;
   for (size_t i = 0; i < gpus.size(); ++i) {
     Gpu& g = gpus[i];
     int index = static_cast<int>(i);
-    if (g.pending != nullptr && g.pending->WaitUntil(wait)) {
+    if (g.pending != nullptr && g.pending->Done()) {
       TickOutcome out = g.pending->Take();
       g.pending = nullptr;
+      work += ran[i];
       facts.gpus.push_back(TakeTick(g, index, std::move(out)));
       continue;
     }
     if (ReportStuckGpu(g, index, start, facts)) any_hung = true;
   }
+  last_gpu_work = std::max(work, last_gpu_work * 3 / 4);
+  if (any_hung || events == nullptr) return any_hung;
+  bool drained = false;
+  if (drain != nullptr) {
+    if (!drain->Done()) {
+      // The drain was cut by the deadline or stuck: the event API is not used again.
+      if (lane.state(lane.size() - 1) != JobLane::JobState::kWithdrawn) {
+        events = nullptr;
+        events_broken = true;
+      }
+      return any_hung;
+    }
+    DrainResult d = drain->Take();
+    if (!d.skipped) TakeXids(d.drained, facts);
+    drained = !d.skipped;
+  }
+  if (drained) return any_hung;
+  for (const Gpu& g : gpus) {
+    if (g.pending != nullptr) return any_hung;  // a GPU's call is out: no drain this tick
+  }
+  DrainXids(deadline, facts);
   return any_hung;
+}
+
+void NvmlSession::State::DrainXids(TimePoint deadline, GpuLayerFacts& facts) {
+  auto tail_shared = std::make_shared<WorkerShared>();
+  nvmlEventSet_t set = events;
+  std::shared_ptr<const Library> tick_lib = lib;
+  auto drained = RunWithDeadline(
+      [tick_lib, tail_shared, set] {
+        return DrainEvents(*tick_lib, tail_shared->crumb, set, /*free_set=*/false);
+      },
+      std::min(deadline, SteadyClock::now() + opts.timeout));
+  if (!drained) {
+    events = nullptr;  // the event API hung once: never again in this session
+    events_broken = true;
+    return;
+  }
+  TakeXids(*drained, facts);
 }
 
 // A GPU's returned tick; the per-boot constants it read are kept for the ticks after.
@@ -414,13 +526,14 @@ GpuFacts NvmlSession::State::TakeTick(Gpu& g, int index, TickOutcome out) {
 // Readings it took before the stuck call are kept.
 bool NvmlSession::State::ReportStuckGpu(Gpu& g, int index, TimePoint start, GpuLayerFacts& facts) {
   GpuFacts f = g.constants;
-  if (g.shared != nullptr && g.started == start) {
+  if (g.shared != nullptr && g.started >= start) {
     std::lock_guard<std::mutex> lock(g.shared->partial_mu);
     if (g.shared->partial) f = *g.shared->partial;
   }
   f.index = index;
   f.first = f.second = GpuCounterRead{};
-  bool hung = SteadyClock::now() >= g.started + opts.timeout;
+  // A GPU whose turn did not come this tick (pending null) is unfinished, never hung.
+  bool hung = g.pending != nullptr && SteadyClock::now() >= g.started + opts.timeout;
   f.hung = hung;
   f.unfinished = !hung;
   NvmlHang h;
@@ -437,24 +550,11 @@ bool NvmlSession::State::ReportStuckGpu(Gpu& g, int index, TimePoint start, GpuL
   return hung;
 }
 
-void NvmlSession::State::DrainXids(TimePoint deadline, GpuLayerFacts& facts) {
-  auto tail_shared = std::make_shared<WorkerShared>();
-  nvmlEventSet_t set = events;
-  std::shared_ptr<const Library> tick_lib = lib;
-  auto drained = RunWithDeadline(
-      [tick_lib, tail_shared, set] {
-        return DrainEvents(*tick_lib, tail_shared->crumb, set, /*free_set=*/false);
-      },
-      std::min(deadline, SteadyClock::now() + opts.timeout));
-  if (!drained) {
-    events = nullptr;  // the event API hung once: never again in this session
-    events_broken = true;
-    return;
-  }
-  facts.nvml.system_calls = drained->calls;
+void NvmlSession::State::TakeXids(const DrainOutcome& drained, GpuLayerFacts& facts) {
+  facts.nvml.system_calls = drained.calls;
   std::vector<std::pair<nvmlDevice_t, int>> handles;
   for (size_t i = 0; i < gpus.size(); ++i) handles.emplace_back(gpus[i].dev, static_cast<int>(i));
-  for (NvmlXidEvent& e : XidEvents(*drained, handles)) facts.nvml_xid_events.push_back(e);
+  for (NvmlXidEvent& e : XidEvents(drained, handles)) facts.nvml_xid_events.push_back(e);
 }
 
 }  // namespace gpudoctor

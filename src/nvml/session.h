@@ -9,10 +9,21 @@
 //   nvmlDeviceGetFieldValues).
 // - Counters are diffed against the previous tick: GpuFacts::first is the previous tick's read,
 //   second this tick's, window_s the time between; no sampling sleep inside a tick.
-// - A GPU whose sample does not return by the timeout is marked hung (GpuFacts::hung, with
-//   the call named in GpuLayerFacts::hangs); the other GPUs keep being sampled, and the hung
-//   GPU is not called again until its stuck worker returns (then it recovers by itself).
-// - Xid events are drained without blocking each tick while no GPU is hung.
+// - Threads: the GPUs of a tick are sampled one after another on ONE sampler thread
+//   (core/job_lane.h), the Xid drain last on the same thread: one hand-off a tick instead of
+//   one per GPU. When the GPUs' ticks took longer than 50 ms together on the last tick (calls
+//   that sleep in the driver: busy GPUs' PCIe throughput, 20 ms a call), they are split in turn
+//   over ceil(that / 50 ms) threads; a tick that reads per-boot constants (the first, or after
+//   a re-enumeration) gives each GPU a thread. A GPU whose tick runs 100 ms (at most half the
+//   timeout and a quarter of the time to the deadline)
+//   has the GPUs queued behind it moved to a fresh thread, so a stuck call delays the others by
+//   that much at most.
+// - A GPU whose sample does not return by the timeout (counted from the start of its own
+//   turn) is marked hung (GpuFacts::hung, with the call named in GpuLayerFacts::hangs); the
+//   other GPUs keep being sampled, and the hung GPU is not called again until its stuck thread
+//   returns (then it recovers by itself). A GPU whose turn had not come by the tick's deadline
+//   is `unfinished` this tick and asked again on the next.
+// - Xid events are drained without blocking each tick while no GPU's call is out.
 // - GPUs are re-enumerated while running: every options.recount_every_ticks ticks one
 //   nvmlDeviceGetCount_v2 (on a worker, under the NVML timeout and the tick's deadline); when
 //   the count changed, or a GPU answered NVML_ERROR_GPU_IS_LOST since the last look, a handle and
@@ -55,6 +66,9 @@ class NvmlSession {
   // Diagnostics for tests and logs.
   int init_attempts() const;
   int enumerations() const;  // re-enumerations that listed the GPUs (not init, not recounts)
+  // Threads the last tick's GPU sampling used: 1 (or more, see Threads above), plus 1 per GPU
+  // that stalled with others queued behind it; 0 when no GPU was asked.
+  int last_tick_threads() const;
 
  private:
   void MaybeEnumerate(TimePoint deadline, GpuLayerFacts& facts);  // with mu_ held

@@ -109,6 +109,10 @@ struct ProbeSpec {
   Cadence cadence;
   ProbeFn run;
   std::string_view description;
+  // Reads only a few procfs files it keeps open (no lock a stuck task or driver can hold, no
+  // network, no disk): `watch` runs it on its tick thread, without a worker or a deadline.
+  // `check` runs every probe on a worker alike.
+  bool cannot_hang = false;
 };
 
 }  // namespace gpudoctor

@@ -138,9 +138,18 @@ struct TaskWalkCarry : ProbeCarry {
 
 // One task's stat with one read: the line (well under 4 KiB) comes whole from the first read,
 // so open, read, close (3 calls; reading on to the end took a 4th) and no allocation.
-std::optional<PidStat> ReadStat(const RootFs& fs, const std::string& dir) {
-  const std::string path = fs.ProcPath(dir + "/stat");
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+// `proc_fd`: a descriptor of the procfs root (ProcDir), so the kernel resolves only `dir/stat`
+// below it and no path string is built; -1: the path from `fs`.
+std::optional<PidStat> ReadStat(const RootFs& fs, const std::string& dir, int proc_fd = -1) {
+  int fd = -1;
+  std::array<char, 256> rel{};
+  if (proc_fd >= 0 && dir.size() + 6 <= rel.size()) {
+    std::copy(dir.begin(), dir.end(), rel.begin());
+    std::copy_n("/stat", 6, rel.begin() + static_cast<std::ptrdiff_t>(dir.size()));
+    fd = ::openat(proc_fd, rel.data(), O_RDONLY | O_CLOEXEC);
+  } else {
+    fd = ::open(fs.ProcPath(dir + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
+  }
   if (fd < 0) return std::nullopt;  // ENOENT: the task exited; normal
   char buf[4096];
   ssize_t n;
@@ -153,6 +162,22 @@ std::optional<PidStat> ReadStat(const RootFs& fs, const std::string& dir) {
   if (!st.ok()) return std::nullopt;
   return *st;
 }
+
+// The procfs root open as a directory for ReadStat's openat; closed with the scan.
+class ProcDir {
+ public:
+  explicit ProcDir(const RootFs& fs)
+      : fd_(::open(fs.ProcPath("").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {}
+  ~ProcDir() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  ProcDir(const ProcDir&) = delete;
+  ProcDir& operator=(const ProcDir&) = delete;
+  int fd() const { return fd_; }
+
+ private:
+  int fd_;
+};
 
 RunCounters ReadRunCounters(const RootFs& fs, const std::string& dir) {
   RunCounters c;
@@ -232,6 +257,7 @@ FirstScan ScanAll(const RootFs& fs, const ProcessList& list, TimePoint stop_at, 
                   std::vector<TaskWalkCarry::Thread>* walked) {
   FirstScan scan;
   if (list.leaders != nullptr && list.leaders->truncated) scan.facts.truncated = true;
+  ProcDir proc(fs);
   int reads = 0;
   // True when the scan must stop here: the task cap, or (every N reads) the deadline.
   auto must_stop = [&] {
@@ -260,7 +286,7 @@ FirstScan ScanAll(const RootFs& fs, const ProcessList& list, TimePoint stop_at, 
       break;
     }
     if (leader == nullptr) {
-      read = ReadStat(fs, name);
+      read = ReadStat(fs, name, proc.fd());
       if (!read) continue;
       leader = &*read;
     }
@@ -298,7 +324,7 @@ FirstScan ScanAll(const RootFs& fs, const ProcessList& list, TimePoint stop_at, 
         break;
       }
       std::string dir = name + "/task/" + tid_name;
-      auto st = ReadStat(fs, dir);
+      auto st = ReadStat(fs, dir, proc.fd());
       if (!st) continue;
       ++scan.facts.tasks_scanned;
       if (st->state == 'D' && walked != nullptr) {
@@ -314,7 +340,7 @@ FirstScan ScanAll(const RootFs& fs, const ProcessList& list, TimePoint stop_at, 
         scan.facts.truncated = true;
         break;
       }
-      auto st = ReadStat(fs, t.dir);
+      auto st = ReadStat(fs, t.dir, proc.fd());
       if (!st) continue;  // exited
       ++scan.facts.tasks_scanned;
       if (st->state != 'D') continue;

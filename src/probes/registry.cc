@@ -6,7 +6,8 @@ namespace gpudoctor {
 
 const std::vector<ProbeSpec>& ProbeRegistry() {
   static const std::vector<ProbeSpec> probes = {
-      // In troubleshooting order. name, layer, default on, cadence, entry point, what it reads
+      // In troubleshooting order. name, layer, default on, cadence, entry point, what it reads,
+      // cannot hang (watch runs it on the tick thread; default false)
       // network
       {"reachability", Layer::kNetwork, true, Cadence::kSlow, RunReachabilityProbe,
        "ICMP/TCP RTT and loss to [network] targets and references, else the default gateway"},
@@ -35,11 +36,12 @@ const std::vector<ProbeSpec>& ProbeRegistry() {
        "/lib/modules), pending security updates (apt lists vs dpkg status, dnf cache)"},
       // resources
       {"cpu", Layer::kResources, true, Cadence::kFast, RunCpuProbe,
-       "CPU busy/iowait/steal over the window, load average (/proc/stat, /proc/loadavg)"},
+       "CPU busy/iowait/steal over the window, load average (/proc/stat, /proc/loadavg)", true},
       {"memory", Layer::kResources, true, Cadence::kFast, RunMemoryProbe,
-       "RAM and swap use, swap traffic over the window, OOM kills (/proc/meminfo, /proc/vmstat)"},
+       "RAM and swap use, swap traffic over the window, OOM kills (/proc/meminfo, /proc/vmstat)",
+       true},
       {"pressure", Layer::kResources, true, Cadence::kFast, RunPressureProbe,
-       "CPU, memory and I/O pressure stall shares (/proc/pressure/*)"},
+       "CPU, memory and I/O pressure stall shares (/proc/pressure/*)", true},
       {"disk", Layer::kResources, true, Cadence::kSlow, RunDiskProbe,
        "space and inodes of real filesystems, unresponsive mounts (/proc/1/mounts, statvfs)"},
       {"backup", Layer::kResources, true, Cadence::kSlow, RunBackupProbe,

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/job_lane.h"
 #include "core/strings.h"
 #include "probes/runner.h"
 
@@ -33,6 +34,9 @@ struct RunResult {
   ProbeOutput output;
   double ms = 0;
 };
+
+// A probe that runs this long has the probes queued behind it moved to another worker.
+constexpr auto kLaneStall = std::chrono::milliseconds(100);
 
 double MsBetween(TimePoint a, TimePoint b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
@@ -73,8 +77,11 @@ Snapshot ProbeScheduler::Tick(uint64_t tick, bool run_slow, TimePoint deadline) 
   Snapshot snap = NewSnapshot(*settings_);
   TimePoint start = SteadyClock::now();
 
-  std::vector<Slot*> started;
+  std::vector<Slot*> laned;         // run on the lane this tick
+  std::vector<Slot*> inline_slots;  // run on this thread
+  std::vector<std::function<void()>> jobs;
   std::vector<Slot*> stuck;
+  bool any_first_run = false;  // a probe's first run: its cost is unknown (NVML init, ...)
   for (auto& s : slots_) {
     Slot& slot = *s;
     bool due = slot.spec->cadence == Cadence::kFast || run_slow || !slot.ever_ran;
@@ -90,28 +97,66 @@ Snapshot ProbeScheduler::Tick(uint64_t tick, bool run_slow, TimePoint deadline) 
       if (late.output.apply) slot.last_apply = late.output.apply;
     }
     if (!due) continue;
-    ProbeContext ctx{settings_, deadline, slot.carry, true};
-    ProbeFn fn = slot.spec->run;
-    slot.pending = StartDetached([fn, ctx] {
-      TimePoint t0 = SteadyClock::now();
-      ProbeOutput out = fn(ctx);
-      return RunResult{std::move(out), MsBetween(t0, SteadyClock::now())};
-    });
+    any_first_run = any_first_run || !slot.ever_ran;
     slot.started_tick = tick;
     slot.started_at = start;
     slot.ever_ran = true;
-    if (slot.pending == nullptr) {
-      slot.last_record.state = ProbeState::kFailed;
-      slot.last_record.reason = "could not start a worker thread";
-      slot.last_record.ms = 0;
+    if (slot.spec->cannot_hang) {
+      inline_slots.push_back(&slot);
       continue;
     }
-    started.push_back(&slot);
+    laned.push_back(&slot);
+  }
+  // Quickest first (by the last run's time): a probe that waits inside its run (the processes
+  // probe's window while tasks are in D) goes last and holds no other probe up.
+  std::stable_sort(laned.begin(), laned.end(), [](const Slot* a, const Slot* b) {
+    return a->last_record.ms < b->last_record.ms;
+  });
+  for (Slot* slot : laned) {
+    ProbeContext ctx{settings_, deadline, slot->carry, true};
+    ProbeFn fn = slot->spec->run;
+    auto pending = std::make_shared<PendingResult<RunResult>>();
+    slot->pending = pending;
+    jobs.push_back([fn, ctx, pending] {
+      TimePoint t0 = SteadyClock::now();
+      ProbeOutput out = fn(ctx);
+      pending->Set(RunResult{std::move(out), MsBetween(t0, SteadyClock::now())});
+    });
   }
 
-  for (Slot* slot : started) {
+  // The probes that can hang go to one worker in turn (JobLane): one hand-off a tick, and a
+  // probe that stalls has the ones behind it moved to another worker.
+  // A tick with first runs gives each probe a worker (their costs are not known yet).
+  JobLane lane(std::move(jobs));
+  lane.Start(any_first_run ? static_cast<int>(laned.size()) : 1);
+  for (Slot* slot : inline_slots) {
+    ProbeContext ctx{settings_, deadline, slot->carry, true};
+    TimePoint t0 = SteadyClock::now();
+    ProbeOutput out = slot->spec->run(ctx);
     ProbeRecord& rec = slot->last_record;
-    if (!slot->pending->WaitUntil(deadline)) {
+    rec.state = out.state;
+    rec.reason = std::move(out.reason);
+    rec.ms = MsBetween(t0, SteadyClock::now());
+    slot->carry = std::move(out.next);
+    slot->last_apply = std::move(out.apply);
+  }
+  // Short ticks (watch --interval 0.3) move the probes behind a slow one sooner.
+  lane.Run(deadline, std::min<SteadyClock::duration>(kLaneStall, (deadline - start) / 4));
+
+  for (size_t i = 0; i < laned.size(); ++i) {
+    Slot* slot = laned[i];
+    ProbeRecord& rec = slot->last_record;
+    JobLane::JobState state = lane.state(i);
+    if (state == JobLane::JobState::kWithdrawn) {
+      // Never started (the lane could not start, or the probes before it took the tick).
+      slot->pending = nullptr;
+      rec.state = lane.workers() == 0 ? ProbeState::kFailed : ProbeState::kTimeout;
+      rec.ms = 0;
+      rec.reason = lane.workers() == 0 ? "could not start a worker thread"
+                                       : "not started within the tick; queued behind others";
+      continue;
+    }
+    if (!slot->pending->Done()) {
       rec.state = ProbeState::kTimeout;
       rec.ms = MsBetween(start, SteadyClock::now());
       rec.reason = "did not finish within the tick; left running";

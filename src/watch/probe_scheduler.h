@@ -9,6 +9,15 @@
 //   `timeout` ("still running since tick N") and nothing waits on it. When it returns later,
 //   its result and carry are taken on the next tick.
 // - Tick() returns by its deadline whatever the probes do.
+// - Threads: a probe marked ProbeSpec::cannot_hang runs on the calling thread, no worker and
+//   no deadline. The others run one after another on one worker (core/job_lane.h), started
+//   before the inline ones, quickest last run first: one hand-off a tick instead of one per
+//   probe. A tick with a probe's first run (the first tick; costs unknown: NVML init, ...)
+//   gives each probe a worker instead. A probe that runs 100 ms (a quarter of the time to the
+//   deadline on short ticks) has the probes queued behind it moved to a fresh worker, so a
+//   stuck probe delays the others by that much at most; a probe still queued at the deadline
+//   did not start this tick (recorded `timeout`, "not started within the tick") and is
+//   started on the next.
 // Thread-safety: one thread calls Tick() (the daemon's loop). Workers touch only their own
 // captured state.
 #pragma once

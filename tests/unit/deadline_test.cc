@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <thread>
+#include <vector>
 
 #include "core/worker_pool.h"
 #include "test_util.h"
@@ -29,6 +30,28 @@ TEST(DeadlineTest, SequentialWorkReusesOneWorker) {
     ASSERT_TRUE(WaitIdle(1));
   }
   EXPECT_EQ(WorkerThreadsStarted(), started);  // no new thread for work done one at a time
+}
+
+// After a burst, work done one at a time goes to the most recently idle worker every time, so
+// the others stay idle and leave after kWorkerIdleTimeout (a shared queue kept all alive).
+TEST(DeadlineTest, WorkGoesToTheMostRecentlyIdleWorker) {
+  std::vector<std::shared_ptr<PendingResult<int>>> burst;
+  for (int i = 0; i < 4; ++i) {
+    burst.push_back(StartDetached([i] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(30));  // four at once
+      return i;
+    }));
+  }
+  for (auto& p : burst) ASSERT_TRUE(p != nullptr && p->WaitUntil(In(5000)));
+  ASSERT_TRUE(WaitIdle(4));
+  std::thread::id first;
+  for (int i = 0; i < 10; ++i) {
+    auto id = RunWithDeadline([] { return std::this_thread::get_id(); }, In(5000));
+    ASSERT_TRUE(id.has_value());
+    if (i == 0) first = *id;
+    EXPECT_EQ(*id, first) << i;
+    ASSERT_TRUE(WaitIdle(4));
+  }
 }
 
 TEST(DeadlineTest, StuckWorkDoesNotDelayLaterWork) {

@@ -4,7 +4,9 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <map>
 #include <mutex>
+#include <thread>
 
 #include "probes/registry.h"
 #include "test_util.h"
@@ -66,8 +68,11 @@ ProbeOutput SlowProbe(const ProbeContext&) {
   return ProbeOk([n](Snapshot& s) { s.gpu.driver.kernel_module_version = std::to_string(n); });
 }
 
+std::atomic<bool> g_block_first_run_free{false};  // the next run returns at once (then resets)
+
 ProbeOutput BlockingProbe(const ProbeContext&) {
   ++g_blocking_runs;
+  if (g_block_first_run_free.exchange(false)) return ProbeOk({});
   std::unique_lock<std::mutex> lock(g_block_mu);
   g_block_cv.wait(lock, [] { return g_release; });
   return ProbeOk([](Snapshot& s) { s.gpu.driver.nvml_version = "released"; });
@@ -141,6 +146,70 @@ TEST(ProbeSchedulerTest, StuckProbeIsNotStartedAgainAndDoesNotDelayOthers) {
   EXPECT_EQ(g_blocking_runs.load(), 2);
   EXPECT_EQ(RecordOf(s4, "blocking")->state, ProbeState::kOk);
   EXPECT_EQ(s4.gpu.driver.nvml_version, "released");
+}
+
+// Where each probe ran: probes marked cannot_hang on the tick's own thread, the others together
+// on one worker.
+std::mutex g_where_mu;
+std::map<std::string, std::thread::id> g_where;
+ProbeOutput Where(const char* name) {
+  std::lock_guard<std::mutex> lock(g_where_mu);
+  g_where[name] = std::this_thread::get_id();
+  return ProbeOk({});
+}
+ProbeOutput InlineProbe(const ProbeContext&) { return Where("inline"); }
+ProbeOutput LaneProbeA(const ProbeContext&) { return Where("a"); }
+ProbeOutput LaneProbeB(const ProbeContext&) { return Where("b"); }
+const ProbeSpec kInline{"inline", Layer::kResources, true, Cadence::kFast, InlineProbe, "", true};
+const ProbeSpec kLaneA{"a", Layer::kResources, true, Cadence::kFast, LaneProbeA, ""};
+const ProbeSpec kLaneB{"b", Layer::kResources, true, Cadence::kFast, LaneProbeB, ""};
+
+TEST(ProbeSchedulerTest, ProbesThatCannotHangRunInlineTheOthersShareOneWorker) {
+  ProbeScheduler sched({&kLaneA, &kInline, &kLaneB}, std::make_shared<Settings>());
+  for (uint64_t tick = 1; tick <= 3; ++tick) {
+    {
+      std::lock_guard<std::mutex> lock(g_where_mu);
+      g_where.clear();
+    }
+    Snapshot s = sched.Tick(tick, false, SteadyClock::now() + milliseconds(2000));
+    std::lock_guard<std::mutex> lock(g_where_mu);
+    ASSERT_EQ(g_where.size(), 3u);
+    EXPECT_EQ(g_where["inline"], std::this_thread::get_id());  // no hand-off
+    EXPECT_NE(g_where["a"], std::this_thread::get_id());
+    // After the first runs (a worker each: costs unknown), one hand-off for both.
+    if (tick > 1) EXPECT_EQ(g_where["a"], g_where["b"]);
+    for (const char* name : {"inline", "a", "b"}) {
+      ASSERT_NE(RecordOf(s, name), nullptr) << name;
+      EXPECT_EQ(RecordOf(s, name)->state, ProbeState::kOk) << name;
+    }
+  }
+}
+
+// A probe stuck at the head of the worker's queue: the probes behind it move to another worker
+// and still report on the same tick.
+TEST(ProbeSchedulerTest, ProbesQueuedBehindAStuckOneStillRunInTheTick) {
+  g_blocking_runs = 0;
+  g_counter_runs = 0;
+  {
+    std::lock_guard<std::mutex> lock(g_block_mu);
+    g_release = false;
+  }
+  ProbeScheduler sched({&kBlocking, &kCounting}, std::make_shared<Settings>());
+  g_block_first_run_free = true;  // the first tick (a worker each) passes; the second blocks
+  sched.Tick(1, true, SteadyClock::now() + milliseconds(2000));
+  TimePoint t0 = SteadyClock::now();
+  Snapshot s1 = sched.Tick(2, true, SteadyClock::now() + milliseconds(600));
+  EXPECT_LT(SteadyClock::now() - t0, milliseconds(1500));
+  EXPECT_EQ(g_counter_runs.load(), 2);
+  ASSERT_NE(RecordOf(s1, "counting"), nullptr);
+  EXPECT_EQ(RecordOf(s1, "counting")->state, ProbeState::kOk);
+  EXPECT_EQ(RecordOf(s1, "blocking")->state, ProbeState::kTimeout);
+  {
+    std::lock_guard<std::mutex> lock(g_block_mu);
+    g_release = true;
+  }
+  g_block_cv.notify_all();
+  ASSERT_TRUE(testing::WaitUntil([&] { return g_blocking_runs.load() == 2; }));
 }
 
 }  // namespace

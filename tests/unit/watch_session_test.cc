@@ -81,6 +81,66 @@ TEST(NvmlSessionTest, HungGpuIsMarkedAndTheOthersKeepBeingSampled) {
   EXPECT_FALSE(t3.gpus[2].uuid.empty());  // the hung card is still named
 }
 
+// All GPUs of a tick on one sampler thread; a GPU stuck in the driver costs one thread more on
+// the tick it hangs (the GPUs behind it move on), none after (it is not asked again).
+TEST(NvmlSessionTest, GpusShareOneSamplerThreadUnlessOneHangs) {
+  setenv("FAKE_NVML_SCENARIO", testing::FixturePath("nvml/h100_healthy.scenario").c_str(), 1);
+  // Busy GPUs' PCIe throughput calls sleep 20 ms each (as the driver's do): the GPUs are spread
+  // over more threads, so the NVML phase stays short.
+  setenv("FAKE_NVML_SCENARIO", testing::FixturePath("nvml/h100_busy.scenario").c_str(), 1);
+  {
+    NvmlSession session(Options());
+    session.Sample(In(5000));
+    session.Sample(In(5000));
+    TimePoint t0 = SteadyClock::now();
+    GpuLayerFacts t3 = session.Sample(In(5000));
+    EXPECT_LT(SteadyClock::now() - t0, milliseconds(250));  // 8 GPUs x 40 ms in turn: 320
+    EXPECT_GT(session.last_tick_threads(), 1);
+    for (const GpuFacts& g : t3.gpus) EXPECT_TRUE(g.pcie_tx_bytes_per_s.has_value()) << g.index;
+  }
+  // GPU 2 starts hanging once the per-boot constants are read (a first tick gives each GPU a
+  // thread of its own).
+  setenv("FAKE_NVML_SCENARIO", testing::FixturePath("nvml/h100_healthy.scenario").c_str(), 1);
+  NvmlSession session(Options(milliseconds(400)));
+  session.Sample(In(5000));
+  EXPECT_EQ(session.last_tick_threads(), 8);
+  // Idle GPUs answer in well under 50 ms together: one thread once the first tick's per-boot
+  // reads have decayed out of the estimate.
+  for (int t = 0; t < 12 && session.last_tick_threads() != 1; ++t) session.Sample(In(5000));
+  ASSERT_EQ(session.last_tick_threads(), 1);
+  setenv("FAKE_NVML_SCENARIO", testing::FixturePath("nvml/hang_gpu2.scenario").c_str(), 1);
+  TimePoint t0 = SteadyClock::now();
+  GpuLayerFacts t3 = session.Sample(In(5000));
+  auto took = SteadyClock::now() - t0;
+  EXPECT_GE(session.last_tick_threads(), 2);  // the GPUs behind GPU 2 moved on
+  EXPECT_GE(took, milliseconds(400));         // GPU 2 waited for until its timeout ...
+  EXPECT_LT(took, milliseconds(1500));        // ... and no longer
+  ASSERT_EQ(t3.gpus.size(), 8u);
+  for (int i : {0, 1, 3, 4, 5, 6, 7}) {
+    EXPECT_FALSE(t3.gpus[i].hung) << i;
+    EXPECT_TRUE(t3.gpus[i].window_s.has_value()) << i;  // sampled in the tick GPU 2 hung
+  }
+  EXPECT_TRUE(t3.gpus[2].hung);
+  GpuLayerFacts t4 = session.Sample(In(5000));
+  EXPECT_EQ(session.last_tick_threads(), 1);
+  EXPECT_TRUE(t4.gpus[2].hung);
+  EXPECT_TRUE(t4.gpus[7].window_s.has_value());
+}
+
+// A tick's deadline that comes while a slow GPU holds the sampler thread: the GPUs queued behind
+// it are moved on after the stall and still answer within the tick.
+TEST(NvmlSessionTest, TickEndsByItsDeadlineWhileAGpuIsStuck) {
+  setenv("FAKE_NVML_SCENARIO", testing::FixturePath("nvml/hang_gpu2.scenario").c_str(), 1);
+  NvmlSession session(Options(milliseconds(5000)));  // the timeout is longer than the tick
+  TimePoint t0 = SteadyClock::now();
+  GpuLayerFacts t1 = session.Sample(In(400));
+  EXPECT_LT(SteadyClock::now() - t0, milliseconds(1500));
+  ASSERT_EQ(t1.gpus.size(), 8u);
+  EXPECT_TRUE(t1.gpus[2].unfinished);
+  EXPECT_FALSE(t1.gpus[2].hung);  // not yet past the NVML timeout
+  EXPECT_TRUE(t1.gpus[5].temp_c.has_value());
+}
+
 TEST(NvmlSessionTest, FailedInitIsRetriedWithBackoff) {
   setenv("FAKE_NVML_SCENARIO", testing::FixturePath("nvml/driver_not_loaded.scenario").c_str(), 1);
   NvmlSession session(Options());
