@@ -363,7 +363,7 @@ Result<std::unique_ptr<SqliteDb>> OpenStoreForWriting(const std::string& path, b
                              "PRAGMA foreign_keys=OFF", "PRAGMA journal_size_limit=16777216",
                              // 1 MiB of page cache (SQLite's default is 2 MiB a connection): the
                              // pages a tick writes fit; `watch` stays within its RSS budget.
-                             "PRAGMA cache_size=-1024"}) {
+                             "PRAGMA cache_size=-256"}) {
     if (Status s = d.Exec(pragma); !s.ok()) return s;
   }
   std::string init = "BEGIN IMMEDIATE;";
