@@ -15,6 +15,7 @@
 #include "core/root_fs_lines.h"
 #include "core/strings.h"
 #include "probes/updates_scan.h"
+#include "rules/engine.h"
 #include "test_util.h"
 
 namespace gpudoctor {
@@ -271,6 +272,34 @@ TEST(SecurityUpdatesTest, CompressedAptListsAreReadAndUnreadableOnesNamed) {
       EXPECT_EQ(u.pending[i].name, plain.pending[i].name);
       EXPECT_EQ(u.pending[i].candidate_version, plain.pending[i].candidate_version);
     }
+  }
+  // Beside a readable list, an unreadable one is named in the finding's evidence.
+  {
+    testing::TempDir d;
+    d.Write(base + "InRelease", release);
+    d.Write(base + "main_binary-amd64_Packages.lz4", Lz4(list));
+    d.Write(base + "contrib_binary-amd64_Packages.xz", std::string("\xfd") + "7zXZ");
+    d.Write("root/var/lib/dpkg/status", status);
+    RootFs fs(d.path() + "/proc", d.path() + "/sys", d.path() + "/root");
+    UpdateFacts u = ScanSecurityUpdates(fs, SteadyClock::now() + std::chrono::seconds(10));
+    ASSERT_TRUE(u.checked) << u.note;
+    EXPECT_EQ(u.pending_count, 2);
+    EXPECT_THAT(u.note, HasSubstr("contrib_binary-amd64_Packages.xz (unsupported: "));
+    Snapshot s;
+    s.time = std::chrono::system_clock::now();
+    s.host.updates = u;
+    std::vector<Finding> found;
+    for (auto& f : EvaluateRules(s, Thresholds())) {
+      if (f.id == "host.updates.security") found.push_back(f);
+    }
+    ASSERT_EQ(found.size(), 1u);
+    bool named = false;
+    for (const auto& e : found[0].evidence) {
+      if (e.name == "lists_not_read") {
+        named = std::get<std::string>(e.value).find("Packages.xz") != std::string::npos;
+      }
+    }
+    EXPECT_TRUE(named);
   }
   UpdateFacts xz = scan(".xz",
                         "\xfd"
