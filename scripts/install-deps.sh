@@ -8,7 +8,7 @@ packages=(
   libtomlplusplus-dev nlohmann-json3-dev libsimdjson-dev libsystemd-dev libsqlite3-dev
   clang libclang-rt-14-dev clang-format
   iproute2 procps time python3
-  libcpp-httplib-dev libcurl4-openssl-dev zlib1g-dev libssl-dev libbrotli-dev openssl
+  libcpp-httplib-dev libcurl4-openssl-dev zlib1g-dev liblz4-dev libssl-dev libbrotli-dev openssl
   prometheus prometheus-alertmanager prometheus-node-exporter
   libncurses-dev tmux chromium nodejs
   slurm-wlm munge

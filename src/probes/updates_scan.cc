@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "core/root_fs_compressed.h"
 #include "core/root_fs_lines.h"
 #include "core/strings.h"
 #include "core/subprocess.h"
@@ -105,7 +106,7 @@ UpdateFacts ScanSecurityUpdates(const RootFs& fs, TimePoint deadline) {
     return facts;
   }
   facts.manager = "apt";
-  facts.method = std::string(kListsDir) + "/*security*_Packages vs /var/lib/dpkg/status";
+  facts.method = std::string(kListsDir) + "/*security*_Packages[.lz4|.gz] vs /var/lib/dpkg/status";
   std::map<std::string, ReleaseInfo> security;  // list prefix → its Release
   for (const std::string& n : *names) {
     std::string prefix = ReleasePrefix(n);
@@ -154,6 +155,8 @@ UpdateFacts ScanSecurityUpdates(const RootFs& fs, TimePoint deadline) {
   }
   add_installed(status_stream.Finish());
   std::map<std::string, PendingUpdate> pending;  // by package name: the newest candidate
+  int lists_read = 0;
+  std::vector<std::string> unread;  // "name (code: why)"
   for (const auto& entry : security) {
     // Named, not a structured binding: the lambda below uses rel (clang 14 rejects capturing one).
     const auto& prefix = entry.first;
@@ -166,7 +169,12 @@ UpdateFacts ScanSecurityUpdates(const RootFs& fs, TimePoint deadline) {
       facts.lists_date_unix_s = std::max(facts.lists_date_unix_s.value_or(0), *rel.date_unix_s);
     }
     for (const std::string& n : *names) {
-      if (!StartsWith(n, prefix) || !EndsWith(n, "_Packages")) continue;
+      if (!StartsWith(n, prefix)) continue;
+      // apt keeps a list plain or compressed (Acquire::GzipIndexes, CompressionTypes): read
+      // _Packages, _Packages.lz4 and _Packages.gz; an .xz list is named as not read.
+      const Compression compression = CompressionOfName(n);
+      const size_t suffix = compression == Compression::kNone ? 0 : n.size() - n.rfind('.');
+      if (!EndsWith(std::string_view(n).substr(0, n.size() - suffix), "_Packages")) continue;
       auto consider = [&](DebPackage* p) {
         if (p == nullptr) return;
         auto it =
@@ -180,17 +188,36 @@ UpdateFacts ScanSecurityUpdates(const RootFs& fs, TimePoint deadline) {
         PendingUpdate u{p->name, it->second, p->version, rel.suite, rel.date_unix_s};
         pending[p->name] = std::move(u);
       };
-      // A list that cannot be read is skipped (one that fails part-way after whole stanzas keeps
-      // what they gave: a read error inside a regular file is rare, and nothing is buffered).
+      // A list that cannot be read (or decoded) is named in the note; one that fails part-way
+      // after whole stanzas keeps what they gave (nothing is buffered). Lists are decompressed
+      // as they are read: 64 KiB of file and of output at a time.
       DebPackageStream list(/*installed_only=*/false);
-      Status read = ForEachFileLine(fs.RootPath(std::string(kListsDir) + "/" + n),
-                                    kMaxPackagesBytes, [&](std::string_view line) {
-                                      consider(list.Line(line));
-                                      return true;
-                                    });
-      if (!read.ok()) continue;
+      Status read =
+          ForEachDecompressedFileLine(fs.RootPath(std::string(kListsDir) + "/" + n), compression,
+                                      kMaxPackagesBytes, [&](std::string_view line) {
+                                        consider(list.Line(line));
+                                        return true;
+                                      });
+      if (!read.ok()) {
+        unread.push_back(n + " (" + std::string(StatusCodeName(read.code())) + ": " +
+                         Sanitize(read.message(), 200) + ")");
+        continue;
+      }
+      ++lists_read;
       consider(list.Finish());
     }
+  }
+  if (!unread.empty()) {
+    facts.note = "security lists not read:";
+    for (const std::string& u : unread) facts.note += " " + u + ";";
+    facts.note.pop_back();
+  }
+  if (lists_read == 0) {
+    // Security suites without a readable Packages list: nothing was compared, so the answer is
+    // "not checked", never "nothing pending".
+    if (unread.empty())
+      facts.note = "no Packages list of a security suite in " + std::string(kListsDir);
+    return facts;
   }
   facts.checked = true;
   facts.pending_count = static_cast<int>(pending.size());

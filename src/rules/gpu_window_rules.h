@@ -27,18 +27,20 @@
 namespace gpudoctor {
 
 // One tick's readings of one GPU and of the host it is in. Bytes per second; percentages 0-100.
+// Readings are float (7 significant digits, far finer than any threshold): the daemon keeps
+// 600 s of them per GPU, and doubles made each sample 64 bytes larger (0.3 MiB for 8 GPUs).
 struct GpuWindowSample {
   double at_s = 0;  // monotonic seconds
-  std::optional<double> util_pct;
+  std::optional<float> util_pct;
   bool held = false;  // a process on the GPU
-  std::optional<double> memory_used_pct;
-  std::optional<double> pcie_rx_bytes_per_s;    // received by the GPU: host -> GPU (H2D)
-  std::optional<double> pcie_tx_bytes_per_s;    // sent by the GPU: GPU -> host (D2H)
-  std::optional<double> pcie_link_bytes_per_s;  // the current link's bandwidth, one direction
-  std::optional<double> cpu_busy_pct, iowait_pct;
-  std::optional<double> net_link_pct;  // the busiest physical NIC / IB port, max(rx, tx) / speed
-  std::string net_name;                // that NIC or port ("eth1", "mlx5_0/1")
-  std::optional<double> waiting_requests;  // an inference queue (InferenceWaitingRequests)
+  std::optional<float> memory_used_pct;
+  std::optional<float> pcie_rx_bytes_per_s;    // received by the GPU: host -> GPU (H2D)
+  std::optional<float> pcie_tx_bytes_per_s;    // sent by the GPU: GPU -> host (D2H)
+  std::optional<float> pcie_link_bytes_per_s;  // the current link's bandwidth, one direction
+  std::optional<float> cpu_busy_pct, iowait_pct;
+  std::optional<float> net_link_pct;      // the busiest physical NIC / IB port, max(rx, tx) / speed
+  std::string net_name;                   // that NIC or port ("eth1", "mlx5_0/1")
+  std::optional<float> waiting_requests;  // an inference queue (InferenceWaitingRequests)
 };
 
 struct UnderuseParams {

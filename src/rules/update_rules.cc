@@ -41,6 +41,8 @@ void UpdateRules(const UpdateFacts& updates, std::chrono::system_clock::time_poi
   if (updates.lists_date_unix_s && now_s > 0) {
     f.Add("lists_age_days", static_cast<double>(now_s - *updates.lists_date_unix_s) / 86400);
   }
+  // Security lists that could not be read (an .xz list, a corrupt one): the count may be low.
+  if (!updates.note.empty()) f.Add("lists_not_read", updates.note);
   for (size_t i = 0; i < updates.pending.size() && i < 10; ++i) {
     const PendingUpdate& u = updates.pending[i];
     f.Add("package_" + std::to_string(i + 1),

@@ -15,6 +15,12 @@
 
 namespace gpudoctor {
 
+// The minute pack's read of raw points: in samples_recent's key order (ts_s, series_id, seq), so
+// SQLite steps the B-tree without a sorter (store_test checks the query plan).
+inline constexpr const char* kPackSelectSql =
+    "SELECT series_id, ts_s, value FROM samples_recent WHERE ts_s < ? ORDER BY ts_s, series_id, "
+    "seq";
+
 // Opens the database for writing (store_file.h decides what may be written: a missing file is
 // created 0600 with O_EXCL, a corrupt one of ours moved aside, anything not ours refused) and
 // initialises or migrates the schema. WAL. On failure *transient says whether retrying may help

@@ -13,55 +13,57 @@ bool SameBits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
 }  // namespace
 
-std::string EncodeSamples(const std::vector<std::pair<int, double>>& samples, bool lossy) {
-  uint64_t bitmap = 0;
-  std::vector<std::pair<int, double>> in;
-  in.reserve(samples.size());
-  for (const auto& s : samples) {
-    if (s.first < 0 || s.first >= kCodecSlots) continue;
-    if (bitmap & (uint64_t{1} << s.first)) continue;
-    bitmap |= uint64_t{1} << s.first;
-    in.push_back(s);
+bool SampleEncoder::Add(int slot, double value) {
+  if (slot < 0 || slot >= kCodecSlots || slot <= last_slot_) return false;
+  last_slot_ = slot;
+  bitmap_ |= uint64_t{1} << slot;
+  int tag;
+  if (SameBits(value, prev_)) {
+    tag = 0;
+  } else if (static_cast<double>(static_cast<float>(value)) == value || lossy_) {
+    float f = static_cast<float>(value);
+    PutBytes(payload_, &f, 4);
+    tag = 1;
+    value = f;
+  } else if (float d = static_cast<float>(value - prev_); prev_ + static_cast<double>(d) == value) {
+    PutBytes(payload_, &d, 4);
+    tag = 2;
+  } else {
+    PutBytes(payload_, &value, 8);
+    tag = 3;
   }
-  // Slot order.
-  std::vector<std::pair<int, double>> ordered;
-  for (int slot = 0; slot < kCodecSlots; ++slot) {
-    if (!(bitmap & (uint64_t{1} << slot))) continue;
-    for (const auto& s : in) {
-      if (s.first == slot) {
-        ordered.push_back(s);
-        break;
-      }
-    }
-  }
+  if (count_ % 4 == 0) tags_.push_back('\0');
+  tags_.back() = static_cast<char>(tags_.back() | (tag << (2 * (count_ % 4))));
+  prev_ = value;
+  ++count_;
+  return true;
+}
+
+std::string SampleEncoder::Finish() const {
   std::string out;
+  out.reserve(8 + tags_.size() + payload_.size());
   uint8_t b[8];
-  for (int i = 0; i < 8; ++i) b[i] = static_cast<uint8_t>(bitmap >> (8 * i));
+  for (int i = 0; i < 8; ++i) b[i] = static_cast<uint8_t>(bitmap_ >> (8 * i));
   PutBytes(out, b, 8);
-  size_t tag_pos = out.size();
-  out.append((ordered.size() + 3) / 4, '\0');
-  double prev = 0;
-  for (size_t i = 0; i < ordered.size(); ++i) {
-    double v = ordered[i].second;
-    int tag;
-    if (SameBits(v, prev)) {
-      tag = 0;
-    } else if (static_cast<double>(static_cast<float>(v)) == v || lossy) {
-      float f = static_cast<float>(v);
-      PutBytes(out, &f, 4);
-      tag = 1;
-      v = f;
-    } else if (float d = static_cast<float>(v - prev); prev + static_cast<double>(d) == v) {
-      PutBytes(out, &d, 4);
-      tag = 2;
-    } else {
-      PutBytes(out, &v, 8);
-      tag = 3;
-    }
-    out[tag_pos + i / 4] = static_cast<char>(out[tag_pos + i / 4] | (tag << (2 * (i % 4))));
-    prev = v;
-  }
+  out += tags_;
+  out += payload_;
   return out;
+}
+
+std::string EncodeSamples(const std::vector<std::pair<int, double>>& samples, bool lossy) {
+  // The first sample of each slot, then in slot order.
+  uint64_t bitmap = 0;
+  double values[kCodecSlots] = {};
+  for (const auto& [slot, value] : samples) {
+    if (slot < 0 || slot >= kCodecSlots || (bitmap & (uint64_t{1} << slot))) continue;
+    bitmap |= uint64_t{1} << slot;
+    values[slot] = value;
+  }
+  SampleEncoder encoder(lossy);
+  for (int slot = 0; slot < kCodecSlots; ++slot) {
+    if (bitmap & (uint64_t{1} << slot)) encoder.Add(slot, values[slot]);
+  }
+  return encoder.Finish();
 }
 
 std::optional<std::vector<std::pair<int, double>>> DecodeSamples(std::string_view blob,

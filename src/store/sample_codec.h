@@ -21,8 +21,32 @@ namespace gpudoctor {
 
 inline constexpr int kCodecSlots = 60;
 
-// samples: (slot 0..59, value), slots strictly increasing. Out-of-range slots are skipped.
+// samples: (slot 0..59, value), slots strictly increasing. Out-of-range slots are skipped; of
+// samples at the same slot the first is kept.
 std::string EncodeSamples(const std::vector<std::pair<int, double>>& samples, bool lossy);
+
+// EncodeSamples one sample at a time, for a writer that sees a window's samples in slot order
+// and must not hold them all (the store's minute pack): Add() in strictly increasing slot order,
+// then Finish() gives the bytes EncodeSamples gives for the same samples. Holds the bitmap, the
+// tags and the payloads only (≈ 4.25 bytes a sample that changed, 0.25 one that did not).
+// Not thread-safe (one writer).
+class SampleEncoder {
+ public:
+  explicit SampleEncoder(bool lossy) : lossy_(lossy) {}
+  // False (nothing added) for a slot out of range or not above the last one added.
+  bool Add(int slot, double value);
+  size_t size() const { return count_; }
+  std::string Finish() const;
+
+ private:
+  bool lossy_;
+  int last_slot_ = -1;
+  size_t count_ = 0;
+  uint64_t bitmap_ = 0;
+  double prev_ = 0;
+  std::string tags_;     // 2 bits a sample, 4 a byte
+  std::string payload_;  // the values' bytes in slot order
+};
 // nullopt on malformed input (never reads past the end). `consumed` gets the bytes used.
 std::optional<std::vector<std::pair<int, double>>> DecodeSamples(std::string_view blob,
                                                                  size_t* consumed = nullptr);

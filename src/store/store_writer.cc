@@ -3,6 +3,7 @@
 // back) gets the next seq, a minute packed again a further blob, a rollup minute is merged.
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "store/history_store_internal.h"
@@ -136,9 +137,7 @@ Status StoreWriter::Prepare() {
        "INSERT INTO samples_recent SELECT ?1, ?2, coalesce(max(seq) + 1, 0), ?3 FROM "
        "samples_recent WHERE series_id=?1 AND ts_s=?2"},
       {&sample_fast_insert_, "INSERT INTO samples_recent VALUES(?1, ?2, 0, ?3)"},
-      {&recent_select_,
-       "SELECT series_id, ts_s, value FROM samples_recent WHERE ts_s < ? ORDER BY series_id, "
-       "ts_s, seq"},
+      {&recent_select_, kPackSelectSql},
       {&recent_delete_, "DELETE FROM samples_recent WHERE ts_s < ?"},
       {&packed_insert_,
        "INSERT INTO samples SELECT ?1, ?2, coalesce(max(seq) + 1, 0), ?3 FROM samples WHERE "
@@ -236,62 +235,71 @@ Status StoreWriter::AddRollup(int64_t series_id, int64_t minute_s, double mn, do
 }
 
 // Packs every raw point older than `minute_s` into per-minute blobs with their rollups.
+//
+// The points are stepped in samples_recent's key order (ts_s, series_id, seq), so SQLite needs
+// no sorter (an ORDER BY series_id first cost ≈ 1 MiB of sorter memory at every minute
+// boundary). Each series of the minute being read has an accumulator: one SampleEncoder per
+// layer (layer k holds the (k+1)-th point at each second: a clock step back stores more than one)
+// and the rollup's min, max, sum and count. A series sees its points in (ts_s, seq) order, the
+// order the series-first pack saw them in, so blobs and rollups are the same as before. When the
+// minute changes every accumulator is written out (series in id order) and dropped.
 Status StoreWriter::PackBefore(int64_t minute_s) {
-  struct Pending {
-    int64_t series = -1, minute = 0;
-    std::vector<std::pair<int, double>> samples;
-  } cur;
-  auto flush = [&]() -> Status {
-    if (cur.samples.empty()) return Status::Ok();
-    bool counter = series_counter_.count(cur.series) ? series_counter_[cur.series] : true;
-    // A blob holds one point per second: repeated seconds go to further blobs of the minute.
-    std::vector<std::vector<std::pair<int, double>>> layers;
-    for (const auto& sample : cur.samples) {
-      size_t layer = 0;
-      while (layer < layers.size() && !layers[layer].empty() &&
-             layers[layer].back().first >= sample.first) {
-        ++layer;
-      }
-      if (layer == layers.size()) layers.emplace_back();
-      layers[layer].push_back(sample);
-    }
-    for (const auto& layer : layers) {
-      packed_insert_.Reset();
-      packed_insert_.Bind(1, cur.series).Bind(2, cur.minute);
-      packed_insert_.BindBlob(3, EncodeSamples(layer, !counter));
-      if (packed_insert_.Step() != SQLITE_DONE) return db_->Error("write samples");
-    }
+  struct SeriesMinute {
+    std::vector<SampleEncoder> layers;
+    int last_slot = -1;
+    size_t repeat = 0;  // points at last_slot before this one
     double mn = INFINITY, mx = -INFINITY, sum = 0;
-    for (const auto& [slot, v] : cur.samples) {
-      mn = std::min(mn, v);
-      mx = std::max(mx, v);
-      sum += v;
-    }
-    Status s = AddRollup(cur.series, cur.minute, mn, sum / cur.samples.size(), mx,
-                         static_cast<int64_t>(cur.samples.size()));
-    cur.samples.clear();
-    return s;
+    int64_t count = 0;
   };
-  // Rows are packed as they are stepped, not gathered first: a minute of 8 GPUs is ≈ 40k rows,
-  // and the gathered vector (≈ 1.2 MiB) was the largest transient heap block of `watch`. The
-  // statements flush() runs write other tables (samples, rollups) while this one is open.
+  std::map<int64_t, SeriesMinute> pending;
+  int64_t pending_minute = 0;
+  auto flush = [&]() -> Status {
+    for (auto& [series, acc] : pending) {
+      for (const auto& layer : acc.layers) {
+        packed_insert_.Reset();
+        packed_insert_.Bind(1, series).Bind(2, pending_minute);
+        packed_insert_.BindBlob(3, layer.Finish());
+        if (packed_insert_.Step() != SQLITE_DONE) return db_->Error("write samples");
+      }
+      if (Status s =
+              AddRollup(series, pending_minute, acc.mn, acc.sum / acc.count, acc.mx, acc.count);
+          !s.ok()) {
+        return s;
+      }
+    }
+    pending.clear();
+    return Status::Ok();
+  };
+  // The statements flush() runs write other tables (samples, rollups) while this one is open.
   recent_select_.Reset();
   recent_select_.Bind(1, minute_s);
   int rc;
   while ((rc = recent_select_.Step()) == SQLITE_ROW) {
-    int64_t series = recent_select_.Int(0);
-    int64_t ts = recent_select_.Int(1);
-    double value = recent_select_.Double(2);
-    int64_t minute = FloorTo(ts, 60);
-    if (series != cur.series || minute != cur.minute) {
+    const int64_t series = recent_select_.Int(0);
+    const int64_t ts = recent_select_.Int(1);
+    const double value = recent_select_.Double(2);
+    const int64_t minute = FloorTo(ts, 60);
+    if (minute != pending_minute) {
       if (Status s = flush(); !s.ok()) {
         recent_select_.Reset();
         return s;
       }
-      cur.series = series;
-      cur.minute = minute;
+      pending_minute = minute;
     }
-    cur.samples.emplace_back(static_cast<int>(ts - minute), value);
+    auto [it, added] = pending.try_emplace(series);
+    SeriesMinute& acc = it->second;
+    const int slot = static_cast<int>(ts - minute);
+    acc.repeat = slot == acc.last_slot ? acc.repeat + 1 : 0;
+    acc.last_slot = slot;
+    if (acc.repeat == acc.layers.size()) {
+      auto counter = series_counter_.find(series);
+      acc.layers.emplace_back(/*lossy=*/counter != series_counter_.end() && !counter->second);
+    }
+    acc.layers[acc.repeat].Add(slot, value);
+    acc.mn = std::min(acc.mn, value);
+    acc.mx = std::max(acc.mx, value);
+    acc.sum += value;
+    ++acc.count;
   }
   if (rc != SQLITE_DONE) {
     Status s = db_->Error("read recent samples");

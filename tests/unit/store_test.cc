@@ -8,8 +8,12 @@
 
 #include <cmath>
 #include <filesystem>
+#include <map>
+#include <random>
+#include <tuple>
 
 #include "store/history_store.h"
+#include "store/history_store_internal.h"
 #include "store/sample_codec.h"
 #include "store/store_schema.h"
 #include "test_util.h"
@@ -95,6 +99,221 @@ TEST(StoreCodecTest, RejectsMalformedInput) {
   }
   std::string bad(8, '\xff');  // slots beyond 59
   EXPECT_FALSE(DecodeSamples(bad));
+}
+
+TEST(StoreCodecTest, EncoderGivesEncodeSamplesBytesOneSampleAtATime) {
+  // Every tag: 0 (repeat), 1 (float32 exact), 2 (float32 difference), 3 (double).
+  std::vector<std::pair<int, double>> in = {{0, 0},        {1, 65},  {2, 65},  {3, 1e12 + 0.5},
+                                            {5, 1e12 + 3}, {7, 0.1}, {8, 0.1}, {59, -3}};
+  // The bytes of the series-first pack's encoder (base b2e6ba3), exact and lossy.
+  const std::string exact_hex =
+      "af01000000000008c44e00008242001000a2941a6d42000020409a9999999999b93f000040c0";
+  const std::string lossy_hex =
+      "af01000000000008445500008242a5d46853a5d46853cdcccc3dcdcccc3d000040c0";
+  auto hex = [](const std::string& b) {
+    std::string out;
+    char buf[3];
+    for (unsigned char c : b) {
+      std::snprintf(buf, sizeof buf, "%02x", c);
+      out += buf;
+    }
+    return out;
+  };
+  for (bool lossy : {false, true}) {
+    SampleEncoder e(lossy);
+    for (const auto& [slot, v] : in) EXPECT_TRUE(e.Add(slot, v)) << slot;
+    EXPECT_EQ(e.size(), in.size());
+    EXPECT_EQ(hex(e.Finish()), lossy ? lossy_hex : exact_hex);
+    EXPECT_EQ(e.Finish(), EncodeSamples(in, lossy));
+  }
+  // Out of range, repeated or earlier slots are refused and change nothing.
+  SampleEncoder e(false);
+  EXPECT_TRUE(e.Add(3, 1.5));
+  EXPECT_FALSE(e.Add(3, 2.5));
+  EXPECT_FALSE(e.Add(2, 2.5));
+  EXPECT_FALSE(e.Add(60, 2.5));
+  EXPECT_FALSE(e.Add(-1, 2.5));
+  EXPECT_EQ(e.size(), 1u);
+  EXPECT_EQ(e.Finish(), EncodeSamples({{3, 1.5}}, false));
+  // Unsorted input with repeated slots: the first of each slot, in slot order.
+  EXPECT_EQ(EncodeSamples({{9, 4}, {2, 1}, {9, 5}, {70, 1}}, false),
+            EncodeSamples({{2, 1}, {9, 4}}, false));
+  EXPECT_EQ(SampleEncoder(true).Finish(), std::string(8, '\0'));
+}
+
+// The minute pack reads samples_recent in its key order: no sorter (≈ 1 MiB at every minute
+// boundary of `watch` when it was ordered by series first).
+TEST(StoreTest, MinutePackStepsTheKeyOrderWithoutASort) {
+  TempDir dir;
+  std::string db = dir.path() + "/history.db";
+  auto store = OpenOrDie(db);
+  ASSERT_TRUE(store);
+  store->Append(MakeTick(kT0, 60, 1));
+  store->Flush();
+  store.reset();
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  std::string sql = std::string("EXPLAIN QUERY PLAN ") + kPackSelectSql;
+  ASSERT_EQ(sqlite3_prepare_v2(h, sql.c_str(), -1, &st, nullptr), SQLITE_OK);
+  std::string plan;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    plan += reinterpret_cast<const char*>(sqlite3_column_text(st, 3));
+    plan += "\n";
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(h);
+  EXPECT_THAT(plan, HasSubstr("samples_recent"));
+  EXPECT_THAT(plan, ::testing::Not(HasSubstr("TEMP B-TREE"))) << plan;
+}
+
+// Many series over several unpacked minutes, seconds stored twice and three times (clock steps),
+// gauges and counters: the pack stores the blobs and rollups that a series-first pack (the one
+// before the key-order pack, written out here) gives for the same raw rows, byte for byte.
+TEST(StoreTest, MinutePackStoresWhatTheSeriesFirstPackStored) {
+  TempDir dir;
+  std::string db = dir.path() + "/history.db";
+  {
+    auto store = OpenOrDie(db);
+    ASSERT_TRUE(store);
+    store->Append(MakeTick(kMinute0 - 1, 60, 1));  // the schema and 6 series
+    store->Flush();
+  }
+  // Raw rows as a writer stopped before packing leaves them: 40 more series, 3 minutes.
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+  auto exec = [&](const std::string& sql) {
+    ASSERT_EQ(sqlite3_exec(h, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sql;
+  };
+  exec("BEGIN");
+  for (int i = 0; i < 40; ++i) {
+    exec("INSERT INTO series(metric, gpu, labels, counter) VALUES('gpudoctor_test_" +
+         std::to_string(i) + "', " + std::to_string(i % 8) + ", '', " + std::to_string(i % 3 == 0) +
+         ")");
+  }
+  std::mt19937 rng(23);
+  int64_t rows = 0;
+  for (int64_t ts = kMinute0 - 180; ts < kMinute0 - 1; ++ts) {
+    for (int series = 1; series <= 46; ++series) {
+      if (rng() % 10 == 0) continue;  // a second without this series
+      int copies = rng() % 25 == 0 ? 1 + static_cast<int>(rng() % 3) : 1;
+      for (int seq = 0; seq < copies; ++seq) {
+        double v = rng() % 4 == 0 ? 42.0 : (rng() % 100000) / 7.0 + (series % 5 == 0 ? 1e12 : 0);
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "INSERT INTO samples_recent VALUES(%d, %lld, %d, %.17g)",
+                      series, static_cast<long long>(ts), seq, v);
+        exec(buf);
+        ++rows;
+      }
+    }
+  }
+  exec("COMMIT");
+  // The expected store: the series-first pack of the rows before kMinute0.
+  std::map<std::tuple<int64_t, int64_t, int64_t>, std::string> want_blobs;  // series, minute, seq
+  std::map<std::pair<int64_t, int64_t>, std::string> want_rollups;          // series, hour
+  {
+    sqlite3_stmt* st = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(h,
+                                 "SELECT r.series_id, r.ts_s, r.value, s.counter FROM "
+                                 "samples_recent r JOIN series s ON s.id = r.series_id WHERE "
+                                 "r.ts_s < ?1 ORDER BY r.series_id, r.ts_s, r.seq",
+                                 -1, &st, nullptr),
+              SQLITE_OK);
+    sqlite3_bind_int64(st, 1, kMinute0);
+    int64_t cur_series = -1, cur_minute = 0;
+    bool cur_counter = false;
+    std::vector<std::pair<int, double>> cur;
+    auto flush = [&]() {
+      if (cur.empty()) return;
+      std::vector<std::vector<std::pair<int, double>>> layers;
+      for (const auto& sample : cur) {
+        size_t layer = 0;
+        while (layer < layers.size() && !layers[layer].empty() &&
+               layers[layer].back().first >= sample.first) {
+          ++layer;
+        }
+        if (layer == layers.size()) layers.emplace_back();
+        layers[layer].push_back(sample);
+      }
+      for (size_t l = 0; l < layers.size(); ++l) {
+        want_blobs[{cur_series, cur_minute, static_cast<int64_t>(l)}] =
+            EncodeSamples(layers[l], !cur_counter);
+      }
+      double mn = INFINITY, mx = -INFINITY, sum = 0;
+      for (const auto& [slot, v] : cur) {
+        mn = std::min(mn, v);
+        mx = std::max(mx, v);
+        sum += v;
+      }
+      // A minute at a time, as AddRollup merges it into the hour's blob (the minutes before
+      // come back from the blob rounded to float32).
+      int64_t hour = cur_minute - cur_minute % 3600;
+      std::string& blob = want_rollups[{cur_series, hour}];
+      std::vector<RollupMinute> minutes;
+      if (!blob.empty()) minutes = DecodeRollups(blob).value();
+      minutes.push_back({static_cast<int>((cur_minute - hour) / 60), mn,
+                         sum / static_cast<double>(cur.size()), mx,
+                         static_cast<int64_t>(cur.size())});
+      blob = EncodeRollups(minutes);
+      cur.clear();
+    };
+    int64_t seen = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      int64_t series = sqlite3_column_int64(st, 0);
+      int64_t ts = sqlite3_column_int64(st, 1);
+      int64_t minute = ts - ts % 60;
+      if (series != cur_series || minute != cur_minute) {
+        flush();
+        cur_series = series;
+        cur_minute = minute;
+        cur_counter = sqlite3_column_int64(st, 3) != 0;
+      }
+      cur.emplace_back(static_cast<int>(ts - minute), sqlite3_column_double(st, 2));
+      ++seen;
+    }
+    flush();
+    sqlite3_finalize(st);
+    EXPECT_EQ(seen, rows + 6);  // and the first tick's 6 points
+  }
+  sqlite3_close(h);
+  {
+    auto store = OpenOrDie(db);
+    ASSERT_TRUE(store);
+    store->Append(MakeTick(kMinute0 + 1, 60, 1));  // a new minute: everything before is packed
+    store->Flush();
+    EXPECT_EQ(store->write_error(), "");
+  }
+  EXPECT_EQ(
+      CountRows(db, "SELECT count(*) FROM samples_recent WHERE ts_s < " + std::to_string(kMinute0)),
+      0);
+  std::map<std::tuple<int64_t, int64_t, int64_t>, std::string> got_blobs;
+  std::map<std::pair<int64_t, int64_t>, std::string> got_rollups;
+  ASSERT_EQ(sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(
+      sqlite3_prepare_v2(h, "SELECT series_id, minute_s, seq, data FROM samples", -1, &st, nullptr),
+      SQLITE_OK);
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    got_blobs[{sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+               sqlite3_column_int64(st, 2)}] =
+        std::string(static_cast<const char*>(sqlite3_column_blob(st, 3)),
+                    static_cast<size_t>(sqlite3_column_bytes(st, 3)));
+  }
+  sqlite3_finalize(st);
+  ASSERT_EQ(sqlite3_prepare_v2(h, "SELECT series_id, hour_s, data FROM rollups", -1, &st, nullptr),
+            SQLITE_OK);
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    got_rollups[{sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1)}] =
+        std::string(static_cast<const char*>(sqlite3_column_blob(st, 2)),
+                    static_cast<size_t>(sqlite3_column_bytes(st, 2)));
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(h);
+  EXPECT_GT(want_blobs.size(), 46u * 3);  // more than one layer somewhere
+  EXPECT_TRUE(got_blobs == want_blobs) << got_blobs.size() << " blobs, want " << want_blobs.size();
+  EXPECT_EQ(want_rollups.size(), 46u);
+  EXPECT_TRUE(got_rollups == want_rollups)
+      << got_rollups.size() << " rollups, want " << want_rollups.size();
 }
 
 TEST(StoreTest, WritesAndReadsBackAcrossMinutePacking) {

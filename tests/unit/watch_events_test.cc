@@ -103,5 +103,36 @@ TEST(CounterWindowTest, RatesSpanTheWindowNotOneTick) {
   EXPECT_EQ(g.first.clock_event_reasons, 0x40u);
 }
 
+// Reads are kept window_s / 60 apart: ≈ 61 per GPU instead of one per tick, and the window the
+// rates span stays between window_s and window_s * 61 / 60 plus a tick, the rate exact.
+TEST(CounterWindowTest, KeepsAboutSixtyReadsPerWindowAndExactRates) {
+  CounterWindow window(300);
+  uint64_t sbe = 1000;
+  for (int t = 1; t <= 1200; ++t) {
+    Snapshot s;
+    for (int gpu = 0; gpu < 2; ++gpu) {
+      GpuFacts g = Gpu(gpu, "S" + std::to_string(gpu), "0000:3b:00." + std::to_string(gpu));
+      g.first.ecc_sbe_volatile = sbe;
+      g.second.ecc_sbe_volatile = sbe + 3;
+      g.window_s = 1;
+      s.gpu.gpus.push_back(g);
+    }
+    sbe += 3;  // 3 errors per second
+    window.Apply(s, t);
+    for (const GpuFacts& g : s.gpu.gpus) {
+      ASSERT_TRUE(g.window_s);
+      if (t > 301) {
+        EXPECT_GE(*g.window_s, 300) << t;
+        EXPECT_LE(*g.window_s, 306) << t;
+      }
+      EXPECT_EQ(static_cast<double>(*g.second.ecc_sbe_volatile - *g.first.ecc_sbe_volatile),
+                3 * *g.window_s)
+          << t;
+    }
+  }
+  EXPECT_LE(window.reads_held(), 2u * 62);
+  EXPECT_GE(window.reads_held(), 2u * 60);
+}
+
 }  // namespace
 }  // namespace gpudoctor
