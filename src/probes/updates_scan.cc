@@ -14,6 +14,13 @@
 namespace gpudoctor {
 namespace {
 
+// A Packages list by name, plain or compressed: "..._Packages", "..._Packages.lz4" and so on.
+bool IsPackagesList(std::string_view name) {
+  const size_t suffix =
+      CompressionOfName(name) == Compression::kNone ? 0 : name.size() - name.rfind('.');
+  return EndsWith(name.substr(0, name.size() - suffix), "_Packages");
+}
+
 constexpr size_t kMaxLists = 64;
 constexpr size_t kMaxPackagesBytes = 64u << 20;
 constexpr size_t kMaxStatusBytes = 32u << 20;
@@ -133,14 +140,15 @@ UpdateFacts ScanSecurityUpdates(const RootFs& fs, TimePoint deadline) {
     installed[p->name + ":" + p->arch] = p->version;
     installed.emplace(p->name, p->version);
   };
-  // The installed versions are only compared with a security suite's plain Packages list; with
-  // none (apt keeps its lists compressed, as Debian's container images configure it: *.lz4,
-  // *.gz, not read here) the status file is still opened and its first lines read, so an
-  // unreadable one is reported as before, but not parsed (0.8 MiB, most of this scan's CPU).
+  // The installed versions are only compared with a security suite's Packages list that can be
+  // decoded (plain, .lz4 or .gz); with none (only .xz lists) the status file is still opened and
+  // its first lines read, so an unreadable one is reported as before, but not parsed (0.8 MiB,
+  // most of this scan's CPU).
   bool any_list = false;
   for (const auto& entry : security) {
     for (const std::string& n : *names) {
-      any_list = any_list || (StartsWith(n, entry.first) && EndsWith(n, "_Packages"));
+      any_list = any_list || (StartsWith(n, entry.first) && IsPackagesList(n) &&
+                              CompressionOfName(n) != Compression::kXz);
     }
   }
   DebPackageStream status_stream(/*installed_only=*/true);
@@ -172,9 +180,8 @@ UpdateFacts ScanSecurityUpdates(const RootFs& fs, TimePoint deadline) {
       if (!StartsWith(n, prefix)) continue;
       // apt keeps a list plain or compressed (Acquire::GzipIndexes, CompressionTypes): read
       // _Packages, _Packages.lz4 and _Packages.gz; an .xz list is named as not read.
+      if (!IsPackagesList(n)) continue;
       const Compression compression = CompressionOfName(n);
-      const size_t suffix = compression == Compression::kNone ? 0 : n.size() - n.rfind('.');
-      if (!EndsWith(std::string_view(n).substr(0, n.size() - suffix), "_Packages")) continue;
       auto consider = [&](DebPackage* p) {
         if (p == nullptr) return;
         auto it =
