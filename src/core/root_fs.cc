@@ -11,6 +11,7 @@
 #include <cstring>
 #include <memory>
 
+#include "core/line_assembler.h"
 #include "core/root_fs_lines.h"
 
 namespace gpudoctor {
@@ -75,15 +76,9 @@ Status ForEachFileLine(const std::string& path, size_t max_bytes,
   if (fd < 0) return ErrnoStatus(path, errno);
   chunk_bytes = std::max<size_t>(chunk_bytes, 1);
   std::unique_ptr<char[]> buf(new char[chunk_bytes]);
-  std::string carry;  // the start of a line that the previous chunk cut
-  size_t total = 0;
-  bool go_on = true;
-  auto emit = [&](std::string_view line) {
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    go_on = fn(line);
-  };
-  while (go_on && total < max_bytes) {
-    ssize_t n = ::read(fd, buf.get(), std::min(chunk_bytes, max_bytes - total));
+  LineAssembler lines(max_bytes, fn);
+  while (!lines.stopped()) {
+    ssize_t n = ::read(fd, buf.get(), std::min(chunk_bytes, lines.left()));
     if (n < 0) {
       if (errno == EINTR) continue;
       int err = errno;
@@ -91,26 +86,10 @@ Status ForEachFileLine(const std::string& path, size_t max_bytes,
       return ErrnoStatus(path, err);
     }
     if (n == 0) break;
-    total += static_cast<size_t>(n);
-    std::string_view chunk(buf.get(), static_cast<size_t>(n));
-    while (go_on) {
-      size_t nl = chunk.find('\n');
-      if (nl == std::string_view::npos) {
-        carry.append(chunk);
-        break;
-      }
-      if (carry.empty()) {
-        emit(chunk.substr(0, nl));
-      } else {
-        carry.append(chunk.substr(0, nl));
-        emit(carry);
-        carry.clear();
-      }
-      chunk.remove_prefix(nl + 1);
-    }
+    lines.Piece(std::string_view(buf.get(), static_cast<size_t>(n)));
   }
   ::close(fd);
-  if (go_on && !carry.empty()) emit(carry);
+  lines.Finish();
   return Status::Ok();
 }
 

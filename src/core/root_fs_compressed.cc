@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/line_assembler.h"
 #include "core/root_fs_lines.h"
 #include "core/strings.h"
 
@@ -136,49 +137,6 @@ class GzipDecompressor : public Decompressor {
   bool member_ended_ = false;  // the last member ended; more input starts another
   size_t consumed_ = 0;
   std::unique_ptr<char[]> buf_{new char[kOutChunk]};
-};
-
-// Splits decompressed pieces into lines (ForEachFileLine's rules) and bounds the output.
-class LineAssembler {
- public:
-  LineAssembler(size_t max_bytes, const std::function<bool(std::string_view)>& fn)
-      : left_(max_bytes), fn_(fn) {}
-  // False: stop (fn said so, or the output bound was reached).
-  bool Piece(std::string_view chunk) {
-    if (chunk.size() > left_) chunk = chunk.substr(0, left_);
-    left_ -= chunk.size();
-    while (go_on_) {
-      size_t nl = chunk.find('\n');
-      if (nl == std::string_view::npos) {
-        carry_.append(chunk);
-        break;
-      }
-      if (carry_.empty()) {
-        Emit(chunk.substr(0, nl));
-      } else {
-        carry_.append(chunk.substr(0, nl));
-        Emit(carry_);
-        carry_.clear();
-      }
-      chunk.remove_prefix(nl + 1);
-    }
-    return go_on_ && left_ > 0;
-  }
-  void Finish() {
-    if (go_on_ && !carry_.empty()) Emit(carry_);
-    carry_.clear();
-  }
-  bool stopped() const { return !go_on_ || left_ == 0; }
-
- private:
-  void Emit(std::string_view line) {
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    go_on_ = fn_(line);
-  }
-  size_t left_;
-  const std::function<bool(std::string_view)>& fn_;
-  std::string carry_;
-  bool go_on_ = true;
 };
 
 }  // namespace
