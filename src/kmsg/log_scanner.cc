@@ -370,6 +370,19 @@ const char* FastDmesgStamp(const char* p, const char* end, int64_t* boot_us) {
   return p + 9;
 }
 
+// The value of a stamp from its two digit words: 8 places each, one digit value (0-9) per byte,
+// the first place in the lowest byte; s the whole seconds (leading places 0), f the 6 fraction
+// digits (the 2 lowest places 0). Summed pairwise with three multiplications per word (SWAR).
+inline int64_t StampMicros(uint64_t s, uint64_t f) {
+  s = (s * 2561) >> 8;
+  f = (f * 2561) >> 8;
+  s = ((s & 0x00ff00ff00ff00ffull) * 6553601) >> 16;
+  f = ((f & 0x00ff00ff00ff00ffull) * 6553601) >> 16;
+  s = ((s & 0x0000ffff0000ffffull) * 42949672960001ull) >> 32;
+  f = ((f & 0x0000ffff0000ffffull) * 42949672960001ull) >> 32;
+  return static_cast<int64_t>(s) * 1000000 + static_cast<int64_t>(f);
+}
+
 // FastDmesgStamp for a stamp that lies in the 16 bytes at p (17 bytes readable from p), read
 // 16 bytes at a time, without a loop: the positions of ']', the digits and the spaces say whether
 // it has the shape (at most 7 places before the '.'), and the digits are summed 8 bytes at a
@@ -409,13 +422,7 @@ inline const char* Stamp16(const char* p, int64_t* boot_us) {
   std::memcpy(&f, p + dot - 1, 8);
   f = (((f & ~uint64_t{0xffff}) | 0x3030) - 0x3030303030303030ull) & kLow;
   // Both summed pairwise: 8 places, the first one in the lowest byte.
-  s = (s * 2561) >> 8;
-  f = (f * 2561) >> 8;
-  s = ((s & 0x00ff00ff00ff00ffull) * 6553601) >> 16;
-  f = ((f & 0x00ff00ff00ff00ffull) * 6553601) >> 16;
-  s = ((s & 0x0000ffff0000ffffull) * 42949672960001ull) >> 32;
-  f = ((f & 0x0000ffff0000ffffull) * 42949672960001ull) >> 32;
-  *boot_us = static_cast<int64_t>(s) * 1000000 + static_cast<int64_t>(f);
+  *boot_us = StampMicros(s, f);
   return p + close + 2;
 #else
   (void)p;
@@ -453,13 +460,7 @@ class StampShape {
         uint64_t f;
         std::memcpy(&f, p + dot_ - 1, 8);
         f = (((f & ~uint64_t{0xffff}) | 0x3030) - 0x3030303030303030ull) & 0x0f0f0f0f0f0f0f0full;
-        s = (s * 2561) >> 8;
-        f = (f * 2561) >> 8;
-        s = ((s & 0x00ff00ff00ff00ffull) * 6553601) >> 16;
-        f = ((f & 0x00ff00ff00ff00ffull) * 6553601) >> 16;
-        s = ((s & 0x0000ffff0000ffffull) * 42949672960001ull) >> 32;
-        f = ((f & 0x0000ffff0000ffffull) * 42949672960001ull) >> 32;
-        *boot_us = static_cast<int64_t>(s) * 1000000 + static_cast<int64_t>(f);
+        *boot_us = StampMicros(s, f);
         return p + close_ + 2;
       }
     }
