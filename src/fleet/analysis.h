@@ -3,7 +3,9 @@
 // FleetData, plus the rendering of it as text or JSON. Pure functions of their inputs.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fleet/failure_stats.h"
@@ -42,6 +44,11 @@ FleetAnalysis Analyze(const FleetData& data, const FleetOptions& options);
 int FleetExitCode(const FleetAnalysis& a);
 
 std::string RenderFleetText(const FleetData& data, const FleetAnalysis& a);
+// The fleet document as JSON. WriteFleetJson hands it to `sink` in pieces (the nodes one at a
+// time, so the ~33 MB of a 10k-node fleet's document is never held whole); RenderFleetJson
+// returns the same bytes as one string. sink is called on this thread only.
+void WriteFleetJson(const FleetData& data, const FleetAnalysis& a,
+                    const std::function<void(std::string_view)>& sink);
 std::string RenderFleetJson(const FleetData& data, const FleetAnalysis& a);
 std::string RenderVerdictText(const Verdict& v);
 std::string RenderVerdictJson(const Verdict& v);

@@ -52,7 +52,8 @@ std::string Dump(const ordered_json& j) {
 }
 
 // An array at depth 1 of a Dump()ed document, written element by element: each element is
-// dumped alone and indented as Dump would indent it there, so the text is the same.
+// dumped alone and indented as Dump would indent it there, so the text is the same. An element
+// is appended as "\n    " + its text (the "[" or "," before it is the caller's).
 constexpr const char* kNodesPlaceholder = "\x01gpudoctor-nodes\x01";
 
 void AppendElement(std::string& array_text, const ordered_json& element) {
@@ -62,15 +63,6 @@ void AppendElement(std::string& array_text, const ordered_json& element) {
     array_text += c;
     if (c == '\n') array_text += "    ";  // strings hold no raw newline: only the layout's
   }
-}
-
-// `doc` with the string `placeholder` (a depth-1 value) replaced by the array `elements`.
-std::string SpliceArray(std::string doc, const char* placeholder, const std::string& elements) {
-  const std::string quoted = ordered_json(placeholder).dump(-1, ' ', false);
-  const size_t at = doc.find(quoted);
-  if (at == std::string::npos) return doc;
-  doc.replace(at, quoted.size(), elements.empty() ? "[]" : "[" + elements + "\n  ]");
-  return doc;
 }
 
 }  // namespace
@@ -223,45 +215,12 @@ std::string RenderFleetText(const FleetData& data, const FleetAnalysis& a) {
   return out.str();
 }
 
-std::string RenderFleetJson(const FleetData& data, const FleetAnalysis& a) {
+void WriteFleetJson(const FleetData& data, const FleetAnalysis& a,
+                    const std::function<void(std::string_view)>& sink) {
   ordered_json j;
   j["nodes_count"] = a.table.size();
   j["gpus_count"] = a.stats.gpus;
   j["reports_count"] = data.reports.size();
-  // The nodes (most of the document at fleet scale) are written one at a time into the text
-  // instead of held as one JSON tree: at 10k nodes the tree was ~240 MiB.
-  std::string nodes;
-  for (const auto& r : a.table) {
-    ordered_json n;
-    n["node"] = r.node;
-    n["worst"] = r.worst;
-    if (!r.worst_id.empty()) n["worst_id"] = r.worst_id;
-    if (!r.worst_summary.empty()) n["worst_summary"] = r.worst_summary;
-    n["last_report"] = FormatUtc(r.last_report_s);
-    n["reports"] = r.reports;
-    n["gpus_count"] = r.gpus;
-    n["onsets"] = r.onsets;
-    n["stragglers"] = r.stragglers;
-    ordered_json gpus = ordered_json::array();
-    for (const auto& g : r.gpu_rows) {
-      ordered_json gj = CardJson(data.cards[g.card]);
-      gj["worst"] = g.worst;
-      if (!g.worst_id.empty()) gj["worst_id"] = g.worst_id;
-      OptJson(gj, "sm_clock_mhz", g.sm_clock_mhz);
-      OptJson(gj, "power_w", g.power_w);
-      OptJson(gj, "util_pct", g.util_pct);
-      OptJson(gj, "temp_c", g.temp_c);
-      if (!g.straggler.empty()) gj["straggler"] = g.straggler;
-      gpus.push_back(gj);
-    }
-    n["gpus"] = gpus;
-    if (!r.missing_cards.empty()) {
-      ordered_json missing = ordered_json::array();
-      for (uint32_t c : r.missing_cards) missing.push_back(CardJson(data.cards[c]));
-      n["missing_gpus"] = missing;
-    }
-    AppendElement(nodes, n);
-  }
   j["nodes"] = kNodesPlaceholder;
   ordered_json strag = ordered_json::array();
   for (const auto& s : a.stragglers) {
@@ -368,7 +327,62 @@ std::string RenderFleetJson(const FleetData& data, const FleetAnalysis& a) {
     probs.push_back(pj);
   }
   j["input_problems"] = probs;
-  return SpliceArray(Dump(j), kNodesPlaceholder, nodes);
+  // The nodes (most of the document at fleet scale: ~33 MB at 10k nodes) are written one at a
+  // time between the rest of the document's two halves, never held whole (as one JSON tree it was
+  // ~240 MiB, as one string with a spliced copy ~100 MiB).
+  const std::string doc = Dump(j);
+  const std::string quoted = ordered_json(kNodesPlaceholder).dump(-1, ' ', false);
+  const size_t at = doc.find(quoted);
+  if (at == std::string::npos) {  // cannot happen: the placeholder is a plain depth-1 string
+    sink(doc);
+    return;
+  }
+  sink(std::string_view(doc).substr(0, at));
+  std::string element;
+  bool first = true;
+  for (const auto& r : a.table) {
+    ordered_json n;
+    n["node"] = r.node;
+    n["worst"] = r.worst;
+    if (!r.worst_id.empty()) n["worst_id"] = r.worst_id;
+    if (!r.worst_summary.empty()) n["worst_summary"] = r.worst_summary;
+    n["last_report"] = FormatUtc(r.last_report_s);
+    n["reports"] = r.reports;
+    n["gpus_count"] = r.gpus;
+    n["onsets"] = r.onsets;
+    n["stragglers"] = r.stragglers;
+    ordered_json gpus = ordered_json::array();
+    for (const auto& g : r.gpu_rows) {
+      ordered_json gj = CardJson(data.cards[g.card]);
+      gj["worst"] = g.worst;
+      if (!g.worst_id.empty()) gj["worst_id"] = g.worst_id;
+      OptJson(gj, "sm_clock_mhz", g.sm_clock_mhz);
+      OptJson(gj, "power_w", g.power_w);
+      OptJson(gj, "util_pct", g.util_pct);
+      OptJson(gj, "temp_c", g.temp_c);
+      if (!g.straggler.empty()) gj["straggler"] = g.straggler;
+      gpus.push_back(gj);
+    }
+    n["gpus"] = gpus;
+    if (!r.missing_cards.empty()) {
+      ordered_json missing = ordered_json::array();
+      for (uint32_t c : r.missing_cards) missing.push_back(CardJson(data.cards[c]));
+      n["missing_gpus"] = missing;
+    }
+    element.clear();
+    AppendElement(element, n);
+    sink(first ? "[" : ",");
+    first = false;
+    sink(element);
+  }
+  sink(first ? "[]" : "\n  ]");
+  sink(std::string_view(doc).substr(at + quoted.size()));
+}
+
+std::string RenderFleetJson(const FleetData& data, const FleetAnalysis& a) {
+  std::string out;
+  WriteFleetJson(data, a, [&out](std::string_view piece) { out.append(piece); });
+  return out;
 }
 
 std::string RenderVerdictText(const Verdict& v) {

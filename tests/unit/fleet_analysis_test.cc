@@ -243,6 +243,27 @@ TEST(FleetHealthTableTest, WorstFirstAndMissingGpus) {
   EXPECT_EQ(j["nodes"][1]["missing_gpus"][0]["serial"], "SN-n1-3");
 }
 
+// `fleet --json` writes the nodes one at a time between the halves of the rest of the document:
+// the pieces must be exactly the document that dumping it as one tree gives (indentation, commas,
+// an empty node list), and the string form must equal the pieces.
+TEST(FleetHealthTableTest, JsonWrittenInPiecesIsTheWholeTreesDump) {
+  for (int nodes : {0, 1, 3}) {
+    FleetData d = Fleet(nodes, 2, [](int, int, json&, json&) {});
+    FleetAnalysis a = Analyze(d, FleetOptions{});
+    std::string pieces;
+    int calls = 0;
+    WriteFleetJson(d, a, [&](std::string_view p) {
+      pieces.append(p);
+      ++calls;
+    });
+    EXPECT_EQ(pieces, RenderFleetJson(d, a));
+    nlohmann::ordered_json tree = nlohmann::ordered_json::parse(pieces);
+    EXPECT_EQ(pieces, tree.dump(2) + "\n") << nodes << " nodes";
+    ASSERT_EQ(tree["nodes"].size(), static_cast<size_t>(nodes));
+    EXPECT_GE(calls, 3 + nodes) << "the nodes are handed over one at a time";
+  }
+}
+
 TEST(FleetReaderTest, ImplausibleTimesAndValuesAreRejectedAndListed) {
   FleetData d;
   json g = Gpu(0, "a", 1980, 90);
