@@ -50,45 +50,48 @@ std::string RootFs::SysPath(std::string_view rel) const { return Join(sysfs_, re
 std::string RootFs::RootPath(std::string_view abs) const { return Join(rootfs_, abs); }
 
 Result<std::string> RootFs::ReadFile(const std::string& path, size_t max_bytes) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoStatus(path, errno);
   std::string out;
-  char buf[8192];
-  while (out.size() < max_bytes) {
-    size_t want = std::min(sizeof buf, max_bytes - out.size());
-    ssize_t n = ::read(fd, buf, want);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd);
-      return ErrnoStatus(path, err);
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  ::close(fd);
+  Status st = ForEachFileChunk(path, max_bytes, 8192, [&out](std::string_view chunk) {
+    out.append(chunk);
+    return true;
+  });
+  if (!st.ok()) return st;
   return out;
 }
 
-Status ForEachFileLine(const std::string& path, size_t max_bytes,
-                       const std::function<bool(std::string_view line)>& fn, size_t chunk_bytes) {
+Status ForEachFileChunk(const std::string& path, size_t max_bytes, size_t chunk_bytes,
+                        const std::function<bool(std::string_view chunk)>& fn, bool* reached_end) {
+  if (reached_end != nullptr) *reached_end = false;
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoStatus(path, errno);
   chunk_bytes = std::max<size_t>(chunk_bytes, 1);
   std::unique_ptr<char[]> buf(new char[chunk_bytes]);
-  LineAssembler lines(max_bytes, fn);
-  while (!lines.stopped()) {
-    ssize_t n = ::read(fd, buf.get(), std::min(chunk_bytes, lines.left()));
+  size_t total = 0;
+  while (total < max_bytes) {
+    ssize_t n = ::read(fd, buf.get(), std::min(chunk_bytes, max_bytes - total));
     if (n < 0) {
       if (errno == EINTR) continue;
       int err = errno;
       ::close(fd);
       return ErrnoStatus(path, err);
     }
-    if (n == 0) break;
-    lines.Piece(std::string_view(buf.get(), static_cast<size_t>(n)));
+    if (n == 0) {
+      if (reached_end != nullptr) *reached_end = true;
+      break;
+    }
+    total += static_cast<size_t>(n);
+    if (!fn(std::string_view(buf.get(), static_cast<size_t>(n)))) break;
   }
   ::close(fd);
+  return Status::Ok();
+}
+
+Status ForEachFileLine(const std::string& path, size_t max_bytes,
+                       const std::function<bool(std::string_view line)>& fn, size_t chunk_bytes) {
+  LineAssembler lines(max_bytes, fn);
+  Status st = ForEachFileChunk(path, max_bytes, chunk_bytes,
+                               [&lines](std::string_view chunk) { return lines.Piece(chunk); });
+  if (!st.ok()) return st;
   lines.Finish();
   return Status::Ok();
 }

@@ -1,8 +1,6 @@
 #include "core/root_fs_compressed.h"
 
-#include <fcntl.h>
 #include <lz4frame.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -18,13 +16,6 @@ namespace {
 
 constexpr size_t kOutChunk = 64u << 10;
 constexpr size_t kReadChunk = 64u << 10;
-
-Status PathError(const std::string& path, int err) {
-  std::string msg = path + ": " + std::strerror(err);
-  if (err == ENOENT || err == ENOTDIR) return NotFound(msg);
-  if (err == EACCES || err == EPERM) return PermissionDenied(msg);
-  return IoError(msg);
-}
 
 class Lz4Decompressor : public Decompressor {
  public:
@@ -197,31 +188,21 @@ Status ForEachDecompressedFileLine(const std::string& path, Compression c, size_
   if (c == Compression::kNone) return ForEachFileLine(path, max_out_bytes, fn);
   auto d = Decompressor::Create(c);
   if (!d.ok()) return Status(d.status().code(), path + ": " + d.status().message());
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return PathError(path, errno);
-  std::unique_ptr<char[]> buf(new char[kReadChunk]);
   LineAssembler lines(max_out_bytes, fn);
   auto piece = [&](std::string_view p) { return lines.Piece(p); };
-  size_t total = 0;
-  Status s;
-  while (!lines.stopped() && total < max_out_bytes) {
-    ssize_t n = ::read(fd, buf.get(), std::min(kReadChunk, max_out_bytes - total));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      s = PathError(path, errno);
-      break;
-    }
-    if (n == 0) {
-      s = (*d)->Finish();
-      break;
-    }
-    total += static_cast<size_t>(n);
-    s = (*d)->Feed(std::string_view(buf.get(), static_cast<size_t>(n)), piece);
-    if (!s.ok()) break;
-  }
-  ::close(fd);
+  Status fed;  // the decompressor's answer: an error names the format, prefixed with the path below
+  bool reached_end = false;
+  Status read = ForEachFileChunk(
+      path, max_out_bytes, kReadChunk,
+      [&](std::string_view chunk) {
+        fed = (*d)->Feed(chunk, piece);
+        return fed.ok() && !lines.stopped();
+      },
+      &reached_end);
+  if (read.ok() && fed.ok() && reached_end && !lines.stopped()) fed = (*d)->Finish();
   lines.Finish();
-  if (!s.ok()) return Status(s.code(), path + ": " + s.message());
+  if (!read.ok()) return read;  // names the path already
+  if (!fed.ok()) return Status(fed.code(), path + ": " + fed.message());
   return Status::Ok();
 }
 

@@ -13,6 +13,15 @@
 
 namespace gpudoctor {
 
+// Calls fn(chunk) for the first max_bytes bytes of `path`, read chunk_bytes at a time into one
+// heap buffer (a chunk is valid only during that call); fn returns false to stop reading.
+// *reached_end (when given) says whether the file's end was read (not a bound or fn's stop).
+// Errors (the open or a read failing) name the path: not_found, permission_denied, io_error;
+// chunks already passed to fn stay passed. The one read loop of the layer's file readers.
+Status ForEachFileChunk(const std::string& path, size_t max_bytes, size_t chunk_bytes,
+                        const std::function<bool(std::string_view chunk)>& fn,
+                        bool* reached_end = nullptr);
+
 // Calls fn(line) for every line of the first max_bytes bytes of `path`, reading it in chunks of
 // chunk_bytes (one heap buffer of that size) instead of whole. The lines are exactly those
 // SplitLines(RootFs::ReadFile(path, max_bytes)) gives: split at '\n', one trailing '\r' removed,

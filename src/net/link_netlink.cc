@@ -118,16 +118,14 @@ Result<std::vector<NetlinkLink>> LinkDumper::Dump() {
   msg.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
   msg.nlh.nlmsg_seq = ++seq_;
   msg.ifi.ifi_family = AF_UNSPEC;
-  sockaddr_nl kernel{};
-  kernel.nl_family = AF_NETLINK;
   auto fail = [this](Status s) -> Status {
     // A socket left mid-dump would hand the rest of this reply to the next dump: start afresh.
     ::close(fd_);
     fd_ = -1;
     return s;
   };
-  if (::sendto(fd_, &msg, sizeof msg, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) < 0) {
-    return fail(IoError(std::string("rtnetlink send: ") + std::strerror(errno)));
+  if (Status sent = SendNetlinkRequest(fd_, &msg, sizeof msg, "rtnetlink"); !sent.ok()) {
+    return fail(sent);
   }
   std::vector<NetlinkLink> out;
   Status st = ReceiveNetlinkReply(

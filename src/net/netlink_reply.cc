@@ -70,4 +70,13 @@ Status ReceiveNetlinkReply(int fd, std::vector<char>& buf, const NetlinkReplyKin
   return Status::Ok();
 }
 
+Status SendNetlinkRequest(int fd, const void* msg, size_t len, const char* what) {
+  sockaddr_nl kernel{};
+  kernel.nl_family = AF_NETLINK;
+  if (::sendto(fd, msg, len, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) < 0) {
+    return IoError(std::string(what) + " send: " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
 }  // namespace gpudoctor

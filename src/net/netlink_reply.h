@@ -5,6 +5,7 @@
 // Thread-safety: NetlinkReplyWalker is a value used by one thread; the functions are reentrant.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -63,6 +64,10 @@ class NetlinkReplyWalker {
   int skipped_errors_ = 0;
   Status status_;
 };
+
+// Sends `len` bytes of netlink request(s) at `msg` to the kernel on `fd`. Errors: io_error
+// "<what> send: <strerror>".
+Status SendNetlinkRequest(int fd, const void* msg, size_t len, const char* what);
 
 // Receives the reply to a request already sent on `fd` (a netlink socket with a receive timeout)
 // into `buf` (resized to 64 KiB when smaller), handing each buffer to `parse`, which sets *done

@@ -66,11 +66,7 @@ Status DumpTcpBothFamilies(int fd, uint32_t states, uint32_t seq, std::vector<Tc
   msg.req.idiag_family = AF_INET;  // the kernel's legacy dump ignores it (dumps every family)
   msg.req.idiag_ext = 1u << (INET_DIAG_INFO - 1);
   msg.req.idiag_states = states;
-  sockaddr_nl kernel{};
-  kernel.nl_family = AF_NETLINK;
-  if (::sendto(fd, &msg, sizeof msg, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) < 0) {
-    return IoError(std::string("sock_diag send: ") + std::strerror(errno));
-  }
+  if (Status sent = SendNetlinkRequest(fd, &msg, sizeof msg, "sock_diag"); !sent.ok()) return sent;
   return ReadDumpReply(fd, IPPROTO_TCP, out);
 }
 
@@ -90,11 +86,7 @@ Status DumpFamily(int fd, int family, int protocol, uint32_t states, uint32_t se
   if (protocol == IPPROTO_RAW) msg.req.pad = IPPROTO_RAW;
   if (protocol == IPPROTO_TCP) msg.req.idiag_ext = 1u << (INET_DIAG_INFO - 1);
   msg.req.idiag_states = states;
-  sockaddr_nl kernel{};
-  kernel.nl_family = AF_NETLINK;
-  if (::sendto(fd, &msg, sizeof msg, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) < 0) {
-    return IoError(std::string("sock_diag send: ") + std::strerror(errno));
-  }
+  if (Status sent = SendNetlinkRequest(fd, &msg, sizeof msg, "sock_diag"); !sent.ok()) return sent;
   return ReadDumpReply(fd, protocol, out);
 }
 
@@ -237,13 +229,8 @@ Result<std::vector<TcpSocketInfo>> LookupTcpSockets(
       r.req.idiag_states = 0xffffffffu;
       std::memcpy(&r.req.id, k.diag_id.data(), sizeof r.req.id);
     }
-    sockaddr_nl kernel{};
-    kernel.nl_family = AF_NETLINK;
-    if (::sendto(fd, batch.data(), n * sizeof(Request), 0, reinterpret_cast<sockaddr*>(&kernel),
-                 sizeof kernel) < 0) {
-      st = IoError(std::string("sock_diag send: ") + std::strerror(errno));
-      break;
-    }
+    st = SendNetlinkRequest(fd, batch.data(), n * sizeof(Request), "sock_diag");
+    if (!st.ok()) break;
     // One answer per request: the socket, or ENOENT (closed since).
     size_t answered = 0;
     st = ReceiveNetlinkReply(fd, buf, kSockDiagLookup, [&](std::string_view part, bool* done) {
