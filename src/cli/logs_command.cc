@@ -36,6 +36,45 @@ std::string RenderLogsText(const KernelLogFacts& k, const std::vector<Finding>& 
   return out;
 }
 
+// Writes `j` as dump(2) would at `depth` levels of nesting (2 spaces each): every line after the
+// first indented by depth * 2 more spaces (JSON strings hold no raw newline).
+void WriteNested(const nlohmann::ordered_json& j, int depth) {
+  const std::string text = j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  const std::string indent(static_cast<size_t>(depth) * 2, ' ');
+  size_t from = 0;
+  for (;;) {
+    const size_t nl = text.find('\n', from);
+    if (nl == std::string::npos) break;
+    std::fwrite(text.data() + from, 1, nl + 1 - from, stdout);
+    std::fwrite(indent.data(), 1, indent.size(), stdout);
+    from = nl + 1;
+  }
+  std::fwrite(text.data() + from, 1, text.size() - from, stdout);
+}
+
+// The --json document, byte for byte what dump(2) of {verdict, kernel_log, findings} gives, but
+// written a finding at a time: the whole tree and its text are never held at once (fewer fresh
+// heap pages, each a page fault: the start-up cost of `logs` on a large file).
+void WriteLogsJson(const KernelLogFacts& k, const std::vector<Finding>& findings) {
+  std::fputs("{\n  \"verdict\": ", stdout);
+  WriteNested(nlohmann::ordered_json(Verdict(findings)), 1);
+  std::fputs(",\n  \"kernel_log\": ", stdout);
+  WriteNested(KernelLogFactsToJson(k), 1);
+  std::fputs(",\n  \"findings\": ", stdout);
+  if (findings.empty()) {
+    std::fputs("[]", stdout);
+  } else {
+    std::fputs("[\n", stdout);
+    for (size_t i = 0; i < findings.size(); ++i) {
+      std::fputs("    ", stdout);
+      WriteNested(FindingToJson(findings[i]), 2);
+      std::fputs(i + 1 < findings.size() ? ",\n" : "\n", stdout);
+    }
+    std::fputs("  ]", stdout);
+  }
+  std::fputs("\n}\n", stdout);
+}
+
 }  // namespace
 
 int LogsCommand(const CliOptions& o) {
@@ -61,18 +100,12 @@ int LogsCommand(const CliOptions& o) {
   snap.kernel = std::move(*facts);
   std::vector<Finding> findings = EvaluateRules(snap, (*settings)->thresholds);
   SortFindings(findings);
-  std::string out;
   if (o.json) {
-    nlohmann::ordered_json j;
-    j["verdict"] = Verdict(findings);
-    j["kernel_log"] = KernelLogFactsToJson(snap.kernel);
-    j["findings"] = nlohmann::ordered_json::array();
-    for (const auto& f : findings) j["findings"].push_back(FindingToJson(f));
-    out = j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+    WriteLogsJson(snap.kernel, findings);
   } else {
-    out = RenderLogsText(snap.kernel, findings, UseColor(o));
+    const std::string out = RenderLogsText(snap.kernel, findings, UseColor(o));
+    std::fwrite(out.data(), 1, out.size(), stdout);
   }
-  std::fwrite(out.data(), 1, out.size(), stdout);
   return ExitCodeFor(findings);
 }
 

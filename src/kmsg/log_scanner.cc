@@ -258,6 +258,18 @@ KernelLogScanner::KernelLogScanner(KernelLogScanOptions options) : options_(std:
 
 KernelLogScanner::~KernelLogScanner() = default;
 
+char* KernelLogScanner::LargeInputBuffer() {
+  // The cache's table first (64-byte aligned at the region's start), the buffer after it.
+  constexpr size_t kBufferAt = (XidRepeatCache::kStorageBytes + 4095) & ~size_t{4095};
+  static_assert(XidRepeatCache::kStorageAlign <= 4096);
+  static_assert(kBufferAt + kReadBufferBytes <= ScanScratch::kBytes);
+  if (scratch_ == nullptr) {
+    scratch_ = std::make_unique<ScanScratch>();
+    if (scratch_->data() != nullptr) repeats_.UseStorage(scratch_->data());
+  }
+  return scratch_->data() == nullptr ? nullptr : scratch_->data() + kBufferAt;
+}
+
 void KernelLogScanner::ScanText(std::string_view text) {
   const AnchorFilter& filter = Filter();
   const char* b = text.data();
@@ -895,16 +907,25 @@ KernelLogFacts KernelLogScanner::Finish() {
 }
 
 Status ScanLogFd(int fd, KernelLogScanner& scanner, TimePoint deadline) {
-  constexpr size_t kBufBytes =
-      128 << 10;  // fits L2: read(2) copies into cache, the scan reads it there
-  std::unique_ptr<char[]> buf(new char[kBufBytes]);
-  size_t have = 0;
-  bool skipping = false;  // inside an over-long line: drop bytes until its '\n'
+  // Fits L2: read(2) copies into cache, the scan reads it there. Also the longest line kept:
+  // one of kBufBytes or more is dropped and counted as truncated.
+  constexpr size_t kBufBytes = KernelLogScanner::kReadBufferBytes;
   KernelLogFacts& facts = scanner.facts();
   struct stat st {};
   // Pipes, FIFOs and devices may stay silent or never end: wait for them with poll(2) under the
-  // deadline. Regular files always answer; checking the clock every 16 MiB is enough for them.
+  // deadline. Regular files always answer; checking the clock every 2 MiB is enough for them.
   const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  // A large file: the buffer in the scanner's huge page (one page fault, not 32).
+  char* buf = regular && static_cast<uint64_t>(st.st_size) >= kLargeInputBytes
+                  ? scanner.LargeInputBuffer()
+                  : nullptr;
+  std::unique_ptr<char[]> own;
+  if (buf == nullptr) {
+    own.reset(new char[kBufBytes]);
+    buf = own.get();
+  }
+  size_t have = 0;
+  bool skipping = false;  // inside an over-long line: drop bytes until its '\n'
   int chunks = 0;
   for (;;) {
     if ((!regular || (++chunks & 15) == 0) && SteadyClock::now() >= deadline) {
@@ -922,32 +943,32 @@ Status ScanLogFd(int fd, KernelLogScanner& scanner, TimePoint deadline) {
       if (r < 0 && errno != EINTR) return IoError(std::string("poll: ") + std::strerror(errno));
       if (r <= 0) continue;  // timeout or signal: the clock check above decides
     }
-    ssize_t n = ::read(fd, buf.get() + have, kBufBytes - have);
+    ssize_t n = ::read(fd, buf + have, kBufBytes - have);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN) continue;  // non-blocking FIFO between writes: poll again
       return IoError(std::string("read: ") + std::strerror(errno));
     }
     if (n == 0) {
-      if (have > 0 && !skipping) scanner.ScanText(std::string_view(buf.get(), have));
+      if (have > 0 && !skipping) scanner.ScanText(std::string_view(buf, have));
       return Status::Ok();
     }
     facts.bytes_scanned += static_cast<uint64_t>(n);
     have += static_cast<size_t>(n);
     size_t start = 0;
     if (skipping) {
-      const void* nl = std::memchr(buf.get(), '\n', have);
+      const void* nl = std::memchr(buf, '\n', have);
       if (nl == nullptr) {
         have = 0;
         continue;
       }
-      start = static_cast<size_t>(static_cast<const char*>(nl) - buf.get()) + 1;
+      start = static_cast<size_t>(static_cast<const char*>(nl) - buf) + 1;
       skipping = false;
     }
-    const void* last = memrchr(buf.get() + start, '\n', have - start);
+    const void* last = memrchr(buf + start, '\n', have - start);
     if (last == nullptr) {
       if (start > 0) {
-        std::memmove(buf.get(), buf.get() + start, have - start);
+        std::memmove(buf, buf + start, have - start);
         have -= start;
       }
       if (have == kBufBytes) {  // a line longer than the buffer
@@ -957,9 +978,9 @@ Status ScanLogFd(int fd, KernelLogScanner& scanner, TimePoint deadline) {
       }
       continue;
     }
-    size_t end = static_cast<size_t>(static_cast<const char*>(last) - buf.get()) + 1;
-    scanner.ScanText(std::string_view(buf.get() + start, end - start));
-    std::memmove(buf.get(), buf.get() + end, have - end);
+    size_t end = static_cast<size_t>(static_cast<const char*>(last) - buf) + 1;
+    scanner.ScanText(std::string_view(buf + start, end - start));
+    std::memmove(buf, buf + end, have - end);
     have -= end;
   }
 }

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +21,7 @@
 #include "facts/pci_tuple.h"
 #include "kmsg/event_aggregator.h"
 #include "kmsg/line_format.h"
+#include "kmsg/scan_scratch.h"
 #include "kmsg/signal_memo.h"
 #include "kmsg/xid_repeat_cache.h"
 
@@ -64,6 +66,13 @@ class KernelLogScanner {
   // Moves the events into the facts and returns them; the scanner is spent afterwards.
   KernelLogFacts Finish();
 
+  // For a large input (ScanLogFd: a regular file of kLargeInputBytes or more): a read buffer of
+  // kReadBufferBytes in a ScanScratch (one huge page) that also holds the Xid repeat cache's
+  // table when it does not exist yet; the same buffer on later calls; nullptr when no region
+  // could be mapped (then the caller's own buffer). Valid as long as the scanner.
+  static constexpr size_t kReadBufferBytes = 128 << 10;
+  char* LargeInputBuffer();
+
  private:
   // The line itself when clean, else a repaired copy in repaired_ (valid until the next call).
   std::string_view Repair(std::string_view line);
@@ -91,6 +100,8 @@ class KernelLogScanner {
   void OnDriverLoad(std::string_view msg, const LogTime& t);
 
   KernelLogScanOptions options_;
+  // Declared before repeats_, whose table it may hold: destroyed after it.
+  std::unique_ptr<ScanScratch> scratch_;
   std::string repaired_;
   LineFormatState format_state_;
   EventAggregator aggregator_;
@@ -113,7 +124,10 @@ class KernelLogScanner {
   LogTime hung_time_;
 };
 
-// Reads fd to its end with a fixed 1 MiB buffer (never the whole input) and scans it. Stops at
+// Regular files of this size or more are read into KernelLogScanner::LargeInputBuffer().
+inline constexpr uint64_t kLargeInputBytes = uint64_t{1} << 20;
+
+// Reads fd to its end with a fixed 128 KiB buffer (never the whole input) and scans it. Stops at
 // `deadline` (facts.stopped_at_deadline), also on a pipe or FIFO that never ends or stays silent
 // (non-regular files are polled). Errors: io_error from read(2).
 Status ScanLogFd(int fd, KernelLogScanner& scanner, TimePoint deadline = TimePoint::max());

@@ -1,6 +1,7 @@
 #include "kmsg/xid_repeat_cache.h"
 
 #include <cstring>
+#include <new>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -142,6 +143,12 @@ const XidLine* XidRepeatCache::Match(std::string_view msg, int64_t* pid, const c
   return &e->x;
 }
 
+XidRepeatCache::~XidRepeatCache() {
+  if (slots_ != nullptr && owned_ == nullptr) {
+    for (size_t i = 0; i < kSlots; ++i) slots_[i].~Entry();
+  }
+}
+
 void XidRepeatCache::Learn(std::string_view msg, const XidLine& parsed) {
   const size_t head = HeadLength(msg);
   if (head == 0 || !parsed.pid) return;
@@ -152,7 +159,15 @@ void XidRepeatCache::Learn(std::string_view msg, const XidLine& parsed) {
   if (NvrmLine n = ParseNvrmLine(msg); n.type != NvrmLineType::kXid || n.xid.pid != parsed.pid) {
     return;
   }
-  if (!slots_) slots_ = std::make_unique<Entry[]>(kSlots);
+  if (!slots_) {
+    if (storage_ != nullptr) {
+      slots_ = static_cast<Entry*>(storage_);
+      for (size_t i = 0; i < kSlots; ++i) new (&slots_[i]) Entry();
+    } else {
+      owned_ = std::make_unique<Entry[]>(kSlots);
+      slots_ = owned_.get();
+    }
+  }
   const size_t slot = WindowSlot(msg.data(), kSlots);
   size_t use = slot;
   for (size_t s : {slot, slot ^ 1}) {

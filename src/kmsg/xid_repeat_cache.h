@@ -29,6 +29,11 @@ class XidRepeatCache {
  public:
   static constexpr size_t kSlots = 256;
 
+  XidRepeatCache() = default;
+  ~XidRepeatCache();
+  XidRepeatCache(const XidRepeatCache&) = delete;
+  XidRepeatCache& operator=(const XidRepeatCache&) = delete;
+
   // `msg` starts at "NVRM: Xid (" and runs to the end of the buffer (not only of its line).
   // When its line repeats a cached one except for the pid, returns the cached parse (valid until
   // the next Learn; its pid is the cached line's), sets *pid to this line's pid and *end to the
@@ -95,13 +100,26 @@ class XidRepeatCache {
   };
   // The kSlots entries (nullptr before the first Learn). A message's line can only be cached in
   // entry SlotOf(msg) or SlotOf(msg) ^ 1; MatchFast shows how they are compared.
-  const Entry* slots() const { return slots_.get(); }
+  const Entry* slots() const { return slots_; }
   static size_t SlotOf(const char* msg);
+
+  // What UseStorage needs: kStorageBytes bytes, aligned to kStorageAlign.
+  static constexpr size_t kStorageBytes = kSlots * sizeof(Entry);
+  static constexpr size_t kStorageAlign = alignof(Entry);
+  // Builds the table, when the first Learn needs it, in `storage` (kStorageBytes, aligned to
+  // kStorageAlign, zero or not, owned by the caller and outliving this cache: ScanScratch)
+  // instead of on the heap. Ignored once the table exists.
+  void UseStorage(void* storage) {
+    if (slots_ == nullptr) storage_ = storage;
+  }
 
  private:
   // kSlots entries, allocated on the first Learn (a scanner that never sees an Xid line pays
   // nothing); an entry with an empty text is free.
-  std::unique_ptr<Entry[]> slots_;
+  // In storage_ when UseStorage gave one (destroyed, not freed, here), else owned_.
+  Entry* slots_ = nullptr;
+  std::unique_ptr<Entry[]> owned_;
+  void* storage_ = nullptr;
   size_t learned_ = 0;
 };
 
