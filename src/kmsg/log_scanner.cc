@@ -262,7 +262,7 @@ char* KernelLogScanner::LargeInputBuffer() {
   // The cache's table first (64-byte aligned at the region's start), the buffer after it.
   constexpr size_t kBufferAt = (XidRepeatCache::kStorageBytes + 4095) & ~size_t{4095};
   static_assert(XidRepeatCache::kStorageAlign <= 4096);
-  static_assert(kBufferAt + kReadBufferBytes <= ScanScratch::kBytes);
+  static_assert(kBufferAt + kLargeReadBytes <= ScanScratch::kBytes);
   if (scratch_ == nullptr) {
     scratch_ = std::make_unique<ScanScratch>();
     if (scratch_->data() != nullptr) repeats_.UseStorage(scratch_->data());
@@ -906,31 +906,73 @@ KernelLogFacts KernelLogScanner::Finish() {
   return std::move(facts_);
 }
 
+namespace {
+
+// Hands [from, to) (whole lines, to[-1] == '\n') to the scanner, less every line of kMaxKept
+// bytes or more (without its '\n'), each counted as truncated: the rule a kMaxKept-byte read
+// buffer applies, kept for a larger one. A line that long spans a whole kMaxKept / 2 window
+// (counted from `from`) without a '\n', so one memchr a window rules them out; the walk line by
+// line runs only when a window has none.
+void ScanWholeLines(KernelLogScanner& scanner, const char* from, const char* to, size_t max_kept) {
+  const size_t half = max_kept / 2;
+  bool long_line = false;
+  for (const char* w = from; w < to && !long_line; w += half) {
+    long_line = std::memchr(w, '\n', std::min(half, static_cast<size_t>(to - w))) == nullptr;
+  }
+  if (!long_line) {
+    scanner.ScanText(std::string_view(from, static_cast<size_t>(to - from)));
+    return;
+  }
+  const char* kept = from;  // start of the lines not handed over yet
+  for (const char* p = from; p < to;) {
+    const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(to - p)));
+    if (static_cast<size_t>(nl - p) >= max_kept) {
+      if (p > kept) scanner.ScanText(std::string_view(kept, static_cast<size_t>(p - kept)));
+      ++scanner.facts().truncated_lines;
+      kept = nl + 1;
+    }
+    p = nl + 1;
+  }
+  if (to > kept) scanner.ScanText(std::string_view(kept, static_cast<size_t>(to - kept)));
+}
+
+}  // namespace
+
 Status ScanLogFd(int fd, KernelLogScanner& scanner, TimePoint deadline) {
-  // Fits L2: read(2) copies into cache, the scan reads it there. Also the longest line kept:
-  // one of kBufBytes or more is dropped and counted as truncated.
-  constexpr size_t kBufBytes = KernelLogScanner::kReadBufferBytes;
+  // The longest line kept: one of kMaxKept bytes or more (without its '\n') is dropped and
+  // counted as truncated, whatever the buffer. The buffer is as large for pipes and small
+  // files (fits L2: read(2) copies into cache, the scan reads it there).
+  constexpr size_t kMaxKept = KernelLogScanner::kReadBufferBytes;
   KernelLogFacts& facts = scanner.facts();
   struct stat st {};
   // Pipes, FIFOs and devices may stay silent or never end: wait for them with poll(2) under the
   // deadline. Regular files always answer; checking the clock every 2 MiB is enough for them.
   const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-  // A large file: the buffer in the scanner's huge page (one page fault, not 32).
-  char* buf = regular && static_cast<uint64_t>(st.st_size) >= kLargeInputBytes
-                  ? scanner.LargeInputBuffer()
-                  : nullptr;
+  // A large file: a larger buffer (fewer read(2) calls, ~1 µs each) in the scanner's huge
+  // page (one page fault, not one per 4 KiB).
+  size_t cap = kMaxKept;
+  char* buf = nullptr;
+  if (regular && static_cast<uint64_t>(st.st_size) >= kLargeInputBytes) {
+    buf = scanner.LargeInputBuffer();
+    if (buf != nullptr) cap = KernelLogScanner::kLargeReadBytes;
+  }
   std::unique_ptr<char[]> own;
   if (buf == nullptr) {
-    own.reset(new char[kBufBytes]);
+    own.reset(new char[cap]);
     buf = own.get();
   }
+  const size_t step = cap / kMaxKept;  // in kMaxKept units, for the clock check
   size_t have = 0;
   bool skipping = false;  // inside an over-long line: drop bytes until its '\n'
-  int chunks = 0;
+  size_t since_clock = 0;
   for (;;) {
-    if ((!regular || (++chunks & 15) == 0) && SteadyClock::now() >= deadline) {
-      facts.stopped_at_deadline = true;
-      return Status::Ok();
+    since_clock += step;
+    if (!regular || since_clock >= 16) {
+      since_clock = 0;
+      if (SteadyClock::now() >= deadline) {
+        facts.stopped_at_deadline = true;
+        return Status::Ok();
+      }
     }
     if (!regular) {
       int timeout_ms = -1;
@@ -943,13 +985,14 @@ Status ScanLogFd(int fd, KernelLogScanner& scanner, TimePoint deadline) {
       if (r < 0 && errno != EINTR) return IoError(std::string("poll: ") + std::strerror(errno));
       if (r <= 0) continue;  // timeout or signal: the clock check above decides
     }
-    ssize_t n = ::read(fd, buf + have, kBufBytes - have);
+    ssize_t n = ::read(fd, buf + have, cap - have);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN) continue;  // non-blocking FIFO between writes: poll again
       return IoError(std::string("read: ") + std::strerror(errno));
     }
     if (n == 0) {
+      // (What is left is shorter than kMaxKept: a longer rest was dropped below.)
       if (have > 0 && !skipping) scanner.ScanText(std::string_view(buf, have));
       return Status::Ok();
     }
@@ -966,22 +1009,22 @@ Status ScanLogFd(int fd, KernelLogScanner& scanner, TimePoint deadline) {
       skipping = false;
     }
     const void* last = memrchr(buf + start, '\n', have - start);
-    if (last == nullptr) {
-      if (start > 0) {
-        std::memmove(buf, buf + start, have - start);
-        have -= start;
+    size_t end = start;
+    if (last != nullptr) {
+      end = static_cast<size_t>(static_cast<const char*>(last) - buf) + 1;
+      if (cap > kMaxKept) {
+        ScanWholeLines(scanner, buf + start, buf + end, kMaxKept);
+      } else {  // no whole line here can reach kMaxKept
+        scanner.ScanText(std::string_view(buf + start, end - start));
       }
-      if (have == kBufBytes) {  // a line longer than the buffer
-        ++facts.truncated_lines;
-        skipping = true;
-        have = 0;
-      }
-      continue;
     }
-    size_t end = static_cast<size_t>(static_cast<const char*>(last) - buf) + 1;
-    scanner.ScanText(std::string_view(buf + start, end - start));
-    std::memmove(buf, buf + end, have - end);
+    if (end > 0) std::memmove(buf, buf + end, have - end);
     have -= end;
+    if (have >= kMaxKept) {  // the line begun at buf holds no '\n' in its first kMaxKept bytes
+      ++facts.truncated_lines;
+      skipping = true;
+      have = 0;
+    }
   }
 }
 

@@ -67,10 +67,11 @@ class KernelLogScanner {
   KernelLogFacts Finish();
 
   // For a large input (ScanLogFd: a regular file of kLargeInputBytes or more): a read buffer of
-  // kReadBufferBytes in a ScanScratch (one huge page) that also holds the Xid repeat cache's
+  // kLargeReadBytes in a ScanScratch (one huge page) that also holds the Xid repeat cache's
   // table when it does not exist yet; the same buffer on later calls; nullptr when no region
   // could be mapped (then the caller's own buffer). Valid as long as the scanner.
   static constexpr size_t kReadBufferBytes = 128 << 10;
+  static constexpr size_t kLargeReadBytes = 1024 << 10;
   char* LargeInputBuffer();
 
  private:
@@ -127,7 +128,9 @@ class KernelLogScanner {
 // Regular files of this size or more are read into KernelLogScanner::LargeInputBuffer().
 inline constexpr uint64_t kLargeInputBytes = uint64_t{1} << 20;
 
-// Reads fd to its end with a fixed 128 KiB buffer (never the whole input) and scans it. Stops at
+// Reads fd to its end with a fixed buffer (never the whole input: 128 KiB, 1 MiB for a regular
+// file of kLargeInputBytes or more) and scans it; a line of 128 KiB or more is dropped and
+// counted in truncated_lines, whichever the buffer. Stops at
 // `deadline` (facts.stopped_at_deadline), also on a pipe or FIFO that never ends or stays silent
 // (non-regular files are polled). Errors: io_error from read(2).
 Status ScanLogFd(int fd, KernelLogScanner& scanner, TimePoint deadline = TimePoint::max());
