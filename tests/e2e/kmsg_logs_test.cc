@@ -35,6 +35,23 @@ TEST(KmsgLogsE2eTest, JsonFindingsAndExitCode) {
   EXPECT_TRUE(saw119);
 }
 
+// `logs --json` is written a finding at a time (WriteLogsJson); its bytes must stay those of
+// dump(2) of the whole document (indentation, separators, an empty findings array).
+TEST(KmsgLogsE2eTest, StreamedJsonIsTheWholeDocumentsDump) {
+  testing::TempDir dir;
+  dir.Write("empty.log", "");
+  for (const std::string& path :
+       {FixturePath("kmsg/dmesg_r535_h100.log"), FixturePath("kmsg/kmsg_raw_r570_b200.log"),
+        dir.path() + "/empty.log"}) {
+    auto r = RunGpudoctor({"logs", "--json", path});
+    ASSERT_GE(r.exit_code, 0) << r.err;
+    ASSERT_LE(r.exit_code, 2) << r.err;
+    const auto j = nlohmann::ordered_json::parse(r.out);
+    EXPECT_EQ(r.out, j.dump(2) + "\n") << path;
+    EXPECT_EQ(j["findings"].empty(), path == dir.path() + "/empty.log") << path;
+  }
+}
+
 TEST(KmsgLogsE2eTest, StdinTextAndCleanLog) {
   std::string text = testing::ReadFileOrDie(FixturePath("kmsg/syslog_r390_k80.log"));
   auto r = RunGpudoctor({"logs", "-"}, std::chrono::seconds(30), {{"TZ", "UTC"}}, text);
