@@ -7,8 +7,9 @@
 //   is_integer: varint(zigzag(value)), the value is an integer of magnitude < 2^53 (not -0.0)
 //   otherwise:  the IEEE-754 double, 8 bytes little-endian
 // Values come back bit for bit (integers exactly, others as stored); NaN and infinities are kept
-// as doubles (the writer skips them). Varints: LEB128, at most 10 bytes. Pure functions;
-// thread-safe.
+// as doubles (the writer skips them). Series ids round-trip when consecutive ids differ by less
+// than 2^62 (SQLite rowids of the series table: small positive numbers). Varints: LEB128, at most
+// 10 bytes. Pure functions, thread-safe; a TickEncoder is used by one thread.
 #pragma once
 
 #include <cstdint>
