@@ -234,8 +234,9 @@ class SqliteHistoryReader final : public HistoryReader {
   }
 
   // The raw points of the series in `out` (its keys) in [since, until] from the recent tick rows
-  // (or a version 2 file's samples_recent), in (ts_s, id) order. A blob that does not decode (a
-  // damaged page) is skipped whole.
+  // (or a version 2 file's samples_recent), unordered: Fill sorts them (no SQLite sorter holding
+  // the blobs inside `watch` while it serves the API). A blob that does not decode (a damaged
+  // page) is skipped whole.
   Status ReadRecent(int64_t since, int64_t until,
                     std::map<int64_t, std::vector<std::pair<int64_t, double>>>& out) {
     if (out.empty()) return Status::Ok();
@@ -255,8 +256,7 @@ class SqliteHistoryReader final : public HistoryReader {
       }
       return Status::Ok();
     }
-    auto ticks = db_->Prepare(
-        "SELECT ts_s, data FROM samples_ticks WHERE ts_s>=? AND ts_s<=? ORDER BY ts_s, id");
+    auto ticks = db_->Prepare("SELECT ts_s, data FROM samples_ticks WHERE ts_s>=? AND ts_s<=?");
     if (!ticks.ok()) return ticks.status();
     ticks->Bind(1, since).Bind(2, until);
     std::vector<std::pair<int64_t, double>> row;
