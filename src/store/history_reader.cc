@@ -3,6 +3,7 @@
 #include <cmath>
 #include <ctime>
 #include <filesystem>
+#include <map>
 
 #include "facts/gpu_facts.h"
 #include "rules/stored_action.h"
@@ -11,6 +12,7 @@
 #include "store/sample_codec.h"
 #include "store/store_file.h"
 #include "store/store_schema.h"
+#include "store/tick_codec.h"
 
 namespace gpudoctor {
 namespace {
@@ -92,6 +94,10 @@ class SqliteHistoryReader final : public HistoryReader {
         db_->QueryInt("SELECT count(*) FROM pragma_table_info('findings') WHERE name='action'");
     finding_columns_ =
         std::string(kFindingColumns) + (n.ok() && *n > 0 ? ", action" : ", '' AS action");
+    // A version 2 file opened read-only is not converted: its raw points are one row each.
+    auto legacy = db_->QueryInt(
+        "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='samples_recent'");
+    legacy_recent_ = legacy.ok() && *legacy > 0;
   }
 
   Result<std::string> Hostname() override {
@@ -148,9 +154,13 @@ class SqliteHistoryReader final : public HistoryReader {
       found.emplace_back(st->Int(0), std::move(s));
     }
     if (rc != SQLITE_DONE) return db_->Error("query series");
+    // The recent tick rows hold every series: decoded once for all the series asked for.
+    std::map<int64_t, std::vector<std::pair<int64_t, double>>> recent;
+    for (const auto& f : found) recent[f.first];
+    if (Status e = ReadRecent(q.since_unix_s, until, recent); !e.ok()) return e;
     std::vector<Series> out;
     for (auto& [id, s] : found) {
-      if (Status e = Fill(id, q.since_unix_s, until, s); !e.ok()) return e;
+      if (Status e = Fill(id, q.since_unix_s, until, recent[id], s); !e.ok()) return e;
       Downsample(s, std::max(1, q.max_points), q.since_unix_s, until);
       out.push_back(std::move(s));
     }
@@ -223,9 +233,54 @@ class SqliteHistoryReader final : public HistoryReader {
     return s;
   }
 
-  // Raw points (packed minutes and the recent table); before the oldest raw point, minute
+  // The raw points of the series in `out` (its keys) in [since, until] from the recent tick rows
+  // (or a version 2 file's samples_recent), unordered: Fill sorts them (no SQLite sorter holding
+  // the blobs inside `watch` while it serves the API). A blob that does not decode (a damaged
+  // page) is skipped whole.
+  Status ReadRecent(int64_t since, int64_t until,
+                    std::map<int64_t, std::vector<std::pair<int64_t, double>>>& out) {
+    if (out.empty()) return Status::Ok();
+    int rc;
+    if (legacy_recent_) {
+      auto recent = db_->Prepare(
+          "SELECT ts_s, value FROM samples_recent WHERE series_id=? AND ts_s>=? AND ts_s<=? "
+          "ORDER BY ts_s");
+      if (!recent.ok()) return recent.status();
+      for (auto& [id, points] : out) {
+        recent->Reset();
+        recent->Bind(1, id).Bind(2, since).Bind(3, until);
+        while ((rc = recent->Step()) == SQLITE_ROW) {
+          points.emplace_back(recent->Int(0), recent->Double(1));
+        }
+        if (rc != SQLITE_DONE) return db_->Error("read recent samples");
+      }
+      return Status::Ok();
+    }
+    auto ticks = db_->Prepare("SELECT ts_s, data FROM samples_ticks WHERE ts_s>=? AND ts_s<=?");
+    if (!ticks.ok()) return ticks.status();
+    ticks->Bind(1, since).Bind(2, until);
+    std::vector<std::pair<int64_t, double>> row;
+    while ((rc = ticks->Step()) == SQLITE_ROW) {
+      const int64_t ts = ticks->Int(0);
+      const auto* data = static_cast<const char*>(sqlite3_column_blob(ticks->get(), 1));
+      const int size = sqlite3_column_bytes(ticks->get(), 1);
+      row.clear();
+      const bool whole = ForEachTickPoint(
+          std::string_view(data == nullptr ? "" : data, data == nullptr ? 0 : size),
+          [&](int64_t id, double v) { row.emplace_back(id, v); });
+      if (!whole) continue;
+      for (const auto& [id, v] : row) {
+        if (auto it = out.find(id); it != out.end()) it->second.emplace_back(ts, v);
+      }
+    }
+    if (rc != SQLITE_DONE) return db_->Error("read recent samples");
+    return Status::Ok();
+  }
+
+  // Raw points (packed minutes and `recent`, ReadRecent's); before the oldest raw point, minute
   // averages from the rollups.
-  Status Fill(int64_t id, int64_t since, int64_t until, Series& s) {
+  Status Fill(int64_t id, int64_t since, int64_t until,
+              const std::vector<std::pair<int64_t, double>>& recent, Series& s) {
     std::vector<std::pair<int64_t, double>> raw;
     auto packed = db_->Prepare(
         "SELECT minute_s, data FROM samples WHERE series_id=? AND minute_s>=? AND minute_s<=? "
@@ -240,13 +295,7 @@ class SqliteHistoryReader final : public HistoryReader {
       }
     }
     if (rc != SQLITE_DONE) return db_->Error("read samples");
-    auto recent = db_->Prepare(
-        "SELECT ts_s, value FROM samples_recent WHERE series_id=? AND ts_s>=? AND ts_s<=? "
-        "ORDER BY ts_s");
-    if (!recent.ok()) return recent.status();
-    recent->Bind(1, id).Bind(2, since).Bind(3, until);
-    while ((rc = recent->Step()) == SQLITE_ROW) raw.emplace_back(recent->Int(0), recent->Double(1));
-    if (rc != SQLITE_DONE) return db_->Error("read recent samples");
+    raw.insert(raw.end(), recent.begin(), recent.end());
     std::sort(raw.begin(), raw.end());
 
     int64_t raw_start = raw.empty() ? until + 1 : raw.front().first;
@@ -303,6 +352,7 @@ class SqliteHistoryReader final : public HistoryReader {
   std::unique_ptr<SqliteDb> db_;
   TimePoint deadline_;
   std::string finding_columns_;
+  bool legacy_recent_ = false;  // samples_recent (version 2, not yet converted by a writer)
 };
 
 Result<int> MarkFindings(const std::string& db_path, const std::string& id, std::optional<int> gpu,

@@ -15,12 +15,14 @@
 #include <deque>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "store/history_store_internal.h"
 #include "store/sqlite_db.h"
 #include "store/store_file.h"
 #include "store/store_schema.h"
+#include "store/tick_codec.h"
 
 namespace gpudoctor {
 namespace {
@@ -320,6 +322,54 @@ void HistoryStore::AppendEvents(std::vector<HistoryEvent> events, int64_t mono_m
   Append(std::move(record));
 }
 
+namespace {
+Status ConvertRows(SqliteDb& db);
+}  // namespace
+
+Status ConvertRecentSamples(SqliteDb& db) {
+  auto exists = db.QueryInt(
+      "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='samples_recent'");
+  if (!exists.ok()) return exists.status();
+  if (*exists == 0) return Status::Ok();
+  if (Status s = ConvertRows(db); !s.ok()) return s;  // its statements are finalized here
+  return db.Exec("DROP TABLE samples_recent");
+}
+
+namespace {
+Status ConvertRows(SqliteDb& db) {
+  auto rows = db.Prepare(kStoreRecentRowsSql);
+  if (!rows.ok()) return rows.status();
+  auto insert = db.Prepare("INSERT INTO samples_ticks(ts_s, data) VALUES(?, ?)");
+  if (!insert.ok()) return insert.status();
+  std::string blob;
+  std::optional<TickEncoder> tick;
+  int64_t cur_ts = 0, cur_seq = 0;
+  auto write = [&]() -> Status {
+    if (!tick) return Status::Ok();
+    insert->Reset();
+    insert->Bind(1, cur_ts).BindBlob(2, blob);
+    if (insert->Step() != SQLITE_DONE) return db.Error("convert recent samples");
+    tick.reset();
+    return Status::Ok();
+  };
+  int rc;
+  while ((rc = rows->Step()) == SQLITE_ROW) {
+    const int64_t ts = rows->Int(1), seq = rows->Int(2);
+    if (tick && (ts != cur_ts || seq != cur_seq)) {
+      if (Status s = write(); !s.ok()) return s;
+    }
+    if (!tick) {
+      tick.emplace(&blob);
+      cur_ts = ts;
+      cur_seq = seq;
+    }
+    tick->Add(rows->Int(0), rows->Double(3));
+  }
+  if (rc != SQLITE_DONE) return db.Error("read recent samples");
+  return write();
+}
+}  // namespace
+
 Result<std::unique_ptr<SqliteDb>> OpenStoreForWriting(const std::string& path, bool* transient,
                                                       FileIdentity* identity) {
   *transient = false;
@@ -376,14 +426,10 @@ Result<std::unique_ptr<SqliteDb>> OpenStoreForWriting(const std::string& path, b
     (void)d.Exec("ROLLBACK");
     return s;
   }
-  // samples_recent keyed by series first (files from before the time-first key): re-key.
-  auto ts_key_position =
-      d.QueryInt("SELECT pk FROM pragma_table_info('samples_recent') WHERE name='ts_s'");
-  if (ts_key_position.ok() && *ts_key_position != 1) {
-    if (Status s = d.Exec(kStoreRecentByTimeSql); !s.ok()) {
-      (void)d.Exec("ROLLBACK");
-      return s;
-    }
+  // Version 2 (and migrated version 1) files: one row per point becomes one row per tick.
+  if (Status s = ConvertRecentSamples(d); !s.ok()) {
+    (void)d.Exec("ROLLBACK");
+    return s;
   }
   auto has_action =
       d.QueryInt("SELECT count(*) FROM pragma_table_info('findings') WHERE name='action'");

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "core/status.h"
 #include "store/history_store.h"
@@ -15,18 +16,22 @@
 
 namespace gpudoctor {
 
-// The minute pack's read of raw points: in samples_recent's key order (ts_s, series_id, seq), so
-// SQLite steps the B-tree without a sorter (store_test checks the query plan).
-inline constexpr const char* kPackSelectSql =
-    "SELECT series_id, ts_s, value FROM samples_recent WHERE ts_s < ? ORDER BY ts_s, series_id, "
-    "seq";
+// The minute pack's read of the tick rows to pack: their ids and seconds only (no blob, no
+// sorter: store_test checks the query plan); the pack orders them by (ts_s, id) itself and
+// reads each blob by id.
+inline constexpr const char* kPackSelectSql = "SELECT id, ts_s FROM samples_ticks WHERE ts_s < ?";
 
 // Opens the database for writing (store_file.h decides what may be written: a missing file is
 // created 0600 with O_EXCL, a corrupt one of ours moved aside, anything not ours refused) and
-// initialises or migrates the schema. WAL. On failure *transient says whether retrying may help
-// (locked, disk full, I/O); *identity gets the opened file's device and inode.
+// initialises or migrates the schema (a version 2 file's samples_recent rows become
+// samples_ticks rows: ConvertRecentSamples). WAL. On failure *transient says whether retrying may
+// help (locked, disk full, I/O); *identity gets the opened file's device and inode.
 Result<std::unique_ptr<SqliteDb>> OpenStoreForWriting(const std::string& path, bool* transient,
                                                       FileIdentity* identity);
+
+// Moves every row of a version 2 samples_recent into samples_ticks (one row per (ts_s, seq), in
+// that order) and drops it. Inside the caller's transaction. Nothing when the table is absent.
+Status ConvertRecentSamples(SqliteDb& db);
 
 // Owns the write connection and its prepared statements; one transaction per tick. Used by the
 // store's writer thread only.
@@ -42,6 +47,10 @@ class StoreWriter {
       : db_(std::move(db)), options_(options) {}
   Status WriteTickTx(const TickResult& tick);
   Result<int64_t> SeriesId(const MetricPoint& p);
+  // The series id of tick point `i`: the one the point at the same position had last tick when
+  // it names the same series (the usual case: no lookup, no string built), else SeriesId.
+  Result<int64_t> CachedSeriesId(size_t i, const MetricPoint& p);
+  void ForgetSeries();
   Status PackBefore(int64_t minute_s);
   Status AddRollup(int64_t series_id, int64_t minute_s, double mn, double avg, double mx,
                    int64_t count);
@@ -58,15 +67,25 @@ class StoreWriter {
   // string key per point per tick (MetricInfo pointers are static table entries).
   std::map<std::pair<const MetricInfo*, int>, int64_t> unlabeled_ids_;
   std::map<int64_t, bool> series_counter_;
+  // Last tick's points by position: which series each named.
+  struct ShapeEntry {
+    const MetricInfo* info = nullptr;
+    int gpu = 0;
+    MetricLabels labels;
+    int64_t id = 0;
+  };
+  std::vector<ShapeEntry> shape_;
+  std::string tick_blob_;                               // reused: no allocation per tick once grown
+  std::vector<std::pair<int64_t, int64_t>> pack_rows_;  // (ts_s, id) of the rows to pack
+  std::vector<std::pair<int64_t, double>> pack_points_;
   int64_t current_minute_ = -1;  // unknown after a failure: the next tick packs what is due
   int64_t last_retention_s_ = 0;
   int64_t newest_at_open_s_ = 0;  // retention's clock (s) when the file was last written; 0 none
   int64_t retain_now_ms_ = -1;    // RetentionNowMs; -1 before the first tick
   int64_t last_mono_ms_ = 0;
-  // sample_fast_insert_: a point at a (series, second) not stored yet, seq 0, one B-tree seek;
-  // sample_insert_ (seq = max + 1) only when that meets a stored point (a clock step back).
-  SqliteStmt begin_, commit_, rollback_, series_insert_, series_select_, sample_insert_,
-      sample_fast_insert_, recent_select_, recent_delete_, packed_insert_, rollup_select_,
+  // tick_insert_: the tick's points, one row (an append at the end of samples_ticks).
+  SqliteStmt begin_, commit_, rollback_, series_insert_, series_select_, tick_insert_,
+      recent_select_, tick_blob_select_, recent_delete_, packed_insert_, rollup_select_,
       rollup_upsert_, finding_upsert_, event_insert_, gpu_upsert_;
 };
 

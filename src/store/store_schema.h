@@ -7,15 +7,14 @@
 //   series(id, metric, gpu, labels, counter)
 //                                    one row per (gpudoctor_* metric name, GPU index, LabelsKey);
 //                                    counter 1 for *_total (stored exactly)
-//   samples_recent(series_id, ts_s, seq, value)
-//                                    raw points of the current minute (and any not yet packed);
-//                                    keyed (ts_s, series_id, seq): a tick's points are appended
-//                                    at the end of the B-tree (a few pages written per tick, not
-//                                    one page per series); files keyed (series_id, ts_s, seq)
-//                                    are re-keyed on open (kStoreRecentByTimeSql), the SQL that
-//                                    reads them is the same for both keys;
-//                                    seq > 0: a later point at a second already stored (the wall
-//                                    clock stepped back), kept beside the first, never replacing it
+//   samples_ticks(id, ts_s, data)   raw points of the current minute (and any not yet packed):
+//                                    one row per tick holding all of its points (tick_codec.h:
+//                                    series id and value each), so a tick is one insert; rows
+//                                    at the same second (the wall clock stepped back) are all
+//                                    kept, in id (insertion) order. Version 2 files kept one
+//                                    row per point in samples_recent(series_id, ts_s, seq,
+//                                    value); the writer converts them on open (kept in
+//                                    (ts_s, seq) order), readers read either table.
 //   samples(series_id, minute_s, seq, data)
 //                                    raw points of one minute packed by sample_codec.h (slot =
 //                                    second of the minute); seq > 0: more points of a minute
@@ -38,16 +37,16 @@ namespace gpudoctor {
 // "GPDH": recognises our files (PRAGMA application_id); anything else is foreign.
 inline constexpr int32_t kStoreApplicationId = 0x47504448;
 // Version 2: seq in samples_recent and samples (points of a clock step back are kept).
-inline constexpr int kStoreSchemaVersion = 2;
+// Version 3: samples_ticks (one row per tick) replaces samples_recent (one row per point).
+inline constexpr int kStoreSchemaVersion = 3;
 
 inline constexpr const char* kStoreSchemaSql = R"sql(
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS series(
   id INTEGER PRIMARY KEY, metric TEXT NOT NULL, gpu INTEGER NOT NULL, labels TEXT NOT NULL,
   counter INTEGER NOT NULL DEFAULT 0, UNIQUE(metric, gpu, labels));
-CREATE TABLE IF NOT EXISTS samples_recent(
-  series_id INTEGER NOT NULL, ts_s INTEGER NOT NULL, seq INTEGER NOT NULL, value REAL NOT NULL,
-  PRIMARY KEY(ts_s, series_id, seq)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS samples_ticks(
+  id INTEGER PRIMARY KEY, ts_s INTEGER NOT NULL, data BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS samples(
   series_id INTEGER NOT NULL, minute_s INTEGER NOT NULL, seq INTEGER NOT NULL, data BLOB NOT NULL,
   PRIMARY KEY(series_id, minute_s, seq)) WITHOUT ROWID;
@@ -97,17 +96,10 @@ DROP TABLE samples;
 ALTER TABLE samples_v2 RENAME TO samples;
 )sql";
 
-// samples_recent keyed by series first (files written before the time-first key): re-keyed in
-// the writer's first transaction. Same columns, same rows; no version change (both keys read
-// with the same SQL, so older binaries still read the file).
-inline constexpr const char* kStoreRecentByTimeSql = R"sql(
-CREATE TABLE samples_recent_by_time(
-  series_id INTEGER NOT NULL, ts_s INTEGER NOT NULL, seq INTEGER NOT NULL, value REAL NOT NULL,
-  PRIMARY KEY(ts_s, series_id, seq)) WITHOUT ROWID;
-INSERT INTO samples_recent_by_time SELECT series_id, ts_s, seq, value FROM samples_recent;
-DROP TABLE samples_recent;
-ALTER TABLE samples_recent_by_time RENAME TO samples_recent;
-)sql";
+// Version 2 files' samples_recent is converted to samples_ticks by the writer's first transaction
+// (ConvertRecentSamples, history_store.cc); this reads its rows in the order they become ticks.
+inline constexpr const char* kStoreRecentRowsSql =
+    "SELECT series_id, ts_s, seq, value FROM samples_recent ORDER BY ts_s, seq, series_id";
 
 // Findings of version 1 files gain their action column (added after the schema ran, where the
 // table exists without it).

@@ -8,6 +8,7 @@
 
 #include "store/history_store_internal.h"
 #include "store/sample_codec.h"
+#include "store/tick_codec.h"
 
 namespace gpudoctor {
 namespace {
@@ -112,7 +113,7 @@ Result<std::unique_ptr<StoreWriter>> StoreWriter::Create(std::unique_ptr<SqliteD
     w->newest_at_open_s_ = *clock / 1000;
   } else if (clock.status().code() == StatusCode::kNotFound) {
     auto newest = w->db_->QueryInt(
-        "SELECT coalesce(max(t), 0) FROM (SELECT max(ts_s) AS t FROM samples_recent UNION ALL "
+        "SELECT coalesce(max(t), 0) FROM (SELECT max(ts_s) AS t FROM samples_ticks UNION ALL "
         "SELECT max(minute_s) + 59 FROM samples)");
     if (!newest.ok()) return newest.status();
     w->newest_at_open_s_ = *newest;
@@ -133,12 +134,10 @@ Status StoreWriter::Prepare() {
       {&series_insert_,
        "INSERT OR IGNORE INTO series(metric, gpu, labels, counter) VALUES(?, ?, ?, ?)"},
       {&series_select_, "SELECT id, counter FROM series WHERE metric=? AND gpu=? AND labels=?"},
-      {&sample_insert_,
-       "INSERT INTO samples_recent SELECT ?1, ?2, coalesce(max(seq) + 1, 0), ?3 FROM "
-       "samples_recent WHERE series_id=?1 AND ts_s=?2"},
-      {&sample_fast_insert_, "INSERT INTO samples_recent VALUES(?1, ?2, 0, ?3)"},
+      {&tick_insert_, "INSERT INTO samples_ticks(ts_s, data) VALUES(?, ?)"},
       {&recent_select_, kPackSelectSql},
-      {&recent_delete_, "DELETE FROM samples_recent WHERE ts_s < ?"},
+      {&tick_blob_select_, "SELECT data FROM samples_ticks WHERE id = ?"},
+      {&recent_delete_, "DELETE FROM samples_ticks WHERE ts_s < ?"},
       {&packed_insert_,
        "INSERT INTO samples SELECT ?1, ?2, coalesce(max(seq) + 1, 0), ?3 FROM samples WHERE "
        "series_id=?1 AND minute_s=?2"},
@@ -201,6 +200,25 @@ Result<int64_t> StoreWriter::SeriesId(const MetricPoint& p) {
   return id;
 }
 
+Result<int64_t> StoreWriter::CachedSeriesId(size_t i, const MetricPoint& p) {
+  if (i < shape_.size()) {
+    const ShapeEntry& e = shape_[i];
+    if (e.info == p.info && e.gpu == p.gpu && e.labels == p.labels) return e.id;
+  }
+  auto id = SeriesId(p);
+  if (!id.ok()) return id;
+  if (i >= shape_.size()) shape_.resize(i + 1);
+  shape_[i] = ShapeEntry{p.info, p.gpu, p.labels, *id};
+  return id;
+}
+
+void StoreWriter::ForgetSeries() {
+  series_ids_.clear();
+  unlabeled_ids_.clear();
+  series_counter_.clear();
+  shape_.clear();
+}
+
 Status StoreWriter::AddRollup(int64_t series_id, int64_t minute_s, double mn, double avg, double mx,
                               int64_t count) {
   int64_t hour = FloorTo(minute_s, 3600);
@@ -236,13 +254,13 @@ Status StoreWriter::AddRollup(int64_t series_id, int64_t minute_s, double mn, do
 
 // Packs every raw point older than `minute_s` into per-minute blobs with their rollups.
 //
-// The points are stepped in samples_recent's key order (ts_s, series_id, seq), so SQLite needs
-// no sorter (an ORDER BY series_id first cost ≈ 1 MiB of sorter memory at every minute
-// boundary). Each series of the minute being read has an accumulator: one SampleEncoder per
-// layer (layer k holds the (k+1)-th point at each second: a clock step back stores more than one)
-// and the rollup's min, max, sum and count. A series sees its points in (ts_s, seq) order, the
-// order the series-first pack saw them in, so blobs and rollups are the same as before. When the
-// minute changes every accumulator is written out (series in id order) and dropped.
+// The tick rows are read in (ts_s, id) order: by second, and at one second (the wall clock
+// stepped back) in the order they were written. Each series of the minute being read has an
+// accumulator: one SampleEncoder per layer (layer k holds the (k+1)-th point at each second: a
+// clock step back stores more than one) and the rollup's min, max, sum and count. A series sees
+// its points in the order the per-point pack of version 2 saw them ((ts_s, seq)), so blobs and
+// rollups are the same. When the minute changes every accumulator is written out (series in id
+// order) and dropped. A tick blob that does not decode (a damaged page) is skipped whole.
 Status StoreWriter::PackBefore(int64_t minute_s) {
   struct SeriesMinute {
     std::vector<SampleEncoder> layers;
@@ -270,43 +288,56 @@ Status StoreWriter::PackBefore(int64_t minute_s) {
     pending.clear();
     return Status::Ok();
   };
-  // The statements flush() runs write other tables (samples, rollups) while this one is open.
+  pack_rows_.clear();
   recent_select_.Reset();
   recent_select_.Bind(1, minute_s);
   int rc;
   while ((rc = recent_select_.Step()) == SQLITE_ROW) {
-    const int64_t series = recent_select_.Int(0);
-    const int64_t ts = recent_select_.Int(1);
-    const double value = recent_select_.Double(2);
-    const int64_t minute = FloorTo(ts, 60);
-    if (minute != pending_minute) {
-      if (Status s = flush(); !s.ok()) {
-        recent_select_.Reset();
-        return s;
-      }
-      pending_minute = minute;
-    }
-    auto [it, added] = pending.try_emplace(series);
-    SeriesMinute& acc = it->second;
-    const int slot = static_cast<int>(ts - minute);
-    acc.repeat = slot == acc.last_slot ? acc.repeat + 1 : 0;
-    acc.last_slot = slot;
-    if (acc.repeat == acc.layers.size()) {
-      auto counter = series_counter_.find(series);
-      acc.layers.emplace_back(/*lossy=*/counter != series_counter_.end() && !counter->second);
-    }
-    acc.layers[acc.repeat].Add(slot, value);
-    acc.mn = std::min(acc.mn, value);
-    acc.mx = std::max(acc.mx, value);
-    acc.sum += value;
-    ++acc.count;
-  }
-  if (rc != SQLITE_DONE) {
-    Status s = db_->Error("read recent samples");
-    recent_select_.Reset();
-    return s;
+    pack_rows_.emplace_back(recent_select_.Int(1), recent_select_.Int(0));
   }
   recent_select_.Reset();
+  if (rc != SQLITE_DONE) return db_->Error("read recent samples");
+  if (pack_rows_.empty()) return Status::Ok();
+  std::sort(pack_rows_.begin(), pack_rows_.end());
+  for (const auto& [ts, row] : pack_rows_) {
+    tick_blob_select_.Reset();
+    tick_blob_select_.Bind(1, row);
+    rc = tick_blob_select_.Step();
+    if (rc != SQLITE_ROW) {
+      Status s = db_->Error("read recent samples");
+      tick_blob_select_.Reset();
+      return s;
+    }
+    pack_points_.clear();
+    const auto* data = static_cast<const char*>(sqlite3_column_blob(tick_blob_select_.get(), 0));
+    const int size = sqlite3_column_bytes(tick_blob_select_.get(), 0);
+    const bool whole =
+        ForEachTickPoint(std::string_view(data == nullptr ? "" : data, data == nullptr ? 0 : size),
+                         [&](int64_t id, double v) { pack_points_.emplace_back(id, v); });
+    tick_blob_select_.Reset();
+    if (!whole) continue;
+    const int64_t minute = FloorTo(ts, 60);
+    if (minute != pending_minute) {
+      if (Status s = flush(); !s.ok()) return s;
+      pending_minute = minute;
+    }
+    const int slot = static_cast<int>(ts - minute);
+    for (const auto& [series, value] : pack_points_) {
+      auto [it, added] = pending.try_emplace(series);
+      SeriesMinute& acc = it->second;
+      acc.repeat = slot == acc.last_slot ? acc.repeat + 1 : 0;
+      acc.last_slot = slot;
+      if (acc.repeat == acc.layers.size()) {
+        auto counter = series_counter_.find(series);
+        acc.layers.emplace_back(/*lossy=*/counter != series_counter_.end() && !counter->second);
+      }
+      acc.layers[acc.repeat].Add(slot, value);
+      acc.mn = std::min(acc.mn, value);
+      acc.mx = std::max(acc.mx, value);
+      acc.sum += value;
+      ++acc.count;
+    }
+  }
   if (Status s = flush(); !s.ok()) return s;
   recent_delete_.Reset();
   recent_delete_.Bind(1, minute_s);
@@ -369,9 +400,7 @@ Status StoreWriter::WriteTick(const TickResult& tick) {
     rollback_.Reset();
     if (sqlite3_get_autocommit(db_->get()) == 0) (void)db_->Exec("ROLLBACK");
     // Ids inserted by the rolled-back transaction are gone: forget the cache.
-    series_ids_.clear();
-    unlabeled_ids_.clear();
-    series_counter_.clear();
+    ForgetSeries();
     current_minute_ = -1;
   }
   return s;
@@ -389,23 +418,28 @@ Status StoreWriter::WriteTickTx(const TickResult& tick) {
     }
     if (Status s = PackBefore(minute); !s.ok()) return s;
   }
-  for (const auto& p : tick.points) {
+  // All of the tick's points in one row: one insert, whatever the number of series.
+  TickEncoder blob(&tick_blob_);
+  size_t stored = 0;
+  for (size_t i = 0; i < tick.points.size(); ++i) {
+    const MetricPoint& p = tick.points[i];
     if (p.info == nullptr || !std::isfinite(p.value)) continue;
-    auto id = SeriesId(p);
+    auto id = CachedSeriesId(i, p);
     if (!id.ok()) return id.status();
-    // Nearly always the first point of this series at this second: inserted as seq 0 without
-    // looking up the largest seq first. A primary-key conflict (a point already stored at this
-    // second: the clock stepped back) fails only this statement; the point then takes the next
-    // seq as before.
-    sample_fast_insert_.Reset();
-    sample_fast_insert_.Bind(1, *id).Bind(2, ts).Bind(3, p.value);
-    const int rc = sample_fast_insert_.Step();
-    if (rc == SQLITE_DONE) continue;
-    if ((rc & 0xff) != SQLITE_CONSTRAINT) return db_->Error("write sample");
-    sample_fast_insert_.Reset();
-    sample_insert_.Reset();
-    sample_insert_.Bind(1, *id).Bind(2, ts).Bind(3, p.value);
-    if (sample_insert_.Step() != SQLITE_DONE) return db_->Error("write sample");
+    blob.Add(*id, p.value);
+    ++stored;
+  }
+  if (stored > 0) {
+    tick_insert_.Reset();
+    tick_insert_.Bind(1, ts);
+    sqlite3_bind_blob(tick_insert_.get(), 2, tick_blob_.data(), static_cast<int>(tick_blob_.size()),
+                      SQLITE_STATIC);
+    if (tick_insert_.Step() != SQLITE_DONE) {
+      Status s = db_->Error("write samples");
+      tick_insert_.Reset();
+      return s;
+    }
+    tick_insert_.Reset();  // unbinds the blob before tick_blob_ changes
   }
   for (const auto& t : tick.findings) {
     const Finding& f = t.last;
@@ -450,9 +484,8 @@ Status StoreWriter::WriteTickTx(const TickResult& tick) {
     st.Bind(5, g.name).Bind(6, ts);
     if (st.Step() != SQLITE_DONE) return db_->Error("write gpu ledger");
   }
-  for (SqliteStmt* st :
-       {&sample_insert_, &sample_fast_insert_, &packed_insert_, &rollup_upsert_, &finding_upsert_,
-        &event_insert_, &gpu_upsert_, &series_insert_, &recent_delete_}) {
+  for (SqliteStmt* st : {&tick_insert_, &packed_insert_, &rollup_upsert_, &finding_upsert_,
+                         &event_insert_, &gpu_upsert_, &series_insert_, &recent_delete_}) {
     st->Reset();
   }
   const int64_t retain_now_s = FloorTo(RetentionNowMs(tick), 1000) / 1000;

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <filesystem>
 #include <thread>
+#include <tuple>
 
 #include "rules/thresholds.h"
 #include "store/history_sink.h"
@@ -387,10 +388,10 @@ TEST(StoreReliabilityTest, VersionOneFilesAreMigratedKeepingTheirSamples) {
   EXPECT_EQ(InspectStoreFile(db, false).user_version, kStoreSchemaVersion);
 }
 
-// Files whose recent samples are keyed series first (before the time-first key that makes a
-// tick's inserts appends) are re-keyed on open: every point stays, a clock step's second point
-// (seq 1) included, and the key is then (ts_s, series_id, seq).
-TEST(StoreReliabilityTest, SeriesFirstRecentSamplesAreReKeyedByTimeKeepingTheirPoints) {
+// Version 2 files keep one samples_recent row per point (keyed series first in older ones): on
+// open they become one samples_ticks row per (second, seq), every point kept, a clock step's
+// second point (seq 1) included, and samples_recent is gone.
+TEST(StoreReliabilityTest, VersionTwoRecentSamplesBecomeTickRowsKeepingTheirPoints) {
   TempDir dir;
   std::string db = dir.path() + "/history.db";
   Exec(db, "PRAGMA application_id=" + std::to_string(kStoreApplicationId) +
@@ -417,18 +418,89 @@ TEST(StoreReliabilityTest, SeriesFirstRecentSamplesAreReKeyedByTimeKeepingTheirP
   ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
   sqlite3_stmt* st = nullptr;
   ASSERT_EQ(sqlite3_prepare_v2(h,
-                               "SELECT name FROM pragma_table_info('samples_recent') WHERE pk > 0 "
-                               "ORDER BY pk",
+                               "SELECT (SELECT count(*) FROM samples_ticks), (SELECT count(*) "
+                               "FROM sqlite_master WHERE name='samples_recent')",
                                -1, &st, nullptr),
             SQLITE_OK);
-  std::vector<std::string> key;
-  while (sqlite3_step(st) == SQLITE_ROW) {
-    key.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
-  }
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int64(st, 0), 4);  // kT0; kT0+1 seq 0; kT0+1 seq 1; the new tick
+  EXPECT_EQ(sqlite3_column_int64(st, 1), 0);
   sqlite3_finalize(st);
   sqlite3_close(h);
-  EXPECT_EQ(key, (std::vector<std::string>{"ts_s", "series_id", "seq"}));
   EXPECT_EQ(InspectStoreFile(db, false).user_version, kStoreSchemaVersion);
+}
+
+// Every series of a file the base version wrote (tests/fixtures/store/history_v2.db: `watch
+// --ticks 65 --probes cpu,nvml` of the version before tick rows, one GPU: one packed minute with
+// its rollups, 17 seconds in samples_recent, findings, events, the ledger) reads the same before
+// (read-only: not converted) and after a writer opened it (converted); findings, events and GPUs
+// too; and a tick written after the conversion reads back.
+TEST(StoreReliabilityTest, BaseVersionFileReadsTheSameAfterConversion) {
+  TempDir dir;
+  std::string db = dir.path() + "/history.db";
+  std::filesystem::copy_file(std::string(GPUDOCTOR_FIXTURES) + "/store/history_v2.db", db);
+  std::filesystem::permissions(
+      db, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  ASSERT_EQ(InspectStoreFile(db, false).user_version, 2);
+  struct Snapshot {
+    std::vector<std::tuple<std::string, int, std::string, std::vector<std::pair<int64_t, double>>>>
+        series;
+    size_t findings = 0, events = 0, gpus = 0;
+  };
+  auto read_all = [&](Snapshot* out) {
+    auto r = HistoryReader::Open(db);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    auto metrics = (*r)->ListMetrics();
+    ASSERT_TRUE(metrics.ok());
+    for (const auto& m : *metrics) {
+      SeriesQuery q;
+      q.metric = m;
+      q.since_unix_s = 1;
+      q.until_unix_s = 4102444800;  // 2100
+      q.max_points = 1 << 20;
+      auto s = (*r)->QuerySeries(q);
+      ASSERT_TRUE(s.ok()) << s.status().ToString();
+      for (const auto& one : *s) {
+        out->series.emplace_back(one.metric, one.gpu.value_or(-2), one.labels, one.points);
+      }
+    }
+    out->findings = (*r)->QueryFindings({})->size();
+    out->events = (*r)->QueryEvents(0)->size();
+    out->gpus = (*r)->QueryGpus(100)->size();
+  };
+  Snapshot before, after;
+  read_all(&before);
+  ASSERT_EQ(before.series.size(), 70u);
+  size_t points = 0;
+  for (const auto& s : before.series) points += std::get<3>(s).size();
+  EXPECT_GT(points, 70u * 60);  // the packed minute and the raw seconds
+  EXPECT_EQ(before.findings, 3u);
+  EXPECT_EQ(before.gpus, 1u);
+  {
+    auto s = HistoryStore::Open(db, Fast());
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    (*s)->Flush();
+  }
+  EXPECT_EQ(InspectStoreFile(db, false).user_version, kStoreSchemaVersion);
+  read_all(&after);
+  EXPECT_EQ(after.series, before.series);
+  EXPECT_EQ(after.findings, before.findings);
+  EXPECT_EQ(after.events, before.events);
+  EXPECT_EQ(after.gpus, before.gpus);
+  // Written on: the newest stored second plus one.
+  int64_t newest = 0;
+  for (const auto& s : before.series) {
+    if (!std::get<3>(s).empty()) newest = std::max(newest, std::get<3>(s).back().first);
+  }
+  {
+    auto s = HistoryStore::Open(db, Fast());
+    ASSERT_TRUE(s.ok());
+    (*s)->Append(Tick(newest + 1, kMono0, 77.5));
+    (*s)->Close();
+  }
+  auto pts = Points(db, newest - 5, newest + 5);
+  ASSERT_FALSE(pts.empty());
+  EXPECT_EQ(pts.back(), (std::pair<int64_t, double>{newest + 1, 77.5}));
 }
 
 TEST(StoreReliabilityTest, MissingOrSharedDirectoriesAndPlantedLinksAreRefused) {

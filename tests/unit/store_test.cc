@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -141,8 +142,8 @@ TEST(StoreCodecTest, EncoderGivesEncodeSamplesBytesOneSampleAtATime) {
   EXPECT_EQ(SampleEncoder(true).Finish(), std::string(8, '\0'));
 }
 
-// The minute pack reads samples_recent in its key order: no sorter (≈ 1 MiB at every minute
-// boundary of `watch` when it was ordered by series first).
+// The minute pack lists the tick rows to pack without a sorter (≈ 1 MiB at every minute boundary
+// of `watch` when points were ordered by series first); it orders the few (ts_s, id) itself.
 TEST(StoreTest, MinutePackStepsTheKeyOrderWithoutASort) {
   TempDir dir;
   std::string db = dir.path() + "/history.db";
@@ -163,30 +164,33 @@ TEST(StoreTest, MinutePackStepsTheKeyOrderWithoutASort) {
   }
   sqlite3_finalize(st);
   sqlite3_close(h);
-  EXPECT_THAT(plan, HasSubstr("samples_recent"));
+  EXPECT_THAT(plan, HasSubstr("samples_ticks"));
   EXPECT_THAT(plan, ::testing::Not(HasSubstr("TEMP B-TREE"))) << plan;
 }
 
 // Many series over several unpacked minutes, seconds stored twice and three times (clock steps),
-// gauges and counters: the pack stores the blobs and rollups that a series-first pack (the one
-// before the key-order pack, written out here) gives for the same raw rows, byte for byte.
+// gauges and counters, in a version 2 file (one samples_recent row per point): converted to tick
+// rows on open, the pack stores the blobs and rollups that a series-first pack (the one before
+// the key-order pack, written out here) gives for the same raw rows, byte for byte.
 TEST(StoreTest, MinutePackStoresWhatTheSeriesFirstPackStored) {
   TempDir dir;
   std::string db = dir.path() + "/history.db";
   {
-    auto store = OpenOrDie(db);
+    auto store = OpenOrDie(db);  // the schema; no tick
     ASSERT_TRUE(store);
-    store->Append(MakeTick(kMinute0 - 1, 60, 1));  // the schema and 6 series
-    store->Flush();
   }
-  // Raw rows as a writer stopped before packing leaves them: 40 more series, 3 minutes.
+  // Raw rows as a version 2 writer stopped before packing leaves them: 46 series, 3 minutes.
   sqlite3* h = nullptr;
   ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
   auto exec = [&](const std::string& sql) {
     ASSERT_EQ(sqlite3_exec(h, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sql;
   };
   exec("BEGIN");
-  for (int i = 0; i < 40; ++i) {
+  exec("PRAGMA user_version=2");
+  exec(
+      "CREATE TABLE samples_recent(series_id INTEGER NOT NULL, ts_s INTEGER NOT NULL, seq INTEGER "
+      "NOT NULL, value REAL NOT NULL, PRIMARY KEY(ts_s, series_id, seq)) WITHOUT ROWID");
+  for (int i = 0; i < 46; ++i) {
     exec("INSERT INTO series(metric, gpu, labels, counter) VALUES('gpudoctor_test_" +
          std::to_string(i) + "', " + std::to_string(i % 8) + ", '', " + std::to_string(i % 3 == 0) +
          ")");
@@ -273,7 +277,7 @@ TEST(StoreTest, MinutePackStoresWhatTheSeriesFirstPackStored) {
     }
     flush();
     sqlite3_finalize(st);
-    EXPECT_EQ(seen, rows + 6);  // and the first tick's 6 points
+    EXPECT_EQ(seen, rows);
   }
   sqlite3_close(h);
   {
@@ -284,8 +288,9 @@ TEST(StoreTest, MinutePackStoresWhatTheSeriesFirstPackStored) {
     EXPECT_EQ(store->write_error(), "");
   }
   EXPECT_EQ(
-      CountRows(db, "SELECT count(*) FROM samples_recent WHERE ts_s < " + std::to_string(kMinute0)),
+      CountRows(db, "SELECT count(*) FROM samples_ticks WHERE ts_s < " + std::to_string(kMinute0)),
       0);
+  EXPECT_EQ(CountRows(db, "SELECT count(*) FROM sqlite_master WHERE name='samples_recent'"), 0);
   std::map<std::tuple<int64_t, int64_t, int64_t>, std::string> got_blobs;
   std::map<std::pair<int64_t, int64_t>, std::string> got_rollups;
   ASSERT_EQ(sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
@@ -311,7 +316,7 @@ TEST(StoreTest, MinutePackStoresWhatTheSeriesFirstPackStored) {
   sqlite3_close(h);
   EXPECT_GT(want_blobs.size(), 46u * 3);  // more than one layer somewhere
   EXPECT_TRUE(got_blobs == want_blobs) << got_blobs.size() << " blobs, want " << want_blobs.size();
-  EXPECT_EQ(want_rollups.size(), 46u);
+  EXPECT_EQ(want_rollups.size(), 46u);  // and none for the new tick's series (not packed)
   EXPECT_TRUE(got_rollups == want_rollups)
       << got_rollups.size() << " rollups, want " << want_rollups.size();
 }
@@ -329,7 +334,8 @@ TEST(StoreTest, WritesAndReadsBackAcrossMinutePacking) {
   EXPECT_EQ(store->write_error(), "");
   // Two full minutes are packed, the third is still raw.
   EXPECT_EQ(CountRows(db, "SELECT count(*) FROM samples"), 2 * 6);
-  EXPECT_EQ(CountRows(db, "SELECT count(*) FROM samples_recent"), 30 * 6);
+  // The third minute: one row per tick, holding its 6 points.
+  EXPECT_EQ(CountRows(db, "SELECT count(*) FROM samples_ticks"), 30);
 
   auto reader = HistoryReader::Open(db);
   ASSERT_TRUE(reader.ok()) << reader.status().ToString();
@@ -369,6 +375,92 @@ TEST(StoreTest, WritesAndReadsBackAcrossMinutePacking) {
   EXPECT_THAT(*metrics, ::testing::ElementsAre("gpudoctor_gpu_ecc_sbe_volatile_total",
                                                "gpudoctor_gpu_power_watts",
                                                "gpudoctor_gpu_temperature_celsius"));
+}
+
+// One samples_ticks row per tick whatever the number of series; labelled series, a series that
+// comes and goes, a point order that changes and a second stored twice (the clock stepped back)
+// all read back exactly (the raw minute: doubles bit for bit).
+TEST(StoreTest, OneRowPerTickKeepsEveryPointExactly) {
+  TempDir dir;
+  std::string db = dir.path() + "/history.db";
+  auto store = OpenOrDie(db);
+  ASSERT_TRUE(store);
+  const MetricInfo* temp = Metric("gpudoctor_gpu_temperature_celsius");
+  const MetricInfo* mount = Metric("gpudoctor_host_filesystem_available_bytes");
+  std::map<std::pair<int, std::string>, std::vector<std::pair<int64_t, double>>> want;
+  auto tick_at = [&](int64_t ts, int i) {
+    auto t = std::make_shared<TickResult>();
+    t->unix_ms = ts * 1000 + 250;
+    for (int gpu = 0; gpu < 8; ++gpu) {
+      t->points.push_back({temp, gpu, {}, 40 + gpu + i * 0.1});
+    }
+    for (const char* m : {"/", "/data"}) {
+      if (i % 3 == 2 && std::string(m) == "/data") continue;  // comes and goes
+      t->points.push_back({mount, -1, {{"mount", m}}, 1e12 / 3 + i});
+    }
+    if (i % 2 == 1) std::reverse(t->points.begin(), t->points.end());
+    t->points.push_back({temp, 9, {}, std::nan("")});  // not finite: not stored
+    for (const auto& p : t->points) {
+      if (!std::isfinite(p.value)) continue;
+      want[{p.gpu, p.labels.empty() ? "" : p.labels[0].second}].emplace_back(ts, p.value);
+    }
+    return t;
+  };
+  int i = 0;
+  for (int64_t ts = kMinute0 + 1; ts < kMinute0 + 11; ++ts) store->Append(tick_at(ts, i++));
+  store->Append(tick_at(kMinute0 + 5, i++));  // the clock stepped back 6 s
+  store->Flush();
+  EXPECT_EQ(store->write_error(), "");
+  EXPECT_EQ(CountRows(db, "SELECT count(*) FROM samples_ticks"), 11);
+  EXPECT_EQ(CountRows(db, "SELECT count(*) FROM series"), 10);
+  auto reader = HistoryReader::Open(db);
+  ASSERT_TRUE(reader.ok());
+  for (auto& [key, points] : want) std::sort(points.begin(), points.end());
+  for (const auto& [key, points] : want) {
+    SeriesQuery q;
+    q.metric = key.first >= 0 ? "gpudoctor_gpu_temperature_celsius"
+                              : "gpudoctor_host_filesystem_available_bytes";
+    q.gpu = key.first;
+    if (!key.second.empty()) q.labels = LabelsKey({{"mount", key.second}});
+    q.since_unix_s = kMinute0;
+    q.until_unix_s = kMinute0 + 59;
+    auto got = (*reader)->QuerySeries(q);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    ASSERT_EQ(got->size(), 1u) << key.first << key.second;
+    EXPECT_EQ((*got)[0].points, points) << key.first << key.second;
+  }
+  // All of them at once (one read of the tick rows for every series).
+  SeriesQuery all;
+  all.metric = "gpudoctor_gpu_temperature_celsius";
+  all.since_unix_s = kMinute0;
+  all.until_unix_s = kMinute0 + 59;
+  auto every = (*reader)->QuerySeries(all);
+  ASSERT_TRUE(every.ok());
+  ASSERT_EQ(every->size(), 8u);
+  for (const auto& s : *every)
+    EXPECT_EQ(s.points, want[std::make_pair(*s.gpu, std::string())]) << *s.gpu;
+  store.reset();
+  // Packed on the next minute, the second stored twice stays twice.
+  const auto want3 = want[std::make_pair(3, std::string())];
+  store = OpenOrDie(db);
+  store->Append(tick_at(kMinute0 + 61, 0));
+  store->Flush();
+  EXPECT_EQ(CountRows(db, "SELECT count(*) FROM samples_ticks"), 1);
+  EXPECT_EQ(CountRows(db, "SELECT count(*) FROM samples WHERE seq = 1"), 10);
+  auto packed = HistoryReader::Open(db);
+  ASSERT_TRUE(packed.ok());
+  SeriesQuery q;
+  q.metric = "gpudoctor_gpu_temperature_celsius";
+  q.gpu = 3;
+  q.since_unix_s = kMinute0;
+  q.until_unix_s = kMinute0 + 59;
+  auto got = (*packed)->QuerySeries(q);
+  ASSERT_TRUE(got.ok());
+  ASSERT_EQ((*got)[0].points.size(), want3.size());
+  for (size_t k = 0; k < want3.size(); ++k) {
+    EXPECT_EQ((*got)[0].points[k].first, want3[k].first);
+    EXPECT_FLOAT_EQ((*got)[0].points[k].second, want3[k].second);  // gauges: float32
+  }
 }
 
 TEST(StoreTest, OldDataIsServedFromMinuteRollupsAfterRawRetention) {
