@@ -501,7 +501,7 @@ ProbeOutput RunProcessProbe(const ProbeContext& ctx) {
       t0 - last_walk->scanned_at < rescan_every - rescan_every / 10) {
     ProbeOutput out =
         ProbeOk([facts = *last_walk->quiet_facts](Snapshot& s) { s.host.processes = facts; });
-    out.next = std::make_shared<TaskWalkCarry>(*last_walk);
+    out.next = ctx.previous;  // unchanged: the same carry serves the next run
     return out;
   }
   // Under watch, within ProcessRescanEvery of a scan that found tasks in D: only those tasks are
