@@ -40,6 +40,7 @@
 #include "core/strings.h"
 #include "net/proc_scan.h"
 #include "parsers/pid_stat.h"
+#include "probes/kept_task_stats.h"
 #include "probes/probe.h"
 #include "probes/probe_entry_points.h"
 #include "probes/shared_samples.h"
@@ -154,29 +155,43 @@ struct TaskWalkCarry : ProbeCarry {
   // (leaders and threads, comm = the process's), the only ones read until the next scan.
   std::optional<ProcessFacts> scan_counts;
   std::vector<Thread> tasks_in_d;
+  // The scans' kept stat descriptors (shared by the copies of this carry; one run at a time).
+  std::shared_ptr<KeptTaskStats> kept_stats;
 };
 
 // One task's stat with one read: the line (well under 4 KiB) comes whole from the first read,
-// so open, read, close (3 calls; reading on to the end took a 4th) and no allocation.
+// so open, read, close (3 calls; reading on to the end took a 4th) and no allocation; with a kept
+// descriptor (`kept`, under watch) one pread.
 // `proc_fd`: a descriptor of the procfs root (ProcDir), so the kernel resolves only `dir/stat`
 // below it and no path string is built; -1: the path from `fs`.
-std::optional<PidStat> ReadStat(const RootFs& fs, const std::string& dir, int proc_fd = -1) {
-  int fd = -1;
-  std::array<char, 256> rel{};
-  if (proc_fd >= 0 && dir.size() + 6 <= rel.size()) {
-    std::copy(dir.begin(), dir.end(), rel.begin());
-    std::copy_n("/stat", 6, rel.begin() + static_cast<std::ptrdiff_t>(dir.size()));
-    fd = ::openat(proc_fd, rel.data(), O_RDONLY | O_CLOEXEC);
-  } else {
-    fd = ::open(fs.ProcPath(dir + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
-  }
-  if (fd < 0) return std::nullopt;  // ENOENT: the task exited; normal
+std::optional<PidStat> ReadStat(const RootFs& fs, const std::string& dir, int proc_fd = -1,
+                                KeptTaskStats* kept = nullptr) {
   char buf[4096];
-  ssize_t n;
-  do {
-    n = ::read(fd, buf, sizeof buf);
-  } while (n < 0 && errno == EINTR);
-  ::close(fd);
+  ssize_t n = -1;
+  if (kept != nullptr) {
+    if (int fd = kept->Find(dir); fd >= 0) {
+      do {
+        n = ::pread(fd, buf, sizeof buf, 0);
+      } while (n < 0 && errno == EINTR);
+      if (n <= 0) kept->Drop(dir);  // the task exited (ESRCH): its number may be reused
+    }
+  }
+  if (n <= 0) {
+    int fd = -1;
+    std::array<char, 256> rel{};
+    if (proc_fd >= 0 && dir.size() + 6 <= rel.size()) {
+      std::copy(dir.begin(), dir.end(), rel.begin());
+      std::copy_n("/stat", 6, rel.begin() + static_cast<std::ptrdiff_t>(dir.size()));
+      fd = ::openat(proc_fd, rel.data(), O_RDONLY | O_CLOEXEC);
+    } else {
+      fd = ::open(fs.ProcPath(dir + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
+    }
+    if (fd < 0) return std::nullopt;  // ENOENT: the task exited; normal
+    do {
+      n = ::read(fd, buf, sizeof buf);
+    } while (n < 0 && errno == EINTR);
+    if (n <= 0 || kept == nullptr || !kept->Keep(dir, fd)) ::close(fd);
+  }
   if (n <= 0) return std::nullopt;
   auto st = ParsePidStat(std::string_view(buf, static_cast<size_t>(n)));
   if (!st.ok()) return std::nullopt;
@@ -272,12 +287,14 @@ struct ProcessList {
 
 // walk_threads false: task/ is not walked; the threads of `recheck` (the last walk's threads in
 // D) are read instead. `walked` collects the non-leader threads found in D by a walk.
+// `kept`: under watch, the stat descriptors kept from scan to scan (null: none kept).
 FirstScan ScanAll(const RootFs& fs, const ProcessList& list, TimePoint stop_at, bool walk_threads,
                   const std::vector<TaskWalkCarry::Thread>& recheck,
-                  std::vector<TaskWalkCarry::Thread>* walked) {
+                  std::vector<TaskWalkCarry::Thread>* walked, KeptTaskStats* kept) {
   FirstScan scan;
   if (list.leaders != nullptr && list.leaders->truncated) scan.facts.truncated = true;
   ProcDir proc(fs);
+  if (kept != nullptr) kept->StartScan(proc.fd());
   int reads = 0;
   // True when the scan must stop here: the task cap, or (every N reads) the deadline.
   auto must_stop = [&] {
@@ -306,7 +323,7 @@ FirstScan ScanAll(const RootFs& fs, const ProcessList& list, TimePoint stop_at, 
       break;
     }
     if (leader == nullptr) {
-      read = ReadStat(fs, name, proc.fd());
+      read = ReadStat(fs, name, proc.fd(), kept);
       if (!read) continue;
       leader = &*read;
     }
@@ -344,7 +361,7 @@ FirstScan ScanAll(const RootFs& fs, const ProcessList& list, TimePoint stop_at, 
         break;
       }
       std::string dir = name + "/task/" + tid_name;
-      auto st = ReadStat(fs, dir, proc.fd());
+      auto st = ReadStat(fs, dir, proc.fd(), kept);
       if (!st) continue;
       ++scan.facts.tasks_scanned;
       if (st->state == 'D' && walked != nullptr) {
@@ -360,7 +377,7 @@ FirstScan ScanAll(const RootFs& fs, const ProcessList& list, TimePoint stop_at, 
         scan.facts.truncated = true;
         break;
       }
-      auto st = ReadStat(fs, t.dir, proc.fd());
+      auto st = ReadStat(fs, t.dir, proc.fd(), kept);
       if (!st) continue;  // exited
       ++scan.facts.tasks_scanned;
       if (st->state != 'D') continue;
@@ -370,6 +387,8 @@ FirstScan ScanAll(const RootFs& fs, const ProcessList& list, TimePoint stop_at, 
       scan.in_d.push_back(std::move(c));
     }
   }
+  // A complete walk read every task: the descriptors it did not read belong to exited tasks.
+  if (kept != nullptr && walk_threads && !scan.facts.truncated) kept->CloseUnread();
   return scan;
 }
 
@@ -536,9 +555,15 @@ ProbeOutput RunProcessProbe(const ProbeContext& ctx) {
   } else {
     *carry = *last_walk;
   }
+  // Under watch the stat descriptors stay open from scan to scan (KeptTaskStats).
+  if (ctx.continuous) {
+    carry->kept_stats = last_walk != nullptr && last_walk->kept_stats != nullptr
+                            ? last_walk->kept_stats
+                            : std::make_shared<KeptTaskStats>();
+  }
   FirstScan scan = ScanAll(fs, list, ctx.deadline - ctx.sample_window() - kDeadlineReserve,
                            walk_threads, last_walk ? last_walk->threads_in_d : kNone,
-                           walk_threads ? &carry->threads_in_d : nullptr);
+                           walk_threads ? &carry->threads_in_d : nullptr, carry->kept_stats.get());
   return Finish(ctx, t0, std::move(scan), *carry, true);
 }
 
