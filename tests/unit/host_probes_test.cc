@@ -283,9 +283,9 @@ TEST(ProcessProbeTest, DThreadInsideMultiThreadedProcessIsFound) {
   }
 }
 
-// Under watch the task/ walk runs every 5 s: a run soon after a walk that found tasks in D re-reads
-// those (still reported while in D, dropped once out of it) and nothing else, so a thread that
-// entered D since is seen at the next walk, not before.
+// Under watch the task/ walk runs once per ProcessRescanEvery (9 s at the defaults): a run soon
+// after a walk that found tasks in D re-reads those (still reported while in D, dropped once out of
+// it) and nothing else, so a thread that entered D since is seen at the next walk, not before.
 TEST(ProcessProbeTest, WatchWalksThreadsEveryFewSecondsAndRechecksThoseInD) {
   HostFixture fx("healthy");
   const std::string d_stat =
@@ -330,9 +330,10 @@ TEST(ProcessProbeTest, WatchWalksThreadsEveryFewSecondsAndRechecksThoseInD) {
   EXPECT_EQ(walked.host.processes->dstate[0].tid, 1501);
 }
 
-// Under watch, on a quiet host (the last scan found no task in D), a run within 5 s of that scan
-// reads nothing and reports its facts again; a task that entered D since is found by the next
-// scan (here: a check, which always scans). A host with a task in D is scanned every run.
+// Under watch, on a quiet host (the last scan found no task in D), a run within ProcessRescanEvery
+// (9 s) of that scan reads nothing and reports its facts again; a task that entered D since is
+// found by the next scan (here: a check, which always scans). A host with a task in D is scanned
+// every run.
 TEST(ProcessProbeTest, WatchRescansAQuietHostEveryFewSeconds) {
   HostFixture fx("healthy");
   ProbeContext ctx = Context(fx.fs(), 20);
@@ -355,7 +356,7 @@ TEST(ProcessProbeTest, WatchRescansAQuietHostEveryFewSeconds) {
   EXPECT_EQ(second.host.processes->dstate_count, 0);  // not read yet
   EXPECT_EQ(second.host.processes->total, total);
 
-  ctx.previous = nullptr;  // a check (or a run 5 s later) scans
+  ctx.previous = nullptr;  // a check (or a run 9 s later) scans
   ProbeOutput found = RunProcessProbe(ctx);
   Snapshot third = Apply(found);
   ASSERT_TRUE(third.host.processes);
@@ -440,7 +441,7 @@ TEST(ProcessProbeTest, WatchFindsATaskInDByTheScanWithinItsThreshold) {
   EXPECT_EQ(found.host.processes->dstate[0].pid, 4321);
 }
 
-// Under watch, after a scan that found a task in D, the runs until the next scan (5 s) read only
+// Under watch, after a scan that found a task in D, the runs until the next scan (9 s) read only
 // that task: its evidence is fresh every run (here its wchan), a process that appears or enters D
 // meanwhile is not read until the next scan, and the counts are the scan's.
 TEST(ProcessProbeTest, WatchReadsOnlyTheTasksInDBetweenScans) {
@@ -475,7 +476,7 @@ TEST(ProcessProbeTest, WatchReadsOnlyTheTasksInDBetweenScans) {
   EXPECT_EQ(p.total, total);
   EXPECT_EQ(p.zombie_count, zombies);
 
-  // The next scan (a check here; under watch 5 s after the last) finds both and the zombie.
+  // The next scan (a check here; under watch 9 s after the last) finds both and the zombie.
   ctx.previous = nullptr;
   Snapshot third = Apply(RunProcessProbe(ctx));
   ASSERT_TRUE(third.host.processes);
