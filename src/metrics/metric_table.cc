@@ -1032,6 +1032,10 @@ void EmitSocketTraffic(const SocketTrafficFacts& s, std::vector<MetricPoint>& ou
 
 std::vector<MetricPoint> FlattenSnapshot(const Snapshot& snap) {
   std::vector<MetricPoint> out;
+  // About as many points as the last snapshot of this thread had (a watch flattens one a tick):
+  // one allocation instead of a growing vector's dozen moves of every point.
+  thread_local size_t last_size = 0;
+  out.reserve(last_size + last_size / 8);
   for (const GpuFacts& g : snap.gpu.gpus) {
     Emit(GpuFieldTable(), g, g.index, {}, out);
     // Counters: the later read of the window (the first when there is only one).
@@ -1125,6 +1129,7 @@ std::vector<MetricPoint> FlattenSnapshot(const Snapshot& snap) {
     out.push_back({&kProbeSuccess, -1, {{"probe", p.name}}, success ? 1.0 : 0.0});
     out.push_back({&kProbeDurationSeconds, -1, {{"probe", p.name}}, p.ms / 1000.0});
   }
+  last_size = out.size();
   return out;
 }
 

@@ -2,6 +2,8 @@
 // link_layer,counters/*}, read twice across the sampling window. Units: Gb/s, counts.
 // Failure modes: no class/infiniband (no RDMA hardware) → skipped; unreadable counters absent.
 // Reference: signals.md §11; kernel Documentation/ABI/stable/sysfs-class-infiniband.
+// Under `watch` the carry keeps an IbReader: the port files stay open from tick to tick and the
+// ports are listed again only when the device list changes (infiniband_sysfs.h).
 #include <thread>
 
 #include "net/infiniband_sysfs.h"
@@ -9,11 +11,26 @@
 #include "probes/probe_entry_points.h"
 
 namespace gpudoctor {
+namespace {
+
+using Samples = std::vector<IbPortSample>;
+
+// The last sample and, under watch, the reader that keeps the port files open (a skipped run
+// carries nothing: it holds no file).
+struct IbCarry : SampleCarry<Samples> {
+  IbCarry(Samples s, TimePoint at, std::shared_ptr<IbReader> r)
+      : SampleCarry<Samples>(std::move(s), at), reader(std::move(r)) {}
+  std::shared_ptr<IbReader> reader;
+};
+
+}  // namespace
 
 ProbeOutput RunInfinibandProbe(const ProbeContext& ctx) {
-  using Samples = std::vector<IbPortSample>;
+  std::shared_ptr<IbReader> reader;
+  if (auto* prev = dynamic_cast<const IbCarry*>(ctx.previous.get())) reader = prev->reader;
+  if (reader == nullptr) reader = std::make_shared<IbReader>(/*keep_files=*/ctx.continuous);
   auto probe_ports = [&]() -> Result<Samples> {
-    auto ports = ReadIbPorts(ctx.fs());
+    auto ports = reader->Read(ctx.fs());
     if (ports.ok() && ports->empty()) return NotFound("no InfiniBand/RDMA ports");
     return ports;
   };
@@ -30,7 +47,11 @@ ProbeOutput RunInfinibandProbe(const ProbeContext& ctx) {
     auto ports = IbPortFactsBetween(*first->sample, *second, window_s);
     out = ProbeOk([ports = std::move(ports)](Snapshot& s) { s.network.ib_ports = ports; });
   }
-  out.next = std::make_shared<SampleCarry<Samples>>(std::move(*second), t1);
+  if (ctx.continuous) {
+    out.next = std::make_shared<IbCarry>(std::move(*second), t1, std::move(reader));
+  } else {
+    out.next = std::make_shared<SampleCarry<Samples>>(std::move(*second), t1);
+  }
   return out;
 }
 

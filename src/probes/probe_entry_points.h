@@ -23,6 +23,11 @@ ProbeOutput RunMemoryProbe(const ProbeContext& ctx);
 ProbeOutput RunPressureProbe(const ProbeContext& ctx);
 ProbeOutput RunDiskProbe(const ProbeContext& ctx);
 ProbeOutput RunProcessProbe(const ProbeContext& ctx);
+// Under watch, how long one scan of every task serves the processes probe (process_probe.cc):
+// the proc.dstate threshold min_stuck_s less one tick (watch_interval_s), at least one tick, at
+// most 10 s. So a task that enters D just after a scan is found by the next scan before its
+// stuck time can reach min_stuck_s.
+SteadyClock::duration ProcessRescanEvery(const Settings& settings);
 ProbeOutput RunKmsgProbe(const ProbeContext& ctx);
 // Upkeep.
 ProbeOutput RunThermalProbe(const ProbeContext& ctx);

@@ -8,21 +8,21 @@
 // while pinned to the task's last CPU: per-CPU task clocks exclude irq/steal time and drift
 // apart (hundreds of ms within an hour, seconds vs /proc/uptime), so no cross-CPU or uptime
 // comparison is made; an estimate above the uptime is dropped.
-// Under `watch` the task/ walk of multi-threaded processes (most of this probe's cost: one stat
-// read per thread) runs every kTaskWalkEvery; the ticks between re-read only the leaders and
-// the threads the last walk found in D, so a thread that enters D is seen at most 5 s late
-// (the stuck threshold is 10 s). `check` always walks task/; its leaders' stat lines come from
-// the /proc walk the check shares with the sockets and suspicious probes (SharedSamples). On a
-// quiet host (the last run found no task in D) a run less than kQuietRescanEvery after the last
-// scan reads nothing and reports that scan's facts again: a task that enters D is then seen at most
-// 5 s late too, and the per-process reads (most of watch's CPU on a host with many processes)
-// happen once per 5 s, not per tick. A host whose last scan found tasks in D (a busy I/O host has
-// some most of the time) is not scanned every tick either: the runs until kQuietRescanEvery after
-// the scan read only the tasks that scan found in D (stat, then wchan and sched of those still in
-// D), so each stays reported with fresh evidence every tick while in D, and counts (total, zombies,
-// tasks_scanned) are the scan's. Stuck time is the kernel's (now - exec_start), not counted from
-// our first sighting, so a task seen up to 5 s late is still reported once its stuck time passes
-// the 10 s threshold. Units: seconds. Failure modes: tasks that exit mid-scan are skipped;
+// Under `watch` one scan of every task (each process's stat, and the task/ walk of multi-threaded
+// processes: most of this probe's cost, one stat read per thread) serves for ProcessRescanEvery:
+// the proc.dstate threshold min_stuck_s less one tick (9 s at the defaults), at most 10 s. Stuck
+// time is the kernel's (now - exec_start), not counted from our first sighting, so a task that
+// enters D just after a scan and is found by the next one is reported on the same tick as a scan on
+// every tick would report it: the tick its stuck time reaches min_stuck_s. `check` always walks
+// task/; its leaders' stat lines come from the /proc walk the check shares with the sockets and
+// suspicious probes (SharedSamples). Between scans on a quiet host (the last scan found no task in
+// D) a run reads nothing and reports that scan's facts again. A host whose last scan found tasks
+// in D (a busy I/O host has some most of the time) re-reads only those tasks on the runs between
+// scans (stat, then wchan and sched of those still in D), so each stays reported with fresh
+// evidence every tick while in D, and counts (total, zombies, tasks_scanned) are the scan's. A
+// scan cut short (truncated) leaves no such shortcut: the next run scans again, walking task/ only
+// once per ProcessRescanEvery and re-reading the threads the last walk found in D in between.
+// Units: seconds. Failure modes: tasks that exit mid-scan are skipped;
 // unreadable files leave fields empty; the scan stops near the check deadline (facts.truncated); no
 // /proc → failed. References: proc_pid_stat(5), kernel/sched/debug.c; shared/reference/signals.md
 // §9.
@@ -40,9 +40,11 @@
 #include "core/strings.h"
 #include "net/proc_scan.h"
 #include "parsers/pid_stat.h"
+#include "probes/kept_task_stats.h"
 #include "probes/probe.h"
 #include "probes/probe_entry_points.h"
 #include "probes/shared_samples.h"
+#include "rules/thresholds.h"
 
 namespace gpudoctor {
 namespace {
@@ -116,8 +118,27 @@ struct Candidate {
   RunCounters first;  // at the first sample
 };
 
-constexpr auto kTaskWalkEvery = std::chrono::seconds(5);
-constexpr auto kQuietRescanEvery = std::chrono::seconds(5);
+// The longest one scan serves under watch (zombie and task counts stay this fresh).
+constexpr auto kMaxRescanEvery = std::chrono::seconds(10);
+
+}  // namespace
+
+// Under watch, how long one scan of every task serves (see the header): a task that enters D
+// just after a scan is found by the next one, which comes on the first tick after
+// min_stuck_s - interval, so by the tick its stuck time (the kernel's, from when it last ran, not
+// from our sighting) reaches min_stuck_s: the same tick a scan on every tick would report it.
+// At least one tick, at most kMaxRescanEvery.
+SteadyClock::duration ProcessRescanEvery(const Settings& s) {
+  double min_stuck_s = s.thresholds.Find("proc.dstate", "min_stuck_s")
+                           .value_or(Thresholds().Get("proc.dstate", "min_stuck_s"));
+  double interval_s = s.watch_interval_s > 0 ? s.watch_interval_s : 1;
+  double every_s = std::max(interval_s, min_stuck_s - interval_s);
+  auto every =
+      std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(every_s));
+  return std::min<SteadyClock::duration>(every, kMaxRescanEvery);
+}
+
+namespace {
 
 // What the last task/ walk found under watch: its time and the non-leader threads in D.
 struct TaskWalkCarry : ProbeCarry {
@@ -134,29 +155,43 @@ struct TaskWalkCarry : ProbeCarry {
   // (leaders and threads, comm = the process's), the only ones read until the next scan.
   std::optional<ProcessFacts> scan_counts;
   std::vector<Thread> tasks_in_d;
+  // The scans' kept stat descriptors (shared by the copies of this carry; one run at a time).
+  std::shared_ptr<KeptTaskStats> kept_stats;
 };
 
 // One task's stat with one read: the line (well under 4 KiB) comes whole from the first read,
-// so open, read, close (3 calls; reading on to the end took a 4th) and no allocation.
+// so open, read, close (3 calls; reading on to the end took a 4th) and no allocation; with a kept
+// descriptor (`kept`, under watch) one pread.
 // `proc_fd`: a descriptor of the procfs root (ProcDir), so the kernel resolves only `dir/stat`
 // below it and no path string is built; -1: the path from `fs`.
-std::optional<PidStat> ReadStat(const RootFs& fs, const std::string& dir, int proc_fd = -1) {
-  int fd = -1;
-  std::array<char, 256> rel{};
-  if (proc_fd >= 0 && dir.size() + 6 <= rel.size()) {
-    std::copy(dir.begin(), dir.end(), rel.begin());
-    std::copy_n("/stat", 6, rel.begin() + static_cast<std::ptrdiff_t>(dir.size()));
-    fd = ::openat(proc_fd, rel.data(), O_RDONLY | O_CLOEXEC);
-  } else {
-    fd = ::open(fs.ProcPath(dir + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
-  }
-  if (fd < 0) return std::nullopt;  // ENOENT: the task exited; normal
+std::optional<PidStat> ReadStat(const RootFs& fs, const std::string& dir, int proc_fd = -1,
+                                KeptTaskStats* kept = nullptr) {
   char buf[4096];
-  ssize_t n;
-  do {
-    n = ::read(fd, buf, sizeof buf);
-  } while (n < 0 && errno == EINTR);
-  ::close(fd);
+  ssize_t n = -1;
+  if (kept != nullptr) {
+    if (int fd = kept->Find(dir); fd >= 0) {
+      do {
+        n = ::pread(fd, buf, sizeof buf, 0);
+      } while (n < 0 && errno == EINTR);
+      if (n <= 0) kept->Drop(dir);  // the task exited (ESRCH): its number may be reused
+    }
+  }
+  if (n <= 0) {
+    int fd = -1;
+    std::array<char, 256> rel{};
+    if (proc_fd >= 0 && dir.size() + 6 <= rel.size()) {
+      std::copy(dir.begin(), dir.end(), rel.begin());
+      std::copy_n("/stat", 6, rel.begin() + static_cast<std::ptrdiff_t>(dir.size()));
+      fd = ::openat(proc_fd, rel.data(), O_RDONLY | O_CLOEXEC);
+    } else {
+      fd = ::open(fs.ProcPath(dir + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
+    }
+    if (fd < 0) return std::nullopt;  // ENOENT: the task exited; normal
+    do {
+      n = ::read(fd, buf, sizeof buf);
+    } while (n < 0 && errno == EINTR);
+    if (n <= 0 || kept == nullptr || !kept->Keep(dir, fd)) ::close(fd);
+  }
   if (n <= 0) return std::nullopt;
   auto st = ParsePidStat(std::string_view(buf, static_cast<size_t>(n)));
   if (!st.ok()) return std::nullopt;
@@ -252,12 +287,14 @@ struct ProcessList {
 
 // walk_threads false: task/ is not walked; the threads of `recheck` (the last walk's threads in
 // D) are read instead. `walked` collects the non-leader threads found in D by a walk.
+// `kept`: under watch, the stat descriptors kept from scan to scan (null: none kept).
 FirstScan ScanAll(const RootFs& fs, const ProcessList& list, TimePoint stop_at, bool walk_threads,
                   const std::vector<TaskWalkCarry::Thread>& recheck,
-                  std::vector<TaskWalkCarry::Thread>* walked) {
+                  std::vector<TaskWalkCarry::Thread>* walked, KeptTaskStats* kept) {
   FirstScan scan;
   if (list.leaders != nullptr && list.leaders->truncated) scan.facts.truncated = true;
   ProcDir proc(fs);
+  if (kept != nullptr) kept->StartScan(proc.fd());
   int reads = 0;
   // True when the scan must stop here: the task cap, or (every N reads) the deadline.
   auto must_stop = [&] {
@@ -286,7 +323,7 @@ FirstScan ScanAll(const RootFs& fs, const ProcessList& list, TimePoint stop_at, 
       break;
     }
     if (leader == nullptr) {
-      read = ReadStat(fs, name, proc.fd());
+      read = ReadStat(fs, name, proc.fd(), kept);
       if (!read) continue;
       leader = &*read;
     }
@@ -324,7 +361,7 @@ FirstScan ScanAll(const RootFs& fs, const ProcessList& list, TimePoint stop_at, 
         break;
       }
       std::string dir = name + "/task/" + tid_name;
-      auto st = ReadStat(fs, dir, proc.fd());
+      auto st = ReadStat(fs, dir, proc.fd(), kept);
       if (!st) continue;
       ++scan.facts.tasks_scanned;
       if (st->state == 'D' && walked != nullptr) {
@@ -340,7 +377,7 @@ FirstScan ScanAll(const RootFs& fs, const ProcessList& list, TimePoint stop_at, 
         scan.facts.truncated = true;
         break;
       }
-      auto st = ReadStat(fs, t.dir, proc.fd());
+      auto st = ReadStat(fs, t.dir, proc.fd(), kept);
       if (!st) continue;  // exited
       ++scan.facts.tasks_scanned;
       if (st->state != 'D') continue;
@@ -350,6 +387,8 @@ FirstScan ScanAll(const RootFs& fs, const ProcessList& list, TimePoint stop_at, 
       scan.in_d.push_back(std::move(c));
     }
   }
+  // A complete walk read every task: the descriptors it did not read belong to exited tasks.
+  if (kept != nullptr && walk_threads && !scan.facts.truncated) kept->CloseUnread();
   return scan;
 }
 
@@ -357,14 +396,15 @@ FirstScan ScanAll(const RootFs& fs, const ProcessList& list, TimePoint stop_at, 
 // of this thread per CPU). exec_ms[i] is the task's exec_start from its second sample.
 void EstimateStuck(const RootFs& fs, std::vector<StuckProcess>& tasks,
                    const std::vector<std::optional<double>>& exec_ms) {
-  std::optional<double> uptime_s;
-  if (auto text = fs.ReadProc("uptime", 256); text.ok()) uptime_s = ParseUptimeS(*text);
   std::map<int, std::vector<size_t>> by_cpu;
   for (size_t i = 0; i < tasks.size(); ++i) {
     if (tasks[i].ran_in_window == false && tasks[i].cpu && exec_ms[i]) {
       by_cpu[*tasks[i].cpu].push_back(i);
     }
   }
+  if (by_cpu.empty()) return;  // nothing to estimate: no read
+  std::optional<double> uptime_s;
+  if (auto text = fs.ReadProc("uptime", 256); text.ok()) uptime_s = ParseUptimeS(*text);
   for (const auto& [cpu, indices] : by_cpu) {
     std::optional<double> now_ms = SchedClockOnCpuMs(fs, cpu);
     if (!now_ms) continue;
@@ -475,17 +515,18 @@ ProbeOutput RunProcessProbe(const ProbeContext& ctx) {
   const RootFs& fs = ctx.fs();
   const auto* last_walk = dynamic_cast<const TaskWalkCarry*>(ctx.previous.get());
   TimePoint t0 = SteadyClock::now();
+  const SteadyClock::duration rescan_every = ProcessRescanEvery(*ctx.settings);
   if (ctx.continuous && last_walk != nullptr && last_walk->quiet_facts &&
-      t0 - last_walk->scanned_at < kQuietRescanEvery - kQuietRescanEvery / 10) {
+      t0 - last_walk->scanned_at < rescan_every - rescan_every / 10) {
     ProbeOutput out =
         ProbeOk([facts = *last_walk->quiet_facts](Snapshot& s) { s.host.processes = facts; });
-    out.next = std::make_shared<TaskWalkCarry>(*last_walk);
+    out.next = ctx.previous;  // unchanged: the same carry serves the next run
     return out;
   }
-  // Under watch, within kQuietRescanEvery of a scan that found tasks in D: only those tasks are
+  // Under watch, within ProcessRescanEvery of a scan that found tasks in D: only those tasks are
   // read again (see the header).
   const bool recheck_only = ctx.continuous && last_walk != nullptr && last_walk->scan_counts &&
-                            t0 - last_walk->scanned_at < kQuietRescanEvery - kQuietRescanEvery / 10;
+                            t0 - last_walk->scanned_at < rescan_every - rescan_every / 10;
   if (recheck_only) return Finish(ctx, t0, RecheckTasksInD(fs, *last_walk), *last_walk, false);
   // `check`: the walk shared with the sockets and suspicious probes, when it read something and
   // was not cut at its process cap (below this probe's task cap); else this probe's own walk.
@@ -504,9 +545,9 @@ ProbeOutput RunProcessProbe(const ProbeContext& ctx) {
   }
 
   // The scan leaves room for the window and the second sample before the deadline.
-  // Under watch: walk task/ only every kTaskWalkEvery (see the header).
+  // Under watch: walk task/ only every ProcessRescanEvery (see the header).
   const bool walk_threads = !ctx.continuous || last_walk == nullptr ||
-                            t0 - last_walk->walked_at >= kTaskWalkEvery - kTaskWalkEvery / 10;
+                            t0 - last_walk->walked_at >= rescan_every - rescan_every / 10;
   static const std::vector<TaskWalkCarry::Thread> kNone;
   auto carry = std::make_shared<TaskWalkCarry>();
   if (walk_threads) {
@@ -514,9 +555,15 @@ ProbeOutput RunProcessProbe(const ProbeContext& ctx) {
   } else {
     *carry = *last_walk;
   }
+  // Under watch the stat descriptors stay open from scan to scan (KeptTaskStats).
+  if (ctx.continuous) {
+    carry->kept_stats = last_walk != nullptr && last_walk->kept_stats != nullptr
+                            ? last_walk->kept_stats
+                            : std::make_shared<KeptTaskStats>();
+  }
   FirstScan scan = ScanAll(fs, list, ctx.deadline - ctx.sample_window() - kDeadlineReserve,
                            walk_threads, last_walk ? last_walk->threads_in_d : kNone,
-                           walk_threads ? &carry->threads_in_d : nullptr);
+                           walk_threads ? &carry->threads_in_d : nullptr, carry->kept_stats.get());
   return Finish(ctx, t0, std::move(scan), *carry, true);
 }
 

@@ -30,6 +30,15 @@ Snapshot NewSnapshot(const Settings& settings) {
   return snap;
 }
 
+Snapshot NewSnapshot(const Settings& settings, KeptFile& boot_id) {
+  Snapshot snap;
+  snap.hostname = LocalHostname();
+  std::string text;
+  if (boot_id.Read(&text, 128).ok()) snap.boot_id = Sanitize(Trim(text), 64);
+  snap.time = std::chrono::system_clock::now();
+  return snap;
+}
+
 Snapshot RunProbes(const std::vector<const ProbeSpec*>& probes,
                    std::shared_ptr<const Settings> settings, TimePoint deadline) {
   Snapshot snap = NewSnapshot(*settings);

@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/kept_file.h"
 #include "facts/snapshot.h"
 #include "probes/probe.h"
 
@@ -18,5 +19,9 @@ Snapshot RunProbes(const std::vector<const ProbeSpec*>& probes,
 // the settings' RootFs: sys/kernel/random/boot_id, a tiny file with no lock) and the time. Both
 // runners (RunProbes for check, ProbeScheduler for watch) start from it.
 Snapshot NewSnapshot(const Settings& settings);
+// The same with the boot id read through `boot_id` (a KeptFile over the settings' procfs
+// sys/kernel/random/boot_id that the caller keeps from tick to tick: under `watch` one pread a
+// tick instead of a path lookup, open and close; a fixture file is still opened afresh).
+Snapshot NewSnapshot(const Settings& settings, KeptFile& boot_id);
 
 }  // namespace gpudoctor

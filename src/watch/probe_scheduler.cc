@@ -57,7 +57,8 @@ struct ProbeScheduler::Slot {
 
 ProbeScheduler::ProbeScheduler(std::vector<const ProbeSpec*> probes,
                                std::shared_ptr<const Settings> settings)
-    : settings_(std::move(settings)) {
+    : settings_(std::move(settings)),
+      boot_id_(settings_->fs.ProcPath("sys/kernel/random/boot_id")) {
   for (const ProbeSpec* p : probes) {
     auto slot = std::make_unique<Slot>();
     slot->spec = p;
@@ -71,10 +72,12 @@ ProbeScheduler::~ProbeScheduler() = default;
 
 void ProbeScheduler::UpdateSettings(std::shared_ptr<const Settings> settings) {
   settings_ = std::move(settings);
+  std::string boot_id_path = settings_->fs.ProcPath("sys/kernel/random/boot_id");
+  if (boot_id_path != boot_id_.path()) boot_id_ = KeptFile(std::move(boot_id_path));
 }
 
 Snapshot ProbeScheduler::Tick(uint64_t tick, bool run_slow, TimePoint deadline) {
-  Snapshot snap = NewSnapshot(*settings_);
+  Snapshot snap = NewSnapshot(*settings_, boot_id_);
   TimePoint start = SteadyClock::now();
 
   std::vector<Slot*> laned;         // run on the lane this tick

@@ -26,6 +26,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/kept_file.h"
 #include "facts/snapshot.h"
 #include "probes/probe.h"
 
@@ -66,6 +67,7 @@ class ProbeScheduler {
   struct Slot;
   std::vector<std::unique_ptr<Slot>> slots_;
   std::shared_ptr<const Settings> settings_;
+  KeptFile boot_id_;  // sys/kernel/random/boot_id, read every tick (kept open)
 };
 
 }  // namespace gpudoctor

@@ -283,9 +283,9 @@ TEST(ProcessProbeTest, DThreadInsideMultiThreadedProcessIsFound) {
   }
 }
 
-// Under watch the task/ walk runs every 5 s: a run soon after a walk that found tasks in D re-reads
-// those (still reported while in D, dropped once out of it) and nothing else, so a thread that
-// entered D since is seen at the next walk, not before.
+// Under watch the task/ walk runs once per ProcessRescanEvery (9 s at the defaults): a run soon
+// after a walk that found tasks in D re-reads those (still reported while in D, dropped once out of
+// it) and nothing else, so a thread that entered D since is seen at the next walk, not before.
 TEST(ProcessProbeTest, WatchWalksThreadsEveryFewSecondsAndRechecksThoseInD) {
   HostFixture fx("healthy");
   const std::string d_stat =
@@ -330,9 +330,10 @@ TEST(ProcessProbeTest, WatchWalksThreadsEveryFewSecondsAndRechecksThoseInD) {
   EXPECT_EQ(walked.host.processes->dstate[0].tid, 1501);
 }
 
-// Under watch, on a quiet host (the last scan found no task in D), a run within 5 s of that scan
-// reads nothing and reports its facts again; a task that entered D since is found by the next
-// scan (here: a check, which always scans). A host with a task in D is scanned every run.
+// Under watch, on a quiet host (the last scan found no task in D), a run within ProcessRescanEvery
+// (9 s) of that scan reads nothing and reports its facts again; a task that entered D since is
+// found by the next scan (here: a check, which always scans). A host with a task in D is scanned
+// every run.
 TEST(ProcessProbeTest, WatchRescansAQuietHostEveryFewSeconds) {
   HostFixture fx("healthy");
   ProbeContext ctx = Context(fx.fs(), 20);
@@ -355,7 +356,7 @@ TEST(ProcessProbeTest, WatchRescansAQuietHostEveryFewSeconds) {
   EXPECT_EQ(second.host.processes->dstate_count, 0);  // not read yet
   EXPECT_EQ(second.host.processes->total, total);
 
-  ctx.previous = nullptr;  // a check (or a run 5 s later) scans
+  ctx.previous = nullptr;  // a check (or a run 9 s later) scans
   ProbeOutput found = RunProcessProbe(ctx);
   Snapshot third = Apply(found);
   ASSERT_TRUE(third.host.processes);
@@ -379,7 +380,68 @@ TEST(ProcessProbeTest, WatchRescansAQuietHostEveryFewSeconds) {
   EXPECT_EQ(fifth.host.processes->dstate_count, 0);
 }
 
-// Under watch, after a scan that found a task in D, the runs until the next scan (5 s) read only
+// Under watch one scan serves for the proc.dstate threshold less one tick (at most 10 s), so a task
+// that enters D just after a scan is found by the next scan before its stuck time can reach the
+// threshold: the finding comes on the tick it would with a scan on every tick.
+TEST(ProcessProbeTest, WatchRescanCadenceFollowsTheStuckThreshold) {
+  auto seconds = [](SteadyClock::duration d) { return std::chrono::duration<double>(d).count(); };
+  Settings s;  // defaults: min_stuck_s 10, 1 s ticks
+  EXPECT_DOUBLE_EQ(seconds(ProcessRescanEvery(s)), 9);
+  s.watch_interval_s = 0.5;
+  EXPECT_DOUBLE_EQ(seconds(ProcessRescanEvery(s)), 9.5);
+  s.thresholds.Set("proc.dstate", "min_stuck_s", 4);
+  EXPECT_DOUBLE_EQ(seconds(ProcessRescanEvery(s)), 3.5);
+  s.thresholds.Set("proc.dstate", "min_stuck_s", 0.2);  // below one tick: every tick
+  EXPECT_DOUBLE_EQ(seconds(ProcessRescanEvery(s)), 0.5);
+  s.thresholds.Set("proc.dstate", "min_stuck_s", 600);  // counts stay at most 10 s old
+  EXPECT_DOUBLE_EQ(seconds(ProcessRescanEvery(s)), 10);
+  // The property the cadence keeps: the next scan starts within the threshold of the last one.
+  for (double min_stuck_s : {1.0, 2.0, 3.0, 10.0, 30.0}) {
+    for (double interval_s : {0.1, 0.5, 1.0}) {
+      s.watch_interval_s = interval_s;
+      s.thresholds.Set("proc.dstate", "min_stuck_s", min_stuck_s);
+      double every_s = seconds(ProcessRescanEvery(s));
+      EXPECT_GE(every_s, interval_s);
+      if (min_stuck_s >= 2 * interval_s) {
+        EXPECT_LE(every_s + interval_s, min_stuck_s + 1e-9) << min_stuck_s << " " << interval_s;
+      }
+    }
+  }
+}
+
+// A task that enters D right after a quiet scan is not read on the next run (the scan's facts are
+// reported again) but is found by the scan that comes ProcessRescanEvery after the last, here
+// 0.2 s (min_stuck_s 0.3, 0.1 s ticks), before it could have been stuck for the threshold.
+TEST(ProcessProbeTest, WatchFindsATaskInDByTheScanWithinItsThreshold) {
+  HostFixture fx("healthy");
+  ProbeContext ctx = Context(fx.fs(), 20);
+  auto settings = std::make_shared<Settings>(*ctx.settings);
+  settings->watch_interval_s = 0.1;
+  settings->thresholds.Set("proc.dstate", "min_stuck_s", 0.3);
+  ctx.settings = settings;
+  ctx.continuous = true;
+  TimePoint scan_at = SteadyClock::now();
+  ProbeOutput scanned = RunProcessProbe(ctx);
+  ASSERT_EQ(Apply(scanned).host.processes->dstate_count, 0);
+
+  const std::string d_stat =
+      " D 1 4321 4321 0 -1 4194560 1234 0 0 0 15 7 0 0 20 0 1 0 5000 123456789 2345 "
+      "18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n";
+  fx.Write("proc/4321/stat", "4321 (late)" + d_stat);
+  ctx.previous = scanned.next;
+  ProbeOutput quiet = RunProcessProbe(ctx);
+  if (SteadyClock::now() - scan_at < std::chrono::milliseconds(150)) {
+    EXPECT_EQ(Apply(quiet).host.processes->dstate_count, 0);  // not read between scans
+  }
+  std::this_thread::sleep_until(scan_at + std::chrono::milliseconds(210));
+  ctx.previous = quiet.next;
+  Snapshot found = Apply(RunProcessProbe(ctx));
+  ASSERT_TRUE(found.host.processes);
+  ASSERT_EQ(found.host.processes->dstate_count, 1);
+  EXPECT_EQ(found.host.processes->dstate[0].pid, 4321);
+}
+
+// Under watch, after a scan that found a task in D, the runs until the next scan (9 s) read only
 // that task: its evidence is fresh every run (here its wchan), a process that appears or enters D
 // meanwhile is not read until the next scan, and the counts are the scan's.
 TEST(ProcessProbeTest, WatchReadsOnlyTheTasksInDBetweenScans) {
@@ -414,7 +476,7 @@ TEST(ProcessProbeTest, WatchReadsOnlyTheTasksInDBetweenScans) {
   EXPECT_EQ(p.total, total);
   EXPECT_EQ(p.zombie_count, zombies);
 
-  // The next scan (a check here; under watch 5 s after the last) finds both and the zombie.
+  // The next scan (a check here; under watch 9 s after the last) finds both and the zombie.
   ctx.previous = nullptr;
   Snapshot third = Apply(RunProcessProbe(ctx));
   ASSERT_TRUE(third.host.processes);

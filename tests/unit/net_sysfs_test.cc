@@ -9,6 +9,7 @@
 
 #include "core/root_fs.h"
 #include "core/settings.h"
+#include "core/strings.h"
 #include "net/infiniband_sysfs.h"
 #include "net/nic_sysfs.h"
 #include "probes/probe.h"
@@ -242,6 +243,72 @@ TEST(InfinibandSysfsTest, PortsCountersAndRules) {
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0]->subject, "mlx5_0/1");
   EXPECT_EQ(errors[0]->severity, Severity::kWarn);
+}
+
+// Under watch the port files stay open: a counter on sysfs (here a real sysfs attribute the fixture
+// links to, /sys/class/net/lo/mtu, which reads one number) is read through the kept descriptor,
+// with the file's current content each time; the fixture's regular files are opened afresh (a
+// test replaces them), and a check keeps nothing.
+TEST(IbReaderTest, KeepsSysfsPortFilesOpenUnderWatch) {
+  auto mtu = RootFs::ReadFile("/sys/class/net/lo/mtu", 64);
+  ASSERT_TRUE(mtu.ok()) << mtu.status().ToString();
+  const uint64_t lo_mtu = *ParseUint64(Trim(*mtu));
+  testing::TempDir dir;
+  dir.Write("class/infiniband/mlx5_0/ports/1/state", "4: ACTIVE\n");
+  dir.Write("class/infiniband/mlx5_0/ports/1/counters/link_downed", "3\n");
+  dir.Symlink("/sys/class/net/lo/mtu", "class/infiniband/mlx5_0/ports/1/counters/symbol_error");
+  RootFs fs("/nonexistent-proc", dir.path(), "/nonexistent-root");
+
+  IbReader watch(/*keep_files=*/true);
+  for (int i = 0; i < 2; ++i) {
+    auto ports = watch.Read(fs);
+    ASSERT_TRUE(ports.ok()) << ports.status().ToString();
+    ASSERT_EQ(ports->size(), 1u);
+    EXPECT_EQ((*ports)[0].state, "ACTIVE");
+    EXPECT_EQ((*ports)[0].counters.at("symbol_error"), lo_mtu);
+    EXPECT_EQ((*ports)[0].counters.at("link_downed"), 3u + i);
+    EXPECT_FALSE((*ports)[0].rate_gbps);  // no rate file: absent, as before
+    EXPECT_EQ(watch.open_files(), 1u);    // the sysfs counter only
+    dir.Write("class/infiniband/mlx5_0/ports/1/counters/link_downed", "4\n");
+  }
+  IbReader check(/*keep_files=*/false);
+  ASSERT_TRUE(check.Read(fs).ok());
+  EXPECT_EQ(check.open_files(), 0u);
+}
+
+// The kept listing follows the tree: a device that appears is read on the next Read, a port whose
+// files are gone under an unchanged device list is listed again in the same Read (no stale port),
+// and a host whose devices all went is not_found again.
+TEST(IbReaderTest, SeesDevicesAndPortsComeAndGo) {
+  testing::TempDir dir;
+  dir.Write("class/infiniband/mlx5_0/ports/1/state", "4: ACTIVE\n");
+  dir.Write("class/infiniband/mlx5_0/ports/1/counters/symbol_error", "1\n");
+  RootFs fs("/nonexistent-proc", dir.path(), "/nonexistent-root");
+  IbReader reader(/*keep_files=*/true);
+  auto first = reader.Read(fs);
+  ASSERT_TRUE(first.ok());
+  ASSERT_EQ(first->size(), 1u);
+
+  dir.Write("class/infiniband/mlx5_1/ports/1/state", "1: DOWN\n");
+  dir.Write("class/infiniband/mlx5_0/ports/2/state", "4: ACTIVE\n");  // same device list
+  auto second = reader.Read(fs);
+  ASSERT_TRUE(second.ok());
+  ASSERT_EQ(second->size(), 3u);  // the device list changed: everything listed again
+  EXPECT_EQ((*second)[2].device, "mlx5_1");
+  EXPECT_EQ((*second)[2].state, "DOWN");
+
+  std::filesystem::remove_all(dir.path() + "/class/infiniband/mlx5_0/ports/1");
+  auto third = reader.Read(fs);
+  ASSERT_TRUE(third.ok());
+  ASSERT_EQ(third->size(), 2u);
+  EXPECT_EQ((*third)[0].port, 2);
+  EXPECT_EQ((*third)[1].device, "mlx5_1");
+  EXPECT_EQ(ReadIbPorts(fs)->size(), 2u);  // what a fresh read sees
+
+  std::filesystem::remove_all(dir.path() + "/class/infiniband");
+  auto gone = reader.Read(fs);
+  EXPECT_FALSE(gone.ok());
+  EXPECT_EQ(gone.status().code(), StatusCode::kNotFound);
 }
 
 TEST(InfinibandSysfsTest, NoDevicesIsNotFound) {
