@@ -148,6 +148,7 @@ std::vector<Result<PingResult>> IcmpPingMany(const std::vector<ResolvedAddress>&
   };
   size_t next = 0;
   size_t expected = 0, answered = 0;
+  size_t kernel_answered = 0;  // replies timed by the kernel's receive stamp
   TimePoint last_deadline = t0;
 
   auto drain = [&](IcmpSocket& sock) {
@@ -187,16 +188,23 @@ std::vector<Result<PingResult>> IcmpPingMany(const std::vector<ResolvedAddress>&
       int seq = reply->seq;
       if (seq >= count || !s.sent[seq] || s.rtts[seq]) continue;  // unknown or duplicate
       double user_ms = MsBetween(s.sent[seq]->steady, at);
-      if (user_ms > static_cast<double>(opts.timeout.count())) continue;  // late: lost
       double rtt = user_ms;
+      bool kernel_rtt = false;
       if (kernel_at) {
         // The kernel stamped the reply before we read it, so its RTT is never longer than ours;
         // one that is (or is negative) means the wall clock stepped: keep ours.
         double k = MsBetween(s.sent[seq]->real, *kernel_at);
         if (k >= 0 && k <= user_ms + 0.01) {
           rtt = k;
-          ++s.result.kernel_timestamps;
+          kernel_rtt = true;
         }
+      }
+      // Late (lost): the reply arrived after the timeout, by the kernel's stamp when there is
+      // one (a reply read later than it arrived is judged by when it arrived).
+      if (rtt > static_cast<double>(opts.timeout.count())) continue;
+      if (kernel_rtt) {
+        ++s.result.kernel_timestamps;
+        ++kernel_answered;
       }
       s.rtts[seq] = rtt;
       ++answered;
@@ -242,6 +250,15 @@ std::vector<Result<PingResult>> IcmpPingMany(const std::vector<ResolvedAddress>&
     if (v4.fd >= 0) fds[nfds++] = {v4.fd, POLLIN, 0};
     if (v6.fd >= 0) fds[nfds++] = {v6.fd, POLLIN, 0};
     if (nfds == 0) break;  // no socket for any family: nothing to send or wait for
+    // While probes are still to be sent and every reply so far carried the kernel's receive
+    // stamp (the RTT and the lateness come from the stamp, not from when the reply is read),
+    // sleep until the next send and read the replies then (after every send, above), instead of
+    // waking for each reply: half the wake-ups of a series (40 probes a check by default). The
+    // first reply, and every reply once one lacked a usable stamp, are read as they come.
+    if (next < slots && answered > 0 && kernel_answered == answered) {
+      ::ppoll(nullptr, 0, &ts, nullptr);
+      continue;
+    }
     if (::ppoll(fds, nfds, &ts, nullptr) <= 0) continue;
     if (v4.fd >= 0) drain(v4);
     if (v6.fd >= 0) drain(v6);

@@ -13,8 +13,10 @@
 // net.core.rmem_max), raw sockets filter out everything but echo replies, sends are paced (the
 // hosts' probes are spread evenly over each interval, never sent as one burst), and the RTT
 // uses the kernel's receive timestamp (SO_TIMESTAMPNS) when it is plausible, else the time the
-// reply was read. Errors: unsupported when neither socket can be opened for a family (the
-// caller falls back to TCP).
+// reply was read; a reply is late (lost) when that RTT exceeds the timeout. While every reply
+// has carried a usable kernel timestamp, replies are read at the next send instead of waking
+// for each (when they are read no longer matters). Errors: unsupported when neither socket can be
+// opened for a family (the caller falls back to TCP).
 //
 // TCP (TcpPing): a non-blocking connect() per probe; the RTT is the time to the SYN-ACK, or to
 // the RST: a refused connection means the host answered, so it counts as a reply with

@@ -143,31 +143,43 @@ ProcessScan ScanProcesses(const RootFs& fs, const ProcScanOptions& opts) {
       continue;
     }
     if (opts.read_fds) {
-      int fds_fd = ::openat(dir.get(), "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      DIR* fds = fds_fd < 0 ? nullptr : ::fdopendir(fds_fd);
-      if (fds == nullptr && fds_fd >= 0) ::close(fds_fd);
-      if (fds != nullptr) {
+      // The fd directory read with getdents64 into a buffer on the stack: opendir's DIR costs an
+      // fstat, an fcntl and a 32 KiB allocation per process, for a directory read once.
+      Fd fds(::openat(dir.get(), "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+      if (fds.get() >= 0) {
         p.fds_read = true;
         size_t fds_visited = 0;
-        while (struct dirent* e = ::readdir(fds)) {
-          if (e->d_name[0] == '.') continue;
-          if (++fds_visited % kScanDeadlineStride == 0 && past_deadline()) {
-            scan.truncated = true;
-            break;
-          }
-          if (!ReadLinkAt(::dirfd(fds), e->d_name, &link)) {
-            // The kernel checks ptrace access per task, so once one link is refused every other
-            // link of this process is too (an fd dir listed but not readable): stop asking.
-            if (errno == EACCES || errno == EPERM) break;
-            continue;
-          }
-          if (auto inode = ParseSocketLink(link)) {
-            p.socket_inodes.push_back(*inode);
-          } else if (IsNvidiaGpuDevice(link)) {
-            p.gpu_device_open = true;
+        alignas(dirent64) char buf[8192];
+        bool stop = false;
+        while (!stop) {
+          ssize_t n = ::getdents64(fds.get(), buf, sizeof buf);
+          if (n <= 0) break;
+          for (ssize_t off = 0; off < n && !stop;) {
+            const auto* e = reinterpret_cast<const dirent64*>(buf + off);
+            if (e->d_reclen == 0) {
+              stop = true;
+              break;
+            }
+            off += e->d_reclen;
+            if (e->d_name[0] == '.') continue;
+            if (++fds_visited % kScanDeadlineStride == 0 && past_deadline()) {
+              scan.truncated = true;
+              stop = true;
+              break;
+            }
+            if (!ReadLinkAt(fds.get(), e->d_name, &link)) {
+              // The kernel checks ptrace access per task, so once one link is refused every
+              // other link of this process is too (an fd dir listed but not readable): stop.
+              if (errno == EACCES || errno == EPERM) stop = true;
+              continue;
+            }
+            if (auto inode = ParseSocketLink(link)) {
+              p.socket_inodes.push_back(*inode);
+            } else if (IsNvidiaGpuDevice(link)) {
+              p.gpu_device_open = true;
+            }
           }
         }
-        ::closedir(fds);
         std::sort(p.socket_inodes.begin(), p.socket_inodes.end());
       }
     }

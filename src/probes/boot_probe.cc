@@ -15,6 +15,7 @@
 #include "parsers/kernel_version.h"
 #include "probes/probe.h"
 #include "probes/probe_entry_points.h"
+#include "probes/updates_cache.h"
 #include "probes/updates_scan.h"
 
 namespace gpudoctor {
@@ -161,7 +162,10 @@ ProbeOutput RunBootProbe(const ProbeContext& ctx) {
     carry->updates = prev->updates;
   } else {
     const TimePoint scan_deadline = ctx.deadline - std::chrono::milliseconds(300);
-    carry->updates = ScanSecurityUpdates(fs, scan_deadline);
+    // `check`: through the on-disk cache keyed on the inputs' identity (probes/updates_cache.h);
+    // `watch` keeps its answer in memory (above).
+    carry->updates = ctx.continuous ? ScanSecurityUpdates(fs, scan_deadline)
+                                    : ScanSecurityUpdatesCached(fs, scan_deadline);
     if (SteadyClock::now() >= scan_deadline) carry->key.clear();  // maybe cut short: scan again
   }
   ProbeOutput out = ProbeOk([facts, updates = carry->updates](Snapshot& s) {

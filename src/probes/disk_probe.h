@@ -16,10 +16,11 @@ namespace gpudoctor {
 // that dies before it returns (it may be abandoned).
 using StatVfsFn = std::function<Result<FsUsage>(const std::string& mount_point)>;
 
-// Runs `stat` for every mount concurrently, each on its own detached worker, and waits for all
-// of them until `deadline`. A mount that does not answer by then (a stale NFS server, a hung
-// FUSE daemon) gets timed_out = true and an error; its worker is abandoned and never blocks the
-// others. Sizes are set only when statvfs succeeded; inodes only when the fs has an inode table.
+// Runs `stat` for every mount in turn on one worker (a JobLane: a call that stalls for 50 ms has
+// the mounts behind it moved to fresh workers) and waits for all of them until `deadline`. A
+// mount that does not answer by then (a stale NFS server, a hung FUSE daemon) gets timed_out =
+// true and an error; its worker is abandoned and never blocks the others. Sizes are set only when
+// statvfs succeeded; inodes only when the fs has an inode table.
 std::vector<MountFacts> StatMounts(const std::vector<MountEntry>& mounts, StatVfsFn stat,
                                    TimePoint deadline);
 

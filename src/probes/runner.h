@@ -1,5 +1,7 @@
-// Runs probes concurrently, each on its own worker, all under one deadline, and assembles the
-// Snapshot. Returns by the deadline whatever happens inside the probes: an overrunning probe is
+// Runs probes concurrently under one deadline, and assembles the Snapshot: the sampling probes
+// each on a worker of its own, the quick ones (no window: pressure, pci_gpu, kmsg, boot, disk,
+// ...) in turn on one JobLane (core/job_lane.h: one stalled probe moves those behind it to fresh
+// workers). Returns by the deadline whatever happens inside the probes: an overrunning probe is
 // recorded as `timeout` and abandoned. Not re-entrant per Snapshot; safe to call concurrently.
 #pragma once
 

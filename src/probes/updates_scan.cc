@@ -1,6 +1,8 @@
 // Pending security updates: apt lists vs dpkg status, or dnf's cache (see updates_scan.h).
 #include "probes/updates_scan.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -98,6 +100,33 @@ std::string UpdatesStateKey(const RootFs& fs) {
   if (!lists.ok() || !status.ok()) return "";
   return std::to_string(lists->mtime_unix_ns) + "/" + std::to_string(status->mtime_unix_ns) + "/" +
          std::to_string(status->size_bytes);
+}
+
+std::string UpdatesInputIdentity(const RootFs& fs) {
+  auto names = RootFs::ListDir(fs.RootPath(kListsDir));
+  if (!names.ok()) return "";
+  std::vector<std::string> inputs;
+  for (const std::string& n : *names) {
+    if (ReleasePrefix(n).empty() && !IsPackagesList(n)) continue;
+    inputs.push_back(std::string(kListsDir) + "/" + n);
+  }
+  std::sort(inputs.begin(), inputs.end());
+  inputs.push_back("/var/lib/dpkg/status");
+  std::string out;
+  for (const std::string& path : inputs) {
+    for (char c : path) {
+      if (c < 0x21 || c > 0x7e) return "";
+    }
+    struct stat st {};
+    if (::stat(fs.RootPath(path).c_str(), &st) != 0) return "";
+    out +=
+        path.substr(1) + " " + std::to_string(st.st_size) + " " +
+        std::to_string(static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec) +
+        " " +
+        std::to_string(static_cast<int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec) +
+        " " + std::to_string(st.st_ino) + " " + std::to_string(st.st_dev) + "\n";
+  }
+  return out;
 }
 
 UpdateFacts ScanSecurityUpdates(const RootFs& fs, TimePoint deadline) {

@@ -31,6 +31,15 @@ UpdateFacts ScanSecurityUpdates(const RootFs& fs, TimePoint deadline);
 // not there (dnf, no package state): no memo, always scan.
 std::string UpdatesStateKey(const RootFs& fs);
 
+// The exact identity of every file the apt answer of ScanSecurityUpdates is read from: one line
+// per file, "<path under the root> <size> <mtime ns> <ctime ns> <inode> <device>", for every
+// Release/InRelease and *_Packages[.*] list in the lists directory (sorted by name) and dpkg's
+// status file. Any change of any input (rewritten, replaced by rename, added, removed, chmod)
+// changes it. "" when there is no apt state (dnf or nothing), when an input cannot be stat'ed,
+// or a name has a byte outside printable ASCII: then there is nothing to key a cached answer
+// on (probes/updates_cache.h).
+std::string UpdatesInputIdentity(const RootFs& fs);
+
 // `dnf updateinfo list --security` lines ("FEDORA-2024-1a2b Important/Sec. openssl-1:3.0.9-
 // 2.fc38.x86_64") into facts (pending_count, pending names). Pure; outside input.
 void ParseDnfSecurityList(std::string_view text, UpdateFacts& facts);

@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -239,6 +240,35 @@ TEST(TunPingTest, IcmpDelayAndLossAreMeasured) {
       EXPECT_GE(ms, 29.0);
       EXPECT_LT(ms, 400.0);
     }
+  });
+}
+
+// Replies stamped by the kernel are read at the next send, not as they come: one wake-up per
+// probe instead of two, and the RTTs are still the kernel's (the 3 ms the responder waits, not
+// the ~20 ms until the reply is read).
+TEST(TunPingTest, StampedRepliesAreReadAtTheNextSendWithTheirOwnRtt) {
+  WithTun([](TunResponder& tun) {
+    tun.SetHost(4, HostBehaviour{milliseconds(3), 0, false, {}});
+    PingOptions o;
+    o.count = 20;
+    o.interval = milliseconds(20);
+    o.timeout = milliseconds(400);
+    rusage before{}, after{};
+    getrusage(RUSAGE_THREAD, &before);
+    auto r = IcmpPing(Addr("192.0.2.4"), o);
+    getrusage(RUSAGE_THREAD, &after);
+    if (!r.ok()) {
+      std::printf("skipped inside: %s\n", r.status().message().c_str());
+      return;
+    }
+    ASSERT_EQ(r->rtts_ms.size(), 20u);
+    EXPECT_EQ(r->kernel_timestamps, 20);
+    for (double ms : r->rtts_ms) {
+      EXPECT_GE(ms, 2.9);
+      EXPECT_LT(ms, 15.0);
+    }
+    // Woken for each reply as well as for each send, this was about 40.
+    EXPECT_LE(after.ru_nvcsw - before.ru_nvcsw, 28) << "voluntary context switches";
   });
 }
 

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 
@@ -272,6 +273,44 @@ TEST(ProcScanTest, DStateTasksGetNoFdOrExeReads) {
   EXPECT_EQ(miner.socket_inodes, std::vector<uint64_t>{777});
   EXPECT_TRUE(miner.gpu_device_open);
   EXPECT_EQ(miner.exe, "/tmp/.x/xmrig (deleted)");
+}
+
+// A process with more fds than one getdents64 buffer holds (the fd directory is read in 8 KiB
+// pieces): every link is read, the socket owner of each inode (a stratum-port socket among them)
+// is found, and a GPU device behind the last fd is seen.
+TEST(ProcScanTest, ManyFdsAreAllReadAcrossDirectoryReads) {
+  testing::TempDir dir;
+  const char* tail = " 1 1 1 0 -1 0 0 0 0 0 50 50 0 0 20 0 1 0 9 0 0\n";
+  dir.Write("proc/300/stat", std::string("300 (pool) S") + tail);
+  constexpr int kFds = 1500;
+  for (int fd = 0; fd < kFds; ++fd) {
+    dir.Symlink("socket:[" + std::to_string(100000 + kFds - fd) + "]",
+                "proc/300/fd/" + std::to_string(fd));
+  }
+  dir.Symlink("/dev/nvidia1", "proc/300/fd/" + std::to_string(kFds));
+  dir.Write("proc/self", "");
+  RootFs fs(dir.path() + "/proc", dir.path() + "/sys", dir.path());
+  ProcessScan scan = ScanProcesses(fs, ProcScanOptions{});
+  ASSERT_EQ(scan.processes.size(), 1u);
+  const ScannedProcess& p = scan.processes[0];
+  EXPECT_TRUE(p.fds_read);
+  EXPECT_FALSE(scan.truncated);
+  ASSERT_EQ(p.socket_inodes.size(), static_cast<size_t>(kFds));
+  EXPECT_TRUE(std::is_sorted(p.socket_inodes.begin(), p.socket_inodes.end()));
+  EXPECT_EQ(p.socket_inodes.front(), 100001u);
+  EXPECT_EQ(p.socket_inodes.back(), static_cast<uint64_t>(100000 + kFds));
+  EXPECT_TRUE(p.gpu_device_open);
+  // The owner of a socket to a stratum port (3333) is this process.
+  std::vector<TcpSocketInfo> after = {
+      testing::Sock(100777, kTcpEstablished, "203.0.113.9:3333", 3333)};
+  ProcessSignInputs in;
+  in.after = &scan;
+  in.sockets_after = &after;
+  ProcessSignFacts facts = CollectProcessSigns(in);
+  ASSERT_EQ(facts.processes.size(), 1u);
+  EXPECT_EQ(facts.processes[0].pid, 300);
+  ASSERT_EQ(facts.processes[0].remote_ports.size(), 1u);
+  EXPECT_EQ(facts.processes[0].remote_ports[0], 3333);
 }
 
 using testing::Sock;
