@@ -85,6 +85,11 @@ struct WorkerShared {
   // sample must not cost the readings taken before it.
   std::mutex partial_mu;
   std::optional<GpuFacts> partial;
+  // A session tick's facts in place (GpuSampler::RunTick), instead of a copy into `partial`
+  // after every call: the worker holds partial_mu except while inside an NVML call, so the owner
+  // (under partial_mu) reads a consistent *live whenever the worker is in a call or stuck in one.
+  // Null outside RunTick (then `partial` holds the tick's last facts).
+  const GpuFacts* live = nullptr;
 };
 
 // For a GPU whose worker did not return: fills what the worker learned about its GPU (the
@@ -128,17 +133,16 @@ class Calls {
   // `symbol` is one of lib().names (its address is the memo's key).
   template <typename Fn, typename... Args>
   nvmlReturn_t Make(const std::string& symbol, Fn fn, Args... args) {
-    if (memo_ == nullptr || fn == nullptr) {
-      return nvml::GuardedCall(crumb_, symbol.c_str(), fn, args...);
-    }
+    if (memo_ == nullptr || fn == nullptr) return Call(symbol, fn, args...);
     static_assert(((std::is_integral_v<Args> ? 1 : 0) + ... + 0) <= CallMemo::kMaxArgs);
     CallMemo::Entry key;
     key.symbol = symbol.c_str();
     int n = 0;
     (AppendKey(key, n, args), ...);
+    (void)n;
     CallMemo::Entry* known = memo_->Find(key);
     if (known != nullptr && !known->supported) return nvml::NVML_ERROR_NOT_SUPPORTED;
-    nvmlReturn_t r = nvml::GuardedCall(crumb_, symbol.c_str(), fn, args...);
+    nvmlReturn_t r = Call(symbol, fn, args...);
     if (r == nvml::NVML_SUCCESS) {
       if (known == nullptr) {
         key.supported = true;
@@ -157,6 +161,9 @@ class Calls {
   // True once after a call that succeeded earlier answered NOT_SUPPORTED.
   bool TakeVanished() { return std::exchange(vanished_, false); }
 
+  // A lock the worker holds between its calls and lets go of during each call (null: none).
+  void HoldBetweenCalls(std::unique_lock<std::mutex>* hold) { hold_ = hold; }
+
   const Library& lib() const { return lib_; }
   Breadcrumb& crumb() { return crumb_; }
 
@@ -169,9 +176,21 @@ class Calls {
     }
   }
 
+  template <typename Fn, typename... Args>
+  nvmlReturn_t Call(const std::string& symbol, Fn fn, Args... args) {
+    if (hold_ == nullptr || fn == nullptr) {
+      return nvml::GuardedCall(crumb_, symbol.c_str(), fn, args...);
+    }
+    hold_->unlock();
+    nvmlReturn_t r = nvml::GuardedCall(crumb_, symbol.c_str(), fn, args...);
+    hold_->lock();
+    return r;
+  }
+
   const Library& lib_;
   Breadcrumb& crumb_;
   CallMemo* memo_;
+  std::unique_lock<std::mutex>* hold_ = nullptr;
   bool vanished_ = false;
 };
 

@@ -459,6 +459,7 @@ bool NvmlSession::State::SampleGpus(TimePoint deadline, GpuLayerFacts& facts) {
   // does not put the next one on one thread.
   SteadyClock::duration work = SteadyClock::duration::zero();
   bool any_hung = false;
+  facts.gpus.reserve(facts.gpus.size() + gpus.size());
   for (size_t i = 0; i < gpus.size(); ++i) {
     Gpu& g = gpus[i];
     int index = static_cast<int>(i);
@@ -541,7 +542,11 @@ bool NvmlSession::State::ReportStuckGpu(Gpu& g, int index, TimePoint start, GpuL
   GpuFacts f = *g.constants;
   if (g.shared != nullptr && g.started >= start) {
     std::lock_guard<std::mutex> lock(g.shared->partial_mu);
-    if (g.shared->partial) f = *g.shared->partial;
+    if (g.shared->live != nullptr) {
+      f = *g.shared->live;  // the worker is inside a call (it holds the lock otherwise)
+    } else if (g.shared->partial) {
+      f = *g.shared->partial;
+    }
   }
   f.index = index;
   f.first = f.second = GpuCounterRead{};
