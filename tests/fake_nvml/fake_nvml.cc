@@ -520,7 +520,9 @@ const Value* FieldScoped(int gpu, unsigned id, unsigned scope) {
 }
 
 // A field value for gpu: scope-specific key first; counters grow by `step` per read.
-nvmlReturn_t FieldRead(int gpu, unsigned id, unsigned scope, unsigned long long* value, int* type) {
+// `reads_locked`: the caller holds g_mu (a batch takes it once for all its fields).
+nvmlReturn_t FieldRead(int gpu, unsigned id, unsigned scope, unsigned long long* value, int* type,
+                       bool reads_locked = false) {
   const GpuView& g = View(gpu);
   const Value* v = FieldScoped(gpu, id, scope);
   if (v == nullptr && id == kFieldNvLinkGetState) {
@@ -533,7 +535,9 @@ nvmlReturn_t FieldRead(int gpu, unsigned id, unsigned scope, unsigned long long*
   auto n = Num(v);
   if (!n) return NVML_ERROR_NOT_SUPPORTED;
   long long reads;
-  {
+  if (reads_locked) {
+    reads = g_reads[{gpu, id, scope}]++;
+  } else {
     std::lock_guard<std::mutex> lock(g_mu);
     reads = g_reads[{gpu, id, scope}]++;
   }
@@ -873,10 +877,12 @@ nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t dev, int counter, unsigned
 nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t dev, int count, nvmlFieldValue_t* values) {
   ENTER_DEV("nvmlDeviceGetFieldValues", dev);
   if (count < 0 || values == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  std::lock_guard<std::mutex> lock(g_mu);  // once for the batch's counter reads
   for (int i = 0; i < count; ++i) {
     unsigned long long v = 0;
     int type = 0;
-    values[i].nvmlReturn = FieldRead(gpu, values[i].fieldId, values[i].scopeId, &v, &type);
+    values[i].nvmlReturn =
+        FieldRead(gpu, values[i].fieldId, values[i].scopeId, &v, &type, /*reads_locked=*/true);
     if (values[i].nvmlReturn != NVML_SUCCESS) continue;
     values[i].valueType = type;
     if (type == NVML_VALUE_TYPE_UNSIGNED_INT) {
