@@ -48,8 +48,10 @@ struct IdleWorker {
 
 struct WorkerPool {
   std::mutex mu;
-  std::vector<IdleWorker*> idle;  // each lives on its worker's stack while it waits
-  bool retired = false;           // renewed: no work goes to it, its workers leave
+  // Each is its worker's for the worker's life; shared so that whoever hands it a job can wake
+  // it after letting go of `mu` (the woken worker then does not block on `mu` at once).
+  std::vector<std::shared_ptr<IdleWorker>> idle;
+  bool retired = false;  // renewed: no work goes to it, its workers leave
 };
 
 // The pool new work goes to. Pools are never destroyed: idle workers wait on theirs until the
@@ -60,18 +62,20 @@ std::atomic<WorkerPool*>& CurrentPool() {
 }
 
 void WorkerLoop(WorkerPool* pool, std::function<void()> job, uint64_t netns) {
+  auto me = std::make_shared<IdleWorker>();
+  me->netns = netns;
   for (;;) {
     job();
     job = nullptr;  // release what the job captured before waiting
     std::unique_lock<std::mutex> lock(pool->mu);
     if (pool->retired || static_cast<int>(pool->idle.size()) >= kMaxIdleWorkers) return;
-    IdleWorker me;
-    me.netns = netns;
-    pool->idle.push_back(&me);
-    bool woken = me.cv.wait_for(lock, kWorkerIdleTimeout, [&] { return me.has_job || me.leave; });
-    if (!woken) pool->idle.erase(std::find(pool->idle.begin(), pool->idle.end(), &me));
-    if (!me.has_job) return;  // timed out, or the pool was renewed (it emptied `idle`)
-    job = std::move(me.job);
+    me->has_job = false;
+    pool->idle.push_back(me);
+    bool woken =
+        me->cv.wait_for(lock, kWorkerIdleTimeout, [&] { return me->has_job || me->leave; });
+    if (!woken) pool->idle.erase(std::find(pool->idle.begin(), pool->idle.end(), me));
+    if (!me->has_job) return;  // timed out, or the pool was renewed (it emptied `idle`)
+    job = std::move(me->job);
   }
 }
 
@@ -83,17 +87,21 @@ void CountAbandonedWorker() { g_abandoned.fetch_add(1); }
 bool RunOnWorker(std::function<void()> job) {
   WorkerPool* pool = CurrentPool().load();
   uint64_t netns = ThreadNetns();
+  std::shared_ptr<IdleWorker> w;
   {
     std::lock_guard<std::mutex> lock(pool->mu);
     for (auto it = pool->idle.rbegin(); it != pool->idle.rend(); ++it) {
       if ((*it)->netns != netns) continue;
-      IdleWorker* w = *it;
+      w = std::move(*it);
       pool->idle.erase(std::next(it).base());
       w->job = std::move(job);
       w->has_job = true;
-      w->cv.notify_one();
-      return true;
+      break;
     }
+  }
+  if (w != nullptr) {
+    w->cv.notify_one();  // after letting go of the lock the worker wakes to take
+    return true;
   }
   try {
     std::thread(WorkerLoop, pool, std::move(job), netns).detach();
@@ -108,7 +116,7 @@ void RenewWorkerPool() {
   WorkerPool* old = CurrentPool().exchange(new WorkerPool);
   std::lock_guard<std::mutex> lock(old->mu);
   old->retired = true;
-  for (IdleWorker* w : old->idle) {
+  for (const std::shared_ptr<IdleWorker>& w : old->idle) {
     w->leave = true;
     w->cv.notify_one();
   }

@@ -53,6 +53,10 @@ struct JobLane::Shared {
   std::mutex mu;
   std::condition_variable cv;
   int workers_done = 0;  // under mu: workers through their list
+  // Workers started or being started (the caller counts one up before it starts it, down when
+  // it could not): the worker that brings workers_done up to it wakes the caller, the others
+  // finish without a wake-up (the caller's own timers cover stalls, timeouts and the deadline).
+  std::atomic<int> launched{0};
   // Caller's thread only.
   int ids = 0;      // worker ids handed out
   int workers = 0;  // workers started
@@ -71,11 +75,12 @@ struct JobLane::Shared {
       ran_ns[i].store(std::max<int64_t>(1, end - begin));
       owner[i].store(kDone);
     }
+    bool last;
     {
       std::lock_guard<std::mutex> lock(mu);
-      ++workers_done;
+      last = ++workers_done == launched.load();
     }
-    cv.notify_all();
+    if (last) cv.notify_all();
   }
 
   // Jobs queued for worker `from` (kWithdrawn: every queued job) are withdrawn.
@@ -108,7 +113,11 @@ struct JobLane::Shared {
   // Starts worker `id` for the jobs queued for it. False when no thread could be started.
   bool Launch(const std::shared_ptr<Shared>& self, int id) {
     progress_ns[id].store(Ns(SteadyClock::now()));
-    if (!RunOnWorker([self, id] { self->Work(id); })) return false;
+    launched.fetch_add(1);
+    if (!RunOnWorker([self, id] { self->Work(id); })) {
+      launched.fetch_sub(1);
+      return false;
+    }
     ++workers;
     return true;
   }
@@ -223,7 +232,10 @@ void JobLane::Run(TimePoint deadline, SteadyClock::duration stall,
     }
     lock.lock();
     if (moved) continue;
-    s.cv.wait_until(lock, wake, [&] { return s.workers_done != seen_done; });
+    // Woken by the last worker through its list, else by the first timer due.
+    s.cv.wait_until(lock, wake, [&] {
+      return s.workers_done != seen_done && s.workers_done == s.launched.load();
+    });
   }
 }
 

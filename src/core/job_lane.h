@@ -3,8 +3,9 @@
 // job that stalls, and the caller returns by its deadline whatever the jobs do.
 //
 // - Start() hands the jobs to one worker (deadline.h's pool), or to `threads` workers in
-//   contiguous runs, each running its jobs in order; Run() waits without polling: each worker
-//   wakes it once, when its list is through.
+//   contiguous runs, each running its jobs in order; Run() waits without polling: the last
+//   worker through its list wakes it (the others end without a wake-up), else its own timers
+//   (a stall, a job's timeout, the deadline).
 // - A worker that has been at its list for `stall` while jobs are still queued for it keeps
 //   the job it runs; its queued jobs move to two fresh workers, half each (each job runs at most
 //   once: a worker claims a job with one compare-and-swap, so a job moved away is never run by

@@ -25,42 +25,46 @@ std::optional<uint64_t> Find(const std::vector<nvmlFieldValue_t>& batch, unsigne
 
 // Entries of the first batched read: counters, flags, NVLink count and per-link state, power.
 std::vector<nvmlFieldValue_t> GpuSampler::FirstBatch() const {
-  std::vector<nvmlFieldValue_t> v;
-  auto add = [&](unsigned id, unsigned scope = 0) {
-    nvmlFieldValue_t f;
-    std::memset(&f, 0, sizeof f);
-    f.fieldId = id;
-    f.scopeId = scope;
-    v.push_back(f);
-  };
-  for (unsigned id : {nvml::kFieldEccCurrent,
-                      nvml::kFieldEccSbeVolatileTotal,
-                      nvml::kFieldEccDbeVolatileTotal,
-                      nvml::kFieldEccSbeAggregateTotal,
-                      nvml::kFieldEccDbeAggregateTotal,
-                      nvml::kFieldRetiredSbe,
-                      nvml::kFieldRetiredDbe,
-                      nvml::kFieldRetiredPending,
-                      nvml::kFieldNvLinkCrcFlitErrorTotal,
-                      nvml::kFieldNvLinkCrcDataErrorTotal,
-                      nvml::kFieldNvLinkReplayErrorTotal,
-                      nvml::kFieldNvLinkRecoveryErrorTotal,
-                      nvml::kFieldMemoryTemp,
-                      nvml::kFieldTotalEnergyConsumption,
-                      nvml::kFieldNvLinkLinkCount,
-                      nvml::kFieldPcieReplayCounter,
-                      nvml::kFieldRemappedCorrectable,
-                      nvml::kFieldRemappedUncorrectable,
-                      nvml::kFieldRemappedPending,
-                      nvml::kFieldRemappedFailure,
-                      nvml::kFieldPowerInstant,
-                      nvml::kFieldPowerCurrentLimit}) {
-    add(id);
-  }
-  add(nvml::kFieldNvLinkThroughputDataTx, nvml::kScopeAllLinks);
-  add(nvml::kFieldNvLinkThroughputDataRx, nvml::kScopeAllLinks);
-  for (unsigned link = 0; link < kBatchedNvLinks; ++link) add(nvml::kFieldNvLinkGetState, link);
-  return v;
+  // The same entries every time: built once, copied per read (the call fills the copy).
+  static const std::vector<nvmlFieldValue_t> kTemplate = [] {
+    std::vector<nvmlFieldValue_t> v;
+    auto add = [&](unsigned id, unsigned scope = 0) {
+      nvmlFieldValue_t f;
+      std::memset(&f, 0, sizeof f);
+      f.fieldId = id;
+      f.scopeId = scope;
+      v.push_back(f);
+    };
+    for (unsigned id : {nvml::kFieldEccCurrent,
+                        nvml::kFieldEccSbeVolatileTotal,
+                        nvml::kFieldEccDbeVolatileTotal,
+                        nvml::kFieldEccSbeAggregateTotal,
+                        nvml::kFieldEccDbeAggregateTotal,
+                        nvml::kFieldRetiredSbe,
+                        nvml::kFieldRetiredDbe,
+                        nvml::kFieldRetiredPending,
+                        nvml::kFieldNvLinkCrcFlitErrorTotal,
+                        nvml::kFieldNvLinkCrcDataErrorTotal,
+                        nvml::kFieldNvLinkReplayErrorTotal,
+                        nvml::kFieldNvLinkRecoveryErrorTotal,
+                        nvml::kFieldMemoryTemp,
+                        nvml::kFieldTotalEnergyConsumption,
+                        nvml::kFieldNvLinkLinkCount,
+                        nvml::kFieldPcieReplayCounter,
+                        nvml::kFieldRemappedCorrectable,
+                        nvml::kFieldRemappedUncorrectable,
+                        nvml::kFieldRemappedPending,
+                        nvml::kFieldRemappedFailure,
+                        nvml::kFieldPowerInstant,
+                        nvml::kFieldPowerCurrentLimit}) {
+      add(id);
+    }
+    add(nvml::kFieldNvLinkThroughputDataTx, nvml::kScopeAllLinks);
+    add(nvml::kFieldNvLinkThroughputDataRx, nvml::kScopeAllLinks);
+    for (unsigned link = 0; link < kBatchedNvLinks; ++link) add(nvml::kFieldNvLinkGetState, link);
+    return v;
+  }();
+  return kTemplate;
 }
 
 // Reads `batch` in one call. False when the call itself failed (entries then all absent).

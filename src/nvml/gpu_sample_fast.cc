@@ -39,7 +39,8 @@ std::vector<GpuProcess> ToGpuProcesses(const std::vector<Info>& buf, unsigned co
 void GpuSampler::FirstSample() {
   FastReadings();
   if (Stop()) return;
-  std::vector<nvmlFieldValue_t> batch = FirstBatch();
+  // Without nvmlDeviceGetFieldValues there is no batch to read (the per-metric calls instead).
+  std::vector<nvmlFieldValue_t> batch = NoFields() ? std::vector<nvmlFieldValue_t>() : FirstBatch();
   bool batch_ok = FirstCounters(batch);
   if (Stop()) return;
   PowerAndProcesses();

@@ -57,9 +57,28 @@ GpuFacts GpuSampler::RunTick(const GpuFacts& constants, nvmlDevice_t dev) {
   tick_mode_ = true;
   dev_ = dev;
   budget_ = shared_.crumb.calls.load() + kTickBudget;
+  // The facts are published in place (WorkerShared::live) while the tick runs, and copied to
+  // `partial` once at its end (also when it leaves early).
+  std::unique_lock<std::mutex> hold(shared_.partial_mu);
+  struct Unpublish {
+    GpuSampler& s;
+    std::unique_lock<std::mutex>& hold;
+    bool done = false;
+    void Now() {
+      if (done) return;
+      done = true;
+      if (!hold.owns_lock()) hold.lock();
+      s.f_.nvml_calls = s.shared_.crumb.calls.load();
+      s.shared_.partial = s.f_;
+      s.shared_.live = nullptr;
+      s.calls_.HoldBetweenCalls(nullptr);
+    }
+    ~Unpublish() { Now(); }
+  } unpublish{*this, hold};
+  shared_.live = &f_;
+  calls_.HoldBetweenCalls(&hold);
   CopyConstants(constants);
   PublishIdentity();
-  Publish();
   TimePoint t_start = SteadyClock::now();
   if (!Stop()) FirstSample();
   if (!Stop() && Busy()) TickPcieThroughput();
@@ -67,6 +86,8 @@ GpuFacts GpuSampler::RunTick(const GpuFacts& constants, nvmlDevice_t dev) {
   if (!Stop() && NoFields() && carry_ != nullptr) SlowReads();
   f_.sample_ms = std::chrono::duration<double, std::milli>(SteadyClock::now() - t_start).count();
   f_.nvml_calls = shared_.crumb.calls.load();
+  unpublish.Now();
+  hold.unlock();
   return std::move(f_);
 }
 
@@ -87,6 +108,7 @@ GpuFacts GpuSampler::RunIdentity() {
 
 void GpuSampler::Publish() {
   f_.nvml_calls = shared_.crumb.calls.load();
+  if (tick_mode_) return;  // published in place (RunTick)
   std::lock_guard<std::mutex> lock(shared_.partial_mu);
   shared_.partial = f_;
 }

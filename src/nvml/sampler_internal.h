@@ -18,7 +18,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -86,6 +85,11 @@ struct WorkerShared {
   // sample must not cost the readings taken before it.
   std::mutex partial_mu;
   std::optional<GpuFacts> partial;
+  // A session tick's facts in place (GpuSampler::RunTick), instead of a copy into `partial`
+  // after every call: the worker holds partial_mu except while inside an NVML call, so the owner
+  // (under partial_mu) reads a consistent *live whenever the worker is in a call or stuck in one.
+  // Null outside RunTick (then `partial` holds the tick's last facts).
+  const GpuFacts* live = nullptr;
 };
 
 // For a GPU whose worker did not return: fills what the worker learned about its GPU (the
@@ -94,8 +98,30 @@ void NameFromCrumb(Breadcrumb& crumb, GpuFacts& f, NvmlHang& hang);
 
 // What one GPU's calls answered before: a call (symbol and its integer arguments) that said
 // NOT_SUPPORTED is not asked again; one that succeeded and later says NOT_SUPPORTED is an error.
+// A call is known by its symbol's address (one of Library::names, which never move) and its
+// integer arguments: remembering and looking up allocate nothing and compare no strings.
 struct CallMemo {
-  std::set<std::string> unsupported, supported;
+  static constexpr int kMaxArgs = 3;
+  struct Entry {
+    const char* symbol = nullptr;
+    long long args[kMaxArgs] = {};
+    bool supported = false;  // else it answered NOT_SUPPORTED
+  };
+  std::vector<Entry> entries;
+
+  Entry* Find(const Entry& key) {
+    for (Entry& e : entries) {
+      if (e.symbol == key.symbol && e.args[0] == key.args[0] && e.args[1] == key.args[1] &&
+          e.args[2] == key.args[2]) {
+        return &e;
+      }
+    }
+    return nullptr;
+  }
+  // Forgets the NOT_SUPPORTED answers (they are asked again).
+  void ForgetUnsupported() {
+    std::erase_if(entries, [](const Entry& e) { return !e.supported; });
+  }
 };
 
 // One GPU's (or the init phase's) calls: counts, remembers NOT_SUPPORTED (with a memo).
@@ -104,22 +130,29 @@ class Calls {
   Calls(const Library& lib, Breadcrumb& crumb, CallMemo* memo = nullptr)
       : lib_(lib), crumb_(crumb), memo_(memo) {}
 
+  // `symbol` is one of lib().names (its address is the memo's key).
   template <typename Fn, typename... Args>
   nvmlReturn_t Make(const std::string& symbol, Fn fn, Args... args) {
-    if (memo_ == nullptr || fn == nullptr) {
-      return nvml::GuardedCall(crumb_, symbol.c_str(), fn, args...);
-    }
-    std::string key = symbol;
-    (AppendKey(key, args), ...);
-    if (memo_->unsupported.count(key)) return nvml::NVML_ERROR_NOT_SUPPORTED;
-    nvmlReturn_t r = nvml::GuardedCall(crumb_, symbol.c_str(), fn, args...);
+    if (memo_ == nullptr || fn == nullptr) return Call(symbol, fn, args...);
+    static_assert(((std::is_integral_v<Args> ? 1 : 0) + ... + 0) <= CallMemo::kMaxArgs);
+    CallMemo::Entry key;
+    key.symbol = symbol.c_str();
+    int n = 0;
+    (AppendKey(key, n, args), ...);
+    (void)n;
+    CallMemo::Entry* known = memo_->Find(key);
+    if (known != nullptr && !known->supported) return nvml::NVML_ERROR_NOT_SUPPORTED;
+    nvmlReturn_t r = Call(symbol, fn, args...);
     if (r == nvml::NVML_SUCCESS) {
-      memo_->supported.insert(key);
+      if (known == nullptr) {
+        key.supported = true;
+        memo_->entries.push_back(key);
+      }
     } else if (r == nvml::NVML_ERROR_NOT_SUPPORTED) {
-      if (memo_->supported.count(key)) {
+      if (known != nullptr) {
         vanished_ = true;
       } else {
-        memo_->unsupported.insert(key);
+        memo_->entries.push_back(key);
       }
     }
     return r;
@@ -128,18 +161,36 @@ class Calls {
   // True once after a call that succeeded earlier answered NOT_SUPPORTED.
   bool TakeVanished() { return std::exchange(vanished_, false); }
 
+  // A lock the worker holds between its calls and lets go of during each call (null: none).
+  void HoldBetweenCalls(std::unique_lock<std::mutex>* hold) { hold_ = hold; }
+
   const Library& lib() const { return lib_; }
   Breadcrumb& crumb() { return crumb_; }
 
  private:
   template <typename A>
-  static void AppendKey(std::string& key, A a) {
-    if constexpr (std::is_integral_v<A>) key += "/" + std::to_string(a);
+  static void AppendKey(CallMemo::Entry& key, int& n, A a) {
+    if constexpr (std::is_integral_v<A>) {
+      if (n < CallMemo::kMaxArgs) key.args[n] = static_cast<long long>(a);
+      ++n;
+    }
+  }
+
+  template <typename Fn, typename... Args>
+  nvmlReturn_t Call(const std::string& symbol, Fn fn, Args... args) {
+    if (hold_ == nullptr || fn == nullptr) {
+      return nvml::GuardedCall(crumb_, symbol.c_str(), fn, args...);
+    }
+    hold_->unlock();
+    nvmlReturn_t r = nvml::GuardedCall(crumb_, symbol.c_str(), fn, args...);
+    hold_->lock();
+    return r;
   }
 
   const Library& lib_;
   Breadcrumb& crumb_;
   CallMemo* memo_;
+  std::unique_lock<std::mutex>* hold_ = nullptr;
   bool vanished_ = false;
 };
 

@@ -5,6 +5,7 @@
 #include "nvml/session.h"
 
 #include <algorithm>
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -49,11 +50,26 @@ constexpr auto kGpuStall = std::chrono::milliseconds(100);
 // over ceil(time / this) threads, so the NVML phase stays about this long.
 constexpr auto kGpuThreadShare = std::chrono::milliseconds(50);
 
-// What the Xid drain at the end of a tick's lane returned; `skipped`: a GPU of the tick had not
-// returned when the drain's turn came (the drain would wait on its driver locks).
-struct DrainResult {
-  DrainOutcome drained;
-  bool skipped = false;
+// The Xid drain of a tick, run on the sampler thread by the last of the tick's GPU jobs to finish
+// (so never while a GPU's call is out, and with no hand-off of its own), unless the session
+// cancelled it first: one compare-and-swap decides, so events are never drained by a run whose
+// result nobody takes.
+struct TailDrain {
+  enum { kPending, kStarted, kCancelled };
+  std::atomic<int> remaining{0};  // GPU jobs of the tick not through yet
+  std::atomic<int> state{kPending};
+  std::shared_ptr<const Library> lib;
+  nvmlEventSet_t set = nullptr;
+  WorkerShared shared;
+  PendingResult<DrainOutcome> result;
+
+  // Called by each GPU job when it is through: the last one drains.
+  void JobDone() {
+    if (remaining.fetch_sub(1) != 1) return;
+    int expect = kPending;
+    if (!state.compare_exchange_strong(expect, kStarted)) return;
+    result.Set(DrainEvents(*lib, shared.crumb, set, /*free_set=*/false));
+  }
 };
 
 struct TickOutcome {
@@ -118,7 +134,7 @@ EnumOutcome RunEnumerate(const Library& lib, Breadcrumb& crumb, unsigned known, 
 TickOutcome RunGpuTick(const Library& lib, WorkerShared& shared, int index, nvmlEventSet_t events,
                        bool have, const GpuFacts& constants, nvmlDevice_t dev, GpuCarry& carry) {
   TickOutcome out;
-  if (++carry.ticks % kMemoTicks == 0) carry.memo.unsupported.clear();
+  if (++carry.ticks % kMemoTicks == 0) carry.memo.ForgetUnsupported();
   if (!have) {
     GpuSampler id(lib, shared, index, events, std::chrono::milliseconds(0), &carry);
     GpuFacts c = id.RunIdentity();
@@ -173,7 +189,8 @@ struct NvmlSession::State {
   // Per GPU.
   struct Gpu {
     bool have_constants = false;
-    GpuFacts constants;
+    // Shared with the tick's job, which reads it (never copied per tick); replaced, not changed.
+    std::shared_ptr<const GpuFacts> constants = std::make_shared<const GpuFacts>();
     nvmlDevice_t dev = nullptr;
     std::optional<GpuCounterRead> previous;
     TimePoint previous_at{};
@@ -278,13 +295,17 @@ void NvmlSession::State::Renumber(const EnumOutcome& e) {
     nvmlDevice_t dev = e.entries[i].dev;
     gpus[i] = std::move(old[j]);
     if (dev != nullptr) gpus[i].dev = dev;
-    gpus[i].constants.index = static_cast<int>(i);
+    if (gpus[i].constants->index != static_cast<int>(i)) {
+      auto c = std::make_shared<GpuFacts>(*gpus[i].constants);
+      c->index = static_cast<int>(i);
+      gpus[i].constants = std::move(c);
+    }
   };
   for (size_t i = 0; i < e.entries.size(); ++i) {
     const EnumOutcome::Entry& entry = e.entries[i];
     if (entry.dev == nullptr || entry.uuid.empty()) continue;
     for (size_t j = 0; j < old.size(); ++j) {
-      if (taken[j] || !old[j].have_constants || old[j].constants.uuid != entry.uuid) continue;
+      if (taken[j] || !old[j].have_constants || old[j].constants->uuid != entry.uuid) continue;
       keep(i, j);
       break;
     }
@@ -372,8 +393,7 @@ bool NvmlSession::State::EnsureInit(TimePoint deadline, GpuLayerFacts& facts) {
 bool NvmlSession::State::SampleGpus(TimePoint deadline, GpuLayerFacts& facts) {
   TimePoint start = SteadyClock::now();
   std::vector<std::function<void()>> jobs;
-  std::vector<size_t> laned;  // the GPU of each job
-  std::vector<std::shared_ptr<PendingResult<TickOutcome>>> tick_pendings;
+  std::vector<size_t> laned;    // the GPU of each job
   bool out_before = false;      // a GPU's earlier tick is still out
   bool reads_identity = false;  // a GPU's per-boot constants are read this tick
   for (size_t i = 0; i < gpus.size(); ++i) {
@@ -383,46 +403,39 @@ bool NvmlSession::State::SampleGpus(TimePoint deadline, GpuLayerFacts& facts) {
       continue;
     }
     if (g.pending != nullptr) continue;  // back late: collected below
-    g.shared = std::make_shared<WorkerShared>();
+    reads_identity = reads_identity || !g.have_constants;
+    laned.push_back(i);
+  }
+  // With no GPU out, the last GPU job of the tick drains the pending Xid events on its thread.
+  std::shared_ptr<TailDrain> tail;
+  if (events != nullptr && !out_before && !laned.empty()) {
+    tail = std::make_shared<TailDrain>();
+    tail->remaining.store(static_cast<int>(laned.size()));
+    tail->lib = lib;
+    tail->set = events;
+  }
+  for (size_t i : laned) {
+    Gpu& g = gpus[i];
+    // The GPU's previous tick has returned (or never ran): its worker is done with `shared`,
+    // which is reused (the partial facts' storage with it).
+    if (g.shared == nullptr) g.shared = std::make_shared<WorkerShared>();
+    g.shared->crumb.calls.store(0);
+    g.shared->crumb.current.store(nullptr);
     g.pending = std::make_shared<PendingResult<TickOutcome>>();
     g.started = start;
-    auto shared = g.shared;
-    auto pending = g.pending;
-    int index = static_cast<int>(i);
-    nvmlEventSet_t tick_events = events;
-    bool have = g.have_constants;
-    reads_identity = reads_identity || !have;
-    GpuFacts constants = g.constants;
-    nvmlDevice_t dev = g.dev;
-    std::shared_ptr<GpuCarry> carry = g.carry;
-    std::shared_ptr<const Library> tick_lib = lib;
-    jobs.push_back([tick_lib, shared, index, tick_events, have, constants, dev, carry, pending] {
+    jobs.push_back([tick_lib = lib, shared = g.shared, index = static_cast<int>(i),
+                    tick_events = events, have = g.have_constants, constants = g.constants,
+                    dev = g.dev, carry = g.carry, pending = g.pending, tail] {
       pending->Set(
-          RunGpuTick(*tick_lib, *shared, index, tick_events, have, constants, dev, *carry));
+          RunGpuTick(*tick_lib, *shared, index, tick_events, have, *constants, dev, *carry));
+      if (tail != nullptr) tail->JobDone();
     });
-    laned.push_back(i);
-    tick_pendings.push_back(pending);
   }
   // A tick that reads GPUs' per-boot constants (the first, or after a re-enumeration: ~25 calls
   // a GPU) gives each GPU a thread, as a check does.
   auto share = last_gpu_work / kGpuThreadShare + 1;
   if (reads_identity) share = static_cast<int64_t>(laned.size());
   int threads = static_cast<int>(std::min<int64_t>(share, std::max<size_t>(laned.size(), 1)));
-  // With one sampler thread the drain is its last job (after every GPU of the tick, unless one
-  // stalled); with several it follows on a worker of its own once all have returned.
-  std::shared_ptr<PendingResult<DrainResult>> drain;
-  if (events != nullptr && !out_before && threads == 1) {
-    drain = std::make_shared<PendingResult<DrainResult>>();
-    auto tail_shared = std::make_shared<WorkerShared>();
-    nvmlEventSet_t set = events;
-    std::shared_ptr<const Library> tick_lib = lib;
-    jobs.push_back([tick_lib, tail_shared, set, tick_pendings, drain] {
-      DrainResult r;
-      for (const auto& p : tick_pendings) r.skipped = r.skipped || !p->Done();
-      if (!r.skipped) r.drained = DrainEvents(*tick_lib, tail_shared->crumb, set, false);
-      drain->Set(std::move(r));
-    });
-  }
   // Short ticks (watch --interval 0.3) move the GPUs behind a slow one sooner.
   auto stall =
       std::min<SteadyClock::duration>({kGpuStall, opts.timeout / 2, (deadline - start) / 4});
@@ -430,8 +443,10 @@ bool NvmlSession::State::SampleGpus(TimePoint deadline, GpuLayerFacts& facts) {
   lane.Start(threads);
   lane.Run(deadline, stall, opts.timeout);
   last_tick_threads = lane.workers();
+  std::vector<SteadyClock::duration> ran(gpus.size(), SteadyClock::duration::zero());
   for (size_t j = 0; j < laned.size(); ++j) {
     Gpu& g = gpus[laned[j]];
+    ran[laned[j]] = lane.ran(j);
     if (lane.state(j) == JobLane::JobState::kWithdrawn) {
       g.pending = nullptr;  // never started: this tick's facts are missing, the next tick asks
       g.started = TimePoint{};
@@ -442,10 +457,9 @@ bool NvmlSession::State::SampleGpus(TimePoint deadline, GpuLayerFacts& facts) {
 
   // How long the GPUs' ticks took together, held with a decay: a tick that skips its slow reads
   // does not put the next one on one thread.
-  std::vector<SteadyClock::duration> ran(gpus.size(), SteadyClock::duration::zero());
-  for (size_t j = 0; j < laned.size(); ++j) ran[laned[j]] = lane.ran(j);
   SteadyClock::duration work = SteadyClock::duration::zero();
   bool any_hung = false;
+  facts.gpus.reserve(facts.gpus.size() + gpus.size());
   for (size_t i = 0; i < gpus.size(); ++i) {
     Gpu& g = gpus[i];
     int index = static_cast<int>(i);
@@ -459,22 +473,22 @@ bool NvmlSession::State::SampleGpus(TimePoint deadline, GpuLayerFacts& facts) {
     if (ReportStuckGpu(g, index, start, facts)) any_hung = true;
   }
   last_gpu_work = std::max(work, last_gpu_work * 3 / 4);
-  if (any_hung || events == nullptr) return any_hung;
-  bool drained = false;
-  if (drain != nullptr) {
-    if (!drain->Done()) {
-      // The drain was cut by the deadline or stuck: the event API is not used again.
-      if (lane.state(lane.size() - 1) != JobLane::JobState::kWithdrawn) {
+  if (tail != nullptr) {
+    int expect = TailDrain::kPending;
+    if (!tail->state.compare_exchange_strong(expect, TailDrain::kCancelled)) {
+      // Started by the last GPU job: taken when through, else cut by the deadline or stuck, and
+      // the event API is not used again.
+      if (tail->result.Done()) {
+        DrainOutcome drained = tail->result.Take();
+        if (!any_hung) TakeXids(drained, facts);
+      } else {
         events = nullptr;
         events_broken = true;
       }
       return any_hung;
     }
-    DrainResult d = drain->Take();
-    if (!d.skipped) TakeXids(d.drained, facts);
-    drained = !d.skipped;
   }
-  if (drained) return any_hung;
+  if (any_hung || events == nullptr) return any_hung;
   for (const Gpu& g : gpus) {
     if (g.pending != nullptr) return any_hung;  // a GPU's call is out: no drain this tick
   }
@@ -503,7 +517,7 @@ void NvmlSession::State::DrainXids(TimePoint deadline, GpuLayerFacts& facts) {
 GpuFacts NvmlSession::State::TakeTick(Gpu& g, int index, TickOutcome out) {
   if (out.identity_read && out.dev != nullptr && !out.facts.lost) {
     g.have_constants = true;
-    g.constants = out.facts;
+    g.constants = std::make_shared<const GpuFacts>(out.facts);
     g.dev = out.dev;
   }
   GpuFacts f = std::move(out.facts);
@@ -525,10 +539,14 @@ GpuFacts NvmlSession::State::TakeTick(Gpu& g, int index, TickOutcome out) {
 // Still running: hung (past the NVML timeout) or merely unfinished at this tick's deadline.
 // Readings it took before the stuck call are kept.
 bool NvmlSession::State::ReportStuckGpu(Gpu& g, int index, TimePoint start, GpuLayerFacts& facts) {
-  GpuFacts f = g.constants;
+  GpuFacts f = *g.constants;
   if (g.shared != nullptr && g.started >= start) {
     std::lock_guard<std::mutex> lock(g.shared->partial_mu);
-    if (g.shared->partial) f = *g.shared->partial;
+    if (g.shared->live != nullptr) {
+      f = *g.shared->live;  // the worker is inside a call (it holds the lock otherwise)
+    } else if (g.shared->partial) {
+      f = *g.shared->partial;
+    }
   }
   f.index = index;
   f.first = f.second = GpuCounterRead{};

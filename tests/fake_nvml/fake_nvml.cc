@@ -3,9 +3,12 @@
 //
 // Environment:
 //   FAKE_NVML_SCENARIO  path of the scenario (re-read at every nvmlInit_v2, and while
-//                       initialised whenever the file's mtime or size changes: a test can
-//                       inject a fault into a running `gpudoctor watch` by rewriting it;
-//                       counter reads keep counting across such a change)
+//                       initialised by the first call after the file or one it includes is
+//                       rewritten, appended to or renamed into place, or after the variable
+//                       names another file: a test can inject a fault into a running
+//                       `gpudoctor watch` by rewriting it; counter reads keep counting across
+//                       such a change). Seen through inotify on the files' directories: a
+//                       call costs one non-blocking read() of it, about a real call's ioctl.
 //   FAKE_NVML_COUNTS    optional file rewritten after every call: "total N" then "gpuI N" lines
 //
 // Scenario: `key=value` lines, `#` comments, `include=other.scenario` (relative to the file).
@@ -27,20 +30,27 @@
 // Build variant FAKE_NVML_MINIMAL leaves out some optional and versioned symbols to test the
 // loader's fallbacks (see CMakeLists.txt).
 #include <fcntl.h>
+#include <sys/inotify.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "nvml/abi.h"
@@ -60,15 +70,106 @@ struct FakeEventSet {
   std::deque<nvmlEventData_t> queue;
 };
 
-std::mutex g_mu;
-std::map<std::string, std::string> g_scenario;
-std::map<std::string, long long> g_reads;  // "gpu/field/scope" -> reads so far
-std::atomic<int> g_total_calls{0};
-std::atomic<int> g_gpu_calls[kMaxGpus];
-int g_counts_fd = -1;
+// ---- The scenario, parsed once per change into lookups that need no string building ----
 
-void ParseFile(const std::string& path, int depth) {
+// A scenario value and, when the whole of it parses as a number (strtoull, base 0), the number.
+struct Value {
+  std::string text;
+  std::optional<unsigned long long> num;
+};
+using KeyMap = std::map<std::string, Value, std::less<>>;
+
+Value MakeValue(const std::string& text) {
+  Value v{text, std::nullopt};
+  if (!text.empty()) {
+    char* end = nullptr;
+    unsigned long long n = strtoull(text.c_str(), &end, 0);
+    if (end != nullptr && *end == '\0') v.num = n;
+  }
+  return v;
+}
+
+// Per-call rules keyed by NVML symbol: block=<symbol>, return.<symbol>, delay_us.<symbol>,
+// garbage.<symbol>.
+struct Rules {
+  std::string block;
+  KeyMap ret, delay, garbage;
+  bool any = false;  // any rule at all (the common case is none: one test per call)
+};
+
+struct ProcessEntry {
+  unsigned pid;
+  unsigned long long bytes;
+};
+// processes=pid:bytes,pid:na
+std::vector<ProcessEntry> ParseProcesses(const std::string& text) {
+  std::vector<ProcessEntry> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    size_t colon = item.find(':');
+    if (colon == std::string::npos) continue;
+    unsigned pid = static_cast<unsigned>(strtoul(item.substr(0, colon).c_str(), nullptr, 10));
+    std::string b = item.substr(colon + 1);
+    out.push_back({pid, b == "na" ? kValueNotAvailable : strtoull(b.c_str(), nullptr, 0)});
+  }
+  return out;
+}
+
+// One GPU's view: `gpu.N.KEY` over `gpu.*.KEY`, with the prefix taken off; field keys parsed.
+struct GpuView {
+  KeyMap keys;
+  Rules rules;
+  bool lost = false;
+  std::map<unsigned, const Value*> field_base;                         // field.<id>
+  std::map<std::pair<unsigned, unsigned>, const Value*> field_scoped;  // field.<id>.<scope>
+  std::map<unsigned, unsigned long long> field_step, field_type;       // field.<id>.step/.type
+  bool has_processes = false;
+  std::vector<ProcessEntry> processes;
+};
+
+struct Scenario {
+  KeyMap sys;
+  Rules sys_rules;
+  std::unique_ptr<GpuView[]> gpus{new GpuView[kMaxGpus]};
+  std::vector<std::string> files;      // the scenario and its includes, as opened
+  std::string env_path;                // the FAKE_NVML_SCENARIO it was read from
+  long long mtime_ns = -1, size = -1;  // the file's when read (the fallback without inotify)
+};
+
+// A decimal number written as std::to_string writes it (the only spelling a key ever matched).
+std::optional<unsigned> CanonicalUint(std::string_view s) {
+  if (s.empty() || s.size() > 10 || (s.size() > 1 && s[0] == '0')) return std::nullopt;
+  unsigned long long v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + static_cast<unsigned>(c - '0');
+  }
+  if (v > 0xFFFFFFFFull) return std::nullopt;
+  return static_cast<unsigned>(v);
+}
+
+void AddRule(Rules& r, const std::string& key, const Value& v) {
+  static const std::pair<const char*, KeyMap Rules::*> kPrefixes[] = {
+      {"return.", &Rules::ret}, {"delay_us.", &Rules::delay}, {"garbage.", &Rules::garbage}};
+  if (key == "block") {
+    r.block = v.text;
+    r.any = true;
+    return;
+  }
+  for (const auto& [prefix, member] : kPrefixes) {
+    size_t n = std::strlen(prefix);
+    if (key.compare(0, n, prefix) == 0) {
+      (r.*member)[key.substr(n)] = v;
+      r.any = true;
+    }
+  }
+}
+
+void ParseFile(const std::string& path, int depth, std::map<std::string, std::string>& raw,
+               std::vector<std::string>& files) {
   if (depth > 8) return;
+  files.push_back(path);
   std::ifstream in(path);
   std::string line;
   std::string dir = path.substr(0, path.find_last_of('/') + 1);
@@ -85,20 +186,104 @@ void ParseFile(const std::string& path, int depth) {
     std::string key = trim(line.substr(0, eq));
     std::string value = trim(line.substr(eq + 1));
     if (key == "include") {
-      ParseFile(value[0] == '/' ? value : dir + value, depth + 1);
+      ParseFile(value[0] == '/' ? value : dir + value, depth + 1, raw, files);
     } else if (!key.empty()) {
-      g_scenario[key] = value;
+      raw[key] = value;
     }
   }
 }
 
-// The scenario file's identity when last parsed (mtime ns + size).
-std::mutex g_stat_mu;
-long long g_scenario_mtime_ns = -1;
-long long g_scenario_size = -1;
+void BuildView(GpuView& g) {
+  for (const auto& [key, v] : g.keys) AddRule(g.rules, key, v);
+  g.lost = g.keys.count("lost") && g.keys.at("lost").num.value_or(0) == 1;
+  if (auto it = g.keys.find("processes"); it != g.keys.end()) {
+    g.has_processes = true;
+    g.processes = ParseProcesses(it->second.text);
+  }
+  for (const auto& [key, v] : g.keys) {
+    if (key.compare(0, 6, "field.") != 0) continue;
+    std::string_view rest = std::string_view(key).substr(6);
+    size_t dot = rest.find('.');
+    auto id = CanonicalUint(rest.substr(0, dot));
+    if (!id) continue;
+    if (dot == std::string_view::npos) {
+      g.field_base[*id] = &v;
+      continue;
+    }
+    std::string_view tail = rest.substr(dot + 1);
+    if (tail == "step") {
+      if (v.num) g.field_step[*id] = *v.num;
+    } else if (tail == "type") {
+      if (v.num) g.field_type[*id] = *v.num;
+    } else if (auto scope = CanonicalUint(tail)) {
+      g.field_scoped[{*id, *scope}] = &v;
+    }
+  }
+}
 
-bool ScenarioStat(long long& mtime_ns, long long& size) {
-  const char* path = getenv("FAKE_NVML_SCENARIO");
+std::shared_ptr<Scenario> ParseScenario(const char* path) {
+  auto sc = std::make_shared<Scenario>();
+  std::map<std::string, std::string> raw;
+  if (path != nullptr) ParseFile(path, 0, raw, sc->files);
+  KeyMap any;  // gpu.*.KEY
+  std::map<int, KeyMap> own;
+  for (const auto& [key, text] : raw) {
+    if (key.compare(0, 4, "gpu.") != 0) {
+      sc->sys[key] = MakeValue(text);
+      continue;
+    }
+    size_t dot = key.find('.', 4);
+    if (dot == std::string::npos) continue;
+    std::string who = key.substr(4, dot - 4);
+    std::string sub = key.substr(dot + 1);
+    if (who == "*") {
+      any[sub] = MakeValue(text);
+    } else if (auto n = CanonicalUint(who); n && *n < kMaxGpus) {
+      own[static_cast<int>(*n)][sub] = MakeValue(text);
+    }
+  }
+  for (const auto& [key, v] : sc->sys) AddRule(sc->sys_rules, key, v);
+  for (int i = 0; i < kMaxGpus; ++i) {
+    GpuView& g = sc->gpus[i];
+    g.keys = any;
+    if (auto it = own.find(i); it != own.end()) {
+      for (auto& [k, v] : it->second) g.keys[k] = v;
+    }
+    BuildView(g);
+  }
+  return sc;
+}
+
+// ---- Noticing a rewritten scenario ----
+// The directories of the scenario and its includes are watched with inotify. Every call asks the
+// kernel how many event bytes are queued (one ioctl, about what a real NVML call costs; a stat()
+// of the path cost a path walk) and takes the lock only when some are, or while another thread
+// is re-reading: a rewrite, an append or a rename into place is seen by every call that starts
+// after it returned (the kernel queues the event before write() or rename() returns), on any
+// thread. Where inotify is unavailable every call stats the file (mtime and size), as before.
+
+std::mutex g_mu;  // loading, the watches, counter reads, the event queues
+// The scenario calls answer from; replaced whole (readers keep theirs while it is replaced).
+// g_current_mu guards only the pointer's copy and replacement.
+std::mutex g_current_mu;
+std::shared_ptr<const Scenario> g_current = std::make_shared<const Scenario>();
+
+std::shared_ptr<const Scenario> LoadCurrent() {
+  std::lock_guard<std::mutex> lock(g_current_mu);
+  return g_current;
+}
+// Set (under g_mu) before queued events are consumed, cleared once what they caused is loaded: a
+// call that finds no event queued waits for such a load (the events it would have seen).
+std::atomic<bool> g_loading{false};
+std::atomic<int> g_inotify_fd{-1};                   // opened once, never closed
+std::atomic<bool> g_stat_mode{false};                // no inotify: stat the file every call
+std::vector<std::pair<int, std::string>> g_watched;  // (watch descriptor, file name in it)
+std::map<std::tuple<int, unsigned, unsigned>, long long> g_reads;  // counter reads so far
+std::atomic<int> g_total_calls{0};
+std::atomic<int> g_gpu_calls[kMaxGpus];
+int g_counts_fd = -1;
+
+bool StatScenario(const char* path, long long& mtime_ns, long long& size) {
   struct stat st {};
   if (path == nullptr || stat(path, &st) != 0) return false;
   mtime_ns = static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec;
@@ -106,32 +291,112 @@ bool ScenarioStat(long long& mtime_ns, long long& size) {
   return true;
 }
 
-// Re-parses the scenario when the file changed since it was last read (not at init).
-void ReloadIfChanged() {
-  long long mtime = 0, size = 0;
-  if (!ScenarioStat(mtime, size)) return;
-  {
-    std::lock_guard<std::mutex> lock(g_stat_mu);
-    if (mtime == g_scenario_mtime_ns && size == g_scenario_size) return;
-    g_scenario_mtime_ns = mtime;
-    g_scenario_size = size;
+// Watches the directories of the scenario's files (g_mu held). False when inotify cannot.
+bool Watch(const Scenario& sc) {
+  int fd = g_inotify_fd.load();
+  if (fd < 0) {
+    fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (fd < 0) return false;
+    g_inotify_fd.store(fd);
   }
-  std::lock_guard<std::mutex> lock(g_mu);
-  g_scenario.clear();
+  std::vector<std::pair<int, std::string>> watched;
+  constexpr uint32_t kMask = IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE |
+                             IN_DELETE | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF;
+  for (const std::string& file : sc.files) {
+    size_t slash = file.find_last_of('/');
+    std::string dir = slash == std::string::npos ? "." : file.substr(0, slash + 1);
+    std::string name = slash == std::string::npos ? file : file.substr(slash + 1);
+    int wd = inotify_add_watch(fd, dir.c_str(), kMask);
+    if (wd < 0) {
+      if (errno == ENOENT) continue;  // no such directory: the file is absent anyway
+      return false;
+    }
+    watched.emplace_back(wd, name);
+  }
+  for (const auto& [wd, name] : g_watched) {
+    bool kept = false;
+    for (const auto& w : watched) kept = kept || w.first == wd;
+    if (!kept) inotify_rm_watch(fd, wd);
+  }
+  g_watched = std::move(watched);
+  return true;
+}
+
+// True when an inotify event since the last look touches a file of the scenario; consumes the
+// queued events (g_mu held, g_loading set).
+bool ScenarioEvent() {
+  bool changed = false;
+  alignas(inotify_event) char buf[4096];
+  for (;;) {
+    ssize_t n = read(g_inotify_fd.load(), buf, sizeof buf);
+    if (n <= 0) break;
+    for (ssize_t off = 0; off < n;) {
+      const auto* e = reinterpret_cast<const inotify_event*>(buf + off);
+      off += static_cast<ssize_t>(sizeof(inotify_event) + e->len);
+      if (e->mask & (IN_Q_OVERFLOW | IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF)) {
+        changed = true;
+        continue;
+      }
+      for (const auto& [wd, name] : g_watched) {
+        if (wd == e->wd && e->len > 0 && name == e->name) changed = true;
+      }
+    }
+  }
+  return changed;
+}
+
+// (Re)reads the scenario and watches its files (g_mu held, g_loading set).
+void Load(const char* path) {
+  if (!g_stat_mode.load() && g_inotify_fd.load() >= 0) ScenarioEvent();  // reflected below
+  std::shared_ptr<Scenario> sc = ParseScenario(path);
+  sc->env_path = path ? path : "";
+  if (!StatScenario(path, sc->mtime_ns, sc->size)) sc->mtime_ns = sc->size = -1;
+  if (!g_stat_mode.load() && !Watch(*sc)) g_stat_mode.store(true);
+  std::lock_guard<std::mutex> lock(g_current_mu);
+  g_current = std::move(sc);
+}
+
+bool StatChanged(const Scenario& sc, const char* path) {
+  long long mtime = 0, size = 0;
+  if (!StatScenario(path, mtime, size)) mtime = size = -1;
+  return mtime != sc.mtime_ns || size != sc.size;
+}
+
+// The scenario as of now: re-read when FAKE_NVML_SCENARIO names another file or a file of it
+// changed (not at init: nvmlInit_v2 always re-reads).
+std::shared_ptr<const Scenario> Current() {
   const char* path = getenv("FAKE_NVML_SCENARIO");
-  if (path != nullptr) ParseFile(path, 0);
+  std::string_view want = path ? path : "";
+  bool look = false;
+  bool stat_mode = g_stat_mode.load();
+  if (!stat_mode) {
+    int queued = 0;
+    int fd = g_inotify_fd.load();
+    look = fd < 0 || ioctl(fd, FIONREAD, &queued) != 0 || queued > 0 || g_loading.load();
+  }
+  std::shared_ptr<const Scenario> sc = LoadCurrent();
+  if (!look) look = sc->env_path != want || (stat_mode && StatChanged(*sc, path));
+  if (!look) return sc;
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_loading.store(true);
+  sc = LoadCurrent();
+  bool changed = sc->env_path != want;
+  if (!changed && !g_stat_mode.load() && g_inotify_fd.load() >= 0) {
+    changed = ScenarioEvent();
+  } else if (!changed) {
+    changed = StatChanged(*sc, path);
+  }
+  if (changed) Load(path);
+  g_loading.store(false);
+  return LoadCurrent();
 }
 
 void Reload() {
-  {
-    std::lock_guard<std::mutex> lock(g_stat_mu);
-    if (!ScenarioStat(g_scenario_mtime_ns, g_scenario_size)) g_scenario_mtime_ns = -1;
-  }
   std::lock_guard<std::mutex> lock(g_mu);
-  g_scenario.clear();
+  g_loading.store(true);
+  Load(getenv("FAKE_NVML_SCENARIO"));
+  g_loading.store(false);
   g_reads.clear();
-  const char* path = getenv("FAKE_NVML_SCENARIO");
-  if (path != nullptr) ParseFile(path, 0);
   g_total_calls = 0;
   for (auto& c : g_gpu_calls) c = 0;
   if (g_counts_fd >= 0) close(g_counts_fd);
@@ -141,37 +406,39 @@ void Reload() {
   }
 }
 
-std::optional<std::string> Sys(const std::string& key) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  auto it = g_scenario.find(key);
-  if (it == g_scenario.end()) return std::nullopt;
-  return it->second;
+// The scenario the calling thread's current call answers from (set by Enter).
+thread_local std::shared_ptr<const Scenario> t_scenario;
+
+const Value* Find(const KeyMap& m, std::string_view key) {
+  auto it = m.find(key);
+  return it == m.end() ? nullptr : &it->second;
 }
 
-std::optional<std::string> Gpu(int gpu, const std::string& key) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  auto it = g_scenario.find("gpu." + std::to_string(gpu) + "." + key);
-  if (it == g_scenario.end()) it = g_scenario.find("gpu.*." + key);
-  if (it == g_scenario.end()) return std::nullopt;
-  return it->second;
+const Value* Sys(std::string_view key) { return Find(t_scenario->sys, key); }
+
+const GpuView& View(int gpu) { return t_scenario->gpus[gpu]; }
+
+const Value* Gpu(int gpu, std::string_view key) { return Find(View(gpu).keys, key); }
+
+std::optional<unsigned long long> Num(const Value* v) {
+  if (v == nullptr) return std::nullopt;
+  return v->num;
 }
 
-std::optional<unsigned long long> Num(const std::optional<std::string>& s) {
-  if (!s || s->empty()) return std::nullopt;
-  char* end = nullptr;
-  unsigned long long v = strtoull(s->c_str(), &end, 0);
-  if (end == nullptr || *end != '\0') return std::nullopt;
-  return v;
+std::optional<unsigned long long> RuleNum(const KeyMap& m, const char* symbol) {
+  if (m.empty()) return std::nullopt;
+  return Num(Find(m, symbol));
 }
 
 void WriteCounts() {
   if (g_counts_fd < 0) return;
-  std::string text = "total " + std::to_string(g_total_calls.load()) + "\n";
+  char text[16 * (kMaxGpus + 1)];
+  int len = std::snprintf(text, sizeof text, "total %d\n", g_total_calls.load());
   for (int i = 0; i < kMaxGpus; ++i) {
     int c = g_gpu_calls[i].load();
-    if (c > 0) text += "gpu" + std::to_string(i) + " " + std::to_string(c) + "\n";
+    if (c > 0) len += std::snprintf(text + len, sizeof text - len, "gpu%d %d\n", i, c);
   }
-  ssize_t ignored = pwrite(g_counts_fd, text.data(), text.size(), 0);
+  ssize_t ignored = pwrite(g_counts_fd, text, static_cast<size_t>(len), 0);
   (void)ignored;
 }
 
@@ -188,23 +455,22 @@ int GpuIndex(nvmlDevice_t dev) {
 // Common prologue: counts the call and applies block / delay / return / lost rules.
 // Returns the code to return early, or nullopt to go on answering.
 std::optional<nvmlReturn_t> Enter(const char* symbol, int gpu) {
-  ReloadIfChanged();
+  t_scenario = Current();
   g_total_calls.fetch_add(1);
   if (gpu >= 0 && gpu < kMaxGpus) g_gpu_calls[gpu].fetch_add(1);
   WriteCounts();
   // FAKE_NVML_TRACE=1: every call on stderr, to see where a call budget goes.
   static const bool trace = getenv("FAKE_NVML_TRACE") != nullptr;
   if (trace) std::fprintf(stderr, "fake_nvml gpu%d %s\n", gpu, symbol);
-  if (gpu < 0) {
-    if (Sys("block") == std::string(symbol)) BlockForever();
-    if (auto r = Num(Sys(std::string("return.") + symbol))) return static_cast<nvmlReturn_t>(*r);
-    return std::nullopt;
+  const Rules& rules = gpu < 0 ? t_scenario->sys_rules : View(gpu).rules;
+  if (rules.any) {
+    if (rules.block == symbol) BlockForever();
+    if (gpu >= 0) {
+      if (auto d = RuleNum(rules.delay, symbol)) usleep(static_cast<useconds_t>(*d));
+    }
+    if (auto r = RuleNum(rules.ret, symbol)) return static_cast<nvmlReturn_t>(*r);
   }
-  if (Gpu(gpu, "block") == std::string(symbol)) BlockForever();
-  if (auto d = Num(Gpu(gpu, std::string("delay_us.") + symbol)))
-    usleep(static_cast<useconds_t>(*d));
-  if (auto r = Num(Gpu(gpu, std::string("return.") + symbol))) return static_cast<nvmlReturn_t>(*r);
-  if (Num(Gpu(gpu, "lost")).value_or(0) == 1) return NVML_ERROR_GPU_IS_LOST;
+  if (gpu >= 0 && View(gpu).lost) return NVML_ERROR_GPU_IS_LOST;
   return std::nullopt;
 }
 
@@ -228,39 +494,59 @@ nvmlReturn_t UintOut(int gpu, const char* key, unsigned* out) {
 
 nvmlReturn_t StringOut(int gpu, const char* symbol, const char* key, char* buf, unsigned len) {
   if (buf == nullptr || len == 0) return NVML_ERROR_INVALID_ARGUMENT;
-  if (Num(Gpu(gpu, std::string("garbage.") + symbol)).value_or(0) == 1) {
+  if (RuleNum(View(gpu).rules.garbage, symbol).value_or(0) == 1) {
     std::memset(buf, 'Z', len);  // no terminating NUL anywhere in the buffer
     return NVML_SUCCESS;
   }
-  auto v = Gpu(gpu, key);
-  if (!v) return NVML_ERROR_NOT_SUPPORTED;
-  if (v->size() + 1 > len) return NVML_ERROR_INSUFFICIENT_SIZE;
-  std::memcpy(buf, v->c_str(), v->size() + 1);
+  const Value* v = Gpu(gpu, key);
+  if (v == nullptr) return NVML_ERROR_NOT_SUPPORTED;
+  if (v->text.size() + 1 > len) return NVML_ERROR_INSUFFICIENT_SIZE;
+  std::memcpy(buf, v->text.c_str(), v->text.size() + 1);
   return NVML_SUCCESS;
 }
 
+// field.<id> for gpu; nullptr when absent.
+const Value* FieldBase(int gpu, unsigned id) {
+  const GpuView& g = View(gpu);
+  auto it = g.field_base.find(id);
+  return it == g.field_base.end() ? nullptr : it->second;
+}
+
+// field.<id>.<scope> for gpu; nullptr when absent.
+const Value* FieldScoped(int gpu, unsigned id, unsigned scope) {
+  const GpuView& g = View(gpu);
+  auto it = g.field_scoped.find({id, scope});
+  return it == g.field_scoped.end() ? nullptr : it->second;
+}
+
 // A field value for gpu: scope-specific key first; counters grow by `step` per read.
-nvmlReturn_t FieldRead(int gpu, unsigned id, unsigned scope, unsigned long long* value, int* type) {
-  std::string base = "field." + std::to_string(id);
-  auto v = Gpu(gpu, base + "." + std::to_string(scope));
-  if (!v && id == kFieldNvLinkGetState) {
-    unsigned links = static_cast<unsigned>(Num(Gpu(gpu, "field.91")).value_or(0));
-    if (scope >= links) return NVML_ERROR_INVALID_ARGUMENT;
-    v = Gpu(gpu, base);
-  } else if (!v && (scope == 0 || scope == kScopeAllLinks)) {
-    v = Gpu(gpu, base);
+// `reads_locked`: the caller holds g_mu (a batch takes it once for all its fields).
+nvmlReturn_t FieldRead(int gpu, unsigned id, unsigned scope, unsigned long long* value, int* type,
+                       bool reads_locked = false) {
+  const GpuView& g = View(gpu);
+  const Value* v = FieldScoped(gpu, id, scope);
+  if (v == nullptr && id == kFieldNvLinkGetState) {
+    auto links = Num(FieldBase(gpu, kFieldNvLinkLinkCount)).value_or(0);
+    if (scope >= static_cast<unsigned>(links)) return NVML_ERROR_INVALID_ARGUMENT;
+    v = FieldBase(gpu, id);
+  } else if (v == nullptr && (scope == 0 || scope == kScopeAllLinks)) {
+    v = FieldBase(gpu, id);
   }
   auto n = Num(v);
   if (!n) return NVML_ERROR_NOT_SUPPORTED;
   long long reads;
-  {
+  if (reads_locked) {
+    reads = g_reads[{gpu, id, scope}]++;
+  } else {
     std::lock_guard<std::mutex> lock(g_mu);
-    reads = g_reads[std::to_string(gpu) + "/" + std::to_string(id) + "/" + std::to_string(scope)]++;
+    reads = g_reads[{gpu, id, scope}]++;
   }
-  unsigned long long step = Num(Gpu(gpu, base + ".step")).value_or(0);
-  *value = *n + step * static_cast<unsigned long long>(reads);
-  *type =
-      static_cast<int>(Num(Gpu(gpu, base + ".type")).value_or(NVML_VALUE_TYPE_UNSIGNED_LONG_LONG));
+  auto step = g.field_step.find(id);
+  auto t = g.field_type.find(id);
+  *value =
+      *n + (step == g.field_step.end() ? 0 : step->second) * static_cast<unsigned long long>(reads);
+  *type = t == g.field_type.end() ? static_cast<int>(NVML_VALUE_TYPE_UNSIGNED_LONG_LONG)
+                                  : static_cast<int>(t->second);
   return NVML_SUCCESS;
 }
 
@@ -270,26 +556,6 @@ nvmlReturn_t FieldUint(int gpu, unsigned id, unsigned* out) {
   nvmlReturn_t r = FieldRead(gpu, id, 0, &v, &type);
   if (r == NVML_SUCCESS) *out = static_cast<unsigned>(v);
   return r;
-}
-
-struct ProcessEntry {
-  unsigned pid;
-  unsigned long long bytes;
-};
-std::vector<ProcessEntry> Processes(int gpu) {
-  std::vector<ProcessEntry> out;
-  auto v = Gpu(gpu, "processes");
-  if (!v) return out;
-  std::stringstream ss(*v);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    size_t colon = item.find(':');
-    if (colon == std::string::npos) continue;
-    unsigned pid = static_cast<unsigned>(strtoul(item.substr(0, colon).c_str(), nullptr, 10));
-    std::string b = item.substr(colon + 1);
-    out.push_back({pid, b == "na" ? kValueNotAvailable : strtoull(b.c_str(), nullptr, 0)});
-  }
-  return out;
 }
 
 const char* ErrorText(nvmlReturn_t r) {
@@ -322,8 +588,8 @@ nvmlReturn_t Reasons(const char* symbol, nvmlDevice_t dev, unsigned long long* m
 }
 template <typename Info>
 nvmlReturn_t ProcessList(int gpu, unsigned* count, Info* infos) {
-  if (!Gpu(gpu, "processes")) return NVML_ERROR_NOT_SUPPORTED;
-  auto procs = Processes(gpu);
+  if (!View(gpu).has_processes) return NVML_ERROR_NOT_SUPPORTED;
+  const std::vector<ProcessEntry>& procs = View(gpu).processes;
   if (*count < procs.size() || infos == nullptr) {
     unsigned needed = static_cast<unsigned>(procs.size());
     *count = needed;
@@ -351,7 +617,7 @@ __attribute__((visibility("default"))) int fake_nvml_call_count(int gpu) {
 nvmlReturn_t nvmlInit_v2() {
   Reload();
   Enter("nvmlInit_v2", -1);
-  if (Sys("init.block") == std::string("1")) BlockForever();
+  if (const Value* b = Sys("init.block"); b != nullptr && b->text == "1") BlockForever();
   if (auto r = Num(Sys("init.return"))) return static_cast<nvmlReturn_t>(*r);
   return NVML_SUCCESS;
 }
@@ -383,17 +649,17 @@ nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned index, nvmlDevice_t* dev) {
 
 nvmlReturn_t nvmlSystemGetDriverVersion(char* buf, unsigned len) {
   ENTER_SYS("nvmlSystemGetDriverVersion");
-  auto v = Sys("driver_version");
-  if (!v) return NVML_ERROR_NOT_SUPPORTED;
-  snprintf(buf, len, "%s", v->c_str());
+  const Value* v = Sys("driver_version");
+  if (v == nullptr) return NVML_ERROR_NOT_SUPPORTED;
+  snprintf(buf, len, "%s", v->text.c_str());
   return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlSystemGetNVMLVersion(char* buf, unsigned len) {
   ENTER_SYS("nvmlSystemGetNVMLVersion");
-  auto v = Sys("nvml_version");
-  if (!v) return NVML_ERROR_NOT_SUPPORTED;
-  snprintf(buf, len, "%s", v->c_str());
+  const Value* v = Sys("nvml_version");
+  if (v == nullptr) return NVML_ERROR_NOT_SUPPORTED;
+  snprintf(buf, len, "%s", v->text.c_str());
   return NVML_SUCCESS;
 }
 
@@ -424,15 +690,15 @@ nvmlReturn_t nvmlDeviceGetVbiosVersion(nvmlDevice_t dev, char* buf, unsigned len
 
 nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t dev, nvmlPciInfo_t* pci) {
   ENTER_DEV("nvmlDeviceGetPciInfo_v3", dev);
-  if (Num(Gpu(gpu, "garbage.nvmlDeviceGetPciInfo_v3")).value_or(0) == 1) {
+  if (RuleNum(View(gpu).rules.garbage, "nvmlDeviceGetPciInfo_v3").value_or(0) == 1) {
     std::memset(pci, 0xff, sizeof *pci);
     return NVML_SUCCESS;
   }
-  auto id = Gpu(gpu, "pci_bus_id");
-  if (!id) return NVML_ERROR_NOT_SUPPORTED;
+  const Value* id = Gpu(gpu, "pci_bus_id");
+  if (id == nullptr) return NVML_ERROR_NOT_SUPPORTED;
   std::memset(pci, 0, sizeof *pci);
   unsigned d = 0, b = 0, s = 0;
-  if (sscanf(id->c_str(), "%x:%x:%x", &d, &b, &s) != 3) return NVML_ERROR_UNKNOWN;
+  if (sscanf(id->text.c_str(), "%x:%x:%x", &d, &b, &s) != 3) return NVML_ERROR_UNKNOWN;
   pci->domain = d;
   pci->bus = b;
   pci->device = s;
@@ -611,10 +877,12 @@ nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t dev, int counter, unsigned
 nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t dev, int count, nvmlFieldValue_t* values) {
   ENTER_DEV("nvmlDeviceGetFieldValues", dev);
   if (count < 0 || values == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  std::lock_guard<std::mutex> lock(g_mu);  // once for the batch's counter reads
   for (int i = 0; i < count; ++i) {
     unsigned long long v = 0;
     int type = 0;
-    values[i].nvmlReturn = FieldRead(gpu, values[i].fieldId, values[i].scopeId, &v, &type);
+    values[i].nvmlReturn =
+        FieldRead(gpu, values[i].fieldId, values[i].scopeId, &v, &type, /*reads_locked=*/true);
     if (values[i].nvmlReturn != NVML_SUCCESS) continue;
     values[i].valueType = type;
     if (type == NVML_VALUE_TYPE_UNSIGNED_INT) {
@@ -714,13 +982,13 @@ nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t dev, unsigned link, in
     default:
       return NVML_ERROR_INVALID_ARGUMENT;
   }
-  unsigned links = static_cast<unsigned>(Num(Gpu(gpu, "field.91")).value_or(0));
+  unsigned links = static_cast<unsigned>(Num(FieldBase(gpu, kFieldNvLinkLinkCount)).value_or(0));
   if (link >= links) return NVML_ERROR_INVALID_ARGUMENT;
   int t = 0;
-  if (Gpu(gpu, "field." + std::to_string(id) + "." + std::to_string(link)) || link == 0) {
+  if (FieldScoped(gpu, id, link) != nullptr || link == 0) {
     return FieldRead(gpu, id, link, value, &t);
   }
-  if (!Gpu(gpu, "field." + std::to_string(id))) return NVML_ERROR_NOT_SUPPORTED;
+  if (FieldBase(gpu, id) == nullptr) return NVML_ERROR_NOT_SUPPORTED;
   *value = 0;
   return NVML_SUCCESS;
 }
@@ -758,10 +1026,10 @@ nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t dev, unsigned long long types
   ENTER_DEV("nvmlDeviceRegisterEvents", dev);
   if (set == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   if ((types & kEventTypeXidCriticalError) == 0) return NVML_SUCCESS;
-  auto xids = Gpu(gpu, "xid");
-  if (!xids) return NVML_SUCCESS;
+  const Value* xids = Gpu(gpu, "xid");
+  if (xids == nullptr) return NVML_SUCCESS;
   auto* s = reinterpret_cast<FakeEventSet*>(set);
-  std::stringstream ss(*xids);
+  std::stringstream ss(xids->text);
   std::string item;
   std::lock_guard<std::mutex> lock(g_mu);
   while (std::getline(ss, item, ',')) {

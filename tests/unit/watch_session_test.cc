@@ -121,6 +121,13 @@ TEST(NvmlSessionTest, GpusShareOneSamplerThreadUnlessOneHangs) {
     EXPECT_TRUE(t3.gpus[i].window_s.has_value()) << i;  // sampled in the tick GPU 2 hung
   }
   EXPECT_TRUE(t3.gpus[2].hung);
+  // What GPU 2's tick read before its stuck call is kept (the facts published in place while
+  // the worker is inside a call), what comes after it is not.
+  EXPECT_TRUE(t3.gpus[2].util_gpu_pct.has_value());
+  EXPECT_TRUE(t3.gpus[2].memory_used_bytes.has_value());
+  EXPECT_FALSE(t3.gpus[2].temp_c.has_value());
+  EXPECT_FALSE(t3.gpus[2].sm_clock_mhz.has_value());
+  EXPECT_FALSE(t3.gpus[2].uuid.empty());
   GpuLayerFacts t4 = session.Sample(In(5000));
   EXPECT_EQ(session.last_tick_threads(), 1);
   EXPECT_TRUE(t4.gpus[2].hung);
