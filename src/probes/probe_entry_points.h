@@ -28,6 +28,8 @@ ProbeOutput RunProcessProbe(const ProbeContext& ctx);
 // most 10 s. So a task that enters D just after a scan is found by the next scan before its
 // stuck time can reach min_stuck_s.
 SteadyClock::duration ProcessRescanEvery(const Settings& settings);
+// The catalogue's default proc.dstate min_stuck_s, seconds (used when no override is set).
+extern const double kDefaultProcDstateMinStuckS;
 ProbeOutput RunKmsgProbe(const ProbeContext& ctx);
 // Upkeep.
 ProbeOutput RunThermalProbe(const ProbeContext& ctx);

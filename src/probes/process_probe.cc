@@ -44,7 +44,6 @@
 #include "probes/probe.h"
 #include "probes/probe_entry_points.h"
 #include "probes/shared_samples.h"
-#include "rules/thresholds.h"
 
 namespace gpudoctor {
 namespace {
@@ -123,14 +122,21 @@ constexpr auto kMaxRescanEvery = std::chrono::seconds(10);
 
 }  // namespace
 
+// The catalogue's default proc.dstate min_stuck_s (rules/ is above probes/ in the layering, so
+// the value is restated here; ProcessProbeTest.DefaultStuckThresholdIsTheCatalogues keeps the
+// two equal).
+const double kDefaultProcDstateMinStuckS = 10;
+
+namespace {}  // namespace
+
 // Under watch, how long one scan of every task serves (see the header): a task that enters D
 // just after a scan is found by the next one, which comes on the first tick after
 // min_stuck_s - interval, so by the tick its stuck time (the kernel's, from when it last ran, not
 // from our sighting) reaches min_stuck_s: the same tick a scan on every tick would report it.
 // At least one tick, at most kMaxRescanEvery.
 SteadyClock::duration ProcessRescanEvery(const Settings& s) {
-  double min_stuck_s = s.thresholds.Find("proc.dstate", "min_stuck_s")
-                           .value_or(Thresholds().Get("proc.dstate", "min_stuck_s"));
+  double min_stuck_s =
+      s.thresholds.Find("proc.dstate", "min_stuck_s").value_or(kDefaultProcDstateMinStuckS);
   double interval_s = s.watch_interval_s > 0 ? s.watch_interval_s : 1;
   double every_s = std::max(interval_s, min_stuck_s - interval_s);
   auto every =

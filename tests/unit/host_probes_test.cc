@@ -13,6 +13,7 @@
 #include "probes/probe_entry_points.h"
 #include "probes/shared_samples.h"
 #include "rules/engine.h"
+#include "rules/thresholds.h"
 
 namespace gpudoctor {
 
@@ -383,6 +384,11 @@ TEST(ProcessProbeTest, WatchRescansAQuietHostEveryFewSeconds) {
 // Under watch one scan serves for the proc.dstate threshold less one tick (at most 10 s), so a task
 // that enters D just after a scan is found by the next scan before its stuck time can reach the
 // threshold: the finding comes on the tick it would with a scan on every tick.
+// The probe restates the catalogue's default (probes/ may not include rules/): the two must agree.
+TEST(ProcessProbeTest, DefaultStuckThresholdIsTheCatalogues) {
+  EXPECT_DOUBLE_EQ(kDefaultProcDstateMinStuckS, Thresholds().Get("proc.dstate", "min_stuck_s"));
+}
+
 TEST(ProcessProbeTest, WatchRescanCadenceFollowsTheStuckThreshold) {
   auto seconds = [](SteadyClock::duration d) { return std::chrono::duration<double>(d).count(); };
   Settings s;  // defaults: min_stuck_s 10, 1 s ticks
