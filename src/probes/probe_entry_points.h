@@ -15,6 +15,9 @@ ProbeOutput RunNvmlProbe(const ProbeContext& ctx);
 ProbeOutput RunPciGpuProbe(const ProbeContext& ctx);
 // Network layer.
 ProbeOutput RunReachabilityProbe(const ProbeContext& ctx);
+// The reachability probe's output for the facts it gathered: skipped (with the facts) when the
+// only host is the implicit gateway and it was inconclusive, else ok.
+ProbeOutput ReachabilityOutput(ReachabilityFacts facts);
 ProbeOutput RunNicProbe(const ProbeContext& ctx);
 ProbeOutput RunInfinibandProbe(const ProbeContext& ctx);
 ProbeOutput RunSocketsProbe(const ProbeContext& ctx);

@@ -101,11 +101,18 @@ ProbeOutput RunReachabilityProbe(const ProbeContext& ctx) {
   ReachabilityFacts facts;
   facts.gateway_fallback = gateway_fallback;
   facts.hosts = ProbeHosts(hosts, opts, deadline);
-  // Only the implicit gateway, and it said nothing: no reachability data at all.
+  return ReachabilityOutput(std::move(facts));
+}
+
+ProbeOutput ReachabilityOutput(ReachabilityFacts facts) {
+  // Only the implicit gateway, and it said nothing: no reachability data at all. The reason is
+  // built before `facts` is moved into the apply function (function arguments have no order of
+  // evaluation: g++ moved first and read hosts[0] of the emptied vector).
   if (facts.hosts.size() == 1 && facts.hosts[0].inconclusive) {
-    return ProbeSkipped(
-        "default gateway " + facts.hosts[0].name + " " + kGatewayUnprobed,
-        [facts = std::move(facts)](Snapshot& snap) { snap.network.reachability = facts; });
+    std::string reason = "default gateway " + facts.hosts[0].name + " " + kGatewayUnprobed;
+    return ProbeSkipped(std::move(reason), [facts = std::move(facts)](Snapshot& snap) {
+      snap.network.reachability = facts;
+    });
   }
   return ProbeOk([facts = std::move(facts)](Snapshot& snap) { snap.network.reachability = facts; });
 }

@@ -205,6 +205,31 @@ TEST(ReachabilityTest, OnlyTheImplicitGatewayWithoutAnyAnswerIsInconclusive) {
   EXPECT_EQ(findings[0].id, "net.loss");
 }
 
+// The probe's output for an inconclusive implicit gateway names it and still carries the facts.
+// It used to move the facts into the apply function before reading hosts[0] for the reason (g++
+// evaluates the arguments right to left): `watch` died on its first tick with SIGSEGV whenever
+// the default gateway's series was cut by the tick or fell back to TCP without an answer.
+TEST(ReachabilityTest, InconclusiveGatewayIsSkippedNamingItAndKeepsItsFacts) {
+  TargetProbeFacts gw;
+  gw.name = gw.address = "192.0.2.1";
+  gw.group = TargetGroup::kGateway;
+  gw.inconclusive = true;
+  gw.error = kGatewayUnprobed;
+  ProbeOutput out = ReachabilityOutput(ReachabilityFacts{{gw}, true});
+  EXPECT_EQ(out.state, ProbeState::kSkipped);
+  EXPECT_EQ(out.reason, "default gateway 192.0.2.1 " + std::string(kGatewayUnprobed));
+  Snapshot snap;
+  ASSERT_TRUE(out.apply);
+  out.apply(snap);
+  ASSERT_TRUE(snap.network.reachability.has_value());
+  ASSERT_EQ(snap.network.reachability->hosts.size(), 1u);
+  EXPECT_EQ(snap.network.reachability->hosts[0].name, "192.0.2.1");
+
+  gw.inconclusive = false;
+  out = ReachabilityOutput(ReachabilityFacts{{gw}, true});
+  EXPECT_EQ(out.state, ProbeState::kOk);
+}
+
 TEST(ReachabilityTest, GatewayAnsweringRstOnTheFallbackPortIsReachable) {
   ReachabilityOptions opts;
   opts.ping = Fast(2);
