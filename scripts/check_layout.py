@@ -5,7 +5,7 @@ The order file lists the functions `watch` runs every tick first (its header say
 Linked by lld with the file, they sit together at the start of .text, in a span of a few MiB
 (whole translation units move with them: see scripts/layout_order.py). Linked without it (GNU
 ld, or the option lost), they are spread over the text: SQLite's and libstdc++'s near its end.
-Fails when fewer than 95% of the steady functions the binary has lie in the first 45% of .text,
+Fails when fewer than 95% of the steady functions the binary has lie in the first 60% of .text,
 or when fewer than half of the listed names exist (the order file is stale: rerun
 scripts/layout_profile.sh).
 Usage: check_layout.py BINARY ORDER_FILE
@@ -45,10 +45,10 @@ def main():
     if len(addr) < len(steady) / 2:
         sys.exit(f"only {len(addr)} of the {len(steady)} steady functions of {order_path} are in "
                  f"{binary}: the order file is stale (scripts/layout_profile.sh)")
-    limit = start + size * 45 // 100
+    limit = start + size * 60 // 100
     inside = sum(1 for a in addr.values() if start <= a < limit)
     share = inside / len(addr)
-    print(f"{inside} of {len(addr)} steady functions ({share:.1%}) in the first 45% of .text "
+    print(f"{inside} of {len(addr)} steady functions ({share:.1%}) in the first 60% of .text "
           f"({size // 1024} KiB)")
     if share < 0.95:
         late = sorted((a, n) for n, a in addr.items() if a >= limit)[:5]
