@@ -13,6 +13,9 @@ packages=(
   libncurses-dev tmux chromium nodejs
   slurm-wlm munge
   gettext
+  # lld: links gpudoctor in the order of cmake/layout.order (watch RSS); valgrind: profiles a
+  # watch run for scripts/layout_profile.sh, which writes that order.
+  lld valgrind
   # deploy/container and deploy/k8s tests: a Debian base root filesystem (mmdebstrap), the image
   # built and run with podman (runc: crun refuses hybrid cgroup hierarchies), manifests parsed.
   mmdebstrap podman runc python3-yaml

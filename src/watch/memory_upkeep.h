@@ -27,12 +27,17 @@ size_t ReleaseCode();
 
 // The watch loop's schedule, `tick` counting from 1; tick 0 is "set-up done, no tick yet".
 // Heap and code at tick 0 (set-up: configuration, history database, HTTP server) and after
-// tick 1 (the first tick's one-off reads); then the heap every kTrimEveryTicks ticks and the code
-// every kReleaseCodeEveryTicks. Not more often: every released page that runs again costs a page
-// fault (measured on the development VM: about 900 faults and 3 ms of CPU per tick when the
-// code was released every 10 ticks), while what a tick runs is resident again within a tick.
+// tick 1 (the first tick's one-off reads); then both every kTrimEveryTicks ticks, which also
+// drops the one-offs that come after tick 1 (the first slow round, the first acknowledgement
+// poll's history reader) and whatever a rare path ran since. Every released page that runs again
+// costs a page fault, so this relies on the code layout (cmake/layout.order, docs/cost.md "watch
+// RSS"): what a tick runs sits together and comes back in about 80 faults of 64 KiB each
+// (measured on the development VM, 9 minutes beside the same build releasing hourly: 3.0 instead
+// of 1.7 minor faults a second, CPU per tick within the noise). With the code scattered as
+// before the layout, releasing every 10 ticks cost ~900 faults and 3 ms a tick, hence the hourly
+// release then.
 inline constexpr unsigned long long kTrimEveryTicks = 60;
-inline constexpr unsigned long long kReleaseCodeEveryTicks = 3600;
+inline constexpr unsigned long long kReleaseCodeEveryTicks = 60;
 void MemoryUpkeepAfterTick(unsigned long long tick);
 
 }  // namespace gpudoctor
