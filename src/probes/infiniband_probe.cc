@@ -15,13 +15,8 @@ namespace {
 
 using Samples = std::vector<IbPortSample>;
 
-// The last sample and, under watch, the reader that keeps the port files open (a skipped run
-// carries nothing: it holds no file).
-struct IbCarry : SampleCarry<Samples> {
-  IbCarry(Samples s, TimePoint at, std::shared_ptr<IbReader> r)
-      : SampleCarry<Samples>(std::move(s), at), reader(std::move(r)) {}
-  std::shared_ptr<IbReader> reader;
-};
+// The last sample and, under watch, the reader that keeps the port files open.
+using IbCarry = SampleReaderCarry<Samples, IbReader>;
 
 }  // namespace
 

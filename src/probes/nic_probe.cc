@@ -16,11 +16,7 @@ namespace {
 using Samples = std::vector<NicSample>;
 
 // The last sample and, under watch, the reader that keeps the files open.
-struct NicCarry : SampleCarry<Samples> {
-  NicCarry(Samples s, TimePoint at, std::shared_ptr<NicReader> r)
-      : SampleCarry<Samples>(std::move(s), at), reader(std::move(r)) {}
-  std::shared_ptr<NicReader> reader;
-};
+using NicCarry = SampleReaderCarry<Samples, NicReader>;
 
 }  // namespace
 

@@ -40,6 +40,15 @@ struct SampleCarry : ProbeCarry {
   TimePoint at;
 };
 
+// A SampleCarry that also hands the next run the reader that keeps its files open (watch). A
+// skipped run carries nothing, so it holds no file.
+template <typename Sample, typename Reader>
+struct SampleReaderCarry : SampleCarry<Sample> {
+  SampleReaderCarry(Sample s, TimePoint t, std::shared_ptr<Reader> r)
+      : SampleCarry<Sample>(std::move(s), t), reader(std::move(r)) {}
+  std::shared_ptr<Reader> reader;
+};
+
 struct ProbeContext {
   std::shared_ptr<const Settings> settings;
   TimePoint deadline;  // the whole check's deadline; probes with inner calls may use it
