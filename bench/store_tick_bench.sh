@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The history store's share of `gpudoctor watch` CPU, side by side in one run: BUILD's watch and
-# BASE's (default /work/main/build, the version before) with the same probes and fake NVML (8 GPUs,
+# BASE's (the version before; required) with the same probes and fake NVML (8 GPUs,
 # h100_busy), each with --db and with --no-db (the difference is the store's cost), for
 # STORE_BENCH_SECONDS (default 90) after a 5 s warm-up. Prints ms CPU (utime+stime) per tick,
 # peak RSS and the history file's size.
-# Usage: bench/store_tick_bench.sh [BUILD_DIR] [BASE_DIR]   (PROBES=cpu,nvml by default;
+# Usage: bench/store_tick_bench.sh BUILD_DIR BASE_DIR   (PROBES=cpu,nvml by default;
 #        PROBES=all runs every probe but reachability)
 set -u
 build=$(cd "${1:-build}" && pwd)
-base=$(cd "${2:-/work/main/build}" && pwd)
+[ -n "${2:-}" ] || { echo "usage: bench/store_tick_bench.sh BUILD_DIR BASE_BUILD_DIR" >&2; exit 2; }
+base=$(cd "$2" && pwd)
 secs=${STORE_BENCH_SECONDS:-90}
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
