@@ -1,11 +1,10 @@
 #include "bundle/redact.h"
 
-#include <toml++/toml.h>
-
 #include <cctype>
 #include <sstream>
 
 #include "core/strings.h"
+#include "core/toml.h"
 #include "core/toml_ascii_guard.h"
 
 namespace gpudoctor {

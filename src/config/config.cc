@@ -1,7 +1,5 @@
 #include "config/config.h"
 
-#include <toml++/toml.h>
-
 #include <map>
 #include <sstream>
 
@@ -11,6 +9,7 @@
 #include "core/input_file.h"
 #include "core/root_fs.h"
 #include "core/strings.h"
+#include "core/toml.h"
 #include "core/toml_ascii_guard.h"
 #include "rules/catalogue.h"
 

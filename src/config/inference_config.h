@@ -13,13 +13,12 @@
 // [[job]] does. Unknown keys are warnings. Not thread-safe (config loading, main thread).
 #pragma once
 
-#include <toml++/toml.h>
-
 #include <string>
 #include <vector>
 
 #include "core/settings.h"
 #include "core/status.h"
+#include "core/toml.h"
 
 namespace gpudoctor {
 

@@ -8,13 +8,12 @@
 // Not thread-safe (config loading, main thread).
 #pragma once
 
-#include <toml++/toml.h>
-
 #include <string>
 #include <vector>
 
 #include "core/settings.h"
 #include "core/status.h"
+#include "core/toml.h"
 
 namespace gpudoctor {
 

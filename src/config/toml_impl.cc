@@ -3,4 +3,4 @@
 // translation unit sees toml++ exactly as before (TOML_HEADER_ONLY=0, TOML_SHARED_LIB=1 from the
 // package's CMake target); this one defines the functions they call.
 #define TOML_IMPLEMENTATION
-#include <toml++/toml.h>
+#include "core/toml.h"

@@ -11,16 +11,19 @@ std::optional<TomlTextPlace> FindNonAsciiOutsideStrings(std::string_view text) {
   auto starts = [&](size_t at, std::string_view what) {
     return text.substr(at, what.size()) == what;
   };
-  // '\0' where a string may begin: at a line's start, or after = [ , { . (spaces and tabs
-  // between). Elsewhere a quote does not open a string for toml++ either (`a = 0"é"` is an error
-  // it reports after testing the following characters for whitespace), so none is assumed.
-  char prev = '\0';
+  // A string may begin at a line's start, or after = [ , { . (spaces and tabs between).
+  // Elsewhere a quote does not open a string for toml++ either (`a = 0"é"` is an error it reports
+  // after testing the following characters for whitespace), so none is assumed. A flag of its
+  // own, not a sentinel character: a NUL byte in the text is an ordinary character here.
+  bool string_may_begin = true;
+  char prev = '\0';  // the last character outside strings, spaces and comments
   while (i < n) {
     char c = text[i];
     if (c == '\n') {
       ++line;
       line_start = ++i;
       prev = '\0';
+      string_may_begin = true;
       continue;
     }
     if (c == ' ' || c == '\t' || c == '\r') {
@@ -31,7 +34,7 @@ std::optional<TomlTextPlace> FindNonAsciiOutsideStrings(std::string_view text) {
       while (i < n && text[i] != '\n') ++i;
       continue;
     }
-    if ((c == '"' || c == '\'') && prev == '\0') {
+    if ((c == '"' || c == '\'') && string_may_begin) {
       const bool basic = c == '"';
       const bool multi = starts(i, basic ? "\"\"\"" : "'''");
       i += multi ? 3 : 1;
@@ -61,6 +64,7 @@ std::optional<TomlTextPlace> FindNonAsciiOutsideStrings(std::string_view text) {
         ++i;
       }
       prev = c;  // a string ends a key or a value
+      string_may_begin = false;
       continue;
     }
     if (static_cast<unsigned char>(c) >= 0x80) {
@@ -71,7 +75,8 @@ std::optional<TomlTextPlace> FindNonAsciiOutsideStrings(std::string_view text) {
     // too, the price of never passing such text on.
     const bool key_dot = c == '.' && (std::isalpha(static_cast<unsigned char>(prev)) ||
                                       prev == '_' || prev == '-' || prev == '"' || prev == '\'');
-    prev = (c == '=' || c == '[' || c == ',' || c == '{' || key_dot) ? '\0' : c;
+    string_may_begin = c == '=' || c == '[' || c == ',' || c == '{' || key_dot;
+    prev = c;
     ++i;
   }
   return std::nullopt;

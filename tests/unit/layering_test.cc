@@ -135,4 +135,26 @@ TEST(LayeringTest, NothingIncludesCli) {
   for (const auto& [folder, allowed] : Allowed()) EXPECT_FALSE(allowed.count("cli")) << folder;
 }
 
+// toml++ is included through core/toml.h only: it replaces a toml++ function with undefined
+// behaviour, and every unit must see that one definition (one rule for the whole program).
+TEST(LayeringTest, TomlPlusPlusIsIncludedThroughTheWrapperOnly) {
+  const std::regex direct(R"(#\s*include\s*[<"]toml\+\+/)");
+  size_t units_with_toml = 0;
+  for (const std::string top : {"src", "tests", "bench"}) {
+    const fs::path root = fs::path(GPUDOCTOR_SOURCE_DIR) / top;
+    if (!fs::exists(root)) continue;
+    for (const auto& entry : fs::recursive_directory_iterator(root)) {
+      const std::string ext = entry.path().extension().string();
+      if (!entry.is_regular_file() || (ext != ".cc" && ext != ".h")) continue;
+      const std::string text = gpudoctor::testing::ReadFileOrDie(entry.path().string());
+      if (text.find("\"core/toml.h\"") != std::string::npos) ++units_with_toml;
+      if (entry.path().lexically_relative(GPUDOCTOR_SOURCE_DIR) == fs::path("src/core/toml.h")) {
+        continue;
+      }
+      EXPECT_FALSE(std::regex_search(text, direct)) << entry.path() << " includes toml++ itself";
+    }
+  }
+  EXPECT_GE(units_with_toml, 5u);  // the walk saw the tree's users of the wrapper
+}
+
 }  // namespace

@@ -5,13 +5,15 @@
 #include "core/toml_ascii_guard.h"
 
 #include <gtest/gtest.h>
-#include <toml++/toml.h>
 
 #include "bundle/redact.h"
 #include "config/config.h"
+#include "core/toml.h"
 
 namespace gpudoctor {
 namespace {
+
+using std::string_view_literals::operator""sv;
 
 TEST(TomlAsciiGuardTest, ValidTomlWithNonAsciiInStringsAndCommentsPasses) {
   const char* valid[] = {
@@ -35,7 +37,7 @@ TEST(TomlAsciiGuardTest, ValidTomlWithNonAsciiInStringsAndCommentsPasses) {
 
 TEST(TomlAsciiGuardTest, NonAsciiOutsideStringsIsFoundWithItsPlace) {
   struct Case {
-    const char* text;
+    std::string_view text;
     size_t line, column;
   } cases[] = {
       {"[[nourkey\xca\xbeKIA0&ss_key=AK\n", 1, 10},  // the fuzzer's input
@@ -47,6 +49,9 @@ TEST(TomlAsciiGuardTest, NonAsciiOutsideStringsIsFoundWithItsPlace) {
       // A quote where no string can begin is no string (toml++ scans on; found by the fuzzer).
       {"target =0\"://\xd1\x97\"\n", 1, 14},
       {"a = 1.\"\xc3\xa9\"\n", 1, 8},
+      // A NUL byte is no place where a string begins (the fuzzer's bundle_redact_fuzz crash).
+      {"a =0\"x\0\"h/\xd1\x97\"4\n"sv, 1, 11},
+      {"\0\"\xc3\xa9\"\n"sv, 1, 3},
   };
   for (const Case& c : cases) {
     auto place = FindNonAsciiOutsideStrings(c.text);
@@ -66,6 +71,34 @@ TEST(TomlAsciiGuardTest, ConfigAndRedactionRefuseItWithThePlace) {
   std::string redacted = RedactConfigToml("token = \"s3cret\"\n\xc3\xa9 = 1\n", {});
   EXPECT_EQ(redacted, "# the config does not parse as TOML (line 2, column 1); not included\n");
   EXPECT_EQ(redacted.find("s3cret"), std::string::npos);
+}
+
+// core/toml.h's replacement of toml++ 3.3's is_non_ascii_horizontal_whitespace: defined for every
+// code point, true for exactly the 20 toml++ lists (the original reached __builtin_unreachable for
+// U+00A1..U+0499 and more).
+TEST(TomlAsciiGuardTest, TheParsersWhitespaceTestIsDefinedForEveryCodePoint) {
+  size_t whitespace = 0;
+  for (char32_t c = 0x80; c <= 0x10FFFF; ++c) {
+    if (toml::impl::is_non_ascii_horizontal_whitespace(c)) ++whitespace;
+  }
+  EXPECT_EQ(whitespace, 20u);
+  for (char32_t c : {U'\u00A0', U'\u1680', U'\u180E', U'\u2000', U'\u200B', U'\u202F', U'\u205F',
+                     U'\u2060', U'\u3000', U'\uFEFF'}) {
+    EXPECT_TRUE(toml::impl::is_non_ascii_horizontal_whitespace(c)) << static_cast<uint32_t>(c);
+  }
+  for (char32_t c : {U'\u00A1', U'\u0457', U'\u0499', U'\u3001', U'\u3042', U'\uFEFE', U'\u200C'}) {
+    EXPECT_FALSE(toml::impl::is_non_ascii_horizontal_whitespace(c)) << static_cast<uint32_t>(c);
+  }
+}
+
+// Valid TOML whose parse asked toml++ 3.3 about such a character: a line-ending backslash in a
+// multi-line string followed by Cyrillic, and an escape followed by CJK. Both parse to the text.
+TEST(TomlAsciiGuardTest, NonAsciiAfterALineEndingBackslashParses) {
+  const std::string text = "a = \"\"\"x \\\n   \xd1\x97\"\"\"\nb = \"\\t\xe3\x81\x82\"\n";
+  EXPECT_FALSE(FindNonAsciiOutsideStrings(text).has_value());
+  toml::table doc = toml::parse(text);
+  EXPECT_EQ(doc["a"].value_or(std::string()), "x \xd1\x97");
+  EXPECT_EQ(doc["b"].value_or(std::string()), "\t\xe3\x81\x82");
 }
 
 }  // namespace
