@@ -101,9 +101,19 @@ int CheckCommand(const CliOptions& o) {
     if (f.severity != Severity::kInfo && f.id.rfind("gpudoctor.", 0) != 0) found_fault = true;
   }
   if (ok_probes == 0 && !found_fault) {
+    // Say why, probe by probe (the first three): "check the --path.* flags" alone sent a user
+    // whose only probe was skipped for a silent gateway looking at the wrong thing.
+    std::string why;
+    size_t shown_reasons = 0;
+    for (const auto& p : report.snapshot.probes) {
+      if (p.reason.empty() || shown_reasons == 3) continue;
+      why += std::string(shown_reasons++ ? "; " : ": ") + p.name + " " + ProbeStateName(p.state) +
+             ": " + p.reason;
+    }
     return CouldNotRun("no probe could measure anything (" +
                        std::to_string(report.snapshot.probes.size()) +
-                       " probes failed, were skipped or timed out); check the --path.* flags");
+                       " probes failed, were skipped or timed out)" + why +
+                       (report.snapshot.probes.size() > 1 ? "; check the --path.* flags" : ""));
   }
   return ExitCodeFor(report.findings);
 }

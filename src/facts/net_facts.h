@@ -39,6 +39,12 @@ struct TargetProbeFacts {
   bool inconclusive = false;
   // The series was still running at the check's deadline (also inconclusive): not measured.
   bool unfinished = false;
+  // The implicit gateway only, when it answered none of its probes: whether the kernel's ARP
+  // table then held a resolved entry for it (true: it answers ARP, so it drops the probes, as
+  // cloud routers do; false: it answers nothing, not even ARP); absent when not looked at or when
+  // there is no entry (links without ARP). arp_device: that entry's device.
+  std::optional<bool> arp_resolved;
+  std::string arp_device;
 
   // HTTP(S) targets; all absent for ICMP/TCP hosts, whose loss and RTT
   // fields above are in turn absent for URL targets. Times are medians over the responses

@@ -22,6 +22,34 @@ bool FallbackInconclusive(TargetGroup group, bool tcp_fallback, const PingResult
          !ping.port_closed;
 }
 
+void JudgeSilentGateway(TargetProbeFacts& f, const std::optional<ArpEntry>& entry) {
+  if (f.group != TargetGroup::kGateway || f.unfinished || f.sent <= 0 || f.received > 0 ||
+      f.port_closed) {
+    return;
+  }
+  const std::string probes = "none of the " + std::to_string(f.sent) + " probes";
+  const char* measure = "; set [network] targets to measure the path";
+  if (!entry) {
+    f.inconclusive = true;
+    f.error = "answered " + probes +
+              ", and its link keeps no ARP entry to tell a router that drops them from one that "
+              "is down" +
+              measure;
+    return;
+  }
+  f.arp_resolved = entry->complete();
+  f.arp_device = entry->device;
+  if (entry->complete()) {
+    f.inconclusive = true;
+    f.error = "answered ARP on " + entry->device + " but " + probes +
+              ": it drops them (cloud routers often never answer ping)" + measure;
+    return;
+  }
+  // Not even ARP: the loss is real, whatever the method.
+  f.inconclusive = false;
+  f.error.clear();
+}
+
 namespace {
 
 TargetProbeFacts Named(const HostToProbe& host) {

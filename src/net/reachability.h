@@ -14,6 +14,7 @@
 #include "core/deadline.h"
 #include "facts/net_facts.h"
 #include "net/http_prober.h"
+#include "net/neighbor_table.h"
 #include "net/pinger.h"
 #include "net/target.h"
 
@@ -39,6 +40,18 @@ struct ReachabilityOptions {
 inline constexpr const char* kGatewayUnprobed =
     "could not be probed (no ICMP socket; TCP fallback unanswered)";
 bool FallbackInconclusive(TargetGroup group, bool tcp_fallback, const PingResult& ping);
+
+// The implicit default gateway answered none of its probes (ICMP or the TCP fallback): the ARP
+// table, read after the series, decides what that says.
+//  - a resolved entry: the router answers ARP but drops the probes (Azure's default gateway never
+//    answers ping; many routers drop SYNs): inconclusive, no loss is judged;
+//  - an unresolved entry (INCOMPLETE / FAILED): it answers nothing, not even ARP: a real loss,
+//    also over the TCP fallback;
+//  - no entry (a link without ARP: TUN, WireGuard, PPP): nothing tells a router that drops the
+//    probes from one that is down: inconclusive.
+// Hosts with any reply, configured targets and references, series that sent nothing and
+// unfinished series are left as they are. Sets arp_resolved / arp_device where an entry exists.
+void JudgeSilentGateway(TargetProbeFacts& f, const std::optional<ArpEntry>& entry);
 
 // A URL target's facts from its series of requests: counts, medians of the connect, TLS,
 // first-byte and wait times, and the failure kind that happened most (ties: the latest) with

@@ -3,8 +3,10 @@
 // configured, the default gateway from /proc/net/route. Units: RTT and HTTP phase times in ms,
 // loss and failed requests in percent of those sent.
 // Failure modes: nothing configured and no default gateway → skipped; an unresolvable or silent
-// host is a fact (error / 100% loss), never a probe failure. The implicit gateway probed over
-// the TCP fallback without a single answer is inconclusive (routers drop such SYNs), not lost.
+// host is a fact (error / 100% loss), never a probe failure. The implicit gateway that answered
+// none of its probes is judged by /proc/net/arp (JudgeSilentGateway): inconclusive when it
+// answers ARP (it drops the probes: Azure's never answers ping) or has no entry, lost when not
+// even ARP resolves it.
 // Bounded: all hosts in parallel, each within HostBudget(), the whole probe within the check
 // deadline.
 #include "net/reachability.h"
@@ -32,6 +34,7 @@ ProbeOutput RunReachabilityProbe(const ProbeContext& ctx) {
     return ProbeFailed(st.message());
   }
   bool gateway_fallback = false;
+  std::string gateway_device;
   if (s.net_targets.empty()) {
     auto routes = ctx.fs().ReadProc("net/route");
     std::optional<DefaultRoute> gw;
@@ -40,6 +43,7 @@ ProbeOutput RunReachabilityProbe(const ProbeContext& ctx) {
       if (auto t = ParseTarget(gw->gateway); t.ok()) {
         hosts.push_back({std::move(*t), TargetGroup::kGateway});
         gateway_fallback = true;
+        gateway_device = gw->iface;
       }
     }
     if (!gateway_fallback && hosts.empty()) {
@@ -101,6 +105,16 @@ ProbeOutput RunReachabilityProbe(const ProbeContext& ctx) {
   ReachabilityFacts facts;
   facts.gateway_fallback = gateway_fallback;
   facts.hosts = ProbeHosts(hosts, opts, deadline);
+  if (gateway_fallback) {
+    // A gateway that answered nothing: the ARP table, read now (the probes just made the kernel
+    // resolve it), tells a router that drops them from one that is down.
+    auto arp = ctx.fs().ReadProc("net/arp");
+    for (TargetProbeFacts& f : facts.hosts) {
+      if (f.group != TargetGroup::kGateway) continue;
+      JudgeSilentGateway(f,
+                         arp.ok() ? FindArpEntry(*arp, f.address, gateway_device) : std::nullopt);
+    }
+  }
   return ReachabilityOutput(std::move(facts));
 }
 
@@ -109,7 +123,7 @@ ProbeOutput ReachabilityOutput(ReachabilityFacts facts) {
   // built before `facts` is moved into the apply function (function arguments have no order of
   // evaluation: g++ moved first and read hosts[0] of the emptied vector).
   if (facts.hosts.size() == 1 && facts.hosts[0].inconclusive) {
-    std::string reason = "default gateway " + facts.hosts[0].name + " " + kGatewayUnprobed;
+    std::string reason = "default gateway " + facts.hosts[0].name + " " + facts.hosts[0].error;
     return ProbeSkipped(std::move(reason), [facts = std::move(facts)](Snapshot& snap) {
       snap.network.reachability = facts;
     });

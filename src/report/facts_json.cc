@@ -151,6 +151,10 @@ nlohmann::ordered_json NetworkFactsToJson(const NetworkFacts& n) {
       PutFacts(e, TargetFieldTable(), h);
       if (h.port_closed) e["port_closed"] = true;
       if (h.inconclusive) e["inconclusive"] = true;
+      if (h.arp_resolved) {
+        e["arp_resolved"] = *h.arp_resolved;
+        e["arp_device"] = h.arp_device;
+      }
       if (!h.http_status_counts.empty()) {
         json counts = json::object();
         for (const auto& [status, n] : h.http_status_counts) counts[std::to_string(status)] = n;

@@ -51,6 +51,7 @@ void AddRtt(Finding& f, const TargetProbeFacts& h) {
   if (h.rtt_p95_ms) f.Add("rtt_p95_ms", *h.rtt_p95_ms);
   if (h.jitter_ms) f.Add("jitter_ms", *h.jitter_ms);
   if (h.port_closed) f.AddBool("port_closed", true);
+  if (h.arp_resolved) f.AddBool("arp_resolved", *h.arp_resolved).Add("arp_device", h.arp_device);
 }
 
 void HostRulesFor(const TargetProbeFacts& h, const Thresholds& t, std::vector<Finding>& out) {
@@ -81,7 +82,10 @@ void HostRulesFor(const TargetProbeFacts& h, const Thresholds& t, std::vector<Fi
     std::string summary =
         h.received == 0 ? TargetGroupName(h.group) + std::string(" '") + h.name +
                               "' unreachable: " + std::to_string(h.sent) + " of " +
-                              std::to_string(h.sent) + " probes lost"
+                              std::to_string(h.sent) + " probes lost" +
+                              (h.arp_resolved == false
+                                   ? ", and it does not answer ARP on " + h.arp_device + " either"
+                                   : std::string())
                         : FormatDouble(*h.loss_pct, 0) + "% of probes to '" + h.name + "' lost";
     Finding f = MakeFinding(loss_id, *sev, summary);
     f.subject = h.name;

@@ -1,11 +1,12 @@
-// Fuzzes target parsing ([network] targets, --target: hosts, host:port and http(s) URLs) and the
-// /proc/net/route parser. Invariants: a parsed target has a host; a port only for TCP and URLs
-// (always for those); a URL's path starts with '/' and its normalised Url() parses back to the
-// same host, port and path.
+// Fuzzes target parsing ([network] targets, --target: hosts, host:port and http(s) URLs), the
+// /proc/net/route parser and the /proc/net/arp lookup (an entry found is for the address asked).
+// Invariants: a parsed target has a host; a port only for TCP and URLs (always for those); a URL's
+// path starts with '/' and its normalised Url() parses back to the same host, port and path.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
+#include "net/neighbor_table.h"
 #include "net/route_table.h"
 #include "net/target.h"
 
@@ -29,5 +30,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   (void)gpudoctor::ParseDefaultRoute(text);
+  for (std::string_view ip : {"192.168.1.1", "10.0.0.1"}) {
+    auto e = gpudoctor::FindArpEntry(text, ip, "eth0");
+    if (e && (e->ip != ip || (e->flags & 0x8) != 0)) __builtin_trap();
+  }
   return 0;
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "net/icmp_packet.h"
+#include "net/neighbor_table.h"
 #include "net/pinger.h"
 #include "net/reachability.h"
 #include "net_test_env.h"
@@ -228,6 +229,89 @@ TEST(ReachabilityTest, InconclusiveGatewayIsSkippedNamingItAndKeepsItsFacts) {
   gw.inconclusive = false;
   out = ReachabilityOutput(ReachabilityFacts{{gw}, true});
   EXPECT_EQ(out.state, ProbeState::kOk);
+}
+
+// The implicit gateway answered none of 40 pings: the ARP table decides. Real tables
+// (tests/fixtures/net/arp/): a router that answers ARP but never ping (Azure's default gateway
+// does so by design) is no loss, and no crit `contact_provider` on every check; one that answers
+// not even ARP is a loss that says so, also over the TCP fallback; no entry (a link without ARP)
+// cannot be told apart: inconclusive.
+TEST(ReachabilityTest, SilentGatewayIsJudgedByTheArpTable) {
+  const std::string openwrt =
+      testing::ReadFileOrDie(testing::FixturePath("net/arp/openwrt_superuser.txt"));
+  auto silent = [](const std::string& ip, const std::string& method) {
+    TargetProbeFacts gw;
+    gw.name = gw.address = ip;
+    gw.group = TargetGroup::kGateway;
+    gw.method = method;
+    gw.sent = 40;
+    gw.loss_pct = 100;
+    if (method != "icmp-raw") {
+      gw.inconclusive = true;
+      gw.error = kGatewayUnprobed;
+    }
+    return gw;
+  };
+  auto findings_of = [](const TargetProbeFacts& gw) {
+    Snapshot snap;
+    snap.network.reachability = ReachabilityFacts{{gw}, true};
+    return EvaluateRules(snap, Thresholds());
+  };
+
+  // Answers ARP on eth0.2: it drops pings. Inconclusive, the skip reason says why, no finding.
+  TargetProbeFacts filters = silent("192.168.1.1", "icmp-raw");
+  JudgeSilentGateway(filters, FindArpEntry(openwrt, "192.168.1.1", "eth0.2"));
+  EXPECT_TRUE(filters.inconclusive);
+  EXPECT_EQ(filters.arp_resolved, true);
+  EXPECT_EQ(filters.error,
+            "answered ARP on eth0.2 but none of the 40 probes: it drops them (cloud routers often "
+            "never answer ping); set [network] targets to measure the path");
+  EXPECT_TRUE(findings_of(filters).empty());
+  ProbeOutput out = ReachabilityOutput(ReachabilityFacts{{filters}, true});
+  EXPECT_EQ(out.state, ProbeState::kSkipped);
+  EXPECT_EQ(out.reason, "default gateway 192.168.1.1 " + filters.error);
+
+  // Unresolved (flags 0x0): answers nothing at all. A crit loss naming ARP, over ICMP and over
+  // the TCP fallback (which alone was inconclusive before).
+  for (const char* method : {"icmp-raw", "tcp-fallback:22"}) {
+    TargetProbeFacts dead = silent("192.168.1.67", method);
+    JudgeSilentGateway(dead, FindArpEntry(openwrt, "192.168.1.67", "eth0.2"));
+    EXPECT_FALSE(dead.inconclusive) << method;
+    EXPECT_EQ(dead.arp_resolved, false) << method;
+    EXPECT_TRUE(dead.error.empty()) << dead.error;
+    auto findings = findings_of(dead);
+    ASSERT_FALSE(findings.empty()) << method;
+    EXPECT_EQ(findings[0].id, "net.loss");
+    EXPECT_EQ(findings[0].severity, Severity::kCrit);
+    EXPECT_EQ(findings[0].summary,
+              "gateway '192.168.1.67' unreachable: 40 of 40 probes lost, and it does not answer "
+              "ARP on eth0.2 either")
+        << method;
+  }
+
+  // No entry (a TUN or WireGuard link, or /proc/net/arp unreadable): inconclusive.
+  TargetProbeFacts unknown = silent("10.9.0.1", "icmp-raw");
+  JudgeSilentGateway(unknown, FindArpEntry(openwrt, "10.9.0.1", "wg0"));
+  EXPECT_TRUE(unknown.inconclusive);
+  EXPECT_FALSE(unknown.arp_resolved.has_value());
+  EXPECT_NE(unknown.error.find("no ARP entry"), std::string::npos) << unknown.error;
+  EXPECT_TRUE(findings_of(unknown).empty());
+
+  // Left alone: a gateway with one reply, a configured target, an unfinished series.
+  TargetProbeFacts answered = silent("192.168.1.67", "icmp-raw");
+  answered.received = 1;
+  answered.loss_pct = 97.5;
+  TargetProbeFacts target = silent("192.168.1.1", "icmp-raw");
+  target.group = TargetGroup::kTarget;
+  TargetProbeFacts cut = silent("192.168.1.1", "icmp-raw");
+  cut.unfinished = cut.inconclusive = true;
+  for (TargetProbeFacts* f : {&answered, &target, &cut}) {
+    TargetProbeFacts before = *f;
+    JudgeSilentGateway(*f, FindArpEntry(openwrt, f->address, "eth0.2"));
+    EXPECT_EQ(f->inconclusive, before.inconclusive) << f->name;
+    EXPECT_EQ(f->error, before.error) << f->name;
+    EXPECT_FALSE(f->arp_resolved.has_value()) << f->name;
+  }
 }
 
 TEST(ReachabilityTest, GatewayAnsweringRstOnTheFallbackPortIsReachable) {

@@ -2,10 +2,12 @@
 #include <gtest/gtest.h>
 
 #include "config/config.h"
+#include "net/neighbor_table.h"
 #include "net/route_table.h"
 #include "net/rtt_stats.h"
 #include "net/target.h"
 #include "rules/thresholds.h"
+#include "test_util.h"
 
 namespace gpudoctor {
 namespace {
@@ -292,6 +294,45 @@ TEST(RouteTableTest, NoDefaultRouteOrGarbage) {
       ParseDefaultRoute("Iface\n"
                         "eth0\t00000000\t010200C0\t0002\t0\t0\t0\t00000000\t0\t0\t0\n"
                         "eth0\t00000000\tZZZZ\t0003\t0\t0\t0\t00000000\n"));
+}
+
+// /proc/net/arp as real hosts print it (tests/fixtures/net/arp/).
+TEST(NeighborTableTest, FindsTheEntryAndItsStateInRealTables) {
+  const std::string openwrt =
+      testing::ReadFileOrDie(testing::FixturePath("net/arp/openwrt_superuser.txt"));
+  auto gw = FindArpEntry(openwrt, "192.168.1.1", "eth0.2");
+  ASSERT_TRUE(gw);
+  EXPECT_TRUE(gw->complete());
+  EXPECT_EQ(gw->flags, 0x2u);
+  EXPECT_EQ(gw->hw_address, "00:1f:90:XX:XX:XX");
+  EXPECT_EQ(gw->device, "eth0.2");
+  auto unresolved = FindArpEntry(openwrt, "192.168.1.67", "");
+  ASSERT_TRUE(unresolved);
+  EXPECT_FALSE(unresolved->complete());
+  EXPECT_EQ(unresolved->hw_address, "00:00:00:00:00:00");
+  EXPECT_FALSE(FindArpEntry(openwrt, "192.168.1.6", ""));  // no prefix match
+  EXPECT_FALSE(FindArpEntry(openwrt, "192.168.1", ""));
+
+  // proc(5)'s example: a published proxy entry (0xc) is this host answering, not the neighbour.
+  const std::string manpage =
+      testing::ReadFileOrDie(testing::FixturePath("net/arp/proc_5_manpage.txt"));
+  EXPECT_TRUE(FindArpEntry(manpage, "192.168.0.50", "eth0"));
+  EXPECT_FALSE(FindArpEntry(manpage, "192.168.0.250", "eth0"));
+}
+
+TEST(NeighborTableTest, TheRoutesDeviceWinsAndGarbageIsSkipped) {
+  const std::string text =
+      "IP address       HW type     Flags       HW address            Mask     Device\n"
+      "10.0.0.1         0x1         0x0         00:00:00:00:00:00     *        eth1\n"
+      "10.0.0.1         0x1         0x2         02:00:00:00:00:01     *        eth0\n"
+      "10.0.0.1 0x1 zz 02:00:00:00:00:02 * eth2\n"
+      "10.0.0.1 0x1\n";
+  EXPECT_EQ(FindArpEntry(text, "10.0.0.1", "eth0")->device, "eth0");
+  EXPECT_TRUE(FindArpEntry(text, "10.0.0.1", "eth0")->complete());
+  EXPECT_EQ(FindArpEntry(text, "10.0.0.1", "")->device, "eth1");  // the first, without a device
+  EXPECT_EQ(FindArpEntry(text, "10.0.0.1", "eth9")->device, "eth1");
+  EXPECT_FALSE(FindArpEntry("", "10.0.0.1", ""));
+  EXPECT_FALSE(FindArpEntry("garbage", "garbage", ""));
 }
 
 }  // namespace
