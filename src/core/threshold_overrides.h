@@ -25,7 +25,8 @@ class ThresholdOverrides {
 
   // The configured value, nullopt when the config leaves the catalogue's default.
   std::optional<double> Find(std::string_view id, std::string_view key) const {
-    auto it = overrides_.find(std::make_pair(std::string(id), std::string(key)));
+    if (overrides_.empty()) return std::nullopt;
+    auto it = overrides_.find(std::make_pair(id, key));  // no copy: rules ask every tick
     if (it == overrides_.end()) return std::nullopt;
     return it->second;
   }
@@ -42,7 +43,16 @@ class ThresholdOverrides {
   }
 
  private:
-  std::map<std::pair<std::string, std::string>, double, std::less<>> overrides_;
+  // Orders (id, key) pairs of std::string and of std::string_view alike, so lookups need no copy.
+  struct PairLess {
+    using is_transparent = void;
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return std::pair<std::string_view, std::string_view>(a.first, a.second) <
+             std::pair<std::string_view, std::string_view>(b.first, b.second);
+    }
+  };
+  std::map<std::pair<std::string, std::string>, double, PairLess> overrides_;
   std::map<std::string, bool, std::less<>> enabled_;
   std::map<std::string, std::string, std::less<>> actions_;
 };

@@ -1,10 +1,12 @@
 // A check of TOML text run before toml++ parses it: TOML 1.0 allows characters outside ASCII only
-// inside strings and comments (bare keys are A-Za-z0-9_-). toml++ 3.0 (Debian 12) reaches
-// __builtin_unreachable() (undefined behaviour) when it tests such a character outside a string
-// for whitespace (is_non_ascii_horizontal_whitespace, e.g. U+00E9 or U+3041 in a bare key), so
-// the config loader and the bundle's redaction reject that text here, with the place, and never
-// hand it to toml++. Valid TOML always passes: the scanner follows the four string forms (basic
-// with escapes, literal, and their multi-line forms) and comments.
+// inside strings and comments (bare keys are A-Za-z0-9_-). The config loader and the bundle's
+// redaction refuse text with such a character elsewhere here, naming its line and column, before
+// toml++ sees it. (toml++ 3.3's own whitespace test had undefined behaviour on such characters;
+// core/toml.h replaces it, so this guard is now the clear error, no longer the only defence.)
+// Valid TOML always passes: the scanner follows the four string forms (basic with escapes,
+// literal, and their multi-line forms) and comments; a quote opens a string only where one may
+// begin (line start, after = [ , { or a key's dot). Invalid text may still hide one from it
+// (`a = 0[[ """ é`): toml++ then reports the error itself, now without undefined behaviour.
 // Thread-safe (pure).
 #pragma once
 

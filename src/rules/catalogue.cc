@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <string>
+#include <unordered_map>
 
 #include "core/i18n.h"
 #include "core/strings.h"
@@ -87,10 +88,15 @@ FleetClass LayerFleetClass(Layer layer) {
 }
 
 const CatalogueEntry* FindCatalogueEntry(std::string_view id) {
-  for (const auto* e : Catalogue()) {
-    if (e->id == id) return e;
-  }
-  return nullptr;
+  // Rules look entries up by id many times a tick (every threshold): a hash, not a scan of the
+  // catalogue's ~150 entries. Built once, on first use (thread-safe static initialisation).
+  static const std::unordered_map<std::string_view, const CatalogueEntry*> by_id = [] {
+    std::unordered_map<std::string_view, const CatalogueEntry*> m;
+    for (const auto* e : Catalogue()) m.emplace(e->id, e);  // the first of a duplicate id wins
+    return m;
+  }();
+  auto it = by_id.find(id);
+  return it == by_id.end() ? nullptr : it->second;
 }
 
 Action ActionOrDefault(std::string_view action_name, std::string_view id) {

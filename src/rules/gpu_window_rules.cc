@@ -16,32 +16,9 @@ constexpr double kHeldShare = 0.9;     // share of samples with a process on the
 constexpr size_t kMaxSamples = 20000;  // per GPU, whatever the tick rate and window
 constexpr double kMaxWindowS = 6 * 3600;
 
-// Mean of the present values of `field` over `in`; nullopt when none is present.
-template <typename Get>
-std::optional<double> MeanOf(const std::vector<const GpuWindowSample*>& in, Get get) {
-  double sum = 0;
-  int n = 0;
-  for (const GpuWindowSample* s : in) {
-    if (std::optional<double> v = get(*s)) {
-      sum += *v;
-      ++n;
-    }
-  }
-  if (n == 0) return std::nullopt;
-  return sum / n;
-}
-
-// The samples within window_s of now_s, and the time they span.
-std::vector<const GpuWindowSample*> InWindow(const std::deque<GpuWindowSample>& samples,
-                                             double now_s, double window_s, double& covered_s) {
-  std::vector<const GpuWindowSample*> in;
-  covered_s = 0;
-  for (const GpuWindowSample& s : samples) {
-    if (now_s - s.at_s > window_s || s.at_s > now_s) continue;
-    if (in.empty()) covered_s = now_s - s.at_s;
-    in.push_back(&s);
-  }
-  return in;
+// Whether `s` is within window_s of now_s (the rule of the pure judges and of the running window).
+bool InWindow(const GpuWindowSample& s, double now_s, double window_s) {
+  return now_s - s.at_s <= window_s && s.at_s <= now_s;
 }
 
 std::string Pct(double v) { return FormatDouble(v, 0) + "%"; }
@@ -65,36 +42,66 @@ std::optional<double> PcieLinkBytesPerSecond(uint32_t gen, uint32_t width) {
   return kPerLane[gen] * width;
 }
 
-UnderuseVerdict JudgeUnderuse(const std::deque<GpuWindowSample>& samples, double now_s,
-                              const UnderuseParams& p) {
+void UnderuseSums::Mean::Add(const std::optional<float>& v, int sign) {
+  if (!v) return;
+  n += sign;
+  sum = n == 0 ? 0 : sum + sign * static_cast<double>(*v);
+}
+
+std::optional<double> UnderuseSums::Mean::Get() const {
+  if (n <= 0) return std::nullopt;
+  return sum / n;
+}
+
+void UnderuseSums::Add(const GpuWindowSample& s, int sign) {
+  if (!s.util_pct) return;
+  n += sign;
+  held += s.held ? sign : 0;
+  util = n == 0 ? 0 : util + sign * static_cast<double>(*s.util_pct);
+  cpu_busy.Add(s.cpu_busy_pct, sign);
+  iowait.Add(s.iowait_pct, sign);
+  rx.Add(s.pcie_rx_bytes_per_s, sign);
+  tx.Add(s.pcie_tx_bytes_per_s, sign);
+  link.Add(s.pcie_link_bytes_per_s, sign);
+  net.Add(s.net_link_pct, sign);
+  waiting.Add(s.waiting_requests, sign);
+}
+
+void ThrashingSums::Add(const GpuWindowSample& s, int sign, const ThrashingParams& p) {
+  if (!s.memory_used_pct || !s.pcie_rx_bytes_per_s || !s.pcie_tx_bytes_per_s) return;
+  const double min_bps = p.min_each_way_mb_per_s * 1e6;
+  const bool shows = *s.memory_used_pct >= p.min_used_pct && *s.pcie_rx_bytes_per_s >= min_bps &&
+                     *s.pcie_tx_bytes_per_s >= min_bps;
+  n += sign;
+  both += shows ? sign : 0;
+  for (int i = 0; i <= (shows ? 1 : 0); ++i) {
+    const int count = i == 0 ? n : both;
+    used[i] = count == 0 ? 0 : used[i] + sign * static_cast<double>(*s.memory_used_pct);
+    rx[i] = count == 0 ? 0 : rx[i] + sign * static_cast<double>(*s.pcie_rx_bytes_per_s);
+    tx[i] = count == 0 ? 0 : tx[i] + sign * static_cast<double>(*s.pcie_tx_bytes_per_s);
+  }
+}
+
+namespace {
+
+// The verdict from the window's sums; net_name: that of the newest sample with one.
+UnderuseVerdict UnderuseFrom(const UnderuseSums& sums, double covered_s, std::string net_name,
+                             const UnderuseParams& p) {
   UnderuseVerdict v;
-  std::vector<const GpuWindowSample*> all = InWindow(samples, now_s, p.window_s, v.covered_s);
-  std::vector<const GpuWindowSample*> in;
-  int held = 0;
-  double sum = 0;
-  for (const GpuWindowSample* s : all) {
-    if (!s->util_pct) continue;
-    in.push_back(s);
-    sum += *s->util_pct;
-    held += s->held ? 1 : 0;
-  }
-  v.samples = static_cast<int>(in.size());
-  if (in.empty()) return v;
-  v.mean_util_pct = sum / v.samples;
+  v.covered_s = covered_s;
+  v.samples = sums.n;
+  if (sums.n <= 0) return v;
+  const int held = sums.held;
+  v.mean_util_pct = sums.util / v.samples;
   v.held_share_pct = 100.0 * held / v.samples;
-  v.cpu_busy_pct = MeanOf(in, [](const auto& s) { return s.cpu_busy_pct; });
-  v.iowait_pct = MeanOf(in, [](const auto& s) { return s.iowait_pct; });
-  v.pcie_rx_bytes_per_s = MeanOf(in, [](const auto& s) { return s.pcie_rx_bytes_per_s; });
-  v.pcie_tx_bytes_per_s = MeanOf(in, [](const auto& s) { return s.pcie_tx_bytes_per_s; });
-  v.pcie_link_bytes_per_s = MeanOf(in, [](const auto& s) { return s.pcie_link_bytes_per_s; });
-  v.net_link_pct = MeanOf(in, [](const auto& s) { return s.net_link_pct; });
-  v.waiting_requests = MeanOf(in, [](const auto& s) { return s.waiting_requests; });
-  for (auto it = in.rbegin(); it != in.rend(); ++it) {
-    if (!(*it)->net_name.empty()) {
-      v.net_name = (*it)->net_name;
-      break;
-    }
-  }
+  v.cpu_busy_pct = sums.cpu_busy.Get();
+  v.iowait_pct = sums.iowait.Get();
+  v.pcie_rx_bytes_per_s = sums.rx.Get();
+  v.pcie_tx_bytes_per_s = sums.tx.Get();
+  v.pcie_link_bytes_per_s = sums.link.Get();
+  v.net_link_pct = sums.net.Get();
+  v.waiting_requests = sums.waiting.Get();
+  v.net_name = std::move(net_name);
   bool full = v.samples >= kMinSamples && v.covered_s >= kCoverage * p.window_s;
   v.detected = full && held >= kHeldShare * v.samples && v.mean_util_pct < p.max_mean_util_pct &&
                v.mean_util_pct > p.idle_util_pct;
@@ -139,37 +146,135 @@ UnderuseVerdict JudgeUnderuse(const std::deque<GpuWindowSample>& samples, double
   return v;
 }
 
-ThrashingVerdict JudgeThrashing(const std::deque<GpuWindowSample>& samples, double now_s,
-                                const ThrashingParams& p) {
+// Means over the samples that show it (all samples when none does): the figures of the fact, not
+// diluted by the part of the window before it began.
+ThrashingVerdict ThrashingFrom(const ThrashingSums& sums, double covered_s,
+                               const ThrashingParams& p) {
   ThrashingVerdict v;
-  std::vector<const GpuWindowSample*> all = InWindow(samples, now_s, p.window_s, v.covered_s);
-  // Means over the samples that show it (all samples when none does): the figures of the fact,
-  // not diluted by the part of the window before it began.
-  int both = 0;
-  double used[2] = {0, 0}, rx[2] = {0, 0}, tx[2] = {0, 0};
-  double min_bps = p.min_each_way_mb_per_s * 1e6;
-  for (const GpuWindowSample* s : all) {
-    if (!s->memory_used_pct || !s->pcie_rx_bytes_per_s || !s->pcie_tx_bytes_per_s) continue;
-    ++v.samples;
-    bool shows = *s->memory_used_pct >= p.min_used_pct && *s->pcie_rx_bytes_per_s >= min_bps &&
-                 *s->pcie_tx_bytes_per_s >= min_bps;
-    both += shows ? 1 : 0;
-    for (int i = 0; i <= (shows ? 1 : 0); ++i) {
-      used[i] += *s->memory_used_pct;
-      rx[i] += *s->pcie_rx_bytes_per_s;
-      tx[i] += *s->pcie_tx_bytes_per_s;
-    }
-  }
-  if (v.samples == 0) return v;
-  v.share_pct = 100.0 * both / v.samples;
-  int k = both > 0 ? 1 : 0;
-  double n = both > 0 ? both : v.samples;
-  v.mean_used_pct = used[k] / n;
-  v.mean_rx_bytes_per_s = rx[k] / n;
-  v.mean_tx_bytes_per_s = tx[k] / n;
+  v.covered_s = covered_s;
+  v.samples = sums.n;
+  if (sums.n <= 0) return v;
+  v.share_pct = 100.0 * sums.both / v.samples;
+  const int k = sums.both > 0 ? 1 : 0;
+  const double n = sums.both > 0 ? sums.both : v.samples;
+  v.mean_used_pct = sums.used[k] / n;
+  v.mean_rx_bytes_per_s = sums.rx[k] / n;
+  v.mean_tx_bytes_per_s = sums.tx[k] / n;
   v.detected = v.samples >= kMinSamples && v.covered_s >= kCoverage * p.window_s &&
                v.share_pct >= p.min_share_pct;
   return v;
+}
+
+// The newest sample from `begin` on with a utilisation reading and a NIC name (usually the last).
+std::string NewestNetName(const std::deque<GpuWindowSample>& samples, size_t begin) {
+  for (size_t i = samples.size(); i > begin; --i) {
+    const GpuWindowSample& s = samples[i - 1];
+    if (s.util_pct && !s.net_name.empty()) return s.net_name;
+  }
+  return {};
+}
+
+}  // namespace
+
+UnderuseVerdict JudgeUnderuse(const std::deque<GpuWindowSample>& samples, double now_s,
+                              const UnderuseParams& p) {
+  UnderuseSums sums;
+  double covered_s = 0;
+  std::string net_name;
+  bool first = true;
+  for (const GpuWindowSample& s : samples) {
+    if (!InWindow(s, now_s, p.window_s)) continue;
+    if (first) covered_s = now_s - s.at_s;
+    first = false;
+    sums.Add(s, +1);
+    if (s.util_pct && !s.net_name.empty()) net_name = s.net_name;
+  }
+  return UnderuseFrom(sums, covered_s, std::move(net_name), p);
+}
+
+ThrashingVerdict JudgeThrashing(const std::deque<GpuWindowSample>& samples, double now_s,
+                                const ThrashingParams& p) {
+  ThrashingSums sums;
+  double covered_s = 0;
+  bool first = true;
+  for (const GpuWindowSample& s : samples) {
+    if (!InWindow(s, now_s, p.window_s)) continue;
+    if (first) covered_s = now_s - s.at_s;
+    first = false;
+    sums.Add(s, +1, p);
+  }
+  return ThrashingFrom(sums, covered_s, p);
+}
+
+void GpuSampleWindow::Add(GpuWindowSample s, const UnderuseParams& up, const ThrashingParams& tp) {
+  // Time went back (a monotonic clock never does): the window starts afresh.
+  const bool restart = !samples_.empty() && s.at_s < samples_.back().at_s;
+  if (restart) samples_.clear();
+  const double now_s = s.at_s;
+  const bool same_params = !restart && up == up_ && tp == tp_;
+  up_ = up;
+  tp_ = tp;
+  samples_.push_back(std::move(s));
+  const double keep_s = std::max(up.window_s, tp.window_s);
+  bool rebuild = !same_params || ++updates_since_exact_ >= kExactEvery;
+  if (!rebuild) {
+    underuse_.Add(samples_.back(), +1);
+    thrashing_.Add(samples_.back(), +1, tp_);
+  }
+  while (!samples_.empty() &&
+         (now_s - samples_.front().at_s > keep_s || samples_.size() > kMaxSamples)) {
+    // A sample leaving the history leaves a window it is still in only past kMaxSamples.
+    if (!rebuild) {
+      if (underuse_begin_ == 0) underuse_.Add(samples_.front(), -1);
+      if (thrashing_begin_ == 0) thrashing_.Add(samples_.front(), -1, tp_);
+    }
+    underuse_begin_ -= underuse_begin_ > 0 ? 1 : 0;
+    thrashing_begin_ -= thrashing_begin_ > 0 ? 1 : 0;
+    samples_.pop_front();
+  }
+  if (rebuild) {
+    Rebuild();
+    return;
+  }
+  while (underuse_begin_ < samples_.size() &&
+         !InWindow(samples_[underuse_begin_], now_s, up_.window_s)) {
+    underuse_.Add(samples_[underuse_begin_++], -1);
+  }
+  while (thrashing_begin_ < samples_.size() &&
+         !InWindow(samples_[thrashing_begin_], now_s, tp_.window_s)) {
+    thrashing_.Add(samples_[thrashing_begin_++], -1, tp_);
+  }
+}
+
+void GpuSampleWindow::Rebuild() {
+  updates_since_exact_ = 0;
+  underuse_ = {};
+  thrashing_ = {};
+  underuse_begin_ = thrashing_begin_ = samples_.size();
+  if (samples_.empty()) return;
+  const double now_s = samples_.back().at_s;
+  for (size_t i = 0; i < samples_.size(); ++i) {
+    const GpuWindowSample& s = samples_[i];
+    if (InWindow(s, now_s, up_.window_s)) {
+      underuse_begin_ = std::min(underuse_begin_, i);
+      underuse_.Add(s, +1);
+    }
+    if (InWindow(s, now_s, tp_.window_s)) {
+      thrashing_begin_ = std::min(thrashing_begin_, i);
+      thrashing_.Add(s, +1, tp_);
+    }
+  }
+}
+
+UnderuseVerdict GpuSampleWindow::Underuse() const {
+  if (underuse_begin_ >= samples_.size()) return UnderuseFrom({}, 0, {}, up_);
+  return UnderuseFrom(underuse_, samples_.back().at_s - samples_[underuse_begin_].at_s,
+                      NewestNetName(samples_, underuse_begin_), up_);
+}
+
+ThrashingVerdict GpuSampleWindow::Thrashing() const {
+  if (thrashing_begin_ >= samples_.size()) return ThrashingFrom({}, 0, tp_);
+  return ThrashingFrom(thrashing_, samples_.back().at_s - samples_[thrashing_begin_].at_s, tp_);
 }
 
 UnderuseParams UnderuseParamsFrom(const Thresholds& t) {
@@ -255,14 +360,10 @@ void GpuWindows::Add(const Snapshot& snap, double now_s, const Thresholds& t,
     if (gen && width) s.pcie_link_bytes_per_s = PcieLinkBytesPerSecond(*gen, *width);
     s.waiting_requests = InferenceWaitingRequests(snap, g);
 
-    std::deque<GpuWindowSample>& series = samples_[GpuIdentityKey(g)];
-    series.push_back(std::move(s));
-    while (!series.empty() &&
-           (now_s - series.front().at_s > keep_s || series.size() > kMaxSamples)) {
-      series.pop_front();
-    }
+    GpuSampleWindow& series = samples_[GpuIdentityKey(g)];
+    series.Add(std::move(s), up, tp);
 
-    UnderuseVerdict u = JudgeUnderuse(series, now_s, up);
+    UnderuseVerdict u = series.Underuse();
     bool sawtooth = std::any_of(findings.begin(), findings.end(), [&](const Finding& f) {
       return f.id == "gpu.util.sawtooth" && f.gpu && f.gpu->index == g.index;
     });
@@ -288,7 +389,7 @@ void GpuWindows::Add(const Snapshot& snap, double now_s, const Thresholds& t,
       findings.push_back(std::move(f));
     }
 
-    ThrashingVerdict th = JudgeThrashing(series, now_s, tp);
+    ThrashingVerdict th = series.Thrashing();
     if (th.detected) {
       Finding f =
           GpuFinding("gpu.memory.thrashing", Severity::kWarn, g,
@@ -308,8 +409,8 @@ void GpuWindows::Add(const Snapshot& snap, double now_s, const Thresholds& t,
   }
   // GPUs no longer seen (removed, renumbered identities) are forgotten once their window is over.
   for (auto it = samples_.begin(); it != samples_.end();) {
-    it = it->second.empty() || now_s - it->second.back().at_s > keep_s ? samples_.erase(it)
-                                                                       : std::next(it);
+    it = it->second.empty() || now_s - it->second.newest_at_s() > keep_s ? samples_.erase(it)
+                                                                         : std::next(it);
   }
 }
 

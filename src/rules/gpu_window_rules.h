@@ -48,6 +48,7 @@ struct UnderuseParams {
   double max_mean_util_pct = 40;
   double idle_util_pct = 10;  // gpu.util.low's max_util_pct: at or below, the GPU is idle
   double cpu_busy_pct = 85, iowait_pct = 20, pcie_h2d_link_pct = 30, net_link_pct = 40;
+  bool operator==(const UnderuseParams&) const = default;
 };
 
 struct UnderuseVerdict {
@@ -70,6 +71,7 @@ struct ThrashingParams {
   double min_used_pct = 95;
   double min_each_way_mb_per_s = 2000;  // MB = 10^6 bytes
   double min_share_pct = 80;
+  bool operator==(const ThrashingParams&) const = default;
 };
 
 struct ThrashingVerdict {
@@ -96,6 +98,59 @@ void FillHostSignals(const Snapshot& snap, GpuWindowSample& s);
 // encoding; nullopt for an unknown generation.
 std::optional<double> PcieLinkBytesPerSecond(uint32_t gen, uint32_t width);
 
+// Sums over a set of samples, added to as samples enter a window and taken from as they leave it.
+// `sign` is +1 (enters) or -1 (leaves). Counts are exact; a count back at 0 resets its sum to 0.
+struct UnderuseSums {
+  struct Mean {
+    double sum = 0;
+    int n = 0;
+    void Add(const std::optional<float>& v, int sign);
+    std::optional<double> Get() const;  // nullopt when no sample has the reading
+  };
+  int n = 0, held = 0;  // samples with a utilisation reading; those held by a process
+  double util = 0;
+  Mean cpu_busy, iowait, rx, tx, link, net, waiting;
+  void Add(const GpuWindowSample& s, int sign);  // a sample without a utilisation reading: none
+};
+
+struct ThrashingSums {
+  int n = 0, both = 0;  // samples with memory and both PCIe readings; those that show it
+  // [0]: over all n samples; [1]: over the `both` samples that show it.
+  double used[2] = {0, 0}, rx[2] = {0, 0}, tx[2] = {0, 0};
+  void Add(const GpuWindowSample& s, int sign, const ThrashingParams& p);
+};
+
+// One GPU's samples and the running sums of both windows over them, so a tick costs the same
+// whatever the windows' length (each sample enters and leaves each window once; before, every tick
+// rescanned both windows: 600 samples per GPU, and the tick's cost grew for the first 10 minutes of
+// every watch). The verdicts equal JudgeUnderuse / JudgeThrashing on the same samples to rounding
+// (the sums are recomputed from the samples every kExactEvery updates, and whenever the
+// parameters change, so rounding never accumulates). Thread-compatible.
+class GpuSampleWindow {
+ public:
+  static constexpr unsigned kExactEvery = 4096;
+  // Appends `s` (s.at_s: the tick's monotonic time; one before the newest sample's starts the
+  // window afresh), drops samples older than the longer window (or past 20000), and moves both
+  // windows' starts.
+  void Add(GpuWindowSample s, const UnderuseParams& up, const ThrashingParams& tp);
+  // The verdicts at the newest sample's time, with the parameters of the last Add.
+  UnderuseVerdict Underuse() const;
+  ThrashingVerdict Thrashing() const;
+  bool empty() const { return samples_.empty(); }
+  double newest_at_s() const { return samples_.empty() ? 0 : samples_.back().at_s; }
+  size_t size() const { return samples_.size(); }
+
+ private:
+  void Rebuild();  // both windows' starts and sums from the samples
+  std::deque<GpuWindowSample> samples_;
+  size_t underuse_begin_ = 0, thrashing_begin_ = 0;  // indexes of each window's oldest sample
+  UnderuseSums underuse_;
+  ThrashingSums thrashing_;
+  UnderuseParams up_;
+  ThrashingParams tp_;
+  unsigned updates_since_exact_ = 0;
+};
+
 // Per GPU identity (GpuIdentityKey): the samples of the longest window in use.
 class GpuWindows {
  public:
@@ -107,7 +162,7 @@ class GpuWindows {
   size_t gpus_tracked() const { return samples_.size(); }
 
  private:
-  std::map<std::string, std::deque<GpuWindowSample>> samples_;
+  std::map<std::string, GpuSampleWindow> samples_;
 };
 
 }  // namespace gpudoctor

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <random>
 
 #include "finding_test_util.h"
 #include "rules/catalogue.h"
@@ -406,6 +407,143 @@ TEST(InferenceQueueHookTest, WaitingRequestsReachTheGpuTheServerHolds) {
   EXPECT_FALSE(InferenceWaitingRequests(snap, snap.gpu.gpus[0]).has_value());
   snap.inference[0].requests_waiting = 0;
   EXPECT_FALSE(InferenceWaitingRequests(snap, snap.gpu.gpus[1]).has_value());
+}
+
+// ---- GpuSampleWindow: running sums give the pure judges' verdicts ----
+
+void ExpectNear(std::optional<double> a, std::optional<double> b, const std::string& what) {
+  ASSERT_EQ(a.has_value(), b.has_value()) << what;
+  if (a) EXPECT_NEAR(*a, *b, 1e-9 * std::max(1.0, std::abs(*b))) << what;
+}
+
+void ExpectSameVerdicts(const GpuSampleWindow& w, const std::deque<GpuWindowSample>& mirror,
+                        double now_s, const UnderuseParams& up, const ThrashingParams& tp,
+                        const std::string& at) {
+  UnderuseVerdict a = w.Underuse(), b = JudgeUnderuse(mirror, now_s, up);
+  EXPECT_EQ(a.detected, b.detected) << at;
+  EXPECT_EQ(a.samples, b.samples) << at;
+  EXPECT_DOUBLE_EQ(a.covered_s, b.covered_s) << at;
+  ExpectNear(a.mean_util_pct, b.mean_util_pct, "util " + at);
+  ExpectNear(a.held_share_pct, b.held_share_pct, "held " + at);
+  ExpectNear(a.cpu_busy_pct, b.cpu_busy_pct, "cpu " + at);
+  ExpectNear(a.iowait_pct, b.iowait_pct, "iowait " + at);
+  ExpectNear(a.pcie_rx_bytes_per_s, b.pcie_rx_bytes_per_s, "rx " + at);
+  ExpectNear(a.pcie_tx_bytes_per_s, b.pcie_tx_bytes_per_s, "tx " + at);
+  ExpectNear(a.pcie_link_bytes_per_s, b.pcie_link_bytes_per_s, "link " + at);
+  ExpectNear(a.net_link_pct, b.net_link_pct, "net " + at);
+  ExpectNear(a.waiting_requests, b.waiting_requests, "waiting " + at);
+  EXPECT_EQ(a.limiter, b.limiter) << at;
+  EXPECT_EQ(a.net_name, b.net_name) << at;
+  ThrashingVerdict c = w.Thrashing(), d = JudgeThrashing(mirror, now_s, tp);
+  EXPECT_EQ(c.detected, d.detected) << at;
+  EXPECT_EQ(c.samples, d.samples) << at;
+  EXPECT_DOUBLE_EQ(c.covered_s, d.covered_s) << at;
+  ExpectNear(c.share_pct, d.share_pct, "share " + at);
+  ExpectNear(c.mean_used_pct, d.mean_used_pct, "used " + at);
+  ExpectNear(c.mean_rx_bytes_per_s, d.mean_rx_bytes_per_s, "thrash rx " + at);
+  ExpectNear(c.mean_tx_bytes_per_s, d.mean_tx_bytes_per_s, "thrash tx " + at);
+}
+
+// Random ticks (readings missing at random, irregular steps, gaps longer than a window, windows
+// and thresholds changed by a config reload): after every tick the running window's verdicts are
+// the pure judges' on the same samples.
+TEST(GpuSampleWindowTest, RunningSumsGiveThePureJudgesVerdictsEveryTick) {
+  std::mt19937 rng(20261205);
+  std::uniform_real_distribution<double> unit(0, 1);
+  auto maybe = [&](double p, double value) -> std::optional<float> {
+    return unit(rng) < p ? std::optional<float>(static_cast<float>(value)) : std::nullopt;
+  };
+  GpuSampleWindow w;
+  std::deque<GpuWindowSample> mirror;
+  UnderuseParams up;
+  ThrashingParams tp;
+  up.window_s = 120;
+  tp.window_s = 60;
+  double t = 1000;
+  int detected_underuse = 0, detected_thrashing = 0;
+  for (int tick = 0; tick < 6000; ++tick) {
+    double r = unit(rng);
+    t += r < 0.002 ? 400 : (r < 0.2 ? 0.5 + 3 * unit(rng) : 1);
+    if (tick % 1500 == 700) {  // a config reload
+      up.window_s = 60 + 120 * unit(rng);
+      up.max_mean_util_pct = 30 + 30 * unit(rng);
+      tp.window_s = 30 + 90 * unit(rng);
+      tp.min_used_pct = 85 + 10 * unit(rng);
+    }
+    // Phases: an underused, held GPU with a CPU limiter, then a thrashing one, then noise.
+    const int phase = (tick / 500) % 3;
+    GpuWindowSample s;
+    s.at_s = t;
+    s.util_pct = maybe(0.97, phase == 0 ? 25 + 10 * unit(rng) : 100 * unit(rng));
+    s.held = phase != 2 || unit(rng) < 0.5;
+    s.memory_used_pct = maybe(0.95, phase == 1 ? 97 + 3 * unit(rng) : 100 * unit(rng));
+    s.pcie_rx_bytes_per_s = maybe(0.95, (phase == 1 ? 3e9 : 0) + 2e10 * unit(rng) * unit(rng));
+    s.pcie_tx_bytes_per_s = maybe(0.95, (phase == 1 ? 3e9 : 0) + 2e10 * unit(rng) * unit(rng));
+    s.pcie_link_bytes_per_s = maybe(0.9, kGen5x16);
+    s.cpu_busy_pct = maybe(0.9, phase == 0 ? 95 : 100 * unit(rng));
+    s.iowait_pct = maybe(0.9, 30 * unit(rng));
+    s.net_link_pct = maybe(0.5, 100 * unit(rng));
+    if (s.net_link_pct && unit(rng) < 0.7) s.net_name = unit(rng) < 0.5 ? "eth1" : "mlx5_0/1";
+    s.waiting_requests = maybe(0.1, 5 * unit(rng));
+    mirror.push_back(s);
+    w.Add(s, up, tp);
+    const double keep_s = std::max(up.window_s, tp.window_s);
+    while (!mirror.empty() && t - mirror.front().at_s > keep_s) mirror.pop_front();
+    ASSERT_EQ(w.size(), mirror.size()) << "tick " << tick;
+    ExpectSameVerdicts(w, mirror, t, up, tp, "tick " + std::to_string(tick));
+    detected_underuse += w.Underuse().detected;
+    detected_thrashing += w.Thrashing().detected;
+    if (HasFailure()) break;
+  }
+  // The sequence exercised both findings, not only the quiet verdicts.
+  EXPECT_GT(detected_underuse, 100);
+  EXPECT_GT(detected_thrashing, 100);
+}
+
+// A long run at the largest readings (PCIe at 64 GB/s) never drifts: the sums are recomputed from
+// the samples every kExactEvery ticks.
+TEST(GpuSampleWindowTest, LongRunsDoNotDrift) {
+  GpuSampleWindow w;
+  std::deque<GpuWindowSample> mirror;
+  UnderuseParams up;
+  ThrashingParams tp;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> unit(0, 1);
+  for (int tick = 0; tick < 3 * static_cast<int>(GpuSampleWindow::kExactEvery) + 17; ++tick) {
+    GpuWindowSample s;
+    s.at_s = tick;
+    s.util_pct = static_cast<float>(100 * unit(rng));
+    s.memory_used_pct = static_cast<float>(90 + 10 * unit(rng));
+    s.pcie_rx_bytes_per_s = static_cast<float>(6.4e10 * unit(rng));
+    s.pcie_tx_bytes_per_s = static_cast<float>(6.4e10 * unit(rng));
+    mirror.push_back(s);
+    w.Add(s, up, tp);
+    while (tick - mirror.front().at_s > std::max(up.window_s, tp.window_s)) mirror.pop_front();
+  }
+  ExpectSameVerdicts(w, mirror, mirror.back().at_s, up, tp, "end");
+}
+
+// A clock that goes back starts the window afresh instead of judging samples from the future.
+TEST(GpuSampleWindowTest, TimeGoingBackStartsAfresh) {
+  GpuSampleWindow w;
+  UnderuseParams up;
+  ThrashingParams tp;
+  for (int t = 0; t < 700; ++t) {
+    GpuWindowSample s;
+    s.at_s = 1000 + t;
+    s.util_pct = 30;
+    s.held = true;
+    w.Add(s, up, tp);
+  }
+  EXPECT_TRUE(w.Underuse().detected);
+  GpuWindowSample back;
+  back.at_s = 10;
+  back.util_pct = 30;
+  back.held = true;
+  w.Add(back, up, tp);
+  EXPECT_EQ(w.size(), 1u);
+  EXPECT_FALSE(w.Underuse().detected);
+  EXPECT_EQ(w.Underuse().samples, 1);
 }
 
 }  // namespace
