@@ -14,6 +14,19 @@ using ::testing::HasSubstr;
 using testing::RunGpudoctor;
 using testing::TempDir;
 
+// `--version` names the revision the binary was built from: a commit re-runs the configure step
+// (CMakeLists.txt watches HEAD and its branch), so a build after a commit no longer keeps the
+// revision of the last manual `cmake` run.
+TEST(CliE2eTest, VersionNamesTheCheckedOutRevision) {
+  auto head = testing::RunProgram(
+      {"/usr/bin/git", "-C", GPUDOCTOR_SOURCE_DIR, "rev-parse", "--short=12", "HEAD"},
+      std::chrono::seconds(20));
+  if (head.exit_code != 0 || head.out.size() < 12) GTEST_SKIP() << "not a git checkout";
+  auto v = RunGpudoctor({"--version"});
+  ASSERT_EQ(v.exit_code, 0) << v.err;
+  EXPECT_THAT(v.out, HasSubstr("(" + head.out.substr(0, 12) + ")"));
+}
+
 TEST(CliE2eTest, BadFlagExitsThreeWithOneLine) {
   auto r = RunGpudoctor({"check", "--probes", "cpu", "--bogus-flag"});
   EXPECT_EQ(r.exit_code, 3);
