@@ -178,10 +178,7 @@ class SqliteHistoryReader final : public HistoryReader {
   }
 
   Result<std::vector<TrackedFinding>> QueryFindings(const FindingsQuery& q) override {
-    std::string sql = "SELECT " + finding_columns_ +
-                      " FROM findings WHERE (resolved_ms = 0 OR resolved_ms >= ?1)";
-    if (q.open_only) sql += " AND state = 'open'";
-    sql += " ORDER BY first_seen_ms, key";
+    std::string sql = "SELECT " + finding_columns_ + FindingsQueryTail(q.open_only);
     auto st = db_->Prepare(sql);
     if (!st.ok()) return st.status();
     st->Bind(1, q.since_unix_s * 1000);
