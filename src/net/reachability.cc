@@ -41,8 +41,10 @@ void JudgeSilentGateway(TargetProbeFacts& f, const std::optional<ArpEntry>& entr
   f.arp_device = entry->device;
   if (entry->complete()) {
     f.inconclusive = true;
-    f.error = "answered ARP on " + entry->device + " but " + probes +
-              ": it drops them (cloud routers often never answer ping)" + measure;
+    // A complete entry may be STALE (confirmed minutes ago): the kernel re-asks only seconds
+    // after our first probe, so a router that died since can still look like this once.
+    f.error = "answered ARP on " + entry->device + " when last asked, but " + probes +
+              ": it drops them (cloud routers often never answer ping) or died since" + measure;
     return;
   }
   // Not even ARP: the loss is real, whatever the method.

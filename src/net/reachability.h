@@ -44,7 +44,8 @@ bool FallbackInconclusive(TargetGroup group, bool tcp_fallback, const PingResult
 // The implicit default gateway answered none of its probes (ICMP or the TCP fallback): the ARP
 // table, read after the series, decides what that says.
 //  - a resolved entry: the router answers ARP but drops the probes (Azure's default gateway never
-//    answers ping; many routers drop SYNs): inconclusive, no loss is judged;
+//    answers ping; many routers drop SYNs), or died after its entry was last confirmed (a STALE
+//    entry is re-asked only seconds after our first probe): inconclusive, no loss is judged;
 //  - an unresolved entry (INCOMPLETE / FAILED): it answers nothing, not even ARP: a real loss,
 //    also over the TCP fallback;
 //  - no entry (a link without ARP: TUN, WireGuard, PPP): nothing tells a router that drops the

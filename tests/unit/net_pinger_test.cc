@@ -264,8 +264,9 @@ TEST(ReachabilityTest, SilentGatewayIsJudgedByTheArpTable) {
   EXPECT_TRUE(filters.inconclusive);
   EXPECT_EQ(filters.arp_resolved, true);
   EXPECT_EQ(filters.error,
-            "answered ARP on eth0.2 but none of the 40 probes: it drops them (cloud routers often "
-            "never answer ping); set [network] targets to measure the path");
+            "answered ARP on eth0.2 when last asked, but none of the 40 probes: it drops them "
+            "(cloud routers often never answer ping) or died since; set [network] targets to "
+            "measure the path");
   EXPECT_TRUE(findings_of(filters).empty());
   ProbeOutput out = ReachabilityOutput(ReachabilityFacts{{filters}, true});
   EXPECT_EQ(out.state, ProbeState::kSkipped);
