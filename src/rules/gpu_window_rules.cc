@@ -106,42 +106,63 @@ UnderuseVerdict UnderuseFrom(const UnderuseSums& sums, double covered_s, std::st
   v.detected = full && held >= kHeldShare * v.samples && v.mean_util_pct < p.max_mean_util_pct &&
                v.mean_util_pct > p.idle_util_pct;
 
-  // The limiter: the signal furthest past its threshold (ratio >= 1), from the same window.
+  // The limiter: the signal furthest past its threshold (ratio >= 1), from the same window. Only
+  // the winner's text is built (this runs every tick for every GPU).
+  enum class Limiter { kUnknown, kCpu, kIowait, kTransfers, kCollectives, kScheduling };
   double best = 1.0;
-  v.limiter = "unknown";
-  v.limiter_text = "no host, PCIe or network signal of the window stands out";
-  auto consider = [&](double ratio, const char* name, std::string text) {
+  Limiter winner = Limiter::kUnknown;
+  auto consider = [&](double ratio, Limiter which) {
     if (ratio >= best) {
       best = ratio;
-      v.limiter = name;
-      v.limiter_text = std::move(text);
+      winner = which;
     }
   };
   if (v.cpu_busy_pct && p.cpu_busy_pct > 0) {
-    consider(*v.cpu_busy_pct / p.cpu_busy_pct, "input",
-             "input pipeline: host CPU " + Pct(*v.cpu_busy_pct) + " busy on average");
+    consider(*v.cpu_busy_pct / p.cpu_busy_pct, Limiter::kCpu);
   }
-  if (v.iowait_pct && p.iowait_pct > 0) {
-    consider(*v.iowait_pct / p.iowait_pct, "input",
-             "input pipeline: host iowait " + Pct(*v.iowait_pct) + " on average");
-  }
+  if (v.iowait_pct && p.iowait_pct > 0) consider(*v.iowait_pct / p.iowait_pct, Limiter::kIowait);
+  double h2d_pct = 0;
   if (v.pcie_rx_bytes_per_s && v.pcie_link_bytes_per_s && *v.pcie_link_bytes_per_s > 0 &&
       p.pcie_h2d_link_pct > 0) {
-    double pct = 100.0 * *v.pcie_rx_bytes_per_s / *v.pcie_link_bytes_per_s;
-    consider(pct / p.pcie_h2d_link_pct, "transfers",
-             "host-to-GPU transfers: PCIe RX " + Rate(*v.pcie_rx_bytes_per_s) + " (" + Pct(pct) +
-                 " of the link)");
+    h2d_pct = 100.0 * *v.pcie_rx_bytes_per_s / *v.pcie_link_bytes_per_s;
+    consider(h2d_pct / p.pcie_h2d_link_pct, Limiter::kTransfers);
   }
   if (v.net_link_pct && p.net_link_pct > 0) {
-    consider(*v.net_link_pct / p.net_link_pct, "collectives",
-             "collectives: " + (v.net_name.empty() ? std::string("the network") : v.net_name) +
-                 " at " + Pct(*v.net_link_pct) + " of its speed");
+    consider(*v.net_link_pct / p.net_link_pct, Limiter::kCollectives);
   }
   if (v.waiting_requests && *v.waiting_requests >= 1) {
     // Requests waiting while the GPU is under-used: the batching, not the hardware, limits.
-    consider(1.0 + *v.waiting_requests, "scheduling",
-             "scheduling: " + FormatDouble(*v.waiting_requests, 1) +
-                 " inference requests waiting on average");
+    consider(1.0 + *v.waiting_requests, Limiter::kScheduling);
+  }
+  switch (winner) {
+    case Limiter::kUnknown:
+      v.limiter = "unknown";
+      v.limiter_text = "no host, PCIe or network signal of the window stands out";
+      break;
+    case Limiter::kCpu:
+      v.limiter = "input";
+      v.limiter_text = "input pipeline: host CPU " + Pct(*v.cpu_busy_pct) + " busy on average";
+      break;
+    case Limiter::kIowait:
+      v.limiter = "input";
+      v.limiter_text = "input pipeline: host iowait " + Pct(*v.iowait_pct) + " on average";
+      break;
+    case Limiter::kTransfers:
+      v.limiter = "transfers";
+      v.limiter_text = "host-to-GPU transfers: PCIe RX " + Rate(*v.pcie_rx_bytes_per_s) + " (" +
+                       Pct(h2d_pct) + " of the link)";
+      break;
+    case Limiter::kCollectives:
+      v.limiter = "collectives";
+      v.limiter_text =
+          "collectives: " + (v.net_name.empty() ? std::string("the network") : v.net_name) +
+          " at " + Pct(*v.net_link_pct) + " of its speed";
+      break;
+    case Limiter::kScheduling:
+      v.limiter = "scheduling";
+      v.limiter_text = "scheduling: " + FormatDouble(*v.waiting_requests, 1) +
+                       " inference requests waiting on average";
+      break;
   }
   return v;
 }
@@ -163,15 +184,6 @@ ThrashingVerdict ThrashingFrom(const ThrashingSums& sums, double covered_s,
   v.detected = v.samples >= kMinSamples && v.covered_s >= kCoverage * p.window_s &&
                v.share_pct >= p.min_share_pct;
   return v;
-}
-
-// The newest sample from `begin` on with a utilisation reading and a NIC name (usually the last).
-std::string NewestNetName(const std::deque<GpuWindowSample>& samples, size_t begin) {
-  for (size_t i = samples.size(); i > begin; --i) {
-    const GpuWindowSample& s = samples[i - 1];
-    if (s.util_pct && !s.net_name.empty()) return s.net_name;
-  }
-  return {};
 }
 
 }  // namespace
@@ -214,6 +226,12 @@ void GpuSampleWindow::Add(GpuWindowSample s, const UnderuseParams& up, const Thr
   const bool same_params = !restart && up == up_ && tp == tp_;
   up_ = up;
   tp_ = tp;
+  if (restart) named_seq_.reset();
+  if (s.util_pct && !s.net_name.empty()) {
+    named_seq_ = pushed_;
+    if (named_ != s.net_name) named_ = s.net_name;
+  }
+  ++pushed_;
   samples_.push_back(std::move(s));
   const double keep_s = std::max(up.window_s, tp.window_s);
   bool rebuild = !same_params || ++updates_since_exact_ >= kExactEvery;
@@ -268,8 +286,12 @@ void GpuSampleWindow::Rebuild() {
 
 UnderuseVerdict GpuSampleWindow::Underuse() const {
   if (underuse_begin_ >= samples_.size()) return UnderuseFrom({}, 0, {}, up_);
+  // The newest named sample is in the window while its sequence number is not before the
+  // window's oldest sample's (a window is a suffix of the samples).
+  const uint64_t oldest_seq = pushed_ - samples_.size() + underuse_begin_;
+  const bool named = named_seq_ && *named_seq_ >= oldest_seq;
   return UnderuseFrom(underuse_, samples_.back().at_s - samples_[underuse_begin_].at_s,
-                      NewestNetName(samples_, underuse_begin_), up_);
+                      named ? named_ : std::string(), up_);
 }
 
 ThrashingVerdict GpuSampleWindow::Thrashing() const {

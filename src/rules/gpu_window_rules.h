@@ -14,6 +14,7 @@
 // functions are pure. Thread-compatible.
 #pragma once
 
+#include <cstdint>
 #include <deque>
 #include <map>
 #include <optional>
@@ -149,6 +150,11 @@ class GpuSampleWindow {
   UnderuseParams up_;
   ThrashingParams tp_;
   unsigned updates_since_exact_ = 0;
+  uint64_t pushed_ = 0;  // samples ever added: the newest has sequence number pushed_ - 1
+  // The newest sample with a utilisation reading and a NIC name: its sequence number and name
+  // (the underuse verdict names the busiest NIC without a scan of the window).
+  std::optional<uint64_t> named_seq_;
+  std::string named_;
 };
 
 // Per GPU identity (GpuIdentityKey): the samples of the longest window in use.
