@@ -105,15 +105,12 @@ ProbeOutput RunReachabilityProbe(const ProbeContext& ctx) {
   ReachabilityFacts facts;
   facts.gateway_fallback = gateway_fallback;
   facts.hosts = ProbeHosts(hosts, opts, deadline);
-  if (gateway_fallback) {
-    // A gateway that answered nothing: the ARP table, read now (the probes just made the kernel
-    // resolve it), tells a router that drops them from one that is down.
+  // A gateway that answered nothing: the ARP table, read now (the probes just made the kernel
+  // resolve it), tells a router that drops them from one that is down. Not read when it answered.
+  for (TargetProbeFacts& f : facts.hosts) {
+    if (f.group != TargetGroup::kGateway || f.received > 0) continue;
     auto arp = ctx.fs().ReadProc("net/arp");
-    for (TargetProbeFacts& f : facts.hosts) {
-      if (f.group != TargetGroup::kGateway) continue;
-      JudgeSilentGateway(f,
-                         arp.ok() ? FindArpEntry(*arp, f.address, gateway_device) : std::nullopt);
-    }
+    JudgeSilentGateway(f, arp.ok() ? FindArpEntry(*arp, f.address, gateway_device) : std::nullopt);
   }
   return ReachabilityOutput(std::move(facts));
 }

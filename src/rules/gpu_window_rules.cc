@@ -229,7 +229,7 @@ void GpuSampleWindow::Add(GpuWindowSample s, const UnderuseParams& up, const Thr
   if (restart) named_seq_.reset();
   if (s.util_pct && !s.net_name.empty()) {
     named_seq_ = pushed_;
-    if (named_ != s.net_name) named_ = s.net_name;
+    named_ = s.net_name;
   }
   ++pushed_;
   samples_.push_back(std::move(s));
