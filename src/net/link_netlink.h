@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "net/netlink_reply.h"
 
 namespace gpudoctor {
 
@@ -54,7 +55,7 @@ class LinkDumper {
  private:
   int fd_ = -1;
   uint32_t seq_ = 0;
-  std::vector<char> buf_;
+  NetlinkBuffer buf_;
 };
 
 }  // namespace gpudoctor

@@ -50,9 +50,8 @@ bool NetlinkReplyWalker::Next(NetlinkMessage* msg) {
   return false;
 }
 
-Status ReceiveNetlinkReply(int fd, std::vector<char>& buf, const NetlinkReplyKind& kind,
+Status ReceiveNetlinkReply(int fd, NetlinkBuffer& buf, const NetlinkReplyKind& kind,
                            const std::function<Status(std::string_view, bool* done)>& parse) {
-  if (buf.size() < 64 * 1024) buf.resize(64 * 1024);
   const std::string what(kind.what);
   bool done = false;
   for (int rounds = 0; !done; ++rounds) {

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,11 +70,30 @@ class NetlinkReplyWalker {
 // "<what> send: <strerror>".
 Status SendNetlinkRequest(int fd, const void* msg, size_t len, const char* what);
 
+// The receive buffer of ReceiveNetlinkReply: kSize bytes, allocated on first use and never zeroed
+// (only the bytes a receive wrote are handed on). A zeroed buffer (std::vector<char>(64 KiB))
+// touched all 16 of its pages on every dump, receive or not: 16 page faults a dump where the
+// buffer was fresh, and a 64 KiB memset every time. Keep one across dumps where the caller can
+// (LinkDumper). Not thread-safe: one receive at a time.
+class NetlinkBuffer {
+ public:
+  // A dump's kernel buffer is at most 32 KiB (netlink's max_recvmsg_len); twice that leaves room.
+  static constexpr size_t kSize = 64 * 1024;
+  char* data() {
+    if (!bytes_) bytes_.reset(new char[kSize]);  // default-initialised: not zeroed
+    return bytes_.get();
+  }
+  static constexpr size_t size() { return kSize; }
+
+ private:
+  std::unique_ptr<char[]> bytes_;
+};
+
 // Receives the reply to a request already sent on `fd` (a netlink socket with a receive timeout)
-// into `buf` (resized to 64 KiB when smaller), handing each buffer to `parse`, which sets *done
-// once the reply has ended (NLMSG_DONE). Errors: parse's own; timeout "<what>: no reply" when the
-// receive times out; io_error on a failed or closed socket or a reply that does not end.
-Status ReceiveNetlinkReply(int fd, std::vector<char>& buf, const NetlinkReplyKind& kind,
+// into `buf`, handing each received part to `parse`, which sets *done once the reply has ended
+// (NLMSG_DONE). Errors: parse's own; timeout "<what>: no reply" when the receive times out;
+// io_error on a failed or closed socket or a reply that does not end.
+Status ReceiveNetlinkReply(int fd, NetlinkBuffer& buf, const NetlinkReplyKind& kind,
                            const std::function<Status(std::string_view, bool* done)>& parse);
 
 }  // namespace gpudoctor

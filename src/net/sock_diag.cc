@@ -91,7 +91,7 @@ Status DumpFamily(int fd, int family, int protocol, uint32_t states, uint32_t se
 }
 
 Status ReadDumpReply(int fd, int protocol, std::vector<TcpSocketInfo>& out) {
-  std::vector<char> buf;
+  NetlinkBuffer buf;
   return ReceiveNetlinkReply(fd, buf, kSockDiagReply, [&](std::string_view part, bool* done) {
     return ParseSockDiagReply(part, out, done, protocol);
   });
@@ -210,7 +210,7 @@ Result<std::vector<TcpSocketInfo>> LookupTcpSockets(
   };
   std::vector<Request> batch;
   std::vector<TcpSocketInfo> out;
-  std::vector<char> buf;
+  NetlinkBuffer buf;
   uint32_t seq = 0;
   Status st = Status::Ok();
   for (size_t first = 0; first < known.size() && st.ok(); first += kBatch) {

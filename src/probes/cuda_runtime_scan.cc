@@ -33,22 +33,31 @@ CudaRuntimeSeen VersionOf(std::string_view base, bool full_minor) {
   return out;
 }
 
-bool AnyThreadInD(const RootFs& fs, const std::string& pid) {
+enum class TaskStates { kNoneInD, kOneInD, kNoSuchProcess };
+
+// Whether any thread of `pid` is in D state, from /proc/PID/task/*/stat (or /proc/PID/stat).
+// kNoSuchProcess: /proc has neither (exited, or a process of another PID namespace: NVML names
+// host pids, which a container without the host's PID namespace does not see).
+TaskStates ThreadStates(const RootFs& fs, const std::string& pid) {
   auto tasks = RootFs::ListDir(fs.ProcPath(pid + "/task"));
   if (!tasks.ok()) {
     auto st = fs.ReadProc(pid + "/stat", 4096);
-    if (!st.ok()) return true;  // gone or unreadable: do not touch it
+    if (!st.ok()) return TaskStates::kNoSuchProcess;
     auto parsed = ParsePidStat(*st);
-    return !parsed.ok() || parsed->state == 'D';
+    // Unparsable: do not touch it.
+    return !parsed.ok() || parsed->state == 'D' ? TaskStates::kOneInD : TaskStates::kNoneInD;
   }
   for (const std::string& tid : *tasks) {
     auto st = fs.ReadProc(pid + "/task/" + tid + "/stat", 4096);
     if (!st.ok()) continue;
     auto parsed = ParsePidStat(*st);
-    if (parsed.ok() && parsed->state == 'D') return true;
+    if (parsed.ok() && parsed->state == 'D') return TaskStates::kOneInD;
   }
-  return false;
+  return TaskStates::kNoneInD;
 }
+
+constexpr std::string_view kNoSuchProcessNote =
+    "not read: no such process in /proc (exited, or of another PID namespace)";
 
 }  // namespace
 
@@ -87,8 +96,15 @@ void ReadCudaRuntimes(const RootFs& fs, GpuLayerFacts& facts, TimePoint deadline
     for (auto& p : *gpu.processes) {
       if (p.pid == 0) continue;
       auto key = std::make_pair(p.pid, p.comm);
-      if (cache != nullptr && !seen.count(p.pid)) {
-        if (auto hit = cache->find(key); hit != cache->end()) seen[p.pid] = hit->second;
+      if (cache != nullptr && !seen.count(p.pid) && !notes.count(p.pid)) {
+        if (auto hit = cache->find(key); hit != cache->end()) {
+          if (hit->second.no_such_process) {
+            notes[p.pid] = std::string(kNoSuchProcessNote);
+            next[key] = hit->second;
+          } else {
+            seen[p.pid] = hit->second;
+          }
+        }
       }
       if (!seen.count(p.pid) && !notes.count(p.pid)) {
         std::string pid = std::to_string(p.pid);
@@ -96,8 +112,13 @@ void ReadCudaRuntimes(const RootFs& fs, GpuLayerFacts& facts, TimePoint deadline
           notes[p.pid] = "not read: an earlier maps read did not return";
         } else if (SteadyClock::now() >= deadline) {
           notes[p.pid] = "not read: the check's deadline";
-        } else if (AnyThreadInD(fs, pid)) {
+        } else if (TaskStates states = ThreadStates(fs, pid); states == TaskStates::kOneInD) {
           notes[p.pid] = "not read: a thread is in D state (maps would wait on its mm lock)";
+        } else if (states == TaskStates::kNoSuchProcess) {
+          notes[p.pid] = std::string(kNoSuchProcessNote);
+          // Kept while NVML lists it (a pid of another PID namespace stays unseen): not looked
+          // for again every tick.
+          next[key] = CudaRuntimeSeen{.no_such_process = true};
         } else {
           std::string path = fs.ProcPath(pid + "/maps");
           TimePoint until =
@@ -123,7 +144,8 @@ void ReadCudaRuntimes(const RootFs& fs, GpuLayerFacts& facts, TimePoint deadline
       next[key] = c;
       p.cuda_forward_compat = c.forward_compat;
       if (!c.major) continue;
-      p.cuda_runtime = std::to_string(*c.major) + (c.minor ? "." + std::to_string(*c.minor) : "");
+      p.cuda_runtime = std::to_string(*c.major);
+      if (c.minor) p.cuda_runtime += '.' + std::to_string(*c.minor);
       p.cuda_runtime_path = c.path;
     }
   }

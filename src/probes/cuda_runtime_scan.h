@@ -29,13 +29,17 @@ struct CudaRuntimeSeen {
   std::optional<int> major, minor;  // minor only from a full X.Y.Z file name
   std::string path;                 // the library's path as mapped
   bool forward_compat = false;      // libcuda.so from a ".../compat/" directory
+  // In `watch`'s cache only: /proc had no such process (exited, or of another PID namespace),
+  // so it is not looked for again while NVML lists it under the same pid and comm.
+  bool no_such_process = false;
 };
 
 // Pure parser of maps text (outside input).
 CudaRuntimeSeen ParseCudaRuntimeMaps(std::string_view maps);
 
 // What `watch` keeps between ticks: a process's libraries do not change, so maps is read once
-// per process (pid and comm; entries of processes gone are dropped).
+// per process (pid and comm; entries of processes gone are dropped). A pid /proc does not have
+// is remembered too (no_such_process) and not looked for again while NVML lists it.
 using CudaRuntimeCache = std::map<std::pair<uint32_t, std::string>, CudaRuntimeSeen>;
 
 // Fills cuda_runtime* and maps_note of every GPU process (each pid read once), stopping at

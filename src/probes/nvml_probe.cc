@@ -9,6 +9,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
+#include <string>
+#include <unordered_map>
 
 #include "core/strings.h"
 #include "nvml/sampler.h"
@@ -24,33 +27,72 @@ namespace {
 
 constexpr auto kReturnMargin = std::chrono::milliseconds(300);
 
-void NameProcesses(const RootFs& fs, GpuLayerFacts& facts) {
+// What /proc said of one GPU process: its comm and owner (empty where unreadable: a pid of
+// another PID namespace has neither).
+struct ProcessName {
+  std::string comm, user;
+  TimePoint read_at;
+};
+
+// Under `watch` a GPU process is named again once kNamesRefresh has passed (a comm can change and
+// a pid be reused; both are rare); each tick used to open /proc/PID/comm, stat /proc/PID and read
+// /etc/passwd for every GPU process, and to fail at both for every pid /proc does not have (NVML
+// names host pids; a container without the host's PID namespace sees none of them).
+constexpr auto kNamesRefresh = std::chrono::seconds(10);
+using ProcessNames = std::unordered_map<uint32_t, ProcessName>;
+
+ProcessName ReadProcessName(const RootFs& fs, uint32_t pid, std::optional<std::string>& passwd) {
+  ProcessName n;
+  std::string dir = std::to_string(pid);
+  if (auto comm = fs.ReadProc(dir + "/comm", 256); comm.ok()) n.comm = Sanitize(Trim(*comm), 64);
+  // The owner from stat(2) of /proc/PID, never /proc/PID/status: nothing of a task that may be
+  // stuck in the driver is read beyond its comm.
+  struct stat sb {};
+  if (::stat(fs.ProcPath(dir).c_str(), &sb) != 0) return n;
+  if (!passwd) {
+    auto text = RootFs::ReadFile(fs.RootPath("/etc/passwd"), 1 << 20);
+    passwd = text.ok() ? *text : "";
+  }
+  n.user = PasswdUserName(*passwd, sb.st_uid);
+  if (n.user.empty()) n.user = std::to_string(sb.st_uid);
+  return n;
+}
+
+// Fills comm and user of every GPU process. `cache` (watch; may be null) keeps the names of the
+// processes NVML listed this time, each for kNamesRefresh.
+void NameProcesses(const RootFs& fs, GpuLayerFacts& facts, ProcessNames* cache) {
   std::optional<std::string> passwd;
+  const TimePoint now = SteadyClock::now();
+  ProcessNames listed;
+  auto still_fresh = [&](uint32_t pid) -> const ProcessName* {
+    if (cache == nullptr) return nullptr;
+    auto it = cache->find(pid);
+    return it != cache->end() && now - it->second.read_at < kNamesRefresh ? &it->second : nullptr;
+  };
   for (auto& gpu : facts.gpus) {
     if (!gpu.processes) continue;
     for (auto& p : *gpu.processes) {
-      std::string dir = std::to_string(p.pid);
-      if (auto comm = fs.ReadProc(dir + "/comm", 256); comm.ok()) {
-        p.comm = Sanitize(Trim(*comm), 64);
+      const ProcessName* name = nullptr;
+      if (auto it = listed.find(p.pid); it != listed.end()) {
+        name = &it->second;  // the same process on another GPU
+      } else if (const ProcessName* kept = still_fresh(p.pid)) {
+        name = &listed.emplace(p.pid, *kept).first->second;
+      } else {
+        ProcessName fresh = ReadProcessName(fs, p.pid, passwd);
+        fresh.read_at = now;
+        name = &listed.emplace(p.pid, std::move(fresh)).first->second;
       }
-      // The owner from stat(2) of /proc/PID, never /proc/PID/status: nothing of a task that
-      // may be stuck in the driver is read beyond its comm.
-      struct stat sb {};
-      if (::stat(fs.ProcPath(dir).c_str(), &sb) != 0) continue;
-      std::optional<uint32_t> uid = sb.st_uid;
-      if (!passwd) {
-        auto text = RootFs::ReadFile(fs.RootPath("/etc/passwd"), 1 << 20);
-        passwd = text.ok() ? *text : "";
-      }
-      p.user = PasswdUserName(*passwd, *uid);
-      if (p.user.empty()) p.user = std::to_string(*uid);
+      p.comm = name->comm;
+      p.user = name->user;
     }
   }
+  if (cache != nullptr) *cache = std::move(listed);
 }
 
 // Under `watch`: the NVML session kept open between ticks.
 struct NvmlCarry : ProbeCarry {
   std::shared_ptr<NvmlSession> session;
+  ProcessNames process_names;
   CudaRuntimeCache cuda_runtimes;
 };
 
@@ -87,7 +129,7 @@ ProbeOutput RunNvmlProbe(const ProbeContext& ctx) {
   }
   // Process names and owners come from /proc after the NVML phase, never inside it: a stuck
   // /proc read cannot cost the GPU facts.
-  NameProcesses(ctx.fs(), facts);
+  NameProcesses(ctx.fs(), facts, carry ? &carry->process_names : nullptr);
   // The CUDA runtime each GPU process loaded (library paths of /proc/PID/maps, never of a task
   // in D state; probes/cuda_runtime_scan.h), for driver.cuda_too_old.
   if (facts.driver.cuda_driver_version) {

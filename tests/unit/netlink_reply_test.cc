@@ -140,7 +140,7 @@ class SocketPair {
 };
 
 Status ReceiveTypes(int fd, std::vector<uint16_t>* types) {
-  std::vector<char> buf;
+  NetlinkBuffer buf;
   return ReceiveNetlinkReply(fd, buf, kKind, [&](std::string_view part, bool* done) {
     NetlinkReplyWalker walk(part, kKind);
     NetlinkMessage m;
