@@ -241,17 +241,35 @@ void GpuSampler::PcieThroughput() {
   f_.pcie_rx_bytes_per_s = read(nvml::NVML_PCIE_UTIL_RX_BYTES);
 }
 
-// PCIe throughput in a session tick: both directions when the budget leaves room for them and
-// two slow reads; every other tick also when it does not (the slow reads then wait a tick).
-// A tick that skips it carries the last values.
+// PCIe throughput in a session tick. Each direction is a sample the driver takes over 20 ms while
+// the caller waits (nvmlDeviceGetPcieThroughput): a busy GPU's is read on the first tick of a
+// busy spell and then every kBusyPcieEveryTicks ticks (GPUs in turn), the last values carried
+// into the ticks between (dcgm-exporter collects every 30 s by default; the window rules judge
+// 300-600 s). A due read needs room in the budget for both directions and two slow reads, or
+// every other tick for both alone (the slow reads then wait a tick); a due read without room
+// waits for the next tick.
 void GpuSampler::TickPcieThroughput() {
   SlowWork* slow = carry_ ? &carry_->slow : nullptr;
+  if (slow != nullptr) {
+    const int64_t tick = carry_->ticks;
+    const bool spell_goes_on = slow->pcie_busy_tick == tick - 1;
+    slow->pcie_busy_tick = tick;
+    // GPUs take turns (by index), so that a tick's NVML phase does not carry all the reads.
+    const bool turn = (tick + index_) % kBusyPcieEveryTicks == 0;
+    if (spell_goes_on && !turn && slow->pcie_read_tick >= 0 &&
+        tick - slow->pcie_read_tick < kBusyPcieEveryTicks) {
+      f_.pcie_tx_bytes_per_s = slow->pcie_tx;
+      f_.pcie_rx_bytes_per_s = slow->pcie_rx;
+      return;
+    }
+  }
   bool room = Budget(2 + (NoFields() ? 2 : 0)) || (Budget(2) && carry_ && carry_->ticks % 2);
   if (room) {
     PcieThroughput();
     if (slow) {
       slow->pcie_tx = f_.pcie_tx_bytes_per_s;
       slow->pcie_rx = f_.pcie_rx_bytes_per_s;
+      slow->pcie_read_tick = carry_->ticks;
     }
   } else if (slow) {
     f_.pcie_tx_bytes_per_s = slow->pcie_tx;

@@ -47,6 +47,9 @@ inline constexpr int kTickBudget = 15;
 // more where the first read saw a throttle reason that the second must confirm.
 inline constexpr int kSecondReadReserve = 1;
 inline constexpr int kSecondReadReserveNoFields = 3;
+// A busy GPU's PCIe throughput in a session: read every this many ticks of a busy spell (and on
+// its first), carried between (GpuSampler::TickPcieThroughput).
+inline constexpr int64_t kBusyPcieEveryTicks = 5;
 
 // Slow-cadence reads of a session GPU on an NVML without nvmlDeviceGetFieldValues, one call
 // each, done a few per tick (whatever the tick budget leaves) until a round is complete, and
@@ -67,10 +70,14 @@ struct SlowWork {
   std::optional<bool> remap_pending, remap_failed;
   std::optional<uint64_t> retired_sbe, retired_dbe;
   std::optional<bool> retired_pending;
+  // A busy GPU's PCIe throughput, read every kBusyPcieEveryTicks ticks it stays busy (the tick
+  // counts of the last read and of the last busy tick).
   std::optional<uint64_t> pcie_tx, pcie_rx;
+  int64_t pcie_read_tick = -1, pcie_busy_tick = -1;
   // Read every kCodecPeriod (with or without the batch), the last values carried into the ticks
   // between: video encoder / decoder utilisation, and an idle GPU's PCIe throughput (a busy
-  // GPU's is read every tick; its values are dropped here so an idle GPU never shows them).
+  // GPU's is read more often: pcie_tx above; its values are dropped here so an idle GPU never
+  // shows them).
   bool codec_started = false;
   TimePoint codec_at{};
   std::optional<uint32_t> encoder_util_pct, decoder_util_pct;

@@ -121,8 +121,9 @@ TEST_P(NvmlCallBudgetTest, WatchTickStaysWithin15CallsPerGpu) {
     EXPECT_EQ(g.encoder_util_pct, 0u) << scenario << " minimal=" << minimal;
     EXPECT_EQ(g.decoder_util_pct, busy ? 12u : 0u) << scenario << " minimal=" << minimal;
     EXPECT_EQ(t.gpus[1].decoder_util_pct, 0u) << scenario << " minimal=" << minimal;
-    // PCIe throughput: a busy GPU's every tick, an idle GPU's at the slow cadence (dcgm-exporter
-    // reports it for every GPU). Without the batch an idle tick may have no room for it.
+    // PCIe throughput: a busy GPU's every kBusyPcieEveryTicks ticks, an idle GPU's at the slow
+    // cadence (dcgm-exporter reports it for every GPU). Without the batch an idle tick may have
+    // no room for it.
     if (!minimal || busy) {
       EXPECT_EQ(g.pcie_tx_bytes_per_s, (busy ? 1200000u : 2000u) * 1024u) << scenario;
     }

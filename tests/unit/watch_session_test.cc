@@ -3,8 +3,11 @@
 // others, and init retried after failure. Also the tailing kernel-log reader.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "kmsg/live_sources.h"
 #include "nvml/session.h"
@@ -197,6 +200,53 @@ TEST(KmsgTailTest, ReadsOnlyNewLinesAndKeepsCounting) {
 TEST(KmsgTailTest, MissingSourceIsAnError) {
   KmsgTail tail("/nonexistent/dev/kmsg", {});
   EXPECT_FALSE(tail.Poll({}).ok());
+}
+
+// A busy GPU's PCIe throughput (each direction a 20 ms sample in the driver) is read on the first
+// tick of a busy spell, then every fifth tick, the GPUs in turn; the ticks between carry the last
+// values. A GPU that was idle reads afresh on its first busy tick, not from the old spell.
+TEST(NvmlSessionTest, BusyGpusReadPcieThroughputInTurnEveryFifthTick) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/pcie.scenario";
+  auto write = [&](int tx_kbps, bool gpu1_idle) {
+    std::string text = "include=" + testing::FixturePath("nvml/h100_busy.scenario") +
+                       "\ngpu.*.pcie_tx_kbps=" + std::to_string(tx_kbps) + "\n";
+    if (gpu1_idle) text += "gpu.1.util_gpu=0\ngpu.1.processes=\n";
+    std::ofstream(path + ".tmp") << text;
+    std::rename((path + ".tmp").c_str(), path.c_str());
+  };
+  write(1000, false);
+  setenv("FAKE_NVML_SCENARIO", path.c_str(), 1);
+  NvmlSession session(Options());
+  GpuLayerFacts t = session.Sample(In(5000));
+  ASSERT_EQ(t.gpus.size(), 8u);
+  for (const GpuFacts& g : t.gpus) EXPECT_EQ(g.pcie_tx_bytes_per_s, 1000u * 1024) << g.index;
+  write(2000, false);
+  // Over the next five ticks each GPU reads once (its turn) and carries 1000 until then.
+  std::vector<int> read_at(8, -1);
+  for (int tick = 1; tick <= 5; ++tick) {
+    t = session.Sample(In(5000));
+    ASSERT_EQ(t.gpus.size(), 8u);
+    int reads = 0;
+    for (const GpuFacts& g : t.gpus) {
+      ASSERT_TRUE(g.pcie_tx_bytes_per_s.has_value()) << g.index;
+      if (*g.pcie_tx_bytes_per_s == 2000u * 1024 && read_at[g.index] < 0) {
+        read_at[g.index] = tick;
+        ++reads;
+      } else if (read_at[g.index] < 0) {
+        EXPECT_EQ(*g.pcie_tx_bytes_per_s, 1000u * 1024) << g.index << " tick " << tick;
+      }
+    }
+    EXPECT_LE(reads, 2) << "tick " << tick << ": the GPUs take turns";
+  }
+  for (int i = 0; i < 8; ++i) EXPECT_GT(read_at[i], 0) << "GPU " << i << " never read again";
+  // GPU 1 goes idle, then busy again at 3000: its first busy tick reads, whatever its turn.
+  write(2000, true);
+  session.Sample(In(5000));
+  session.Sample(In(5000));
+  write(3000, false);
+  t = session.Sample(In(5000));
+  EXPECT_EQ(t.gpus[1].pcie_tx_bytes_per_s, 3000u * 1024);
 }
 
 }  // namespace
