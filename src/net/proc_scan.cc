@@ -92,6 +92,10 @@ ProcessScan ScanProcesses(const RootFs& fs, const ProcScanOptions& opts) {
   scan.started_at = SteadyClock::now();
   auto entries = RootFs::ListDir(fs.procfs());
   if (!entries.ok()) return scan;
+  // Sized once (/proc's entries are the processes and ~60 other names): a vector grown by
+  // doubling had the old and the new array alive at once, on a host with thousands of processes
+  // a transient of twice the scan.
+  scan.processes.reserve(std::min(entries->size(), opts.max_processes));
   Fd proc(::open(fs.procfs().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (proc.get() < 0) return scan;
   auto past_deadline = [&opts] { return opts.deadline && SteadyClock::now() >= *opts.deadline; };

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
@@ -169,17 +170,34 @@ Status ParseReplyAs(std::string_view buf, std::vector<TcpSocketInfo>& out, bool*
   return walk.status();
 }
 
+// The size of the last full dump per protocol (TCP, UDP, raw): the next one is sized from it, so
+// the table is not grown by doubling (the old and the new array alive at once: on a host with
+// thousands of connections a transient of twice the table). A hint only; any thread.
+std::atomic<size_t>& LastDumpSize(int protocol) {
+  static std::atomic<size_t> sizes[3];
+  return sizes[protocol == IPPROTO_TCP ? 0 : protocol == IPPROTO_UDP ? 1 : 2];
+}
+
 Result<std::vector<TcpSocketInfo>> Dump(int protocol, uint32_t states) {
   int fd = ::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
   if (fd < 0) return Unsupported(std::string("no sock_diag netlink: ") + std::strerror(errno));
   timeval tv{1, 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   std::vector<TcpSocketInfo> out;
+  const bool full = states == 0xffffffffu;
+  if (full) {
+    size_t last = LastDumpSize(protocol).load(std::memory_order_relaxed);
+    if (last > 0) out.reserve(last + last / 8 + 16);
+  }
+  auto done = [&] {
+    if (full) LastDumpSize(protocol).store(out.size(), std::memory_order_relaxed);
+  };
   uint32_t seq = 1;
   if (protocol == IPPROTO_TCP) {
     // One walk for both families; a kernel that refuses the legacy request gets one per family.
     if (DumpTcpBothFamilies(fd, states, seq++, out).ok()) {
       ::close(fd);
+      done();
       return out;
     }
     out.clear();
@@ -192,6 +210,7 @@ Result<std::vector<TcpSocketInfo>> Dump(int protocol, uint32_t states) {
     }
   }
   ::close(fd);
+  done();
   return out;
 }
 

@@ -75,10 +75,12 @@ ProbeOutput RunSocketsProbe(const ProbeContext& ctx) {
   TimePoint t1 = SteadyClock::now();
   auto second = read();
   if (!second.ok()) return ProbeFailed("second sock_diag dump: " + second.status().message());
-  auto carry = std::make_shared<SampleCarry<Dump>>(*second, t1);
+  // The carry takes the second dump when this run is through with it (moved, not copied: with
+  // the previous run's, a copy made three socket tables alive at once).
+  auto carry_of = [&] { return std::make_shared<SampleCarry<Dump>>(std::move(*second), t1); };
   if (!first->sample) {
     ProbeOutput out = ProbeSkipped("first sample of a watch: rates from the next tick");
-    out.next = std::move(carry);
+    out.next = carry_of();
     return out;
   }
   double window_s = std::chrono::duration<double>(t1 - first->at).count();
@@ -97,7 +99,7 @@ ProbeOutput RunSocketsProbe(const ProbeContext& ctx) {
   facts.process_scan_truncated = scan.truncated;
   facts.processes_scanned = static_cast<int>(scan.processes.size());
   ProbeOutput out = ProbeOk([facts = std::move(facts)](Snapshot& s) { s.network.sockets = facts; });
-  out.next = std::move(carry);
+  out.next = carry_of();
   return out;
 }
 

@@ -22,11 +22,14 @@ namespace {
 // one /proc walk (RecentFullScan): a walk that started this long before is this round's.
 constexpr auto kSameRoundScanAge = std::chrono::milliseconds(500);
 
-// Under `watch`: this run's /proc walk and socket table, the next run's "before" (the window is
-// the time between runs; no sleep inside a tick).
+// Under `watch`: what the next run needs of this run's /proc walk and socket table, its "before"
+// (the window is the time between runs; no sleep inside a tick). Not the walk and the table
+// themselves: held until the next round, they were megabytes on a host with thousands of
+// processes and connections, and two of each were alive while a round ran.
 struct SuspiciousCarry : ProbeCarry {
-  std::shared_ptr<const ProcessScan> scan;  // shared with the round's other probes
-  SharedSamples::TcpSample tcp;
+  ProcessSignsBaseline baseline;
+  TimePoint scan_started_at{};  // the walk's: the next run must not be handed the same walk
+  TimePoint tcp_at{};
 };
 
 }  // namespace
@@ -41,52 +44,58 @@ ProbeOutput RunSuspiciousProbe(const ProbeContext& ctx) {
   const bool stepping = ctx.continuous || ctx.shared == nullptr;
   auto own = stepping ? std::make_shared<SharedSamples>(ctx.fs(), scan_deadline) : ctx.shared;
   std::shared_ptr<SuspiciousCarry> carry;
-  const ProcessScan* before_scan = nullptr;
-  const SharedSamples::TcpSample* tcp_before_sample = nullptr;
+  ProcessSignsBaseline baseline;  // check: built from the window's first samples
+  const ProcessSignsBaseline* before = nullptr;
+  TimePoint before_at{};
+  std::shared_ptr<const ProcessScan> this_round;  // watch: the round's shared walk
   const ProcessScan* after_scan = nullptr;
   const SharedSamples::TcpSample* tcp_after_sample = nullptr;
+  SharedSamples::TcpSample watch_tcp;
   if (ctx.continuous) {
     TimePoint now = SteadyClock::now();  // a window end already passed: no sleep
-    carry = std::make_shared<SuspiciousCarry>();
-    carry->tcp = own->TcpAfter(now);
+    watch_tcp = own->TcpAfter(now);
     auto* prev = dynamic_cast<SuspiciousCarry*>(ctx.previous.get());
     std::optional<TimePoint> after_previous;
-    if (prev != nullptr && prev->scan != nullptr) after_previous = prev->scan->started_at;
-    carry->scan = RecentFullScan(ctx.fs(), kSameRoundScanAge, scan_deadline, after_previous);
+    if (prev != nullptr) after_previous = prev->scan_started_at;
+    this_round = RecentFullScan(ctx.fs(), kSameRoundScanAge, scan_deadline, after_previous);
+    carry = std::make_shared<SuspiciousCarry>();
+    carry->baseline = MakeProcessSignsBaseline(
+        *this_round, watch_tcp.sockets.ok() ? &*watch_tcp.sockets : nullptr);
+    carry->scan_started_at = this_round->started_at;
+    carry->tcp_at = watch_tcp.at;
     if (prev == nullptr) {
       ProbeOutput out = ProbeSkipped("first sample of a watch: CPU and traffic from the next run");
       out.next = std::move(carry);
       return out;
     }
-    before_scan = prev->scan.get();
-    tcp_before_sample = &prev->tcp;
-    after_scan = carry->scan.get();
-    tcp_after_sample = &carry->tcp;
+    before = &prev->baseline;
+    before_at = prev->tcp_at;
+    after_scan = this_round.get();
+    tcp_after_sample = &watch_tcp;
   } else {
     TimePoint window_start = stepping ? SteadyClock::now() : ctx.window_start;
     TimePoint window_end = window_start + ctx.sample_window();
-    before_scan = &own->ProcessesBefore();
-    tcp_before_sample = &own->TcpBefore();
+    const ProcessScan& scan_before = own->ProcessesBefore();
+    const SharedSamples::TcpSample& tcp_before = own->TcpBefore();
+    baseline = MakeProcessSignsBaseline(scan_before,
+                                        tcp_before.sockets.ok() ? &*tcp_before.sockets : nullptr);
+    before = &baseline;
+    before_at = tcp_before.at;
     tcp_after_sample = &own->TcpAfter(window_end);
     after_scan = &own->ProcessesAfter(window_end);
   }
-  const ProcessScan& before = *before_scan;
   const ProcessScan& after = *after_scan;
-  const Result<std::vector<TcpSocketInfo>>& sockets_before = tcp_before_sample->sockets;
   const Result<std::vector<TcpSocketInfo>>& sockets_after = tcp_after_sample->sockets;
-  double window_s =
-      std::chrono::duration<double>(tcp_after_sample->at - tcp_before_sample->at).count();
+  double window_s = std::chrono::duration<double>(tcp_after_sample->at - before_at).count();
   std::map<uint32_t, std::string> users;
   if (auto passwd = RootFs::ReadFile(ctx.fs().RootPath("/etc/passwd")); passwd.ok()) {
     users = ParsePasswd(*passwd);
   }
   ProcessSignInputs in;
-  in.before = &before;
+  in.before = before;
   in.after = &after;
-  if (sockets_before.ok() && sockets_after.ok()) {
-    in.sockets_before = &*sockets_before;
-    in.sockets_after = &*sockets_after;
-  }
+  // Connection signs need both tables (persistence is "established in both").
+  if (before->established && sockets_after.ok()) in.sockets_after = &*sockets_after;
   in.users = &users;
   in.window_s = window_s;
   long hz = ::sysconf(_SC_CLK_TCK);

@@ -182,8 +182,9 @@ TEST(NetFalseAlarmsTest, ProcessScanStopsAtTheDeadlineAndSaysSo) {
   EXPECT_LT(cut.processes.size(), full.processes.size());
 
   // Partial facts carry the mark into the findings built on them.
+  ProcessSignsBaseline cut_baseline = MakeProcessSignsBaseline(cut, nullptr);
   ProcessSignInputs in;
-  in.before = &cut;
+  in.before = &cut_baseline;
   in.after = &full;
   EXPECT_TRUE(CollectProcessSigns(in).truncated);
   ProcessSignFacts signs;

@@ -341,7 +341,8 @@ TEST(ProcessSignsTest, PersistentOutboundCpuAndDeletedExe) {
       Sock(779, kTcpEstablished, "10.0.0.9:22", 40001, 22),  // inbound to sshd's port
       Sock(900, 10, "0.0.0.0:0", 0, 22)};                    // the listener on 22
   std::map<uint32_t, std::string> users = {{1001, "mallory"}};
-  ProcessSignInputs in{&before, &after, &s0, &s1, &users, 1.0, 100, 20};
+  ProcessSignsBaseline start = MakeProcessSignsBaseline(before, &s0);
+  ProcessSignInputs in{&start, &after, &s1, &users, 1.0, 100, 20};
   ProcessSignFacts facts = CollectProcessSigns(in);
   ASSERT_EQ(facts.processes.size(), 1u);  // the idle process has no sign
   const auto& p = facts.processes[0];
@@ -380,7 +381,8 @@ TEST(ProcessSignsTest, ReusedPidGetsNoCpuShare) {
   new_task.cpu_ticks = 5000;
   new_task.start_ticks = 90000;
   after.processes.push_back(new_task);
-  ProcessSignInputs in{&before, &after, nullptr, nullptr, nullptr, 60.0, 100, 20};
+  ProcessSignsBaseline start = MakeProcessSignsBaseline(before, nullptr);
+  ProcessSignInputs in{&start, &after, nullptr, nullptr, 60.0, 100, 20};
   ProcessSignFacts facts = CollectProcessSigns(in);
   for (const auto& p : facts.processes) EXPECT_FALSE(p.cpu_pct) << p.pid;
   after.processes[0].start_ticks = 5000;  // the same task: 4990 ticks over 60 s at 100 Hz

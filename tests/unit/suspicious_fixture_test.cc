@@ -21,6 +21,8 @@
 #include "facts/miner_signs.h"
 #include "net/proc_scan.h"
 #include "net/process_signs.h"
+#include "probes/probe.h"
+#include "probes/probe_entry_points.h"
 #include "rules/engine.h"
 #include "socket_test_util.h"
 #include "test_util.h"
@@ -48,10 +50,10 @@ std::map<std::string, Seen> SuspiciousFindings() {
   std::vector<TcpSocketInfo> sockets_before;
   std::vector<TcpSocketInfo> sockets_after = {Sock(5001, 1, "203.0.113.9:14444", 14444, 40001),
                                               Sock(5002, 10, "0.0.0.0:0", 0, 3333)};
+  ProcessSignsBaseline baseline = MakeProcessSignsBaseline(before, &sockets_before);
   ProcessSignInputs in;
-  in.before = &before;
+  in.before = &baseline;
   in.after = &after;
-  in.sockets_before = &sockets_before;
   in.sockets_after = &sockets_after;
   in.window_s = 1;
   ProcessSignFacts facts = CollectProcessSigns(in);
@@ -177,6 +179,32 @@ TEST(MinerSignsTest, TempExecutablePaths) {
   EXPECT_EQ(ClassifyTempExe("/tmp/. /x"), TempExe::kHidden);
   EXPECT_EQ(ClassifyTempExe("/tmp/a.out"), TempExe::kPlain);
   EXPECT_EQ(ClassifyTempExe("/tmp/a.out (deleted)"), TempExe::kPlain);
+}
+
+// Under `watch` the probe keeps only a baseline of its run (ticks by pid, established inodes)
+// for the next one, not the round's /proc walk: once the round's probes are through, nobody holds
+// the walk (RecentFullScan keeps a weak reference only), so the next caller gets a new one. On a
+// host with thousands of processes the walk held for the whole slow interval was megabytes.
+TEST(SuspiciousProbeTest, WatchKeepsNoProcWalkBetweenRuns) {
+  std::string root = testing::FixturePath("suspicious");
+  auto settings = std::make_shared<Settings>();
+  settings->fs = RootFs(root + "/proc", root + "/sys", root);
+  ProbeContext ctx{settings, SteadyClock::now() + std::chrono::seconds(5)};
+  ctx.continuous = true;
+  ProbeOutput first = RunSuspiciousProbe(ctx);
+  ASSERT_NE(first.next, nullptr);
+  ctx.previous = first.next;
+  ctx.deadline = SteadyClock::now() + std::chrono::seconds(5);
+  ProbeOutput second = RunSuspiciousProbe(ctx);
+  ASSERT_EQ(second.state, ProbeState::kOk) << second.reason;
+  Snapshot snap;
+  second.apply(snap);
+  ASSERT_TRUE(snap.network.process_signs.has_value());
+  EXPECT_EQ(snap.network.process_signs->scanned, 18);
+  // Both carries alive, yet the walk is gone: a recent-enough walk is taken afresh.
+  const TimePoint asked = SteadyClock::now();
+  auto walk = RecentFullScan(settings->fs, std::chrono::hours(1), std::nullopt);
+  EXPECT_GE(walk->started_at, asked);
 }
 
 }  // namespace
