@@ -8,8 +8,9 @@
 #        PROBES=all runs every probe but reachability)
 set -u
 build=$(cd "${1:-build}" && pwd)
-[ -n "${2:-}" ] || { echo "usage: bench/store_tick_bench.sh BUILD_DIR BASE_BUILD_DIR" >&2; exit 2; }
-base=$(cd "$2" && pwd)
+# Without a base (bench/run.sh passes only BUILD_DIR) the build is measured against itself: an
+# A/A run, which shows this machine's noise.
+base=$(cd "${2:-${1:-build}}" && pwd)
 secs=${STORE_BENCH_SECONDS:-90}
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)

@@ -6,17 +6,34 @@
 
 namespace gpudoctor {
 
-SocketTrafficFacts AggregateSocketTraffic(const std::vector<TcpSocketInfo>& before,
+std::vector<SocketBytes> SocketBytesOf(const std::vector<TcpSocketInfo>& sockets) {
+  std::vector<SocketBytes> out;
+  out.reserve(sockets.size());
+  for (const auto& s : sockets) {
+    if (s.inode != 0) out.push_back({s.inode, s.bytes_acked, s.bytes_received});
+  }
+  // By inode; of an inode dumped twice (both families), the last one, as a map filled in order.
+  std::stable_sort(out.begin(), out.end(),
+                   [](const SocketBytes& a, const SocketBytes& b) { return a.inode < b.inode; });
+  auto last_of_each =
+      std::unique(out.rbegin(), out.rend(),
+                  [](const SocketBytes& a, const SocketBytes& b) { return a.inode == b.inode; });
+  out.erase(out.begin(), last_of_each.base());
+  return out;
+}
+
+SocketTrafficFacts AggregateSocketTraffic(const std::vector<SocketBytes>& before,
                                           const std::vector<TcpSocketInfo>& after,
                                           const std::vector<ScannedProcess>& processes,
                                           double window_s, const TrafficLimits& limits) {
   SocketTrafficFacts facts;
   facts.window_s = window_s;
   facts.sockets_seen = static_cast<int>(after.size());
-  std::unordered_map<uint64_t, const TcpSocketInfo*> earlier;
-  for (const auto& s : before) {
-    if (s.inode != 0) earlier[s.inode] = &s;
-  }
+  auto earlier = [&before](uint64_t inode) -> const SocketBytes* {
+    auto it = std::lower_bound(before.begin(), before.end(), inode,
+                               [](const SocketBytes& b, uint64_t i) { return b.inode < i; });
+    return it != before.end() && it->inode == inode ? &*it : nullptr;
+  };
   std::unordered_map<uint64_t, size_t> owner;  // inode → index into processes
   for (size_t i = 0; i < processes.size(); ++i) {
     for (uint64_t inode : processes[i].socket_inodes) owner.emplace(inode, i);
@@ -33,10 +50,9 @@ SocketTrafficFacts AggregateSocketTraffic(const std::vector<TcpSocketInfo>& befo
   };
   for (const auto& s : after) {
     if (s.inode == 0) continue;
-    const TcpSocketInfo* prev = nullptr;
-    if (auto it = earlier.find(s.inode); it != earlier.end()) prev = it->second;
-    uint64_t tx = grow(s.bytes_acked, prev ? prev->bytes_acked : std::nullopt);
-    uint64_t rx = grow(s.bytes_received, prev ? prev->bytes_received : std::nullopt);
+    const SocketBytes* prev = earlier(s.inode);
+    uint64_t tx = grow(s.bytes_acked, prev ? prev->acked : std::nullopt);
+    uint64_t rx = grow(s.bytes_received, prev ? prev->received : std::nullopt);
     if (tx == 0 && rx == 0) continue;
     // A process talking to this host (127.0.0.0/8, ::1) moves no byte over a NIC: counting it
     // would name a local pipe "heavy outbound traffic".

@@ -59,25 +59,36 @@ struct SocketsSample {
   std::vector<TcpSocketInfo> tcp;
   UdpSample udp;
 };
+// What the next window needs of a sample (under `watch` carried from tick to tick): the TCP
+// sockets' byte counters, not the table (net/socket_traffic.h).
+struct SocketsStart {
+  std::vector<SocketBytes> tcp;
+  UdpSample udp;
+};
 
 }  // namespace
 
 ProbeOutput RunSocketsProbe(const ProbeContext& ctx) {
   if (ctx.shared != nullptr && !ctx.continuous) return FromSharedSamples(ctx);
-  using Dump = SocketsSample;
-  auto read = [&ctx]() -> Result<Dump> {
+  auto read = [&ctx]() -> Result<SocketsSample> {
     auto tcp = DumpTcpSockets();
     if (!tcp.ok()) return tcp.status();
-    return Dump{std::move(*tcp), TakeUdpSample(ctx.fs())};
+    return SocketsSample{std::move(*tcp), TakeUdpSample(ctx.fs())};
   };
-  auto first = TakeFirstSample<Dump>(ctx, read);
+  auto first = TakeFirstSample<SocketsStart>(ctx, [&read]() -> Result<SocketsStart> {
+    auto sample = read();
+    if (!sample.ok()) return sample.status();
+    return SocketsStart{SocketBytesOf(sample->tcp), std::move(sample->udp)};
+  });
   if (!first.ok()) return ProbeSkipped("sock_diag unavailable: " + first.status().message());
   TimePoint t1 = SteadyClock::now();
   auto second = read();
   if (!second.ok()) return ProbeFailed("second sock_diag dump: " + second.status().message());
-  // The carry takes the second dump when this run is through with it (moved, not copied: with
-  // the previous run's, a copy made three socket tables alive at once).
-  auto carry_of = [&] { return std::make_shared<SampleCarry<Dump>>(std::move(*second), t1); };
+  // The carry takes the second dump's counters (and UDP sample) once this run is through with it.
+  auto carry_of = [&] {
+    return std::make_shared<SampleCarry<SocketsStart>>(
+        SocketsStart{SocketBytesOf(second->tcp), std::move(second->udp)}, t1);
+  };
   if (!first->sample) {
     ProbeOutput out = ProbeSkipped("first sample of a watch: rates from the next tick");
     out.next = carry_of();

@@ -368,6 +368,38 @@ TEST(ProcessSignsTest, PersistentOutboundCpuAndDeletedExe) {
   EXPECT_EQ(findings[0].summary.rfind("worth inspecting", 0), 0u);
 }
 
+// The start of a window as `watch` carries it: byte counters by inode, sorted, inode 0 left out,
+// and of an inode dumped twice the later entry (as the table's map kept it).
+TEST(SocketTrafficTest, StartOfWindowKeepsByteCountersByInode) {
+  auto with_bytes = [](uint64_t inode, uint64_t acked) {
+    TcpSocketInfo s = Sock(inode, kTcpEstablished, "10.0.0.7:443", 443);
+    s.bytes_acked = acked;
+    s.bytes_received = acked / 2;
+    return s;
+  };
+  std::vector<TcpSocketInfo> table = {with_bytes(9, 100), with_bytes(0, 5), with_bytes(4, 10),
+                                      with_bytes(9, 300)};
+  std::vector<SocketBytes> start = SocketBytesOf(table);
+  ASSERT_EQ(start.size(), 2u);
+  EXPECT_EQ(start[0].inode, 4u);
+  EXPECT_EQ(start[1].inode, 9u);
+  EXPECT_EQ(start[1].acked, 300u);
+  EXPECT_EQ(start[1].received, 150u);
+  ScannedProcess owner;
+  owner.pid = 42;
+  owner.socket_inodes = {4, 9, 11};
+  std::vector<TcpSocketInfo> end = {with_bytes(4, 1010), with_bytes(9, 1300), with_bytes(11, 7)};
+  SocketTrafficFacts from_start = AggregateSocketTraffic(start, end, {owner}, 1.0);
+  SocketTrafficFacts from_table = AggregateSocketTraffic(table, end, {owner}, 1.0);
+  ASSERT_EQ(from_start.processes.size(), 1u);
+  // 1000 + 1000 grown, 7 on a socket opened in the window.
+  EXPECT_EQ(from_start.processes[0].tx_bytes, 2007u);
+  EXPECT_EQ(from_start.processes[0].rx_bytes, 500u + 500u + 3u);
+  ASSERT_EQ(from_table.processes.size(), 1u);
+  EXPECT_EQ(from_table.processes[0].tx_bytes, from_start.processes[0].tx_bytes);
+  EXPECT_EQ(from_table.processes[0].rx_bytes, from_start.processes[0].rx_bytes);
+}
+
 // A pid reused by another task between the two scans (watch: minutes apart) is not the same
 // process: no CPU share from the old task's ticks.
 TEST(ProcessSignsTest, ReusedPidGetsNoCpuShare) {
