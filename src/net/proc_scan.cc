@@ -132,7 +132,7 @@ ProcessScan ScanProcesses(const RootFs& fs, const ProcScanOptions& opts) {
     struct stat sb {};
     if (opts.read_uid && ::fstat(dir.get(), &sb) == 0) p.uid = sb.st_uid;
     const bool kernel_thread = st->IsKernelThread();
-    if (opts.keep_stat) p.stat = std::move(*st);
+    if (opts.keep_stat) p.stat = std::make_shared<const PidStat>(std::move(*st));
     if (p.state == 'D') {
       ++scan.skipped_dstate;
       scan.processes.push_back(std::move(p));

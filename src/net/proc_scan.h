@@ -40,8 +40,10 @@ struct ScannedProcess {
   bool gpu_device_open = false;
   std::string exe;  // exe link target; empty when not read
   // The whole parsed stat line, only with ProcScanOptions::keep_stat (the process probe reads
-  // its fields from the check's shared walk instead of walking /proc itself).
-  std::optional<PidStat> stat;
+  // its fields from the check's shared walk instead of walking /proc itself). A pointer: held in
+  // place it made every scanned process 120 bytes larger, kept or not (288 instead of 168 bytes;
+  // `watch`'s walks never keep it).
+  std::shared_ptr<const PidStat> stat;
 };
 
 struct ProcScanOptions {
