@@ -29,9 +29,11 @@ class SignalMemo {
     EventSlotHint hint;  // where the aggregator keeps event's entry
   };
 
-  // The entry for exactly this message, or nullptr.
+  // The entry for exactly this message, or nullptr. An empty message is never learned, and a
+  // slot nothing was learned into holds an empty message with a default event (an Xid): asking
+  // for "" must not find it (a kernel line with nothing after its stamp was counted as an Xid).
   Entry* Find(std::string_view message) {
-    if (!slots_ || message.size() > kMaxMessageBytes) return nullptr;
+    if (!slots_ || message.empty() || message.size() > kMaxMessageBytes) return nullptr;
     Entry& e = (*slots_)[Slot(message)];
     return e.message.size() == message.size() && e.message == message ? &e : nullptr;
   }

@@ -339,5 +339,25 @@ TEST(KmsgRepeatCacheTest, MemoizedLinkLinesKeepTheirEffectOnTheNextLines) {
   }
 }
 
+// A kernel line with nothing after its stamp, once SignalMemo holds anything, must not be
+// answered from a slot nothing was learned into (an empty message and a default event: an Xid of
+// no GPU). Found by kmsg_scan_fuzz (corpus regress-empty-message-after-link-lines).
+TEST(KmsgRepeatCacheTest, AnEmptyMessageIsNotAnXidFromAnEmptyMemoSlot) {
+  const std::string text =
+      "[  131.479939] internet: link status down for interface eno4, disabling it in 200 ms\n"
+      "[  131.499935] internet: link status down for interface eno4, disabling it in 200 ms\n"
+      // The host name holds a signal parser's anchor ("oom-kill:"), so the empty message is
+      // handed to the signal parsers (as in the fuzzer's input).
+      "Jun  5 22:36:51 zoom-kill:-2487ea kernel: [ 4564.303884] \n"
+      "[  131.551937] bonding: link status down for interface eno2, disabling it in 200 ms\n";
+  for (size_t piece : {size_t{20}, size_t{64} << 10}) {
+    KernelLogFacts f = Scan(text, true, {}, piece);
+    EXPECT_EQ(Describe(f), Describe(Scan(text, false, {}, piece)));
+    for (const KernelEvent& e : f.events) {
+      EXPECT_EQ(e.kind, KernelEventKind::kNetLink) << e.sample;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gpudoctor
