@@ -50,10 +50,10 @@ ProbeOutput RunSuspiciousProbe(const ProbeContext& ctx) {
   std::shared_ptr<const ProcessScan> this_round;  // watch: the round's shared walk
   const ProcessScan* after_scan = nullptr;
   const SharedSamples::TcpSample* tcp_after_sample = nullptr;
-  SharedSamples::TcpSample watch_tcp;
   if (ctx.continuous) {
     TimePoint now = SteadyClock::now();  // a window end already passed: no sleep
-    watch_tcp = own->TcpAfter(now);
+    // Held by `own` for this run (not copied: a socket table can be megabytes).
+    const SharedSamples::TcpSample& watch_tcp = own->TcpAfter(now);
     auto* prev = dynamic_cast<SuspiciousCarry*>(ctx.previous.get());
     std::optional<TimePoint> after_previous;
     if (prev != nullptr) after_previous = prev->scan_started_at;
