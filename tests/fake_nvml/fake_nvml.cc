@@ -131,7 +131,14 @@ struct GpuView {
 struct Scenario {
   KeyMap sys;
   Rules sys_rules;
-  std::unique_ptr<GpuView[]> gpus{new GpuView[kMaxGpus]};
+  // gpus[i] is GPU i's view: its own where the scenario has `gpu.i.` keys, else the one view
+  // built from `gpu.*.` keys alone, shared (views are read-only once built).
+  std::vector<std::unique_ptr<GpuView>> own_views;
+  std::unique_ptr<GpuView> shared_view = std::make_unique<GpuView>();
+  const GpuView* gpus[kMaxGpus];
+  Scenario() {
+    for (const GpuView*& g : gpus) g = shared_view.get();
+  }
   std::vector<std::string> files;      // the scenario and its includes, as opened
   std::string env_path;                // the FAKE_NVML_SCENARIO it was read from
   long long mtime_ns = -1, size = -1;  // the file's when read (the fallback without inotify)
@@ -243,13 +250,17 @@ std::shared_ptr<Scenario> ParseScenario(const char* path) {
     }
   }
   for (const auto& [key, v] : sc->sys) AddRule(sc->sys_rules, key, v);
+  sc->shared_view->keys = any;
+  BuildView(*sc->shared_view);
   for (int i = 0; i < kMaxGpus; ++i) {
-    GpuView& g = sc->gpus[i];
-    g.keys = any;
-    if (auto it = own.find(i); it != own.end()) {
-      for (auto& [k, v] : it->second) g.keys[k] = v;
-    }
-    BuildView(g);
+    auto it = own.find(i);
+    if (it == own.end()) continue;
+    auto g = std::make_unique<GpuView>();
+    g->keys = any;
+    for (auto& [k, v] : it->second) g->keys[k] = v;
+    BuildView(*g);
+    sc->gpus[i] = g.get();
+    sc->own_views.push_back(std::move(g));
   }
   return sc;
 }
@@ -416,7 +427,7 @@ const Value* Find(const KeyMap& m, std::string_view key) {
 
 const Value* Sys(std::string_view key) { return Find(t_scenario->sys, key); }
 
-const GpuView& View(int gpu) { return t_scenario->gpus[gpu]; }
+const GpuView& View(int gpu) { return *t_scenario->gpus[gpu]; }
 
 const Value* Gpu(int gpu, std::string_view key) { return Find(View(gpu).keys, key); }
 
