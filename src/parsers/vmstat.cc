@@ -13,20 +13,34 @@ Result<VmstatCounters> ParseVmstat(std::string_view text) {
     std::optional<uint64_t>* value;
   };
   const Slot slots[] = {{"pswpin", &c.pswpin}, {"pswpout", &c.pswpout}, {"oom_kill", &c.oom_kill}};
+  // /proc/vmstat has ~190 lines a tick under `watch` and three are used: a line is looked at
+  // further only when its first field is one of them (no per-line split or allocation).
   int line_no = 0;
-  for (std::string_view line : SplitLines(text)) {
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(start, end - start);
+    start = end + 1;
     ++line_no;
+    size_t key_begin = line.find_first_not_of(" \t");
+    if (key_begin == std::string_view::npos) continue;
+    size_t key_end = line.find_first_of(" \t", key_begin);
+    std::string_view key = line.substr(key_begin, key_end - key_begin);
+    const Slot* slot = nullptr;
+    for (const Slot& s : slots) {
+      if (key == s.key) slot = &s;
+    }
+    if (slot == nullptr) continue;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     auto fields = Split(line, " \t");
     if (fields.size() < 2) continue;
-    for (const Slot& slot : slots) {
-      if (fields[0] != slot.key) continue;
-      auto v = fields.size() == 2 ? ParseUint64(fields[1]) : std::nullopt;
-      if (!v) {
-        return ParseError("line " + std::to_string(line_no) + ": " + std::string(slot.key) +
-                          " is not a number");
-      }
-      *slot.value = *v;
+    auto v = fields.size() == 2 ? ParseUint64(fields[1]) : std::nullopt;
+    if (!v) {
+      return ParseError("line " + std::to_string(line_no) + ": " + std::string(slot->key) +
+                        " is not a number");
     }
+    *slot->value = *v;
   }
   if (!c.pswpin && !c.pswpout && !c.oom_kill) {
     return ParseError("none of pswpin, pswpout, oom_kill present");

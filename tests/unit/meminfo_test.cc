@@ -82,6 +82,25 @@ TEST(VmstatTest, RejectsGarbageAndEmpty) {
   EXPECT_FALSE(c->pswpout.has_value());
 }
 
+TEST(VmstatTest, MatchesWholeNamesOnlyAnywhereInTheFile) {
+  // Names that begin like a used counter are other counters; CRLF and leading blanks are read
+  // as before; a used counter's garbage is an error wherever it sits among ~190 lines.
+  std::string text;
+  for (int i = 0; i < 100; ++i) text += "nr_" + std::to_string(i) + " " + std::to_string(i) + "\n";
+  text += "pswpin_extra x\r\n oom_kill_total y\n  pswpin\t 11\r\npswpout 12\n";
+  for (int i = 0; i < 90; ++i) text += "pg_" + std::to_string(i) + " 1\n";
+  text += "oom_kill 3";
+  auto c = ParseVmstat(text);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->pswpin, 11u);
+  EXPECT_EQ(c->pswpout, 12u);
+  EXPECT_EQ(c->oom_kill, 3u);
+  auto bad = ParseVmstat(text + "\npswpout 1x\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("line 196: pswpout"), std::string::npos)
+      << bad.status().ToString();
+}
+
 TEST(VmstatTest, CounterRate) {
   EXPECT_DOUBLE_EQ(*CounterRate(100, 400, 0.5), 600.0);
   EXPECT_DOUBLE_EQ(*CounterRate(100, 100, 0.5), 0.0);
