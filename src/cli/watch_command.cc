@@ -260,7 +260,9 @@ int WatchCommand(const CliOptions& o) {
         if (auto r = HistoryReader::Open(settings->db_path); r.ok()) ack_reader = std::move(*r);
       }
       if (ack_reader != nullptr) {
-        if (auto open = ack_reader->QueryFindings({0, true}); open.ok()) daemon.MergeAcks(*open);
+        FindingsQuery acks{0, true};
+        acks.acks_only = true;
+        if (auto open = ack_reader->QueryFindings(acks); open.ok()) daemon.MergeAcks(*open);
       }
     }
     SdNotify("WATCHDOG=1");

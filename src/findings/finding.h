@@ -50,6 +50,7 @@ bool NeedsNodeOutOfService(Action a);
 struct EvidenceItem {
   std::string name;
   std::variant<int64_t, double, std::string, bool> value;
+  bool operator==(const EvidenceItem&) const = default;  // a NaN value is unequal to itself
 };
 
 struct GpuRef {

@@ -178,7 +178,11 @@ class SqliteHistoryReader final : public HistoryReader {
   }
 
   Result<std::vector<TrackedFinding>> QueryFindings(const FindingsQuery& q) override {
-    std::string sql = "SELECT " + finding_columns_ + FindingsQueryTail(q.open_only);
+    std::string sql =
+        "SELECT " +
+        (q.acks_only ? std::string("key, acked, acked_ms, ack_note, silenced_until_ms")
+                     : finding_columns_) +
+        FindingsQueryTail(q.open_only);
     auto st = db_->Prepare(sql);
     if (!st.ok()) return st.status();
     st->Bind(1, q.since_unix_s * 1000);
@@ -189,7 +193,16 @@ class SqliteHistoryReader final : public HistoryReader {
         return InvalidArgument(db_->path() + ": more than " + std::to_string(q.max_rows) +
                                " finding episodes");
       }
-      out.push_back(FindingFromRow(*st));
+      if (q.acks_only) {
+        TrackedFinding& t = out.emplace_back();
+        t.key = st->Text(0);
+        t.acked = st->Int(1) != 0;
+        t.acked_ms = st->Int(2);
+        t.ack_note = st->Text(3);
+        t.silenced_until_ms = st->Int(4);
+      } else {
+        out.push_back(FindingFromRow(*st));
+      }
     }
     if (rc != SQLITE_DONE) return Late(db_->Error("query findings"));
     return out;

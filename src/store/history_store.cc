@@ -137,6 +137,8 @@ class SqliteHistoryStore final : public HistoryStore {
       cv_.notify_all();
     }
     if (thread_.joinable()) thread_.join();
+    // The GPU ledger's newest last_seen_s (kept back between its once-a-minute writes).
+    if (writer_) (void)writer_->FlushLedger();
     writer_.reset();
   }
 

@@ -113,6 +113,10 @@ struct FindingsQuery {
   int64_t since_unix_s = 0;  // episodes open at or after this time
   bool open_only = false;
   size_t max_rows = 0;  // > 0: more episodes than this is InvalidArgument (fleet's bound)
+  // Only the key and the acknowledgement (acked, acked_ms, ack_note, silenced_until_ms) of each
+  // episode are read, the rest left default: `watch` merges acks every 5 ticks and parsed every
+  // open finding's evidence JSON to do so.
+  bool acks_only = false;
 };
 
 // One GPU the history has seen (the `gpus` ledger); serial "" when the card has none.

@@ -41,6 +41,15 @@ class StoreWriter {
                                                      const StoreOptions& options);
   // On failure the transaction is rolled back (the tick is lost) and the message names the file.
   Status WriteTick(const TickResult& tick);
+  // Writes the GPU ledger's last_seen_s that ticks kept back (below); the store calls it when it
+  // closes. In its own transaction; an error is returned, nothing is retried.
+  Status FlushLedger();
+
+  // A GPU's ledger row (table gpus) is written when the GPU is new to this writer, when its index
+  // or model changed, and otherwise at most once every kLedgerEveryS of tick time: last_seen_s
+  // lags the newest tick by less than that until FlushLedger (the expected-GPU count allows
+  // kLastSeenSlackS = 300 s). With 8 GPUs, their upserts were ~5% of `watch`'s instructions.
+  static constexpr int64_t kLedgerEveryS = 60;
 
  private:
   StoreWriter(std::unique_ptr<SqliteDb> db, const StoreOptions& options)
@@ -59,6 +68,15 @@ class StoreWriter {
   // fast as the monotonic clock from the newest stored time, so a step forward deletes nothing.
   int64_t RetentionNowMs(const TickResult& tick);
   Status Prepare();
+  // The evidence and next steps of finding `key` as stored JSON: last tick's text while they are
+  // equal to last tick's (an open finding is rewritten every tick, usually unchanged; the JSON
+  // was most of the store's CPU per tick with two open findings). Entries live one tick.
+  struct FindingJson {
+    std::vector<EvidenceItem> evidence;
+    std::vector<std::string> steps;
+    std::string evidence_json, steps_json;
+  };
+  const FindingJson& FindingJsonOf(const std::string& key, const Finding& f);
 
   std::unique_ptr<SqliteDb> db_;
   StoreOptions options_;
@@ -75,6 +93,17 @@ class StoreWriter {
     int64_t id = 0;
   };
   std::vector<ShapeEntry> shape_;
+  std::map<std::string, FindingJson> finding_json_, finding_json_next_;
+  struct LedgerRow {
+    int index = 0;
+    std::string model;
+    int64_t written_s = 0;  // last_seen_s as written
+    int64_t seen_s = 0;     // the newest tick that saw it
+  };
+  Status UpsertGpu(const std::tuple<std::string, std::string, std::string>& id, int index,
+                   const std::string& model, int64_t seen_s);
+  // By (serial, uuid, pci_bus_id); cleared when a tick's transaction fails (its writes are gone).
+  std::map<std::tuple<std::string, std::string, std::string>, LedgerRow> ledger_;
   std::string tick_blob_;                               // reused: no allocation per tick once grown
   std::vector<std::pair<int64_t, int64_t>> pack_rows_;  // (ts_s, id) of the rows to pack
   std::vector<std::pair<int64_t, double>> pack_points_;

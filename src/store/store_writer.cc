@@ -380,6 +380,36 @@ int64_t StoreWriter::RetentionNowMs(const TickResult& tick) {
   return retain_now_ms_;
 }
 
+Status StoreWriter::UpsertGpu(const std::tuple<std::string, std::string, std::string>& id,
+                              int index, const std::string& model, int64_t seen_s) {
+  auto& st = gpu_upsert_;
+  st.Reset();
+  st.Bind(1, std::get<0>(id)).Bind(2, std::get<1>(id)).Bind(3, std::get<2>(id));
+  st.Bind(4, int64_t{index}).Bind(5, model).Bind(6, seen_s);
+  if (st.Step() != SQLITE_DONE) return db_->Error("write gpu ledger");
+  LedgerRow& row = ledger_[id];
+  row.index = index;
+  row.model = model;
+  row.written_s = seen_s;
+  row.seen_s = std::max(row.seen_s, seen_s);
+  return Status::Ok();
+}
+
+Status StoreWriter::FlushLedger() {
+  bool pending = false;
+  for (const auto& [id, row] : ledger_) pending = pending || row.seen_s > row.written_s;
+  if (!pending) return Status::Ok();
+  Status s = db_->Exec("BEGIN");
+  for (auto& [id, row] : ledger_) {
+    if (!s.ok()) break;
+    if (row.seen_s > row.written_s) s = UpsertGpu(id, row.index, row.model, row.seen_s);
+  }
+  gpu_upsert_.Reset();
+  if (s.ok()) s = db_->Exec("COMMIT");
+  if (!s.ok() && sqlite3_get_autocommit(db_->get()) == 0) (void)db_->Exec("ROLLBACK");
+  return s;
+}
+
 Status StoreWriter::WriteTick(const TickResult& tick) {
   begin_.Reset();
   if (begin_.Step() != SQLITE_DONE) {
@@ -401,9 +431,30 @@ Status StoreWriter::WriteTick(const TickResult& tick) {
     if (sqlite3_get_autocommit(db_->get()) == 0) (void)db_->Exec("ROLLBACK");
     // Ids inserted by the rolled-back transaction are gone: forget the cache.
     ForgetSeries();
+    ledger_.clear();
     current_minute_ = -1;
   }
   return s;
+}
+
+const StoreWriter::FindingJson& StoreWriter::FindingJsonOf(const std::string& key,
+                                                           const Finding& f) {
+  if (auto it = finding_json_next_.find(key); it != finding_json_next_.end()) {
+    if (it->second.evidence == f.evidence && it->second.steps == f.next_steps) return it->second;
+  }
+  FindingJson& out = finding_json_next_[key];
+  auto last = finding_json_.find(key);
+  if (last != finding_json_.end() && last->second.evidence == f.evidence &&
+      last->second.steps == f.next_steps) {
+    out = std::move(last->second);
+    finding_json_.erase(last);
+    return out;
+  }
+  out.evidence = f.evidence;
+  out.steps = f.next_steps;
+  out.evidence_json = EvidenceToDbJson(f.evidence);
+  out.steps_json = StepsToDbJson(f.next_steps);
+  return out;
 }
 
 Status StoreWriter::WriteTickTx(const TickResult& tick) {
@@ -455,8 +506,9 @@ Status StoreWriter::WriteTickTx(const TickResult& tick) {
     }
     st.Bind(7, f.gpu ? f.gpu->serial : "").Bind(8, f.gpu ? f.gpu->pci_bus_id : "");
     st.Bind(9, f.gpu ? f.gpu->uuid : "").Bind(10, f.gpu ? f.gpu->name : "");
-    st.Bind(11, f.subject).Bind(12, f.summary).Bind(13, EvidenceToDbJson(f.evidence));
-    st.Bind(14, StepsToDbJson(f.next_steps)).Bind(15, std::string_view(FindingStateName(t.state)));
+    const FindingJson& json = FindingJsonOf(t.key, f);
+    st.Bind(11, f.subject).Bind(12, f.summary).Bind(13, json.evidence_json);
+    st.Bind(14, json.steps_json).Bind(15, std::string_view(FindingStateName(t.state)));
     st.Bind(16, t.opened_ms).Bind(17, t.last_seen_ms).Bind(18, t.resolved_ms);
     st.Bind(19, t.resolution).Bind(20, int64_t{t.reboots_during});
     st.Bind(21, int64_t{t.episodes_after_reboot}).Bind(22, int64_t{t.escalated ? 1 : 0});
@@ -465,6 +517,8 @@ Status StoreWriter::WriteTickTx(const TickResult& tick) {
     st.Bind(27, std::string(ActionName(t.last.action)));
     if (st.Step() != SQLITE_DONE) return db_->Error("write finding");
   }
+  finding_json_.swap(finding_json_next_);  // what this tick wrote; the rest is dropped
+  finding_json_next_.clear();
   for (const auto& e : tick.events) {
     auto& st = event_insert_;
     st.Reset();
@@ -478,11 +532,14 @@ Status StoreWriter::WriteTickTx(const TickResult& tick) {
     if (st.Step() != SQLITE_DONE) return db_->Error("write event");
   }
   for (const auto& g : tick.report.snapshot.gpu.gpus) {
-    auto& st = gpu_upsert_;
-    st.Reset();
-    st.Bind(1, g.serial).Bind(2, g.uuid).Bind(3, g.pci_bus_id).Bind(4, int64_t{g.index});
-    st.Bind(5, g.name).Bind(6, ts);
-    if (st.Step() != SQLITE_DONE) return db_->Error("write gpu ledger");
+    auto id = std::make_tuple(g.serial, g.uuid, g.pci_bus_id);
+    auto it = ledger_.find(id);
+    if (it != ledger_.end() && it->second.index == g.index && it->second.model == g.name &&
+        ts - it->second.written_s < kLedgerEveryS) {
+      it->second.seen_s = std::max(it->second.seen_s, ts);
+      continue;
+    }
+    if (Status s = UpsertGpu(id, g.index, g.name, ts); !s.ok()) return s;
   }
   for (SqliteStmt* st : {&tick_insert_, &packed_insert_, &rollup_upsert_, &finding_upsert_,
                          &event_insert_, &gpu_upsert_, &series_insert_, &recent_delete_}) {

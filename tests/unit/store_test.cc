@@ -700,6 +700,117 @@ TEST(StoreTest, FindingsEventsLedgerAndAcks) {
   EXPECT_EQ(HistoryEventToJson((*events)[0])["gpu"], 3);
 }
 
+// An open finding is rewritten every tick and its evidence JSON kept from the tick before while
+// it is unchanged: what is stored is always the tick's own evidence and steps, including a
+// change back to an earlier value, a NaN, and a finding that leaves and comes back.
+TEST(StoreTest, OpenFindingRewrittenEachTickStoresThatTicksEvidence) {
+  TempDir dir;
+  std::string db = dir.path() + "/history.db";
+  auto store = OpenOrDie(db);
+  ASSERT_TRUE(store);
+  auto stored = [&] {
+    store->Flush();
+    EXPECT_EQ(store->write_error(), "");
+    auto reader = HistoryReader::Open(db);
+    EXPECT_TRUE(reader.ok());
+    auto findings = (*reader)->QueryFindings({0, true});
+    EXPECT_TRUE(findings.ok());
+    EXPECT_EQ(findings->size(), 1u);
+    return findings->empty() ? TrackedFinding{} : findings->front();
+  };
+  auto write = [&](int64_t t, int64_t dbe, double ratio, std::vector<std::string> steps,
+                   bool with_finding = true) {
+    auto tick = MakeTick(t, 50, 0);
+    if (with_finding) {
+      TrackedFinding f = MakeTracked("gpu.ecc.dbe", 3, "SN3");
+      f.last.evidence[0].value = dbe;
+      f.last.evidence[1].value = ratio;
+      f.last.next_steps = std::move(steps);
+      f.last_seen_ms = t * 1000;
+      tick->findings.push_back(f);
+    }
+    store->Append(tick);
+  };
+  write(kT0, 3, 0.5, {"drain"});
+  write(kT0 + 1, 3, 0.5, {"drain"});
+  TrackedFinding f = stored();
+  EXPECT_EQ(std::get<int64_t>(f.last.evidence[0].value), 3);
+  EXPECT_EQ(f.last_seen_ms, (kT0 + 1) * 1000);
+  write(kT0 + 2, 4, 0.5, {"drain"});
+  EXPECT_EQ(std::get<int64_t>(stored().last.evidence[0].value), 4);
+  write(kT0 + 3, 3, 0.5, {"drain"});  // back to the first tick's value
+  EXPECT_EQ(std::get<int64_t>(stored().last.evidence[0].value), 3);
+  write(kT0 + 4, 3, 0.5, {"drain", "reset"});
+  EXPECT_EQ(stored().last.next_steps, (std::vector<std::string>{"drain", "reset"}));
+  write(kT0 + 5, 3, std::nan(""), {"drain", "reset"});
+  write(kT0 + 6, 3, std::nan(""), {"drain", "reset"});
+  write(kT0 + 7, 3, 0.25, {"drain", "reset"});
+  EXPECT_EQ(std::get<double>(stored().last.evidence[1].value), 0.25);
+  write(kT0 + 8, 9, 0.25, {}, /*with_finding=*/false);  // a tick without it
+  write(kT0 + 9, 5, 0.25, {"drain"});
+  f = stored();
+  EXPECT_EQ(std::get<int64_t>(f.last.evidence[0].value), 5);
+  EXPECT_EQ(f.last.next_steps, (std::vector<std::string>{"drain"}));
+
+  // `watch`'s ack merge reads the acknowledgement only.
+  ASSERT_TRUE(AckFindings(db, "gpu.ecc.dbe", 3, (kT0 + 10) * 1000, "RMA filed").ok());
+  auto reader = HistoryReader::Open(db);
+  ASSERT_TRUE(reader.ok());
+  FindingsQuery acks{0, true};
+  acks.acks_only = true;
+  auto acked = (*reader)->QueryFindings(acks);
+  ASSERT_TRUE(acked.ok());
+  ASSERT_EQ(acked->size(), 1u);
+  EXPECT_EQ((*acked)[0].key, f.key);
+  EXPECT_TRUE((*acked)[0].acked);
+  EXPECT_EQ((*acked)[0].acked_ms, (kT0 + 10) * 1000);
+  EXPECT_EQ((*acked)[0].ack_note, "RMA filed");
+  EXPECT_TRUE((*acked)[0].last.evidence.empty());
+  store->Close();
+}
+
+// The GPU ledger is written when a GPU is new or changed and otherwise once a minute; closing
+// the store writes the newest last_seen_s that was kept back.
+TEST(StoreTest, GpuLedgerIsWrittenOnChangeAMinuteApartAndAtClose) {
+  TempDir dir;
+  std::string db = dir.path() + "/history.db";
+  auto store = OpenOrDie(db);
+  ASSERT_TRUE(store);
+  auto tick_with = [&](int64_t t, int index, const std::string& model) {
+    auto tick = MakeTick(t, 50, 0);
+    GpuFacts g;
+    g.index = index;
+    g.serial = "SN3";
+    g.uuid = "GPU-1";
+    g.pci_bus_id = "0000:3b:00.0";
+    g.name = model;
+    tick->report.snapshot.gpu.gpus.push_back(g);
+    store->Append(tick);
+    store->Flush();
+    EXPECT_EQ(store->write_error(), "");
+  };
+  auto last_seen = [&] { return CountRows(db, "SELECT max(last_seen_s) FROM gpus"); };
+  tick_with(kT0, 3, "NVIDIA H100");
+  EXPECT_EQ(CountRows(db, "SELECT count(*) FROM gpus WHERE gpu_index=3"), 1);
+  EXPECT_EQ(last_seen(), kT0);
+  tick_with(kT0 + 1, 3, "NVIDIA H100");
+  tick_with(kT0 + 59, 3, "NVIDIA H100");
+  EXPECT_EQ(last_seen(), kT0);  // kept back
+  tick_with(kT0 + 60, 3, "NVIDIA H100");
+  EXPECT_EQ(last_seen(), kT0 + 60);
+  tick_with(kT0 + 61, 5, "NVIDIA H100");  // a new index is written at once
+  EXPECT_EQ(CountRows(db, "SELECT count(*) FROM gpus WHERE gpu_index=5"), 1);
+  EXPECT_EQ(last_seen(), kT0 + 61);
+  tick_with(kT0 + 62, 5, "NVIDIA H100 80GB HBM3");  // so is a new model name
+  EXPECT_EQ(CountRows(db, "SELECT count(*) FROM gpus WHERE model='NVIDIA H100 80GB HBM3'"), 1);
+  tick_with(kT0 + 90, 5, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(last_seen(), kT0 + 62);
+  store->Close();
+  EXPECT_EQ(last_seen(), kT0 + 90);
+  EXPECT_EQ(CountRows(db, "SELECT count(*) FROM gpus"), 1);
+  EXPECT_EQ(CountRows(db, "SELECT first_seen_s FROM gpus"), kT0);
+}
+
 TEST(StoreTest, SecondWriterIsRefusedNamingFileAndPid) {
   TempDir dir;
   std::string db = dir.path() + "/history.db";
