@@ -20,11 +20,28 @@ bool EndsWith(std::string_view s, std::string_view x) {
   return s.size() >= x.size() && s.substr(s.size() - x.size()) == x;
 }
 
+namespace {
+
+// The first byte at or after `pos` that is one of `delims`, else npos. string_view's
+// find_first_of calls memchr over the delimiters once per byte of `s`: with the parsers' 2-3
+// delimiters a compare loop is several times cheaper (Split was ~5% of `watch`'s instructions).
+size_t FindAnyOf(std::string_view s, std::string_view delims, size_t pos) {
+  if (delims.size() == 1) return s.find(delims[0], pos);
+  for (; pos < s.size(); ++pos) {
+    for (char d : delims) {
+      if (s[pos] == d) return pos;
+    }
+  }
+  return std::string_view::npos;
+}
+
+}  // namespace
+
 std::vector<std::string_view> Split(std::string_view s, std::string_view delims, bool skip_empty) {
   std::vector<std::string_view> out;
   size_t start = 0;
   while (start <= s.size()) {
-    size_t pos = s.find_first_of(delims, start);
+    size_t pos = FindAnyOf(s, delims, start);
     if (pos == std::string_view::npos) pos = s.size();
     std::string_view field = s.substr(start, pos - start);
     if (!field.empty() || !skip_empty) out.push_back(field);

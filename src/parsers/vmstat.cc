@@ -23,9 +23,15 @@ Result<VmstatCounters> ParseVmstat(std::string_view text) {
     std::string_view line = text.substr(start, end - start);
     start = end + 1;
     ++line_no;
-    size_t key_begin = line.find_first_not_of(" \t");
-    if (key_begin == std::string_view::npos) continue;
-    size_t key_end = line.find_first_of(" \t", key_begin);
+    size_t key_begin = 0;
+    while (key_begin < line.size() && (line[key_begin] == ' ' || line[key_begin] == '\t')) {
+      ++key_begin;
+    }
+    // Every used name starts with 'p' or 'o': most lines end here.
+    if (key_begin == line.size() || (line[key_begin] != 'p' && line[key_begin] != 'o')) continue;
+    size_t key_end = key_begin;
+    while (key_end < line.size() && line[key_end] != ' ' && line[key_end] != '\t') ++key_end;
+    if (key_end == key_begin) continue;
     std::string_view key = line.substr(key_begin, key_end - key_begin);
     const Slot* slot = nullptr;
     for (const Slot& s : slots) {

@@ -41,6 +41,34 @@ TEST(StringsTest, SplitAndTrim) {
   EXPECT_EQ(lines[2], "");
 }
 
+// Split against string_view::find_first_of (its definition) on random bytes, with one to four
+// delimiters (NUL and high bytes among them), keeping and dropping empty fields.
+TEST(StringsTest, SplitFindsTheSameFieldsAsFindFirstOf) {
+  auto reference = [](std::string_view s, std::string_view delims, bool skip_empty) {
+    std::vector<std::string_view> out;
+    size_t start = 0;
+    while (start <= s.size()) {
+      size_t pos = s.find_first_of(delims, start);
+      if (pos == std::string_view::npos) pos = s.size();
+      if (pos > start || !skip_empty) out.push_back(s.substr(start, pos - start));
+      start = pos + 1;
+    }
+    return out;
+  };
+  const std::string alphabet("ab \t,:\0\xff\n", 9);
+  uint32_t seed = 12345;
+  auto next = [&] { return seed = seed * 1103515245u + 12345u, (seed >> 16) & 0x7fff; };
+  for (int round = 0; round < 3000; ++round) {
+    std::string text, delims;
+    for (size_t n = next() % 40; n > 0; --n) text += alphabet[next() % alphabet.size()];
+    for (size_t n = 1 + next() % 4; n > 0; --n) delims += alphabet[next() % alphabet.size()];
+    for (bool skip : {true, false}) {
+      EXPECT_EQ(Split(text, delims, skip), reference(text, delims, skip))
+          << "round " << round << " skip " << skip;
+    }
+  }
+}
+
 TEST(StringsTest, SanitizeKeepsUtf8AndReplacesBinary) {
   EXPECT_EQ(Sanitize("ok \xe2\x9c\x93"), "ok \xe2\x9c\x93");
   EXPECT_EQ(Sanitize(std::string("a\0b\xff", 4)), "a?b?");
