@@ -3,6 +3,7 @@
 // list that offers it); at or above warn_age_days → warn, else info. Unknown age (dnf, a list
 // without a Date) → info.
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "core/strings.h"
@@ -36,10 +37,13 @@ void UpdateRules(const UpdateFacts& updates, std::chrono::system_clock::time_poi
   Finding f = MakeFinding(id, sev, summary);
   f.Add("manager", updates.manager).Add("method", updates.method);
   f.Add("pending_count", updates.pending_count);
-  if (age_days) f.Add("oldest_age_days", *age_days);
+  // Ages in evidence to 0.01 day (~15 min): "1.8932175925925927" days read as noise, and a value
+  // that changed every second made `watch` rewrite the finding's stored evidence every tick.
+  auto days = [](double d) { return std::round(d * 100) / 100; };
+  if (age_days) f.Add("oldest_age_days", days(*age_days));
   f.Add("warn_age_days", warn_days);
   if (updates.lists_date_unix_s && now_s > 0) {
-    f.Add("lists_age_days", static_cast<double>(now_s - *updates.lists_date_unix_s) / 86400);
+    f.Add("lists_age_days", days(static_cast<double>(now_s - *updates.lists_date_unix_s) / 86400));
   }
   // Security lists that could not be read (an .xz list, a corrupt one): the count may be low.
   if (!updates.note.empty()) f.Add("lists_not_read", updates.note);

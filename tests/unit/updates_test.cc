@@ -3,6 +3,7 @@
 // driver point-release table, and the CUDA runtime of GPU processes vs the driver's CUDA version.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include "core/civil_time.h"
@@ -100,6 +101,12 @@ TEST(SecurityUpdatesTest, BootProbeCarriesThemAndTheRuleGradesByAge) {
   EXPECT_EQ(f[0].severity, Severity::kInfo);
   EXPECT_NE(f[0].summary.find("2 security update(s) pending"), std::string::npos) << f[0].summary;
   EXPECT_EQ(EvidenceOf<int64_t>(f[0], "pending_count"), 2);
+  // Ages to 0.01 day: the same evidence a second later (`watch` stores it again only on change).
+  double age = EvidenceOf<double>(f[0], "oldest_age_days").value_or(-1);
+  EXPECT_DOUBLE_EQ(age, std::round(age * 100) / 100);
+  EXPECT_NEAR(age, 3.0, 1.0);
+  s.time += std::chrono::seconds(1);
+  EXPECT_EQ(Only(s, "host.updates.security")[0].evidence, f[0].evidence);
   s.time = At(2026, 12, 5);  // 20 days: warn
   f = Only(s, "host.updates.security");
   ASSERT_EQ(f.size(), 1u);
