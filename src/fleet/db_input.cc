@@ -90,6 +90,7 @@ Status ReadHistoryDb(const std::string& path, FleetData& data, TimePoint deadlin
     span_first = std::min(span_first, r.first);
     span_last = std::max(span_last, r.last);
   }
+  span_last += kGpuLedgerLagS;  // a live file's ledger lags its newest samples by up to this
   std::map<std::pair<size_t, int64_t>, GpuSample> valued;  // (row, time) -> values
   int rejected = 0;
   if (!rows.empty()) {

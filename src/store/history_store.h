@@ -119,6 +119,11 @@ struct FindingsQuery {
   bool acks_only = false;
 };
 
+// While `watch` writes, a GPU's last_seen_s lags its newest samples by less than this: the
+// ledger row is rewritten when the GPU is new or changed and otherwise once a minute; closing
+// the store writes the newest. Readers that bound a query by last_seen_s widen it by this.
+inline constexpr int64_t kGpuLedgerLagS = 60;
+
 // One GPU the history has seen (the `gpus` ledger); serial "" when the card has none.
 struct StoredGpu {
   std::string serial, uuid, pci_bus_id, model;

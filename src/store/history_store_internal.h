@@ -49,7 +49,7 @@ class StoreWriter {
   // or model changed, and otherwise at most once every kLedgerEveryS of tick time: last_seen_s
   // lags the newest tick by less than that until FlushLedger (the expected-GPU count allows
   // kLastSeenSlackS = 300 s). With 8 GPUs, their upserts were ~5% of `watch`'s instructions.
-  static constexpr int64_t kLedgerEveryS = 60;
+  static constexpr int64_t kLedgerEveryS = kGpuLedgerLagS;
 
  private:
   StoreWriter(std::unique_ptr<SqliteDb> db, const StoreOptions& options)

@@ -2,6 +2,7 @@
 // the store's reader, metric values included, so stragglers are found from databases too.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "fleet/analysis.h"
@@ -84,6 +85,40 @@ TEST(FleetDbTest, MetricValuesAreReadAndStragglersFound) {
   ASSERT_EQ(a.stragglers.size(), 1u);
   EXPECT_EQ(d.cards[a.stragglers[0].card].serial, "SN-db-5");
   EXPECT_EQ(a.stragglers[0].kind, "hardware");
+}
+
+// A database `watch` is still writing: the GPU ledger's last_seen_s is rewritten only once a
+// minute (kGpuLedgerLagS), so the newest samples are later than it; they are read all the same.
+TEST(FleetDbTest, LiveDatabaseGivesSamplesNewerThanTheLedgersLastSeen) {
+  testing::TempDir dir;
+  const std::string db = dir.path() + "/history.db";
+  auto store = HistoryStore::Open(db, {});
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  const int64_t last_tick_s = kT0 + 50;
+  for (int64_t t = kT0; t <= last_tick_s; t += 5) {
+    auto tick = std::make_shared<TickResult>();
+    tick->unix_ms = t * 1000;
+    GpuFacts g;
+    g.index = 0;
+    g.uuid = "GPU-live";
+    g.serial = "SN-live";
+    g.pci_bus_id = "0000:10:00.0";
+    g.name = "NVIDIA H100 80GB HBM3";
+    tick->report.snapshot.gpu.gpus.push_back(g);
+    tick->points.push_back({FindMetric("gpudoctor_gpu_sm_clock_hertz"), 0, {}, 1.98e9});
+    (*store)->Append(tick);
+  }
+  (*store)->Flush();  // written, not closed: the ledger still says kT0
+  FleetData d;
+  Status s = ReadHistoryDb(db, d, SteadyClock::now() + std::chrono::seconds(10), 5);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_EQ(d.cards.size(), 1u);
+  int64_t newest = 0;
+  for (const auto& smp : d.samples) {
+    if (smp.sm_clock_mhz) newest = std::max(newest, smp.time_s);
+  }
+  EXPECT_EQ(newest, last_tick_s);
+  (*store)->Close();
 }
 
 TEST(FleetDbTest, DatabaseWithoutSeriesStillGivesTheLedger) {
