@@ -18,20 +18,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 for tool in valgrind callgrind_control callgrind_annotate; do
   command -v "$tool" >/dev/null || { echo "watch_instructions: needs $tool (valgrind)" >&2; exit 1; }
 done
-export FAKE_NVML_SCENARIO="$here/../tests/fixtures/nvml/h100_busy.scenario"
-lib="$build/tests/fake_nvml/minimal/libnvidia-ml.so.1"
-d=$(mktemp -d)
-chmod 700 "$d"
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$d"; }
-trap cleanup EXIT
+. "$here/watch_side_by_side.sh"
 i=0
 for bin in "$@"; do
   bin=$(readlink -f "$bin")  # each runs in its own directory (callgrind writes files there)
-  mkdir -m 700 "$d/$i"
-  (cd "$d/$i" && exec valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$d/$i/cg.out" \
-    "$bin" watch --interval 1 --db "$d/$i/h.db" --nvml-lib "$lib" --skip-probes reachability \
-    --listen off >/dev/null 2>&1) &
+  watch_args "$i"
+  (cd "$d/$i" && exec valgrind --tool=callgrind --instr-atstart=no \
+    --callgrind-out-file="$d/$i/cg.out" "$bin" "${WATCH_ARGS[@]}" >/dev/null 2>&1) &
   pids+=($!)
   i=$((i + 1))
 done

@@ -11,17 +11,11 @@ shift
 secs=${SECONDS_TRACED:-30}
 here=$(cd "$(dirname "$0")" && pwd)
 command -v strace >/dev/null || { echo "watch_syscalls: needs strace" >&2; exit 1; }
-export FAKE_NVML_SCENARIO="$here/../tests/fixtures/nvml/h100_busy.scenario"
-lib="$build/tests/fake_nvml/minimal/libnvidia-ml.so.1"
-d=$(mktemp -d)
-chmod 700 "$d"
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$d"; }
-trap cleanup EXIT
+. "$here/watch_side_by_side.sh"
 i=0
 for bin in "$@"; do
-  mkdir -m 700 "$d/$i"
-  "$bin" watch --interval 1 --db "$d/$i/h.db" --nvml-lib "$lib" --skip-probes reachability --listen off 2>"$d/$i.log" &
+  watch_args "$i"
+  "$bin" "${WATCH_ARGS[@]}" 2>"$d/$i.log" &
   pids+=($!)
   i=$((i + 1))
 done
