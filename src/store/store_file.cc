@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -141,6 +142,44 @@ StoreFileCheck CheckUnmarked(const std::string& path, bool deep) {
                   std::to_string(tables) + " schema objects)");
 }
 
+// The first `size` bytes of the file (fewer when it is shorter), read through SQLite's own file
+// layer; -1 with *error set when it cannot be opened or read, -2 for a symbolic link. Never a plain
+// open() and close() of the database file: POSIX record locks belong to the process and the inode,
+// so closing ANY descriptor of the file releases the locks that this process's SQLite connections
+// hold on it
+// (`watch`'s writer, read while it serves /api or polls acknowledgements). Another process then
+// takes itself for the last connection and checkpoints and deletes the WAL that `watch` is still
+// writing: later ticks went to an unlinked file ("How To Corrupt An SQLite Database File" §2.2).
+// SQLite's unix layer defers such a close while the inode holds locks.
+ssize_t ReadHeaderThroughSqlite(const std::string& path, unsigned char* out, int size,
+                                std::string* error) {
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW, nullptr);
+  sqlite3_file* file = nullptr;
+  if (rc == SQLITE_OK) rc = sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &file);
+  if (rc == SQLITE_CANTOPEN_SYMLINK) {
+    sqlite3_close(db);
+    return -2;  // replaced by a link since the lstat
+  }
+  if (rc != SQLITE_OK || file == nullptr || file->pMethods == nullptr) {
+    *error = std::string("cannot be opened (") +
+             (db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc)) + ")";
+    sqlite3_close(db);
+    return -1;
+  }
+  sqlite3_int64 file_size = 0;
+  rc = file->pMethods->xFileSize(file, &file_size);
+  if (rc == SQLITE_OK) rc = file->pMethods->xRead(file, out, size, 0);
+  sqlite3_close(db);
+  if (rc == SQLITE_IOERR_SHORT_READ)
+    return static_cast<ssize_t>(std::min<sqlite3_int64>(file_size, size));
+  if (rc != SQLITE_OK) {
+    *error = std::string("cannot be read (") + sqlite3_errstr(rc) + ")";
+    return -1;
+  }
+  return size;
+}
+
 }  // namespace
 
 StoreFileCheck InspectStoreFile(const std::string& path, bool deep) {
@@ -157,17 +196,11 @@ StoreFileCheck InspectStoreFile(const std::string& path, bool deep) {
   if (!S_ISREG(st.st_mode))
     return Make(StoreFileKind::kForeign, std::string("is ") + TypeName(st.st_mode));
   if (st.st_size == 0) return Make(StoreFileKind::kEmpty, "is empty");
-  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    int e = errno;
-    if (e == ELOOP) return Make(StoreFileKind::kUnsafe, "is a symbolic link (never followed)");
-    return Make(StoreFileKind::kTransient, "cannot be opened (" + Errno(e) + ")");
-  }
   unsigned char header[100];
-  ssize_t n = ::pread(fd, header, sizeof header, 0);
-  int e = errno;
-  ::close(fd);
-  if (n < 0) return Make(StoreFileKind::kTransient, "cannot be read (" + Errno(e) + ")");
+  std::string read_error;
+  ssize_t n = ReadHeaderThroughSqlite(path, header, sizeof header, &read_error);
+  if (n == -2) return Make(StoreFileKind::kUnsafe, "is a symbolic link (never followed)");
+  if (n < 0) return Make(StoreFileKind::kTransient, read_error);
   static constexpr char kMagic[] = "SQLite format 3";  // 16 bytes with its NUL
   if (n < static_cast<ssize_t>(sizeof header) || std::memcmp(header, kMagic, 16) != 0) {
     return Make(StoreFileKind::kForeign, "is not an SQLite database");

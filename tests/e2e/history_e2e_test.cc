@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <ctime>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "core/time_spec.h"
@@ -140,6 +141,65 @@ TEST_F(HistoryE2eTest, FindingsEventsAckAndSilence) {
   EXPECT_EQ(events[0]["kind"], "reboot");
   EXPECT_EQ(events[1]["kind"], "ack");
   EXPECT_EQ(events[2]["kind"], "silence");
+}
+
+// While a writer holds the database (as `watch` does), a reader in its own process (its /api,
+// its acknowledgement poll) and then one in another process (`gpudoctor history`) come and go.
+// The first used to open() and close() the file to check its header, which released the
+// writer's POSIX locks; the second then took itself for the last connection and checkpointed and
+// deleted the WAL the writer was still appending to: later ticks went to an unlinked file, and
+// the GPU ledger written at close was lost.
+TEST(HistoryWhileWritingE2eTest, ReadersNeverTakeTheWriterForGone) {
+  TempDir dir;
+  const std::string db = dir.path() + "/history.db";
+  auto store = HistoryStore::Open(db, {});
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  const MetricInfo* temp = FindMetric("gpudoctor_gpu_temperature_celsius");
+  const int64_t now = static_cast<int64_t>(std::time(nullptr));
+  auto append = [&](int64_t t, double v) {
+    auto tick = std::make_shared<TickResult>();
+    tick->unix_ms = t * 1000;
+    tick->points.push_back({temp, 0, {}, v});
+    (*store)->Append(tick);
+    (*store)->Flush();
+    ASSERT_EQ((*store)->write_error(), "");
+  };
+  append(now - 20, 41);
+  {
+    auto tick = std::make_shared<TickResult>();
+    tick->unix_ms = (now - 15) * 1000;
+    TrackedFinding f;
+    f.last.id = "gpu.ecc.dbe";
+    f.last.layer = Layer::kHardware;
+    f.last.severity = Severity::kCrit;
+    f.last.gpu = GpuRef{1, "", "0000:3b:00.0", "1650123456789", ""};
+    f.key = "gpu.ecc.dbe|serial=1650123456789|";
+    f.state = FindingState::kOpen;
+    f.first_seen_ms = f.opened_ms = f.last_seen_ms = tick->unix_ms;
+    tick->findings.push_back(f);
+    (*store)->Append(tick);
+    (*store)->Flush();
+  }
+  {
+    auto reader = HistoryReader::Open(db);  // in the writer's process
+    ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+    ASSERT_TRUE((*reader)->QueryFindings({}).ok());
+  }
+  auto points = [&] {
+    auto r = RunGpudoctor({"history", "--db", db, "--metric", "gpudoctor_gpu_temperature_celsius",
+                           "--gpu", "0", "--since", "5m", "--json"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out)["points"].size();
+  };
+  EXPECT_EQ(points(), 1u);  // another process reads and closes
+  // `gpudoctor ack` opens it for writing, as an operator does while `watch` runs.
+  auto ack = RunGpudoctor({"ack", "gpu.ecc.dbe", "--gpu", "1", "--note", "RMA 7", "--db", db});
+  ASSERT_EQ(ack.exit_code, 0) << ack.err;
+  EXPECT_TRUE(std::filesystem::exists(db + "-wal")) << "the writer's WAL was deleted under it";
+  append(now - 10, 42);
+  EXPECT_EQ(points(), 2u);
+  (*store)->Close();
+  EXPECT_EQ(points(), 2u);
 }
 
 TEST_F(HistoryE2eTest, BadInputsExit3WithOneLine) {
