@@ -31,7 +31,6 @@ Result<VmstatCounters> ParseVmstat(std::string_view text) {
     if (key_begin == line.size() || (line[key_begin] != 'p' && line[key_begin] != 'o')) continue;
     size_t key_end = key_begin;
     while (key_end < line.size() && line[key_end] != ' ' && line[key_end] != '\t') ++key_end;
-    if (key_end == key_begin) continue;
     std::string_view key = line.substr(key_begin, key_end - key_begin);
     const Slot* slot = nullptr;
     for (const Slot& s : slots) {

@@ -65,6 +65,9 @@ struct SocketsStart {
   std::vector<SocketBytes> tcp;
   UdpSample udp;
 };
+SocketsStart StartOf(SocketsSample&& sample) {
+  return {SocketBytesOf(sample.tcp), std::move(sample.udp)};
+}
 
 }  // namespace
 
@@ -78,7 +81,7 @@ ProbeOutput RunSocketsProbe(const ProbeContext& ctx) {
   auto first = TakeFirstSample<SocketsStart>(ctx, [&read]() -> Result<SocketsStart> {
     auto sample = read();
     if (!sample.ok()) return sample.status();
-    return SocketsStart{SocketBytesOf(sample->tcp), std::move(sample->udp)};
+    return StartOf(std::move(*sample));
   });
   if (!first.ok()) return ProbeSkipped("sock_diag unavailable: " + first.status().message());
   TimePoint t1 = SteadyClock::now();
@@ -86,8 +89,7 @@ ProbeOutput RunSocketsProbe(const ProbeContext& ctx) {
   if (!second.ok()) return ProbeFailed("second sock_diag dump: " + second.status().message());
   // The carry takes the second dump's counters (and UDP sample) once this run is through with it.
   auto carry_of = [&] {
-    return std::make_shared<SampleCarry<SocketsStart>>(
-        SocketsStart{SocketBytesOf(second->tcp), std::move(second->udp)}, t1);
+    return std::make_shared<SampleCarry<SocketsStart>>(StartOf(std::move(*second)), t1);
   };
   if (!first->sample) {
     ProbeOutput out = ProbeSkipped("first sample of a watch: rates from the next tick");

@@ -143,14 +143,13 @@ StoreFileCheck CheckUnmarked(const std::string& path, bool deep) {
 }
 
 // The first `size` bytes of the file (fewer when it is shorter), read through SQLite's own file
-// layer; -1 with *error set when it cannot be opened or read, -2 for a symbolic link. Never a plain
-// open() and close() of the database file: POSIX record locks belong to the process and the inode,
-// so closing ANY descriptor of the file releases the locks that this process's SQLite connections
-// hold on it
-// (`watch`'s writer, read while it serves /api or polls acknowledgements). Another process then
-// takes itself for the last connection and checkpoints and deletes the WAL that `watch` is still
-// writing: later ticks went to an unlinked file ("How To Corrupt An SQLite Database File" §2.2).
-// SQLite's unix layer defers such a close while the inode holds locks.
+// layer; -1 with *error set when it cannot be opened or read, -2 for a symbolic link. Never a
+// plain open() and close() of the database file: POSIX record locks belong to the process and the
+// inode, so closing ANY descriptor of the file releases the locks that this process's SQLite
+// connections hold on it (`watch`'s writer, read while it serves /api or polls acknowledgements).
+// Another process then takes itself for the last connection and checkpoints and deletes the WAL
+// that `watch` is still writing: later ticks went to an unlinked file ("How To Corrupt An SQLite
+// Database File" §2.2). SQLite's unix layer defers such a close while the inode holds locks.
 ssize_t ReadHeaderThroughSqlite(const std::string& path, unsigned char* out, int size,
                                 std::string* error) {
   sqlite3* db = nullptr;

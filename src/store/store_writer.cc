@@ -439,9 +439,6 @@ Status StoreWriter::WriteTick(const TickResult& tick) {
 
 const StoreWriter::FindingJson& StoreWriter::FindingJsonOf(const std::string& key,
                                                            const Finding& f) {
-  if (auto it = finding_json_next_.find(key); it != finding_json_next_.end()) {
-    if (it->second.evidence == f.evidence && it->second.steps == f.next_steps) return it->second;
-  }
   FindingJson& out = finding_json_next_[key];
   auto last = finding_json_.find(key);
   if (last != finding_json_.end() && last->second.evidence == f.evidence &&
