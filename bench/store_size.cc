@@ -2,8 +2,11 @@
 // node (tests/store/synthetic_tick.h, ~480 series) with fake time as fast as it can, then reports
 // the write cost per tick, the file size, and the steady-state size: raw samples for 24 h plus
 // 1-minute rollups for 30 days (rollups measured per hour of data and projected to 720 h).
-// Usage: store_size DB [HOURS=25]
+// Per hour of data: CPU per tick and MiB written (WAL and checkpoints) in that hour.
+// Usage: store_size DB [HOURS=25] [PACK_BLOCK_S=600] (StoreOptions::pack_block_s: 60 packs every
+// minute, as before the tenth round)
 #include <sqlite3.h>
+#include <sys/resource.h>
 
 #include <chrono>
 #include <cstdio>
@@ -31,6 +34,29 @@ double Query(const std::string& db, const char* sql) {
   return v;
 }
 
+// CPU of the whole process (user + system) in seconds: the writer thread and the tick builder.
+double ProcessCpuS() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+// Bytes this process has written through write(2)/pwrite(2) so far (/proc/self/io wchar): the
+// WAL, the checkpoints and nothing else here.
+double WrittenMiB() {
+  std::FILE* f = std::fopen("/proc/self/io", "r");
+  if (f == nullptr) return 0;
+  char line[128];
+  double v = 0;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    unsigned long long n = 0;
+    if (std::sscanf(line, "wchar: %llu", &n) == 1) v = static_cast<double>(n) / (1 << 20);
+  }
+  std::fclose(f);
+  return v;
+}
+
 double FileMiB(const std::string& p) {
   std::error_code ec;
   auto n = std::filesystem::file_size(p, ec);
@@ -41,13 +67,14 @@ double FileMiB(const std::string& p) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: store_size DB [HOURS]\n");
+    std::fprintf(stderr, "usage: store_size DB [HOURS] [PACK_BLOCK_S]\n");
     return 2;
   }
   std::string db = argv[1];
   double hours = argc > 2 ? std::atof(argv[2]) : 25;
-  for (const char* s : {"", "-wal", "-shm", ".lock"}) std::filesystem::remove(db + s);
   gpudoctor::StoreOptions o;
+  if (argc > 3) o.pack_block_s = std::atoll(argv[3]);
+  for (const char* s : {"", "-wal", "-shm", ".lock"}) std::filesystem::remove(db + s);
   o.max_queued_ticks = 1 << 20;
   auto store = gpudoctor::HistoryStore::Open(db, o);
   if (!store.ok()) {
@@ -58,6 +85,7 @@ int main(int argc, char** argv) {
   const int64_t ticks = static_cast<int64_t>(hours * 3600);
   size_t points = gpudoctor::testing::SyntheticTick(t0)->points.size();
   double write_s = 0;
+  double hour_cpu_s = ProcessCpuS(), hour_written_mib = WrittenMiB();
   for (int64_t i = 0; i < ticks; ++i) {
     auto tick = gpudoctor::testing::SyntheticTick(t0 + i);  // built outside the timed part
     auto start = std::chrono::steady_clock::now();
@@ -65,7 +93,14 @@ int main(int argc, char** argv) {
     if (i % 60 == 59) (*store)->Flush();
     write_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (i % 3600 == 3599) {
-      std::fprintf(stderr, "  %5.1f h written, %.1f MiB\n", (i + 1) / 3600.0, FileMiB(db));
+      (*store)->Flush();  // the hour's writes done before its CPU is read
+      double cpu = ProcessCpuS(), written = WrittenMiB();
+      std::fprintf(stderr,
+                   "  %5.1f h written, %.1f MiB; this hour: %.0f us CPU/tick, %.0f MiB written\n",
+                   (i + 1) / 3600.0, FileMiB(db), (cpu - hour_cpu_s) / 3600 * 1e6,
+                   written - hour_written_mib);
+      hour_cpu_s = cpu;
+      hour_written_mib = written;
     }
   }
   auto start = std::chrono::steady_clock::now();

@@ -465,6 +465,7 @@ Result<std::unique_ptr<SqliteDb>> OpenStoreForWriting(const std::string& path, b
 
 Result<std::unique_ptr<HistoryStore>> HistoryStore::Open(const std::string& path,
                                                          const StoreOptions& options) {
+  if (Status s = StoreWriter::CheckOptions(options); !s.ok()) return s;
   if (Status s = CheckStoreDirectory(path); !s.ok()) return s;
   if (Status s = CheckStoreCompanions(path); !s.ok()) return s;
   // What is not ours is refused before anything (the lock file) is created beside it.

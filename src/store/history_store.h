@@ -39,6 +39,12 @@ namespace gpudoctor {
 struct StoreOptions {
   int64_t raw_retention_s = 24 * 3600;
   int64_t rollup_retention_s = 30 * 24 * 3600;
+  // Raw ticks (one row each) are packed into per-minute blobs a block of this many seconds at a
+  // time, when a tick enters the next block: readers see the block's ticks as tick rows until
+  // then. A multiple of 60 that divides 3600. Per minute (60), each series' last page of the
+  // packed table and of its rollups was rewritten every minute: at 24 h of history ~1,300 pages
+  // (5 MiB of WAL, twice with the checkpoint) a minute; per 10 minutes a tenth (docs/cost.md).
+  int64_t pack_block_s = 600;
   int max_queued_ticks = 120;   // beyond that the oldest queued tick is dropped (counted)
   int retry_initial_ms = 1000;  // reopening after a transient failure: first wait, doubled
   int retry_max_ms = 60000;     // up to this

@@ -16,7 +16,7 @@
 
 namespace gpudoctor {
 
-// The minute pack's read of the tick rows to pack: their ids and seconds only (no blob, no
+// The block pack's read of the tick rows to pack: their ids and seconds only (no blob, no
 // sorter: store_test checks the query plan); the pack orders them by (ts_s, id) itself and
 // reads each blob by id.
 inline constexpr const char* kPackSelectSql = "SELECT id, ts_s FROM samples_ticks WHERE ts_s < ?";
@@ -33,10 +33,19 @@ Result<std::unique_ptr<SqliteDb>> OpenStoreForWriting(const std::string& path, b
 // that order) and drops it. Inside the caller's transaction. Nothing when the table is absent.
 Status ConvertRecentSamples(SqliteDb& db);
 
+// Rollup blob: four codec streams (min, avg, max, count) back to back.
+struct RollupMinute {
+  int minute = 0;  // of the hour
+  double min = 0, avg = 0, max = 0;
+  int64_t count = 0;
+};
+
 // Owns the write connection and its prepared statements; one transaction per tick. Used by the
 // store's writer thread only.
 class StoreWriter {
  public:
+  // InvalidArgument naming the option when `options` cannot be written with (pack_block_s).
+  static Status CheckOptions(const StoreOptions& options);
   static Result<std::unique_ptr<StoreWriter>> Create(std::unique_ptr<SqliteDb> db,
                                                      const StoreOptions& options);
   // On failure the transaction is rolled back (the tick is lost) and the message names the file.
@@ -60,9 +69,10 @@ class StoreWriter {
   // it names the same series (the usual case: no lookup, no string built), else SeriesId.
   Result<int64_t> CachedSeriesId(size_t i, const MetricPoint& p);
   void ForgetSeries();
-  Status PackBefore(int64_t minute_s);
-  Status AddRollup(int64_t series_id, int64_t minute_s, double mn, double avg, double mx,
-                   int64_t count);
+  // Packs the tick rows older than `before_s` (a minute boundary) into `samples` and `rollups`.
+  Status PackBefore(int64_t before_s);
+  // Merges `packed` (minutes of `hour_s`, each once) into the series' rollup row of that hour.
+  Status AddRollups(int64_t series_id, int64_t hour_s, const std::vector<RollupMinute>& packed);
   Status Retain(int64_t now_s);
   // The time retention measures age against (ms): the wall clock, but advancing at most about as
   // fast as the monotonic clock from the newest stored time, so a step forward deletes nothing.
@@ -118,12 +128,6 @@ class StoreWriter {
       rollup_upsert_, finding_upsert_, event_insert_, gpu_upsert_;
 };
 
-// Rollup blob: four codec streams (min, avg, max, count) back to back.
-struct RollupMinute {
-  int minute = 0;  // of the hour
-  double min = 0, avg = 0, max = 0;
-  int64_t count = 0;
-};
 std::string EncodeRollups(const std::vector<RollupMinute>& minutes);
 std::optional<std::vector<RollupMinute>> DecodeRollups(std::string_view blob);
 

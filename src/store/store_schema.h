@@ -7,7 +7,8 @@
 //   series(id, metric, gpu, labels, counter)
 //                                    one row per (gpudoctor_* metric name, GPU index, LabelsKey);
 //                                    counter 1 for *_total (stored exactly)
-//   samples_ticks(id, ts_s, data)   raw points of the current minute (and any not yet packed):
+//   samples_ticks(id, ts_s, data)   raw points of the current pack block (StoreOptions::
+//                                    pack_block_s, 10 minutes) and any not yet packed:
 //                                    one row per tick holding all of its points (tick_codec.h:
 //                                    series id and value each), so a tick is one insert; rows
 //                                    at the same second (the wall clock stepped back) are all
@@ -18,7 +19,9 @@
 //   samples(series_id, minute_s, seq, data)
 //                                    raw points of one minute packed by sample_codec.h (slot =
 //                                    second of the minute); seq > 0: more points of a minute
-//                                    already packed (clock steps); kept raw_retention_s
+//                                    already packed (clock steps); kept raw_retention_s;
+//                                    written when a tick enters the next pack block, the
+//                                    block's minutes series by series
 //   rollups(series_id, hour_s, data) 1-minute rollups of one hour: four codec streams back to
 //                                    back (min, avg, max as float32; count exact), slot = minute
 //                                    of the hour; kept rollup_retention_s

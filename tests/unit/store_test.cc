@@ -30,6 +30,10 @@ using testing::TempDir;
 
 constexpr int64_t kT0 = 1700000000;  // a minute boundary: 1700000000 % 60 == 20, see below
 constexpr int64_t kMinute0 = kT0 - kT0 % 60;
+// The pack block (StoreOptions::pack_block_s, 600 s) kMinute0 lies in (3 minutes into it), and
+// the next one: a tick there packs every tick row before it.
+constexpr int64_t kBlock0 = kMinute0 - kMinute0 % 600;
+constexpr int64_t kNextBlock = kBlock0 + 600;
 
 const MetricInfo* Metric(const char* name) {
   const MetricInfo* m = FindMetric(name);
@@ -217,6 +221,7 @@ TEST(StoreTest, MinutePackStoresWhatTheSeriesFirstPackStored) {
   // The expected store: the series-first pack of the rows before kMinute0.
   std::map<std::tuple<int64_t, int64_t, int64_t>, std::string> want_blobs;  // series, minute, seq
   std::map<std::pair<int64_t, int64_t>, std::string> want_rollups;          // series, hour
+  std::map<std::pair<int64_t, int64_t>, std::vector<RollupMinute>> want_rollup_minutes;
   {
     sqlite3_stmt* st = nullptr;
     ASSERT_EQ(sqlite3_prepare_v2(h,
@@ -251,16 +256,13 @@ TEST(StoreTest, MinutePackStoresWhatTheSeriesFirstPackStored) {
         mx = std::max(mx, v);
         sum += v;
       }
-      // A minute at a time, as AddRollup merges it into the hour's blob (the minutes before
-      // come back from the blob rounded to float32).
+      // One pack holds all three minutes: each series' hour is encoded once, from the
+      // minutes' exact figures (a pack per minute merged each into the blob the minutes before
+      // came back from, rounded to float32).
       int64_t hour = cur_minute - cur_minute % 3600;
-      std::string& blob = want_rollups[{cur_series, hour}];
-      std::vector<RollupMinute> minutes;
-      if (!blob.empty()) minutes = DecodeRollups(blob).value();
-      minutes.push_back({static_cast<int>((cur_minute - hour) / 60), mn,
-                         sum / static_cast<double>(cur.size()), mx,
-                         static_cast<int64_t>(cur.size())});
-      blob = EncodeRollups(minutes);
+      want_rollup_minutes[{cur_series, hour}].push_back({static_cast<int>((cur_minute - hour) / 60),
+                                                         mn, sum / static_cast<double>(cur.size()),
+                                                         mx, static_cast<int64_t>(cur.size())});
       cur.clear();
     };
     int64_t seen = 0;
@@ -280,18 +282,20 @@ TEST(StoreTest, MinutePackStoresWhatTheSeriesFirstPackStored) {
     flush();
     sqlite3_finalize(st);
     EXPECT_EQ(seen, rows);
+    for (const auto& [key, minutes] : want_rollup_minutes)
+      want_rollups[key] = EncodeRollups(minutes);
   }
   sqlite3_close(h);
   {
     auto store = OpenOrDie(db);
     ASSERT_TRUE(store);
-    store->Append(MakeTick(kMinute0 + 1, 60, 1));  // a new minute: everything before is packed
+    store->Append(MakeTick(kNextBlock + 1, 60, 1));  // a new block: everything before is packed
     store->Flush();
     EXPECT_EQ(store->write_error(), "");
   }
-  EXPECT_EQ(
-      CountRows(db, "SELECT count(*) FROM samples_ticks WHERE ts_s < " + std::to_string(kMinute0)),
-      0);
+  EXPECT_EQ(CountRows(db, "SELECT count(*) FROM samples_ticks WHERE ts_s < " +
+                              std::to_string(kNextBlock)),
+            0);
   EXPECT_EQ(CountRows(db, "SELECT count(*) FROM sqlite_master WHERE name='samples_recent'"), 0);
   std::map<std::tuple<int64_t, int64_t, int64_t>, std::string> got_blobs;
   std::map<std::pair<int64_t, int64_t>, std::string> got_rollups;
@@ -394,30 +398,31 @@ TEST(StoreTest, WritesAndReadsBackAcrossMinutePacking) {
   std::string db = dir.path() + "/sub/history.db";
   auto store = OpenOrDie(db);
   ASSERT_TRUE(store);
-  for (int64_t t = kMinute0; t < kMinute0 + 150; ++t) {
-    store->Append(MakeTick(t, 60 + (t % 7), 1e12 + static_cast<double>(t - kMinute0) * 3.25));
+  // A whole block and 50 s of the next: the block's ten minutes are packed, the rest is raw.
+  const int64_t start = kBlock0, ticks = 650;
+  for (int64_t t = start; t < start + ticks; ++t) {
+    store->Append(MakeTick(t, 60 + (t % 7), 1e12 + static_cast<double>(t - start) * 3.25));
   }
   store->Flush();
   EXPECT_EQ(store->write_error(), "");
-  // Two full minutes are packed, the third is still raw.
-  EXPECT_EQ(CountRows(db, "SELECT count(*) FROM samples"), 2 * 6);
-  // The third minute: one row per tick, holding its 6 points.
-  EXPECT_EQ(CountRows(db, "SELECT count(*) FROM samples_ticks"), 30);
+  EXPECT_EQ(CountRows(db, "SELECT count(*) FROM samples"), 10 * 6);
+  // The next block's 50 s: one row per tick, holding its 6 points.
+  EXPECT_EQ(CountRows(db, "SELECT count(*) FROM samples_ticks"), 50);
 
   auto reader = HistoryReader::Open(db);
   ASSERT_TRUE(reader.ok()) << reader.status().ToString();
   SeriesQuery q;
   q.metric = "gpudoctor_gpu_temperature_celsius";
   q.gpu = 1;
-  q.since_unix_s = kMinute0;
-  q.until_unix_s = kMinute0 + 200;
+  q.since_unix_s = start;
+  q.until_unix_s = start + ticks + 50;
   auto series = (*reader)->QuerySeries(q);
   ASSERT_TRUE(series.ok()) << series.status().ToString();
   ASSERT_EQ(series->size(), 1u);
   const auto& pts = (*series)[0].points;
-  ASSERT_EQ(pts.size(), 150u);
+  ASSERT_EQ(pts.size(), static_cast<size_t>(ticks));
   for (size_t i = 0; i < pts.size(); ++i) {
-    int64_t t = kMinute0 + static_cast<int64_t>(i);
+    int64_t t = start + static_cast<int64_t>(i);
     EXPECT_EQ(pts[i].first, t);
     EXPECT_EQ(pts[i].second, 61 + (t % 7));
   }
@@ -427,7 +432,7 @@ TEST(StoreTest, WritesAndReadsBackAcrossMinutePacking) {
   auto counters = (*reader)->QuerySeries(q);
   ASSERT_TRUE(counters.ok());
   for (const auto& [t, v] : (*counters)[0].points) {
-    EXPECT_EQ(v, 1e12 + static_cast<double>(t - kMinute0) * 3.25) << t;
+    EXPECT_EQ(v, 1e12 + static_cast<double>(t - start) * 3.25) << t;
   }
   q.metric = "gpudoctor_gpu_power_watts";
   auto power = (*reader)->QuerySeries(q);
@@ -442,6 +447,69 @@ TEST(StoreTest, WritesAndReadsBackAcrossMinutePacking) {
   EXPECT_THAT(*metrics, ::testing::ElementsAre("gpudoctor_gpu_ecc_sbe_volatile_total",
                                                "gpudoctor_gpu_power_watts",
                                                "gpudoctor_gpu_temperature_celsius"));
+}
+
+// Raw ticks stay tick rows until a tick enters the next pack block (StoreOptions::pack_block_s,
+// 10 minutes by default); then the block's minutes are packed, each series' rows and rollup
+// written together. A block of one minute packs every minute; a block that is not a multiple of
+// 60 dividing 3600 is refused when the store opens.
+TEST(StoreTest, TicksArePackedABlockAtATime) {
+  TempDir dir;
+  std::string db = dir.path() + "/history.db";
+  auto store = OpenOrDie(db);
+  ASSERT_TRUE(store);
+  for (int64_t t = kBlock0 + 5; t < kNextBlock; ++t) store->Append(MakeTick(t, 60, 1));
+  store->Flush();
+  EXPECT_EQ(CountRows(db, "SELECT count(*) FROM samples"), 0);  // nine minutes and more: raw
+  EXPECT_EQ(CountRows(db, "SELECT count(*) FROM rollups"), 0);
+  EXPECT_EQ(CountRows(db, "SELECT count(*) FROM samples_ticks"), 595);
+  store->Append(MakeTick(kNextBlock, 61, 2));
+  store->Flush();
+  EXPECT_EQ(store->write_error(), "");
+  EXPECT_EQ(CountRows(db, "SELECT count(*) FROM samples"), 10 * 6);
+  EXPECT_EQ(CountRows(db, "SELECT count(*) FROM samples_ticks"), 1);
+  // One rollup row per series for the hour, holding the block's ten minutes.
+  EXPECT_EQ(CountRows(db, "SELECT count(*) FROM rollups"), 6);
+  EXPECT_EQ(CountRows(db, "SELECT count(DISTINCT minute_s) FROM samples"), 10);
+  store.reset();
+  {
+    sqlite3* h = nullptr;
+    ASSERT_EQ(sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(h, "SELECT data FROM rollups", -1, &st, nullptr), SQLITE_OK);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      auto minutes =
+          DecodeRollups(std::string_view(static_cast<const char*>(sqlite3_column_blob(st, 0)),
+                                         static_cast<size_t>(sqlite3_column_bytes(st, 0))));
+      ASSERT_TRUE(minutes.has_value());
+      ASSERT_EQ(minutes->size(), 10u);
+      int64_t points = 0;
+      for (const auto& m : *minutes) points += m.count;
+      EXPECT_EQ(points, 595);
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+  }
+
+  StoreOptions per_minute = BigQueue();
+  per_minute.pack_block_s = 60;
+  std::string db2 = dir.path() + "/per-minute.db";
+  store = OpenOrDie(db2, per_minute);
+  ASSERT_TRUE(store);
+  for (int64_t t = kMinute0; t < kMinute0 + 150; ++t) store->Append(MakeTick(t, 60, 1));
+  store->Flush();
+  EXPECT_EQ(CountRows(db2, "SELECT count(*) FROM samples"), 2 * 6);
+  EXPECT_EQ(CountRows(db2, "SELECT count(*) FROM samples_ticks"), 30);
+  store.reset();
+
+  for (int64_t bad : {0, 59, 90, 420, 7200}) {
+    StoreOptions o = BigQueue();
+    o.pack_block_s = bad;
+    auto refused = HistoryStore::Open(dir.path() + "/refused.db", o);
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_THAT(refused.status().message(), HasSubstr("pack block of " + std::to_string(bad)));
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/refused.db"));
 }
 
 // One samples_ticks row per tick whatever the number of series; labelled series, a series that
@@ -507,10 +575,10 @@ TEST(StoreTest, OneRowPerTickKeepsEveryPointExactly) {
   for (const auto& s : *every)
     EXPECT_EQ(s.points, want[std::make_pair(*s.gpu, std::string())]) << *s.gpu;
   store.reset();
-  // Packed on the next minute, the second stored twice stays twice.
+  // Packed in the next block, the second stored twice stays twice.
   const auto want3 = want[std::make_pair(3, std::string())];
   store = OpenOrDie(db);
-  store->Append(tick_at(kMinute0 + 61, 0));
+  store->Append(tick_at(kNextBlock + 1, 0));
   store->Flush();
   EXPECT_EQ(CountRows(db, "SELECT count(*) FROM samples_ticks"), 1);
   EXPECT_EQ(CountRows(db, "SELECT count(*) FROM samples WHERE seq = 1"), 10);
