@@ -3,7 +3,7 @@
 # prometheus-node-exporter and grep measured in the same run, on the fake NVML built with every
 # symbol ("full") and without nvmlDeviceGetFieldValues ("minimal", tests/fake_nvml):
 #   1. watch: CPU per 1 s tick with 8 GPUs, peak RSS, ratio to node_exporter's CPU per scrape
-#      (bench/watch_bench.sh, WATCH_BENCH_SECONDS per variant, default 120)
+#      (bench/watch_bench.sh, WATCH_BENCH_SECONDS per variant, default 600: a 10-minute pack block)
 #   2. NVML calls per GPU per watch tick and per check (the call-budget unit test's figures)
 #   3. default `check`: wall and CPU, median of CHECK_RUNS (default 11), and CPU / node_exporter's
 #      CPU per scrape (from step 1's run)
@@ -29,7 +29,7 @@ echo "== 1. watch, 8 fake GPUs (h100_busy), 1 s ticks, beside node_exporter scra
 for variant in full minimal; do
   lib=$full
   [ "$variant" = minimal ] && lib=$minimal
-  out=$(NVML_LIB=$lib WATCH_BENCH_SECONDS=${WATCH_BENCH_SECONDS:-120} bash "$here/watch_bench.sh" "$build") || status=1
+  out=$(NVML_LIB=$lib WATCH_BENCH_SECONDS=${WATCH_BENCH_SECONDS:-600} bash "$here/watch_bench.sh" "$build") || status=1
   echo "$out" | sed "s/^/[$variant] /"
   ms=$(echo "$out" | sed -n 's/.*= \([0-9.]*\) ms CPU per scrape.*/\1/p')
   [ -n "$ms" ] && ne_scrape_ms=$ms

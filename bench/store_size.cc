@@ -3,8 +3,8 @@
 // the write cost per tick, the file size, and the steady-state size: raw samples for 24 h plus
 // 1-minute rollups for 30 days (rollups measured per hour of data and projected to 720 h).
 // Per hour of data: CPU per tick and MiB written (WAL and checkpoints) in that hour.
-// Usage: store_size DB [HOURS=25] [PACK_BLOCK_S=600] (StoreOptions::pack_block_s: 60 packs every
-// minute, as before the tenth round)
+// Usage: store_size DB [HOURS=25] [PACK_BLOCK_S=600] [END_UNIX_S] (StoreOptions::pack_block_s: 60
+// packs every minute, as before the tenth round; END_UNIX_S: the last tick's time, else 2023)
 #include <sqlite3.h>
 #include <sys/resource.h>
 
@@ -67,7 +67,7 @@ double FileMiB(const std::string& p) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: store_size DB [HOURS] [PACK_BLOCK_S]\n");
+    std::fprintf(stderr, "usage: store_size DB [HOURS] [PACK_BLOCK_S] [END_UNIX_S]\n");
     return 2;
   }
   std::string db = argv[1];
@@ -81,8 +81,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "store_size: %s\n", store.status().ToString().c_str());
     return 1;
   }
-  const int64_t t0 = 1700000000 - 1700000000 % 3600;
-  const int64_t ticks = static_cast<int64_t>(hours * 3600);
+  // END_UNIX_S: the last tick's time (a seed for a `watch` that goes on writing the file: its
+  // retention then deletes the oldest minutes as on a node with a day of history).
+  const int64_t ticks_total = static_cast<int64_t>(hours * 3600);
+  const int64_t t0 =
+      argc > 4 ? std::atoll(argv[4]) - ticks_total + 1 : 1700000000 - 1700000000 % 3600;
+  const int64_t ticks = ticks_total;
   size_t points = gpudoctor::testing::SyntheticTick(t0)->points.size();
   double write_s = 0;
   double hour_cpu_s = ProcessCpuS(), hour_written_mib = WrittenMiB();

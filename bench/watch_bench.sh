@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `gpudoctor watch` at 1 s with 8 fake GPUs (fake NVML, h100_busy) for WATCH_BENCH_SECONDS (default
-# 180), side by side in the same run with Debian's prometheus-node-exporter scraped once a second.
+# 600: the history packs its raw ticks every 10 minutes, a shorter run leaves that work out and
+# flatters the figure), side by side in the same run with Debian's prometheus-node-exporter scraped once a second.
 # Reports CPU seconds and peak RSS of each, CPU per tick vs CPU per scrape, and the history size.
 # Targets (issue 23): <= 0.2% of one core, <= 0.25x node_exporter's CPU per scrape, <= 12 MiB
 # peak RSS after 1 h (issue 9 had 0.5% and 20 MiB). NVML_LIB picks the fake NVML variant
@@ -11,7 +12,7 @@
 # before/after comparison under the same load.
 set -u
 build=$(cd "${1:-build}" && pwd)
-secs=${WATCH_BENCH_SECONDS:-180}
+secs=${WATCH_BENCH_SECONDS:-600}
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 pids=()
@@ -27,6 +28,18 @@ threads() { awk '/^Threads:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0
 rss_kib() { awk '/VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 
 export FAKE_NVML_SCENARIO="$here/../tests/fixtures/nvml/h100_busy.scenario"
+# WATCH_BENCH_SEED_HOURS=H: both start on a copy of one history file that already holds H hours of
+# 1 s ticks ending now (bench/store_size: every metric of 8 GPUs, so most of the series `watch`
+# writes), the state of a node that has run `watch` for a while: retention deletes as it goes and
+# each series' rows are spread over the file. Without it the file starts empty.
+if [ -n "${WATCH_BENCH_SEED_HOURS:-}" ]; then
+  seeder="$build/bench/store_size"
+  [ -x "$seeder" ] || { echo "watch_bench: build $seeder first (--target store_size)" >&2; exit 1; }
+  "$seeder" "$tmp/history.db" "$WATCH_BENCH_SEED_HOURS" 600 "$(date +%s)" >/dev/null 2>&1 ||
+    { echo "watch_bench: seeding failed" >&2; exit 1; }
+  cp "$tmp/history.db" "$tmp/base.db"
+  echo "history seeded: $WATCH_BENCH_SEED_HOURS h, $(du -m "$tmp/history.db" | cut -f1) MiB"
+fi
 "$build/gpudoctor" watch --interval 1 --db "$tmp/history.db" \
   --nvml-lib "${NVML_LIB:-$build/tests/fake_nvml/libnvidia-ml.so.1}" --skip-probes reachability \
   2>"$tmp/watch.log" &

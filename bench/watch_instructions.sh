@@ -4,7 +4,8 @@
 # resolve 15% (docs/cost.md "Eighth round", "Ninth round"). 8 fake GPUs, fake NVML without
 # FieldValues, h100_busy, history on, reachability skipped (as bench/watch_syscalls.sh).
 # Instrumentation starts after WARMUP_SECONDS (default 40: start-up, the first slow round) and
-# covers SECONDS_COUNTED (default 120; two whole minutes, so each binary packs its minutes and
+# covers SECONDS_COUNTED (default 600: ten whole minutes, so each binary packs its history as
+# often as it does in an hour (every minute before the tenth round, every 10 minutes since) and
 # polls acknowledgements as often); the figure is the total divided by the ticks counted in it.
 # Each binary runs under valgrind at about 1/50 speed, so a tick still fits its second.
 # Usage: bench/watch_instructions.sh BUILD_DIR [BINARY...]   (default: BUILD_DIR/gpudoctor)
@@ -13,7 +14,7 @@ build=$(cd "${1:?BUILD_DIR}" && pwd)
 shift
 [ $# -gt 0 ] || set -- "$build/gpudoctor"
 warmup=${WARMUP_SECONDS:-40}
-secs=${SECONDS_COUNTED:-120}
+secs=${SECONDS_COUNTED:-600}
 here=$(cd "$(dirname "$0")" && pwd)
 for tool in valgrind callgrind_control callgrind_annotate; do
   command -v "$tool" >/dev/null || { echo "watch_instructions: needs $tool (valgrind)" >&2; exit 1; }
