@@ -113,11 +113,7 @@ Status StoreWriter::CheckOptions(const StoreOptions& options) {
 
 Result<std::unique_ptr<StoreWriter>> StoreWriter::Create(std::unique_ptr<SqliteDb> db,
                                                          const StoreOptions& options) {
-  if (options.pack_block_s < 60 || options.pack_block_s % 60 != 0 ||
-      3600 % options.pack_block_s != 0) {
-    return InvalidArgument("history pack block of " + std::to_string(options.pack_block_s) +
-                           " s: not a multiple of 60 that divides 3600");
-  }
+  if (Status s = CheckOptions(options); !s.ok()) return s;
   std::unique_ptr<StoreWriter> w(new StoreWriter(std::move(db), options));
   if (Status s = w->Prepare(); !s.ok()) return s;
   // Where retention's clock stood when the file was last written (it never jumped); files
@@ -387,7 +383,11 @@ Status StoreWriter::PackBefore(int64_t before_s) {
         packed_insert_.Bind(1, series).Bind(2, p.minute);
         sqlite3_bind_blob(packed_insert_.get(), 3, blobs.data() + begin,
                           static_cast<int>(blob_ends[b] - begin), SQLITE_STATIC);
-        if (packed_insert_.Step() != SQLITE_DONE) return db_->Error("write samples");
+        if (packed_insert_.Step() != SQLITE_DONE) {
+          Status s = db_->Error("write samples");
+          packed_insert_.Reset();  // unbinds the blob before `blobs` goes
+          return s;
+        }
       }
       hour_minutes.push_back(p.rollup);
     }
