@@ -13,13 +13,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 seeder="$build/bench/store_size"
 [ -x "$seeder" ] || { echo "watch_api_rss: build $seeder first (--target store_size)" >&2; exit 1; }
 command -v curl >/dev/null || { echo "watch_api_rss: needs curl" >&2; exit 1; }
-export FAKE_NVML_SCENARIO="$here/../tests/fixtures/nvml/h100_busy.scenario"
-lib="$build/tests/fake_nvml/minimal/libnvidia-ml.so.1"
-d=$(mktemp -d)
-chmod 700 "$d"
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$d"; }
-trap cleanup EXIT
+. "$here/watch_side_by_side.sh"  # the fake NVML ($lib), $d, $pids and their cleanup
 "$seeder" "$d/seed.db" "${SEED_HOURS:-24}" 600 "$(date +%s)" >/dev/null 2>&1 ||
   { echo "watch_api_rss: seeding failed" >&2; exit 1; }
 hwm() { awk '/VmHWM/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
