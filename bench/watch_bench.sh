@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `gpudoctor watch` at 1 s with 8 fake GPUs (fake NVML, h100_busy) for WATCH_BENCH_SECONDS (default
 # 600: the history packs its raw ticks every 10 minutes, a shorter run leaves that work out and
-# flatters the figure), side by side in the same run with Debian's prometheus-node-exporter scraped once a second.
+# flatters the figure), side by side in the same run with Debian's prometheus-node-exporter
+# scraped once a second.
 # Reports CPU seconds and peak RSS of each, CPU per tick vs CPU per scrape, and the history size.
 # Targets (issue 23): <= 0.2% of one core, <= 0.25x node_exporter's CPU per scrape, <= 12 MiB
 # peak RSS after 1 h (issue 9 had 0.5% and 20 MiB). NVML_LIB picks the fake NVML variant

@@ -45,6 +45,7 @@ struct RollupMinute {
 class StoreWriter {
  public:
   // InvalidArgument naming the option when `options` cannot be written with (pack_block_s).
+  // HistoryStore::Open checks once, before anything is created; Create relies on it.
   static Status CheckOptions(const StoreOptions& options);
   static Result<std::unique_ptr<StoreWriter>> Create(std::unique_ptr<SqliteDb> db,
                                                      const StoreOptions& options);

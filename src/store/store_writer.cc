@@ -113,7 +113,6 @@ Status StoreWriter::CheckOptions(const StoreOptions& options) {
 
 Result<std::unique_ptr<StoreWriter>> StoreWriter::Create(std::unique_ptr<SqliteDb> db,
                                                          const StoreOptions& options) {
-  if (Status s = CheckOptions(options); !s.ok()) return s;
   std::unique_ptr<StoreWriter> w(new StoreWriter(std::move(db), options));
   if (Status s = w->Prepare(); !s.ok()) return s;
   // Where retention's clock stood when the file was last written (it never jumped); files
