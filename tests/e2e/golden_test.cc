@@ -1,6 +1,8 @@
 // Golden end-to-end tests (DESIGN.md convention 8): the built binary's whole JSON output on
 // fixture inputs is compared with tests/e2e/golden/<case>.json. Fields that differ from run to
-// run (time, durations, host name, absolute paths) are normalised first.
+// run (time, durations, host name, absolute paths, the owner of the checkout's files) are
+// normalised first. Every input comes from fixtures: the check cases get their own /proc
+// (tests/fixtures/procfs/golden_gpu_jobs), never the test machine's.
 // Regenerate after an intended change: GPUDOCTOR_UPDATE_GOLDEN=1 build/tests/e2e_tests
 //   --gtest_filter='Golden*', then review the diff like code.
 #include <gtest/gtest.h>
@@ -34,7 +36,7 @@ void ReplaceAll(std::string& s, const std::string& from, const std::string& to) 
 void Normalise(ordered_json& j) {
   if (j.is_object()) {
     for (const char* volatile_key :
-         {"time", "duration_ms", "host", "ms", "waited_ms", "window_s"}) {
+         {"time", "duration_ms", "host", "ms", "waited_ms", "window_s", "user"}) {
       if (j.contains(volatile_key)) j[volatile_key] = "<varies>";
     }
     for (auto& [k, v] : j.items()) Normalise(v);
@@ -63,7 +65,7 @@ std::vector<GoldenCase> Cases() {
     cases.push_back(
         {std::string("check_gpu_") + scenario,
          {"check", "--json", "--probes", "nvml,pci_gpu", "--nvml-lib", fake, "--path.sysfs",
-          FixturePath(sysfs)},
+          FixturePath(sysfs), "--path.procfs", FixturePath("procfs/golden_gpu_jobs")},
          {{"FAKE_NVML_SCENARIO", FixturePath(std::string("nvml/") + scenario + ".scenario")}}});
   }
   return cases;
