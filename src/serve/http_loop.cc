@@ -62,16 +62,20 @@ const char* Reason(int status) {
   }
 }
 
-std::string Serialize(const HttpResponse& r, bool head_only, bool close) {
-  std::string out;
-  out.reserve(256 + (head_only ? 0 : r.body.size()));
-  out += "HTTP/1.1 " + std::to_string(r.status) + " " + Reason(r.status) + "\r\n";
-  out += "Content-Type: " + r.content_type + "\r\n";
-  out += "Content-Length: " + std::to_string(r.body.size()) + "\r\n";
-  out += close ? "Connection: close\r\n" : "Connection: keep-alive\r\n";
-  for (const auto& [k, v] : r.headers) out += k + ": " + v + "\r\n";
-  out += "\r\n";
-  if (!head_only) out += r.body;
+// The response's bytes. The body's own buffer carries them when it has room for the head in
+// front (SeriesJsonText leaves it): a large answer is then never held twice.
+std::string Serialize(HttpResponse&& r, bool head_only, bool close) {
+  std::string head;
+  head.reserve(256);
+  head += "HTTP/1.1 " + std::to_string(r.status) + " " + Reason(r.status) + "\r\n";
+  head += "Content-Type: " + r.content_type + "\r\n";
+  head += "Content-Length: " + std::to_string(r.body.size()) + "\r\n";
+  head += close ? "Connection: close\r\n" : "Connection: keep-alive\r\n";
+  for (const auto& [k, v] : r.headers) head += k + ": " + v + "\r\n";
+  head += "\r\n";
+  if (head_only) return head;
+  std::string out = std::move(r.body);
+  out.insert(0, head);
   return out;
 }
 
@@ -250,10 +254,10 @@ class HttpLoop::Impl {
     c.deadline_ms = now + static_cast<int64_t>(options.request_timeout_s * 1000);
   }
 
-  void Respond(Conn& c, const HttpResponse& r, int64_t now) {
+  void Respond(Conn& c, HttpResponse&& r, int64_t now) {
     bool close = r.close || !c.keep_alive || c.requests >= options.keep_alive_max_requests ||
                  stopping.load();
-    c.out = Serialize(r, c.head_only, close);
+    c.out = Serialize(std::move(r), c.head_only, close);
     c.out_off = 0;
     c.close_after = close;
     c.state = State::kWriting;
@@ -269,7 +273,7 @@ class HttpLoop::Impl {
     SetInput(c, std::string());
     HttpResponse r = JsonErrorResponse(status, why);
     r.close = true;
-    Respond(c, r, now);
+    Respond(c, std::move(r), now);
   }
 
   // Returns false when the connection was closed.
@@ -333,7 +337,7 @@ class HttpLoop::Impl {
                                : JsonErrorResponse(405, "method not allowed; only GET");
       if (!allowed) r.headers.emplace_back("Allow", "GET, HEAD");
       r.close = true;
-      Respond(c, r, now);
+      Respond(c, std::move(r), now);
       return conns.count(id) > 0;
     }
     std::optional<HttpResponse> quick;
@@ -343,7 +347,7 @@ class HttpLoop::Impl {
       quick = JsonErrorResponse(500, std::string("internal error: ") + e.what());
     }
     if (quick) {
-      Respond(c, *quick, now);
+      Respond(c, std::move(*quick), now);
       return conns.count(id) > 0;
     }
     c.state = State::kServing;
@@ -436,7 +440,7 @@ class HttpLoop::Impl {
     for (Done& d : finished) {
       auto it = conns.find(d.id);
       if (it == conns.end()) continue;
-      Respond(*it->second, d.response, now);
+      Respond(*it->second, std::move(d.response), now);
     }
   }
 

@@ -343,7 +343,9 @@ HttpResponse WatchHttpServer::Impl::Serve(const HttpRequest& req) const {
     if (!reader.ok()) return JsonErrorResponse(503, "history store: " + reader.status().message());
     Result<std::vector<Series>> series = (*reader)->QuerySeries(*q);
     if (!series.ok()) return JsonErrorResponse(500, "history query: " + series.status().message());
-    return Content(SeriesToJson(*series).dump() + "\n", "application/json");
+    std::string body = SeriesJsonText(*series);
+    body += '\n';
+    return Content(std::move(body), "application/json");
   }
   if (req.path == "/api/v1/why") {
     Result<std::multimap<std::string, std::string>> params = ParseQueryString(req.query);

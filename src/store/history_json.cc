@@ -1,4 +1,5 @@
 // JSON of stored history: `gpudoctor history --json` and the HTTP API.
+#include <charconv>
 #include <cmath>
 
 #include "report/json_report.h"
@@ -35,6 +36,68 @@ nlohmann::ordered_json SeriesToJson(const std::vector<Series>& series) {
   auto arr = nlohmann::ordered_json::array();
   for (const auto& s : series) arr.push_back(one(s));
   return arr;
+}
+
+std::string SeriesJsonText(const std::vector<Series>& series) {
+  auto quoted = [](const std::string& text) {
+    return nlohmann::ordered_json(text).dump(-1, ' ', false,
+                                             nlohmann::ordered_json::error_handler_t::replace);
+  };
+  size_t points = 0;
+  for (const auto& s : series) points += s.points.size();
+  std::string out;
+  // "[1733400000,123.456789]," is 24 bytes; most values are shorter, a few longer.
+  // 512 more: room for the HTTP head, which Serialize puts in front in this same buffer.
+  out.reserve(512 + series.size() * 96 + points * 26);
+  char number[64];
+  auto append_int = [&](int64_t v) {
+    auto end = std::to_chars(number, number + sizeof number, v).ptr;
+    out.append(number, static_cast<size_t>(end - number));
+  };
+  auto one = [&](const Series& s) {
+    out += "{\"metric\":";
+    out += quoted(s.metric);
+    out += ",\"gpu\":";
+    if (s.gpu && *s.gpu >= 0) {
+      append_int(*s.gpu);
+    } else {
+      out += "null";
+    }
+    if (!s.labels.empty()) {
+      out += ",\"labels\":";
+      out += quoted(s.labels);
+    }
+    out += ",\"points\":[";
+    bool first = true;
+    for (const auto& [t, v] : s.points) {
+      out += first ? "[" : ",[";
+      first = false;
+      append_int(t);
+      out += ',';
+      if (std::isfinite(v)) {
+        // nlohmann's own shortest round-trip form (what dump() writes: "2.0", "1e-05").
+        char* end = nlohmann::detail::to_chars(number, number + sizeof number, v);
+        out.append(number, static_cast<size_t>(end - number));
+      } else {
+        out += "null";
+      }
+      out += ']';
+    }
+    out += "]}";
+  };
+  if (series.size() == 1) {
+    one(series[0]);
+  } else {
+    out += '[';
+    for (size_t i = 0; i < series.size(); ++i) {
+      if (i > 0) out += ',';
+      one(series[i]);
+    }
+    out += ']';
+  }
+  if (out.capacity() - out.size() < 512)
+    out.reserve(out.size() + 512);  // values longer than guessed
+  return out;
 }
 
 nlohmann::ordered_json TrackedFindingToJson(const TrackedFinding& f) {

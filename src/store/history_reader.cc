@@ -3,6 +3,7 @@
 #include <cmath>
 #include <ctime>
 #include <filesystem>
+#include <limits>
 #include <map>
 
 #include "facts/gpu_facts.h"
@@ -163,8 +164,10 @@ class SqliteHistoryReader final : public HistoryReader {
     if (Status e = ReadRecent(q.since_unix_s, until, recent); !e.ok()) return e;
     std::vector<Series> out;
     for (auto& [id, s] : found) {
-      if (Status e = Fill(id, q.since_unix_s, until, recent[id], s); !e.ok()) return e;
-      Downsample(s, std::max(1, q.max_points), q.since_unix_s, until);
+      auto& mine = recent[id];
+      Status e = Fill(id, q.since_unix_s, until, mine, std::max<size_t>(1, q.max_points), s);
+      if (!e.ok()) return e;
+      std::vector<std::pair<int64_t, double>>().swap(mine);
       out.push_back(std::move(s));
     }
     return out;
@@ -290,15 +293,10 @@ class SqliteHistoryReader final : public HistoryReader {
     return Status::Ok();
   }
 
-  // Raw points (packed minutes and `recent`, ReadRecent's); before the oldest raw point, minute
-  // averages from the rollups.
-  Status Fill(int64_t id, int64_t since, int64_t until,
-              const std::vector<std::pair<int64_t, double>>& recent, Series& s) {
-    // Sized once for a point a second over the range (at most two days: raw points are kept a
-    // day by default): grown by doubling, the old and the new array were alive at once. Pages
-    // of the reservation that no point reaches are never touched, so never resident.
-    std::vector<std::pair<int64_t, double>> raw;
-    raw.reserve(static_cast<size_t>(std::clamp<int64_t>(until - since + 60, 0, 2 * 86400)));
+  // Every point of the packed minutes of series `id` that may fall in [since, until] (a minute's
+  // row starts up to 59 s before `since`), in row order, to `visit(t, v)`.
+  template <typename Visit>
+  Status ForEachPacked(int64_t id, int64_t since, int64_t until, Visit&& visit) {
     auto packed = db_->Prepare(
         "SELECT minute_s, data FROM samples WHERE series_id=? AND minute_s>=? AND minute_s<=? "
         "ORDER BY minute_s");
@@ -308,69 +306,110 @@ class SqliteHistoryReader final : public HistoryReader {
     while ((rc = packed->Step()) == SQLITE_ROW) {
       int64_t minute = packed->Int(0);
       if (auto d = DecodeSamples(packed->Blob(1))) {
-        for (const auto& [slot, v] : *d) raw.emplace_back(minute + slot, v);
+        for (const auto& [slot, v] : *d) visit(minute + slot, v);
       }
     }
     if (rc != SQLITE_DONE) return db_->Error("read samples");
-    raw.insert(raw.end(), recent.begin(), recent.end());
-    std::sort(raw.begin(), raw.end());
-
-    int64_t raw_start = raw.empty() ? until + 1 : raw.front().first;
-    // The raw points outside [since, until] (packed minutes start up to 59 s early) are dropped
-    // in place and the rollups' minutes go in front: one array of points, not raw points copied
-    // into a second (a day of one series is 1.4 MiB; `watch` reads the client networks' series
-    // of several days when it starts, and the copy doubled its peak RSS there).
-    raw.erase(std::remove_if(raw.begin(), raw.end(),
-                             [&](const std::pair<int64_t, double>& p) {
-                               return p.first < since || p.first > until;
-                             }),
-              raw.end());
-    std::vector<std::pair<int64_t, double>> older;  // minute averages before raw_start
-    if (since < raw_start) {
-      auto roll = db_->Prepare(
-          "SELECT hour_s, data FROM rollups WHERE series_id=? AND hour_s>=? AND hour_s<=? ORDER BY "
-          "hour_s");
-      if (!roll.ok()) return roll.status();
-      roll->Bind(1, id).Bind(2, since - 3599).Bind(3, std::min(until, raw_start));
-      while ((rc = roll->Step()) == SQLITE_ROW) {
-        int64_t hour = roll->Int(0);
-        if (auto d = DecodeRollups(roll->Blob(1))) {
-          for (const auto& m : *d) {
-            int64_t t = hour + m.minute * 60;
-            if (t >= since && t + 60 <= raw_start && t <= until) older.emplace_back(t, m.avg);
-          }
-        }
-      }
-      if (rc != SQLITE_DONE) return db_->Error("read rollups");
-    }
-    raw.insert(raw.begin(), older.begin(), older.end());
-    s.points = std::move(raw);
     return Status::Ok();
   }
 
-  // Averages points into at most max_points equal time buckets.
-  static void Downsample(Series& s, int max_points, int64_t since, int64_t until) {
-    if (static_cast<int>(s.points.size()) <= max_points) return;
-    int64_t start = std::max(since, s.points.front().first);
-    int64_t span = std::max<int64_t>(1, until - start + 1);
-    int64_t width = (span + max_points - 1) / max_points;
-    std::vector<std::pair<int64_t, double>> out;
-    int64_t bucket = -1;
-    double sum = 0;
-    int n = 0;
-    for (const auto& [t, v] : s.points) {
-      int64_t b = (t - start) / width;
-      if (b != bucket && n > 0) {
-        out.emplace_back(start + bucket * width, sum / n);
-        sum = 0;
-        n = 0;
+  // The rollups' minute averages of series `id` in [since, until] that end by `raw_start` (the
+  // oldest raw point), in row order, to `visit(t, avg)`.
+  template <typename Visit>
+  Status ForEachRollup(int64_t id, int64_t since, int64_t until, int64_t raw_start, Visit&& visit) {
+    if (since >= raw_start) return Status::Ok();
+    auto roll = db_->Prepare(
+        "SELECT hour_s, data FROM rollups WHERE series_id=? AND hour_s>=? AND hour_s<=? ORDER BY "
+        "hour_s");
+    if (!roll.ok()) return roll.status();
+    roll->Bind(1, id).Bind(2, since - 3599).Bind(3, std::min(until, raw_start));
+    int rc;
+    while ((rc = roll->Step()) == SQLITE_ROW) {
+      int64_t hour = roll->Int(0);
+      if (auto d = DecodeRollups(roll->Blob(1))) {
+        for (const auto& m : *d) {
+          int64_t t = hour + m.minute * 60;
+          if (t >= since && t + 60 <= raw_start && t <= until) visit(t, m.avg);
+        }
       }
-      bucket = b;
-      sum += v;
-      ++n;
     }
-    if (n > 0) out.emplace_back(start + bucket * width, sum / n);
-    s.points = std::move(out);
+    if (rc != SQLITE_DONE) return db_->Error("read rollups");
+    return Status::Ok();
+  }
+
+  // The points of series `id` in [since, until]: raw points (packed minutes and `recent`,
+  // ReadRecent's) and, before the oldest raw point, minute averages from the rollups. More than
+  // max_points are averaged into max_points equal time buckets as they are read, in a second
+  // pass over the rows: the points themselves are held only while there are at most max_points
+  // of them (a day of raw points is 1.4 MiB a series; the dashboard asks for eight series of a
+  // day or a week, `watch` serves them beside its ticks).
+  Status Fill(int64_t id, int64_t since, int64_t until,
+              std::vector<std::pair<int64_t, double>>& recent, size_t max_points, Series& s) {
+    std::sort(recent.begin(), recent.end());  // newer than every packed minute
+    constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
+    // Pass 1: the oldest raw point, how many points there are, and the points while few.
+    std::vector<std::pair<int64_t, double>> raw, older;
+    bool keep = true;
+    size_t count = 0;
+    auto take = [&](std::vector<std::pair<int64_t, double>>& into, int64_t t, double v) {
+      ++count;
+      if (!keep) return;
+      if (count > max_points) {
+        keep = false;
+        std::vector<std::pair<int64_t, double>>().swap(raw);
+        std::vector<std::pair<int64_t, double>>().swap(older);
+        return;
+      }
+      into.emplace_back(t, v);
+    };
+    int64_t raw_start = kNone;
+    int64_t first_raw = kNone;  // the oldest raw point in [since, until]
+    auto raw_point = [&](int64_t t, double v) {
+      raw_start = std::min(raw_start, t);
+      if (t < since || t > until) return;
+      first_raw = std::min(first_raw, t);
+      take(raw, t, v);
+    };
+    if (Status e = ForEachPacked(id, since, until, raw_point); !e.ok()) return e;
+    for (const auto& [t, v] : recent) raw_point(t, v);
+    if (raw_start == kNone) raw_start = until + 1;
+    int64_t first_older = kNone;  // the first rollup minute read
+    Status e = ForEachRollup(id, since, until, raw_start, [&](int64_t t, double avg) {
+      if (first_older == kNone) first_older = t;
+      take(older, t, avg);
+    });
+    if (!e.ok()) return e;
+    if (keep) {
+      std::sort(raw.begin(), raw.end());
+      older.insert(older.end(), raw.begin(), raw.end());
+      s.points = std::move(older);
+      return Status::Ok();
+    }
+    // Pass 2: equal buckets from the first point (the first rollup minute, else the oldest raw
+    // point) to `until`, each the mean of its points, summed in time order as before.
+    const int64_t start = std::max(since, first_older != kNone ? first_older : first_raw);
+    const int64_t span = std::max<int64_t>(1, until - start + 1);
+    const auto n_buckets = static_cast<int64_t>(max_points);
+    const int64_t width = (span + n_buckets - 1) / n_buckets;
+    std::vector<std::pair<double, int64_t>> buckets(max_points, {0.0, 0});
+    auto add = [&](int64_t t, double v) {
+      int64_t b = std::clamp<int64_t>((t - start) / width, 0, n_buckets - 1);
+      buckets[b].first += v;
+      ++buckets[b].second;
+    };
+    e = ForEachRollup(id, since, until, raw_start, add);
+    if (!e.ok()) return e;
+    auto raw_in_range = [&](int64_t t, double v) {
+      if (t >= since && t <= until) add(t, v);
+    };
+    if (e = ForEachPacked(id, since, until, raw_in_range); !e.ok()) return e;
+    for (const auto& [t, v] : recent) raw_in_range(t, v);
+    s.points.clear();
+    for (int64_t b = 0; b < n_buckets; ++b) {
+      const auto& [sum, n] = buckets[b];
+      if (n > 0) s.points.emplace_back(start + b * width, sum / static_cast<double>(n));
+    }
+    return Status::Ok();
   }
 
   std::unique_ptr<SqliteDb> db_;

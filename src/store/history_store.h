@@ -173,6 +173,10 @@ Result<int> SilenceFindings(const std::string& db_path, const std::string& id,
 // The JSON of `gpudoctor history --metric ... --json` and GET /api/v1/history:
 // {"metric","gpu","points":[[unix_seconds,value],...]} for one series; an array for several.
 nlohmann::ordered_json SeriesToJson(const std::vector<Series>& series);
+// The same JSON as SeriesToJson(series).dump(), written straight into one reserved string (about
+// 26 bytes a point) without building the tree (~100 bytes a point): what GET /api/v1/history
+// sends. Text that is not UTF-8 is written with U+FFFD in its place (dump() would throw).
+std::string SeriesJsonText(const std::vector<Series>& series);
 // One element of `history --findings --json` and GET /api/v1/findings.
 nlohmann::ordered_json TrackedFindingToJson(const TrackedFinding& f);
 nlohmann::ordered_json HistoryEventToJson(const HistoryEvent& e);

@@ -656,6 +656,80 @@ TEST(StoreTest, OldDataIsServedFromMinuteRollupsAfterRawRetention) {
   EXPECT_GE((*ds)[0].points.size(), 40u);
 }
 
+// The averaging QuerySeries did before it bucketed points as it read them: the full-resolution
+// points into max_points equal buckets from the first point.
+std::vector<std::pair<int64_t, double>> ReferenceDownsample(
+    const std::vector<std::pair<int64_t, double>>& points, int max_points, int64_t since,
+    int64_t until) {
+  if (static_cast<int>(points.size()) <= max_points) return points;
+  int64_t start = std::max(since, points.front().first);
+  int64_t width = (std::max<int64_t>(1, until - start + 1) + max_points - 1) / max_points;
+  std::vector<std::pair<int64_t, double>> out;
+  int64_t bucket = -1;
+  double sum = 0;
+  int n = 0;
+  for (const auto& [t, v] : points) {
+    int64_t b = (t - start) / width;
+    if (b != bucket && n > 0) {
+      out.emplace_back(start + bucket * width, sum / n);
+      sum = 0;
+      n = 0;
+    }
+    bucket = b;
+    sum += v;
+    ++n;
+  }
+  if (n > 0) out.emplace_back(start + bucket * width, sum / n);
+  return out;
+}
+
+TEST(StoreTest, DownsampledSeriesAreTheMeansOfTheFullResolutionPoints) {
+  TempDir dir;
+  std::string db = dir.path() + "/history.db";
+  StoreOptions o = BigQueue();
+  o.raw_retention_s = 3600;
+  o.rollup_retention_s = 6 * 3600;
+  auto store = OpenOrDie(db, o);
+  ASSERT_TRUE(store);
+  // Five hours and five minutes at one tick per 5 s, left open: rollups before the last hour,
+  // packed minutes after, and the last block's ticks not packed yet.
+  const int64_t end = kMinute0 + 5 * 3600 + 300;
+  for (int64_t t = kMinute0; t < end; t += 5) {
+    store->Append(MakeTick(t, std::sin(static_cast<double>(t) / 700.0) * 40 + 50, 0));
+  }
+  store->Flush();
+  ASSERT_EQ(store->write_error(), "");
+  ASSERT_GT(CountRows(db, "SELECT count(*) FROM samples_ticks"), 0);
+  auto reader = HistoryReader::Open(db);
+  ASSERT_TRUE(reader.ok());
+  for (int64_t back : {int64_t{240}, int64_t{1800}, int64_t{2 * 3600}, int64_t{6 * 3600}}) {
+    SeriesQuery q;
+    q.metric = "gpudoctor_gpu_temperature_celsius";
+    q.gpu = 0;
+    q.since_unix_s = end - back;
+    q.until_unix_s = end;
+    q.max_points = 1 << 20;
+    auto full = (*reader)->QuerySeries(q);
+    ASSERT_TRUE(full.ok());
+    ASSERT_EQ(full->size(), 1u);
+    const auto& all = (*full)[0].points;
+    ASSERT_GT(all.size(), 40u) << back;
+    for (int max_points : {1, 7, 40, 333, 2000, 100000}) {
+      q.max_points = max_points;
+      auto ds = (*reader)->QuerySeries(q);
+      ASSERT_TRUE(ds.ok());
+      auto want = ReferenceDownsample(all, max_points, q.since_unix_s, end);
+      const auto& got = (*ds)[0].points;
+      ASSERT_EQ(got.size(), want.size()) << back << " s back, " << max_points << " points";
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_EQ(got[i].first, want[i].first) << back << " s back, point " << i;
+        ASSERT_NEAR(got[i].second, want[i].second, 1e-9) << back << " s back, point " << i;
+      }
+    }
+  }
+  store->Close();
+}
+
 TrackedFinding MakeTracked(const std::string& id, int gpu, const std::string& serial) {
   TrackedFinding t;
   t.last.id = id;
