@@ -56,6 +56,10 @@ class Fd {
   Fd& operator=(const Fd&) = delete;
   int get() const { return fd_; }
   int release() { return std::exchange(fd_, -1); }
+  void reset(int fd) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+  }
 
  private:
   int fd_;
@@ -109,18 +113,31 @@ ProcessScan ScanProcesses(const RootFs& fs, const ProcScanOptions& opts) {
     }
     auto pid = ParseInt64(name);
     if (!pid || *pid <= 0 || *pid > 0x3fffffff) continue;
-    // A walk that reads nothing but stat opens PID/stat straight from /proc (open, read,
-    // close); the others open the process's directory once for stat, uid, fds and exe.
-    const bool dir_needed = opts.read_fds || opts.read_exe || opts.read_uid;
-    Fd dir(dir_needed ? ::openat(proc.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-                      : -1);
-    if (dir_needed && dir.get() < 0) continue;  // exited meanwhile
-    if (!ReadStatLine(dir_needed ? dir.get() : proc.get(),
-                      dir_needed ? "stat" : (name + "/stat").c_str(), &text)) {
+    // A walk that reads nothing but stat, and any walk for a known kernel thread, opens PID/stat
+    // straight from /proc (open, read, close); the others open the process's directory once for
+    // stat, uid, fds and exe.
+    const bool known_kernel_thread =
+        opts.kernel_threads != nullptr &&
+        std::binary_search(opts.kernel_threads->begin(), opts.kernel_threads->end(),
+                           static_cast<int>(*pid));
+    const bool dir_wanted = opts.read_fds || opts.read_exe || opts.read_uid;
+    Fd dir(dir_wanted && !known_kernel_thread
+               ? ::openat(proc.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+               : -1);
+    if (dir_wanted && !known_kernel_thread && dir.get() < 0) continue;  // exited meanwhile
+    const bool through_dir = dir.get() >= 0;
+    if (!ReadStatLine(through_dir ? dir.get() : proc.get(),
+                      through_dir ? "stat" : (name + "/stat").c_str(), &text)) {
       continue;  // exited meanwhile
     }
     auto st = ParsePidStat(text);
     if (!st.ok()) continue;
+    const bool kernel_thread = st->IsKernelThread();
+    if (dir_wanted && !through_dir && !kernel_thread) {
+      // The pid was a kernel thread's and is now a process's: read it in full.
+      dir.reset(::openat(proc.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+      if (dir.get() < 0) continue;
+    }
     ScannedProcess p;
     p.pid = static_cast<int>(*pid);
     p.state = st->state;
@@ -129,9 +146,13 @@ ProcessScan ScanProcesses(const RootFs& fs, const ProcScanOptions& opts) {
     // stat's comm is the comm file's text (both print the task's name, kernel threads' and
     // workqueue workers' included), so the comm file is not read as well.
     p.comm = Sanitize(Trim(st->comm), 64);
+    p.kernel_thread = kernel_thread;
     struct stat sb {};
-    if (opts.read_uid && ::fstat(dir.get(), &sb) == 0) p.uid = sb.st_uid;
-    const bool kernel_thread = st->IsKernelThread();
+    if (opts.read_uid && kernel_thread) {
+      p.uid = 0;  // kernel threads run as root; no stat(2) of their directory
+    } else if (opts.read_uid && ::fstat(dir.get(), &sb) == 0) {
+      p.uid = sb.st_uid;
+    }
     if (opts.keep_stat) p.stat = std::make_shared<const PidStat>(std::move(*st));
     if (p.state == 'D') {
       ++scan.skipped_dstate;

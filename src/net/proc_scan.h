@@ -35,7 +35,8 @@ struct ScannedProcess {
   uint64_t cpu_ticks = 0;               // utime + stime
   std::optional<uint64_t> start_ticks;  // start time after boot: tells pid reuse apart
   std::optional<uint32_t> uid;
-  bool fds_read = false;  // false for D-state tasks and unreadable fd dirs
+  bool kernel_thread = false;  // PF_KTHREAD in stat's flags: no files, no exe, uid 0
+  bool fds_read = false;       // false for D-state tasks and unreadable fd dirs
   std::vector<uint64_t> socket_inodes;
   bool gpu_device_open = false;
   std::string exe;  // exe link target; empty when not read
@@ -52,6 +53,11 @@ struct ProcScanOptions {
   bool keep_stat = false;  // fill ScannedProcess::stat
   bool read_uid = true;    // stat(2) of /proc/PID for ScannedProcess::uid
   size_t max_processes = 100000;
+  // Sorted pids a walk moments before found to be kernel threads (may be null). Their stat is read
+  // straight from /proc (open PID/stat, read, close) without opening their directory, and their
+  // uid is 0 without a stat(2): on a many-core node most tasks are per-CPU kernel threads. A pid
+  // whose stat no longer says kernel thread (reused) is read in full.
+  const std::vector<int>* kernel_threads = nullptr;
   // Stop when this passes (checked every kScanDeadlineStride /proc entries and fds); nullopt:
   // no limit.
   std::optional<TimePoint> deadline;

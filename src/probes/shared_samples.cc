@@ -1,5 +1,6 @@
 #include "probes/shared_samples.h"
 
+#include <algorithm>
 #include <thread>
 
 #include "net/udp_senders.h"
@@ -76,7 +77,12 @@ const ProcessScan& SharedSamples::ProcessesBefore() {
     light.read_uid = false;  // owners come from the walk after the window
     light.deadline = deadline_;
     proc_before_ = ScanProcesses(fs_, light);
+    for (const ScannedProcess& p : proc_before_.processes) {
+      if (p.kernel_thread) kernel_threads_.push_back(p.pid);
+    }
+    std::sort(kernel_threads_.begin(), kernel_threads_.end());
     ++proc_walks_;
+    before_done_.store(true);
   });
   return proc_before_;
 }
@@ -87,6 +93,8 @@ const ProcessScan& SharedSamples::ProcessesAfter(TimePoint window_end) {
     ProcScanOptions full;
     full.read_exe = true;
     full.deadline = deadline_;
+    // The walk at the window's start knows the kernel threads (when a probe asked for it).
+    if (before_done_.load()) full.kernel_threads = &kernel_threads_;
     proc_after_ = ScanProcesses(fs_, full);
     ++proc_walks_;
   });

@@ -9,6 +9,7 @@
 // their own carries between ticks). Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -61,6 +62,8 @@ class SharedSamples {
   std::once_flag tcp_before_once_, tcp_after_once_, proc_before_once_, proc_after_once_;
   TcpSample tcp_before_, tcp_after_;
   ProcessScan proc_before_, proc_after_;
+  std::vector<int> kernel_threads_;  // pids proc_before_ found to be kernel threads, sorted
+  std::atomic<bool> before_done_{false};
   std::optional<std::pair<uint64_t, uint64_t>> opens_before_;
   int tcp_dumps_ = 0;  // written inside call_once only
   bool tcp_after_from_lookups_ = false;

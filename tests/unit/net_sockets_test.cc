@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <set>
 
 #include "net/proc_scan.h"
@@ -273,6 +274,63 @@ TEST(ProcScanTest, DStateTasksGetNoFdOrExeReads) {
   EXPECT_EQ(miner.socket_inodes, std::vector<uint64_t>{777});
   EXPECT_TRUE(miner.gpu_device_open);
   EXPECT_EQ(miner.exe, "/tmp/.x/xmrig (deleted)");
+}
+
+// Kernel threads the walk at the window's start found are read through PID/stat alone in the walk
+// after it (no directory, no stat(2): uid 0); a hinted pid that is a process's now is read in full.
+TEST(ProcScanTest, KnownKernelThreadsAreReadThroughTheirStatAlone) {
+  testing::TempDir dir;
+  auto stat_line = [](int pid, const char* comm, int ppid, unsigned flags) {
+    return std::to_string(pid) + " (" + comm + ") S " + std::to_string(ppid) + " 0 0 0 -1 " +
+           std::to_string(flags) + " 0 0 0 0 50 50 0 0 20 0 1 0 9 0 0\n";
+  };
+  constexpr unsigned kPfKthread = 0x00200000;
+  dir.Write("proc/2/stat", stat_line(2, "kthreadd", 0, kPfKthread));
+  dir.Write("proc/50/stat", stat_line(50, "kworker/3:1", 2, kPfKthread));
+  dir.Symlink("socket:[555]", "proc/50/fd/3");  // never read: a kernel thread has no files
+  dir.Write("proc/60/stat", stat_line(60, "python3", 1, 0));  // was a kernel thread's pid
+  dir.Symlink("socket:[888]", "proc/60/fd/7");
+  dir.Symlink("/usr/bin/python3.11", "proc/60/exe");
+  dir.Write("proc/100/stat", stat_line(100, "sshd", 1, 0));
+  dir.Symlink("socket:[999]", "proc/100/fd/4");
+  dir.Write("proc/self", "");
+  if (::geteuid() == 0) {  // owners that only a stat(2) of the directory would report
+    for (const char* pid : {"2", "50", "60", "100"}) {
+      ASSERT_EQ(::lchown((dir.path() + "/proc/" + pid).c_str(), 4242, 4242), 0);
+    }
+  }
+  struct stat own {};
+  ASSERT_EQ(::stat((dir.path() + "/proc/60").c_str(), &own), 0);
+  ASSERT_NE(own.st_uid, 0u) << "the test needs directories not owned by root";
+  RootFs fs(dir.path() + "/proc", dir.path() + "/sys", dir.path());
+  ProcScanOptions opts;
+  opts.read_exe = true;
+  const std::vector<int> hinted = {2, 50, 60};
+  for (bool with_hint : {false, true}) {
+    opts.kernel_threads = with_hint ? &hinted : nullptr;
+    ProcessScan scan = ScanProcesses(fs, opts);
+    ASSERT_EQ(scan.processes.size(), 4u) << with_hint;
+    std::map<int, const ScannedProcess*> by_pid;
+    for (const auto& p : scan.processes) by_pid[p.pid] = &p;
+    for (int pid : {2, 50}) {
+      const ScannedProcess& k = *by_pid.at(pid);
+      EXPECT_TRUE(k.kernel_thread) << pid;
+      EXPECT_EQ(k.uid, std::optional<uint32_t>(0)) << pid << " with hint " << with_hint;
+      EXPECT_TRUE(k.socket_inodes.empty()) << pid;
+      EXPECT_TRUE(k.exe.empty()) << pid;
+      EXPECT_EQ(k.cpu_ticks, 100u) << pid;
+    }
+    EXPECT_EQ(by_pid.at(50)->comm, "kworker/3:1");
+    for (int pid : {60, 100}) {
+      const ScannedProcess& p = *by_pid.at(pid);
+      EXPECT_FALSE(p.kernel_thread) << pid;
+      EXPECT_EQ(p.uid, std::optional<uint32_t>(own.st_uid)) << pid << " with hint " << with_hint;
+      EXPECT_TRUE(p.fds_read) << pid;
+    }
+    EXPECT_EQ(by_pid.at(60)->socket_inodes, std::vector<uint64_t>{888}) << with_hint;
+    EXPECT_EQ(by_pid.at(60)->exe, "/usr/bin/python3.11") << with_hint;
+    EXPECT_EQ(by_pid.at(100)->socket_inodes, std::vector<uint64_t>{999}) << with_hint;
+  }
 }
 
 // A process with more fds than one getdents64 buffer holds (the fd directory is read in 8 KiB
