@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -112,7 +113,9 @@ struct HostFacts {
   std::optional<ThermalFacts> thermal;
   std::optional<BootFacts> boot;
   std::optional<BackupFacts> backups;
-  std::optional<UpdateFacts> updates;
+  // Shared, not copied: the boot probe runs on the slow cadence and its answer (a package list)
+  // is applied to every tick's snapshot between its runs. Null: not read.
+  std::shared_ptr<const UpdateFacts> updates;
 };
 
 }  // namespace gpudoctor

@@ -29,7 +29,7 @@ constexpr size_t kMaxRebootPkgs = 20;
 // Under `watch`: the last pending-updates answer and the package state it was read from.
 struct UpdatesCarry : ProbeCarry {
   std::string key;  // UpdatesStateKey; "" = no memo
-  UpdateFacts updates;
+  std::shared_ptr<const UpdateFacts> updates;
 };
 
 bool IsNvidiaModuleFile(std::string_view name) {
@@ -164,8 +164,9 @@ ProbeOutput RunBootProbe(const ProbeContext& ctx) {
     const TimePoint scan_deadline = ctx.deadline - std::chrono::milliseconds(300);
     // `check`: through the on-disk cache keyed on the inputs' identity (probes/updates_cache.h);
     // `watch` keeps its answer in memory (above).
-    carry->updates = ctx.continuous ? ScanSecurityUpdates(fs, scan_deadline)
-                                    : ScanSecurityUpdatesCached(fs, scan_deadline);
+    carry->updates = std::make_shared<const UpdateFacts>(
+        ctx.continuous ? ScanSecurityUpdates(fs, scan_deadline)
+                       : ScanSecurityUpdatesCached(fs, scan_deadline));
     if (SteadyClock::now() >= scan_deadline) carry->key.clear();  // maybe cut short: scan again
   }
   ProbeOutput out = ProbeOk([facts, updates = carry->updates](Snapshot& s) {

@@ -287,7 +287,7 @@ TEST(SecurityUpdatesTest, CompressedAptListsAreReadAndUnreadableOnesNamed) {
     EXPECT_THAT(u.note, HasSubstr("contrib_binary-amd64_Packages.xz (unsupported: "));
     Snapshot s;
     s.time = std::chrono::system_clock::now();
-    s.host.updates = u;
+    s.host.updates = std::make_shared<const UpdateFacts>(u);
     std::vector<Finding> found;
     for (auto& f : EvaluateRules(s, Thresholds())) {
       if (f.id == "host.updates.security") found.push_back(f);

@@ -151,8 +151,9 @@ TEST(SecurityUpdatesTest, NoListsNoSecuritySuiteAndNothingPendingAreSilent) {
   EXPECT_NE(no_suite.note.find("no security suite"), std::string::npos);
   Snapshot s;
   s.time = At(2026, 12, 5);
-  s.host.updates = UpdateFacts{};
-  s.host.updates->checked = true;
+  auto checked = std::make_shared<UpdateFacts>();
+  checked->checked = true;
+  s.host.updates = checked;
   EXPECT_TRUE(Only(s, "host.updates.security").empty());
 }
 
