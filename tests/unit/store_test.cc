@@ -598,13 +598,19 @@ TEST(StoreTest, OneRowPerTickKeepsEveryPointExactly) {
   }
 }
 
+// A store at `db` keeping raw ticks raw_s seconds and minute rollups rollup_s seconds.
+std::unique_ptr<HistoryStore> OpenWithRetention(const std::string& db, int64_t raw_s,
+                                                int64_t rollup_s) {
+  StoreOptions o = BigQueue();
+  o.raw_retention_s = raw_s;
+  o.rollup_retention_s = rollup_s;
+  return OpenOrDie(db, o);
+}
+
 TEST(StoreTest, OldDataIsServedFromMinuteRollupsAfterRawRetention) {
   TempDir dir;
   std::string db = dir.path() + "/history.db";
-  StoreOptions o = BigQueue();
-  o.raw_retention_s = 3600;
-  o.rollup_retention_s = 3 * 3600;
-  auto store = OpenOrDie(db, o);
+  auto store = OpenWithRetention(db, 3600, 3 * 3600);
   ASSERT_TRUE(store);
   // Five hours at one tick per 10 s; the temperature is the minute number, plus 0..5 within it.
   for (int64_t t = kMinute0; t < kMinute0 + 5 * 3600; t += 10) {
@@ -686,10 +692,7 @@ std::vector<std::pair<int64_t, double>> ReferenceDownsample(
 TEST(StoreTest, DownsampledSeriesAreTheMeansOfTheFullResolutionPoints) {
   TempDir dir;
   std::string db = dir.path() + "/history.db";
-  StoreOptions o = BigQueue();
-  o.raw_retention_s = 3600;
-  o.rollup_retention_s = 6 * 3600;
-  auto store = OpenOrDie(db, o);
+  auto store = OpenWithRetention(db, 3600, 6 * 3600);
   ASSERT_TRUE(store);
   // Five hours and five minutes at one tick per 5 s, left open: rollups before the last hour,
   // packed minutes after, and the last block's ticks not packed yet.
