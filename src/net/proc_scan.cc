@@ -121,10 +121,12 @@ ProcessScan ScanProcesses(const RootFs& fs, const ProcScanOptions& opts) {
         std::binary_search(opts.kernel_threads->begin(), opts.kernel_threads->end(),
                            static_cast<int>(*pid));
     const bool dir_wanted = opts.read_fds || opts.read_exe || opts.read_uid;
-    Fd dir(dir_wanted && !known_kernel_thread
-               ? ::openat(proc.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-               : -1);
-    if (dir_wanted && !known_kernel_thread && dir.get() < 0) continue;  // exited meanwhile
+    Fd dir(-1);
+    auto open_dir = [&] {
+      dir.reset(::openat(proc.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+      return dir.get() >= 0;
+    };
+    if (dir_wanted && !known_kernel_thread && !open_dir()) continue;  // exited meanwhile
     const bool through_dir = dir.get() >= 0;
     if (!ReadStatLine(through_dir ? dir.get() : proc.get(),
                       through_dir ? "stat" : (name + "/stat").c_str(), &text)) {
@@ -133,11 +135,8 @@ ProcessScan ScanProcesses(const RootFs& fs, const ProcScanOptions& opts) {
     auto st = ParsePidStat(text);
     if (!st.ok()) continue;
     const bool kernel_thread = st->IsKernelThread();
-    if (dir_wanted && !through_dir && !kernel_thread) {
-      // The pid was a kernel thread's and is now a process's: read it in full.
-      dir.reset(::openat(proc.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-      if (dir.get() < 0) continue;
-    }
+    // A pid that was a kernel thread's and is now a process's is read in full.
+    if (dir_wanted && !through_dir && !kernel_thread && !open_dir()) continue;
     ScannedProcess p;
     p.pid = static_cast<int>(*pid);
     p.state = st->state;

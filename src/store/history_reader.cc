@@ -29,9 +29,8 @@ Result<std::unique_ptr<SqliteDb>> OpenExisting(const std::string& path, int flag
   if (*app != kStoreApplicationId) {
     return ParseError(path + ": not a gpudoctor history database");
   }
-  // A query reads each page once or a few times (series ranges, rollups): SQLite's default
-  // 2 MiB page cache only grew the reading process (`watch` serving the dashboard's ranges).
-  if (Status s = (*db)->Exec("PRAGMA cache_size=-256"); !s.ok()) return s;
+  // `watch` serving the dashboard's ranges grew by the default cache (store_schema.h).
+  if (Status s = (*db)->Exec(kStorePageCachePragma); !s.ok()) return s;
   return db;
 }
 
@@ -157,7 +156,7 @@ class SqliteHistoryReader final : public HistoryReader {
     }
     if (rc != SQLITE_DONE) return db_->Error("query series");
     // The recent tick rows hold every series: decoded once for all the series asked for.
-    std::map<int64_t, std::vector<std::pair<int64_t, double>>> recent;
+    std::map<int64_t, SeriesPoints> recent;
     for (const auto& f : found) recent[f.first];
     if (Status e = ReadRecentPoints(*db_, legacy_recent_, q.since_unix_s, until, recent); !e.ok()) {
       return e;
@@ -168,7 +167,7 @@ class SqliteHistoryReader final : public HistoryReader {
       Status e = ReadSeriesPoints(*db_, id, q.since_unix_s, until, mine,
                                   std::max<size_t>(1, q.max_points), s);
       if (!e.ok()) return e;
-      std::vector<std::pair<int64_t, double>>().swap(mine);
+      SeriesPoints().swap(mine);
       out.push_back(std::move(s));
     }
     return out;

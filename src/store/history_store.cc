@@ -413,12 +413,9 @@ Result<std::unique_ptr<SqliteDb>> OpenStoreForWriting(const std::string& path, b
   if (!IdentityOf(path, identity)) return IoError(path + ": vanished while opening");
   for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL",
                              "PRAGMA foreign_keys=OFF", "PRAGMA journal_size_limit=16777216",
-                             // 256 KiB of page cache (SQLite's default is 2 MiB a connection):
-                             // the pages a tick writes fit (it appends to samples_recent); the
-                             // minute's pack reads the rest from the OS page cache. 1 MiB held
-                             // 0.6 MiB more of `watch`'s heap for ≈ 2% of its CPU per tick
-                             // (docs/cost.md, "`watch` RSS, fifth round").
-                             "PRAGMA cache_size=-256"}) {
+                             // 1 MiB held 0.6 MiB more of `watch`'s heap for ≈ 2% of its
+                             // CPU per tick (docs/cost.md, "`watch` RSS, fifth round").
+                             kStorePageCachePragma}) {
     if (Status s = d.Exec(pragma); !s.ok()) return s;
   }
   std::string init = "BEGIN IMMEDIATE;";

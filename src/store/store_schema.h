@@ -44,6 +44,12 @@ inline constexpr int32_t kStoreApplicationId = 0x47504448;
 // Version 3: samples_ticks (one row per tick) replaces samples_recent (one row per point).
 inline constexpr int kStoreSchemaVersion = 3;
 
+// Every connection to a history file (the writer, readers, the open's integrity check) keeps
+// 256 KiB of page cache, not SQLite's default 2 MiB: a tick's pages fit, and queries and the check
+// read each page once or a few times; 2 MiB only grew `watch` (docs/cost.md, "`watch` RSS, fifth
+// round" and "Tenth round").
+inline constexpr const char* kStorePageCachePragma = "PRAGMA cache_size=-256";
+
 // findings_open: the few open episodes among 30 days of resolved ones. `watch` reads them every
 // 5 s (acknowledgements and silences written by other processes); without it every read scanned
 // the whole table (21.7 ms at 20,000 episodes against 0.02 ms with it, docs/cost.md). A partial
