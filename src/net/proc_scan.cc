@@ -135,6 +135,7 @@ ProcessScan ScanProcesses(const RootFs& fs, const ProcScanOptions& opts) {
     auto st = ParsePidStat(text);
     if (!st.ok()) continue;
     const bool kernel_thread = st->IsKernelThread();
+    if (known_kernel_thread && kernel_thread) ++scan.kernel_threads_hinted;
     // A pid that was a kernel thread's and is now a process's is read in full.
     if (dir_wanted && !through_dir && !kernel_thread && !open_dir()) continue;
     ScannedProcess p;
@@ -223,6 +224,10 @@ struct RecentScan {
   std::string procfs;
   TimePoint started_at{};
   std::weak_ptr<const ProcessScan> scan;
+  // The kernel threads the last walk of `procfs` found (sorted pids): the next walk reads them
+  // through PID/stat alone (ProcScanOptions::kernel_threads). Kernel threads live as long as the
+  // host mostly; a pid reused by a process since is read in full.
+  std::vector<int> kernel_threads;
 };
 
 }  // namespace
@@ -245,11 +250,17 @@ std::shared_ptr<const ProcessScan> RecentFullScan(const RootFs& fs,
       (!newer_than || recent.started_at > *newer_than)) {
     if (auto scan = recent.scan.lock()) return scan;
   }
+  if (recent.procfs == fs.procfs()) opts.kernel_threads = &recent.kernel_threads;
   const TimePoint started = SteadyClock::now();
   auto scan = std::make_shared<const ProcessScan>(ScanProcesses(fs, opts));
   recent.procfs = fs.procfs();
   recent.started_at = started;
   recent.scan = scan;
+  recent.kernel_threads.clear();
+  for (const ScannedProcess& p : scan->processes) {
+    if (p.kernel_thread) recent.kernel_threads.push_back(p.pid);
+  }
+  std::sort(recent.kernel_threads.begin(), recent.kernel_threads.end());
   return scan;
 }
 

@@ -72,6 +72,9 @@ struct ProcessScan {
   // one's fd list may be partial).
   bool truncated = false;
   TimePoint started_at{};  // when the walk began
+  // Kernel threads read through PID/stat alone because ProcScanOptions::kernel_threads named
+  // them (and they still are): what the hint saved, for tests and cost accounting.
+  int kernel_threads_hinted = 0;
 };
 
 // Never fails: an unreadable /proc gives an empty scan.
@@ -82,9 +85,10 @@ ProcessScan ScanProcesses(const RootFs& fs, const ProcScanOptions& opts);
 // scan of the same procfs that started at most max_age before this call, else takes a new one
 // (read_fds and read_exe on, `deadline` as ScanProcesses) and, with `newer_than`, only one that
 // started after it (a probe that diffs against its previous run's scan must not get that scan
-// again). One scan at a time: a caller that would wait past its deadline for another's scan scans
-// on its own. Only a weak reference is kept here, so no scan outlives the callers holding it.
-// Thread-safe.
+// again). A new scan of the procfs the last one walked reads the kernel threads that one found
+// through their stat alone (ProcScanOptions::kernel_threads). One scan at a time: a caller that
+// would wait past its deadline for another's scan scans on its own. Only a weak reference to a scan
+// is kept here, so no scan outlives the callers holding it. Thread-safe.
 std::shared_ptr<const ProcessScan> RecentFullScan(const RootFs& fs,
                                                   std::chrono::milliseconds max_age,
                                                   std::optional<TimePoint> deadline,

@@ -1,6 +1,7 @@
 // InfiniBand probe. Source: /sys/class/infiniband/<dev>/ports/<n>/{state,phys_state,rate,
 // link_layer,counters/*}, read twice across the sampling window. Units: Gb/s, counts.
-// Failure modes: no class/infiniband (no RDMA hardware) → skipped; unreadable counters absent.
+// Failure modes: no class/infiniband (no RDMA hardware) → skipped (under `watch` looked at again
+// every kAbsentSourceRecheck, probe.h); unreadable counters absent.
 // Reference: signals.md §11; kernel Documentation/ABI/stable/sysfs-class-infiniband.
 // Under `watch` the carry keeps an IbReader: the port files stay open from tick to tick and the
 // ports are listed again only when the device list changes (infiniband_sysfs.h).
@@ -21,6 +22,8 @@ using IbCarry = SampleReaderCarry<Samples, IbReader>;
 }  // namespace
 
 ProbeOutput RunInfinibandProbe(const ProbeContext& ctx) {
+  // A host without InfiniBand/RDMA devices is looked at again every kAbsentSourceRecheck.
+  if (auto again = AbsentSourceAgain(ctx)) return std::move(*again);
   std::shared_ptr<IbReader> reader;
   if (auto* prev = dynamic_cast<const IbCarry*>(ctx.previous.get())) reader = prev->reader;
   if (reader == nullptr) reader = std::make_shared<IbReader>(/*keep_files=*/ctx.continuous);
@@ -33,7 +36,13 @@ ProbeOutput RunInfinibandProbe(const ProbeContext& ctx) {
   if (!first.ok()) return ProbeSkipped("no InfiniBand/RDMA devices: " + first.status().message());
   TimePoint t1 = SteadyClock::now();
   auto second = probe_ports();
-  if (!second.ok()) return ProbeSkipped("no InfiniBand/RDMA devices: " + second.status().message());
+  if (!second.ok()) {
+    std::string reason = "no InfiniBand/RDMA devices: " + second.status().message();
+    if (second.status().code() == StatusCode::kNotFound) {
+      return AbsentSourceSkip(ctx, std::move(reason));
+    }
+    return ProbeSkipped(std::move(reason));
+  }
   ProbeOutput out;
   if (!first->sample) {
     out = ProbeSkipped("first sample of a watch: rates from the next tick");

@@ -107,6 +107,38 @@ inline ProbeOutput ProbeFailed(std::string reason, std::function<void(Snapshot&)
   return {ProbeState::kFailed, std::move(reason), std::move(apply)};
 }
 
+// Under `watch`, a probe whose source this host lacks (no InfiniBand class, ...) reports the same
+// skip from its carry and looks again only once kAbsentSourceRecheck has passed since it last
+// looked (the slow probes' default cadence): hardware or a driver that appears later is seen
+// within that time, and a host without it pays nothing per tick.
+inline constexpr auto kAbsentSourceRecheck = std::chrono::seconds(30);
+struct AbsentSourceCarry : ProbeCarry {
+  AbsentSourceCarry(std::string r, TimePoint t) : reason(std::move(r)), looked_at(t) {}
+  std::string reason;  // the skip's reason, as the run that looked gave it
+  TimePoint looked_at;
+};
+
+// The skip to report again (its carry handed on), or nullopt when the probe should look: no
+// such carry, or it is kAbsentSourceRecheck old.
+inline std::optional<ProbeOutput> AbsentSourceAgain(const ProbeContext& ctx) {
+  const auto* absent = dynamic_cast<const AbsentSourceCarry*>(ctx.previous.get());
+  if (absent == nullptr || SteadyClock::now() - absent->looked_at >= kAbsentSourceRecheck) {
+    return std::nullopt;
+  }
+  ProbeOutput out = ProbeSkipped(absent->reason);
+  out.next = ctx.previous;
+  return out;
+}
+
+// A skip because the source is absent; under `watch` it carries the absence (AbsentSourceAgain).
+inline ProbeOutput AbsentSourceSkip(const ProbeContext& ctx, std::string reason) {
+  ProbeOutput out = ProbeSkipped(reason);
+  if (ctx.continuous) {
+    out.next = std::make_shared<AbsentSourceCarry>(std::move(reason), SteadyClock::now());
+  }
+  return out;
+}
+
 enum class Cadence { kFast, kSlow };  // watch: fast every tick, slow every Nth tick
 
 using ProbeFn = ProbeOutput (*)(const ProbeContext&);

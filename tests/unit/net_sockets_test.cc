@@ -333,6 +333,54 @@ TEST(ProcScanTest, KnownKernelThreadsAreReadThroughTheirStatAlone) {
   }
 }
 
+// `watch`'s walks (RecentFullScan): each new walk of a procfs reads the kernel threads the walk
+// before it found through their stat alone; a pid that a process has taken since is read in
+// full (fds, exe), and a walk of another procfs gets no hint from this one.
+TEST(ProcScanTest, WatchWalksReadTheLastWalksKernelThreadsThroughTheirStat) {
+  testing::TempDir dir;
+  auto stat_line = [](int pid, const char* comm, unsigned flags) {
+    return std::to_string(pid) + " (" + comm + ") S 2 0 0 0 -1 " + std::to_string(flags) +
+           " 0 0 0 0 50 50 0 0 20 0 1 0 9 0 0\n";
+  };
+  constexpr unsigned kPfKthread = 0x00200000;
+  dir.Write("proc/2/stat", stat_line(2, "kthreadd", kPfKthread));
+  dir.Write("proc/50/stat", stat_line(50, "kworker/3:1", kPfKthread));
+  dir.Write("proc/60/stat", stat_line(60, "ksoftirqd/0", kPfKthread));
+  dir.Write("proc/100/stat", stat_line(100, "sshd", 0));
+  dir.Symlink("socket:[999]", "proc/100/fd/4");
+  RootFs fs(dir.path() + "/proc", dir.path() + "/sys", dir.path());
+  const auto now = std::chrono::milliseconds(0);  // max_age 0: every call walks again
+
+  auto first = RecentFullScan(fs, now, std::nullopt);
+  ASSERT_EQ(first->processes.size(), 4u);
+  EXPECT_EQ(first->kernel_threads_hinted, 0);  // nothing walked this procfs before
+
+  // pid 60 now belongs to a process with a socket and an exe.
+  dir.Write("proc/60/stat", stat_line(60, "python3", 0));
+  dir.Symlink("socket:[888]", "proc/60/fd/7");
+  dir.Symlink("/usr/bin/python3.11", "proc/60/exe");
+  auto second = RecentFullScan(fs, now, std::nullopt);
+  ASSERT_EQ(second->processes.size(), 4u);
+  EXPECT_EQ(second->kernel_threads_hinted, 2);  // 2 and 50; 60 is a process's now
+  std::map<int, const ScannedProcess*> by_pid;
+  for (const auto& p : second->processes) by_pid[p.pid] = &p;
+  EXPECT_TRUE(by_pid.at(50)->kernel_thread);
+  EXPECT_EQ(by_pid.at(50)->comm, "kworker/3:1");
+  EXPECT_EQ(by_pid.at(50)->cpu_ticks, 100u);
+  EXPECT_FALSE(by_pid.at(60)->kernel_thread);
+  EXPECT_EQ(by_pid.at(60)->socket_inodes, std::vector<uint64_t>{888});
+  EXPECT_EQ(by_pid.at(60)->exe, "/usr/bin/python3.11");
+  EXPECT_EQ(by_pid.at(100)->socket_inodes, std::vector<uint64_t>{999});
+
+  auto third = RecentFullScan(fs, now, std::nullopt);
+  EXPECT_EQ(third->kernel_threads_hinted, 2);  // the hint follows the last walk: 2 and 50
+
+  testing::TempDir other;
+  other.Write("proc/2/stat", stat_line(2, "kthreadd", kPfKthread));
+  RootFs other_fs(other.path() + "/proc", other.path() + "/sys", other.path());
+  EXPECT_EQ(RecentFullScan(other_fs, now, std::nullopt)->kernel_threads_hinted, 0);
+}
+
 // A process with more fds than one getdents64 buffer holds (the fd directory is read in 8 KiB
 // pieces): every link is read, the socket owner of each inode (a stratum-port socket among them)
 // is found, and a GPU device behind the last fd is seen.

@@ -311,6 +311,56 @@ TEST(IbReaderTest, SeesDevicesAndPortsComeAndGo) {
   EXPECT_EQ(gone.status().code(), StatusCode::kNotFound);
 }
 
+// Under `watch` a host without InfiniBand is looked at once per kAbsentSourceRecheck: the runs in
+// between report the same skip from the carry without reading sysfs (a device created meanwhile
+// is not seen yet); the first run after the recheck time sees it (its first sample), and a
+// `check` never carries the absence.
+TEST(InfinibandProbeTest, WatchLooksForAbsentDevicesAgainOnlyAfterTheRecheckTime) {
+  testing::TempDir dir;
+  dir.Write("class/net/lo/operstate", "unknown\n");
+  auto settings = std::make_shared<Settings>();
+  settings->fs = RootFs("/nonexistent-proc", dir.path(), "/nonexistent-root");
+  ProbeContext ctx{settings, SteadyClock::now() + std::chrono::seconds(5)};
+  ctx.continuous = true;
+  ProbeOutput absent = RunInfinibandProbe(ctx);
+  ASSERT_EQ(absent.state, ProbeState::kSkipped);
+  EXPECT_NE(absent.reason.find("no InfiniBand/RDMA devices"), std::string::npos) << absent.reason;
+  auto* carry = dynamic_cast<AbsentSourceCarry*>(absent.next.get());
+  ASSERT_NE(carry, nullptr);
+
+  dir.Write("class/infiniband/mlx5_0/ports/1/state", "4: ACTIVE\n");
+  dir.Write("class/infiniband/mlx5_0/ports/1/counters/symbol_error", "1\n");
+  ctx.previous = absent.next;
+  ProbeOutput again = RunInfinibandProbe(ctx);
+  EXPECT_EQ(again.state, ProbeState::kSkipped);
+  EXPECT_EQ(again.reason, absent.reason);
+  EXPECT_EQ(again.next, absent.next);  // the same carry: not looked at
+
+  carry->looked_at = SteadyClock::now() - kAbsentSourceRecheck;
+  ProbeOutput seen = RunInfinibandProbe(ctx);
+  EXPECT_EQ(seen.reason, "first sample of a watch: rates from the next tick");
+  EXPECT_EQ(dynamic_cast<AbsentSourceCarry*>(seen.next.get()), nullptr);
+  ctx.previous = seen.next;
+  ProbeOutput rates = RunInfinibandProbe(ctx);
+  ASSERT_EQ(rates.state, ProbeState::kOk) << rates.reason;
+  Snapshot snap;
+  rates.apply(snap);
+  ASSERT_TRUE(snap.network.ib_ports.has_value());
+  EXPECT_EQ(snap.network.ib_ports->size(), 1u);
+
+  // The devices go: absent again, carried again.
+  std::filesystem::remove_all(dir.path() + "/class/infiniband");
+  ctx.previous = rates.next;
+  EXPECT_NE(dynamic_cast<AbsentSourceCarry*>(RunInfinibandProbe(ctx).next.get()), nullptr);
+
+  ProbeContext check{settings, SteadyClock::now() + std::chrono::seconds(5)};
+  settings->sample_ms = 1;
+  std::filesystem::remove_all(dir.path() + "/class/infiniband");
+  ProbeOutput once = RunInfinibandProbe(check);
+  EXPECT_EQ(once.state, ProbeState::kSkipped);
+  EXPECT_EQ(once.next, nullptr);
+}
+
 TEST(InfinibandSysfsTest, NoDevicesIsNotFound) {
   auto r = ReadIbPorts(RootFs("/p", "/nonexistent-sys", "/r"));
   EXPECT_FALSE(r.ok());
