@@ -3,8 +3,10 @@
 // back) gets the next seq, a minute packed again a further blob, a rollup minute is merged.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <unordered_map>
 
 #include "store/history_store_internal.h"
 #include "store/sample_codec.h"
@@ -278,6 +280,8 @@ Status StoreWriter::AddRollups(int64_t series_id, int64_t hour_s,
 // decode (a damaged page) is skipped whole.
 Status StoreWriter::PackBefore(int64_t before_s) {
   struct SeriesMinute {
+    int64_t series = 0;
+    bool active = false;  // has points in the minute being read
     std::vector<SampleEncoder> layers;
     int last_slot = -1;
     size_t repeat = 0;  // points at last_slot before this one
@@ -293,12 +297,22 @@ Status StoreWriter::PackBefore(int64_t before_s) {
   std::vector<Packed> packed;
   std::string blobs;              // every finished layer's bytes, back to back
   std::vector<size_t> blob_ends;  // end offset of each layer's bytes in `blobs`
-  std::map<int64_t, SeriesMinute> pending;
+  // One accumulator per series, kept for the whole pack (reset when its minute is finished).
+  // Ticks list their series in the same order tick after tick, so a point's accumulator is found
+  // by the point's position in its tick (checked against the series id), the hash only when the
+  // tick's shape differs: no tree walk per point.
+  std::vector<SeriesMinute> accs;
+  std::unordered_map<int64_t, size_t> acc_of;  // series id -> index in accs
+  std::vector<size_t> acc_at;                  // position in a tick -> index in accs
+  std::vector<size_t> active;                  // accs with points in this minute
   int64_t pending_minute = 0;
   auto finish_minute = [&] {
-    for (auto& [series, acc] : pending) {
+    std::sort(active.begin(), active.end(),
+              [&](size_t a, size_t b) { return accs[a].series < accs[b].series; });
+    for (size_t i : active) {
+      SeriesMinute& acc = accs[i];
       Packed p;
-      p.series = series;
+      p.series = acc.series;
       p.minute = pending_minute;
       p.first_blob = blob_ends.size();
       p.blob_count = acc.layers.size();
@@ -310,8 +324,16 @@ Status StoreWriter::PackBefore(int64_t before_s) {
       p.rollup = {static_cast<int>((pending_minute - hour) / 60), acc.mn,
                   acc.sum / static_cast<double>(acc.count), acc.mx, acc.count};
       packed.push_back(std::move(p));
+      acc.active = false;
+      acc.layers.clear();
+      acc.last_slot = -1;
+      acc.repeat = 0;
+      acc.mn = INFINITY;
+      acc.mx = -INFINITY;
+      acc.sum = 0;
+      acc.count = 0;
     }
-    pending.clear();
+    active.clear();
   };
   pack_rows_.clear();
   recent_select_.Reset();
@@ -347,9 +369,23 @@ Status StoreWriter::PackBefore(int64_t before_s) {
       pending_minute = minute;
     }
     const int slot = static_cast<int>(ts - minute);
-    for (const auto& [series, value] : pack_points_) {
-      auto [it, added] = pending.try_emplace(series);
-      SeriesMinute& acc = it->second;
+    if (acc_at.size() < pack_points_.size()) acc_at.resize(pack_points_.size(), SIZE_MAX);
+    for (size_t j = 0; j < pack_points_.size(); ++j) {
+      const auto& [series, value] = pack_points_[j];
+      size_t a = acc_at[j];
+      if (a == SIZE_MAX || accs[a].series != series) {
+        auto [it, added] = acc_of.try_emplace(series, accs.size());
+        if (added) {
+          accs.emplace_back();
+          accs.back().series = series;
+        }
+        a = acc_at[j] = it->second;
+      }
+      SeriesMinute& acc = accs[a];
+      if (!acc.active) {
+        acc.active = true;
+        active.push_back(a);
+      }
       acc.repeat = slot == acc.last_slot ? acc.repeat + 1 : 0;
       acc.last_slot = slot;
       if (acc.repeat == acc.layers.size()) {
