@@ -38,6 +38,10 @@ if [ -n "${WATCH_BENCH_SEED_HOURS:-}" ]; then
   [ -x "$seeder" ] || { echo "watch_bench: build $seeder first (--target store_size)" >&2; exit 1; }
   "$seeder" "$tmp/history.db" "$WATCH_BENCH_SEED_HOURS" 600 "$(date +%s)" >/dev/null 2>&1 ||
     { echo "watch_bench: seeding failed" >&2; exit 1; }
+  # The seed's GPU ledger names store_size's synthetic cards, not the fake NVML's: left in, `watch`
+  # would expect those 8 and open gpu.missing (crit) for the whole run. The samples stay.
+  python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute("DELETE FROM gpus"); c.commit()' \
+    "$tmp/history.db" || { echo "watch_bench: clearing the seed's GPU ledger failed" >&2; exit 1; }
   cp "$tmp/history.db" "$tmp/base.db"
   echo "history seeded: $WATCH_BENCH_SEED_HOURS h, $(du -m "$tmp/history.db" | cut -f1) MiB"
 fi
