@@ -8,6 +8,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "net/icmp_packet.h"
 #include "net/neighbor_table.h"
 #include "net/pinger.h"
@@ -373,9 +376,16 @@ TEST(TunPingTest, StampedRepliesAreReadAtTheNextSendWithTheirOwnRtt) {
     }
     ASSERT_EQ(r->rtts_ms.size(), 20u);
     EXPECT_EQ(r->kernel_timestamps, 20);
+    // Read at the next send, every RTT would be ~20 ms or more; the kernel's are the responder's
+    // 3 ms. The median is judged, not each one: on a loaded machine the responder thread itself is
+    // sometimes late (CI once measured one reply at 15.4 ms), which is a late reply, not a late
+    // read.
+    std::vector<double> sorted = r->rtts_ms;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_LT(sorted[sorted.size() / 2], 15.0) << "median RTT";
     for (double ms : r->rtts_ms) {
       EXPECT_GE(ms, 2.9);
-      EXPECT_LT(ms, 15.0);
+      EXPECT_LT(ms, 400.0);  // the timeout
     }
     // Woken for each reply as well as for each send, this was about 40.
     EXPECT_LE(after.ru_nvcsw - before.ru_nvcsw, 28) << "voluntary context switches";
