@@ -39,15 +39,29 @@ bool SampleEncoder::Add(int slot, double value) {
   return true;
 }
 
+void SampleEncoder::Reset(bool lossy) {
+  lossy_ = lossy;
+  last_slot_ = -1;
+  count_ = 0;
+  bitmap_ = 0;
+  prev_ = 0;
+  tags_.clear();
+  payload_.clear();
+}
+
 std::string SampleEncoder::Finish() const {
   std::string out;
   out.reserve(8 + tags_.size() + payload_.size());
+  FinishInto(&out);
+  return out;
+}
+
+void SampleEncoder::FinishInto(std::string* out) const {
   uint8_t b[8];
   for (int i = 0; i < 8; ++i) b[i] = static_cast<uint8_t>(bitmap_ >> (8 * i));
-  PutBytes(out, b, 8);
-  out += tags_;
-  out += payload_;
-  return out;
+  PutBytes(*out, b, 8);
+  *out += tags_;
+  *out += payload_;
 }
 
 std::string EncodeSamples(const std::vector<std::pair<int, double>>& samples, bool lossy) {

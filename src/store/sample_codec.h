@@ -33,10 +33,15 @@ std::string EncodeSamples(const std::vector<std::pair<int, double>>& samples, bo
 class SampleEncoder {
  public:
   explicit SampleEncoder(bool lossy) : lossy_(lossy) {}
+  // Empty again (as if constructed with `lossy`), keeping the buffers' capacity: an encoder used
+  // minute after minute allocates nothing once grown.
+  void Reset(bool lossy);
   // False (nothing added) for a slot out of range or not above the last one added.
   bool Add(int slot, double value);
   size_t size() const { return count_; }
   std::string Finish() const;
+  // Finish()'s bytes appended to *out.
+  void FinishInto(std::string* out) const;
 
  private:
   bool lossy_;

@@ -281,8 +281,9 @@ Status StoreWriter::AddRollups(int64_t series_id, int64_t hour_s,
 Status StoreWriter::PackBefore(int64_t before_s) {
   struct SeriesMinute {
     int64_t series = 0;
-    bool active = false;  // has points in the minute being read
-    std::vector<SampleEncoder> layers;
+    bool active = false;                // has points in the minute being read
+    std::vector<SampleEncoder> layers;  // the first `used` hold this minute's points; the rest
+    size_t used = 0;                    // are kept (reset) for the next minute's layers
     int last_slot = -1;
     size_t repeat = 0;  // points at last_slot before this one
     double mn = INFINITY, mx = -INFINITY, sum = 0;
@@ -315,9 +316,9 @@ Status StoreWriter::PackBefore(int64_t before_s) {
       p.series = acc.series;
       p.minute = pending_minute;
       p.first_blob = blob_ends.size();
-      p.blob_count = acc.layers.size();
-      for (const auto& layer : acc.layers) {
-        blobs += layer.Finish();
+      p.blob_count = acc.used;
+      for (size_t l = 0; l < acc.used; ++l) {
+        acc.layers[l].FinishInto(&blobs);
         blob_ends.push_back(blobs.size());
       }
       const int64_t hour = FloorTo(pending_minute, 3600);
@@ -325,7 +326,7 @@ Status StoreWriter::PackBefore(int64_t before_s) {
                   acc.sum / static_cast<double>(acc.count), acc.mx, acc.count};
       packed.push_back(std::move(p));
       acc.active = false;
-      acc.layers.clear();
+      acc.used = 0;
       acc.last_slot = -1;
       acc.repeat = 0;
       acc.mn = INFINITY;
@@ -388,9 +389,15 @@ Status StoreWriter::PackBefore(int64_t before_s) {
       }
       acc.repeat = slot == acc.last_slot ? acc.repeat + 1 : 0;
       acc.last_slot = slot;
-      if (acc.repeat == acc.layers.size()) {
+      if (acc.repeat == acc.used) {
         auto counter = series_counter_.find(series);
-        acc.layers.emplace_back(/*lossy=*/counter != series_counter_.end() && !counter->second);
+        const bool lossy = counter != series_counter_.end() && !counter->second;
+        if (acc.used < acc.layers.size()) {
+          acc.layers[acc.used].Reset(lossy);
+        } else {
+          acc.layers.emplace_back(lossy);
+        }
+        ++acc.used;
       }
       acc.layers[acc.repeat].Add(slot, value);
       acc.mn = std::min(acc.mn, value);

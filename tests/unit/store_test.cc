@@ -146,6 +146,19 @@ TEST(StoreCodecTest, EncoderGivesEncodeSamplesBytesOneSampleAtATime) {
   EXPECT_EQ(EncodeSamples({{9, 4}, {2, 1}, {9, 5}, {70, 1}}, false),
             EncodeSamples({{2, 1}, {9, 4}}, false));
   EXPECT_EQ(SampleEncoder(true).Finish(), std::string(8, '\0'));
+  // Reused after Reset (the pack keeps its encoders from minute to minute), in either mode, an
+  // encoder gives the bytes of a fresh one; FinishInto appends exactly Finish()'s bytes.
+  SampleEncoder reused(true);
+  for (const auto& [slot, v] : in) reused.Add(slot, v);
+  for (bool lossy : {false, true, false}) {
+    reused.Reset(lossy);
+    EXPECT_EQ(reused.size(), 0u);
+    for (const auto& [slot, v] : in) EXPECT_TRUE(reused.Add(slot, v)) << slot;
+    EXPECT_EQ(hex(reused.Finish()), lossy ? lossy_hex : exact_hex);
+    std::string out = "head";
+    reused.FinishInto(&out);
+    EXPECT_EQ(out, "head" + EncodeSamples(in, lossy));
+  }
 }
 
 // The minute pack lists the tick rows to pack without a sorter (≈ 1 MiB at every minute boundary
