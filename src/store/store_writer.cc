@@ -279,15 +279,18 @@ Status StoreWriter::AddRollups(int64_t series_id, int64_t hour_s,
 // series than the page cache holds, spilled and re-read each of them. A tick blob that does not
 // decode (a damaged page) is skipped whole.
 Status StoreWriter::PackBefore(int64_t before_s) {
+  // One series' accumulator: its encoders live for the whole pack (reset, not rebuilt, minute
+  // after minute); `now` is the minute being read, reset to {} when it is finished.
   struct SeriesMinute {
     int64_t series = 0;
-    bool active = false;                // has points in the minute being read
-    std::vector<SampleEncoder> layers;  // the first `used` hold this minute's points; the rest
-    size_t used = 0;                    // are kept (reset) for the next minute's layers
-    int last_slot = -1;
-    size_t repeat = 0;  // points at last_slot before this one
-    double mn = INFINITY, mx = -INFINITY, sum = 0;
-    int64_t count = 0;
+    std::vector<SampleEncoder> layers;  // the first now.used hold this minute's points
+    struct {
+      size_t used = 0;  // layers in use
+      int last_slot = -1;
+      size_t repeat = 0;  // points at last_slot before this one
+      double mn = INFINITY, mx = -INFINITY, sum = 0;
+      int64_t count = 0;  // 0: no point in this minute yet
+    } now;
   };
   // A finished minute of one series: its layers' blobs (in `blobs`) and its rollup.
   struct Packed {
@@ -316,23 +319,16 @@ Status StoreWriter::PackBefore(int64_t before_s) {
       p.series = acc.series;
       p.minute = pending_minute;
       p.first_blob = blob_ends.size();
-      p.blob_count = acc.used;
-      for (size_t l = 0; l < acc.used; ++l) {
+      p.blob_count = acc.now.used;
+      for (size_t l = 0; l < acc.now.used; ++l) {
         acc.layers[l].FinishInto(&blobs);
         blob_ends.push_back(blobs.size());
       }
       const int64_t hour = FloorTo(pending_minute, 3600);
-      p.rollup = {static_cast<int>((pending_minute - hour) / 60), acc.mn,
-                  acc.sum / static_cast<double>(acc.count), acc.mx, acc.count};
+      p.rollup = {static_cast<int>((pending_minute - hour) / 60), acc.now.mn,
+                  acc.now.sum / static_cast<double>(acc.now.count), acc.now.mx, acc.now.count};
       packed.push_back(std::move(p));
-      acc.active = false;
-      acc.used = 0;
-      acc.last_slot = -1;
-      acc.repeat = 0;
-      acc.mn = INFINITY;
-      acc.mx = -INFINITY;
-      acc.sum = 0;
-      acc.count = 0;
+      acc.now = {};
     }
     active.clear();
   };
@@ -383,27 +379,25 @@ Status StoreWriter::PackBefore(int64_t before_s) {
         a = acc_at[j] = it->second;
       }
       SeriesMinute& acc = accs[a];
-      if (!acc.active) {
-        acc.active = true;
-        active.push_back(a);
-      }
-      acc.repeat = slot == acc.last_slot ? acc.repeat + 1 : 0;
-      acc.last_slot = slot;
-      if (acc.repeat == acc.used) {
+      auto& now = acc.now;
+      if (now.count == 0) active.push_back(a);
+      now.repeat = slot == now.last_slot ? now.repeat + 1 : 0;
+      now.last_slot = slot;
+      if (now.repeat == now.used) {
         auto counter = series_counter_.find(series);
         const bool lossy = counter != series_counter_.end() && !counter->second;
-        if (acc.used < acc.layers.size()) {
-          acc.layers[acc.used].Reset(lossy);
+        if (now.used < acc.layers.size()) {
+          acc.layers[now.used].Reset(lossy);
         } else {
           acc.layers.emplace_back(lossy);
         }
-        ++acc.used;
+        ++now.used;
       }
-      acc.layers[acc.repeat].Add(slot, value);
-      acc.mn = std::min(acc.mn, value);
-      acc.mx = std::max(acc.mx, value);
-      acc.sum += value;
-      ++acc.count;
+      acc.layers[now.repeat].Add(slot, value);
+      now.mn = std::min(now.mn, value);
+      now.mx = std::max(now.mx, value);
+      now.sum += value;
+      ++now.count;
     }
   }
   finish_minute();
