@@ -105,12 +105,18 @@ struct Series {
   std::vector<std::optional<Sent>> sent;
   std::vector<std::optional<double>> rtts;
   PingResult result;
+  int in_flight = 0;  // sent and counted in `expected`, not answered yet
+  int answered = 0;
+  std::optional<TimePoint> first_sent;
+  TimePoint last_deadline{};  // its last probe's send time + timeout
+  bool may_give_up = false;   // opts.give_up_silent applies to this series
 };
 
 }  // namespace
 
 std::vector<Result<PingResult>> IcmpPingMany(const std::vector<ResolvedAddress>& addrs,
-                                             const PingOptions& opts) {
+                                             const PingOptions& opts,
+                                             const std::vector<bool>& may_give_up) {
   const size_t n = addrs.size();
   const int count = std::max(opts.count, 0);
   IcmpSocket v4, v6;
@@ -136,6 +142,7 @@ std::vector<Result<PingResult>> IcmpPingMany(const std::vector<ResolvedAddress>&
     s.sent.resize(count);
     s.rtts.resize(count);
     if (s.sock) s.result.method = s.sock->raw ? "icmp-raw" : "icmp-dgram";
+    s.may_give_up = opts.give_up_silent.count() > 0 && (may_give_up.empty() || may_give_up[i]);
   }
 
   // Slot j: probe j / n of host j % n, due at t0 + k * interval + i * interval / n.
@@ -149,7 +156,33 @@ std::vector<Result<PingResult>> IcmpPingMany(const std::vector<ResolvedAddress>&
   size_t next = 0;
   size_t expected = 0, answered = 0;
   size_t kernel_answered = 0;  // replies timed by the kernel's receive stamp
-  TimePoint last_deadline = t0;
+  // A silent series past opts.give_up_silent: no more sends, no more waiting for it.
+  auto give_up_silent = [&](TimePoint now) {
+    for (Series& s : series) {
+      if (!s.may_give_up || s.result.gave_up_silent || s.answered > 0 || !s.first_sent) continue;
+      if (now < *s.first_sent + opts.give_up_silent) continue;
+      s.result.gave_up_silent = true;
+      expected -= s.in_flight;
+      s.in_flight = 0;
+    }
+  };
+  // When the series still listened to have all their probes answered or timed out.
+  auto last_deadline = [&] {
+    TimePoint last = t0;
+    for (const Series& s : series) {
+      if (!s.result.gave_up_silent) last = std::max(last, s.last_deadline);
+    }
+    return last;
+  };
+  // The next moment a silent series may be given up (TimePoint::max(): none can be).
+  auto next_give_up = [&] {
+    TimePoint at = TimePoint::max();
+    for (const Series& s : series) {
+      if (!s.may_give_up || s.result.gave_up_silent || s.answered > 0 || !s.first_sent) continue;
+      at = std::min(at, *s.first_sent + opts.give_up_silent);
+    }
+    return at;
+  };
 
   auto drain = [&](IcmpSocket& sock) {
     char buf[2048];
@@ -183,7 +216,7 @@ std::vector<Result<PingResult>> IcmpPingMany(const std::vector<ResolvedAddress>&
       uint64_t index = reply->nonce - nonce_base;
       if (index >= n) continue;  // another pinger's reply
       Series& s = series[index];
-      if (s.sock != &sock || !SameAddress(from, *s.addr)) continue;
+      if (s.sock != &sock || !SameAddress(from, *s.addr) || s.result.gave_up_silent) continue;
       if (sock.raw && reply->ident != ident) continue;
       int seq = reply->seq;
       if (seq >= count || !s.sent[seq] || s.rtts[seq]) continue;  // unknown or duplicate
@@ -208,17 +241,21 @@ std::vector<Result<PingResult>> IcmpPingMany(const std::vector<ResolvedAddress>&
       }
       s.rtts[seq] = rtt;
       ++answered;
+      ++s.answered;
+      --s.in_flight;
     }
   };
 
   while (true) {
     TimePoint now = SteadyClock::now();
-    while (next < slots && due(next) <= now) {
+    give_up_silent(now);
+    // A given-up series' slots are passed over without waiting for them.
+    while (next < slots && (due(next) <= now || series[next % n].result.gave_up_silent)) {
       const size_t index = next % n;
       const int k = static_cast<int>(next / n);
       ++next;
       Series& s = series[index];
-      if (s.sock == nullptr) continue;
+      if (s.sock == nullptr || s.result.gave_up_silent) continue;
       EchoRequest req{s.addr->family() == AF_INET6, ident, static_cast<uint16_t>(k),
                       nonce_base + index};
       std::string packet = BuildEchoRequest(req);
@@ -231,17 +268,20 @@ std::vector<Result<PingResult>> IcmpPingMany(const std::vector<ResolvedAddress>&
       if (sent == static_cast<ssize_t>(packet.size())) {
         s.sent[k] = at;
         ++expected;
+        ++s.in_flight;
       } else {
         s.result.last_error = std::string("sendto: ") + std::strerror(errno);
       }
-      last_deadline = at.steady + opts.timeout;
+      if (!s.first_sent) s.first_sent = at.steady;
+      s.last_deadline = at.steady + opts.timeout;
       // Read replies between sends so that a long burst cannot fill the receive buffer.
       if (v4.fd >= 0) drain(v4);
       if (v6.fd >= 0) drain(v6);
       now = SteadyClock::now();
     }
-    if (next >= slots && (answered == expected || now >= last_deadline)) break;
-    TimePoint wake = next < slots ? due(next) : last_deadline;
+    give_up_silent(now);
+    if (next >= slots && (answered == expected || now >= last_deadline())) break;
+    TimePoint wake = std::min(next < slots ? due(next) : last_deadline(), next_give_up());
     auto wait = std::max(SteadyClock::duration::zero(), wake - now);
     int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(wait).count();
     timespec ts{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};

@@ -22,6 +22,13 @@
 // the RST: a refused connection means the host answered, so it counts as a reply with
 // port_closed set (a firewall that drops gives a timeout = loss). Connections are closed with
 // SO_LINGER 0 (RST), leaving no TIME_WAIT behind. Thread-safe; each call owns its sockets.
+//
+// Giving up on silence (PingOptions::give_up_silent, off by default): a series that has had no
+// answer at all (no reply; for TCP no SYN-ACK, RST or error) that long after its first probe
+// sends no more probes and stops waiting; `sent` counts the probes actually sent, all lost, and
+// `gave_up_silent` is set. For the implicit default gateway, a router on the host's own link
+// that answers nothing in half a second answers nothing at all: the whole series would only
+// make `check` wait ~1.8 s for the same verdict.
 #pragma once
 
 #include <chrono>
@@ -35,8 +42,9 @@ namespace gpudoctor {
 
 struct PingOptions {
   int count = 5;
-  std::chrono::milliseconds interval{200};  // between probe starts
-  std::chrono::milliseconds timeout{1000};  // per probe
+  std::chrono::milliseconds interval{200};      // between probe starts
+  std::chrono::milliseconds timeout{1000};      // per probe
+  std::chrono::milliseconds give_up_silent{0};  // 0: never give up (see above)
 };
 
 struct PingResult {
@@ -48,13 +56,16 @@ struct PingResult {
   std::vector<double> rtts_ms;  // replies in send order
   bool port_closed = false;     // TCP: at least one RST
   std::string last_error;       // e.g. "network unreachable" when sends failed
+  bool gave_up_silent = false;  // stopped early: no answer within opts.give_up_silent
 };
 
 // One result per address, in input order; a family without an ICMP socket gives unsupported
 // for its addresses only. With n addresses, probe k of address i is sent at
-// t0 + k * interval + i * interval / n.
+// t0 + k * interval + i * interval / n. opts.give_up_silent applies to the addresses whose
+// entry in `may_give_up` is true (empty: to all of them); the others get the whole series.
 std::vector<Result<PingResult>> IcmpPingMany(const std::vector<ResolvedAddress>& addrs,
-                                             const PingOptions& opts);
+                                             const PingOptions& opts,
+                                             const std::vector<bool>& may_give_up = {});
 Result<PingResult> IcmpPing(const ResolvedAddress& addr, const PingOptions& opts);
 // addr's port is ignored; `port` is used.
 PingResult TcpPing(const ResolvedAddress& addr, uint16_t port, const PingOptions& opts);

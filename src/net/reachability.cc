@@ -128,7 +128,11 @@ std::vector<TargetProbeFacts> ProbeIcmpHosts(const std::vector<HostToProbe>& hos
     which.push_back(i);
   }
   std::vector<Result<PingResult>> icmp;
-  if (opts.use_icmp && !addrs.empty()) icmp = IcmpPingMany(addrs, opts.ping);
+  PingOptions ping = opts.ping;
+  ping.give_up_silent = opts.gateway_give_up_silent;
+  std::vector<bool> gateway;
+  for (size_t i : which) gateway.push_back(hosts[i].group == TargetGroup::kGateway);
+  if (opts.use_icmp && !addrs.empty()) icmp = IcmpPingMany(addrs, ping, gateway);
   std::vector<std::pair<size_t, std::shared_ptr<PendingResult<PingResult>>>> fallbacks;
   for (size_t k = 0; k < addrs.size(); ++k) {
     if (k < icmp.size() && icmp[k].ok()) {
@@ -136,7 +140,9 @@ std::vector<TargetProbeFacts> ProbeIcmpHosts(const std::vector<HostToProbe>& hos
       continue;
     }
     ResolvedAddress a = addrs[k];
-    fallbacks.emplace_back(which[k], StartDetached([a, opts] { return TcpFallback(a, opts); }));
+    ReachabilityOptions o = opts;
+    if (gateway[k]) o.ping.give_up_silent = opts.gateway_give_up_silent;
+    fallbacks.emplace_back(which[k], StartDetached([a, o] { return TcpFallback(a, o); }));
   }
   const int count = std::max(opts.ping.count, 1);
   const TimePoint fallback_by = SteadyClock::now() + (count - 1) * opts.ping.interval +

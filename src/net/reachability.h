@@ -32,6 +32,11 @@ struct ReachabilityOptions {
   uint16_t fallback_tcp_port = 22;
   // false: skip ICMP and use the TCP fallback directly, as when no ICMP socket can be opened.
   bool use_icmp = true;
+  // The implicit default gateway (TargetGroup::kGateway) only: a series with no answer this long
+  // after its first probe stops (PingOptions::give_up_silent): a router on our own link answers
+  // within milliseconds or not at all, and the ARP table judges the silence either way. Configured
+  // targets and references always get their whole series. 0: the gateway does too.
+  std::chrono::milliseconds gateway_give_up_silent{500};
 };
 
 // The implicit gateway probed over the TCP fallback with not one answer (no SYN-ACK, no RST):

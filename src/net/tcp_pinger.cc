@@ -49,8 +49,11 @@ PingResult TcpPing(const ResolvedAddress& addr_in, uint16_t port, const PingOpti
   std::vector<Attempt> pending;
   const TimePoint t0 = SteadyClock::now();
   int next = 0;
+  int finished = 0;  // attempts that got an answer: SYN-ACK, RST or an error
+  std::optional<TimePoint> first_sent;
 
   auto finish = [&](const Attempt& a, int err, TimePoint now) {
+    ++finished;
     if (err == 0 || err == ECONNREFUSED) {
       rtts[a.index] = MsBetween(a.start, now);
       if (err == ECONNREFUSED) result.port_closed = true;
@@ -60,8 +63,19 @@ PingResult TcpPing(const ResolvedAddress& addr_in, uint16_t port, const PingOpti
     CloseWithReset(a.fd);
   };
 
+  // Silent since the first attempt for opts.give_up_silent: no more attempts, no more waiting.
+  auto give_up_at = [&]() -> TimePoint {
+    if (opts.give_up_silent.count() <= 0 || finished > 0 || !first_sent) return TimePoint::max();
+    return *first_sent + opts.give_up_silent;
+  };
   while (next < count || !pending.empty()) {
     TimePoint now = SteadyClock::now();
+    if (now >= give_up_at()) {
+      for (const auto& a : pending) CloseWithReset(a.fd);
+      pending.clear();
+      result.gave_up_silent = true;
+      break;
+    }
     if (next < count && now >= t0 + next * opts.interval) {
       Attempt a{-1, next++, now};
       a.fd = ::socket(addr.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -71,6 +85,7 @@ PingResult TcpPing(const ResolvedAddress& addr_in, uint16_t port, const PingOpti
       }
       ++result.sent;
       a.start = SteadyClock::now();
+      if (!first_sent) first_sent = a.start;
       int rc = ::connect(a.fd, reinterpret_cast<const sockaddr*>(&addr.addr), addr.len);
       if (rc == 0) {
         finish(a, 0, SteadyClock::now());
@@ -85,6 +100,7 @@ PingResult TcpPing(const ResolvedAddress& addr_in, uint16_t port, const PingOpti
     TimePoint wake = TimePoint::max();
     if (next < count) wake = t0 + next * opts.interval;
     for (const auto& a : pending) wake = std::min(wake, a.start + opts.timeout);
+    wake = std::min(wake, give_up_at());
     int wait_ms = static_cast<int>(
         std::max<int64_t>(0, std::chrono::ceil<std::chrono::milliseconds>(wake - now).count()));
     std::vector<pollfd> fds;

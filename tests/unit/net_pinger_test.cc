@@ -418,6 +418,78 @@ TEST(TunPingTest, SilentHostIsAllLossWithinTheBound) {
   });
 }
 
+// give_up_silent: a series with no answer that long after its first probe sends no more and stops
+// waiting; the others of the same call (and a host that answers) get their whole series.
+TEST(TunPingTest, SilentSeriesIsGivenUpOnlyWhereAllowed) {
+  WithTun([](TunResponder& tun) {
+    tun.SetHost(96, HostBehaviour{milliseconds(0), 0, true, {}});   // drops everything
+    tun.SetHost(95, HostBehaviour{milliseconds(2), 0, false, {}});  // answers
+    PingOptions o;
+    o.count = 30;
+    o.interval = milliseconds(10);
+    o.timeout = milliseconds(400);
+    o.give_up_silent = milliseconds(100);
+    auto start = SteadyClock::now();
+    auto alone = IcmpPingMany({Addr("192.0.2.96")}, o);
+    double alone_s = std::chrono::duration<double>(SteadyClock::now() - start).count();
+    ASSERT_EQ(alone.size(), 1u);
+    if (!alone[0].ok()) {
+      std::printf("skipped inside: %s\n", alone[0].status().message().c_str());
+      return;
+    }
+    EXPECT_TRUE(alone[0]->gave_up_silent);
+    EXPECT_TRUE(alone[0]->rtts_ms.empty());
+    // Probes go out at 0, 10, ... ms; at 100 ms the series stops: 10 or 11 sent, not 30.
+    EXPECT_GE(alone[0]->sent, 9);
+    EXPECT_LE(alone[0]->sent, 12);
+    // The whole series would take 290 + 400 ms.
+    EXPECT_LT(alone_s, 0.6);
+
+    auto many = IcmpPingMany({Addr("192.0.2.96"), Addr("192.0.2.96"), Addr("192.0.2.95")}, o,
+                             {true, false, true});
+    ASSERT_EQ(many.size(), 3u);
+    ASSERT_TRUE(many[0].ok() && many[1].ok() && many[2].ok());
+    EXPECT_TRUE(many[0]->gave_up_silent);
+    EXPECT_LE(many[0]->sent, 12);
+    EXPECT_FALSE(many[1]->gave_up_silent);  // not allowed: the whole series, all lost
+    EXPECT_EQ(many[1]->sent, 30);
+    EXPECT_TRUE(many[1]->rtts_ms.empty());
+    EXPECT_FALSE(many[2]->gave_up_silent);  // allowed, but it answers
+    EXPECT_EQ(many[2]->sent, 30);
+    EXPECT_EQ(many[2]->rtts_ms.size(), 30u);
+
+    PingResult tcp = TcpPing(Addr("192.0.2.96"), 80, o);
+    EXPECT_TRUE(tcp.gave_up_silent);
+    EXPECT_LE(tcp.sent, 12);
+    EXPECT_TRUE(tcp.rtts_ms.empty());
+    PingResult tcp_answered = TcpPing(Addr("192.0.2.95"), 81, o);  // RST: an answer
+    EXPECT_FALSE(tcp_answered.gave_up_silent);
+    EXPECT_EQ(tcp_answered.sent, 30);
+  });
+}
+
+// The reachability layer gives up on the implicit gateway only: a silent configured target is
+// measured to the end (100% loss of the whole series).
+TEST(TunPingTest, OnlyTheImplicitGatewayIsGivenUpWhenSilent) {
+  WithTun([](TunResponder& tun) {
+    tun.SetHost(94, HostBehaviour{milliseconds(0), 0, true, {}});
+    ReachabilityOptions opts;
+    opts.ping.count = 30;
+    opts.ping.interval = milliseconds(10);
+    opts.ping.timeout = milliseconds(300);
+    opts.gateway_give_up_silent = milliseconds(100);
+    auto facts = ProbeHosts({{*ParseTarget("192.0.2.94"), TargetGroup::kGateway},
+                             {*ParseTarget("192.0.2.94"), TargetGroup::kReference}},
+                            opts, SteadyClock::now() + std::chrono::seconds(5));
+    ASSERT_EQ(facts.size(), 2u);
+    EXPECT_LE(facts[0].sent, 12) << facts[0].method;
+    EXPECT_GE(facts[0].sent, 1);
+    EXPECT_EQ(facts[0].received, 0);
+    EXPECT_EQ(facts[1].sent, 30) << facts[1].method;
+    EXPECT_DOUBLE_EQ(*facts[1].loss_pct, 100);
+  });
+}
+
 // Without ICMP, the implicit gateway is probed on the TCP fallback port; a router that drops
 // those SYNs silently is "could not be probed", not "unreachable". A configured target that
 // stays silent is still 100% loss, and a gateway that answers RST is reachable.
