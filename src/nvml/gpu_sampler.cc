@@ -20,33 +20,44 @@ GpuSampler::GpuSampler(const Library& lib, WorkerShared& shared, int index, nvml
 }
 
 GpuFacts GpuSampler::Run() {
+  RunFirstHalf();
+  return RunSecondHalf();
+}
+
+void GpuSampler::RunFirstHalf() {
   budget_ = kCheckBudget - (NoFields() ? kSecondReadReserveNoFields : kSecondReadReserve);
-  TimePoint t_start = SteadyClock::now();
-  if (Handle()) {
-    RegisterEvents();
-    Identity(/*with_vbios=*/false);
-    if (!Stop()) Limits(/*with_max_link=*/false);
-    Publish();
-    TimePoint t_first = SteadyClock::now();
-    if (!Stop()) FirstSample();
-    if (FaultReason(f_.first.clock_event_reasons)) --budget_;
-    Publish();
-    if (!Stop() && Busy()) {
-      if (Budget(2)) {
-        PcieThroughput();
-      } else {
-        Defer();
-      }
+  t_start_ = SteadyClock::now();
+  if (!Handle()) return;
+  RegisterEvents();
+  Identity(/*with_vbios=*/false);
+  if (!Stop()) Limits(/*with_max_link=*/false);
+  Publish();
+  t_first_ = SteadyClock::now();
+  if (!Stop()) FirstSample();
+  if (FaultReason(f_.first.clock_event_reasons)) --budget_;
+  Publish();
+  if (!Stop() && Busy()) {
+    if (Budget(2)) {
+      PcieThroughput();
+    } else {
+      Defer();
     }
-    if (!Stop()) std::this_thread::sleep_until(t_first + window_);
+  }
+}
+
+GpuFacts GpuSampler::RunSecondHalf() {
+  if (dev_ != nullptr) {
+    if (!Stop()) std::this_thread::sleep_until(t_first_ + window_);
     TimePoint t_second = SteadyClock::now();
     budget_ = kCheckBudget;
     if (!Stop()) SecondSample();
     if (!Stop()) CheckTail();
-    if (!Stop()) f_.window_s = std::chrono::duration<double>(t_second - t_first).count();
+    if (!Stop()) f_.window_s = std::chrono::duration<double>(t_second - t_first_).count();
+    // The time spent calling NVML outside the window (identity before it, the second read after
+    // it; the first read happens inside it), also when the halves ran apart.
     double total_ms =
-        std::chrono::duration<double, std::milli>(SteadyClock::now() - t_start).count();
-    double window_ms = std::chrono::duration<double, std::milli>(window_).count();
+        std::chrono::duration<double, std::milli>(SteadyClock::now() - t_start_).count();
+    double window_ms = std::chrono::duration<double, std::milli>(t_second - t_first_).count();
     f_.sample_ms = std::max(0.0, total_ms - window_ms);
   }
   f_.nvml_calls = shared_.crumb.calls.load();

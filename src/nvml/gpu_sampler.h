@@ -105,8 +105,14 @@ class GpuSampler {
   GpuSampler(const Library& lib, WorkerShared& shared, int index, nvmlEventSet_t events,
              std::chrono::milliseconds window, GpuCarry* carry = nullptr);
 
-  // A check's sample of the GPU at `index`, with a sampling window between two counter reads.
+  // A check's sample of the GPU at `index`, with a sampling window between two counter reads:
+  // RunFirstHalf (handle, identity, limits, the first read), then RunSecondHalf (sleeps until the
+  // first read + the window, reads again, returns the facts). The halves may run on different
+  // threads, one after the other, so that a check's GPUs can share a worker (sampler.cc); Run does
+  // both in turn.
   GpuFacts Run();
+  void RunFirstHalf();
+  GpuFacts RunSecondHalf();
 
   // One tick of a long-lived session: per-boot constants come from `constants` (read once by
   // Run or RunIdentity), the handle from `dev`; counters are read once (into `first`: the
@@ -117,6 +123,8 @@ class GpuSampler {
   GpuFacts RunIdentity();
 
   nvmlDevice_t device() const { return dev_; }
+  // When RunFirstHalf's first read started (TimePoint{} before, or when it found no handle).
+  TimePoint first_read_at() const { return t_first_; }
 
  private:
   // ---- gpu_sampler.cc: plumbing ----
@@ -209,6 +217,7 @@ class GpuSampler {
   int index_;
   nvmlEventSet_t events_;
   std::chrono::milliseconds window_;
+  TimePoint t_start_{}, t_first_{};  // a check's: when it started, when its first read started
   nvmlDevice_t dev_ = nullptr;
   bool tick_mode_ = false;
   GpuFacts f_;

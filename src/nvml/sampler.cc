@@ -1,15 +1,18 @@
 // SampleNvml (sampler.h): one check's NVML sample in phases, each on workers under a deadline:
-// init (RunInit), one worker per GPU (GpuSampler::Run), then the drain of Xid events and
-// nvmlShutdown.
+// init (RunInit), the GPUs (GpuSampler's two halves, on shared workers: GpuPhase), then the drain
+// of Xid events and nvmlShutdown.
 #include "nvml/sampler.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <thread>
 #include <utility>
 #include <vector>
 
+#include "core/job_lane.h"
 #include "nvml/gpu_sampler.h"
 #include "nvml/sampler_internal.h"
 
@@ -98,7 +101,37 @@ using nvml_internal::XidEvents;
 struct GpuWorker {
   std::shared_ptr<WorkerShared> shared;
   std::shared_ptr<PendingResult<std::pair<GpuFacts, nvmlDevice_t>>> pending;
+  bool never_started = false;  // its turn never came before the deadline (not a hang)
 };
+
+// A GPU's sample in a check, shared by the jobs that run its halves (GpuSampler::RunFirstHalf,
+// RunSecondHalf) and the caller. `stage` decides with one compare-and-swap who runs the second
+// half: the caller queues it on the second lane once the first half is done, or, when the first
+// half is still running as the window ends, the first half's worker goes on to it by itself.
+struct GpuJob {
+  enum { kFirstHalf, kFirstDone, kGoesOn };
+  GpuJob(std::shared_ptr<const Library> l, int i, nvmlEventSet_t events,
+         std::chrono::milliseconds window)
+      : lib(std::move(l)),
+        shared(std::make_shared<WorkerShared>()),
+        sampler(*lib, *shared, i, events, window) {}
+  void SecondHalf() {
+    GpuFacts f = sampler.RunSecondHalf();
+    result->Set(std::make_pair(std::move(f), sampler.device()));
+  }
+  std::shared_ptr<const Library> lib;
+  std::shared_ptr<WorkerShared> shared;
+  GpuSampler sampler;
+  std::shared_ptr<PendingResult<std::pair<GpuFacts, nvmlDevice_t>>> result =
+      std::make_shared<PendingResult<std::pair<GpuFacts, nvmlDevice_t>>>();
+  std::atomic<int> stage{kFirstHalf};
+};
+
+// A GPU whose half runs this long has the GPUs queued behind it on its lane moved to two fresh
+// workers (JobLane). Short, so that busy GPUs (their first half measures PCIe throughput: two
+// calls that sleep 20 ms each in the driver) spread over workers within a few stalls instead of
+// spreading their first reads over the window; an idle GPU's half takes a few ms.
+constexpr auto kGpuLaneStall = std::chrono::milliseconds(25);
 
 // Phase 1: init on a worker. The outcome when NVML is usable; otherwise nullopt, and `facts`
 // say why.
@@ -141,7 +174,7 @@ std::optional<InitOutcome> InitPhase(const NvmlSampleOptions& opts, TimePoint st
 }
 
 // GPU `i`, whose worker did not return by the deadline (or never started): the readings it
-// took before, and its hang (unless it never started).
+// took before, and its hang (unless no worker could be started, or its turn never came).
 void ReportUnreturnedGpu(GpuWorker& w, int i, bool cut_by_check, TimePoint gpu_start,
                          GpuLayerFacts& facts) {
   GpuFacts f;
@@ -150,6 +183,13 @@ void ReportUnreturnedGpu(GpuWorker& w, int i, bool cut_by_check, TimePoint gpu_s
     if (w.shared->partial) f = *w.shared->partial;  // readings taken before the hang
   }
   f.index = i;
+  if (w.never_started) {
+    // Its turn on a lane never came before the deadline: not a hang (no call of its is out).
+    f.unfinished = true;
+    f.nvml_calls = w.shared->crumb.calls.load();
+    facts.gpus.push_back(std::move(f));
+    return;
+  }
   f.hung = w.pending != nullptr && !cut_by_check;
   f.unfinished = w.pending != nullptr && cut_by_check;
   NvmlHang hang;
@@ -169,30 +209,85 @@ void ReportUnreturnedGpu(GpuWorker& w, int i, bool cut_by_check, TimePoint gpu_s
   facts.gpus.push_back(std::move(f));
 }
 
-// Phase 2: one worker per GPU, all waited for until one deadline. Returns the handle of each
-// GPU that answered, with its index (for the Xid events).
+// Phase 2: the GPUs' samples, all waited for until one deadline. A worker per GPU cost a thread
+// each (8 idle GPUs: `check --probes nvml` 14.1 ms of CPU, now 11.8; docs/cost.md): instead the
+// first halves run one after another on one worker (a JobLane: a GPU that stalls for
+// kGpuLaneStall has those queued behind it moved to fresh workers, so a hung GPU holds none of
+// the others), then, from the first read's window end, the second halves the same way. A GPU
+// whose first half is still running as the window ends goes on to its second half on its own
+// worker; one whose turn never came (lanes stalled past the window) gets a worker of its own for
+// the whole sample. Returns the handle of each GPU that answered, with its index (for the Xid
+// events).
 std::vector<std::pair<nvmlDevice_t, int>> GpuPhase(const NvmlSampleOptions& opts,
                                                    const std::shared_ptr<const Library>& lib,
                                                    int count, nvmlEventSet_t events,
                                                    GpuLayerFacts& facts) {
-  std::vector<GpuWorker> workers;
   TimePoint gpu_start = SteadyClock::now();
-  for (int i = 0; i < count; ++i) {
-    auto shared = std::make_shared<WorkerShared>();
-    auto window = opts.window;
-    auto pending = StartDetached([lib, shared, i, events, window] {
-      GpuSampler sampler(*lib, *shared, i, events, window);
-      GpuFacts f = sampler.Run();
-      return std::make_pair(std::move(f), sampler.device());
-    });
-    workers.push_back({shared, pending});
-  }
   bool gpu_cut_by_check = opts.deadline < gpu_start + opts.window + opts.timeout;
   TimePoint gpu_deadline = std::min(opts.deadline, gpu_start + opts.window + opts.timeout);
+  std::vector<std::shared_ptr<GpuJob>> jobs;
+  std::vector<std::function<void()>> first_halves;
+  for (int i = 0; i < count; ++i) {
+    auto job = std::make_shared<GpuJob>(lib, i, events, opts.window);
+    jobs.push_back(job);
+    first_halves.push_back([job] {
+      job->sampler.RunFirstHalf();
+      int expected = GpuJob::kFirstHalf;
+      if (!job->stage.compare_exchange_strong(expected, GpuJob::kFirstDone)) job->SecondHalf();
+    });
+  }
+  JobLane first_lane(std::move(first_halves));
+  first_lane.Run(std::min(gpu_deadline, gpu_start + opts.window), kGpuLaneStall);
+
+  std::vector<GpuWorker> workers(count);
+  std::vector<std::function<void()>> second_halves;
+  std::vector<int> second_of;  // second_halves[k] is GPU second_of[k]'s
+  TimePoint window_end = TimePoint::max();
+  for (int i = 0; i < count; ++i) {
+    GpuJob& job = *jobs[i];
+    workers[i] = {job.shared, job.result};
+    int expected = GpuJob::kFirstHalf;
+    if (first_lane.state(i) == JobLane::JobState::kRunning &&
+        job.stage.compare_exchange_strong(expected, GpuJob::kGoesOn)) {
+      continue;  // still in its first half: its worker goes on to the second
+    }
+    if (job.stage.load() == GpuJob::kFirstDone) {
+      if (job.sampler.first_read_at() != TimePoint{}) {  // no handle or lost: nothing to wait for
+        window_end = std::min(window_end, job.sampler.first_read_at() + opts.window);
+      }
+      second_halves.push_back([j = jobs[i]] { j->SecondHalf(); });
+      second_of.push_back(i);
+      continue;
+    }
+    // Never started (withdrawn at the window's end, or no worker could be started): the whole
+    // sample on a worker of its own.
+    std::shared_ptr<GpuJob> j = jobs[i];
+    if (!RunOnWorker([j] {
+          j->sampler.RunFirstHalf();
+          j->SecondHalf();
+        })) {
+      workers[i].pending = nullptr;
+    }
+  }
+  if (!second_halves.empty()) {
+    // The first GPU's second half waits for its window on the caller's thread, not on the lane
+    // (where a wait that long would count as a stall); the later ones wait the few ms between
+    // their first reads on the lane.
+    if (window_end != TimePoint::max()) {
+      std::this_thread::sleep_until(std::min(window_end, gpu_deadline));
+    }
+    JobLane second_lane(std::move(second_halves));
+    second_lane.Run(gpu_deadline, kGpuLaneStall);
+    for (size_t k = 0; k < second_of.size(); ++k) {
+      if (second_lane.workers() == 0 || second_lane.state(k) == JobLane::JobState::kWithdrawn) {
+        workers[second_of[k]].never_started = true;
+      }
+    }
+  }
   std::vector<std::pair<nvmlDevice_t, int>> handles;
   for (int i = 0; i < count; ++i) {
     GpuWorker& w = workers[i];
-    if (w.pending != nullptr && w.pending->WaitUntil(gpu_deadline)) {
+    if (w.pending != nullptr && !w.never_started && w.pending->WaitUntil(gpu_deadline)) {
       auto [f, dev] = w.pending->Take();
       if (dev != nullptr) handles.emplace_back(dev, i);
       facts.gpus.push_back(std::move(f));

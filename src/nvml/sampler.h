@@ -1,9 +1,13 @@
 // NVML sampler: everything gpudoctor reads through NVML in one check, under deadlines.
 //
 // Sequence: (1) on an init worker: load the library, nvmlInit_v2, device count, driver/NVML/CUDA
-// versions, an event set for Xid events; (2) one worker per GPU: handle, identity, limits, a
-// first counter read, the sampling window (PCIe throughput is measured inside it, only on busy
-// GPUs, because each of those calls sleeps 20 ms in the driver), a second counter read; (3) a
+// versions, an event set for Xid events; (2) per GPU: handle, identity, limits, a first counter
+// read, the sampling window (PCIe throughput is measured inside it, only on busy GPUs, because
+// each of those calls sleeps 20 ms in the driver), a second counter read. The GPUs' first halves
+// run in turn on one worker and their second halves likewise (a JobLane each: a GPU that stalls
+// 25 ms has the GPUs queued behind it moved to fresh workers, so busy GPUs spread out over more
+// workers by themselves and a hung one holds none of the others); each GPU's window is its own,
+// from its first read; (3) a
 // non-blocking drain of pending Xid events; (4) nvmlShutdown, only when no call is in flight.
 // Each phase has a deadline; a worker that overruns is abandoned and its hung call reported in
 // GpuLayerFacts::hangs, the other GPUs are still reported. After a hang nothing more is called

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "core/worker_pool.h"
 #include "nvml/sampler.h"
 #include "nvml/session.h"
 #include "probes/probe.h"
@@ -37,6 +38,86 @@ TEST(NvmlHangTest, HungGpuKeepsItsEarlierReadingsAndOthersXidEvents) {
   ASSERT_EQ(f.nvml_xid_events.size(), 1u);
   EXPECT_EQ(f.nvml_xid_events[0].xid, 48u);
   EXPECT_EQ(f.nvml_xid_events[0].gpu_index, 5);
+}
+
+// A check's GPUs share workers (sampler.cc GpuPhase): 8 healthy GPUs take a handful of workers,
+// not one each, and every GPU still gets its own window between two reads.
+TEST(NvmlCheckLaneTest, EightGpusShareAFewWorkers) {
+  setenv("FAKE_NVML_SCENARIO", testing::FixturePath("nvml/h100_healthy.scenario").c_str(), 1);
+  RenewWorkerPool();  // no idle worker of an earlier test to reuse: every worker is a new thread
+  int before = WorkerThreadsStarted();
+  NvmlSampleOptions o;
+  o.library_path = testing::FakeNvmlLib();
+  o.window = milliseconds(150);
+  o.timeout = milliseconds(2000);
+  o.deadline = SteadyClock::now() + std::chrono::seconds(10);
+  GpuLayerFacts f = SampleNvml(o);
+  int started = WorkerThreadsStarted() - before;
+  ASSERT_EQ(f.gpus.size(), 8u);
+  for (const GpuFacts& g : f.gpus) {
+    EXPECT_FALSE(g.hung || g.unfinished) << g.index;
+    EXPECT_FALSE(g.vbios.empty()) << g.index << ": no second half";
+    EXPECT_GE(g.window_s, 0.149) << g.index;
+    EXPECT_LT(g.window_s, 0.5) << g.index;
+  }
+  // Init, the first lane, the tail; the second lane reuses an idle one. A worker per GPU was 10.
+  EXPECT_LE(started, 4);
+  EXPECT_TRUE(f.hangs.empty());
+}
+
+// A GPU hung in its second read (the VBIOS, read after the window) holds none of the GPUs queued
+// behind it on the second lane: they are moved to fresh workers after the stall.
+TEST(NvmlCheckLaneTest, GpuHungInItsSecondReadHoldsNoneOfTheOthers) {
+  setenv("FAKE_NVML_SCENARIO", testing::FixturePath("nvml/hang_gpu3_second_read.scenario").c_str(),
+         1);
+  NvmlSampleOptions o;
+  o.library_path = testing::FakeNvmlLib();
+  o.window = milliseconds(50);
+  o.timeout = milliseconds(600);
+  o.deadline = SteadyClock::now() + std::chrono::seconds(10);
+  auto start = SteadyClock::now();
+  GpuLayerFacts f = SampleNvml(o);
+  double took_s = std::chrono::duration<double>(SteadyClock::now() - start).count();
+  ASSERT_EQ(f.gpus.size(), 8u);
+  for (const GpuFacts& g : f.gpus) {
+    if (g.index == 3) {
+      EXPECT_TRUE(g.hung);
+      EXPECT_TRUE(g.util_gpu_pct.has_value()) << "its first read is kept";
+      continue;
+    }
+    EXPECT_FALSE(g.hung || g.unfinished) << g.index;
+    EXPECT_FALSE(g.vbios.empty()) << g.index;
+    EXPECT_LT(g.window_s, 0.3) << g.index << ": waited behind GPU 3";
+  }
+  ASSERT_EQ(f.hangs.size(), 1u);
+  EXPECT_EQ(f.hangs[0].gpu_index, 3);
+  EXPECT_EQ(f.hangs[0].call, "nvmlDeviceGetVbiosVersion");
+  EXPECT_LT(took_s, 3.0);  // the window + the NVML timeout, not a timeout per GPU
+}
+
+// A GPU whose first half outlasts the window (slow, not hung) goes on to its own second read on
+// its worker; the GPUs queued behind it are moved after the stall and keep their own window.
+TEST(NvmlCheckLaneTest, SlowFirstReadGoesOnToItsOwnSecondRead) {
+  setenv("FAKE_NVML_SCENARIO", testing::FixturePath("nvml/slow_gpu0_identity.scenario").c_str(), 1);
+  RenewWorkerPool();
+  int before = WorkerThreadsStarted();
+  NvmlSampleOptions o;
+  o.library_path = testing::FakeNvmlLib();
+  o.window = milliseconds(300);
+  o.timeout = milliseconds(3000);
+  o.deadline = SteadyClock::now() + std::chrono::seconds(10);
+  GpuLayerFacts f = SampleNvml(o);
+  int started = WorkerThreadsStarted() - before;
+  ASSERT_EQ(f.gpus.size(), 8u);
+  for (const GpuFacts& g : f.gpus) {
+    EXPECT_FALSE(g.hung || g.unfinished) << g.index;
+    EXPECT_FALSE(g.vbios.empty()) << g.index << ": no second read";
+    EXPECT_GE(g.window_s, 0.299) << g.index;
+    EXPECT_LT(g.window_s, 0.45) << g.index;
+  }
+  EXPECT_TRUE(f.hangs.empty());
+  // Init, the first lane, two fresh workers after GPU 0's stall, the tail: not one per GPU.
+  EXPECT_LE(started, 6);
 }
 
 Snapshot RunProbe(double deadline_s, double nvml_timeout_s) {
