@@ -29,6 +29,8 @@ T Load(std::string_view bytes) {
   return v;
 }
 
+std::optional<std::array<uint64_t, 8>> Stats64(std::string_view payload);
+
 // One RTM_NEWLINK message body (ifinfomsg and its attributes).
 Status ParseLink(std::string_view body, NetlinkLink& link) {
   if (body.size() < sizeof(ifinfomsg)) return ParseError("rtnetlink: short ifinfomsg");
@@ -58,13 +60,7 @@ Status ParseLink(std::string_view body, NetlinkLink& link) {
         if (payload.size() >= sizeof(uint32_t)) link.carrier_changes = Load<uint32_t>(payload);
         break;
       case IFLA_STATS64:
-        // rx_packets, tx_packets, rx_bytes, tx_bytes, rx_errors, tx_errors, rx_dropped,
-        // tx_dropped, ... (newer kernels append fields: only the first eight are read).
-        if (payload.size() >= 8 * sizeof(uint64_t)) {
-          uint64_t v[8];
-          std::memcpy(v, payload.data(), sizeof v);
-          link.stats = std::array<uint64_t, 8>{v[2], v[3], v[0], v[1], v[4], v[5], v[6], v[7]};
-        }
+        if (auto v = Stats64(payload)) link.stats = *v;
         break;
       default:
         break;
@@ -76,6 +72,57 @@ Status ParseLink(std::string_view body, NetlinkLink& link) {
   }
   if (carrier && up) link.carrier = *carrier != 0;
   return Status::Ok();
+}
+
+// rtnl_link_stats64's first eight fields (rx_packets, tx_packets, rx_bytes, tx_bytes, rx_errors,
+// tx_errors, rx_dropped, tx_dropped; newer kernels append more) in NetlinkLink::stats's order.
+std::optional<std::array<uint64_t, 8>> Stats64(std::string_view payload) {
+  if (payload.size() < 8 * sizeof(uint64_t)) return std::nullopt;
+  uint64_t v[8];
+  std::memcpy(v, payload.data(), sizeof v);
+  return std::array<uint64_t, 8>{v[2], v[3], v[0], v[1], v[4], v[5], v[6], v[7]};
+}
+
+// One RTM_NEWSTATS message body (if_stats_msg and its attributes). False: no 64-bit counters.
+Status ParseStats(std::string_view body, NetlinkLinkStats& link, bool* found) {
+  *found = false;
+  if (body.size() < sizeof(if_stats_msg)) return ParseError("rtnetlink: short if_stats_msg");
+  link.index = static_cast<int>(Load<if_stats_msg>(body).ifindex);
+  size_t off = NLMSG_ALIGN(sizeof(if_stats_msg));
+  while (off + sizeof(rtattr) <= body.size()) {
+    auto attr = Load<rtattr>(body.substr(off));
+    if (attr.rta_len < sizeof(rtattr) || attr.rta_len > body.size() - off) {
+      return ParseError("rtnetlink: attribute length past its message");
+    }
+    std::string_view payload = body.substr(off + RTA_LENGTH(0), attr.rta_len - RTA_LENGTH(0));
+    off += RTA_ALIGN(attr.rta_len);
+    if ((attr.rta_type & NLA_TYPE_MASK) != IFLA_STATS_LINK_64) continue;
+    if (auto v = Stats64(payload)) {
+      link.stats = *v;
+      *found = true;
+    }
+  }
+  return Status::Ok();
+}
+
+// Opens a NETLINK_ROUTE socket with a receive timeout of 1 s, subscribed to `groups`
+// (0: none). -1 on failure.
+int OpenRtnetlink(uint32_t groups, bool nonblocking) {
+  int fd = ::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | (nonblocking ? SOCK_NONBLOCK : 0),
+                    NETLINK_ROUTE);
+  if (fd < 0) return -1;
+  timeval tv{1, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  if (groups != 0) {
+    sockaddr_nl addr{};
+    addr.nl_family = AF_NETLINK;
+    addr.nl_groups = groups;
+    if (::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+      ::close(fd);
+      return -1;
+    }
+  }
+  return fd;
 }
 
 }  // namespace
@@ -98,16 +145,29 @@ Status ParseLinkDumpReply(std::string_view buf, std::vector<NetlinkLink>& out, b
   return walk.status();
 }
 
+Status ParseLinkStatsReply(std::string_view buf, std::vector<NetlinkLinkStats>& out, bool* done) {
+  NetlinkReplyWalker walk(buf, kRtnetlinkReply);
+  NetlinkMessage msg;
+  while (walk.Next(&msg)) {
+    if (msg.type != RTM_NEWSTATS) continue;
+    NetlinkLinkStats link;
+    bool found = false;
+    if (Status s = ParseStats(msg.body, link, &found); !s.ok()) return s;
+    if (found) out.push_back(link);
+  }
+  if (walk.done()) *done = true;
+  return walk.status();
+}
+
 LinkDumper::~LinkDumper() {
   if (fd_ >= 0) ::close(fd_);
+  if (changes_fd_ >= 0) ::close(changes_fd_);
 }
 
 Result<std::vector<NetlinkLink>> LinkDumper::Dump() {
   if (fd_ < 0) {
-    fd_ = ::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+    fd_ = OpenRtnetlink(0, false);
     if (fd_ < 0) return Unsupported(std::string("rtnetlink socket: ") + std::strerror(errno));
-    timeval tv{1, 0};
-    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   }
   struct {
     nlmsghdr nlh;
@@ -133,6 +193,107 @@ Result<std::vector<NetlinkLink>> LinkDumper::Dump() {
       [&](std::string_view part, bool* done) { return ParseLinkDumpReply(part, out, done); });
   if (!st.ok()) return fail(st);
   return out;
+}
+
+Result<std::vector<NetlinkLinkStats>> LinkDumper::DumpStats() {
+  if (fd_ < 0) {
+    fd_ = OpenRtnetlink(0, false);
+    if (fd_ < 0) return Unsupported(std::string("rtnetlink socket: ") + std::strerror(errno));
+  }
+  struct {
+    nlmsghdr nlh;
+    if_stats_msg ifs;
+  } msg{};
+  msg.nlh.nlmsg_len = sizeof msg;
+  msg.nlh.nlmsg_type = RTM_GETSTATS;
+  msg.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+  msg.nlh.nlmsg_seq = ++seq_;
+  msg.ifs.family = AF_UNSPEC;
+  msg.ifs.filter_mask = IFLA_STATS_FILTER_BIT(IFLA_STATS_LINK_64);
+  auto fail = [this](Status s) -> Status {
+    ::close(fd_);
+    fd_ = -1;
+    return s;
+  };
+  if (Status sent = SendNetlinkRequest(fd_, &msg, sizeof msg, "rtnetlink"); !sent.ok()) {
+    return fail(sent);
+  }
+  std::vector<NetlinkLinkStats> out;
+  Status st = ReceiveNetlinkReply(
+      fd_, buf_, kRtnetlinkReply,
+      [&](std::string_view part, bool* done) { return ParseLinkStatsReply(part, out, done); });
+  if (!st.ok()) return fail(st);
+  return out;
+}
+
+bool LinkDumper::LinksChanged() {
+  if (changes_fd_ < 0) return true;
+  bool changed = false;
+  char buf[8192];
+  for (;;) {
+    ssize_t n = ::recv(changes_fd_, buf, sizeof buf, MSG_DONTWAIT);
+    if (n > 0) {
+      changed = true;  // any RTM_NEWLINK / RTM_DELLINK: what it says is read by the full dump
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return changed;
+    // ENOBUFS: announcements were dropped; anything else: the socket is unusable. Either way
+    // nothing can be ruled out: a full dump now, and (unusable) a new socket next time.
+    if (n < 0 && errno != ENOBUFS) {
+      ::close(changes_fd_);
+      changes_fd_ = -1;
+    }
+    return true;
+  }
+}
+
+Result<std::vector<NetlinkLink>> LinkDumper::Links(TimePoint now) {
+  // Subscribed before the full dump: a change during or after it is announced, never missed.
+  if (changes_fd_ < 0) changes_fd_ = OpenRtnetlink(RTMGRP_LINK, true);
+  const bool changed = LinksChanged();
+  if (!changed && !stats_refused_ && full_at_ && now - *full_at_ < kFullDumpEvery) {
+    auto stats = DumpStats();
+    // The kernel answered with an error (io_error: "kernel error: ..."): it does not know the
+    // request; a timeout or a failed socket is not a refusal.
+    if (!stats.ok() && stats.status().code() != StatusCode::kTimeout &&
+        stats.status().message().find("kernel error") != std::string::npos) {
+      stats_refused_ = true;
+    }
+    bool same_set = stats.ok() && stats->size() == links_.size();
+    if (same_set) {
+      // Both in the kernel's order (by ifindex within the namespace's list): match by index.
+      for (size_t i = 0; i < links_.size() && same_set; ++i) {
+        const NetlinkLinkStats* st = nullptr;
+        if ((*stats)[i].index == links_[i].index) {
+          st = &(*stats)[i];
+        } else {
+          for (const auto& cand : *stats) {
+            if (cand.index == links_[i].index) st = &cand;
+          }
+        }
+        if (st == nullptr || !links_[i].stats) {
+          same_set = false;
+        } else {
+          links_[i].stats = st->stats;
+        }
+      }
+    }
+    if (same_set) {
+      ++stats_dumps_;
+      return links_;
+    }
+  }
+  auto full = Dump();
+  if (!full.ok()) {
+    full_at_.reset();
+    links_.clear();
+    return full.status();
+  }
+  ++full_dumps_;
+  links_ = *full;
+  full_at_ = now;
+  return full;
 }
 
 }  // namespace gpudoctor

@@ -13,18 +13,14 @@
 namespace gpudoctor {
 namespace {
 
+// In NicStat's order, which is also NetlinkLink::stats's.
 constexpr const char* kStatNames[] = {"rx_bytes",  "tx_bytes",  "rx_packets", "tx_packets",
                                       "rx_errors", "tx_errors", "rx_dropped", "tx_dropped"};
+static_assert(std::size(kStatNames) == kNicStatCount);
 
 std::optional<uint64_t> Delta(const std::optional<uint64_t>& a, const std::optional<uint64_t>& b) {
   if (!a || !b || *b < *a) return std::nullopt;
   return *b - *a;
-}
-
-std::optional<uint64_t> Stat(const NicSample& s, const std::string& name) {
-  auto it = s.stats.find(name);
-  if (it == s.stats.end()) return std::nullopt;
-  return it->second;
 }
 
 }  // namespace
@@ -44,7 +40,15 @@ struct NicReader::Interface {
   // The speed and when it was read, and the link state it was read in.
   std::optional<int64_t> speed_mbps;
   std::optional<TimePoint> speed_at;
-  std::string speed_state;  // flags, operstate, carrier, carrier_changes at the speed read
+  // The link state at the speed read: IFF_UP, operstate, carrier, carrier_changes.
+  struct LinkState {
+    std::optional<bool> up;
+    std::string operstate;
+    std::optional<bool> carrier;
+    std::optional<uint64_t> carrier_changes;
+    bool operator==(const LinkState&) const = default;
+  };
+  LinkState speed_state;
 
   Interface(const std::string& dir, std::string n, bool keep_open)
       : name(std::move(n)), keep(keep_open) {
@@ -87,7 +91,7 @@ Result<std::vector<NicSample>> NicReader::Read(const RootFs& fs, TimePoint now) 
   bool from_netlink = false;
   if (fs.sysfs() == RootFs().sysfs()) {
     if (dumper_ == nullptr) dumper_ = std::make_unique<LinkDumper>();
-    if (auto dump = dumper_->Dump(); dump.ok()) {
+    if (auto dump = dumper_->Links(now); dump.ok()) {
       links = std::move(*dump);
       std::sort(links.begin(), links.end(),
                 [](const NetlinkLink& a, const NetlinkLink& b) { return a.name < b.name; });
@@ -135,7 +139,7 @@ Result<std::vector<NicSample>> NicReader::Read(const RootFs& fs, TimePoint now) 
       s.carrier = l.carrier;
       s.carrier_changes = l.carrier_changes;
       if (l.stats) {
-        for (size_t k = 0; k < l.stats->size(); ++k) s.stats[kStatNames[k]] = (*l.stats)[k];
+        for (size_t k = 0; k < l.stats->size(); ++k) s.stats[k] = (*l.stats)[k];
       }
     } else {
       if (auto f = ReadKept(nic->flags, text_)) s.flags = ParseHex(*f);
@@ -147,15 +151,16 @@ Result<std::vector<NicSample>> NicReader::Read(const RootFs& fs, TimePoint now) 
       if (auto c = ReadKept(nic->carrier_changes, text_)) s.carrier_changes = ParseUint64(*c);
       for (size_t k = 0; k < nic->stats.size(); ++k) {
         if (auto v = ReadKept(nic->stats[k], text_)) {
-          if (auto n = ParseUint64(*v)) s.stats[kStatNames[k]] = *n;
+          if (auto n = ParseUint64(*v)) s.stats[k] = *n;
         }
       }
     }
     // The link state the speed goes with: a change re-reads it (see the header).
-    std::string state = std::to_string(s.flags.value_or(~0ull) & IFF_UP) + "/" + s.operstate + "/" +
-                        (s.carrier ? (*s.carrier ? "1" : "0") : "?") + "/" +
-                        std::to_string(s.carrier_changes.value_or(~0ull));
-    if (!nic->speed_at || state != nic->speed_state || now - *nic->speed_at >= kSpeedRereadEvery) {
+    Interface::LinkState state{
+        s.flags ? std::optional<bool>((*s.flags & IFF_UP) != 0) : std::nullopt, s.operstate,
+        s.carrier, s.carrier_changes};
+    if (!nic->speed_at || !(state == nic->speed_state) ||
+        now - *nic->speed_at >= kSpeedRereadEvery) {
       if (nic->speed_at) nic->Lookup(base + "/" + nic->name);
       auto sp = ReadKept(nic->speed, text_);
       nic->speed_mbps = sp ? ParseLinkSpeedMbps(*sp) : std::nullopt;
@@ -187,28 +192,35 @@ std::vector<NicFacts> NicFactsBetween(const std::vector<NicSample>& before,
     f.carrier = b.carrier;
     f.speed_mbps = b.speed_mbps;
     f.carrier_changes = b.carrier_changes;
-    f.rx_bytes = Stat(b, "rx_bytes");
-    f.tx_bytes = Stat(b, "tx_bytes");
-    f.rx_packets = Stat(b, "rx_packets");
-    f.tx_packets = Stat(b, "tx_packets");
-    f.rx_errors = Stat(b, "rx_errors");
-    f.tx_errors = Stat(b, "tx_errors");
-    f.rx_dropped = Stat(b, "rx_dropped");
-    f.tx_dropped = Stat(b, "tx_dropped");
+    f.rx_bytes = b.stats[kRxBytes];
+    f.tx_bytes = b.stats[kTxBytes];
+    f.rx_packets = b.stats[kRxPackets];
+    f.tx_packets = b.stats[kTxPackets];
+    f.rx_errors = b.stats[kRxErrors];
+    f.tx_errors = b.stats[kTxErrors];
+    f.rx_dropped = b.stats[kRxDropped];
+    f.tx_dropped = b.stats[kTxDropped];
+    // The same interface in `before`: at the same position when the list did not change (the
+    // reader's samples are in name order), else looked for.
     const NicSample* a = nullptr;
-    for (const auto& cand : before) {
-      if (cand.name == b.name) a = &cand;
+    const size_t at = static_cast<size_t>(&b - after.data());
+    if (at < before.size() && before[at].name == b.name) {
+      a = &before[at];
+    } else {
+      for (const auto& cand : before) {
+        if (cand.name == b.name) a = &cand;
+      }
     }
     if (a != nullptr) {
       if (window_s > 0) f.window_s = window_s;
       f.carrier_changes_delta = Delta(a->carrier_changes, b.carrier_changes);
-      f.rx_errors_delta = Delta(Stat(*a, "rx_errors"), f.rx_errors);
-      f.tx_errors_delta = Delta(Stat(*a, "tx_errors"), f.tx_errors);
-      f.rx_dropped_delta = Delta(Stat(*a, "rx_dropped"), f.rx_dropped);
-      f.tx_dropped_delta = Delta(Stat(*a, "tx_dropped"), f.tx_dropped);
+      f.rx_errors_delta = Delta(a->stats[kRxErrors], f.rx_errors);
+      f.tx_errors_delta = Delta(a->stats[kTxErrors], f.tx_errors);
+      f.rx_dropped_delta = Delta(a->stats[kRxDropped], f.rx_dropped);
+      f.tx_dropped_delta = Delta(a->stats[kTxDropped], f.tx_dropped);
       if (window_s > 0) {
-        if (auto d = Delta(Stat(*a, "rx_bytes"), f.rx_bytes)) f.rx_bytes_per_s = *d / window_s;
-        if (auto d = Delta(Stat(*a, "tx_bytes"), f.tx_bytes)) f.tx_bytes_per_s = *d / window_s;
+        if (auto d = Delta(a->stats[kRxBytes], f.rx_bytes)) f.rx_bytes_per_s = *d / window_s;
+        if (auto d = Delta(a->stats[kTxBytes], f.tx_bytes)) f.tx_bytes_per_s = *d / window_s;
       }
     }
     out.push_back(std::move(f));

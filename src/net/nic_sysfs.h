@@ -5,9 +5,9 @@
 // speed is -1 on virtual devices): never 0. Thread-safe.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,6 +20,19 @@
 
 namespace gpudoctor {
 
+// The counters of statistics/<name> a sample holds, by their index in NicSample::stats.
+enum NicStat : size_t {
+  kRxBytes,
+  kTxBytes,
+  kRxPackets,
+  kTxPackets,
+  kRxErrors,
+  kTxErrors,
+  kRxDropped,
+  kTxDropped,
+  kNicStatCount
+};
+
 struct NicSample {
   std::string name;
   bool physical = false;
@@ -28,7 +41,9 @@ struct NicSample {
   std::optional<bool> carrier;
   std::optional<int64_t> speed_mbps;
   std::optional<uint64_t> carrier_changes;
-  std::map<std::string, uint64_t> stats;  // statistics/<name>
+  // statistics/<name> by NicStat (absent: unreadable). A fixed array, not a map keyed by name:
+  // `watch` builds one per interface per tick (120 interfaces on a Kubernetes node).
+  std::array<std::optional<uint64_t>, kNicStatCount> stats{};
 };
 
 // Errors: not_found when class/net is absent or unreadable.
@@ -46,7 +61,8 @@ class LinkDumper;
 // directory, physical) is looked up once per name; the link speed (for many drivers an ethtool
 // query, some of them a firmware command) is re-read only when the interface's flags, operstate,
 // carrier or carrier_changes moved since the last read (a renegotiated link flaps its carrier),
-// or kSpeedRereadEvery has passed. Samples equal ReadNicSamples's otherwise.
+// or kSpeedRereadEvery has passed. Samples equal ReadNicSamples's otherwise. The dump is
+// LinkDumper::Links: between announced link changes, only the counters are dumped.
 // Thread-safety: none (one probe run at a time owns it).
 class NicReader {
  public:

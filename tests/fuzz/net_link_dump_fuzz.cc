@@ -1,6 +1,7 @@
 // Fuzz target: ParseLinkDumpReply (rtnetlink RTM_GETLINK dump replies: netlink headers,
-// ifinfomsg, attributes). Must never crash, read past the buffer or loop; parsed interfaces
-// carry a bounded, printable name.
+// ifinfomsg, attributes) and ParseLinkStatsReply (RTM_GETSTATS dump replies: if_stats_msg and
+// IFLA_STATS_LINK_64), on the same bytes. Must never crash, read past the buffer or loop; parsed
+// interfaces carry a bounded, printable name.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -19,5 +20,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (link.name.empty()) std::abort();
     if (link.carrier && (link.flags & 1) == 0) std::abort();  // carrier only when up
   }
+  std::vector<gpudoctor::NetlinkLinkStats> stats;
+  done = false;
+  s = gpudoctor::ParseLinkStatsReply(std::string_view(reinterpret_cast<const char*>(data), size),
+                                     stats, &done);
+  (void)s;
+  if (stats.size() > size / 16 + 1) std::abort();  // each came from a message of its own
   return 0;
 }

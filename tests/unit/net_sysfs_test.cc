@@ -74,10 +74,10 @@ TEST(NicSysfsTest, ReadsStateCountersAndRates) {
 TEST(NicSysfsTest, CountersGoingBackwardsGiveNoDelta) {
   NicSample a, b;
   a.name = b.name = "eth9";
-  a.stats["rx_bytes"] = 100;
-  b.stats["rx_bytes"] = 10;  // driver reset
-  a.stats["rx_errors"] = 5;
-  b.stats["rx_errors"] = 1;
+  a.stats[kRxBytes] = 100;
+  b.stats[kRxBytes] = 10;  // driver reset
+  a.stats[kRxErrors] = 5;
+  b.stats[kRxErrors] = 1;
   auto f = NicFactsBetween({a}, {b}, 1.0);
   ASSERT_EQ(f.size(), 1u);
   EXPECT_FALSE(f[0].rx_bytes_per_s);
@@ -125,7 +125,7 @@ TEST(NicSysfsTest, KeptReaderReadsFreshValuesAndTheSpeedOnLinkChangesOnly) {
     if (n.name == "eth0") eth0 = &n;
   }
   ASSERT_NE(eth0, nullptr);
-  EXPECT_EQ(eth0->stats.at("rx_bytes"), 999u);
+  EXPECT_EQ(eth0->stats.at(kRxBytes), 999u);
   EXPECT_EQ(*eth0->speed_mbps, 10000);
   EXPECT_EQ(reader.speed_reads(), 5u);
 
@@ -153,7 +153,7 @@ TEST(NicSysfsTest, KeptReaderReadsFreshValuesAndTheSpeedOnLinkChangesOnly) {
   std::vector<std::string> names;
   for (const auto& n : *d) names.push_back(n.name);
   EXPECT_EQ(names, (std::vector<std::string>{"eth0", "eth1", "eth2", "lo", "veth9"}));
-  EXPECT_EQ(d->back().stats.at("tx_bytes"), 5u);
+  EXPECT_EQ(d->back().stats.at(kTxBytes), 5u);
   EXPECT_EQ(d->back().operstate, "up");
 }
 
