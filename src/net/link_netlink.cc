@@ -29,51 +29,6 @@ T Load(std::string_view bytes) {
   return v;
 }
 
-std::optional<std::array<uint64_t, 8>> Stats64(std::string_view payload);
-
-// One RTM_NEWLINK message body (ifinfomsg and its attributes).
-Status ParseLink(std::string_view body, NetlinkLink& link) {
-  if (body.size() < sizeof(ifinfomsg)) return ParseError("rtnetlink: short ifinfomsg");
-  auto info = Load<ifinfomsg>(body);
-  link.index = info.ifi_index;
-  link.flags = info.ifi_flags;
-  std::optional<uint8_t> operstate, carrier;
-  size_t off = NLMSG_ALIGN(sizeof(ifinfomsg));
-  while (off + sizeof(rtattr) <= body.size()) {
-    auto attr = Load<rtattr>(body.substr(off));
-    if (attr.rta_len < sizeof(rtattr) || attr.rta_len > body.size() - off) {
-      return ParseError("rtnetlink: attribute length past its message");
-    }
-    std::string_view payload = body.substr(off + RTA_LENGTH(0), attr.rta_len - RTA_LENGTH(0));
-    off += RTA_ALIGN(attr.rta_len);
-    switch (attr.rta_type & NLA_TYPE_MASK) {
-      case IFLA_IFNAME:
-        link.name = Sanitize(payload.substr(0, payload.find('\0')), 64);
-        break;
-      case IFLA_OPERSTATE:
-        if (!payload.empty()) operstate = static_cast<uint8_t>(payload[0]);
-        break;
-      case IFLA_CARRIER:
-        if (!payload.empty()) carrier = static_cast<uint8_t>(payload[0]);
-        break;
-      case IFLA_CARRIER_CHANGES:
-        if (payload.size() >= sizeof(uint32_t)) link.carrier_changes = Load<uint32_t>(payload);
-        break;
-      case IFLA_STATS64:
-        if (auto v = Stats64(payload)) link.stats = *v;
-        break;
-      default:
-        break;
-    }
-  }
-  const bool up = (link.flags & IFF_UP) != 0;
-  if (operstate) {
-    link.operstate = std::string(OperstateName(up ? *operstate : uint8_t{IF_OPER_DOWN}));
-  }
-  if (carrier && up) link.carrier = *carrier != 0;
-  return Status::Ok();
-}
-
 // rtnl_link_stats64's first eight fields (rx_packets, tx_packets, rx_bytes, tx_bytes, rx_errors,
 // tx_errors, rx_dropped, tx_dropped; newer kernels append more) in NetlinkLink::stats's order.
 std::optional<std::array<uint64_t, 8>> Stats64(std::string_view payload) {
@@ -83,26 +38,73 @@ std::optional<std::array<uint64_t, 8>> Stats64(std::string_view payload) {
   return std::array<uint64_t, 8>{v[2], v[3], v[0], v[1], v[4], v[5], v[6], v[7]};
 }
 
-// One RTM_NEWSTATS message body (if_stats_msg and its attributes). False: no 64-bit counters.
-Status ParseStats(std::string_view body, NetlinkLinkStats& link, bool* found) {
-  *found = false;
-  if (body.size() < sizeof(if_stats_msg)) return ParseError("rtnetlink: short if_stats_msg");
-  link.index = static_cast<int>(Load<if_stats_msg>(body).ifindex);
-  size_t off = NLMSG_ALIGN(sizeof(if_stats_msg));
+// Calls fn(type, payload) for each rtattr of a message body from `off` on (the type without its
+// flag bits). Errors: parse_error for an attribute whose length runs past the body.
+template <typename Fn>
+Status WalkAttributes(std::string_view body, size_t off, Fn fn) {
   while (off + sizeof(rtattr) <= body.size()) {
     auto attr = Load<rtattr>(body.substr(off));
     if (attr.rta_len < sizeof(rtattr) || attr.rta_len > body.size() - off) {
       return ParseError("rtnetlink: attribute length past its message");
     }
-    std::string_view payload = body.substr(off + RTA_LENGTH(0), attr.rta_len - RTA_LENGTH(0));
+    fn(static_cast<uint16_t>(attr.rta_type & NLA_TYPE_MASK),
+       body.substr(off + RTA_LENGTH(0), attr.rta_len - RTA_LENGTH(0)));
     off += RTA_ALIGN(attr.rta_len);
-    if ((attr.rta_type & NLA_TYPE_MASK) != IFLA_STATS_LINK_64) continue;
-    if (auto v = Stats64(payload)) {
-      link.stats = *v;
-      *found = true;
-    }
   }
   return Status::Ok();
+}
+
+// One RTM_NEWLINK message body (ifinfomsg and its attributes).
+Status ParseLink(std::string_view body, NetlinkLink& link) {
+  if (body.size() < sizeof(ifinfomsg)) return ParseError("rtnetlink: short ifinfomsg");
+  auto info = Load<ifinfomsg>(body);
+  link.index = info.ifi_index;
+  link.flags = info.ifi_flags;
+  std::optional<uint8_t> operstate, carrier;
+  Status walked = WalkAttributes(
+      body, NLMSG_ALIGN(sizeof(ifinfomsg)), [&](uint16_t type, std::string_view payload) {
+        switch (type) {
+          case IFLA_IFNAME:
+            link.name = Sanitize(payload.substr(0, payload.find('\0')), 64);
+            break;
+          case IFLA_OPERSTATE:
+            if (!payload.empty()) operstate = static_cast<uint8_t>(payload[0]);
+            break;
+          case IFLA_CARRIER:
+            if (!payload.empty()) carrier = static_cast<uint8_t>(payload[0]);
+            break;
+          case IFLA_CARRIER_CHANGES:
+            if (payload.size() >= sizeof(uint32_t)) link.carrier_changes = Load<uint32_t>(payload);
+            break;
+          case IFLA_STATS64:
+            if (auto v = Stats64(payload)) link.stats = *v;
+            break;
+          default:
+            break;
+        }
+      });
+  if (!walked.ok()) return walked;
+  const bool up = (link.flags & IFF_UP) != 0;
+  if (operstate) {
+    link.operstate = std::string(OperstateName(up ? *operstate : uint8_t{IF_OPER_DOWN}));
+  }
+  if (carrier && up) link.carrier = *carrier != 0;
+  return Status::Ok();
+}
+
+// One RTM_NEWSTATS message body (if_stats_msg and its attributes). False: no 64-bit counters.
+Status ParseStats(std::string_view body, NetlinkLinkStats& link, bool* found) {
+  *found = false;
+  if (body.size() < sizeof(if_stats_msg)) return ParseError("rtnetlink: short if_stats_msg");
+  link.index = static_cast<int>(Load<if_stats_msg>(body).ifindex);
+  return WalkAttributes(body, NLMSG_ALIGN(sizeof(if_stats_msg)),
+                        [&](uint16_t type, std::string_view payload) {
+                          if (type != IFLA_STATS_LINK_64) return;
+                          if (auto v = Stats64(payload)) {
+                            link.stats = *v;
+                            *found = true;
+                          }
+                        });
 }
 
 // Opens a NETLINK_ROUTE socket with a receive timeout of 1 s, subscribed to `groups`
@@ -164,65 +166,56 @@ LinkDumper::~LinkDumper() {
   if (changes_fd_ >= 0) ::close(changes_fd_);
 }
 
-Result<std::vector<NetlinkLink>> LinkDumper::Dump() {
+Status LinkDumper::Request(nlmsghdr* request, size_t len,
+                           const std::function<Status(std::string_view, bool* done)>& parse) {
   if (fd_ < 0) {
     fd_ = OpenRtnetlink(0, false);
     if (fd_ < 0) return Unsupported(std::string("rtnetlink socket: ") + std::strerror(errno));
   }
-  struct {
-    nlmsghdr nlh;
-    ifinfomsg ifi;
-  } msg{};
-  msg.nlh.nlmsg_len = sizeof msg;
-  msg.nlh.nlmsg_type = RTM_GETLINK;
-  msg.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-  msg.nlh.nlmsg_seq = ++seq_;
-  msg.ifi.ifi_family = AF_UNSPEC;
+  request->nlmsg_len = static_cast<uint32_t>(len);
+  request->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+  request->nlmsg_seq = ++seq_;
   auto fail = [this](Status s) -> Status {
     // A socket left mid-dump would hand the rest of this reply to the next dump: start afresh.
     ::close(fd_);
     fd_ = -1;
     return s;
   };
-  if (Status sent = SendNetlinkRequest(fd_, &msg, sizeof msg, "rtnetlink"); !sent.ok()) {
+  if (Status sent = SendNetlinkRequest(fd_, request, len, "rtnetlink"); !sent.ok()) {
     return fail(sent);
   }
+  if (Status st = ReceiveNetlinkReply(fd_, buf_, kRtnetlinkReply, parse); !st.ok()) return fail(st);
+  return Status::Ok();
+}
+
+Result<std::vector<NetlinkLink>> LinkDumper::Dump() {
+  struct {
+    nlmsghdr nlh;
+    ifinfomsg ifi;
+  } msg{};
+  msg.nlh.nlmsg_type = RTM_GETLINK;
+  msg.ifi.ifi_family = AF_UNSPEC;
   std::vector<NetlinkLink> out;
-  Status st = ReceiveNetlinkReply(
-      fd_, buf_, kRtnetlinkReply,
-      [&](std::string_view part, bool* done) { return ParseLinkDumpReply(part, out, done); });
-  if (!st.ok()) return fail(st);
+  Status st = Request(&msg.nlh, sizeof msg, [&](std::string_view part, bool* done) {
+    return ParseLinkDumpReply(part, out, done);
+  });
+  if (!st.ok()) return st;
   return out;
 }
 
 Result<std::vector<NetlinkLinkStats>> LinkDumper::DumpStats() {
-  if (fd_ < 0) {
-    fd_ = OpenRtnetlink(0, false);
-    if (fd_ < 0) return Unsupported(std::string("rtnetlink socket: ") + std::strerror(errno));
-  }
   struct {
     nlmsghdr nlh;
     if_stats_msg ifs;
   } msg{};
-  msg.nlh.nlmsg_len = sizeof msg;
   msg.nlh.nlmsg_type = RTM_GETSTATS;
-  msg.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-  msg.nlh.nlmsg_seq = ++seq_;
   msg.ifs.family = AF_UNSPEC;
   msg.ifs.filter_mask = IFLA_STATS_FILTER_BIT(IFLA_STATS_LINK_64);
-  auto fail = [this](Status s) -> Status {
-    ::close(fd_);
-    fd_ = -1;
-    return s;
-  };
-  if (Status sent = SendNetlinkRequest(fd_, &msg, sizeof msg, "rtnetlink"); !sent.ok()) {
-    return fail(sent);
-  }
   std::vector<NetlinkLinkStats> out;
-  Status st = ReceiveNetlinkReply(
-      fd_, buf_, kRtnetlinkReply,
-      [&](std::string_view part, bool* done) { return ParseLinkStatsReply(part, out, done); });
-  if (!st.ok()) return fail(st);
+  Status st = Request(&msg.nlh, sizeof msg, [&](std::string_view part, bool* done) {
+    return ParseLinkStatsReply(part, out, done);
+  });
+  if (!st.ok()) return st;
   return out;
 }
 

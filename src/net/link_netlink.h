@@ -14,6 +14,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,6 +23,8 @@
 #include "core/deadline.h"
 #include "core/status.h"
 #include "net/netlink_reply.h"
+
+struct nlmsghdr;
 
 namespace gpudoctor {
 
@@ -94,6 +97,11 @@ class LinkDumper {
   // True when the change socket says (or cannot rule out) that a link changed since the last
   // call; drains it.
   bool LinksChanged();
+  // Sends the dump request (`len` bytes at `request`; its length, flags and sequence are set here)
+  // on the request socket, opened on first use, and hands the reply's parts to `parse`. A failed
+  // send or receive closes the socket (the next request opens a fresh one).
+  Status Request(nlmsghdr* request, size_t len,
+                 const std::function<Status(std::string_view, bool* done)>& parse);
 
   int fd_ = -1;
   int changes_fd_ = -1;  // subscribed to RTNLGRP_LINK; -1 before the first Links() or if unusable

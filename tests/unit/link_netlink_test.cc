@@ -94,7 +94,9 @@ class Reply {
   size_t start_ = std::string::npos;
 };
 
-TEST(LinkNetlinkTest, ParsesStateCarrierAndCountersInSysfsTerms) {
+// Counters whose order shows in the parsed array: rx_bytes 1000, tx_bytes 2000, rx_packets 10,
+// tx_packets 20, rx_errors 1, tx_errors 2, rx_dropped 3, tx_dropped 4.
+rtnl_link_stats64 SampleStats() {
   rtnl_link_stats64 st{};
   st.rx_packets = 10;
   st.tx_packets = 20;
@@ -104,6 +106,11 @@ TEST(LinkNetlinkTest, ParsesStateCarrierAndCountersInSysfsTerms) {
   st.tx_errors = 2;
   st.rx_dropped = 3;
   st.tx_dropped = 4;
+  return st;
+}
+
+TEST(LinkNetlinkTest, ParsesStateCarrierAndCountersInSysfsTerms) {
+  rtnl_link_stats64 st = SampleStats();
   st.rx_missed_errors = 99;  // /proc/net/dev adds it to drops; sysfs and we do not
   Reply r;
   r.Link(2, IFF_UP | IFF_RUNNING).Name("eth0").U8(IFLA_OPERSTATE, IF_OPER_UP).U8(IFLA_CARRIER, 1);
@@ -161,15 +168,7 @@ TEST(LinkNetlinkTest, MalformedRepliesAreRefusedNotReadPastTheirEnd) {
 }
 
 TEST(LinkNetlinkTest, ParsesTheCountersDumpInTheLinkDumpsOrder) {
-  rtnl_link_stats64 st{};
-  st.rx_packets = 10;
-  st.tx_packets = 20;
-  st.rx_bytes = 1000;
-  st.tx_bytes = 2000;
-  st.rx_errors = 1;
-  st.tx_errors = 2;
-  st.rx_dropped = 3;
-  st.tx_dropped = 4;
+  rtnl_link_stats64 st = SampleStats();
   Reply r;
   r.Stats(2).Attr(IFLA_STATS_LINK_64, &st, sizeof st);
   r.Stats(3);  // no 64-bit counters: left out

@@ -17,14 +17,20 @@ namespace {
 
 using std::chrono::milliseconds;
 
-TEST(NvmlHangTest, HungGpuKeepsItsEarlierReadingsAndOthersXidEvents) {
-  setenv("FAKE_NVML_SCENARIO", testing::FixturePath("nvml/hang_gpu2_xid.scenario").c_str(), 1);
+// A check's NVML options on the fake NVML, with the scenario (a fixture name) set for it.
+NvmlSampleOptions CheckOptions(const char* scenario, milliseconds window, milliseconds timeout) {
+  setenv("FAKE_NVML_SCENARIO", testing::FixturePath(scenario).c_str(), 1);
   NvmlSampleOptions o;
   o.library_path = testing::FakeNvmlLib();
-  o.window = milliseconds(50);
-  o.timeout = milliseconds(400);
+  o.window = window;
+  o.timeout = timeout;
   o.deadline = SteadyClock::now() + std::chrono::seconds(10);
-  GpuLayerFacts f = SampleNvml(o);
+  return o;
+}
+
+TEST(NvmlHangTest, HungGpuKeepsItsEarlierReadingsAndOthersXidEvents) {
+  GpuLayerFacts f =
+      SampleNvml(CheckOptions("nvml/hang_gpu2_xid.scenario", milliseconds(50), milliseconds(400)));
   ASSERT_GT(f.gpus.size(), 5u);
   const GpuFacts& g2 = f.gpus[2];
   EXPECT_TRUE(g2.hung);
@@ -43,14 +49,10 @@ TEST(NvmlHangTest, HungGpuKeepsItsEarlierReadingsAndOthersXidEvents) {
 // A check's GPUs share workers (sampler.cc GpuPhase): 8 healthy GPUs take a handful of workers,
 // not one each, and every GPU still gets its own window between two reads.
 TEST(NvmlCheckLaneTest, EightGpusShareAFewWorkers) {
-  setenv("FAKE_NVML_SCENARIO", testing::FixturePath("nvml/h100_healthy.scenario").c_str(), 1);
+  NvmlSampleOptions o =
+      CheckOptions("nvml/h100_healthy.scenario", milliseconds(150), milliseconds(2000));
   RenewWorkerPool();  // no idle worker of an earlier test to reuse: every worker is a new thread
   int before = WorkerThreadsStarted();
-  NvmlSampleOptions o;
-  o.library_path = testing::FakeNvmlLib();
-  o.window = milliseconds(150);
-  o.timeout = milliseconds(2000);
-  o.deadline = SteadyClock::now() + std::chrono::seconds(10);
   GpuLayerFacts f = SampleNvml(o);
   int started = WorkerThreadsStarted() - before;
   ASSERT_EQ(f.gpus.size(), 8u);
@@ -68,13 +70,8 @@ TEST(NvmlCheckLaneTest, EightGpusShareAFewWorkers) {
 // A GPU hung in its second read (the VBIOS, read after the window) holds none of the GPUs queued
 // behind it on the second lane: they are moved to fresh workers after the stall.
 TEST(NvmlCheckLaneTest, GpuHungInItsSecondReadHoldsNoneOfTheOthers) {
-  setenv("FAKE_NVML_SCENARIO", testing::FixturePath("nvml/hang_gpu3_second_read.scenario").c_str(),
-         1);
-  NvmlSampleOptions o;
-  o.library_path = testing::FakeNvmlLib();
-  o.window = milliseconds(50);
-  o.timeout = milliseconds(600);
-  o.deadline = SteadyClock::now() + std::chrono::seconds(10);
+  NvmlSampleOptions o =
+      CheckOptions("nvml/hang_gpu3_second_read.scenario", milliseconds(50), milliseconds(600));
   auto start = SteadyClock::now();
   GpuLayerFacts f = SampleNvml(o);
   double took_s = std::chrono::duration<double>(SteadyClock::now() - start).count();
@@ -98,14 +95,10 @@ TEST(NvmlCheckLaneTest, GpuHungInItsSecondReadHoldsNoneOfTheOthers) {
 // A GPU whose first half outlasts the window (slow, not hung) goes on to its own second read on
 // its worker; the GPUs queued behind it are moved after the stall and keep their own window.
 TEST(NvmlCheckLaneTest, SlowFirstReadGoesOnToItsOwnSecondRead) {
-  setenv("FAKE_NVML_SCENARIO", testing::FixturePath("nvml/slow_gpu0_identity.scenario").c_str(), 1);
+  NvmlSampleOptions o =
+      CheckOptions("nvml/slow_gpu0_identity.scenario", milliseconds(300), milliseconds(3000));
   RenewWorkerPool();
   int before = WorkerThreadsStarted();
-  NvmlSampleOptions o;
-  o.library_path = testing::FakeNvmlLib();
-  o.window = milliseconds(300);
-  o.timeout = milliseconds(3000);
-  o.deadline = SteadyClock::now() + std::chrono::seconds(10);
   GpuLayerFacts f = SampleNvml(o);
   int started = WorkerThreadsStarted() - before;
   ASSERT_EQ(f.gpus.size(), 8u);
