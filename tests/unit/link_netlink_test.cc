@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -277,6 +278,68 @@ TEST(LinkNetlinkTest, LinksDumpsOnlyTheCountersUntilALinkChanges) {
         ASSERT_TRUE(f.ok());
         EXPECT_EQ(d.full_dumps(), 3u) << "a full dump every kFullDumpEvery";
         SetLoopbackUp(true);
+      },
+      &why);
+  if (!ran) GTEST_SKIP() << "no network namespace here: " << why;
+}
+
+// A carrier that drops (the far end of a veth pair taken down: no flag of this end changes) and
+// an interface that appears are announced too: the next Links() dumps in full and sees them.
+TEST(LinkNetlinkTest, LinksSeesACarrierLossAndANewInterfaceAtOnce) {
+  if (std::system("command -v ip >/dev/null 2>&1") != 0) GTEST_SKIP() << "no iproute2 ip";
+  std::string why;
+  bool ran = testing::RunInFreshNetns(
+      [] {
+        // Children forked from this thread are in its namespace.
+        ASSERT_EQ(std::system("ip link add gdnear type veth peer name gdfar && ip link set gdnear "
+                              "up && ip link set gdfar up"),
+                  0);
+        LinkDumper d;
+        const TimePoint t0 = SteadyClock::now();
+        auto find = [](const std::vector<NetlinkLink>& links,
+                       const std::string& name) -> const NetlinkLink* {
+          for (const auto& l : links) {
+            if (l.name == name) return &l;
+          }
+          return nullptr;
+        };
+        // The pair's carrier comes up asynchronously (linkwatch): wait for it with full dumps.
+        for (int i = 0; i < 100; ++i) {
+          auto now = d.Dump();
+          ASSERT_TRUE(now.ok());
+          const NetlinkLink* near = find(*now, "gdnear");
+          if (near && near->carrier == true) break;
+          usleep(20'000);
+        }
+        auto a = d.Links(t0);
+        ASSERT_TRUE(a.ok()) << a.status().ToString();
+        ASSERT_NE(find(*a, "gdnear"), nullptr);
+        EXPECT_EQ(find(*a, "gdnear")->carrier, true);
+        auto quiet = d.Links(t0 + std::chrono::seconds(1));
+        ASSERT_TRUE(quiet.ok());
+        EXPECT_EQ(d.full_dumps(), 1u);
+
+        ASSERT_EQ(std::system("ip link set gdfar down"), 0);
+        // linkwatch delivers the carrier change within a second or so.
+        const NetlinkLink* near = nullptr;
+        std::vector<NetlinkLink> seen;
+        for (int i = 0; i < 100; ++i) {
+          auto b = d.Links(t0 + std::chrono::seconds(2));
+          ASSERT_TRUE(b.ok());
+          seen = *b;
+          near = find(seen, "gdnear");
+          if (near && near->carrier == false) break;
+          usleep(20'000);
+        }
+        ASSERT_NE(near, nullptr);
+        EXPECT_EQ(near->carrier, false) << "the carrier loss was never seen";
+        EXPECT_NE(near->operstate, "up");
+        EXPECT_GE(d.full_dumps(), 2u);
+
+        ASSERT_EQ(std::system("ip link add gdnew type veth peer name gdnewpeer"), 0);
+        auto c = d.Links(t0 + std::chrono::seconds(3));
+        ASSERT_TRUE(c.ok());
+        EXPECT_NE(find(*c, "gdnew"), nullptr) << "a new interface is seen on the next call";
       },
       &why);
   if (!ran) GTEST_SKIP() << "no network namespace here: " << why;
