@@ -223,7 +223,9 @@ bool LinkDumper::LinksChanged() {
   if (changes_fd_ < 0) return true;
   bool changed = false;
   char buf[8192];
-  for (;;) {
+  // Bounded: a host whose links churn without pause (pods started by the hundred) must not keep
+  // this loop reading; what is left is read on the next call, which dumps in full again.
+  for (int reads = 0; reads < 256; ++reads) {
     ssize_t n = ::recv(changes_fd_, buf, sizeof buf, MSG_DONTWAIT);
     if (n > 0) {
       changed = true;  // any RTM_NEWLINK / RTM_DELLINK: what it says is read by the full dump
@@ -239,6 +241,7 @@ bool LinkDumper::LinksChanged() {
     }
     return true;
   }
+  return true;
 }
 
 Result<std::vector<NetlinkLink>> LinkDumper::Links(TimePoint now) {

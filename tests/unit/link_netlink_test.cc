@@ -298,6 +298,34 @@ TEST(LinkNetlinkTest, LinksDumpsOnlyTheCountersUntilALinkChanges) {
   if (!ran) GTEST_SKIP() << "no network namespace here: " << why;
 }
 
+// Thousands of announcements, more than the socket holds (ENOBUFS) and more than one call reads:
+// Links() dumps in full, returns, and is back to the counters alone within a few calls.
+TEST(LinkNetlinkTest, AFloodOfAnnouncementsIsAFullDumpNotALoop) {
+  std::string why;
+  bool ran = testing::RunInFreshNetns(
+      [] {
+        LinkDumper d;
+        const TimePoint t0 = SteadyClock::now();
+        ASSERT_TRUE(d.Links(t0).ok());
+        const uint64_t full = d.full_dumps();
+        for (int i = 0; i < 2000; ++i) {
+          ASSERT_TRUE(SetLoopbackUp(false));
+          ASSERT_TRUE(SetLoopbackUp(true));
+        }
+        auto flooded = d.Links(t0);
+        ASSERT_TRUE(flooded.ok()) << flooded.status().ToString();
+        EXPECT_GT(d.full_dumps(), full);
+        const uint64_t stats = d.stats_dumps();
+        for (int i = 0; i < 50 && d.stats_dumps() == stats; ++i) {
+          usleep(30'000);
+          ASSERT_TRUE(d.Links(t0).ok());
+        }
+        EXPECT_GT(d.stats_dumps(), stats) << "never quiet again after the flood";
+      },
+      &why);
+  if (!ran) GTEST_SKIP() << "no network namespace here: " << why;
+}
+
 // A carrier that drops (the far end of a veth pair taken down: no flag of this end changes) and
 // an interface that appears are announced too: the next Links() dumps in full and sees them.
 TEST(LinkNetlinkTest, LinksSeesACarrierLossAndANewInterfaceAtOnce) {
