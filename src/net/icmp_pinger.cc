@@ -110,6 +110,13 @@ struct Series {
   std::optional<TimePoint> first_sent;
   TimePoint last_deadline{};  // its last probe's send time + timeout
   bool may_give_up = false;   // opts.give_up_silent applies to this series
+
+  // When this series is to be given up for silence (`limit` after its first probe), while it may
+  // be: allowed, not given up yet, started, nothing answered. nullopt otherwise.
+  std::optional<TimePoint> GiveUpAt(std::chrono::milliseconds limit) const {
+    if (!may_give_up || result.gave_up_silent || answered > 0 || !first_sent) return std::nullopt;
+    return *first_sent + limit;
+  }
 };
 
 }  // namespace
@@ -159,8 +166,8 @@ std::vector<Result<PingResult>> IcmpPingMany(const std::vector<ResolvedAddress>&
   // A silent series past opts.give_up_silent: no more sends, no more waiting for it.
   auto give_up_silent = [&](TimePoint now) {
     for (Series& s : series) {
-      if (!s.may_give_up || s.result.gave_up_silent || s.answered > 0 || !s.first_sent) continue;
-      if (now < *s.first_sent + opts.give_up_silent) continue;
+      std::optional<TimePoint> at = s.GiveUpAt(opts.give_up_silent);
+      if (!at || now < *at) continue;
       s.result.gave_up_silent = true;
       expected -= s.in_flight;
       s.in_flight = 0;
@@ -178,8 +185,7 @@ std::vector<Result<PingResult>> IcmpPingMany(const std::vector<ResolvedAddress>&
   auto next_give_up = [&] {
     TimePoint at = TimePoint::max();
     for (const Series& s : series) {
-      if (!s.may_give_up || s.result.gave_up_silent || s.answered > 0 || !s.first_sent) continue;
-      at = std::min(at, *s.first_sent + opts.give_up_silent);
+      if (auto t = s.GiveUpAt(opts.give_up_silent)) at = std::min(at, *t);
     }
     return at;
   };

@@ -159,8 +159,7 @@ Result<std::vector<NicSample>> NicReader::Read(const RootFs& fs, TimePoint now) 
     Interface::LinkState state{
         s.flags ? std::optional<bool>((*s.flags & IFF_UP) != 0) : std::nullopt, s.operstate,
         s.carrier, s.carrier_changes};
-    if (!nic->speed_at || !(state == nic->speed_state) ||
-        now - *nic->speed_at >= kSpeedRereadEvery) {
+    if (!nic->speed_at || state != nic->speed_state || now - *nic->speed_at >= kSpeedRereadEvery) {
       if (nic->speed_at) nic->Lookup(base + "/" + nic->name);
       auto sp = ReadKept(nic->speed, text_);
       nic->speed_mbps = sp ? ParseLinkSpeedMbps(*sp) : std::nullopt;

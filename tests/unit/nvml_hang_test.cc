@@ -47,31 +47,40 @@ TEST(NvmlHangTest, HungGpuKeepsItsEarlierReadingsAndOthersXidEvents) {
   EXPECT_EQ(f.nvml_xid_events[0].gpu_index, 5);
 }
 
-// A check's GPUs share workers (sampler.cc GpuPhase): 8 healthy GPUs take a handful of workers,
-// not one each, and every GPU still gets its own window between two reads.
-TEST(NvmlCheckLaneTest, EightGpusShareAFewWorkers) {
-  // The fewest workers of three samples: a lane moves its queue to fresh workers when a GPU's half
-  // runs 25 ms, which a loaded machine can cause by holding the worker off the CPU.
+// Samples `runs` times on a fresh worker pool (no idle worker of an earlier run to reuse: every
+// worker is a new thread) and returns the fewest workers a sample started: a lane moves its queue
+// to fresh workers when a GPU's half runs 25 ms, which a loaded machine can cause by holding the
+// worker off the CPU. Every GPU of every sample must have finished both halves, not hung, with a
+// window in [min_window_s, max_window_s).
+int FewestWorkers(const char* scenario, milliseconds window, milliseconds timeout, int runs,
+                  double min_window_s, double max_window_s) {
   int fewest = 1 << 20;
-  for (int run = 0; run < 3; ++run) {
-    NvmlSampleOptions o =
-        CheckOptions("nvml/h100_healthy.scenario", milliseconds(150), milliseconds(2000));
-    RenewWorkerPool();  // no idle worker of an earlier run to reuse: every worker is a new thread
+  for (int run = 0; run < runs; ++run) {
+    NvmlSampleOptions o = CheckOptions(scenario, window, timeout);
+    RenewWorkerPool();
     int before = WorkerThreadsStarted();
     GpuLayerFacts f = SampleNvml(o);
     fewest = std::min(fewest, WorkerThreadsStarted() - before);
-    ASSERT_EQ(f.gpus.size(), 8u);
+    EXPECT_EQ(f.gpus.size(), 8u);
     for (const GpuFacts& g : f.gpus) {
       EXPECT_FALSE(g.hung || g.unfinished) << g.index;
       EXPECT_FALSE(g.vbios.empty()) << g.index << ": no second half";
-      EXPECT_GE(g.window_s, 0.149) << g.index;
-      EXPECT_LT(g.window_s, 2.0) << g.index;
+      EXPECT_GE(g.window_s, min_window_s) << g.index;
+      EXPECT_LT(g.window_s, max_window_s) << g.index;
     }
     EXPECT_TRUE(f.hangs.empty());
   }
+  return fewest;
+}
+
+// A check's GPUs share workers (sampler.cc GpuPhase): 8 healthy GPUs take a handful of workers,
+// not one each, and every GPU still gets its own window between two reads.
+TEST(NvmlCheckLaneTest, EightGpusShareAFewWorkers) {
   // Init, the first lane, the tail; the second lane reuses an idle one. A worker per GPU was 8
   // more.
-  EXPECT_LE(fewest, 4);
+  EXPECT_LE(FewestWorkers("nvml/h100_healthy.scenario", milliseconds(150), milliseconds(2000), 3,
+                          0.149, 2.0),
+            4);
 }
 
 // A GPU hung in its second read (the VBIOS, read after the window) holds none of the GPUs queued
@@ -102,25 +111,10 @@ TEST(NvmlCheckLaneTest, GpuHungInItsSecondReadHoldsNoneOfTheOthers) {
 // A GPU whose first half outlasts the window (slow, not hung) goes on to its own second read on
 // its worker; the GPUs queued behind it are moved after the stall and keep their own window.
 TEST(NvmlCheckLaneTest, SlowFirstReadGoesOnToItsOwnSecondRead) {
-  int fewest = 1 << 20;  // of two samples, as above
-  for (int run = 0; run < 2; ++run) {
-    NvmlSampleOptions o =
-        CheckOptions("nvml/slow_gpu0_identity.scenario", milliseconds(300), milliseconds(3000));
-    RenewWorkerPool();
-    int before = WorkerThreadsStarted();
-    GpuLayerFacts f = SampleNvml(o);
-    fewest = std::min(fewest, WorkerThreadsStarted() - before);
-    ASSERT_EQ(f.gpus.size(), 8u);
-    for (const GpuFacts& g : f.gpus) {
-      EXPECT_FALSE(g.hung || g.unfinished) << g.index;
-      EXPECT_FALSE(g.vbios.empty()) << g.index << ": no second read";
-      EXPECT_GE(g.window_s, 0.299) << g.index;
-      EXPECT_LT(g.window_s, 1.5) << g.index;
-    }
-    EXPECT_TRUE(f.hangs.empty());
-  }
   // Init, the first lane, two fresh workers after GPU 0's stall, the tail: not one per GPU.
-  EXPECT_LE(fewest, 6);
+  EXPECT_LE(FewestWorkers("nvml/slow_gpu0_identity.scenario", milliseconds(300), milliseconds(3000),
+                          2, 0.299, 1.5),
+            6);
 }
 
 Snapshot RunProbe(double deadline_s, double nvml_timeout_s) {
