@@ -186,6 +186,21 @@ bool ReadBootStamp(Cursor& c, int64_t& boot_us) {
   return true;
 }
 
+// The caller id CONFIG_PRINTK_CALLER puts after the stamp: "[    T123]" (a task) or "[    C3]" (a
+// CPU), right after it as the kernel writes it ("[    7.634517][    T1] text", syslog(2) and
+// consoles) or after a space as util-linux dmesg >= 2.40 prints it ("[    1.791786] [    T1]
+// text"). Skipped, with the space before it; otherwise the cursor stays where it was.
+void SkipCallerId(Cursor& c) {
+  Cursor t = c;
+  t.Eat(' ');
+  if (!t.Eat('[')) return;
+  t.SkipSpaces();
+  if (!t.Eat('T') && !t.Eat('C')) return;
+  uint64_t id;
+  if (!t.ReadUint(id, 10) || !t.Eat(']')) return;
+  c = t;
+}
+
 // "Mon Mar  4 12:34:56 2024]" (dmesg -T; cursor after '[').
 bool ReadCtimeStamp(Cursor& c, int64_t& wall_us) {
   if (c.s.size() < c.i + 24) return false;
@@ -288,6 +303,16 @@ void SplitSyslogRest(std::string_view rest, bool iso, ParsedLine& out) {
     out.message = rest.substr(kKernel.size());
     return;
   }
+  if (iso && !rest.empty() && rest[0] == '[') {  // dmesg --time-format=iso, a caller id first
+    Cursor c{rest};
+    SkipCallerId(c);
+    if (c.i > 0) {
+      c.Eat(' ');
+      out.shape = LineShape::kDmesgIso;
+      out.message = rest.substr(c.i);
+      return;
+    }
+  }
   std::string_view t1 = NextToken(rest);
   if (iso && !t1.empty() && t1.back() == ':') {  // dmesg --time-format=iso: message follows
     out.shape = LineShape::kDmesgIso;
@@ -316,6 +341,7 @@ void StripInnerBootStamp(ParsedLine& out) {
   int64_t boot_us;
   if (!ReadBootStamp(c, boot_us)) return;
   out.time.boot_us = boot_us;
+  SkipCallerId(c);
   c.Eat(' ');
   out.message = out.message.substr(c.i);
 }
@@ -407,6 +433,7 @@ bool ParseDmesg(std::string_view line, ParsedLine& out) {
     out.shape = LineShape::kDmesgCtime;
     out.time.wall_us = wall;
   }
+  SkipCallerId(c);
   c.Eat(' ');
   out.message = line.substr(c.i);
   return true;

@@ -1,10 +1,11 @@
 // Line shapes the real-log corpus brought in: journalctl stamps in other LC_TIME locales, the
 // "API mismatch" report as one journal message, the older "GPU at ... has fallen off the bus."
-// form, and the bonding driver's link lines.
+// form, the bonding driver's link lines, and the PRINTK_CALLER id after a dmesg stamp.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <ctime>
+#include <vector>
 
 #include "kmsg/kernel_signals.h"
 #include "kmsg/line_format.h"
@@ -133,4 +134,54 @@ TEST_F(KmsgShapesTest, BondingLinkLines) {
 }
 
 }  // namespace
+// CONFIG_PRINTK_CALLER adds the caller's id after the stamp: "[    T1]" (a task) or "[    C3]" (a
+// CPU). The kernel's own text (syslog(2), consoles, syzbot reports) has it right after the stamp,
+// "[    7.634517][    T1] usbcore: ..."; util-linux dmesg >= 2.40 prints it after a space,
+// "[    1.791786] [    T1] firefly spi demo", also raw ("<1>[    1.000000] [    T1] example[1]",
+// util-linux tests/ts/dmesg/cid-input) and with -T or --time-format=iso. Before, the id stayed in
+// the message and every NVRM line behind it was missed: "gpudoctor logs" found no Xid at all.
+TEST_F(KmsgShapesTest, CallerIdAfterTheStampIsSkipped) {
+  LineFormatState st;
+  st.now_unix_s = 1797292800;
+  struct Case {
+    const char* line;
+    LineShape shape;
+  } cases[] = {
+      {"[    7.634517][    T1] NVRM: x", LineShape::kDmesg},
+      {"[    1.791786] [    T1] NVRM: x", LineShape::kDmesg},
+      {"<1>[    1.000000] [    T1] NVRM: x", LineShape::kDmesg},
+      {"<3>[ 1014.0][    C3] NVRM: x", LineShape::kDmesg},
+      {"[ 1014.0][T1234567] NVRM: x", LineShape::kDmesg},
+      {"[Mon Mar  4 12:34:56 2024] [  T4321] NVRM: x", LineShape::kDmesgCtime},
+      {"2024-03-04T12:34:56,123456+00:00 [  T4321] NVRM: x", LineShape::kDmesgIso},
+      {"Mar  4 12:34:56 h kernel: [ 12.3][    T1] NVRM: x", LineShape::kSyslog},
+  };
+  for (const Case& c : cases) {
+    ParsedLine p = ParseLinePrefix(c.line, st);
+    EXPECT_EQ(p.shape, c.shape) << c.line;
+    EXPECT_EQ(p.message, "NVRM: x") << c.line;
+  }
+  EXPECT_EQ(*ParseLinePrefix("[    7.634517][    T1] x", st).time.boot_us, 7634517);
+  // Brackets that are not a caller id stay in the message.
+  EXPECT_EQ(ParseLinePrefix("[ 1.0] [T] x", st).message, "[T] x");
+  EXPECT_EQ(ParseLinePrefix("[ 1.0] [ X1] x", st).message, "[ X1] x");
+  EXPECT_EQ(ParseLinePrefix("[ 1.0] [T12 x", st).message, "[T12 x");
+  EXPECT_EQ(ParseLinePrefix("[ 1.0] [drm] T1 x", st).message, "[drm] T1 x");
+
+  // Through the scanner: the Xids are found behind either form.
+  KernelLogScanner s;
+  s.ScanText(
+      "[ 1012.345678][  T4321] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has "
+      "fallen off the bus.\n"
+      "[ 1013.345678] [  T4321] NVRM: Xid (PCI:0000:3c:00): 48, pid=1234, name=python, An "
+      "uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at "
+      "partition 0, subpartition 0.\n");
+  KernelLogFacts f = s.Finish();
+  std::vector<int> xids;
+  for (const KernelEvent& e : f.events) {
+    if (e.kind == KernelEventKind::kXid) xids.push_back(e.xid);
+  }
+  EXPECT_EQ(xids, (std::vector<int>{79, 48}));
+}
+
 }  // namespace gpudoctor
