@@ -1,11 +1,11 @@
 // Kernel log line shapes: detects and strips the prefix of one line and returns its timestamp and
 // the kernel message text. Shapes: raw /dev/kmsg records ("6,1234,5678901,-;text"), dmesg
-// ("[ 1234.567890] text", "<4>[ ...]", "kern  :warn  : [...]"; a PRINTK_CALLER id after the
-// stamp, "[ 1.0][  T1] " or "[ 1.0] [  T1] ", is skipped in every dmesg shape), dmesg -T ("[Mon Mar  4 12:34:56
+// ("[ 1234.567890] text", "<4>[ ...]", "kern  :warn  : [...]"), dmesg -T ("[Mon Mar  4 12:34:56
 // 2024] text"), dmesg --time-format=iso, journalctl -k short / short-precise / short-iso and
 // syslog files ("Mar  4 12:34:56 host kernel: [ 12.3] text", RFC 3339 stamps; the month also in
 // the fr/de/es/ru/zh/ja spellings journalctl prints under those LC_TIME locales). Lines from user
 // space (syslog tags other than "kernel", kmsg records with facility > 0) are marked non-kernel.
+// A PRINTK_CALLER id after a dmesg stamp ("[ 1.0][  T1] ", "[ 1.0] [  T1] ") is skipped.
 // Local times (syslog, dmesg -T) are converted with the process's time zone (TZ).
 // Pure functions of the line and a small per-stream state; not thread-safe per state object.
 #pragma once
