@@ -6,7 +6,9 @@
 //
 // Probes are steps: a probe that measures rates takes its previous sample in
 // (ProbeContext::previous) and hands its latest sample out (ProbeOutput::next). `check` runs
-// each probe once with no previous sample, so the probe samples twice across the window;
+// most probes once with no previous sample, so the probe samples twice across the window (the
+// rate probes the runner splits, runner.h, get a continuous first step and then that step's
+// carry, as under watch);
 // `watch` keeps the carry between ticks, so the probe samples once per tick and diffs against
 // the last tick (no sleep inside a tick). The runner never runs a probe again while an earlier
 // run of it is still in flight, so a carry is only ever used by one run at a time.

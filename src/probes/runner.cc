@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <mutex>
+#include <thread>
 
 #include "core/hostname.h"
 #include "core/job_lane.h"
@@ -36,6 +38,29 @@ int LaneRank(std::string_view name) {
   const auto* it = std::find(std::begin(kLaneProbes), std::end(kLaneProbes), name);
   return it == std::end(kLaneProbes) ? -1 : static_cast<int>(it - std::begin(kLaneProbes));
 }
+
+// Rate probes whose window `check` splits into two steps, as `watch` runs them (probe.h: a run
+// with `continuous` takes one sample and carries it; a run given that carry diffs against it
+// without sleeping): the first steps run at the window's start at the head of the lane, the
+// second steps together on a lane of their own once the window has passed, where each probe
+// used to sleep through the window on a worker of its own (a thread and a wake-up each). Their
+// facts are the same; a probe whose first step left no carry (it failed, or had not finished)
+// runs whole in its second step, as before.
+constexpr std::string_view kSplitProbes[] = {"cpu", "memory", "nic", "infiniband"};
+
+bool IsSplit(std::string_view name) {
+  return std::find(std::begin(kSplitProbes), std::end(kSplitProbes), name) !=
+         std::end(kSplitProbes);
+}
+
+// What a split probe's first step hands its second.
+struct FirstStep {
+  std::mutex mu;
+  bool done = false;
+  std::shared_ptr<ProbeCarry> carry;
+  double ms = 0;
+  TimePoint done_at{};
+};
 
 }  // namespace
 
@@ -74,11 +99,15 @@ Snapshot RunProbes(const std::vector<const ProbeSpec*>& probes,
     into->Set(TimedOutput{std::move(out), MsSince(t0, SteadyClock::now())});
   };
   // The sampling probes first (each on a worker of its own: they wait for the window), then the
-  // lane of the others, in kLaneProbes order.
-  std::vector<size_t> lane_order;
+  // lane: the split probes' first steps, then the others in kLaneProbes order.
+  std::vector<size_t> lane_order, split;
   for (size_t i = 0; i < probes.size(); ++i) {
     if (LaneRank(probes[i]->name) >= 0) {
       lane_order.push_back(i);
+      continue;
+    }
+    if (IsSplit(probes[i]->name)) {
+      split.push_back(i);
       continue;
     }
     ProbeFn fn = probes[i]->run;
@@ -92,6 +121,23 @@ Snapshot RunProbes(const std::vector<const ProbeSpec*>& probes,
     return LaneRank(probes[a]->name) < LaneRank(probes[b]->name);
   });
   std::vector<std::function<void()>> jobs;
+  std::vector<std::shared_ptr<FirstStep>> first_steps;
+  for (size_t i : split) {
+    auto step = std::make_shared<FirstStep>();
+    first_steps.push_back(step);
+    jobs.push_back([ctx, fn = probes[i]->run, step] {
+      ProbeContext first = ctx;
+      first.continuous = true;
+      TimePoint t0 = SteadyClock::now();
+      ProbeOutput out = fn(first);
+      TimePoint t1 = SteadyClock::now();
+      std::lock_guard<std::mutex> lock(step->mu);
+      step->carry = std::move(out.next);
+      step->ms = MsSince(t0, t1);
+      step->done_at = t1;
+      step->done = true;
+    });
+  }
   for (size_t i : lane_order) {
     pending[i] = std::make_shared<PendingResult<TimedOutput>>();
     jobs.push_back([timed, fn = probes[i]->run, into = pending[i]] { timed(fn, into); });
@@ -99,12 +145,58 @@ Snapshot RunProbes(const std::vector<const ProbeSpec*>& probes,
   std::vector<bool> never_ran(probes.size(), false);
   if (!jobs.empty()) {
     JobLane lane(std::move(jobs));
+    if (!split.empty()) {
+      // The lane goes on while this thread waits out the window (the first steps run first: a
+      // few ms), then runs the second steps; a lane probe that stalls meanwhile has those
+      // behind it moved once lane.Run below looks, within the window.
+      lane.Start();
+      // Each probe's window runs from its own first sample: once the window from the start has
+      // passed, the first steps are done (normally) and say how much longer to wait.
+      std::this_thread::sleep_until(std::min(ctx.window_start + ctx.sample_window(), deadline));
+      TimePoint window_end{};
+      for (const auto& step : first_steps) {
+        std::lock_guard<std::mutex> lock(step->mu);
+        if (step->done) window_end = std::max(window_end, step->done_at + ctx.sample_window());
+      }
+      std::this_thread::sleep_until(std::min(window_end, deadline));
+      std::vector<std::function<void()>> seconds;
+      for (size_t k = 0; k < split.size(); ++k) {
+        const size_t i = split[k];
+        pending[i] = std::make_shared<PendingResult<TimedOutput>>();
+        seconds.push_back([ctx, fn = probes[i]->run, step = first_steps[k], into = pending[i]] {
+          ProbeContext second = ctx;
+          double first_ms = 0;
+          {
+            std::lock_guard<std::mutex> lock(step->mu);
+            if (step->done && step->carry != nullptr) {
+              second.previous = step->carry;
+              first_ms = step->ms;
+            }
+          }
+          TimePoint t0 = SteadyClock::now();
+          ProbeOutput out = fn(second);
+          out.next = nullptr;
+          into->Set(TimedOutput{std::move(out), first_ms + MsSince(t0, SteadyClock::now())});
+        });
+      }
+      JobLane second_lane(std::move(seconds));
+      second_lane.Run(deadline, kLaneStall);
+      for (size_t k = 0; k < split.size(); ++k) {
+        const size_t i = split[k];
+        if (second_lane.workers() == 0) {
+          pending[i] = nullptr;
+        } else if (second_lane.state(k) == JobLane::JobState::kWithdrawn) {
+          never_ran[i] = true;
+        }
+      }
+    }
     lane.Run(deadline, kLaneStall);
     for (size_t k = 0; k < lane_order.size(); ++k) {
       const size_t i = lane_order[k];
+      const size_t job = split.size() + k;
       if (lane.workers() == 0) {
         pending[i] = nullptr;  // no worker could be started: "could not start a worker thread"
-      } else if (lane.state(k) == JobLane::JobState::kWithdrawn) {
+      } else if (lane.state(job) == JobLane::JobState::kWithdrawn) {
         never_ran[i] = true;
       }
     }

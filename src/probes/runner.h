@@ -1,8 +1,13 @@
 // Runs probes concurrently under one deadline, and assembles the Snapshot: the sampling probes
 // each on a worker of its own, the quick ones (no window: pressure, pci_gpu, kmsg, boot, disk,
 // ...) in turn on one JobLane (core/job_lane.h: one stalled probe moves those behind it to fresh
-// workers). Returns by the deadline whatever happens inside the probes: an overrunning probe is
-// recorded as `timeout` and abandoned. Not re-entrant per Snapshot; safe to call concurrently.
+// workers). The rate probes cpu, memory, nic and infiniband run in two steps as under `watch`
+// (probe.h): the first at the head of that lane, the second on a lane of their own once the
+// window from their first sample has passed (the caller's thread waits it out); one whose
+// first step left no carry runs whole in its second. A probe's `ms` is its own time (both
+// steps), not the window's. Returns by the deadline whatever happens inside the probes: an
+// overrunning probe is recorded as `timeout` and abandoned. Not re-entrant per Snapshot; safe to
+// call concurrently.
 #pragma once
 
 #include <memory>

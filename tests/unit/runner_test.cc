@@ -5,8 +5,13 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <map>
+#include <mutex>
+#include <string>
 #include <thread>
+#include <vector>
 
+#include "core/worker_pool.h"
 #include "test_util.h"
 
 namespace gpudoctor {
@@ -63,6 +68,115 @@ TEST(RunnerTest, BlockedProbeTimesOutOthersComplete) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_TRUE(fifo_probe_returned) << "the abandoned worker is still blocked in open()";
+}
+
+// The split rate probes (runner.cc kSplitProbes): a step probe that records how it was called.
+// A first step (continuous, no carry) hands on its sample time; a step given that carry reports
+// its window. `fail_first`: the first step fails and leaves no carry (as a probe whose source
+// is briefly unreadable), so the second step has to run whole (check semantics: read, sleep the
+// window, read).
+struct StepCall {
+  bool continuous = false;
+  bool has_previous = false;
+};
+std::mutex step_mu;
+std::map<std::string, std::vector<StepCall>> step_calls;
+std::map<std::string, double> step_window_s;
+bool fail_first = false;
+
+template <const char* kName>
+ProbeOutput StepProbe(const ProbeContext& ctx) {
+  {
+    std::lock_guard<std::mutex> lock(step_mu);
+    step_calls[kName].push_back({ctx.continuous, ctx.previous != nullptr});
+  }
+  auto* prev = dynamic_cast<SampleCarry<int>*>(ctx.previous.get());
+  if (ctx.continuous && prev == nullptr) {
+    if (fail_first) return ProbeFailed("briefly unreadable");
+    ProbeOutput out = ProbeOk({});
+    out.next = std::make_shared<SampleCarry<int>>(1, SteadyClock::now());
+    return out;
+  }
+  TimePoint from = SteadyClock::now();
+  if (prev != nullptr) {
+    from = prev->at;
+  } else {
+    std::this_thread::sleep_for(ctx.sample_window());
+  }
+  double window = std::chrono::duration<double>(SteadyClock::now() - from).count();
+  std::lock_guard<std::mutex> lock(step_mu);
+  step_window_s[kName] = window;
+  return ProbeOk({});
+}
+
+constexpr char kCpu[] = "cpu", kMemory[] = "memory", kNic[] = "nic", kIb[] = "infiniband";
+const ProbeSpec kStepCpu{"cpu", Layer::kResources, true, Cadence::kFast, StepProbe<kCpu>, ""};
+const ProbeSpec kStepMemory{"memory",       Layer::kResources,  true,
+                            Cadence::kFast, StepProbe<kMemory>, ""};
+const ProbeSpec kStepNic{"nic", Layer::kNetwork, true, Cadence::kFast, StepProbe<kNic>, ""};
+const ProbeSpec kStepIb{"infiniband", Layer::kNetwork, true, Cadence::kFast, StepProbe<kIb>, ""};
+
+// Runs the four step probes once on a fresh worker pool; returns the workers it started.
+int RunSteps(std::shared_ptr<Settings> settings, Snapshot& snap) {
+  {
+    std::lock_guard<std::mutex> lock(step_mu);
+    step_calls.clear();
+    step_window_s.clear();
+  }
+  RenewWorkerPool();
+  int before = WorkerThreadsStarted();
+  snap = RunProbes({&kStepCpu, &kStepMemory, &kStepNic, &kStepIb}, settings,
+                   SteadyClock::now() + std::chrono::seconds(3));
+  return WorkerThreadsStarted() - before;
+}
+
+// A check runs cpu, memory, nic and infiniband in two steps, as watch does, on shared workers:
+// each probe's first step at the window's start, its second given the first's carry once the
+// window from its own first sample has passed. They used to sleep through the window on a
+// worker each (4 workers; now the lane's and the second lane's, which may reuse it).
+TEST(RunnerTest, SplitRateProbesRunInTwoStepsOnSharedWorkers) {
+  auto settings = std::make_shared<Settings>();
+  settings->sample_ms = 120;
+  fail_first = false;
+  int fewest = 1 << 20;
+  for (int run = 0; run < 3 && fewest > 2; ++run) {  // a loaded machine can stall a lane
+    Snapshot snap;
+    fewest = std::min(fewest, RunSteps(settings, snap));
+    ASSERT_EQ(snap.probes.size(), 4u);
+    for (const ProbeRecord& rec : snap.probes) {
+      EXPECT_EQ(rec.state, ProbeState::kOk) << rec.name;
+      EXPECT_LT(rec.ms, 100.0) << rec.name << ": its own time, not the window's";
+    }
+    std::lock_guard<std::mutex> lock(step_mu);
+    for (const char* name : {kCpu, kMemory, kNic, kIb}) {
+      const auto& calls = step_calls[name];
+      ASSERT_EQ(calls.size(), 2u) << name;
+      EXPECT_TRUE(calls[0].continuous && !calls[0].has_previous) << name;
+      EXPECT_TRUE(!calls[1].continuous && calls[1].has_previous) << name;
+      EXPECT_GE(step_window_s[name], 0.120) << name;
+      EXPECT_LT(step_window_s[name], 1.0) << name;
+    }
+  }
+  EXPECT_LE(fewest, 2);
+}
+
+// A first step that leaves no carry: the second step runs the probe whole, its own window.
+TEST(RunnerTest, SplitProbeWithoutAFirstSampleRunsWhole) {
+  auto settings = std::make_shared<Settings>();
+  settings->sample_ms = 120;
+  fail_first = true;
+  Snapshot snap;
+  RunSteps(settings, snap);
+  fail_first = false;
+  ASSERT_EQ(snap.probes.size(), 4u);
+  std::lock_guard<std::mutex> lock(step_mu);
+  for (const ProbeRecord& rec : snap.probes) EXPECT_EQ(rec.state, ProbeState::kOk) << rec.name;
+  for (const char* name : {kCpu, kMemory, kNic, kIb}) {
+    const auto& calls = step_calls[name];
+    ASSERT_EQ(calls.size(), 2u) << name;
+    EXPECT_TRUE(!calls[1].continuous && !calls[1].has_previous) << name;
+    EXPECT_GE(step_window_s[name], 0.120) << name;
+  }
 }
 
 TEST(DeadlineTest, ReturnsValueOrNulloptAtDeadline) {
