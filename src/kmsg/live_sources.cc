@@ -132,14 +132,16 @@ const SyslogRingApi& KernelSyslogRing() {
   return api;
 }
 
-bool ScanSyslogRing(KernelLogScanner& scanner, const SyslogRingApi& api) {
-  constexpr int kMaxRing = 64 << 20;
+bool ScanSyslogRing(KernelLogScanner& scanner, const SyslogRingApi& api, int64_t first_record_us) {
+  constexpr int kMaxRing = 16 << 20;
   const int ring = api.size();
   if (ring <= 0 || ring > kMaxRing) return false;
-  // The text is longer than the ring's bytes by each record's prefix ("<6>[   12.345678][  T123] ",
-  // 14-27 bytes where a record's header in the ring takes at least 16): twice the ring holds it.
-  // Up to 1 MiB it goes into the scanner's huge page (one page fault where ~25-250 faults of
-  // 4 KiB pages would cost more than the read(2) calls saved, on a VM with shadow paging).
+  // The text is longer than the ring's data by each record's prefix ("<6>[   12.345678][  T123] ",
+  // 15-31 bytes, on every line of a record of several lines): twice the ring holds it unless the
+  // records are mostly a few bytes each. Where it does not, the kernel drops the oldest lines and
+  // the first line no longer matches the first record: refused below. Up to 1 MiB the text goes
+  // into the scanner's huge page (one page fault where ~25-250 faults of 4 KiB pages would cost
+  // more than the read(2) calls saved, on a VM with shadow paging).
   int cap = 2 * ring + (64 << 10);
   char* buf = nullptr;
   std::unique_ptr<char[]> own;
@@ -156,8 +158,12 @@ bool ScanSyslogRing(KernelLogScanner& scanner, const SyslogRingApi& api) {
   std::string_view text(buf, static_cast<size_t>(n));
   std::string_view first = text.substr(0, text.find('\n'));
   LineFormatState probe_state;
-  if (ParseLinePrefix(first, probe_state).shape != LineShape::kDmesg || first.empty() ||
-      first[0] != '<') {
+  ParsedLine parsed = ParseLinePrefix(first, probe_state);
+  // A stamp (printk.time on), and the same record as the ring's first: syslog(2) starts after
+  // the last `dmesg -C`/`-c` where /dev/kmsg starts at the oldest record, and a text that did
+  // not fit starts later.
+  if (parsed.shape != LineShape::kDmesg || first.empty() || first[0] != '<' ||
+      parsed.time.boot_us != first_record_us) {
     return false;
   }
   KernelLogFacts& facts = scanner.facts();
@@ -168,6 +174,28 @@ bool ScanSyslogRing(KernelLogScanner& scanner, const SyslogRingApi& api) {
   scanner.ScanText(text);
   return true;
 }
+
+namespace {
+
+// The stamp (µs since boot) of the oldest record of an open /dev/kmsg, read with one read(2);
+// the descriptor is set back to that record. nullopt: an empty ring, an unreadable record, or a
+// descriptor that cannot be set back (the caller then reads the records as they come).
+std::optional<int64_t> FirstRecordUs(int fd) {
+  char rec[1024];
+  ssize_t n;
+  do {
+    n = ::read(fd, rec, sizeof(rec));
+  } while (n < 0 && (errno == EINTR || errno == EPIPE));
+  // EINVAL: the first record is over 1 KiB; it is read whole by the records path.
+  if (::lseek(fd, 0, SEEK_SET) != 0 || n <= 0) return std::nullopt;
+  std::string_view line(rec, static_cast<size_t>(n));
+  LineFormatState state;
+  ParsedLine parsed = ParseLinePrefix(line.substr(0, line.find('\n')), state);
+  if (parsed.shape != LineShape::kRawKmsg || !parsed.time.boot_us) return std::nullopt;
+  return *parsed.time.boot_us;
+}
+
+}  // namespace
 
 Status ReadKmsg(const std::string& path, KernelLogScanner& scanner, const LiveReadLimits& limits) {
   int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -184,10 +212,13 @@ Status ReadKmsg(const std::string& path, KernelLogScanner& scanner, const LiveRe
   }
   // The kernel's kmsg device, opened (so readable: the same permission as syslog(2)'s): the whole
   // ring in one call where it can stand in for the records.
-  if (stat_ok && major(st.st_rdev) == 1 && minor(st.st_rdev) == 11 &&
-      ScanSyslogRing(scanner, KernelSyslogRing())) {
-    ::close(fd);
-    return Status::Ok();
+  if (stat_ok && major(st.st_rdev) == 1 && minor(st.st_rdev) == 11) {
+    if (auto first_us = FirstRecordUs(fd)) {
+      if (ScanSyslogRing(scanner, KernelSyslogRing(), *first_us)) {
+        ::close(fd);
+        return Status::Ok();
+      }
+    }
   }
   std::optional<uint64_t> last_seq;
   Status s = ReadKmsgRecords(fd, path, scanner, limits, last_seq);

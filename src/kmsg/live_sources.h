@@ -28,10 +28,10 @@ struct LiveReadLimits {
 int64_t BootWallTimeUs();
 
 // Reads the kmsg ring at `path` (RootPath("/dev/kmsg")). When `path` is the kernel's own kmsg
-// device (character device 1:11), the ring is taken whole through syslog(2) first
-// (ScanSyslogRing: one system call instead of one read(2) a record, ~1.5 µs each); when that
-// cannot stand in, record by record as before. Errors: not_found, permission_denied
-// (dmesg_restrict, printk.devkmsg=off), io_error.
+// device (character device 1:11), its oldest record is read and the ring is taken whole through
+// syslog(2) (ScanSyslogRing: two system calls instead of one read(2) a record, ~1.5 µs each);
+// when that cannot stand in, record by record from the oldest as before. Errors: not_found,
+// permission_denied (dmesg_restrict, printk.devkmsg=off), io_error.
 Status ReadKmsg(const std::string& path, KernelLogScanner& scanner, const LiveReadLimits& limits);
 
 // Reads the records of an open /dev/kmsg descriptor (O_NONBLOCK) up to the end of the ring, one
@@ -52,12 +52,14 @@ const SyslogRingApi& KernelSyslogRing();  // klogctl(2)
 
 // Scans the ring's text from one SYSLOG_ACTION_READ_ALL and returns true, or returns false
 // having scanned nothing when the text cannot stand in for the records: the calls fail (no
-// CAP_SYSLOG under dmesg_restrict, seccomp), the ring is over 64 MiB, the text filled the buffer
-// (its oldest lines may be cut), or its first line has no time stamp (printk.time off: the
-// records carry one whatever that setting). records_read counts the text's lines (a record
-// printed on several lines counts once per line); sequence gaps and overruns cannot occur in a
-// text taken under the kernel's lock.
-bool ScanSyslogRing(KernelLogScanner& scanner, const SyslogRingApi& api);
+// CAP_SYSLOG under dmesg_restrict, seccomp), the ring is over 16 MiB, the text filled the buffer,
+// its first line has no time stamp (printk.time off: the records carry one whatever that
+// setting), or that stamp is not `first_record_us`, the oldest /dev/kmsg record's (syslog(2)
+// starts after the last `dmesg -C`, and a text too long for the buffer loses its oldest lines).
+// records_read counts the text's lines (a record printed on several lines counts once per line);
+// sequence gaps and overruns cannot occur in a text taken under the kernel's lock. The scan has
+// no deadline of its own: at most 16 MiB of ring, tens of ms.
+bool ScanSyslogRing(KernelLogScanner& scanner, const SyslogRingApi& api, int64_t first_record_us);
 
 // A kernel-log reader kept open across the ticks of `watch`: /dev/kmsg stays open and each
 // Poll reads only the records that arrived since the last one (a regular file at the path, as

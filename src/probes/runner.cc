@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <mutex>
 #include <thread>
 
@@ -41,11 +42,12 @@ int LaneRank(std::string_view name) {
 
 // Rate probes whose window `check` splits into two steps, as `watch` runs them (probe.h: a run
 // with `continuous` takes one sample and carries it; a run given that carry diffs against it
-// without sleeping): the first steps run at the window's start at the head of the lane, the
-// second steps together on a lane of their own once the window has passed, where each probe
-// used to sleep through the window on a worker of its own (a thread and a wake-up each). Their
-// facts are the same; a probe whose first step left no carry (it failed, or had not finished)
-// runs whole in its second step, as before.
+// without sleeping). Each used to sleep through the window on a worker of its own (a thread and
+// a wake-up each); now one worker (RunSplitProbes) runs their first steps in turn on a lane,
+// waits out the window and runs their second steps in turn on a lane. The same facts: each
+// probe's window runs from its own first sample and is never shorter than the sample window; a
+// probe whose first step left no carry (it failed, or never started) runs whole in its second
+// step, as before; one whose first step is still running is waited for, never run twice at once.
 constexpr std::string_view kSplitProbes[] = {"cpu", "memory", "nic", "infiniband"};
 
 bool IsSplit(std::string_view name) {
@@ -56,11 +58,103 @@ bool IsSplit(std::string_view name) {
 // What a split probe's first step hands its second.
 struct FirstStep {
   std::mutex mu;
-  bool done = false;
+  std::condition_variable cv;
+  bool started = false, done = false;
   std::shared_ptr<ProbeCarry> carry;
   double ms = 0;
   TimePoint done_at{};
 };
+
+struct SplitProbe {
+  ProbeFn fn;
+  std::shared_ptr<PendingResult<TimedOutput>> into;
+};
+
+// The split probes' two steps, on the calling worker (the window's wait is its own, so the
+// caller goes on supervising the lane of quick probes: a probe that stalls on either lane holds
+// up only those behind it, until the lane moves them). Every `into` is set, unless a step is
+// still running at the deadline (the caller records that as a timeout).
+void RunSplitProbes(const ProbeContext& ctx, const std::vector<SplitProbe>& probes) {
+  const auto window = ctx.sample_window();
+  std::vector<std::shared_ptr<FirstStep>> steps;
+  std::vector<std::function<void()>> firsts;
+  for (const SplitProbe& p : probes) {
+    auto step = std::make_shared<FirstStep>();
+    steps.push_back(step);
+    firsts.push_back([ctx, fn = p.fn, step] {
+      {
+        std::lock_guard<std::mutex> lock(step->mu);
+        step->started = true;
+      }
+      ProbeContext first = ctx;
+      first.continuous = true;
+      TimePoint t0 = SteadyClock::now();
+      ProbeOutput out = fn(first);
+      TimePoint t1 = SteadyClock::now();
+      {
+        std::lock_guard<std::mutex> lock(step->mu);
+        step->carry = std::move(out.next);
+        step->ms = MsSince(t0, t1);
+        step->done_at = t1;
+        step->done = true;
+      }
+      step->cv.notify_all();
+    });
+  }
+  // First steps take a sample each (a few ms in all): one that stalls for kFirstStepStall has
+  // those behind it moved to fresh workers well inside the window. First steps still queued when
+  // the window has passed are withdrawn: their probes run whole.
+  constexpr auto kFirstStepStall = std::chrono::milliseconds(25);
+  JobLane first_lane(std::move(firsts));
+  first_lane.Run(std::min(ctx.window_start + window, ctx.deadline), kFirstStepStall);
+  TimePoint window_end = ctx.window_start + window;
+  for (const auto& step : steps) {
+    std::lock_guard<std::mutex> lock(step->mu);
+    if (step->done) window_end = std::max(window_end, step->done_at + window);
+  }
+  std::this_thread::sleep_until(std::min(window_end, ctx.deadline));
+
+  std::vector<std::function<void()>> seconds;
+  for (size_t k = 0; k < probes.size(); ++k) {
+    seconds.push_back([ctx, fn = probes[k].fn, step = steps[k], into = probes[k].into, window] {
+      ProbeContext second = ctx;
+      double first_ms = 0;
+      {
+        std::unique_lock<std::mutex> lock(step->mu);
+        if (step->started && !step->done &&
+            !step->cv.wait_until(lock, ctx.deadline, [&] { return step->done; })) {
+          return;  // the first step is stuck: the probe times out
+        }
+        if (step->done && step->carry != nullptr) {
+          second.previous = step->carry;
+          first_ms = step->ms;
+        }
+      }
+      // A first step that ended late still gets its whole window.
+      if (second.previous != nullptr) {
+        std::this_thread::sleep_until(std::min(step->done_at + window, ctx.deadline));
+      }
+      TimePoint t0 = SteadyClock::now();
+      ProbeOutput out = fn(second);
+      out.next = nullptr;
+      into->Set(TimedOutput{std::move(out), first_ms + MsSince(t0, SteadyClock::now())});
+    });
+  }
+  JobLane second_lane(std::move(seconds));
+  second_lane.Run(ctx.deadline, kLaneStall);
+  for (size_t k = 0; k < probes.size(); ++k) {
+    ProbeOutput out;
+    if (second_lane.workers() == 0) {
+      out = ProbeFailed("could not start a worker thread");
+    } else if (second_lane.state(k) == JobLane::JobState::kWithdrawn) {
+      out = {ProbeState::kTimeout,
+             "did not start within the deadline (queued behind a stalled probe)"};
+    } else {
+      continue;
+    }
+    probes[k].into->Set(TimedOutput{std::move(out), 0});
+  }
+}
 
 }  // namespace
 
@@ -99,7 +193,8 @@ Snapshot RunProbes(const std::vector<const ProbeSpec*>& probes,
     into->Set(TimedOutput{std::move(out), MsSince(t0, SteadyClock::now())});
   };
   // The sampling probes first (each on a worker of its own: they wait for the window), then the
-  // lane: the split probes' first steps, then the others in kLaneProbes order.
+  // split probes (one worker for their two steps), then the lane of the others, in kLaneProbes
+  // order.
   std::vector<size_t> lane_order, split;
   for (size_t i = 0; i < probes.size(); ++i) {
     if (LaneRank(probes[i]->name) >= 0) {
@@ -120,24 +215,21 @@ Snapshot RunProbes(const std::vector<const ProbeSpec*>& probes,
   std::sort(lane_order.begin(), lane_order.end(), [&](size_t a, size_t b) {
     return LaneRank(probes[a]->name) < LaneRank(probes[b]->name);
   });
-  std::vector<std::function<void()>> jobs;
-  std::vector<std::shared_ptr<FirstStep>> first_steps;
-  for (size_t i : split) {
-    auto step = std::make_shared<FirstStep>();
-    first_steps.push_back(step);
-    jobs.push_back([ctx, fn = probes[i]->run, step] {
-      ProbeContext first = ctx;
-      first.continuous = true;
-      TimePoint t0 = SteadyClock::now();
-      ProbeOutput out = fn(first);
-      TimePoint t1 = SteadyClock::now();
-      std::lock_guard<std::mutex> lock(step->mu);
-      step->carry = std::move(out.next);
-      step->ms = MsSince(t0, t1);
-      step->done_at = t1;
-      step->done = true;
+  if (!split.empty()) {
+    std::vector<SplitProbe> split_probes;
+    for (size_t i : split) {
+      pending[i] = std::make_shared<PendingResult<TimedOutput>>();
+      split_probes.push_back({probes[i]->run, pending[i]});
+    }
+    auto started = StartDetached([ctx, split_probes] {
+      RunSplitProbes(ctx, split_probes);
+      return true;
     });
+    if (started == nullptr) {
+      for (size_t i : split) pending[i] = nullptr;
+    }
   }
+  std::vector<std::function<void()>> jobs;
   for (size_t i : lane_order) {
     pending[i] = std::make_shared<PendingResult<TimedOutput>>();
     jobs.push_back([timed, fn = probes[i]->run, into = pending[i]] { timed(fn, into); });
@@ -145,58 +237,12 @@ Snapshot RunProbes(const std::vector<const ProbeSpec*>& probes,
   std::vector<bool> never_ran(probes.size(), false);
   if (!jobs.empty()) {
     JobLane lane(std::move(jobs));
-    if (!split.empty()) {
-      // The lane goes on while this thread waits out the window (the first steps run first: a
-      // few ms), then runs the second steps; a lane probe that stalls meanwhile has those
-      // behind it moved once lane.Run below looks, within the window.
-      lane.Start();
-      // Each probe's window runs from its own first sample: once the window from the start has
-      // passed, the first steps are done (normally) and say how much longer to wait.
-      std::this_thread::sleep_until(std::min(ctx.window_start + ctx.sample_window(), deadline));
-      TimePoint window_end{};
-      for (const auto& step : first_steps) {
-        std::lock_guard<std::mutex> lock(step->mu);
-        if (step->done) window_end = std::max(window_end, step->done_at + ctx.sample_window());
-      }
-      std::this_thread::sleep_until(std::min(window_end, deadline));
-      std::vector<std::function<void()>> seconds;
-      for (size_t k = 0; k < split.size(); ++k) {
-        const size_t i = split[k];
-        pending[i] = std::make_shared<PendingResult<TimedOutput>>();
-        seconds.push_back([ctx, fn = probes[i]->run, step = first_steps[k], into = pending[i]] {
-          ProbeContext second = ctx;
-          double first_ms = 0;
-          {
-            std::lock_guard<std::mutex> lock(step->mu);
-            if (step->done && step->carry != nullptr) {
-              second.previous = step->carry;
-              first_ms = step->ms;
-            }
-          }
-          TimePoint t0 = SteadyClock::now();
-          ProbeOutput out = fn(second);
-          out.next = nullptr;
-          into->Set(TimedOutput{std::move(out), first_ms + MsSince(t0, SteadyClock::now())});
-        });
-      }
-      JobLane second_lane(std::move(seconds));
-      second_lane.Run(deadline, kLaneStall);
-      for (size_t k = 0; k < split.size(); ++k) {
-        const size_t i = split[k];
-        if (second_lane.workers() == 0) {
-          pending[i] = nullptr;
-        } else if (second_lane.state(k) == JobLane::JobState::kWithdrawn) {
-          never_ran[i] = true;
-        }
-      }
-    }
     lane.Run(deadline, kLaneStall);
     for (size_t k = 0; k < lane_order.size(); ++k) {
       const size_t i = lane_order[k];
-      const size_t job = split.size() + k;
       if (lane.workers() == 0) {
         pending[i] = nullptr;  // no worker could be started: "could not start a worker thread"
-      } else if (lane.state(job) == JobLane::JobState::kWithdrawn) {
+      } else if (lane.state(k) == JobLane::JobState::kWithdrawn) {
         never_ran[i] = true;
       }
     }

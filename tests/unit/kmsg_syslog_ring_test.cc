@@ -1,7 +1,7 @@
 // `check` takes the kernel ring whole through syslog(2) (ScanSyslogRing) instead of one read(2) a
 // /dev/kmsg record, where the text can stand in for the records. Fake rings for each case where it
-// cannot (nothing may be scanned then: ReadKmsg goes on record by record), and the live host's
-// ring read both ways.
+// cannot (nothing may be scanned then: ReadKmsg goes on record by record, from the oldest), and
+// the live host's ring read both ways.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/klog.h>
@@ -13,6 +13,7 @@
 #include <string>
 #include <utility>
 
+#include "kmsg/line_format.h"
 #include "kmsg/live_sources.h"
 #include "kmsg/log_scanner.h"
 
@@ -65,7 +66,7 @@ constexpr char kRing[] =
 TEST_F(SyslogRingTest, TheRingsTextIsScannedLikeItsRecords) {
   g_text = kRing;
   KernelLogScanner scanner;
-  ASSERT_TRUE(ScanSyslogRing(scanner, kFake));
+  ASSERT_TRUE(ScanSyslogRing(scanner, kFake, 0));
   EXPECT_EQ(g_read_calls, 1);
   KernelLogFacts f = scanner.Finish();
   EXPECT_EQ(f.source, "kmsg");
@@ -90,7 +91,7 @@ TEST_F(SyslogRingTest, TheRingsTextIsScannedLikeItsRecords) {
   EXPECT_EQ(g_last_len, 1 << 20);
   g_ring_size = 4 << 20;
   KernelLogScanner big;
-  ASSERT_TRUE(ScanSyslogRing(big, kFake));
+  ASSERT_TRUE(ScanSyslogRing(big, kFake, 0));
   EXPECT_EQ(g_last_len, (8 << 20) + (64 << 10));
   EXPECT_EQ(big.Finish().records_read, 4u);
 }
@@ -98,7 +99,7 @@ TEST_F(SyslogRingTest, TheRingsTextIsScannedLikeItsRecords) {
 TEST_F(SyslogRingTest, TextThatCannotStandInForTheRecordsIsNotScanned) {
   auto untouched = [](const char* what) {
     KernelLogScanner scanner;
-    EXPECT_FALSE(ScanSyslogRing(scanner, kFake)) << what;
+    EXPECT_FALSE(ScanSyslogRing(scanner, kFake, 0)) << what;
     KernelLogFacts f = scanner.Finish();
     EXPECT_EQ(f.records_read, 0u) << what;
     EXPECT_EQ(f.bytes_scanned, 0u) << what;
@@ -119,13 +120,18 @@ TEST_F(SyslogRingTest, TextThatCannotStandInForTheRecordsIsNotScanned) {
   g_text = kRing;
   g_ring_size = 0;
   untouched("no ring");
-  g_ring_size = 65 << 20;
-  untouched("ring over 64 MiB");
+  g_ring_size = 17 << 20;
+  untouched("ring over 16 MiB");
+  g_ring_size = 128 << 10;
+  // The text does not start at the oldest record: `dmesg -C` cleared it for syslog(2) (the
+  // records still hold the Xid before it), or the text lost its oldest lines.
+  g_text = std::string(kRing).substr(std::string(kRing).find('\n') + 1);
+  untouched("text after a dmesg -C");
   // syslog(2) refused (no CAP_SYSLOG under dmesg_restrict, a seccomp filter).
   KernelLogScanner refused;
-  EXPECT_FALSE(ScanSyslogRing(refused, SyslogRingApi{&FailingSize, &FakeReadAll}));
+  EXPECT_FALSE(ScanSyslogRing(refused, SyslogRingApi{&FailingSize, &FakeReadAll}, 0));
   g_ring_size = 128 << 10;
-  EXPECT_FALSE(ScanSyslogRing(refused, SyslogRingApi{&FakeSize, &FailingRead}));
+  EXPECT_FALSE(ScanSyslogRing(refused, SyslogRingApi{&FakeSize, &FailingRead}, 0));
   EXPECT_EQ(refused.Finish().records_read, 0u);
 }
 
@@ -139,10 +145,23 @@ TEST(SyslogRingLiveTest, TheLiveRingReadsTheSameBothWays) {
   Status st = ReadKmsgRecords(fd, "/dev/kmsg", by_records, LiveReadLimits{}, last_seq);
   ::close(fd);
   ASSERT_TRUE(st.ok()) << st.ToString();
+  // The oldest record's stamp, as ReadKmsg takes it.
+  fd = ::open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  char rec[1024];
+  ssize_t n = ::read(fd, rec, sizeof(rec));
+  ::close(fd);
+  ASSERT_GT(n, 0);
+  LineFormatState state;
+  std::string_view line(rec, static_cast<size_t>(n));
+  ParsedLine first = ParseLinePrefix(line.substr(0, line.find('\n')), state);
+  ASSERT_TRUE(first.time.boot_us);
   KernelLogScanner by_text;
-  if (!ScanSyslogRing(by_text, KernelSyslogRing())) {
-    GTEST_SKIP() << "syslog(2) cannot stand in here (refused, or printk.time off)";
+  if (!ScanSyslogRing(by_text, KernelSyslogRing(), *first.time.boot_us)) {
+    GTEST_SKIP() << "syslog(2) cannot stand in here (refused, printk.time off, or dmesg -C)";
   }
+  KernelLogScanner wrong_first;
+  EXPECT_FALSE(ScanSyslogRing(wrong_first, KernelSyslogRing(), *first.time.boot_us + 1));
   KernelLogFacts a = by_records.Finish(), b = by_text.Finish();
   EXPECT_GT(b.records_read, 0u);
   EXPECT_GE(b.records_read, a.records_read);

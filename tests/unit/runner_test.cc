@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <string>
@@ -83,6 +84,12 @@ std::mutex step_mu;
 std::map<std::string, std::vector<StepCall>> step_calls;
 std::map<std::string, double> step_window_s;
 bool fail_first = false;
+// A first step that is slow (sleeps this long before its sample) or hangs (until released).
+std::string slow_first, hung_first;
+std::chrono::milliseconds slow_first_by{0};
+std::mutex hang_mu;
+std::condition_variable hang_cv;
+bool hang_released = false;
 
 template <const char* kName>
 ProbeOutput StepProbe(const ProbeContext& ctx) {
@@ -93,6 +100,12 @@ ProbeOutput StepProbe(const ProbeContext& ctx) {
   auto* prev = dynamic_cast<SampleCarry<int>*>(ctx.previous.get());
   if (ctx.continuous && prev == nullptr) {
     if (fail_first) return ProbeFailed("briefly unreadable");
+    if (slow_first == kName) std::this_thread::sleep_for(slow_first_by);
+    if (hung_first == kName) {
+      std::unique_lock<std::mutex> lock(hang_mu);
+      hang_cv.wait(lock, [] { return hang_released; });
+      return ProbeFailed("released");
+    }
     ProbeOutput out = ProbeOk({});
     out.next = std::make_shared<SampleCarry<int>>(1, SteadyClock::now());
     return out;
@@ -116,8 +129,11 @@ const ProbeSpec kStepMemory{"memory",       Layer::kResources,  true,
 const ProbeSpec kStepNic{"nic", Layer::kNetwork, true, Cadence::kFast, StepProbe<kNic>, ""};
 const ProbeSpec kStepIb{"infiniband", Layer::kNetwork, true, Cadence::kFast, StepProbe<kIb>, ""};
 
-// Runs the four step probes once on a fresh worker pool; returns the workers it started.
-int RunSteps(std::shared_ptr<Settings> settings, Snapshot& snap) {
+// Runs the four step probes (and `more`) once on a fresh worker pool; returns the workers it
+// started.
+int RunSteps(std::shared_ptr<Settings> settings, Snapshot& snap,
+             std::chrono::milliseconds deadline = std::chrono::seconds(3),
+             std::vector<const ProbeSpec*> more = {}) {
   {
     std::lock_guard<std::mutex> lock(step_mu);
     step_calls.clear();
@@ -125,8 +141,9 @@ int RunSteps(std::shared_ptr<Settings> settings, Snapshot& snap) {
   }
   RenewWorkerPool();
   int before = WorkerThreadsStarted();
-  snap = RunProbes({&kStepCpu, &kStepMemory, &kStepNic, &kStepIb}, settings,
-                   SteadyClock::now() + std::chrono::seconds(3));
+  std::vector<const ProbeSpec*> all = {&kStepCpu, &kStepMemory, &kStepNic, &kStepIb};
+  all.insert(all.end(), more.begin(), more.end());
+  snap = RunProbes(all, settings, SteadyClock::now() + deadline);
   return WorkerThreadsStarted() - before;
 }
 
@@ -177,6 +194,55 @@ TEST(RunnerTest, SplitProbeWithoutAFirstSampleRunsWhole) {
     EXPECT_TRUE(!calls[1].continuous && !calls[1].has_previous) << name;
     EXPECT_GE(step_window_s[name], 0.120) << name;
   }
+}
+
+// A first step that ends after the window from the start has passed still gets its whole
+// window: its second step waits for it and then for the window from its own sample.
+TEST(RunnerTest, SplitProbeWhoseFirstStepEndsLateGetsItsWholeWindow) {
+  auto settings = std::make_shared<Settings>();
+  settings->sample_ms = 100;
+  slow_first = kMemory;
+  slow_first_by = std::chrono::milliseconds(160);
+  Snapshot snap;
+  RunSteps(settings, snap);
+  slow_first.clear();
+  std::lock_guard<std::mutex> lock(step_mu);
+  for (const ProbeRecord& rec : snap.probes) EXPECT_EQ(rec.state, ProbeState::kOk) << rec.name;
+  for (const char* name : {kCpu, kMemory, kNic, kIb}) {
+    ASSERT_EQ(step_calls[name].size(), 2u) << name;  // the others moved on past the slow one
+    EXPECT_TRUE(step_calls[name][1].has_previous) << name;
+    EXPECT_GE(step_window_s[name], 0.100) << name;
+  }
+}
+
+// A first step that hangs holds up neither the other rate probes nor the quick probes' lane:
+// only its own probe times out, and it is never run a second time while the first is stuck.
+TEST(RunnerTest, HungFirstStepHoldsUpNoOtherProbe) {
+  auto settings = std::make_shared<Settings>();
+  settings->sample_ms = 100;
+  hung_first = kNic;
+  hang_released = false;
+  const ProbeSpec pressure{"pressure", Layer::kResources, true, Cadence::kFast, QuickProbe, ""};
+  Snapshot snap;
+  RunSteps(settings, snap, std::chrono::milliseconds(700), {&pressure});
+  {
+    std::lock_guard<std::mutex> lock(hang_mu);
+    hang_released = true;
+  }
+  hang_cv.notify_all();
+  hung_first.clear();
+  ASSERT_EQ(snap.probes.size(), 5u);
+  for (const ProbeRecord& rec : snap.probes) {
+    if (rec.name == "nic") {
+      EXPECT_EQ(rec.state, ProbeState::kTimeout);
+    } else {
+      EXPECT_EQ(rec.state, ProbeState::kOk) << rec.name << ": " << rec.reason;
+    }
+  }
+  EXPECT_EQ(snap.host.uptime_s, 42.0);  // the quick probe's facts were applied
+  std::lock_guard<std::mutex> lock(step_mu);
+  EXPECT_EQ(step_calls[kNic].size(), 1u) << "run again while its first step was stuck";
+  for (const char* name : {kCpu, kMemory, kIb}) EXPECT_GE(step_window_s[name], 0.100) << name;
 }
 
 TEST(DeadlineTest, ReturnsValueOrNulloptAtDeadline) {
