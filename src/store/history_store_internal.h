@@ -51,8 +51,9 @@ class StoreWriter {
                                                      const StoreOptions& options);
   // On failure the transaction is rolled back (the tick is lost) and the message names the file.
   Status WriteTick(const TickResult& tick);
-  // Writes the GPU ledger's last_seen_s that ticks kept back (below); the store calls it when it
-  // closes. In its own transaction; an error is returned, nothing is retried.
+  // Writes the GPU ledger's last_seen_s and the findings' last_seen_ms that ticks kept back
+  // (below); the store calls it when it closes. In its own transaction; an error is returned,
+  // nothing is retried.
   Status FlushLedger();
 
   // A GPU's ledger row (table gpus) is written when the GPU is new to this writer, when its index
@@ -60,6 +61,15 @@ class StoreWriter {
   // lags the newest tick by less than that until FlushLedger (the expected-GPU count allows
   // kLastSeenSlackS = 300 s). With 8 GPUs, their upserts were ~5% of `watch`'s instructions.
   static constexpr int64_t kLedgerEveryS = kGpuLedgerLagS;
+
+  // A finding's row is written whole when the finding is new to this writer or anything in it
+  // but last_seen_ms changed (state, severity, evidence, an acknowledgement, ...); otherwise
+  // only its last_seen_ms, by itself and at most once every kFindingSeenEveryMs of tick time. An
+  // open finding is seen every tick: its whole row rewrote the table's page and both indexes'
+  // pages every tick, 3 of a tick's ~7 WAL pages with two open findings. Until FlushLedger, a
+  // stored last_seen_ms lags the newest tick by less than that (`watch`'s own API serves the
+  // newest from memory; readers of the file and a restart after a crash see the lag).
+  static constexpr int64_t kFindingSeenEveryMs = 10'000;
 
  private:
   StoreWriter(std::unique_ptr<SqliteDb> db, const StoreOptions& options)
@@ -115,6 +125,17 @@ class StoreWriter {
                    const std::string& model, int64_t seen_s);
   // By (serial, uuid, pci_bus_id); cleared when a tick's transaction fails (its writes are gone).
   std::map<std::tuple<std::string, std::string, std::string>, LedgerRow> ledger_;
+  // The findings as last written (their bound values but last_seen_ms, in one string), by key
+  // and first_seen_ms; a finding a tick no longer lists is dropped; cleared when a tick's
+  // transaction fails.
+  struct WrittenFinding {
+    std::string row;
+    int64_t written_seen_ms = 0;  // last_seen_ms as written
+    int64_t seen_ms = 0;          // the newest tick's
+  };
+  std::map<std::pair<std::string, int64_t>, WrittenFinding> written_findings_;
+  std::string finding_row_;  // reused
+  Status WriteFindingSeen(const std::pair<std::string, int64_t>& id, WrittenFinding& w);
   std::string tick_blob_;                               // reused: no allocation per tick once grown
   std::vector<std::pair<int64_t, int64_t>> pack_rows_;  // (ts_s, id) of the rows to pack
   std::vector<std::pair<int64_t, double>> pack_points_;
@@ -126,7 +147,7 @@ class StoreWriter {
   // tick_insert_: the tick's points, one row (an append at the end of samples_ticks).
   SqliteStmt begin_, commit_, rollback_, series_insert_, series_select_, tick_insert_,
       recent_select_, tick_blob_select_, recent_delete_, packed_insert_, rollup_select_,
-      rollup_upsert_, finding_upsert_, event_insert_, gpu_upsert_;
+      rollup_upsert_, finding_upsert_, finding_seen_update_, event_insert_, gpu_upsert_;
 };
 
 std::string EncodeRollups(const std::vector<RollupMinute>& minutes);

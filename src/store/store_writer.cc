@@ -169,6 +169,9 @@ Status StoreWriter::Prepare() {
        "acked=max(acked, ?23), acked_ms=CASE WHEN acked_ms > ?24 THEN acked_ms ELSE ?24 END, "
        "ack_note=CASE WHEN ?25 <> '' THEN ?25 ELSE ack_note END, "
        "silenced_until_ms=max(silenced_until_ms, ?26)"},
+      // last_seen_ms alone: no indexed column, so only the table's page is written.
+      {&finding_seen_update_,
+       "UPDATE findings SET last_seen_ms=max(last_seen_ms, ?3) WHERE key=?1 AND first_seen_ms=?2"},
       {&event_insert_,
        "INSERT INTO events(unix_ms, kind, gpu_index, serial, pci_bus_id, detail) VALUES(?, ?, ?, "
        "?, ?, ?)"},
@@ -491,16 +494,31 @@ Status StoreWriter::UpsertGpu(const std::tuple<std::string, std::string, std::st
   return Status::Ok();
 }
 
+Status StoreWriter::WriteFindingSeen(const std::pair<std::string, int64_t>& id, WrittenFinding& w) {
+  auto& st = finding_seen_update_;
+  st.Reset();
+  st.Bind(1, id.first).Bind(2, id.second).Bind(3, w.seen_ms);
+  if (st.Step() != SQLITE_DONE) return db_->Error("write finding");
+  w.written_seen_ms = w.seen_ms;
+  return Status::Ok();
+}
+
 Status StoreWriter::FlushLedger() {
   bool pending = false;
   for (const auto& [id, row] : ledger_) pending = pending || row.seen_s > row.written_s;
+  for (const auto& [id, w] : written_findings_) pending = pending || w.seen_ms > w.written_seen_ms;
   if (!pending) return Status::Ok();
   Status s = db_->Exec("BEGIN");
   for (auto& [id, row] : ledger_) {
     if (!s.ok()) break;
     if (row.seen_s > row.written_s) s = UpsertGpu(id, row.index, row.model, row.seen_s);
   }
+  for (auto& [id, w] : written_findings_) {
+    if (!s.ok()) break;
+    if (w.seen_ms > w.written_seen_ms) s = WriteFindingSeen(id, w);
+  }
   gpu_upsert_.Reset();
+  finding_seen_update_.Reset();
   if (s.ok()) s = db_->Exec("COMMIT");
   if (!s.ok() && sqlite3_get_autocommit(db_->get()) == 0) (void)db_->Exec("ROLLBACK");
   return s;
@@ -528,6 +546,7 @@ Status StoreWriter::WriteTick(const TickResult& tick) {
     // Ids inserted by the rolled-back transaction are gone: forget the cache.
     ForgetSeries();
     ledger_.clear();
+    written_findings_.clear();
     current_minute_ = -1;
   }
   return s;
@@ -590,8 +609,58 @@ Status StoreWriter::WriteTickTx(const TickResult& tick) {
     }
     tick_insert_.Reset();  // unbinds the blob before tick_blob_ changes
   }
+  // Findings: whole rows where something but last_seen_ms changed, else last_seen_ms now and
+  // then (kFindingSeenEveryMs).
+  std::map<std::pair<std::string, int64_t>, WrittenFinding> written;
   for (const auto& t : tick.findings) {
     const Finding& f = t.last;
+    const FindingJson& json = FindingJsonOf(t.key, f);
+    std::string& row = finding_row_;
+    row.clear();
+    auto field = [&row](std::string_view v) {
+      row += std::to_string(v.size());
+      row += ':';
+      row += v;
+    };
+    auto number = [&row](int64_t v) {
+      row += std::to_string(v);
+      row += ';';
+    };
+    field(f.id);
+    field(SeverityName(f.severity));
+    field(LayerName(f.layer));
+    number(f.gpu && f.gpu->index ? int64_t{*f.gpu->index} : -1);
+    field(f.gpu ? f.gpu->serial : "");
+    field(f.gpu ? f.gpu->pci_bus_id : "");
+    field(f.gpu ? f.gpu->uuid : "");
+    field(f.gpu ? f.gpu->name : "");
+    field(f.subject);
+    field(f.summary);
+    field(json.evidence_json);
+    field(json.steps_json);
+    field(FindingStateName(t.state));
+    number(t.opened_ms);
+    number(t.resolved_ms);
+    field(t.resolution);
+    number(t.reboots_during);
+    number(t.episodes_after_reboot);
+    number(t.escalated ? 1 : 0);
+    number(t.acked ? 1 : 0);
+    number(t.acked_ms);
+    field(t.ack_note);
+    number(t.silenced_until_ms);
+    field(ActionName(t.last.action));
+    auto id = std::make_pair(t.key, t.first_seen_ms);
+    if (auto it = written_findings_.find(id);
+        it != written_findings_.end() && it->second.row == row) {
+      WrittenFinding w = std::move(it->second);
+      w.seen_ms = std::max(w.seen_ms, t.last_seen_ms);
+      if (w.seen_ms - w.written_seen_ms >= kFindingSeenEveryMs) {
+        if (Status s = WriteFindingSeen(id, w); !s.ok()) return s;
+      }
+      written.emplace(std::move(id), std::move(w));
+      continue;
+    }
     auto& st = finding_upsert_;
     st.Reset();
     st.Bind(1, t.key).Bind(2, t.first_seen_ms).Bind(3, f.id);
@@ -604,7 +673,6 @@ Status StoreWriter::WriteTickTx(const TickResult& tick) {
     }
     st.Bind(7, f.gpu ? f.gpu->serial : "").Bind(8, f.gpu ? f.gpu->pci_bus_id : "");
     st.Bind(9, f.gpu ? f.gpu->uuid : "").Bind(10, f.gpu ? f.gpu->name : "");
-    const FindingJson& json = FindingJsonOf(t.key, f);
     st.Bind(11, f.subject).Bind(12, f.summary).Bind(13, json.evidence_json);
     st.Bind(14, json.steps_json).Bind(15, std::string_view(FindingStateName(t.state)));
     st.Bind(16, t.opened_ms).Bind(17, t.last_seen_ms).Bind(18, t.resolved_ms);
@@ -614,7 +682,9 @@ Status StoreWriter::WriteTickTx(const TickResult& tick) {
     st.Bind(26, t.silenced_until_ms);
     st.Bind(27, std::string(ActionName(t.last.action)));
     if (st.Step() != SQLITE_DONE) return db_->Error("write finding");
+    written[std::move(id)] = WrittenFinding{row, t.last_seen_ms, t.last_seen_ms};
   }
+  written_findings_ = std::move(written);
   finding_json_.swap(finding_json_next_);  // what this tick wrote; the rest is dropped
   finding_json_next_.clear();
   for (const auto& e : tick.events) {

@@ -893,10 +893,12 @@ TEST(StoreTest, OpenFindingRewrittenEachTickStoresThatTicksEvidence) {
   write(kT0 + 1, 3, 0.5, {"drain"});
   TrackedFinding f = stored();
   EXPECT_EQ(std::get<int64_t>(f.last.evidence[0].value), 3);
-  EXPECT_EQ(f.last_seen_ms, (kT0 + 1) * 1000);
+  EXPECT_EQ(f.last_seen_ms, kT0 * 1000);  // unchanged: last_seen_ms kept back (next test)
   write(kT0 + 2, 4, 0.5, {"drain"});
-  EXPECT_EQ(std::get<int64_t>(stored().last.evidence[0].value), 4);
-  write(kT0 + 3, 3, 0.5, {"drain"});  // back to the first tick's value
+  f = stored();
+  EXPECT_EQ(std::get<int64_t>(f.last.evidence[0].value), 4);
+  EXPECT_EQ(f.last_seen_ms, (kT0 + 2) * 1000);  // a changed row is written whole
+  write(kT0 + 3, 3, 0.5, {"drain"});            // back to the first tick's value
   EXPECT_EQ(std::get<int64_t>(stored().last.evidence[0].value), 3);
   write(kT0 + 4, 3, 0.5, {"drain", "reset"});
   EXPECT_EQ(stored().last.next_steps, (std::vector<std::string>{"drain", "reset"}));
@@ -925,6 +927,54 @@ TEST(StoreTest, OpenFindingRewrittenEachTickStoresThatTicksEvidence) {
   EXPECT_EQ((*acked)[0].ack_note, "RMA filed");
   EXPECT_TRUE((*acked)[0].last.evidence.empty());
   store->Close();
+}
+
+// An open finding seen again unchanged has only its last_seen_ms written, every
+// kFindingSeenEveryMs of tick time (its whole row rewrote the table's and both indexes' pages
+// every tick); any other change is written at once, whole; closing the store writes the newest
+// last_seen_ms that was kept back.
+TEST(StoreTest, UnchangedFindingHasItsLastSeenWrittenTenSecondsApartAndAtClose) {
+  TempDir dir;
+  std::string db = dir.path() + "/history.db";
+  auto store = OpenOrDie(db);
+  ASSERT_TRUE(store);
+  auto write = [&](int64_t t, Severity severity) {
+    auto tick = MakeTick(t, 50, 0);
+    TrackedFinding f = MakeTracked("gpu.ecc.dbe", 3, "SN3");
+    f.last.severity = severity;
+    f.last_seen_ms = t * 1000;
+    tick->findings.push_back(f);
+    store->Append(tick);
+  };
+  auto stored = [&](const std::string& path) {
+    auto reader = HistoryReader::Open(path);
+    EXPECT_TRUE(reader.ok());
+    auto findings = (*reader)->QueryFindings({0, true});
+    EXPECT_TRUE(findings.ok());
+    EXPECT_EQ(findings->size(), 1u);
+    return findings->empty() ? TrackedFinding{} : findings->front();
+  };
+  auto last_seen_s = [&] {
+    store->Flush();
+    return stored(db).last_seen_ms / 1000;
+  };
+  ASSERT_EQ(StoreWriter::kFindingSeenEveryMs, 10'000);
+  write(kT0, Severity::kCrit);
+  EXPECT_EQ(last_seen_s(), kT0);
+  for (int64_t t = 1; t < 10; ++t) write(kT0 + t, Severity::kCrit);
+  EXPECT_EQ(last_seen_s(), kT0);  // kept back
+  write(kT0 + 10, Severity::kCrit);
+  EXPECT_EQ(last_seen_s(), kT0 + 10);
+  write(kT0 + 11, Severity::kCrit);
+  EXPECT_EQ(last_seen_s(), kT0 + 10);
+  write(kT0 + 12, Severity::kWarn);  // a change: the whole row, at once
+  TrackedFinding f = stored(db);
+  EXPECT_EQ(f.last.severity, Severity::kWarn);
+  EXPECT_EQ(f.last_seen_ms / 1000, kT0 + 12);
+  write(kT0 + 13, Severity::kWarn);
+  EXPECT_EQ(last_seen_s(), kT0 + 12);
+  store->Close();
+  EXPECT_EQ(stored(db).last_seen_ms / 1000, kT0 + 13);  // written at close
 }
 
 // The GPU ledger is written when a GPU is new or changed and otherwise once a minute; closing
