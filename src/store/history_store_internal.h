@@ -90,7 +90,7 @@ class StoreWriter {
   int64_t RetentionNowMs(const TickResult& tick);
   Status Prepare();
   // The evidence and next steps of finding `key` as stored JSON: last tick's text while they are
-  // equal to last tick's (an open finding is rewritten every tick, usually unchanged; the JSON
+  // equal to last tick's (an open finding is compared every tick, usually unchanged; the JSON
   // was most of the store's CPU per tick with two open findings). Entries live one tick.
   struct FindingJson {
     std::vector<EvidenceItem> evidence;
