@@ -273,6 +273,7 @@ class SqliteHistoryStore final : public HistoryStore {
         note.unix_ms = tick->unix_ms;
         note.mono_ms = tick->mono_ms;
         note.events = std::move(notes);
+        note.events_only = true;
         s = writer_->WriteTick(note);
       }
       if (writer_ && s.ok()) s = writer_->WriteTick(*tick);
@@ -321,6 +322,7 @@ void HistoryStore::AppendEvents(std::vector<HistoryEvent> events, int64_t mono_m
   for (const HistoryEvent& e : events) record->unix_ms = std::max(record->unix_ms, e.unix_ms);
   record->mono_ms = mono_ms;
   record->events = std::move(events);
+  record->events_only = true;
   Append(std::move(record));
 }
 

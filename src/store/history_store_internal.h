@@ -136,6 +136,7 @@ class StoreWriter {
   std::map<std::pair<std::string, int64_t>, WrittenFinding> written_findings_;
   std::string finding_row_;  // reused
   Status WriteFindingSeen(const std::pair<std::string, int64_t>& id, WrittenFinding& w);
+  Status WriteFindings(const TickResult& tick);
   std::string tick_blob_;                               // reused: no allocation per tick once grown
   std::vector<std::pair<int64_t, int64_t>> pack_rows_;  // (ts_s, id) of the rows to pack
   std::vector<std::pair<int64_t, double>> pack_points_;

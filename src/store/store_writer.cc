@@ -500,6 +500,8 @@ Status StoreWriter::WriteFindingSeen(const std::pair<std::string, int64_t>& id, 
   st.Bind(1, id.first).Bind(2, id.second).Bind(3, w.seen_ms);
   if (st.Step() != SQLITE_DONE) return db_->Error("write finding");
   w.written_seen_ms = w.seen_ms;
+  // The row is gone (deleted by hand): the next tick writes it whole again.
+  if (sqlite3_changes(db_->get()) == 0) w.row.clear();
   return Status::Ok();
 }
 
@@ -569,48 +571,12 @@ const StoreWriter::FindingJson& StoreWriter::FindingJsonOf(const std::string& ke
   return out;
 }
 
-Status StoreWriter::WriteTickTx(const TickResult& tick) {
-  const int64_t ts = FloorTo(tick.unix_ms, 1000) / 1000;
-  const int64_t minute = FloorTo(ts, 60);
-  if (minute != current_minute_) {
-    if (current_minute_ < 0) {
-      // After start or a failure: make sure the counter flags of stored series are known.
-      auto st = db_->Prepare("SELECT id, counter FROM series");
-      if (!st.ok()) return st.status();
-      while (st->Step() == SQLITE_ROW) series_counter_[st->Int(0)] = st->Int(1) != 0;
-    }
-    // Raw ticks are packed a block of kPackBlockS at a time (the block's minutes written series
-    // by series): when the tick enters a new block, or after start or a failure.
-    const int64_t block = FloorTo(minute, options_.pack_block_s);
-    if (current_minute_ < 0 || block != FloorTo(current_minute_, options_.pack_block_s)) {
-      if (Status s = PackBefore(block); !s.ok()) return s;
-    }
-  }
-  // All of the tick's points in one row: one insert, whatever the number of series.
-  TickEncoder blob(&tick_blob_);
-  size_t stored = 0;
-  for (size_t i = 0; i < tick.points.size(); ++i) {
-    const MetricPoint& p = tick.points[i];
-    if (p.info == nullptr || !std::isfinite(p.value)) continue;
-    auto id = CachedSeriesId(i, p);
-    if (!id.ok()) return id.status();
-    blob.Add(*id, p.value);
-    ++stored;
-  }
-  if (stored > 0) {
-    tick_insert_.Reset();
-    tick_insert_.Bind(1, ts);
-    sqlite3_bind_blob(tick_insert_.get(), 2, tick_blob_.data(), static_cast<int>(tick_blob_.size()),
-                      SQLITE_STATIC);
-    if (tick_insert_.Step() != SQLITE_DONE) {
-      Status s = db_->Error("write samples");
-      tick_insert_.Reset();
-      return s;
-    }
-    tick_insert_.Reset();  // unbinds the blob before tick_blob_ changes
-  }
-  // Findings: whole rows where something but last_seen_ms changed, else last_seen_ms now and
-  // then (kFindingSeenEveryMs).
+// The tick's findings (WriteTickTx). An unchanged finding's last_seen_ms is also written at once
+// after a driver load newer than the one written: a restart after a crash judges
+// cleared_by_driver_reload by the stored last_seen_ms against the driver's load time.
+Status StoreWriter::WriteFindings(const TickResult& tick) {
+  const LogTime& load = tick.report.snapshot.kernel.last_driver_load;
+  const int64_t driver_loaded_ms = load.wall_us ? *load.wall_us / 1000 : 0;
   std::map<std::pair<std::string, int64_t>, WrittenFinding> written;
   for (const auto& t : tick.findings) {
     const Finding& f = t.last;
@@ -655,7 +621,8 @@ Status StoreWriter::WriteTickTx(const TickResult& tick) {
         it != written_findings_.end() && it->second.row == row) {
       WrittenFinding w = std::move(it->second);
       w.seen_ms = std::max(w.seen_ms, t.last_seen_ms);
-      if (w.seen_ms - w.written_seen_ms >= kFindingSeenEveryMs) {
+      if (w.seen_ms - w.written_seen_ms >= kFindingSeenEveryMs ||
+          (w.seen_ms > w.written_seen_ms && driver_loaded_ms > w.written_seen_ms)) {
         if (Status s = WriteFindingSeen(id, w); !s.ok()) return s;
       }
       written.emplace(std::move(id), std::move(w));
@@ -684,9 +651,63 @@ Status StoreWriter::WriteTickTx(const TickResult& tick) {
     if (st.Step() != SQLITE_DONE) return db_->Error("write finding");
     written[std::move(id)] = WrittenFinding{row, t.last_seen_ms, t.last_seen_ms};
   }
+  // A finding no longer listed (a pending one forgotten): the last_seen_ms it had.
+  for (auto& [id, w] : written_findings_) {
+    if (w.seen_ms > w.written_seen_ms && written.find(id) == written.end()) {
+      if (Status s = WriteFindingSeen(id, w); !s.ok()) return s;
+    }
+  }
   written_findings_ = std::move(written);
   finding_json_.swap(finding_json_next_);  // what this tick wrote; the rest is dropped
   finding_json_next_.clear();
+  return Status::Ok();
+}
+
+Status StoreWriter::WriteTickTx(const TickResult& tick) {
+  const int64_t ts = FloorTo(tick.unix_ms, 1000) / 1000;
+  const int64_t minute = FloorTo(ts, 60);
+  if (minute != current_minute_) {
+    if (current_minute_ < 0) {
+      // After start or a failure: make sure the counter flags of stored series are known.
+      auto st = db_->Prepare("SELECT id, counter FROM series");
+      if (!st.ok()) return st.status();
+      while (st->Step() == SQLITE_ROW) series_counter_[st->Int(0)] = st->Int(1) != 0;
+    }
+    // Raw ticks are packed a block of kPackBlockS at a time (the block's minutes written series
+    // by series): when the tick enters a new block, or after start or a failure.
+    const int64_t block = FloorTo(minute, options_.pack_block_s);
+    if (current_minute_ < 0 || block != FloorTo(current_minute_, options_.pack_block_s)) {
+      if (Status s = PackBefore(block); !s.ok()) return s;
+    }
+  }
+  // All of the tick's points in one row: one insert, whatever the number of series.
+  TickEncoder blob(&tick_blob_);
+  size_t stored = 0;
+  for (size_t i = 0; i < tick.points.size(); ++i) {
+    const MetricPoint& p = tick.points[i];
+    if (p.info == nullptr || !std::isfinite(p.value)) continue;
+    auto id = CachedSeriesId(i, p);
+    if (!id.ok()) return id.status();
+    blob.Add(*id, p.value);
+    ++stored;
+  }
+  if (stored > 0) {
+    tick_insert_.Reset();
+    tick_insert_.Bind(1, ts);
+    sqlite3_bind_blob(tick_insert_.get(), 2, tick_blob_.data(), static_cast<int>(tick_blob_.size()),
+                      SQLITE_STATIC);
+    if (tick_insert_.Step() != SQLITE_DONE) {
+      Status s = db_->Error("write samples");
+      tick_insert_.Reset();
+      return s;
+    }
+    tick_insert_.Reset();  // unbinds the blob before tick_blob_ changes
+  }
+  // Findings: whole rows where something but last_seen_ms changed, else last_seen_ms now and
+  // then. A record of events alone says nothing about them.
+  if (!tick.events_only) {
+    if (Status s = WriteFindings(tick); !s.ok()) return s;
+  }
   for (const auto& e : tick.events) {
     auto& st = event_insert_;
     st.Reset();

@@ -77,6 +77,9 @@ struct TickResult {
   std::vector<TrackedFinding> findings;        // pending, open, and resolved in the last hour
   std::vector<FindingTransition> transitions;  // this tick
   std::vector<HistoryEvent> events;            // this tick
+  // A record of events alone (HistoryStore::AppendEvents, the store's own notes), not a tick:
+  // it says nothing about the findings (the store keeps what it knows of them).
+  bool events_only = false;
 };
 
 }  // namespace gpudoctor

@@ -938,12 +938,15 @@ TEST(StoreTest, UnchangedFindingHasItsLastSeenWrittenTenSecondsApartAndAtClose) 
   std::string db = dir.path() + "/history.db";
   auto store = OpenOrDie(db);
   ASSERT_TRUE(store);
-  auto write = [&](int64_t t, Severity severity) {
+  auto write = [&](int64_t t, Severity severity, int64_t driver_loaded_s = 0) {
     auto tick = MakeTick(t, 50, 0);
     TrackedFinding f = MakeTracked("gpu.ecc.dbe", 3, "SN3");
     f.last.severity = severity;
     f.last_seen_ms = t * 1000;
     tick->findings.push_back(f);
+    if (driver_loaded_s > 0) {
+      tick->report.snapshot.kernel.last_driver_load.wall_us = driver_loaded_s * 1000000;
+    }
     store->Append(tick);
   };
   auto stored = [&](const std::string& path) {
@@ -973,8 +976,20 @@ TEST(StoreTest, UnchangedFindingHasItsLastSeenWrittenTenSecondsApartAndAtClose) 
   EXPECT_EQ(f.last_seen_ms / 1000, kT0 + 12);
   write(kT0 + 13, Severity::kWarn);
   EXPECT_EQ(last_seen_s(), kT0 + 12);
+  // A driver loaded after the last written sighting: written at once (a restart after a crash
+  // judges cleared_by_driver_reload against it).
+  write(kT0 + 14, Severity::kWarn, /*driver_loaded_s=*/kT0 + 13);
+  EXPECT_EQ(last_seen_s(), kT0 + 14);
+  write(kT0 + 15, Severity::kWarn, kT0 + 13);
+  EXPECT_EQ(last_seen_s(), kT0 + 14);  // that load is older than what is written: kept back
+  // A record of events alone (as `watch` queues its last deliveries before closing) leaves the
+  // kept-back sighting to the close.
+  HistoryEvent e;
+  e.unix_ms = (kT0 + 15) * 1000;
+  e.kind = "notify";
+  store->AppendEvents({e}, 0, 0);
   store->Close();
-  EXPECT_EQ(stored(db).last_seen_ms / 1000, kT0 + 13);  // written at close
+  EXPECT_EQ(stored(db).last_seen_ms / 1000, kT0 + 15);  // written at close
 }
 
 // The GPU ledger is written when a GPU is new or changed and otherwise once a minute; closing
