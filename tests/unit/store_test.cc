@@ -858,6 +858,18 @@ TEST(StoreTest, FindingsEventsLedgerAndAcks) {
   EXPECT_EQ(HistoryEventToJson((*events)[0])["gpu"], 3);
 }
 
+// The one finding the history file at `db` holds (a default TrackedFinding, and a failure, when
+// it holds none or several).
+TrackedFinding OnlyStoredFinding(const std::string& db) {
+  auto reader = HistoryReader::Open(db);
+  EXPECT_TRUE(reader.ok());
+  if (!reader.ok()) return {};
+  auto findings = (*reader)->QueryFindings({0, true});
+  EXPECT_TRUE(findings.ok());
+  EXPECT_EQ(findings->size(), 1u);
+  return findings->empty() ? TrackedFinding{} : findings->front();
+}
+
 // An open finding is rewritten every tick and its evidence JSON kept from the tick before while
 // it is unchanged: what is stored is always the tick's own evidence and steps, including a
 // change back to an earlier value, a NaN, and a finding that leaves and comes back.
@@ -869,12 +881,7 @@ TEST(StoreTest, OpenFindingRewrittenEachTickStoresThatTicksEvidence) {
   auto stored = [&] {
     store->Flush();
     EXPECT_EQ(store->write_error(), "");
-    auto reader = HistoryReader::Open(db);
-    EXPECT_TRUE(reader.ok());
-    auto findings = (*reader)->QueryFindings({0, true});
-    EXPECT_TRUE(findings.ok());
-    EXPECT_EQ(findings->size(), 1u);
-    return findings->empty() ? TrackedFinding{} : findings->front();
+    return OnlyStoredFinding(db);
   };
   auto write = [&](int64_t t, int64_t dbe, double ratio, std::vector<std::string> steps,
                    bool with_finding = true) {
@@ -949,17 +956,9 @@ TEST(StoreTest, UnchangedFindingHasItsLastSeenWrittenTenSecondsApartAndAtClose) 
     }
     store->Append(tick);
   };
-  auto stored = [&](const std::string& path) {
-    auto reader = HistoryReader::Open(path);
-    EXPECT_TRUE(reader.ok());
-    auto findings = (*reader)->QueryFindings({0, true});
-    EXPECT_TRUE(findings.ok());
-    EXPECT_EQ(findings->size(), 1u);
-    return findings->empty() ? TrackedFinding{} : findings->front();
-  };
   auto last_seen_s = [&] {
     store->Flush();
-    return stored(db).last_seen_ms / 1000;
+    return OnlyStoredFinding(db).last_seen_ms / 1000;
   };
   ASSERT_EQ(StoreWriter::kFindingSeenEveryMs, 10'000);
   write(kT0, Severity::kCrit);
@@ -971,7 +970,7 @@ TEST(StoreTest, UnchangedFindingHasItsLastSeenWrittenTenSecondsApartAndAtClose) 
   write(kT0 + 11, Severity::kCrit);
   EXPECT_EQ(last_seen_s(), kT0 + 10);
   write(kT0 + 12, Severity::kWarn);  // a change: the whole row, at once
-  TrackedFinding f = stored(db);
+  TrackedFinding f = OnlyStoredFinding(db);
   EXPECT_EQ(f.last.severity, Severity::kWarn);
   EXPECT_EQ(f.last_seen_ms / 1000, kT0 + 12);
   write(kT0 + 13, Severity::kWarn);
@@ -989,7 +988,7 @@ TEST(StoreTest, UnchangedFindingHasItsLastSeenWrittenTenSecondsApartAndAtClose) 
   e.kind = "notify";
   store->AppendEvents({e}, 0, 0);
   store->Close();
-  EXPECT_EQ(stored(db).last_seen_ms / 1000, kT0 + 15);  // written at close
+  EXPECT_EQ(OnlyStoredFinding(db).last_seen_ms / 1000, kT0 + 15);  // written at close
 }
 
 // The GPU ledger is written when a GPU is new or changed and otherwise once a minute; closing
