@@ -162,7 +162,7 @@ bool ScanSyslogRing(KernelLogScanner& scanner, const SyslogRingApi& api, int64_t
   // A stamp (printk.time on), and the same record as the ring's first: syslog(2) starts after
   // the last `dmesg -C`/`-c` where /dev/kmsg starts at the oldest record, and a text that did
   // not fit starts later.
-  if (parsed.shape != LineShape::kDmesg || first.empty() || first[0] != '<' ||
+  if (parsed.shape != LineShape::kDmesg || first[0] != '<' ||
       parsed.time.boot_us != first_record_us) {
     return false;
   }

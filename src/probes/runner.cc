@@ -35,10 +35,14 @@ constexpr std::string_view kLaneProbes[] = {"pressure", "pci_gpu", "job",  "back
                                             "kmsg",     "boot",    "disk", "thermal"};
 constexpr auto kLaneStall = std::chrono::milliseconds(100);
 
-int LaneRank(std::string_view name) {
-  const auto* it = std::find(std::begin(kLaneProbes), std::end(kLaneProbes), name);
-  return it == std::end(kLaneProbes) ? -1 : static_cast<int>(it - std::begin(kLaneProbes));
+// The position of `name` in `list`; -1 when absent.
+template <size_t N>
+int RankIn(const std::string_view (&list)[N], std::string_view name) {
+  const auto* it = std::find(std::begin(list), std::end(list), name);
+  return it == std::end(list) ? -1 : static_cast<int>(it - std::begin(list));
 }
+
+int LaneRank(std::string_view name) { return RankIn(kLaneProbes, name); }
 
 // Rate probes whose window `check` splits into two steps, as `watch` runs them (probe.h: a run
 // with `continuous` takes one sample and carries it; a run given that carry diffs against it
@@ -50,16 +54,13 @@ int LaneRank(std::string_view name) {
 // step, as before; one whose first step is still running is waited for, never run twice at once.
 constexpr std::string_view kSplitProbes[] = {"cpu", "memory", "nic", "infiniband"};
 
-bool IsSplit(std::string_view name) {
-  return std::find(std::begin(kSplitProbes), std::end(kSplitProbes), name) !=
-         std::end(kSplitProbes);
-}
+bool IsSplit(std::string_view name) { return RankIn(kSplitProbes, name) >= 0; }
 
 // What a split probe's first step hands its second.
 struct FirstStep {
   std::mutex mu;
   std::condition_variable cv;
-  bool started = false, done = false;
+  bool done = false;
   std::shared_ptr<ProbeCarry> carry;
   double ms = 0;
   TimePoint done_at{};
@@ -82,10 +83,6 @@ void RunSplitProbes(const ProbeContext& ctx, const std::vector<SplitProbe>& prob
     auto step = std::make_shared<FirstStep>();
     steps.push_back(step);
     firsts.push_back([ctx, fn = p.fn, step] {
-      {
-        std::lock_guard<std::mutex> lock(step->mu);
-        step->started = true;
-      }
       ProbeContext first = ctx;
       first.continuous = true;
       TimePoint t0 = SteadyClock::now();
@@ -116,29 +113,33 @@ void RunSplitProbes(const ProbeContext& ctx, const std::vector<SplitProbe>& prob
 
   std::vector<std::function<void()>> seconds;
   for (size_t k = 0; k < probes.size(); ++k) {
-    seconds.push_back([ctx, fn = probes[k].fn, step = steps[k], into = probes[k].into, window] {
-      ProbeContext second = ctx;
-      double first_ms = 0;
-      {
-        std::unique_lock<std::mutex> lock(step->mu);
-        if (step->started && !step->done &&
-            !step->cv.wait_until(lock, ctx.deadline, [&] { return step->done; })) {
-          return;  // the first step is stuck: the probe times out
-        }
-        if (step->done && step->carry != nullptr) {
-          second.previous = step->carry;
-          first_ms = step->ms;
-        }
-      }
-      // A first step that ended late still gets its whole window.
-      if (second.previous != nullptr) {
-        std::this_thread::sleep_until(std::min(step->done_at + window, ctx.deadline));
-      }
-      TimePoint t0 = SteadyClock::now();
-      ProbeOutput out = fn(second);
-      out.next = nullptr;
-      into->Set(TimedOutput{std::move(out), first_ms + MsSince(t0, SteadyClock::now())});
-    });
+    // Past Run, a first step that has not been withdrawn has started (it ran or runs).
+    const bool started =
+        first_lane.workers() > 0 && first_lane.state(k) != JobLane::JobState::kWithdrawn;
+    seconds.push_back(
+        [ctx, fn = probes[k].fn, step = steps[k], into = probes[k].into, window, started] {
+          ProbeContext second = ctx;
+          double first_ms = 0;
+          {
+            std::unique_lock<std::mutex> lock(step->mu);
+            if (started && !step->done &&
+                !step->cv.wait_until(lock, ctx.deadline, [&] { return step->done; })) {
+              return;  // the first step is stuck: the probe times out
+            }
+            if (step->done && step->carry != nullptr) {
+              second.previous = step->carry;
+              first_ms = step->ms;
+            }
+          }
+          // A first step that ended late still gets its whole window.
+          if (second.previous != nullptr) {
+            std::this_thread::sleep_until(std::min(step->done_at + window, ctx.deadline));
+          }
+          TimePoint t0 = SteadyClock::now();
+          ProbeOutput out = fn(second);
+          out.next = nullptr;
+          into->Set(TimedOutput{std::move(out), first_ms + MsSince(t0, SteadyClock::now())});
+        });
   }
   JobLane second_lane(std::move(seconds));
   second_lane.Run(ctx.deadline, kLaneStall);
@@ -221,11 +222,7 @@ Snapshot RunProbes(const std::vector<const ProbeSpec*>& probes,
       pending[i] = std::make_shared<PendingResult<TimedOutput>>();
       split_probes.push_back({probes[i]->run, pending[i]});
     }
-    auto started = StartDetached([ctx, split_probes] {
-      RunSplitProbes(ctx, split_probes);
-      return true;
-    });
-    if (started == nullptr) {
+    if (!RunOnWorker([ctx, split_probes] { RunSplitProbes(ctx, split_probes); })) {
       for (size_t i : split) pending[i] = nullptr;
     }
   }

@@ -571,6 +571,49 @@ const StoreWriter::FindingJson& StoreWriter::FindingJsonOf(const std::string& ke
   return out;
 }
 
+namespace {
+
+// finding_upsert_'s parameter for last_seen_ms.
+constexpr int kLastSeenParam = 17;
+
+// The values of a tracked finding's row in finding_upsert_'s parameter order (1-27): text(param,
+// value) and number(param, value or nullopt for NULL). The one list of the row's columns: both
+// the statement's binding and the writer's record of what it wrote go through it.
+template <typename Text, typename Number>
+void VisitFindingRow(const TrackedFinding& t, std::string_view evidence_json,
+                     std::string_view steps_json, Text text, Number number) {
+  const Finding& f = t.last;
+  text(1, t.key);
+  number(2, t.first_seen_ms);
+  text(3, f.id);
+  text(4, SeverityName(f.severity));
+  text(5, LayerName(f.layer));
+  number(6, f.gpu && f.gpu->index ? std::optional<int64_t>(*f.gpu->index) : std::nullopt);
+  text(7, f.gpu ? f.gpu->serial : "");
+  text(8, f.gpu ? f.gpu->pci_bus_id : "");
+  text(9, f.gpu ? f.gpu->uuid : "");
+  text(10, f.gpu ? f.gpu->name : "");
+  text(11, f.subject);
+  text(12, f.summary);
+  text(13, evidence_json);
+  text(14, steps_json);
+  text(15, FindingStateName(t.state));
+  number(16, t.opened_ms);
+  number(kLastSeenParam, t.last_seen_ms);
+  number(18, t.resolved_ms);
+  text(19, t.resolution);
+  number(20, t.reboots_during);
+  number(21, t.episodes_after_reboot);
+  number(22, t.escalated ? 1 : 0);
+  number(23, t.acked ? 1 : 0);
+  number(24, t.acked_ms);
+  text(25, t.ack_note);
+  number(26, t.silenced_until_ms);
+  text(27, ActionName(f.action));
+}
+
+}  // namespace
+
 // The tick's findings (WriteTickTx). An unchanged finding's last_seen_ms is also written at once
 // after a driver load newer than the one written: a restart after a crash judges
 // cleared_by_driver_reload by the stored last_seen_ms against the driver's load time.
@@ -579,43 +622,23 @@ Status StoreWriter::WriteFindings(const TickResult& tick) {
   const int64_t driver_loaded_ms = load.wall_us ? *load.wall_us / 1000 : 0;
   std::map<std::pair<std::string, int64_t>, WrittenFinding> written;
   for (const auto& t : tick.findings) {
-    const Finding& f = t.last;
-    const FindingJson& json = FindingJsonOf(t.key, f);
+    const FindingJson& json = FindingJsonOf(t.key, t.last);
+    // The row as bound, but key, first_seen_ms and last_seen_ms: texts length-prefixed.
     std::string& row = finding_row_;
     row.clear();
-    auto field = [&row](std::string_view v) {
-      row += std::to_string(v.size());
-      row += ':';
-      row += v;
-    };
-    auto number = [&row](int64_t v) {
-      row += std::to_string(v);
-      row += ';';
-    };
-    field(f.id);
-    field(SeverityName(f.severity));
-    field(LayerName(f.layer));
-    number(f.gpu && f.gpu->index ? int64_t{*f.gpu->index} : -1);
-    field(f.gpu ? f.gpu->serial : "");
-    field(f.gpu ? f.gpu->pci_bus_id : "");
-    field(f.gpu ? f.gpu->uuid : "");
-    field(f.gpu ? f.gpu->name : "");
-    field(f.subject);
-    field(f.summary);
-    field(json.evidence_json);
-    field(json.steps_json);
-    field(FindingStateName(t.state));
-    number(t.opened_ms);
-    number(t.resolved_ms);
-    field(t.resolution);
-    number(t.reboots_during);
-    number(t.episodes_after_reboot);
-    number(t.escalated ? 1 : 0);
-    number(t.acked ? 1 : 0);
-    number(t.acked_ms);
-    field(t.ack_note);
-    number(t.silenced_until_ms);
-    field(ActionName(t.last.action));
+    VisitFindingRow(
+        t, json.evidence_json, json.steps_json,
+        [&row](int param, std::string_view v) {
+          if (param <= 2) return;
+          row += std::to_string(v.size());
+          row += ':';
+          row += v;
+        },
+        [&row](int param, std::optional<int64_t> v) {
+          if (param <= 2 || param == kLastSeenParam) return;
+          row += v ? std::to_string(*v) : "null";
+          row += ';';
+        });
     auto id = std::make_pair(t.key, t.first_seen_ms);
     if (auto it = written_findings_.find(id);
         it != written_findings_.end() && it->second.row == row) {
@@ -630,24 +653,16 @@ Status StoreWriter::WriteFindings(const TickResult& tick) {
     }
     auto& st = finding_upsert_;
     st.Reset();
-    st.Bind(1, t.key).Bind(2, t.first_seen_ms).Bind(3, f.id);
-    st.Bind(4, std::string_view(SeverityName(f.severity)));
-    st.Bind(5, std::string_view(LayerName(f.layer)));
-    if (f.gpu && f.gpu->index) {
-      st.Bind(6, int64_t{*f.gpu->index});
-    } else {
-      st.BindNull(6);
-    }
-    st.Bind(7, f.gpu ? f.gpu->serial : "").Bind(8, f.gpu ? f.gpu->pci_bus_id : "");
-    st.Bind(9, f.gpu ? f.gpu->uuid : "").Bind(10, f.gpu ? f.gpu->name : "");
-    st.Bind(11, f.subject).Bind(12, f.summary).Bind(13, json.evidence_json);
-    st.Bind(14, json.steps_json).Bind(15, std::string_view(FindingStateName(t.state)));
-    st.Bind(16, t.opened_ms).Bind(17, t.last_seen_ms).Bind(18, t.resolved_ms);
-    st.Bind(19, t.resolution).Bind(20, int64_t{t.reboots_during});
-    st.Bind(21, int64_t{t.episodes_after_reboot}).Bind(22, int64_t{t.escalated ? 1 : 0});
-    st.Bind(23, int64_t{t.acked ? 1 : 0}).Bind(24, t.acked_ms).Bind(25, t.ack_note);
-    st.Bind(26, t.silenced_until_ms);
-    st.Bind(27, std::string(ActionName(t.last.action)));
+    VisitFindingRow(
+        t, json.evidence_json, json.steps_json,
+        [&st](int param, std::string_view v) { st.Bind(param, v); },
+        [&st](int param, std::optional<int64_t> v) {
+          if (v) {
+            st.Bind(param, *v);
+          } else {
+            st.BindNull(param);
+          }
+        });
     if (st.Step() != SQLITE_DONE) return db_->Error("write finding");
     written[std::move(id)] = WrittenFinding{row, t.last_seen_ms, t.last_seen_ms};
   }
