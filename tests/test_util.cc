@@ -194,8 +194,9 @@ RunResult RunGpudoctor(const std::vector<std::string>& args, std::chrono::millis
   return RunProgram(argv, timeout, env, stdin_data);
 }
 
-std::string FakeNvmlLib() {
-  return std::string(GPUDOCTOR_BUILD_DIR) + "/tests/fake_nvml/libnvidia-ml.so.1";
+std::string FakeNvmlLib(bool minimal) {
+  return std::string(GPUDOCTOR_BUILD_DIR) + (minimal ? "/tests/fake_nvml/minimal/libnvidia-ml.so.1"
+                                                     : "/tests/fake_nvml/libnvidia-ml.so.1");
 }
 
 }  // namespace gpudoctor::testing

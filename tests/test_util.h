@@ -33,8 +33,9 @@ std::string ReadFileOrDie(const std::string& path);
 
 // A TCP socket bound to 127.0.0.1 on a kernel-chosen port, listening with `backlog` (0: bound
 // only, nothing accepts). Returns the fd (caller closes) and sets *port.
-// The fake libnvidia-ml.so.1 built from tests/fake_nvml (its full variant).
-std::string FakeNvmlLib();
+// The fake libnvidia-ml.so.1 built from tests/fake_nvml: the full variant, or with `minimal` the
+// one without nvmlDeviceGetFieldValues (as older and some virtualised drivers).
+std::string FakeNvmlLib(bool minimal = false);
 
 int BindLoopback(int backlog, uint16_t* port);
 std::string FixturePath(const std::string& rel);  // tests/fixtures/<rel>

@@ -270,14 +270,14 @@ const std::vector<FieldDescriptor<GpuFacts>>& GpuFieldTable() {
        [](const GpuFacts& g) { return Fact(g.pcie_max_width); }},
       {"pcie_tx_bytes_per_s",
        {"gpudoctor_gpu_pcie_tx_bytes_per_second", G,
-        "PCIe transmit throughput (NVML, a 20 ms sample; watch reads it every fifth tick of a "
+        "PCIe transmit throughput (NVML, a 20 ms sample; watch reads it every tenth tick of a "
         "busy GPU, every 30 s of an idle one).",
         "", "DCGM_FI_PROF_PCIE_TX_BYTES"},
        1,
        [](const GpuFacts& g) { return Fact(g.pcie_tx_bytes_per_s); }},
       {"pcie_rx_bytes_per_s",
        {"gpudoctor_gpu_pcie_rx_bytes_per_second", G,
-        "PCIe receive throughput (NVML, a 20 ms sample; watch reads it every fifth tick of a "
+        "PCIe receive throughput (NVML, a 20 ms sample; watch reads it every tenth tick of a "
         "busy GPU, every 30 s of an idle one).",
         "", "DCGM_FI_PROF_PCIE_RX_BYTES"},
        1,

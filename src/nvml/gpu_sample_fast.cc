@@ -243,11 +243,13 @@ void GpuSampler::PcieThroughput() {
 
 // PCIe throughput in a session tick. Each direction is a sample the driver takes over 20 ms while
 // the caller waits (nvmlDeviceGetPcieThroughput): a busy GPU's is read on the first tick of a
-// busy spell and then every kBusyPcieEveryTicks ticks (GPUs in turn), the last values carried
-// into the ticks between (dcgm-exporter collects every 30 s by default; the window rules judge
-// 300-600 s). A due read needs room in the budget for both directions and two slow reads, or
-// every other tick for both alone (the slow reads then wait a tick); a due read without room
-// waits for the next tick.
+// busy spell and then every kBusyPcieEveryTicks ticks (GPUs in turn: GPU i on the ticks where
+// tick + i is a multiple of it), the last values carried into the ticks between (dcgm-exporter
+// collects every 30 s by default; the window rules judge 300-600 s). A due read needs room in
+// the budget for both directions and two slow reads, or, every other tick, for both alone (the
+// slow reads then wait a tick): the ticks where tick + i is even, so that a GPU's turn is always
+// one of them and the GPUs' reads never bunch up on one tick; a due read without room waits for
+// the next tick.
 void GpuSampler::TickPcieThroughput() {
   SlowWork* slow = carry_ ? &carry_->slow : nullptr;
   if (slow != nullptr) {
@@ -263,7 +265,8 @@ void GpuSampler::TickPcieThroughput() {
       return;
     }
   }
-  bool room = Budget(2 + (NoFields() ? 2 : 0)) || (Budget(2) && carry_ && carry_->ticks % 2);
+  bool room = Budget(2 + (NoFields() ? 2 : 0)) ||
+              (Budget(2) && carry_ && (carry_->ticks + index_) % 2 == 0);
   if (room) {
     PcieThroughput();
     if (slow) {

@@ -48,8 +48,10 @@ inline constexpr int kTickBudget = 15;
 inline constexpr int kSecondReadReserve = 1;
 inline constexpr int kSecondReadReserveNoFields = 3;
 // A busy GPU's PCIe throughput in a session: read every this many ticks of a busy spell (and on
-// its first), carried between (GpuSampler::TickPcieThroughput).
-inline constexpr int64_t kBusyPcieEveryTicks = 5;
+// its first), carried between (GpuSampler::TickPcieThroughput). Ten: each read is two 20-ms
+// samples the caller sleeps through, and up to ten GPUs then read on different ticks, so a
+// tick's GPUs fit on one sampler thread (session.cc, kGpuThreadShare).
+inline constexpr int64_t kBusyPcieEveryTicks = 10;
 
 // Slow-cadence reads of a session GPU on an NVML without nvmlDeviceGetFieldValues, one call
 // each, done a few per tick (whatever the tick budget leaves) until a round is complete, and

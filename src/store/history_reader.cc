@@ -189,8 +189,20 @@ class SqliteHistoryReader final : public HistoryReader {
         (q.acks_only ? std::string("key, acked, acked_ms, ack_note, silenced_until_ms")
                      : finding_columns_) +
         FindingsQueryTail(q.open_only);
-    auto st = db_->Prepare(sql);
-    if (!st.ok()) return st.status();
+    // Kept compiled while the query repeats (watch's acknowledgement poll asks the same every
+    // few ticks), and reset on every way out: a reset statement holds no read snapshot, so the
+    // writer's checkpoints are never held back between queries.
+    if (sql != findings_sql_ || findings_stmt_.get() == nullptr) {
+      auto prepared = db_->Prepare(sql);
+      if (!prepared.ok()) return prepared.status();
+      findings_stmt_ = std::move(*prepared);
+      findings_sql_ = std::move(sql);
+    }
+    SqliteStmt* st = &findings_stmt_;
+    struct ResetOnReturn {
+      SqliteStmt* stmt;
+      ~ResetOnReturn() { stmt->Reset(); }
+    } reset_on_return{st};
     st->Bind(1, q.since_unix_s * 1000);
     std::vector<TrackedFinding> out;
     int rc;
@@ -252,6 +264,8 @@ class SqliteHistoryReader final : public HistoryReader {
   std::unique_ptr<SqliteDb> db_;
   TimePoint deadline_;
   std::string finding_columns_;
+  std::string findings_sql_;    // the SQL findings_stmt_ was compiled from
+  SqliteStmt findings_stmt_;    // QueryFindings' last statement, reset after each use
   bool legacy_recent_ = false;  // samples_recent (version 2, not yet converted by a writer)
 };
 

@@ -26,10 +26,6 @@ using testing::EvidenceOf;
 
 using std::chrono::milliseconds;
 
-std::string MinimalLib() {
-  return std::string(GPUDOCTOR_BUILD_DIR) + "/tests/fake_nvml/minimal/libnvidia-ml.so.1";
-}
-
 GpuLayerFacts Sample(const std::string& scenario, const std::string& lib = testing::FakeNvmlLib(),
                      milliseconds timeout = milliseconds(2000)) {
   setenv("FAKE_NVML_SCENARIO", testing::FixturePath("nvml/" + scenario).c_str(), 1);
@@ -551,7 +547,7 @@ TEST(GpuNvmlTest, GarbageIsSkippedNeverAFault) {
 }
 
 TEST(GpuNvmlTest, MissingOptionalSymbolsSkipOnlyThoseFields) {
-  GpuLayerFacts f = Sample("h100_healthy.scenario", MinimalLib());
+  GpuLayerFacts f = Sample("h100_healthy.scenario", testing::FakeNvmlLib(/*minimal=*/true));
   ASSERT_EQ(f.nvml.state, NvmlState::kOk) << f.nvml.error;
   ASSERT_EQ(f.gpus.size(), 8u);
   const GpuFacts& g = f.gpus[0];
@@ -600,7 +596,7 @@ TEST(GpuLoaderTest, VersionedSymbolsAndFallbacks) {
             "nvmlDeviceGetComputeRunningProcesses_v3");
   EXPECT_EQ((*full)->names.DeviceGetCurrentClocksEventReasons,
             "nvmlDeviceGetCurrentClocksEventReasons");
-  auto minimal = nvml::LoadNvml(MinimalLib());
+  auto minimal = nvml::LoadNvml(testing::FakeNvmlLib(/*minimal=*/true));
   ASSERT_TRUE(minimal.ok());
   EXPECT_EQ((*minimal)->names.DeviceGetCurrentClocksEventReasons,
             "nvmlDeviceGetCurrentClocksThrottleReasons");

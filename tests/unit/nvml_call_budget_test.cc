@@ -21,10 +21,7 @@ namespace {
 
 using std::chrono::milliseconds;
 
-std::string Lib(bool minimal) {
-  return std::string(GPUDOCTOR_BUILD_DIR) + (minimal ? "/tests/fake_nvml/minimal/libnvidia-ml.so.1"
-                                                     : "/tests/fake_nvml/libnvidia-ml.so.1");
-}
+std::string Lib(bool minimal) { return testing::FakeNvmlLib(minimal); }
 
 // The fake's own per-GPU counter (gpu -1: every call).
 int FakeCount(bool minimal, int gpu) {

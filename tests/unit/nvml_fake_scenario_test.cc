@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "nvml/abi.h"
+#include "test_util.h"
 
 namespace gpudoctor {
 namespace {
@@ -25,10 +26,7 @@ namespace {
 using nvml::nvmlDevice_t;
 using nvml::nvmlReturn_t;
 
-std::string Lib(bool minimal) {
-  return std::string(GPUDOCTOR_BUILD_DIR) + (minimal ? "/tests/fake_nvml/minimal/libnvidia-ml.so.1"
-                                                     : "/tests/fake_nvml/libnvidia-ml.so.1");
-}
+std::string Lib(bool minimal) { return testing::FakeNvmlLib(minimal); }
 
 class NvmlFakeScenarioTest : public ::testing::TestWithParam<bool> {
  protected:

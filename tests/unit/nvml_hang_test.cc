@@ -153,8 +153,7 @@ TEST(NvmlHangTest, ShortDeadlineStillNamesTheHungCallAsOneFinding) {
 // still report retired pages (a check reads them where the row remapper is unsupported) and
 // NVLink state (per-link calls at a session's slow cadence, within the tick budget).
 TEST(NvmlFallbackTest, RetiredPagesAndNvLinksWithoutFieldValues) {
-  std::string minimal =
-      std::string(GPUDOCTOR_BUILD_DIR) + "/tests/fake_nvml/minimal/libnvidia-ml.so.1";
+  std::string minimal = testing::FakeNvmlLib(/*minimal=*/true);
   NvmlSampleOptions o;
   o.library_path = minimal;
   o.window = milliseconds(20);

@@ -936,6 +936,58 @@ TEST(StoreTest, OpenFindingRewrittenEachTickStoresThatTicksEvidence) {
   store->Close();
 }
 
+// A reader asked the same findings query again (watch's acknowledgement poll, every few ticks)
+// reuses the compiled statement: it sees what other connections wrote in between, and holds no
+// read snapshot between queries, so a checkpoint can empty the WAL.
+TEST(StoreTest, RepeatedFindingsQuerySeesNewAcksAndHoldsNoSnapshotBetween) {
+  TempDir dir;
+  std::string db = dir.path() + "/history.db";
+  auto store = OpenOrDie(db);
+  ASSERT_TRUE(store);
+  auto tick = MakeTick(kT0, 50, 0);
+  tick->findings.push_back(MakeTracked("gpu.ecc.dbe", 3, "SN3"));
+  store->Append(tick);
+  store->Flush();
+  ASSERT_EQ(store->write_error(), "");
+  auto reader = HistoryReader::Open(db);
+  ASSERT_TRUE(reader.ok());
+  FindingsQuery acks{0, true};
+  acks.acks_only = true;
+  auto before = (*reader)->QueryFindings(acks);
+  ASSERT_TRUE(before.ok());
+  ASSERT_EQ(before->size(), 1u);
+  EXPECT_FALSE((*before)[0].acked);
+  // A checkpoint from another connection empties the WAL only if no reader holds a snapshot.
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "SELECT count(*) FROM findings", nullptr, nullptr, nullptr),
+            SQLITE_OK);  // reads the header: the connection knows the file is in WAL mode
+  int log_frames = -1, checkpointed = -1;
+  EXPECT_EQ(sqlite3_wal_checkpoint_v2(other, nullptr, SQLITE_CHECKPOINT_TRUNCATE, &log_frames,
+                                      &checkpointed),
+            SQLITE_OK)
+      << sqlite3_errmsg(other);
+  EXPECT_EQ(log_frames, 0);
+  sqlite3_close(other);
+  ASSERT_TRUE(AckFindings(db, "gpu.ecc.dbe", 3, (kT0 + 10) * 1000, "RMA filed").ok());
+  auto after = (*reader)->QueryFindings(acks);
+  ASSERT_TRUE(after.ok());
+  ASSERT_EQ(after->size(), 1u);
+  EXPECT_TRUE((*after)[0].acked);
+  EXPECT_EQ((*after)[0].ack_note, "RMA filed");
+  // Another query on the same reader, then the first again: each answers its own columns.
+  auto whole = (*reader)->QueryFindings(FindingsQuery{0, true});
+  ASSERT_TRUE(whole.ok());
+  ASSERT_EQ(whole->size(), 1u);
+  EXPECT_EQ((*whole)[0].last.id, "gpu.ecc.dbe");
+  auto again = (*reader)->QueryFindings(acks);
+  ASSERT_TRUE(again.ok());
+  ASSERT_EQ(again->size(), 1u);
+  EXPECT_TRUE((*again)[0].acked);
+  EXPECT_TRUE((*again)[0].last.id.empty());
+  store->Close();
+}
+
 // An open finding seen again unchanged has only its last_seen_ms written, every
 // kFindingSeenEveryMs of tick time (its whole row rewrote the table's and both indexes' pages
 // every tick); any other change is written at once, whole; closing the store writes the newest

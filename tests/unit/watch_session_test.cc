@@ -203,50 +203,70 @@ TEST(KmsgTailTest, MissingSourceIsAnError) {
 }
 
 // A busy GPU's PCIe throughput (each direction a 20 ms sample in the driver) is read on the first
-// tick of a busy spell, then every fifth tick, the GPUs in turn; the ticks between carry the last
+// tick of a busy spell, then every tenth tick, the GPUs in turn (8 GPUs: at most one a tick, so
+// the tick's GPUs fit on one sampler thread), on either NVML (without nvmlDeviceGetFieldValues a
+// tick has room for both samples only every other tick: a GPU's turn is always such a tick, where
+// the GPUs whose turns had no room once bunched up on one tick); the ticks between carry the last
 // values. A GPU that was idle reads afresh on its first busy tick, not from the old spell.
-TEST(NvmlSessionTest, BusyGpusReadPcieThroughputInTurnEveryFifthTick) {
-  testing::TempDir dir;
-  const std::string path = dir.path() + "/pcie.scenario";
-  auto write = [&](int tx_kbps, bool gpu1_idle) {
-    std::string text = "include=" + testing::FixturePath("nvml/h100_busy.scenario") +
-                       "\ngpu.*.pcie_tx_kbps=" + std::to_string(tx_kbps) + "\n";
-    if (gpu1_idle) text += "gpu.1.util_gpu=0\ngpu.1.processes=\n";
-    std::ofstream(path + ".tmp") << text;
-    std::rename((path + ".tmp").c_str(), path.c_str());
-  };
-  write(1000, false);
-  setenv("FAKE_NVML_SCENARIO", path.c_str(), 1);
-  NvmlSession session(Options());
-  GpuLayerFacts t = session.Sample(In(5000));
-  ASSERT_EQ(t.gpus.size(), 8u);
-  for (const GpuFacts& g : t.gpus) EXPECT_EQ(g.pcie_tx_bytes_per_s, 1000u * 1024) << g.index;
-  write(2000, false);
-  // Over the next five ticks each GPU reads once (its turn) and carries 1000 until then.
-  std::vector<int> read_at(8, -1);
-  for (int tick = 1; tick <= 5; ++tick) {
-    t = session.Sample(In(5000));
+TEST(NvmlSessionTest, BusyGpusReadPcieThroughputInTurnEveryTenthTick) {
+  for (bool minimal : {false, true}) {
+    SCOPED_TRACE(minimal ? "without FieldValues" : "with FieldValues");
+    testing::TempDir dir;
+    const std::string path = dir.path() + "/pcie.scenario";
+    auto write = [&](int tx_kbps, bool gpu1_idle) {
+      std::string text = "include=" + testing::FixturePath("nvml/h100_busy.scenario") +
+                         "\ngpu.*.pcie_tx_kbps=" + std::to_string(tx_kbps) + "\n";
+      if (gpu1_idle) text += "gpu.1.util_gpu=0\ngpu.1.processes=\n";
+      std::ofstream(path + ".tmp") << text;
+      std::rename((path + ".tmp").c_str(), path.c_str());
+    };
+    write(1000, false);
+    setenv("FAKE_NVML_SCENARIO", path.c_str(), 1);
+    NvmlSampleOptions options = Options();
+    options.library_path = testing::FakeNvmlLib(minimal);
+    NvmlSession session(options);
+    GpuLayerFacts t = session.Sample(In(5000));
     ASSERT_EQ(t.gpus.size(), 8u);
-    int reads = 0;
-    for (const GpuFacts& g : t.gpus) {
-      ASSERT_TRUE(g.pcie_tx_bytes_per_s.has_value()) << g.index;
-      if (*g.pcie_tx_bytes_per_s == 2000u * 1024 && read_at[g.index] < 0) {
-        read_at[g.index] = tick;
-        ++reads;
-      } else if (read_at[g.index] < 0) {
-        EXPECT_EQ(*g.pcie_tx_bytes_per_s, 1000u * 1024) << g.index << " tick " << tick;
+    // The first tick reads every GPU (the busy spell's first); without the batch a GPU whose
+    // first tick had no room reads on its second.
+    t = session.Sample(In(5000));
+    for (const GpuFacts& g : t.gpus) EXPECT_EQ(g.pcie_tx_bytes_per_s, 1000u * 1024) << g.index;
+    write(2000, false);
+    // Over the next rounds each GPU reads once in ten ticks (its turn), at most one GPU a tick,
+    // and carries the last value between its reads.
+    std::vector<std::vector<int>> read_at(8);
+    std::vector<uint64_t> last(8, 1000u * 1024);
+    for (int tick = 1; tick <= 30; ++tick) {
+      if (tick == 11) write(3000, false);
+      if (tick == 21) write(4000, false);
+      t = session.Sample(In(5000));
+      ASSERT_EQ(t.gpus.size(), 8u);
+      int reads = 0;
+      for (const GpuFacts& g : t.gpus) {
+        ASSERT_TRUE(g.pcie_tx_bytes_per_s.has_value()) << g.index << " tick " << tick;
+        if (*g.pcie_tx_bytes_per_s != last[g.index]) {
+          read_at[g.index].push_back(tick);
+          last[g.index] = *g.pcie_tx_bytes_per_s;
+          ++reads;
+        }
       }
+      EXPECT_LE(reads, 1) << "tick " << tick << ": the GPUs take turns";
     }
-    EXPECT_LE(reads, 2) << "tick " << tick << ": the GPUs take turns";
+    for (int i = 0; i < 8; ++i) {
+      ASSERT_EQ(read_at[i].size(), 3u) << "GPU " << i << " read each new value once";
+      EXPECT_EQ(read_at[i][1] - read_at[i][0], 10) << "GPU " << i;
+      EXPECT_EQ(read_at[i][2] - read_at[i][1], 10) << "GPU " << i;
+    }
+    // GPU 1 goes idle, then busy again at 5000: its first busy tick reads, whatever its turn
+    // (without the batch: on the first tick with room for both samples).
+    write(4000, true);
+    session.Sample(In(5000));
+    session.Sample(In(5000));
+    write(5000, false);
+    t = session.Sample(In(5000));
+    if (t.gpus[1].pcie_tx_bytes_per_s != 5000u * 1024) t = session.Sample(In(5000));
+    EXPECT_EQ(t.gpus[1].pcie_tx_bytes_per_s, 5000u * 1024);
   }
-  for (int i = 0; i < 8; ++i) EXPECT_GT(read_at[i], 0) << "GPU " << i << " never read again";
-  // GPU 1 goes idle, then busy again at 3000: its first busy tick reads, whatever its turn.
-  write(2000, true);
-  session.Sample(In(5000));
-  session.Sample(In(5000));
-  write(3000, false);
-  t = session.Sample(In(5000));
-  EXPECT_EQ(t.gpus[1].pcie_tx_bytes_per_s, 3000u * 1024);
 }
 
 }  // namespace
