@@ -14,23 +14,28 @@ lib="$build/tests/fake_nvml/minimal/libnvidia-ml.so.1"
 d=$(mktemp -d)
 chmod 700 "$d"
 pid=""
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$d"; }
+cleanup() { [ -n "$pid" ] && pkill -P "$pid" 2>/dev/null; rm -rf "$d"; }
 trap cleanup EXIT
 # measure NAME SCENARIO WATCH_ARGS...
+# `watch` runs under `perf stat` (counting from 8 s after its start): every thread it ever had is
+# counted, also workers started after the count began; `perf stat -p PID` would count only the
+# threads alive when it attached, and the worker pool starts new ones (a stall's fresh workers, an
+# idle worker's replacement after kWorkerIdleTimeout).
 measure() {
   local name=$1 scenario=$2
   shift 2
   FAKE_NVML_SCENARIO="$here/../tests/fixtures/nvml/$scenario.scenario" \
+    perf stat -D 8000 -x, -e task-clock,context-switches -o "$d/$name.stat" -- \
     "$build/gpudoctor" watch --interval 1 --nvml-lib "$lib" --listen off "$@" 2>"$d/$name.log" &
   pid=$!
-  sleep 8
-  perf stat -e task-clock,context-switches -x, -p "$pid" -- sleep "$secs" 2>&1 |
-    awk -F, -v n="$name" -v s="$secs" '
-      $3 == "task-clock" { cpu = $1 / s } $3 == "context-switches" { cs = $1 / s }
-      END { printf "%-28s %6.2f ms a tick, %5.1f context switches a tick\n", n, cpu, cs }'
-  kill "$pid"
+  sleep $((8 + secs))
+  pkill -INT -P "$pid" 2>/dev/null
   wait "$pid" 2>/dev/null
   pid=""
+  awk -F, -v n="$name" -v s="$secs" '
+      $3 == "task-clock" { cpu = $1 / s } $3 == "context-switches" { cs = $1 / s }
+      END { printf "%-28s %6.2f ms a tick, %5.1f context switches a tick\n", n, cpu, cs }' \
+    "$d/$name.stat"
 }
 measure "cpu probe, no history" h100_busy --no-db --probes cpu
 measure "cpu probe, history" h100_busy --db "$d/cpu.db" --probes cpu
