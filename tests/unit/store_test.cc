@@ -870,6 +870,18 @@ TrackedFinding OnlyStoredFinding(const std::string& db) {
   return findings->empty() ? TrackedFinding{} : findings->front();
 }
 
+// watch's acknowledgement poll through `reader`: the one open finding's acknowledgement columns
+// alone (a default TrackedFinding, and a failure, when the query fails or finds none or several).
+TrackedFinding OnlyFindingsAck(HistoryReader& reader) {
+  FindingsQuery acks{0, true};
+  acks.acks_only = true;
+  auto found = reader.QueryFindings(acks);
+  EXPECT_TRUE(found.ok());
+  if (!found.ok()) return {};
+  EXPECT_EQ(found->size(), 1u);
+  return found->empty() ? TrackedFinding{} : found->front();
+}
+
 // An open finding is rewritten every tick and its evidence JSON kept from the tick before while
 // it is unchanged: what is stored is always the tick's own evidence and steps, including a
 // change back to an earlier value, a NaN, and a finding that leaves and comes back.
@@ -923,16 +935,12 @@ TEST(StoreTest, OpenFindingRewrittenEachTickStoresThatTicksEvidence) {
   ASSERT_TRUE(AckFindings(db, "gpu.ecc.dbe", 3, (kT0 + 10) * 1000, "RMA filed").ok());
   auto reader = HistoryReader::Open(db);
   ASSERT_TRUE(reader.ok());
-  FindingsQuery acks{0, true};
-  acks.acks_only = true;
-  auto acked = (*reader)->QueryFindings(acks);
-  ASSERT_TRUE(acked.ok());
-  ASSERT_EQ(acked->size(), 1u);
-  EXPECT_EQ((*acked)[0].key, f.key);
-  EXPECT_TRUE((*acked)[0].acked);
-  EXPECT_EQ((*acked)[0].acked_ms, (kT0 + 10) * 1000);
-  EXPECT_EQ((*acked)[0].ack_note, "RMA filed");
-  EXPECT_TRUE((*acked)[0].last.evidence.empty());
+  TrackedFinding acked = OnlyFindingsAck(**reader);
+  EXPECT_EQ(acked.key, f.key);
+  EXPECT_TRUE(acked.acked);
+  EXPECT_EQ(acked.acked_ms, (kT0 + 10) * 1000);
+  EXPECT_EQ(acked.ack_note, "RMA filed");
+  EXPECT_TRUE(acked.last.evidence.empty());
   store->Close();
 }
 
@@ -951,12 +959,7 @@ TEST(StoreTest, RepeatedFindingsQuerySeesNewAcksAndHoldsNoSnapshotBetween) {
   ASSERT_EQ(store->write_error(), "");
   auto reader = HistoryReader::Open(db);
   ASSERT_TRUE(reader.ok());
-  FindingsQuery acks{0, true};
-  acks.acks_only = true;
-  auto before = (*reader)->QueryFindings(acks);
-  ASSERT_TRUE(before.ok());
-  ASSERT_EQ(before->size(), 1u);
-  EXPECT_FALSE((*before)[0].acked);
+  EXPECT_FALSE(OnlyFindingsAck(**reader).acked);
   // A checkpoint from another connection empties the WAL only if no reader holds a snapshot.
   sqlite3* other = nullptr;
   ASSERT_EQ(sqlite3_open(db.c_str(), &other), SQLITE_OK);
@@ -970,21 +973,17 @@ TEST(StoreTest, RepeatedFindingsQuerySeesNewAcksAndHoldsNoSnapshotBetween) {
   EXPECT_EQ(log_frames, 0);
   sqlite3_close(other);
   ASSERT_TRUE(AckFindings(db, "gpu.ecc.dbe", 3, (kT0 + 10) * 1000, "RMA filed").ok());
-  auto after = (*reader)->QueryFindings(acks);
-  ASSERT_TRUE(after.ok());
-  ASSERT_EQ(after->size(), 1u);
-  EXPECT_TRUE((*after)[0].acked);
-  EXPECT_EQ((*after)[0].ack_note, "RMA filed");
+  TrackedFinding after = OnlyFindingsAck(**reader);
+  EXPECT_TRUE(after.acked);
+  EXPECT_EQ(after.ack_note, "RMA filed");
   // Another query on the same reader, then the first again: each answers its own columns.
   auto whole = (*reader)->QueryFindings(FindingsQuery{0, true});
   ASSERT_TRUE(whole.ok());
   ASSERT_EQ(whole->size(), 1u);
   EXPECT_EQ((*whole)[0].last.id, "gpu.ecc.dbe");
-  auto again = (*reader)->QueryFindings(acks);
-  ASSERT_TRUE(again.ok());
-  ASSERT_EQ(again->size(), 1u);
-  EXPECT_TRUE((*again)[0].acked);
-  EXPECT_TRUE((*again)[0].last.id.empty());
+  TrackedFinding again = OnlyFindingsAck(**reader);
+  EXPECT_TRUE(again.acked);
+  EXPECT_TRUE(again.last.id.empty());
   store->Close();
 }
 
