@@ -204,6 +204,7 @@ int WatchCommand(const CliOptions& o) {
   WatchDaemon daemon(settings, options, sinks, std::move(stored_findings), stored_boot_id);
   // HTTP server and notifiers (cli/watch_services.h), rebuilt whole on SIGHUP.
   WatchServices http;
+  http.history = store.get();
   auto listen_requested = [&o](const Settings& s) {
     return o.Value("--listen").has_value() || s.watch_listen != Settings().watch_listen;
   };

@@ -1,5 +1,7 @@
 #include "cli/watch_services.h"
 
+#include <chrono>
+
 #include "core/hostname.h"
 #include "core/log.h"
 
@@ -61,11 +63,19 @@ Result<HttpOptions> HttpOptionsOf(const Settings& s) {
 
 // Starts a server for `ho`; null (and logged) when the default address is busy and was not
 // asked for.
+// How long an API history request waits for the store to commit its queued ticks (usually a
+// few milliseconds); past it the reader sees the history as last committed.
+constexpr std::chrono::milliseconds kReaderCommitWait{250};
+
 Result<std::unique_ptr<WatchHttpServer>> StartServer(const HttpOptions& ho, const std::string& db,
-                                                     bool listen_requested,
+                                                     HistoryStore* history, bool listen_requested,
                                                      const WatchDaemon& daemon) {
+  auto open_reader = [db, history]() {
+    if (history) (void)history->CommitQueued(kReaderCommitWait);
+    return HistoryReader::Open(db);
+  };
   auto server = WatchHttpServer::Start(
-      ho, [&daemon] { return daemon.Latest(); }, [db]() { return HistoryReader::Open(db); });
+      ho, [&daemon] { return daemon.Latest(); }, std::move(open_reader));
   if (!server.ok()) {
     if (listen_requested) return server.status();
     LogError(kLog, "http: " + server.status().message() +
@@ -96,7 +106,7 @@ Status StartWatchServices(const Settings& s, bool listen_requested, const WatchD
   if (s.watch_listen == "off") return Status::Ok();
   Result<HttpOptions> ho = HttpOptionsOf(s);
   if (!ho.ok()) return ho.status();
-  auto server = StartServer(*ho, s.db_path, listen_requested, daemon);
+  auto server = StartServer(*ho, s.db_path, out.history, listen_requested, daemon);
   if (!server.ok()) return server.status();
   out.server = std::move(*server);
   out.token = ho->token;
@@ -141,7 +151,7 @@ Status ReloadWatchServices(const Settings& old_settings, const Settings& next,
   bool listen_changed = next.watch_listen != old_settings.watch_listen;
   std::unique_ptr<WatchHttpServer> new_server;
   if (ho && (listen_changed || live.server == nullptr)) {
-    auto server = StartServer(*ho, next.db_path, listen_requested, daemon);
+    auto server = StartServer(*ho, next.db_path, live.history, listen_requested, daemon);
     if (!server.ok()) return server.status();
     new_server = std::move(*server);
   }

@@ -12,6 +12,7 @@
 #include "core/status.h"
 #include "notify/notifier.h"
 #include "serve/http_server.h"
+#include "store/history_store.h"
 #include "watch/daemon.h"
 
 namespace gpudoctor {
@@ -22,6 +23,10 @@ struct WatchServices {
   std::string token;  // the bearer token served now (to tell a reload that it changed)
   // Delivery events a replaced hub had not handed over yet; the loop stores them.
   std::vector<HistoryEvent> carried_events;
+  // The daemon's history (not owned; null: history off), set before StartWatchServices: the
+  // HTTP API's history readers have it commit its queued ticks first, so that they see every
+  // tick up to now (quiet ticks are committed in batches: StoreOptions::commit_interval_ms).
+  HistoryStore* history = nullptr;
 };
 
 // The tick intervals of `s`.

@@ -14,6 +14,7 @@
 #include <ctime>
 #include <deque>
 #include <filesystem>
+#include <iterator>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -116,14 +117,21 @@ class SqliteHistoryStore final : public HistoryStore {
     if (!tick) return;
     std::lock_guard<std::mutex> l(mu_);
     if (stopping_) return;
+    const bool was_empty = queue_.empty();
+    if (was_empty) oldest_queued_ = std::chrono::steady_clock::now();
+    if (tick->events_only || !tick->transitions.empty() || !tick->events.empty()) urgent_ = true;
     queue_.push_back(std::move(tick));
     ++enqueued_;
     while (static_cast<int>(queue_.size()) > std::max(1, options_.max_queued_ticks)) {
       queue_.pop_front();
+      if (one_by_one_ > 0) --one_by_one_;
       ++dropped_;
       ++written_;  // accounted for: Flush() does not wait for it
     }
-    cv_.notify_one();
+    // The writer sleeps without a deadline while the queue is empty, and until the oldest
+    // tick's commit time while it is not: woken for the first tick and when the batch is due
+    // early, not for every quiet tick.
+    if (was_empty || WriteDue(std::chrono::steady_clock::now())) cv_.notify_one();
   }
 
   Status Ack(const std::string& key, int64_t unix_ms, const std::string& note) override {
@@ -145,19 +153,30 @@ class SqliteHistoryStore final : public HistoryStore {
   void Flush() override {
     std::unique_lock<std::mutex> l(mu_);
     uint64_t target = enqueued_;
+    CommitAsk ask(*this);
     done_cv_.wait(l, [&] { return written_ >= target || !thread_running_; });
   }
 
   bool FlushWithin(std::chrono::milliseconds limit) override {
     std::unique_lock<std::mutex> l(mu_);
     uint64_t target = enqueued_;
+    CommitAsk ask(*this);
     if (done_cv_.wait_for(l, limit, [&] { return written_ >= target || !thread_running_; })) {
       return true;
     }
     dropped_ += queue_.size();
     written_ += queue_.size();
     queue_.clear();
+    one_by_one_ = 0;
+    drop_in_flight_ = in_flight_ > 1;  // a batch in one transaction: dropped if it fails
     return false;
+  }
+
+  bool CommitQueued(std::chrono::milliseconds limit) override {
+    std::unique_lock<std::mutex> l(mu_);
+    uint64_t target = enqueued_;
+    CommitAsk ask(*this);
+    return done_cv_.wait_for(l, limit, [&] { return written_ >= target || !thread_running_; });
   }
 
   uint64_t dropped_ticks() const override {
@@ -250,45 +269,120 @@ class SqliteHistoryStore final : public HistoryStore {
     backoff_ms_ = std::max(1, options_.retry_initial_ms);
   }
 
+  // Flush, FlushWithin and CommitQueued: while one waits, queued ticks are due at once.
+  struct CommitAsk {
+    explicit CommitAsk(SqliteHistoryStore& store) : store(store) {
+      ++store.commit_asks_;
+      store.cv_.notify_one();
+    }
+    ~CommitAsk() { --store.commit_asks_; }  // under mu_, as the constructor
+    SqliteHistoryStore& store;
+  };
+
+  // Under mu_, queue_ not empty: whether the writer should take the queue now.
+  bool WriteDue(std::chrono::steady_clock::time_point now) const {
+    return stopping_ || urgent_ || commit_asks_ > 0 || one_by_one_ > 0 ||
+           options_.commit_interval_ms <= 0 ||
+           queue_.size() >= static_cast<size_t>(std::max(1, options_.max_queued_ticks / 2)) ||
+           now >= CommitTime();
+  }
+  std::chrono::steady_clock::time_point CommitTime() const {
+    return oldest_queued_ + std::chrono::milliseconds(std::max(0, options_.commit_interval_ms));
+  }
+
+  // Writer thread: `tick` in its own transaction, after the store's own `notes` (reopened,
+  // resumed) if any; a file SQLite reports corrupt is moved aside.
+  Status WriteOne(const TickResult& tick, std::vector<HistoryEvent>& notes) {
+    Status s = writer_ ? Status::Ok() : IoError(write_error());
+    if (writer_ && !notes.empty()) {
+      TickResult note;
+      note.unix_ms = tick.unix_ms;
+      note.mono_ms = tick.mono_ms;
+      note.events = std::move(notes);
+      note.events_only = true;
+      notes.clear();
+      s = writer_->WriteTick(note);
+    }
+    if (writer_ && s.ok()) s = writer_->WriteTick(tick);
+    if (writer_ && s.code() == StatusCode::kParseError) {
+      // SQLite reports the open file (ours: checked when opened) corrupt: only then is a file
+      // moved aside.
+      writer_.reset();
+      MoveAside(path_, "is corrupt (" + s.message() + ")");
+      next_retry_ms_ = 0;
+    }
+    return s;
+  }
+
+  // Writer thread: `count` ticks written (s ok) or lost (s the reason).
+  void Account(size_t count, const Status& s) {
+    std::lock_guard<std::mutex> l(mu_);
+    if (writer_ || !s.ok()) write_error_ = s.ok() ? std::string() : s.message();
+    if (!s.ok()) dropped_ += count;
+    written_ += count;
+    in_flight_ = 0;
+    drop_in_flight_ = false;
+    done_cv_.notify_all();
+  }
+
+  // Writer thread: more than one tick in one transaction when the file is open and unchanged
+  // and the store has no notes of its own to write first. Otherwise, or when that transaction
+  // fails (rolled back whole), the ticks go back to the front of the queue to be written one by
+  // one, as before batching: a failure loses only the ticks it fails on, and FlushWithin can
+  // still drop what is left when a write blocks (another process holding the file's lock).
+  void WriteBatch(std::vector<std::shared_ptr<const TickResult>>& batch) {
+    CheckIdentity(notes_, batch.front()->unix_ms);
+    TryOpen(notes_, batch.front()->unix_ms);
+    if (batch.size() == 1) return Account(1, WriteOne(*batch.front(), notes_));
+    if (writer_ && notes_.empty()) {
+      std::vector<const TickResult*> ticks;
+      ticks.reserve(batch.size());
+      for (const auto& t : batch) ticks.push_back(t.get());
+      if (writer_->WriteTicks(ticks).ok()) return Account(batch.size(), Status::Ok());
+    }
+    std::lock_guard<std::mutex> l(mu_);
+    if (drop_in_flight_) {  // FlushWithin gave up on them while they were written
+      dropped_ += batch.size();
+      written_ += batch.size();
+      done_cv_.notify_all();
+    } else {
+      queue_.insert(queue_.begin(), std::make_move_iterator(batch.begin()),
+                    std::make_move_iterator(batch.end()));
+      one_by_one_ += batch.size();
+    }
+    in_flight_ = 0;
+    drop_in_flight_ = false;
+  }
+
   void Run() {
+    std::vector<std::shared_ptr<const TickResult>> batch;
     for (;;) {
-      std::shared_ptr<const TickResult> tick;
       {
         std::unique_lock<std::mutex> l(mu_);
-        cv_.wait(l, [&] { return stopping_ || !queue_.empty(); });
-        if (queue_.empty()) {  // stopping and drained
-          thread_running_ = false;
-          done_cv_.notify_all();
-          return;
+        for (;;) {
+          if (queue_.empty()) {
+            if (stopping_) {  // stopping and drained
+              thread_running_ = false;
+              done_cv_.notify_all();
+              return;
+            }
+            cv_.wait(l);
+          } else if (WriteDue(std::chrono::steady_clock::now())) {
+            break;
+          } else {
+            cv_.wait_until(l, CommitTime());
+          }
         }
-        tick = std::move(queue_.front());
-        queue_.pop_front();
+        size_t take = one_by_one_ > 0 ? 1 : queue_.size();
+        one_by_one_ -= std::min(one_by_one_, take);
+        batch.assign(std::make_move_iterator(queue_.begin()),
+                     std::make_move_iterator(queue_.begin() + static_cast<ptrdiff_t>(take)));
+        queue_.erase(queue_.begin(), queue_.begin() + static_cast<ptrdiff_t>(take));
+        if (queue_.empty()) urgent_ = false;
+        in_flight_ = take;
       }
-      std::vector<HistoryEvent> notes;
-      CheckIdentity(notes, tick->unix_ms);
-      TryOpen(notes, tick->unix_ms);
-      Status s = writer_ ? Status::Ok() : IoError(write_error());
-      if (writer_ && !notes.empty()) {
-        TickResult note;
-        note.unix_ms = tick->unix_ms;
-        note.mono_ms = tick->mono_ms;
-        note.events = std::move(notes);
-        note.events_only = true;
-        s = writer_->WriteTick(note);
-      }
-      if (writer_ && s.ok()) s = writer_->WriteTick(*tick);
-      if (writer_ && s.code() == StatusCode::kParseError) {
-        // SQLite reports the open file (ours: checked when opened) corrupt: only then is a file
-        // moved aside.
-        writer_.reset();
-        MoveAside(path_, "is corrupt (" + s.message() + ")");
-        next_retry_ms_ = 0;
-      }
-      std::lock_guard<std::mutex> l(mu_);
-      if (writer_ || !s.ok()) write_error_ = s.ok() ? std::string() : s.message();
-      if (!s.ok()) ++dropped_;
-      ++written_;
-      done_cv_.notify_all();
+      WriteBatch(batch);
+      batch.clear();
     }
   }
 
@@ -302,6 +396,13 @@ class SqliteHistoryStore final : public HistoryStore {
   uint64_t enqueued_ = 0, written_ = 0;
   bool thread_running_ = true;
   std::deque<std::shared_ptr<const TickResult>> queue_;
+  std::chrono::steady_clock::time_point oldest_queued_;  // when queue_'s first tick came
+  bool urgent_ = false;              // a queued tick has transitions or events: commit at once
+  int commit_asks_ = 0;              // Flush / FlushWithin / CommitQueued waiting
+  size_t one_by_one_ = 0;            // queue_'s first ticks to write singly (a batch that failed)
+  size_t in_flight_ = 0;             // ticks the writer took and has not accounted for
+  bool drop_in_flight_ = false;      // FlushWithin timed out: a batch that fails is dropped
+  std::vector<HistoryEvent> notes_;  // writer thread: the store's own, written before a tick
   bool stopping_ = false;
   uint64_t dropped_ = 0;
   std::string write_error_;

@@ -45,7 +45,16 @@ struct StoreOptions {
   // packed table and of its rollups was rewritten every minute: at 24 h of history ~1,300 pages
   // (5 MiB of WAL, twice with the checkpoint) a minute; per 10 minutes a tenth (docs/cost.md).
   int64_t pack_block_s = 600;
-  int max_queued_ticks = 120;   // beyond that the oldest queued tick is dropped (counted)
+  int max_queued_ticks = 120;  // beyond that the oldest queued tick is dropped (counted)
+  // Quiet ticks (no finding transition, no event) are committed together, in one transaction,
+  // once the oldest of them has waited this long (or half of max_queued_ticks are queued). A
+  // tick with a transition or an event is committed at once, with what was queued before it; so
+  // is everything queued when a reader in this process asks (CommitQueued), on Flush and on
+  // Close. 0: each tick in its own transaction. A SIGKILL or a crash loses at most this much of
+  // quiet ticks' samples; another process reading the file sees them this much later. Per tick,
+  // the transaction's floor (BEGIN/COMMIT, the WAL's shared-memory locks, the file identity
+  // check) was a third of the writer's CPU (docs/cost.md, sixteenth round).
+  int commit_interval_ms = 5000;
   int retry_initial_ms = 1000;  // reopening after a transient failure: first wait, doubled
   int retry_max_ms = 60000;     // up to this
 };
@@ -70,6 +79,7 @@ class HistoryStore {
   virtual ~HistoryStore() = default;
 
   // Queues the tick's metric points, finding states (upserted by key), transitions and events.
+  // Written within StoreOptions::commit_interval_ms; at once when it has transitions or events.
   virtual void Append(std::shared_ptr<const TickResult> tick) = 0;
   // Queues events that happened between ticks (notifier deliveries, the watch start marker) as
   // one record stamped with the newest event's time. `mono_ms` is the monotonic time of the tick
@@ -87,6 +97,11 @@ class HistoryStore {
   // dropped_ticks) so that Close() returns within one write (busy_timeout). False when it had to
   // drop. The SIGTERM path: systemd kills the unit TimeoutStopSec after SIGTERM.
   virtual bool FlushWithin(std::chrono::milliseconds limit) = 0;
+  // Asks the writer to commit what is queued now (quiet ticks wait up to
+  // StoreOptions::commit_interval_ms) and waits at most `limit` for it. Nothing is dropped: false
+  // when the writes did not finish in time. For readers in this process (the HTTP API) that must
+  // see every tick up to now. Thread-safe.
+  virtual bool CommitQueued(std::chrono::milliseconds limit) = 0;
   // How long SIGTERM waits for queued history (FlushWithin) before the notifiers' grace.
   static constexpr std::chrono::milliseconds kShutdownFlush{8000};
   // Ticks dropped because the queue was full (max_queued_ticks) or a write failed.

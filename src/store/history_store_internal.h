@@ -40,8 +40,8 @@ struct RollupMinute {
   int64_t count = 0;
 };
 
-// Owns the write connection and its prepared statements; one transaction per tick. Used by the
-// store's writer thread only.
+// Owns the write connection and its prepared statements; one transaction per batch of ticks
+// (WriteTicks; WriteTick is a batch of one). Used by the store's writer thread only.
 class StoreWriter {
  public:
   // InvalidArgument naming the option when `options` cannot be written with (pack_block_s).
@@ -51,6 +51,10 @@ class StoreWriter {
                                                      const StoreOptions& options);
   // On failure the transaction is rolled back (the tick is lost) and the message names the file.
   Status WriteTick(const TickResult& tick);
+  // The ticks in order, in one transaction: one BEGIN/COMMIT (and one WAL commit frame) for all
+  // of them. On failure all of them are rolled back and nothing of the batch is stored; the
+  // caller may write them again one by one (WriteTick) to keep those that can be.
+  Status WriteTicks(const std::vector<const TickResult*>& ticks);
   // Writes the GPU ledger's last_seen_s and the findings' last_seen_ms that ticks kept back
   // (below); the store calls it when it closes. In its own transaction; an error is returned,
   // nothing is retried.

@@ -526,7 +526,9 @@ Status StoreWriter::FlushLedger() {
   return s;
 }
 
-Status StoreWriter::WriteTick(const TickResult& tick) {
+Status StoreWriter::WriteTick(const TickResult& tick) { return WriteTicks({&tick}); }
+
+Status StoreWriter::WriteTicks(const std::vector<const TickResult*>& ticks) {
   begin_.Reset();
   if (begin_.Step() != SQLITE_DONE) {
     Status s = db_->Error("begin");
@@ -534,7 +536,11 @@ Status StoreWriter::WriteTick(const TickResult& tick) {
     return s;
   }
   begin_.Reset();
-  Status s = WriteTickTx(tick);
+  Status s;
+  for (const TickResult* tick : ticks) {
+    s = WriteTickTx(*tick);
+    if (!s.ok()) break;
+  }
   if (s.ok()) {
     commit_.Reset();
     if (commit_.Step() != SQLITE_DONE) s = db_->Error("commit");

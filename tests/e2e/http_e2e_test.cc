@@ -17,10 +17,12 @@
 #include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "atomic_file.h"
 #include "child_process.h"
+#include "core/time_spec.h"
 #include "test_util.h"
 
 namespace gpudoctor {
@@ -469,6 +471,31 @@ TEST_F(HttpE2eTest, RealWatchServesMetricsHistoryAndNotifies) {
   EXPECT_TRUE(
       WaitFor([&] { return watch_->Log().find("notify_sent webhook") != std::string::npos; }, 10))
       << watch_->Log();
+}
+
+// Quiet ticks reach the history file in batches (StoreOptions::commit_interval_ms, 5 s), but the
+// API's history answers up to the tick /api/v1/status shows: the request has the store commit
+// what it queued first. Without that, three requests 1.3 s apart would each miss the newest
+// ticks of a 5-s batch.
+TEST_F(HttpE2eTest, HistoryApiAnswersUpToTheLatestTickThoughQuietTicksAreCommittedInBatches) {
+  StartWatch("h100_busy.scenario", "");
+  ASSERT_TRUE(WaitForTicks(3)) << watch_->Log();
+  for (int round = 0; round < 3; ++round) {
+    int status = 0;
+    json report = json::parse(Get("/api/v1/status", &status), nullptr, false);
+    ASSERT_EQ(status, 200);
+    ASSERT_TRUE(report.is_object() && report.contains("time")) << report.dump();
+    std::optional<int64_t> tick_s = ParseRfc3339(report["time"].get<std::string>());
+    ASSERT_TRUE(tick_s.has_value()) << report["time"];
+    json h = json::parse(
+        Get("/api/v1/history?metric=gpudoctor_gpu_temperature_celsius&gpu=0&since=1h", &status),
+        nullptr, false);
+    ASSERT_EQ(status, 200) << h.dump();
+    ASSERT_TRUE(h.is_object() && !h["points"].empty()) << h.dump();
+    EXPECT_GE(h["points"].back()[0].get<int64_t>(), *tick_s)
+        << "round " << round << ": " << h.dump();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1300));
+  }
 }
 
 }  // namespace

@@ -7,16 +7,19 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <random>
+#include <thread>
 #include <tuple>
 
 #include "store/history_store.h"
 #include "store/history_store_internal.h"
 #include "store/sample_codec.h"
+#include "store/sqlite_db.h"
 #include "store/store_schema.h"
 #include "test_util.h"
 
@@ -991,6 +994,104 @@ TEST(StoreTest, RepeatedFindingsQuerySeesNewAcksAndHoldsNoSnapshotBetween) {
 // kFindingSeenEveryMs of tick time (its whole row rewrote the table's and both indexes' pages
 // every tick); any other change is written at once, whole; closing the store writes the newest
 // last_seen_ms that was kept back.
+// Polls `pred` every 20 ms for up to `timeout_s`.
+bool Eventually(const std::function<bool()>& pred, double timeout_s) {
+  auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+// Quiet ticks wait for the commit interval (here a minute: never, in this test); a tick with a
+// transition, a record of events, a reader's CommitQueued and Close each commit what is queued
+// at once, the quiet ticks before them included.
+TEST(StoreTest, QuietTicksWaitForTheCommitIntervalAndTransitionsEventsReadersAndCloseDoNot) {
+  TempDir dir;
+  std::string db = dir.path() + "/history.db";
+  StoreOptions o = BigQueue();
+  o.commit_interval_ms = 60'000;
+  auto store = OpenOrDie(db, o);
+  ASSERT_TRUE(store);
+  auto ticks = [&] { return CountRows(db, "SELECT count(*) FROM samples_ticks"); };
+  auto events = [&] { return CountRows(db, "SELECT count(*) FROM events"); };
+  store->Append(MakeTick(kT0, 50, 0));
+  store->Append(MakeTick(kT0 + 1, 51, 0));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(ticks(), 0);
+  EXPECT_TRUE(store->CommitQueued(std::chrono::seconds(10)));
+  EXPECT_EQ(ticks(), 2);
+
+  store->Append(MakeTick(kT0 + 2, 52, 0));
+  auto opened = MakeTick(kT0 + 3, 53, 0);
+  opened->transitions.push_back({TransitionKind::kOpened, MakeTracked("gpu.ecc.dbe", 0, "SN0")});
+  store->Append(opened);
+  EXPECT_TRUE(Eventually([&] { return ticks() == 4; }, 10)) << ticks();
+
+  store->Append(MakeTick(kT0 + 4, 54, 0));
+  HistoryEvent e;
+  e.unix_ms = (kT0 + 4) * 1000;
+  e.kind = "notify_sent";
+  store->AppendEvents({e}, 0, 0);
+  EXPECT_TRUE(Eventually([&] { return ticks() == 5 && events() == 1; }, 10))
+      << ticks() << " ticks, " << events() << " events";
+
+  store->Append(MakeTick(kT0 + 5, 55, 0));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(ticks(), 5);
+  store->Close();
+  EXPECT_EQ(ticks(), 6);
+  EXPECT_EQ(store->dropped_ticks(), 0u);
+}
+
+// A quiet tick is committed once it has waited the commit interval, with no one asking.
+TEST(StoreTest, QuietTickIsCommittedAfterTheCommitInterval) {
+  TempDir dir;
+  std::string db = dir.path() + "/history.db";
+  StoreOptions o = BigQueue();
+  o.commit_interval_ms = 1500;
+  auto store = OpenOrDie(db, o);
+  ASSERT_TRUE(store);
+  auto ticks = [&] { return CountRows(db, "SELECT count(*) FROM samples_ticks"); };
+  auto appended = std::chrono::steady_clock::now();
+  store->Append(MakeTick(kT0, 50, 0));
+  EXPECT_EQ(ticks(), 0);
+  EXPECT_TRUE(Eventually([&] { return ticks() == 1; }, 10));
+  EXPECT_GE(std::chrono::steady_clock::now() - appended, std::chrono::milliseconds(1500));
+}
+
+// A batch whose transaction fails (another process holds the write lock past the busy timeout)
+// is rolled back whole; its ticks are then written one by one, and every one is kept once the
+// lock is released.
+TEST(StoreTest, BatchThatFailsIsWrittenAgainTickByTick) {
+  TempDir dir;
+  std::string db = dir.path() + "/history.db";
+  StoreOptions o = BigQueue();
+  o.commit_interval_ms = 60'000;
+  auto store = OpenOrDie(db, o);
+  ASSERT_TRUE(store);
+  store->Append(MakeTick(kT0, 50, 0));
+  store->Flush();
+  sqlite3* holder = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &holder), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(holder, "BEGIN IMMEDIATE; INSERT INTO meta VALUES('held', 'x');", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(holder);
+  for (int i = 1; i <= 5; ++i) store->Append(MakeTick(kT0 + i, 50 + i, 0));
+  std::thread release([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(kBusyTimeoutMs + 700));
+    sqlite3_exec(holder, "ROLLBACK", nullptr, nullptr, nullptr);
+  });
+  store->Flush();  // the batch waits out the busy timeout, fails, and goes tick by tick
+  release.join();
+  sqlite3_close(holder);
+  EXPECT_EQ(CountRows(db, "SELECT count(*) FROM samples_ticks"), 6);
+  EXPECT_EQ(store->dropped_ticks(), 0u);
+  EXPECT_EQ(store->write_error(), "");
+}
+
 TEST(StoreTest, UnchangedFindingHasItsLastSeenWrittenTenSecondsApartAndAtClose) {
   TempDir dir;
   std::string db = dir.path() + "/history.db";
@@ -1021,6 +1122,7 @@ TEST(StoreTest, UnchangedFindingHasItsLastSeenWrittenTenSecondsApartAndAtClose) 
   write(kT0 + 11, Severity::kCrit);
   EXPECT_EQ(last_seen_s(), kT0 + 10);
   write(kT0 + 12, Severity::kWarn);  // a change: the whole row, at once
+  store->Flush();
   TrackedFinding f = OnlyStoredFinding(db);
   EXPECT_EQ(f.last.severity, Severity::kWarn);
   EXPECT_EQ(f.last_seen_ms / 1000, kT0 + 12);
