@@ -1,7 +1,8 @@
 # Sourced by the bench scripts that run `watch` binaries side by side (watch_syscalls.sh,
-# watch_instructions.sh, watch_api_rss.sh), after they set $build (absolute) and $here: 8 fake
-# GPUs (h100_busy) on the fake NVML without FieldValues, history on, reachability skipped; a
-# private temporary directory $d, removed on exit with every process listed in $pids killed.
+# watch_disk_writes.sh, watch_instructions.sh, watch_api_rss.sh), after they set $build (absolute)
+# and $here: 8 fake GPUs (h100_busy) on the fake NVML without FieldValues, history on,
+# reachability skipped; a private temporary directory $d, removed on exit with every process
+# listed in $pids killed.
 export FAKE_NVML_SCENARIO="$here/../tests/fixtures/nvml/h100_busy.scenario"
 lib="$build/tests/fake_nvml/minimal/libnvidia-ml.so.1"
 d=$(mktemp -d)

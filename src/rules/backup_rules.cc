@@ -1,6 +1,7 @@
 // Backup rules: host.backup.stale (the newest match of a pattern is older than max_age_h) and
 // host.backup.none (a pattern matched nothing), one finding per pattern (subject = pattern); and
 // the same two for the [backup] command (subject "command"): its time too old, or no time.
+#include <cmath>
 #include <string>
 
 #include "core/strings.h"
@@ -9,6 +10,11 @@
 
 namespace gpudoctor {
 namespace {
+
+// An age in evidence to 0.1 h (6 minutes), as the summary prints it: a value that changed every
+// second made `watch` rewrite the open finding's whole stored row (evidence JSON and indexes)
+// every tick, as host.updates.security's ages did before they were rounded (update_rules.cc).
+double EvidenceHours(double h) { return std::round(h * 10) / 10; }
 
 // The [backup] command's answer: no time → host.backup.none (the backups are not checked, and
 // silence would read as "fine"); a time older than max_age_h → host.backup.stale.
@@ -32,7 +38,7 @@ void CommandRule(const BackupCommandResult& c, int64_t now_s, double max_age_h,
                               " hours of training");
   f.subject = "command";
   f.Add("command", c.command).Add("newest_backup", FormatUtc(*c.newest_unix_s));
-  f.Add("age_h", age_h).Add("max_age_h", max_age_h);
+  f.Add("age_h", EvidenceHours(age_h)).Add("max_age_h", max_age_h);
   out.push_back(std::move(f));
 }
 
@@ -82,7 +88,8 @@ void BackupRules(const BackupFacts& backups, std::chrono::system_clock::time_poi
             " h old: a GPU failure now loses " + FormatDouble(age_h, 0) + " hours of training");
     f.subject = p.pattern;
     f.Add("pattern", p.pattern).Add("newest_path", p.newest_path);
-    f.Add("age_h", age_h).Add("max_age_h", max_age_h).Add("matched_count", p.matched);
+    f.Add("age_h", EvidenceHours(age_h)).Add("max_age_h", max_age_h);
+    f.Add("matched_count", p.matched);
     if (p.truncated) f.AddBool("scan_truncated", true);
     out.push_back(std::move(f));
   }

@@ -255,6 +255,28 @@ TEST(BackupRuleTest, StaleFreshAndMissing) {
   EXPECT_TRUE(Only(s, "host.backup.stale", Thresholds(o)).empty());
 }
 
+// The stale backup's age in evidence moves in 0.1 h steps, as the summary prints it: `watch`
+// rewrites an open finding's whole stored row when its evidence changes, and an age to the second
+// changed it every tick.
+TEST(BackupRuleTest, StaleAgeInEvidenceStaysTheSameFromSecondToSecond) {
+  const int64_t mtime = 1800000000;
+  auto at = [&](int64_t now) {
+    auto stale =
+        Only(WithBackups({Pattern("/data/ckpt/*.pt", 12, mtime)}, now), "host.backup.stale");
+    EXPECT_EQ(stale.size(), 1u);
+    return stale.empty() ? Finding() : stale[0];
+  };
+  const int64_t base = mtime + 30 * 3600 + 10;  // 30.003 h
+  Finding first = at(base);
+  EXPECT_EQ(EvidenceOf<double>(first, "age_h"), 30.0);
+  for (int64_t s = 1; s <= 120; ++s) {
+    Finding later = at(base + s);
+    ASSERT_EQ(later.evidence, first.evidence) << "after " << s << " s";
+    ASSERT_EQ(later.summary, first.summary) << "after " << s << " s";
+  }
+  EXPECT_EQ(EvidenceOf<double>(at(base + 360), "age_h"), 30.1);  // 6 minutes on
+}
+
 // A walk cut short before any match proves nothing either way: it is said (not silence, which
 // would read as "backups fine"), as a pattern that could not be checked.
 TEST(BackupRuleTest, TruncatedWalkWithoutMatchSaysItCouldNotCheck) {
