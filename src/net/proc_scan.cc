@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <mutex>
@@ -232,6 +233,12 @@ struct RecentScan {
 
 }  // namespace
 
+namespace {
+std::atomic<uint64_t> g_full_scans_taken{0};
+}  // namespace
+
+uint64_t RecentFullScansTaken() { return g_full_scans_taken.load(); }
+
 std::shared_ptr<const ProcessScan> RecentFullScan(const RootFs& fs,
                                                   std::chrono::milliseconds max_age,
                                                   std::optional<TimePoint> deadline,
@@ -244,6 +251,7 @@ std::shared_ptr<const ProcessScan> RecentFullScan(const RootFs& fs,
   opts.deadline = deadline;
   std::unique_lock lock(recent.mu, std::defer_lock);
   if (deadline ? !lock.try_lock_until(*deadline) : (lock.lock(), false)) {
+    g_full_scans_taken.fetch_add(1);
     return std::make_shared<const ProcessScan>(ScanProcesses(fs, opts));
   }
   if (recent.procfs == fs.procfs() && recent.started_at >= called - max_age &&
@@ -252,6 +260,7 @@ std::shared_ptr<const ProcessScan> RecentFullScan(const RootFs& fs,
   }
   if (recent.procfs == fs.procfs()) opts.kernel_threads = &recent.kernel_threads;
   const TimePoint started = SteadyClock::now();
+  g_full_scans_taken.fetch_add(1);
   auto scan = std::make_shared<const ProcessScan>(ScanProcesses(fs, opts));
   recent.procfs = fs.procfs();
   recent.started_at = started;

@@ -88,10 +88,14 @@ ProcessScan ScanProcesses(const RootFs& fs, const ProcScanOptions& opts);
 // again). A new scan of the procfs the last one walked reads the kernel threads that one found
 // through their stat alone (ProcScanOptions::kernel_threads). One scan at a time: a caller that
 // would wait past its deadline for another's scan scans on its own. Only a weak reference to a scan
-// is kept here, so no scan outlives the callers holding it. Thread-safe.
+// is kept here, so no scan outlives the callers holding it: the probes of a round run one after
+// another, so `watch` holds the round's walk for the tick (probes/round_walk.h). Thread-safe.
 std::shared_ptr<const ProcessScan> RecentFullScan(const RootFs& fs,
                                                   std::chrono::milliseconds max_age,
                                                   std::optional<TimePoint> deadline,
                                                   std::optional<TimePoint> newer_than = {});
+// Walks RecentFullScan took in this process (each new one, none it handed out again): for tests
+// and cost accounting. Thread-safe.
+uint64_t RecentFullScansTaken();
 
 }  // namespace gpudoctor

@@ -26,6 +26,7 @@
 #include "plan/model_presets.h"
 #include "probes/probe.h"
 #include "probes/probe_entry_points.h"
+#include "probes/round_walk.h"
 
 namespace gpudoctor {
 namespace {
@@ -79,7 +80,7 @@ std::vector<Endpoint> Discover(const ProbeContext& ctx, TimePoint deadline) {
   // A walk of this round already taken by the sockets or suspicious probe is used as is.
   std::shared_ptr<const ProcessScan> scan;
   if (ctx.continuous) {
-    scan = RecentFullScan(ctx.fs(), std::chrono::milliseconds(500), deadline);
+    scan = RoundWalk(ctx, std::chrono::milliseconds(500), deadline);
   } else {
     ProcScanOptions opts;
     opts.read_fds = true;

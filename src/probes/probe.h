@@ -16,10 +16,12 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "core/deadline.h"
 #include "core/settings.h"
@@ -51,6 +53,21 @@ struct SampleReaderCarry : SampleCarry<Sample> {
   std::shared_ptr<Reader> reader;
 };
 
+// What the probes of one `watch` tick share while that tick runs: the round's /proc walk, which
+// RecentFullScan (net/proc_scan.h) hands to every probe of the round that asks while someone
+// still holds it. The probes of a round run one after another on one worker, so the first one's
+// walk was let go before the second asked, and each took its own (probes/round_walk.h). The
+// scheduler makes one per tick; the contexts of that tick's runs hold it, so what is held here
+// is let go when the tick's last run is through, never kept between rounds. Thread-safe.
+class TickShare {
+ public:
+  void Hold(std::shared_ptr<const void> thing);
+
+ private:
+  std::mutex mu_;
+  std::vector<std::shared_ptr<const void>> held_;
+};
+
 struct ProbeContext {
   std::shared_ptr<const Settings> settings;
   TimePoint deadline;  // the whole check's deadline; probes with inner calls may use it
@@ -62,6 +79,9 @@ struct ProbeContext {
   // Reads several probes of one check share (socket table, /proc walk); null under `watch` and
   // in unit tests (probes then read on their own).
   std::shared_ptr<class SharedSamples> shared;
+  // Under `watch`, what this tick's probes share while it runs; null under `check` and in unit
+  // tests.
+  std::shared_ptr<TickShare> tick_share;
   // When the check's sampling window started (all probes start together).
   TimePoint window_start{};
   const RootFs& fs() const { return settings->fs; }

@@ -16,6 +16,7 @@
 #include "net/udp_sample.h"
 #include "probes/probe.h"
 #include "probes/probe_entry_points.h"
+#include "probes/round_walk.h"
 #include "probes/shared_samples.h"
 
 namespace gpudoctor {
@@ -101,7 +102,7 @@ ProbeOutput RunSocketsProbe(const ProbeContext& ctx) {
   opts.deadline = ctx.deadline - std::chrono::milliseconds(200);  // leave time to report
   // Under watch the round's one /proc walk, shared with the suspicious probe (proc_scan.h).
   std::shared_ptr<const ProcessScan> walk =
-      ctx.continuous ? RecentFullScan(ctx.fs(), kSameRoundScanAge, opts.deadline)
+      ctx.continuous ? RoundWalk(ctx, kSameRoundScanAge, opts.deadline)
                      : std::make_shared<const ProcessScan>(ScanProcesses(ctx.fs(), opts));
   const ProcessScan& scan = *walk;
   SocketTrafficFacts facts =

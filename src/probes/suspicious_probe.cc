@@ -12,6 +12,7 @@
 #include "net/process_signs.h"
 #include "probes/probe.h"
 #include "probes/probe_entry_points.h"
+#include "probes/round_walk.h"
 #include "probes/shared_samples.h"
 
 namespace gpudoctor {
@@ -57,7 +58,7 @@ ProbeOutput RunSuspiciousProbe(const ProbeContext& ctx) {
     auto* prev = dynamic_cast<SuspiciousCarry*>(ctx.previous.get());
     std::optional<TimePoint> after_previous;
     if (prev != nullptr) after_previous = prev->scan_started_at;
-    this_round = RecentFullScan(ctx.fs(), kSameRoundScanAge, scan_deadline, after_previous);
+    this_round = RoundWalk(ctx, kSameRoundScanAge, scan_deadline, after_previous);
     carry = std::make_shared<SuspiciousCarry>();
     carry->baseline = MakeProcessSignsBaseline(
         *this_round, watch_tcp.sockets.ok() ? &*watch_tcp.sockets : nullptr);

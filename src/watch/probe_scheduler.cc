@@ -110,6 +110,9 @@ Snapshot ProbeScheduler::Tick(uint64_t tick, bool run_slow, TimePoint deadline) 
     }
     laned.push_back(&slot);
   }
+  // Held by every context of this tick's runs: what the round's probes share (its /proc walk) is
+  // let go when the last of them is through.
+  auto tick_share = std::make_shared<TickShare>();
   // Quickest first (by the last run's time): a probe that waits inside its run (the processes
   // probe's window while tasks are in D) goes last and holds no other probe up.
   std::stable_sort(laned.begin(), laned.end(), [](const Slot* a, const Slot* b) {
@@ -117,6 +120,7 @@ Snapshot ProbeScheduler::Tick(uint64_t tick, bool run_slow, TimePoint deadline) 
   });
   for (Slot* slot : laned) {
     ProbeContext ctx{settings_, deadline, slot->carry, true};
+    ctx.tick_share = tick_share;
     ProbeFn fn = slot->spec->run;
     auto pending = std::make_shared<PendingResult<RunResult>>();
     slot->pending = pending;
@@ -134,6 +138,7 @@ Snapshot ProbeScheduler::Tick(uint64_t tick, bool run_slow, TimePoint deadline) 
   lane.Start(any_first_run ? static_cast<int>(laned.size()) : 1);
   for (Slot* slot : inline_slots) {
     ProbeContext ctx{settings_, deadline, slot->carry, true};
+    ctx.tick_share = tick_share;
     TimePoint t0 = SteadyClock::now();
     ProbeOutput out = slot->spec->run(ctx);
     ProbeRecord& rec = slot->last_record;

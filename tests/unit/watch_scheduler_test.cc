@@ -8,6 +8,7 @@
 #include <mutex>
 #include <thread>
 
+#include "net/proc_scan.h"
 #include "probes/registry.h"
 #include "test_util.h"
 #include "watch/probe_scheduler.h"
@@ -219,6 +220,37 @@ namespace gpudoctor {
 namespace {
 
 // One slow-probe list: the registry's cadences; the README quotes it and a test keeps it so.
+// The sockets and suspicious probes of a slow round run one after the other on the tick's worker
+// and share one /proc walk (RecentFullScan through RoundWalk): the first one's walk is held for
+// the tick, so the second is handed it instead of walking /proc again (it walked twice a round
+// when only the probes held it). After the tick nothing holds it.
+TEST(ProbeSchedulerTest, SocketsAndSuspiciousShareOneProcWalkPerRound) {
+  std::string root = testing::FixturePath("suspicious");
+  auto settings = std::make_shared<Settings>();
+  settings->fs = RootFs(root + "/proc", root + "/sys", root);
+  ProbeScheduler sched({FindProbe("sockets"), FindProbe("suspicious")}, settings);
+  auto deadline = [] { return SteadyClock::now() + milliseconds(5000); };
+  sched.Tick(1, true, deadline());  // first runs: each on its own worker; no rates yet
+  for (uint64_t tick = 2; tick <= 3; ++tick) {
+    std::this_thread::sleep_for(milliseconds(600));  // past the round's walk age (500 ms)
+    uint64_t walks_before = RecentFullScansTaken();
+    Snapshot s = sched.Tick(tick, true, deadline());
+    ASSERT_NE(RecordOf(s, "suspicious"), nullptr);
+    EXPECT_EQ(RecordOf(s, "suspicious")->state, ProbeState::kOk)
+        << RecordOf(s, "suspicious")->reason;
+    ASSERT_TRUE(s.network.process_signs.has_value());
+    EXPECT_EQ(s.network.process_signs->scanned, 18);
+    ASSERT_NE(RecordOf(s, "sockets"), nullptr);
+    if (RecordOf(s, "sockets")->state != ProbeState::kOk) {
+      GTEST_SKIP() << "sockets probe: " << RecordOf(s, "sockets")->reason;  // no sock_diag
+    }
+    EXPECT_EQ(RecentFullScansTaken() - walks_before, 1u) << "tick " << tick;
+  }
+  // The tick is over: its walk is let go, so a caller now gets a new one.
+  const TimePoint asked = SteadyClock::now();
+  EXPECT_GE(RecentFullScan(settings->fs, std::chrono::hours(1), std::nullopt)->started_at, asked);
+}
+
 TEST(CadencePlanTest, ReadmeListsTheRegistrysSlowProbes) {
   std::string readme = testing::ReadFileOrDie(std::string(GPUDOCTOR_SOURCE_DIR) + "/README.md");
   std::string names = SlowProbeNames();
