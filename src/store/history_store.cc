@@ -283,7 +283,9 @@ class SqliteHistoryStore final : public HistoryStore {
   bool WriteDue(std::chrono::steady_clock::time_point now) const {
     return stopping_ || urgent_ || commit_asks_ > 0 || one_by_one_ > 0 ||
            options_.commit_interval_ms <= 0 ||
-           queue_.size() >= static_cast<size_t>(std::max(1, options_.max_queued_ticks / 2)) ||
+           queue_.size() >=
+               static_cast<size_t>(std::max(
+                   1, std::min(options_.commit_max_ticks, options_.max_queued_ticks / 2))) ||
            now >= CommitTime();
   }
   std::chrono::steady_clock::time_point CommitTime() const {

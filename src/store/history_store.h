@@ -47,14 +47,17 @@ struct StoreOptions {
   int64_t pack_block_s = 600;
   int max_queued_ticks = 120;  // beyond that the oldest queued tick is dropped (counted)
   // Quiet ticks (no finding transition, no event) are committed together, in one transaction,
-  // once the oldest of them has waited this long (or half of max_queued_ticks are queued). A
-  // tick with a transition or an event is committed at once, with what was queued before it; so
-  // is everything queued when a reader in this process asks (CommitQueued), on Flush and on
-  // Close. 0: each tick in its own transaction. A SIGKILL or a crash loses at most this much of
-  // quiet ticks' samples; another process reading the file sees them this much later. Per tick,
-  // the transaction's floor (BEGIN/COMMIT, the WAL's shared-memory locks, the file identity
-  // check) was a third of the writer's CPU (docs/cost.md, sixteenth round).
+  // once the oldest of them has waited this long. A tick with a transition or an event is
+  // committed at once, with what was queued before it; so is everything queued when a reader in
+  // this process asks (CommitQueued), on Flush and on Close. 0: each tick in its own transaction.
+  // A SIGKILL or a crash loses at most this much of quiet ticks' samples; another process
+  // reading the file sees them this much later. A transaction a tick cost ~9 system calls (the
+  // WAL's shared-memory locks, the commit frame, the file identity check) and twice the bytes
+  // written (docs/cost.md, sixteenth round).
   int commit_interval_ms = 5000;
+  // ... or once this many are queued, whichever comes first: short intervals (--interval 0.2)
+  // keep at most this many ticks (each a whole report) in memory.
+  int commit_max_ticks = 10;
   int retry_initial_ms = 1000;  // reopening after a transient failure: first wait, doubled
   int retry_max_ms = 60000;     // up to this
 };

@@ -1061,6 +1061,24 @@ TEST(StoreTest, QuietTickIsCommittedAfterTheCommitInterval) {
   EXPECT_GE(std::chrono::steady_clock::now() - appended, std::chrono::milliseconds(1500));
 }
 
+// Short intervals: once commit_max_ticks quiet ticks are queued they are committed, whatever
+// the interval; one fewer waits.
+TEST(StoreTest, QuietTicksAreCommittedOnceCommitMaxTicksAreQueued) {
+  TempDir dir;
+  std::string db = dir.path() + "/history.db";
+  StoreOptions o = BigQueue();
+  o.commit_interval_ms = 60'000;
+  o.commit_max_ticks = 4;
+  auto store = OpenOrDie(db, o);
+  ASSERT_TRUE(store);
+  auto ticks = [&] { return CountRows(db, "SELECT count(*) FROM samples_ticks"); };
+  for (int i = 0; i < 3; ++i) store->Append(MakeTick(kT0 + i, 50, 0));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(ticks(), 0);
+  store->Append(MakeTick(kT0 + 3, 50, 0));
+  EXPECT_TRUE(Eventually([&] { return ticks() == 4; }, 10)) << ticks();
+}
+
 // A batch whose transaction fails (another process holds the write lock past the busy timeout)
 // is rolled back whole; its ticks are then written one by one, and every one is kept once the
 // lock is released.
