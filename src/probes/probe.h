@@ -21,6 +21,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/deadline.h"
@@ -61,7 +62,10 @@ struct SampleReaderCarry : SampleCarry<Sample> {
 // is let go when the tick's last run is through, never kept between rounds. Thread-safe.
 class TickShare {
  public:
-  void Hold(std::shared_ptr<const void> thing);
+  void Hold(std::shared_ptr<const void> thing) {
+    std::lock_guard<std::mutex> lock(mu_);
+    held_.push_back(std::move(thing));
+  }
 
  private:
   std::mutex mu_;

@@ -1,13 +1,6 @@
 #include "probes/round_walk.h"
 
-#include <utility>
-
 namespace gpudoctor {
-
-void TickShare::Hold(std::shared_ptr<const void> thing) {
-  std::lock_guard<std::mutex> lock(mu_);
-  held_.push_back(std::move(thing));
-}
 
 std::shared_ptr<const ProcessScan> RoundWalk(const ProbeContext& ctx,
                                              std::chrono::milliseconds max_age,

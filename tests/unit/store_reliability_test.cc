@@ -20,6 +20,7 @@
 #include "store/history_store.h"
 #include "store/store_file.h"
 #include "store/store_schema.h"
+#include "store/write_lock_holder.h"
 #include "test_util.h"
 #include "watch/daemon_health.h"
 #include "watch/finding_lifecycle.h"
@@ -627,12 +628,8 @@ TEST(StoreReliabilityTest, ShutdownFlushIsBoundedWhileAnotherProcessHoldsTheLock
   store.Append(Tick(kT0, kMono0, 40));
   store.Flush();
   ASSERT_TRUE(store.health().writing);
-  sqlite3* holder = nullptr;
-  ASSERT_EQ(sqlite3_open(db.c_str(), &holder), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(holder, "BEGIN IMMEDIATE; INSERT INTO meta VALUES('held', 'x');", nullptr,
-                         nullptr, nullptr),
-            SQLITE_OK)
-      << sqlite3_errmsg(holder);
+  testing::WriteLockHolder holder(db);
+  ASSERT_TRUE(holder.held());
   for (int i = 1; i <= 30; ++i) store.Append(Tick(kT0 + i, kMono0 + i * 1000, 40 + i));
   auto start = std::chrono::steady_clock::now();
   EXPECT_FALSE(store.FlushWithin(std::chrono::milliseconds(300)));
@@ -640,8 +637,7 @@ TEST(StoreReliabilityTest, ShutdownFlushIsBoundedWhileAnotherProcessHoldsTheLock
   double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_LT(took_s, 8.0);  // unbounded, 30 ticks x busy_timeout would take about 60 s
   EXPECT_GE(store.dropped_ticks(), 25u);
-  sqlite3_exec(holder, "ROLLBACK", nullptr, nullptr, nullptr);
-  sqlite3_close(holder);
+  holder.Release();
   auto points = Points(db, kT0, kT0 + 1000);
   ASSERT_GE(points.size(), 1u);
   EXPECT_EQ(points.front(), std::make_pair(kT0, 40.0));  // what was written stays

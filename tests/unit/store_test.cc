@@ -21,6 +21,7 @@
 #include "store/sample_codec.h"
 #include "store/sqlite_db.h"
 #include "store/store_schema.h"
+#include "store/write_lock_holder.h"
 #include "test_util.h"
 
 namespace gpudoctor {
@@ -994,6 +995,16 @@ TEST(StoreTest, RepeatedFindingsQuerySeesNewAcksAndHoldsNoSnapshotBetween) {
 // kFindingSeenEveryMs of tick time (its whole row rewrote the table's and both indexes' pages
 // every tick); any other change is written at once, whole; closing the store writes the newest
 // last_seen_ms that was kept back.
+// A store whose quiet ticks wait `commit_interval_ms` to be committed (a minute: never, within a
+// test) or `commit_max_ticks` of them.
+std::unique_ptr<HistoryStore> OpenBatching(const std::string& db, int commit_interval_ms = 60'000,
+                                           int commit_max_ticks = 10) {
+  StoreOptions o = BigQueue();
+  o.commit_interval_ms = commit_interval_ms;
+  o.commit_max_ticks = commit_max_ticks;
+  return OpenOrDie(db, o);
+}
+
 // Polls `pred` every 20 ms for up to `timeout_s`.
 bool Eventually(const std::function<bool()>& pred, double timeout_s) {
   auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
@@ -1010,9 +1021,7 @@ bool Eventually(const std::function<bool()>& pred, double timeout_s) {
 TEST(StoreTest, QuietTicksWaitForTheCommitIntervalAndTransitionsEventsReadersAndCloseDoNot) {
   TempDir dir;
   std::string db = dir.path() + "/history.db";
-  StoreOptions o = BigQueue();
-  o.commit_interval_ms = 60'000;
-  auto store = OpenOrDie(db, o);
+  auto store = OpenBatching(db);
   ASSERT_TRUE(store);
   auto ticks = [&] { return CountRows(db, "SELECT count(*) FROM samples_ticks"); };
   auto events = [&] { return CountRows(db, "SELECT count(*) FROM events"); };
@@ -1049,9 +1058,7 @@ TEST(StoreTest, QuietTicksWaitForTheCommitIntervalAndTransitionsEventsReadersAnd
 TEST(StoreTest, QuietTickIsCommittedAfterTheCommitInterval) {
   TempDir dir;
   std::string db = dir.path() + "/history.db";
-  StoreOptions o = BigQueue();
-  o.commit_interval_ms = 1500;
-  auto store = OpenOrDie(db, o);
+  auto store = OpenBatching(db, 1500);
   ASSERT_TRUE(store);
   auto ticks = [&] { return CountRows(db, "SELECT count(*) FROM samples_ticks"); };
   auto appended = std::chrono::steady_clock::now();
@@ -1066,10 +1073,7 @@ TEST(StoreTest, QuietTickIsCommittedAfterTheCommitInterval) {
 TEST(StoreTest, QuietTicksAreCommittedOnceCommitMaxTicksAreQueued) {
   TempDir dir;
   std::string db = dir.path() + "/history.db";
-  StoreOptions o = BigQueue();
-  o.commit_interval_ms = 60'000;
-  o.commit_max_ticks = 4;
-  auto store = OpenOrDie(db, o);
+  auto store = OpenBatching(db, 60'000, 4);
   ASSERT_TRUE(store);
   auto ticks = [&] { return CountRows(db, "SELECT count(*) FROM samples_ticks"); };
   for (int i = 0; i < 3; ++i) store->Append(MakeTick(kT0 + i, 50, 0));
@@ -1085,26 +1089,19 @@ TEST(StoreTest, QuietTicksAreCommittedOnceCommitMaxTicksAreQueued) {
 TEST(StoreTest, BatchThatFailsIsWrittenAgainTickByTick) {
   TempDir dir;
   std::string db = dir.path() + "/history.db";
-  StoreOptions o = BigQueue();
-  o.commit_interval_ms = 60'000;
-  auto store = OpenOrDie(db, o);
+  auto store = OpenBatching(db);
   ASSERT_TRUE(store);
   store->Append(MakeTick(kT0, 50, 0));
   store->Flush();
-  sqlite3* holder = nullptr;
-  ASSERT_EQ(sqlite3_open(db.c_str(), &holder), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(holder, "BEGIN IMMEDIATE; INSERT INTO meta VALUES('held', 'x');", nullptr,
-                         nullptr, nullptr),
-            SQLITE_OK)
-      << sqlite3_errmsg(holder);
+  testing::WriteLockHolder holder(db);
+  ASSERT_TRUE(holder.held());
   for (int i = 1; i <= 5; ++i) store->Append(MakeTick(kT0 + i, 50 + i, 0));
   std::thread release([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(kBusyTimeoutMs + 700));
-    sqlite3_exec(holder, "ROLLBACK", nullptr, nullptr, nullptr);
+    holder.Release();
   });
   store->Flush();  // the batch waits out the busy timeout, fails, and goes tick by tick
   release.join();
-  sqlite3_close(holder);
   EXPECT_EQ(CountRows(db, "SELECT count(*) FROM samples_ticks"), 6);
   EXPECT_EQ(store->dropped_ticks(), 0u);
   EXPECT_EQ(store->write_error(), "");
