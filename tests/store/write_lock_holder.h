@@ -14,8 +14,8 @@ class WriteLockHolder {
  public:
   explicit WriteLockHolder(const std::string& db) {
     EXPECT_EQ(sqlite3_open(db.c_str(), &handle_), SQLITE_OK);
-    held_ = sqlite3_exec(handle_, "BEGIN IMMEDIATE; INSERT INTO meta VALUES('held', 'x');",
-                         nullptr, nullptr, nullptr) == SQLITE_OK;
+    held_ = sqlite3_exec(handle_, "BEGIN IMMEDIATE; INSERT INTO meta VALUES('held', 'x');", nullptr,
+                         nullptr, nullptr) == SQLITE_OK;
     EXPECT_TRUE(held_) << sqlite3_errmsg(handle_);
   }
   ~WriteLockHolder() {
