@@ -13,13 +13,7 @@ shift
 secs=${SECONDS_COUNTED:-150}
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/watch_side_by_side.sh"
-i=0
-for bin in "$@"; do
-  watch_args "$i"
-  "$bin" "${WATCH_ARGS[@]}" 2>"$d/$i.log" &
-  pids+=($!)
-  i=$((i + 1))
-done
+start_watches "$@"
 # io_of PID: "wchar write_bytes" of the process (every thread, ended ones included).
 io_of() { awk '$1 == "wchar:" {w = $2} $1 == "write_bytes:" {b = $2} END {print w + 0, b + 0}' \
   "/proc/$1/io" 2>/dev/null || echo "0 0"; }

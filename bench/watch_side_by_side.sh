@@ -16,3 +16,14 @@ watch_args() {
   WATCH_ARGS=(watch --interval 1 --db "$d/$1/h.db" --nvml-lib "$lib" --skip-probes reachability
     --listen off)
 }
+# start_watches BINARY...: starts `BINARY watch` for each, side N's stderr in $d/N.log, its pid
+# appended to $pids (in the order given).
+start_watches() {
+  local i=0 bin
+  for bin in "$@"; do
+    watch_args "$i"
+    "$bin" "${WATCH_ARGS[@]}" 2>"$d/$i.log" &
+    pids+=($!)
+    i=$((i + 1))
+  done
+}

@@ -12,13 +12,7 @@ secs=${SECONDS_TRACED:-30}
 here=$(cd "$(dirname "$0")" && pwd)
 command -v strace >/dev/null || { echo "watch_syscalls: needs strace" >&2; exit 1; }
 . "$here/watch_side_by_side.sh"
-i=0
-for bin in "$@"; do
-  watch_args "$i"
-  "$bin" "${WATCH_ARGS[@]}" 2>"$d/$i.log" &
-  pids+=($!)
-  i=$((i + 1))
-done
+start_watches "$@"
 sleep 12
 i=0
 for p in "${pids[@]}"; do
