@@ -61,11 +61,12 @@ Result<HttpOptions> HttpOptionsOf(const Settings& s) {
   return ho;
 }
 
-// Starts a server for `ho`; null (and logged) when the default address is busy and was not
-// asked for.
 // How long an API history request waits for the store to commit its queued ticks (usually a
 // few milliseconds); past it the reader sees the history as last committed.
 constexpr std::chrono::milliseconds kReaderCommitWait{250};
+
+// Starts a server for `ho`; null (and logged) when the default address is busy and was not
+// asked for.
 
 Result<std::unique_ptr<WatchHttpServer>> StartServer(const HttpOptions& ho, const std::string& db,
                                                      HistoryStore* history, bool listen_requested,

@@ -231,10 +231,8 @@ struct RecentScan {
   std::vector<int> kernel_threads;
 };
 
-}  // namespace
+std::atomic<uint64_t> g_full_scans_taken{0};  // RecentFullScansTaken
 
-namespace {
-std::atomic<uint64_t> g_full_scans_taken{0};
 }  // namespace
 
 uint64_t RecentFullScansTaken() { return g_full_scans_taken.load(); }

@@ -152,18 +152,12 @@ class SqliteHistoryStore final : public HistoryStore {
 
   void Flush() override {
     std::unique_lock<std::mutex> l(mu_);
-    uint64_t target = enqueued_;
-    CommitAsk ask(*this);
-    done_cv_.wait(l, [&] { return written_ >= target || !thread_running_; });
+    WaitForQueued(l, std::nullopt);
   }
 
   bool FlushWithin(std::chrono::milliseconds limit) override {
     std::unique_lock<std::mutex> l(mu_);
-    uint64_t target = enqueued_;
-    CommitAsk ask(*this);
-    if (done_cv_.wait_for(l, limit, [&] { return written_ >= target || !thread_running_; })) {
-      return true;
-    }
+    if (WaitForQueued(l, limit)) return true;
     dropped_ += queue_.size();
     written_ += queue_.size();
     queue_.clear();
@@ -174,9 +168,7 @@ class SqliteHistoryStore final : public HistoryStore {
 
   bool CommitQueued(std::chrono::milliseconds limit) override {
     std::unique_lock<std::mutex> l(mu_);
-    uint64_t target = enqueued_;
-    CommitAsk ask(*this);
-    return done_cv_.wait_for(l, limit, [&] { return written_ >= target || !thread_running_; });
+    return WaitForQueued(l, limit);
   }
 
   uint64_t dropped_ticks() const override {
@@ -269,7 +261,21 @@ class SqliteHistoryStore final : public HistoryStore {
     backoff_ms_ = std::max(1, options_.retry_initial_ms);
   }
 
-  // Flush, FlushWithin and CommitQueued: while one waits, queued ticks are due at once.
+  // Under `l` (on mu_): has the writer take what is queued now and waits until every tick queued
+  // before the call is written or lost (or the writer stopped), at most `limit`. False on timeout.
+  bool WaitForQueued(std::unique_lock<std::mutex>& l,
+                     std::optional<std::chrono::milliseconds> limit) {
+    uint64_t target = enqueued_;
+    CommitAsk ask(*this);
+    auto done = [&] { return written_ >= target || !thread_running_; };
+    if (!limit) {
+      done_cv_.wait(l, done);
+      return true;
+    }
+    return done_cv_.wait_for(l, *limit, done);
+  }
+
+  // WaitForQueued: while one waits, queued ticks are due at once.
   struct CommitAsk {
     explicit CommitAsk(SqliteHistoryStore& store) : store(store) {
       ++store.commit_asks_;

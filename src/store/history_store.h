@@ -52,8 +52,8 @@ struct StoreOptions {
   // this process asks (CommitQueued), on Flush and on Close. 0: each tick in its own transaction.
   // A SIGKILL or a crash loses at most this much of quiet ticks' samples; another process
   // reading the file sees them this much later. A transaction a tick cost ~9 system calls (the
-  // WAL's shared-memory locks, the commit frame, the file identity check) and twice the bytes
-  // written (docs/cost.md, sixteenth round).
+  // WAL's shared-memory locks, the commit frame, the file identity check) and about 1.5 times the
+  // bytes written (docs/cost.md, sixteenth round).
   int commit_interval_ms = 5000;
   // ... or once this many are queued, whichever comes first: short intervals (--interval 0.2)
   // keep at most this many ticks (each a whole report) in memory.
