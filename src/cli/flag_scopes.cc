@@ -43,6 +43,7 @@ const std::map<std::string_view, std::string_view, std::less<>>& Scopes() {
       {"--no-db", "watch"},
       {"--listen", "watch"},
       {"--dcgm-compat", "watch"},
+      {"--any-cpu", "watch"},
       {"--ticks", "watch"},
       {"--output", "bundle"},
       {"-o", "bundle"},

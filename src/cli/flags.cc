@@ -233,6 +233,11 @@ const std::vector<FlagSpec>& FlagTable() {
          o.Override([](Settings& s) { s.watch_dcgm_compat = true; });
          return Status::Ok();
        }},
+      {"--any-cpu", "", "watch: let its threads run on any allowed CPU ([watch] one_cpu = false)",
+       [](std::string_view, CliOptions& o) {
+         o.Override([](Settings& s) { s.watch_one_cpu = false; });
+         return Status::Ok();
+       }},
       {"--ticks", "N", "watch: stop after N ticks (tests, benchmarks; default: until a signal)",
        [](std::string_view v, CliOptions& o) {
          auto n = ParseInt64(v);

@@ -21,6 +21,7 @@
 #include "store/expected_gpus.h"
 #include "store/history_sink.h"
 #include "store/history_store.h"
+#include "watch/cpu_placement.h"
 #include "watch/daemon.h"
 #include "watch/memory_upkeep.h"
 #include "watch/sd_notify.h"
@@ -160,6 +161,8 @@ int WatchCommand(const CliOptions& o) {
   // second arena still held 0.3-0.4 MiB more than one, at no measurable CPU cost (docs/cost.md).
   // An explicit MALLOC_ARENA_MAX in the environment still wins (it is read before main).
   if (getenv("MALLOC_ARENA_MAX") == nullptr) mallopt(M_ARENA_MAX, 1);
+  // The CPUs this process may use, before anything could narrow them (watch/cpu_placement.h).
+  const cpu_set_t allowed_cpus = CpuPlacement::AllowedCpus();
 
   if (!o.positional.empty())
     return CouldNotRun("watch takes no arguments: '" + o.positional[0] + "'");
@@ -226,8 +229,18 @@ int WatchCommand(const CliOptions& o) {
 
   std::unique_ptr<HistoryReader> ack_reader;  // opened once, on the first ack poll
   bool first = true;
+  CpuPlacement placement(settings->watch_one_cpu, allowed_cpus);
+  std::optional<TimePoint> last_tick_start;
   WatchLoopHooks hooks;
   hooks.tick = [&] {
+    // How late this tick starts: the loop keeps the rhythm from the previous tick's start.
+    TimePoint tick_start = SteadyClock::now();
+    double late_s = last_tick_start
+                        ? std::chrono::duration<double>(tick_start - *last_tick_start).count() -
+                              options.interval_s
+                        : 0;
+    last_tick_start = tick_start;
+    if (std::string line = placement.OnTick(late_s); !line.empty()) LogInfo(kLog, line);
     std::shared_ptr<const TickResult> tick = daemon.Tick();
     if (first && store) {
       // Remembered so the next start can tell a reboot in between.
@@ -283,6 +296,7 @@ int WatchCommand(const CliOptions& o) {
     } else {
       settings = *reloaded;
       options = WatchOptionsOf(*settings);
+      placement.SetEnabled(settings->watch_one_cpu);
       daemon.Reload(settings, options);
       std::string what;
       for (const std::string& c : changed) what += (what.empty() ? "" : ", ") + c;

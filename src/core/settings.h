@@ -79,6 +79,7 @@ struct Settings {
   std::string watch_listen = "127.0.0.1:9835";  // "off": no HTTP server
   std::string watch_token_file;                 // empty: no bearer token
   bool watch_dcgm_compat = false;
+  bool watch_one_cpu = true;  // watch/cpu_placement.h: threads on one CPU while ticks are on time
   struct NotifySetting {
     std::string kind;  // "webhook", "exec", "alertmanager"
     std::string url;
