@@ -1,28 +1,26 @@
 #include "watch/cpu_placement.h"
 
-#include <dirent.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <utility>
 #include <vector>
 
+#include "core/root_fs.h"
 #include "core/strings.h"
 
 namespace gpudoctor {
 namespace {
 
-// This process's thread ids, from the kernel's own /proc (see the header).
+// This process's thread ids, from the kernel's own procfs (RootFs(), not --path.procfs: see the
+// header).
 std::vector<pid_t> OwnThreads() {
   std::vector<pid_t> tids;
-  DIR* dir = ::opendir("/proc/self/task");
-  if (dir == nullptr) return tids;
-  while (const dirent* e = ::readdir(dir)) {
-    if (auto tid = ParseInt64(e->d_name); tid && *tid > 0) tids.push_back(static_cast<pid_t>(*tid));
+  auto names = RootFs::ListDir(RootFs().ProcPath("self/task"));
+  if (!names.ok()) return tids;
+  for (const std::string& name : *names) {
+    if (auto tid = ParseInt64(name); tid && *tid > 0) tids.push_back(static_cast<pid_t>(*tid));
   }
-  ::closedir(dir);
   return tids;
 }
 

@@ -17,7 +17,7 @@
 // Threads started after a change inherit the CPUs of the thread that starts them.
 //
 // Thread-safety: OnTick() from one thread (the watch loop's). Applying a set of CPUs changes
-// every thread of this process (read from the real /proc/self/task: this process's own threads,
+// every thread of this process (listed from the kernel's own procfs, RootFs(): its own threads,
 // not the host the probes look at, so not through --path.procfs).
 #pragma once
 
