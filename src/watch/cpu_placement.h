@@ -4,10 +4,10 @@
 // Why: a tick hands work between threads (the probe lane, the NVML sampler, the history writer)
 // and sleeps a second in between. Spread over CPUs, every hand-off wakes an idle CPU (an
 // inter-processor interrupt; on a virtual machine an exit to the hypervisor on both sides) and
-// each thread starts on caches the others warmed elsewhere. On one CPU the same tick costs about
-// a fifth less CPU (docs/cost.md, seventeenth round). A tick needs a few ms of a CPU a second,
-// so one CPU is plenty, as long as that CPU is not taken by others: then ticks start late, and
-// the threads may run anywhere again (a late tick is one that starts `late_s` or more after it
+// each thread starts on caches the others warmed elsewhere. On one CPU the same tick costs 14-19%
+// less CPU on an idle 2-core VM (docs/cost.md, seventeenth round). A tick needs a few ms of a CPU a
+// second, so one CPU is plenty, as long as that CPU is not taken by others: then ticks start late,
+// and the threads may run anywhere again (a late tick is one that starts `late_s` or more after it
 // was due, `late_ticks_to_widen` ticks in a row). After `on_time_ticks_to_pin` ticks on time
 // they are kept on one CPU again: the one the calling thread runs on then.
 //

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# What keeping `watch`'s threads on one CPU saves ([watch] one_cpu, watch/cpu_placement.h): the
+# same binary alone on the machine, by default (one CPU) and with --any-cpu in turn, RUNS runs
+# (default 6: one, any, one, any, ...) of SECONDS_MEASURED (default 75) each after 8 s of
+# warm-up, as one watch runs on a node. 8 fake GPUs without FieldValues (h100_busy), every probe,
+# history on, no HTTP listener. CPU from each thread's /proc/PID/task/TID/schedstat (nanoseconds,
+# not 10-ms ticks), and the load average at both ends of each run (the machine should be idle).
+# BESIDE=1 runs the two side by side instead, in alternating start order (two watches competing
+# for the same CPUs: not how a node runs it). Usage: bench/watch_one_cpu.sh [BUILD_DIR]
+# (docs/cost.md, seventeenth round)
+set -u
+build=$(cd "${1:-build}" && pwd)
+secs=${SECONDS_MEASURED:-75}
+runs=${RUNS:-6}
+here=$(cd "$(dirname "$0")" && pwd)
+lib="$build/tests/fake_nvml/minimal/libnvidia-ml.so.1"
+export FAKE_NVML_SCENARIO="$here/../tests/fixtures/nvml/h100_busy.scenario"
+d=$(mktemp -d)
+pids=()
+cleanup() {
+  [ ${#pids[@]} -gt 0 ] && kill -INT "${pids[@]}" 2>/dev/null
+  wait 2>/dev/null
+  rm -rf "$d"
+}
+trap cleanup EXIT
+# The CPU every thread of PID has used so far, in nanoseconds.
+cpu_ns() {
+  local sum=0 t
+  for t in /proc/"$1"/task/*; do sum=$((sum + $(cut -d' ' -f1 "$t/schedstat" 2>/dev/null || echo 0))); done
+  echo "$sum"
+}
+# start MODE: one watch in the background, its pid appended to pids.
+start() {
+  local extra=()
+  [ "$1" = any ] && extra=(--any-cpu)
+  "$build/gpudoctor" watch --interval 1 --nvml-lib "$lib" --listen off --db "$d/$k-$1.db" \
+    "${extra[@]}" >/dev/null 2>"$d/$k-$1.log" &
+  pids+=($!)
+}
+ms_a_tick() { awk -v a="$1" -v b="$2" -v s="$secs" 'BEGIN { printf "%.3f", (b - a) / s / 1e6 }'; }
+declare -A total=([one]=0 [any]=0) count=([one]=0 [any]=0)
+add() {
+  total[$1]=$(awk -v t="${total[$1]}" -v x="$2" 'BEGIN { print t + x }')
+  count[$1]=$((count[$1] + 1))
+}
+for ((k = 0; k < runs; k++)); do
+  if ((k % 2 == 0)); then modes=(one any); else modes=(any one); fi
+  [ "${BESIDE:-0}" = 1 ] || modes=("${modes[0]}")
+  pids=()
+  for m in "${modes[@]}"; do start "$m"; done
+  sleep 8
+  load0=$(cut -d' ' -f1 /proc/loadavg)
+  before=()
+  for p in "${pids[@]}"; do before+=("$(cpu_ns "$p")"); done
+  sleep "$secs"
+  line="run $((k + 1)):"
+  for i in "${!pids[@]}"; do
+    ms=$(ms_a_tick "${before[$i]}" "$(cpu_ns "${pids[$i]}")")
+    add "${modes[$i]}" "$ms"
+    line+=" ${modes[$i]} $ms ms a tick"
+  done
+  kill -INT "${pids[@]}"
+  wait "${pids[@]}" 2>/dev/null
+  pids=()
+  echo "$line (load $load0 -> $(cut -d' ' -f1 /proc/loadavg))"
+done
+awk -v o="${total[one]}" -v no="${count[one]}" -v a="${total[any]}" -v na="${count[any]}" 'BEGIN {
+  if (no == 0 || na == 0) exit
+  printf "mean: one CPU %.2f ms a tick (%d runs), any CPU %.2f ms a tick (%d runs): %.0f%% less\n",
+         o / no, no, a / na, na, 100 * (1 - (o / no) / (a / na)) }'
