@@ -451,10 +451,9 @@ std::vector<SettingSpec> StaticSpecs() {
       {{"watch", "one_cpu"},
        SettingType::kBool,
        Settings().watch_one_cpu,
-       "`watch`: keep its threads on one of the CPUs it may use while ticks start on time (14-19% "
-       "less CPU a tick on an idle 2-core VM); they may use every allowed CPU again after 2 ticks "
-       "that start "
-       "50 ms late or more. false: never choose CPUs (`--any-cpu`).",
+       "`watch`: keep its threads on one of the CPUs it may use while ticks start on time "
+       "(14-19% less CPU a tick on an idle 2-core VM); they may use every allowed CPU again "
+       "after 2 ticks that start 50 ms late or more. false: never choose CPUs (`--any-cpu`).",
        ApplyWatchOneCpu},
       {{"check", "deadline_s"},
        SettingType::kDouble,
