@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <utility>
 #include <vector>
@@ -28,9 +29,7 @@ std::vector<pid_t> OwnThreads() {
 
 cpu_set_t CpuPlacement::AllowedCpus() {
   cpu_set_t set;
-  CPU_ZERO(&set);
-  cpu_set_t got;
-  if (::sched_getaffinity(0, sizeof got, &got) == 0) set = got;
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) CPU_ZERO(&set);
   return set;
 }
 
@@ -45,9 +44,7 @@ bool CpuPlacement::ApplyToAllThreads(const cpu_set_t& set) {
   for (int pass = 0; pass < 3; ++pass) {
     bool changed = false;
     for (pid_t tid : OwnThreads()) {
-      bool seen = false;
-      for (pid_t d : done) seen = seen || d == tid;
-      if (seen) continue;
+      if (std::find(done.begin(), done.end(), tid) != done.end()) continue;
       done.push_back(tid);
       changed = true;
       // A thread that ended meanwhile (ESRCH) is no failure.
@@ -88,10 +85,9 @@ bool CpuPlacement::Pin() {
   return true;
 }
 
-bool CpuPlacement::Widen() {
+void CpuPlacement::Widen() {
   apply_(allowed_);
   pinned_cpu_ = -1;
-  return true;
 }
 
 void CpuPlacement::SetEnabled(bool enabled) {

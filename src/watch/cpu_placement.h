@@ -64,7 +64,7 @@ class CpuPlacement {
 
  private:
   bool Pin();
-  bool Widen();
+  void Widen();
 
   bool enabled_;
   bool can_pin_;  // two allowed CPUs or more
