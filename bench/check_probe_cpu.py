@@ -5,8 +5,10 @@ node_exporter's CPU per scrape in the same run.
 Usage: bench/check_probe_cpu.py RUNS BINARY[,BINARY...] [probe-set ...]
 Each run starts every binary once, alternating, so both see the same load. Prints the median
 and the minimum in ms for `check` with all probes and for each `--probes SET` given (default:
-pressure sockets suspicious inference sockets,suspicious,inference). Uses the fake NVML from
-the first binary's build tree (FAKE_NVML_SCENARIO defaults to the healthy H100 scenario).
+config pressure sockets suspicious inference sockets,suspicious,inference; the set "config" is
+every probe with the commented default config file, `config --default`, passed as --config).
+Uses the fake NVML from the first binary's build tree (FAKE_NVML_SCENARIO defaults to the
+healthy H100 scenario).
 
 With prometheus-node-exporter installed (scripts/install-deps.sh; NODE_EXPORTER=0 turns it off)
 it runs on 127.0.0.1 beside them and is scraped NODE_EXPORTER_SCRAPES times (default 3) after
@@ -26,7 +28,7 @@ import urllib.request
 
 runs = int(sys.argv[1])
 binaries = sys.argv[2].split(",")
-sets = sys.argv[3:] or ["pressure", "sockets", "suspicious", "inference",
+sets = sys.argv[3:] or ["config", "pressure", "sockets", "suspicious", "inference",
                         "sockets,suspicious,inference"]
 repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 os.environ.setdefault("FAKE_NVML_SCENARIO",
@@ -72,10 +74,22 @@ def scrape_node_exporter():
     ne_cpu.append((cpu_s(ne.pid) - c0) / scrapes)
 
 
+# The set "config": every probe with the commented default config file (`config --default`), as
+# deployments run `check` (the NHC check and the Slurm README pass --config): reading a config
+# file is part of what such a check costs.
+default_config = os.path.join(
+    os.environ.get("TMPDIR", "/tmp"), f"check_probe_cpu.{os.getpid()}.toml")
+with open(default_config, "w") as f:
+    f.write(subprocess.run([binaries[0], "config", "--default"], capture_output=True, text=True,
+                           check=True, timeout=60).stdout)
+
 default_cpu = {}
 try:
     for probes in [None] + sets:
-        args = ["check", "--nvml-lib", nvml] + (["--probes", probes] if probes else [])
+        if probes == "config":
+            args = ["check", "--nvml-lib", nvml, "--config", default_config]
+        else:
+            args = ["check", "--nvml-lib", nvml] + (["--probes", probes] if probes else [])
         cpu = {b: [] for b in binaries}
         for _ in range(runs):
             for b in binaries:
@@ -92,6 +106,7 @@ try:
             if probes is None:
                 default_cpu[b] = statistics.median(cpu[b])
 finally:
+    os.unlink(default_config)
     if ne is not None:
         ne.terminate()
         ne.wait(10)

@@ -94,7 +94,6 @@ std::optional<SettingValue> Convert(const toml::node& node, SettingType type) {
 struct Walker {
   const std::string& source;
   Settings& settings;
-  std::map<std::string, const SettingSpec*> specs;
   ConfigLoad load;
   Status error;
 
@@ -103,13 +102,13 @@ struct Walker {
       if (!error.ok()) return;
       path.emplace_back(key.str());
       std::string dotted = DottedKey(path);
-      auto it = specs.find(dotted);
+      std::optional<SettingSpec> spec;
       if (path.size() == 1 &&
           (key.str() == "notify" || key.str() == "job" || key.str() == "inference")) {
         // Arrays of tables: config/notify_config.cc, config/job_config.cc,
         // config/inference_config.cc.
-      } else if (it != specs.end()) {
-        Apply(*it->second, node, dotted);
+      } else if ((spec = FindSetting(path))) {
+        Apply(*spec, node, dotted);
       } else if (const toml::table* sub = node.as_table()) {
         Walk(*sub, path);
       } else {
@@ -174,8 +173,7 @@ Result<ConfigLoad> ApplyConfigText(std::string_view text, const std::string& sou
                       std::to_string(err.source().begin.column) + ": " +
                       Sanitize(err.description(), 200));
   }
-  Walker w{source_name, settings, {}, {}, Status::Ok()};
-  for (const auto& spec : ConfigSchema()) w.specs[DottedKey(spec.path)] = &spec;
+  Walker w{source_name, settings, {}, Status::Ok()};
   std::vector<std::string> path;
   w.Walk(parsed, path);
   if (!w.error.ok()) return w.error;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -32,7 +33,17 @@ struct SettingSpec {
 
 // The schema: static keys plus one [probes] key per probe and one [finding."ID"] table per
 // catalogue entry (enabled + its thresholds).
+// Builds every entry (about a thousand: help texts, paths) on first use and keeps them for the
+// process: for `config --default`, the docs and the tests, not for reading a config file.
 const std::vector<SettingSpec>& ConfigSchema();
+
+// The schema's entry at `path` ({"finding", "net.loss", "enabled"}), built alone: a probe's or a
+// catalogue entry's keys from the registry or the catalogue, the static keys from their table
+// (built once). nullopt: no such key (a table such as {"finding", "net.loss"} is not a key).
+// Equal to the ConfigSchema() entry with that path. Reading a config file looks up its keys
+// here, so a `check` with a config file does not build the whole schema (~100 page faults).
+// Thread-safe.
+std::optional<SettingSpec> FindSetting(const std::vector<std::string>& path);
 
 // `a.b."c.d".e`: the TOML dotted key of a path (segments quoted when not bare).
 std::string DottedKey(const std::vector<std::string>& path);

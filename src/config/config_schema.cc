@@ -625,64 +625,90 @@ std::vector<SettingSpec> StaticSpecs() {
   };
 }
 
+SettingSpec ProbeSetting(const ProbeSpec& p) {
+  return {{"probes", std::string(p.name)},
+          SettingType::kBool,
+          p.default_on,
+          "Probe '" + std::string(p.name) + "': " + std::string(p.description) + ".",
+          ApplyProbeEnabled,
+          std::string(p.name)};
+}
+
+// [finding."ID"]: enabled, action, the entry's thresholds and watch's lifecycle, in this order.
+void AppendFindingSettings(const CatalogueEntry& e, std::vector<SettingSpec>& v) {
+  std::string id(e.id);
+  v.push_back({{"finding", id, "enabled"},
+               SettingType::kBool,
+               true,
+               std::string(e.title) + ": report this finding.",
+               ApplyFindingEnabled,
+               id});
+  v.push_back({{"finding", id, "action"},
+               SettingType::kString,
+               std::string(),
+               "What acts on it (Slurm drain, NPD, alert routing, fleet) reads this action; "
+               "empty keeps the catalogue's (" +
+                   std::string(ActionName(e.action)) + ").",
+               ApplyFindingAction,
+               id});
+  for (const auto& t : e.thresholds) {
+    v.push_back({{"finding", id, std::string(t.key)},
+                 SettingType::kDouble,
+                 t.default_value,
+                 std::string(t.help) + ".",
+                 ApplyThreshold,
+                 id,
+                 std::string(t.key)});
+  }
+  // `gpudoctor watch` lifecycle.
+  WatchDefaults w = WatchDefaultsFor(e);
+  v.push_back({{"finding", id, std::string(kForSKey)},
+               SettingType::kDouble,
+               w.for_s,
+               "watch: seconds the finding must fire before it opens (and notifies).",
+               ApplyThreshold,
+               id,
+               std::string(kForSKey)});
+  v.push_back({{"finding", id, std::string(kResolveAfterSKey)},
+               SettingType::kDouble,
+               w.resolve_after_s,
+               "watch: seconds it must stay clear before it resolves.",
+               ApplyThreshold,
+               id,
+               std::string(kResolveAfterSKey)});
+}
+
 }  // namespace
 
 const std::vector<SettingSpec>& ConfigSchema() {
   static const std::vector<SettingSpec> schema = [] {
     std::vector<SettingSpec> v = StaticSpecs();
-    for (const auto& p : ProbeRegistry()) {
-      v.push_back({{"probes", std::string(p.name)},
-                   SettingType::kBool,
-                   p.default_on,
-                   "Probe '" + std::string(p.name) + "': " + std::string(p.description) + ".",
-                   ApplyProbeEnabled,
-                   std::string(p.name)});
-    }
-    for (const auto* e : Catalogue()) {
-      std::string id(e->id);
-      v.push_back({{"finding", id, "enabled"},
-                   SettingType::kBool,
-                   true,
-                   std::string(e->title) + ": report this finding.",
-                   ApplyFindingEnabled,
-                   id});
-      v.push_back({{"finding", id, "action"},
-                   SettingType::kString,
-                   std::string(),
-                   "What acts on it (Slurm drain, NPD, alert routing, fleet) reads this action; "
-                   "empty keeps the catalogue's (" +
-                       std::string(ActionName(e->action)) + ").",
-                   ApplyFindingAction,
-                   id});
-      for (const auto& t : e->thresholds) {
-        v.push_back({{"finding", id, std::string(t.key)},
-                     SettingType::kDouble,
-                     t.default_value,
-                     std::string(t.help) + ".",
-                     ApplyThreshold,
-                     id,
-                     std::string(t.key)});
-      }
-      // `gpudoctor watch` lifecycle.
-      WatchDefaults w = WatchDefaultsFor(*e);
-      v.push_back({{"finding", id, std::string(kForSKey)},
-                   SettingType::kDouble,
-                   w.for_s,
-                   "watch: seconds the finding must fire before it opens (and notifies).",
-                   ApplyThreshold,
-                   id,
-                   std::string(kForSKey)});
-      v.push_back({{"finding", id, std::string(kResolveAfterSKey)},
-                   SettingType::kDouble,
-                   w.resolve_after_s,
-                   "watch: seconds it must stay clear before it resolves.",
-                   ApplyThreshold,
-                   id,
-                   std::string(kResolveAfterSKey)});
-    }
+    for (const auto& p : ProbeRegistry()) v.push_back(ProbeSetting(p));
+    for (const auto* e : Catalogue()) AppendFindingSettings(*e, v);
     return v;
   }();
   return schema;
+}
+
+std::optional<SettingSpec> FindSetting(const std::vector<std::string>& path) {
+  if (path.size() == 2 && path[0] == "probes") {
+    if (const ProbeSpec* p = FindProbe(path[1])) return ProbeSetting(*p);
+  }
+  if (path.size() == 3 && path[0] == "finding") {
+    if (const CatalogueEntry* e = FindCatalogueEntry(path[1])) {
+      std::vector<SettingSpec> specs;
+      AppendFindingSettings(*e, specs);
+      for (SettingSpec& spec : specs) {
+        if (spec.path[2] == path[2]) return std::move(spec);
+      }
+    }
+  }
+  // The static keys: built once (about a hundred entries), scanned in order.
+  static const std::vector<SettingSpec> fixed = StaticSpecs();
+  for (const SettingSpec& spec : fixed) {
+    if (spec.path == path) return spec;
+  }
+  return std::nullopt;
 }
 
 }  // namespace gpudoctor

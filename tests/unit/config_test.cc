@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <set>
+
 #include "core/strings.h"
 #include "rules/thresholds.h"
 
@@ -76,6 +79,31 @@ TEST(ConfigTest, IntegerAcceptedWhereNumberExpected) {
   auto r = ApplyConfigText("[finding.\"host.cpu.saturated\"]\nwarn_busy_pct = 85.5\n", "x", s);
   ASSERT_TRUE(r.ok());
   EXPECT_DOUBLE_EQ(Thresholds(s.thresholds).Get("host.cpu.saturated", "warn_busy_pct"), 85.5);
+}
+
+// Reading a config file looks each key up alone (FindSetting) instead of building the schema:
+// every schema entry is found, equal to itself, and nothing else is.
+TEST(ConfigTest, FindSettingFindsEveryKeyOfTheSchemaAsTheSchemaHasIt) {
+  std::set<std::vector<std::string>> paths;
+  for (const SettingSpec& spec : ConfigSchema()) {
+    EXPECT_TRUE(paths.insert(spec.path).second) << DottedKey(spec.path) << " twice";
+    std::optional<SettingSpec> found = FindSetting(spec.path);
+    ASSERT_TRUE(found.has_value()) << DottedKey(spec.path);
+    EXPECT_EQ(found->path, spec.path);
+    EXPECT_EQ(found->type, spec.type) << DottedKey(spec.path);
+    EXPECT_EQ(found->default_value, spec.default_value) << DottedKey(spec.path);
+    EXPECT_EQ(found->help, spec.help) << DottedKey(spec.path);
+    EXPECT_EQ(found->apply, spec.apply) << DottedKey(spec.path);
+    EXPECT_EQ(found->arg1, spec.arg1) << DottedKey(spec.path);
+    EXPECT_EQ(found->arg2, spec.arg2) << DottedKey(spec.path);
+  }
+  EXPECT_FALSE(FindSetting({"finding", "net.loss"}).has_value());  // a table, not a key
+  EXPECT_FALSE(FindSetting({"finding", "no.such.finding", "enabled"}).has_value());
+  EXPECT_FALSE(FindSetting({"finding", "net.loss", "no_such_threshold"}).has_value());
+  EXPECT_FALSE(FindSetting({"probes", "no_such_probe"}).has_value());
+  EXPECT_FALSE(FindSetting({"gpu"}).has_value());
+  EXPECT_FALSE(FindSetting({}).has_value());
+  EXPECT_TRUE(FindSetting({"probes", "nvml"}).has_value());
 }
 
 // The printed default file parses cleanly both as printed and with every key uncommented, and
