@@ -6,8 +6,9 @@
 # history on, no HTTP listener. CPU from each thread's /proc/PID/task/TID/schedstat (nanoseconds,
 # not 10-ms ticks), and the load average at both ends of each run (the machine should be idle).
 # BESIDE=1 runs the two side by side instead, in alternating start order (two watches competing
-# for the same CPUs: not how a node runs it). Usage: bench/watch_one_cpu.sh [BUILD_DIR]
-# (docs/cost.md, seventeenth round)
+# for the same CPUs: not how a node runs it). BASE=OTHER_BUILD_DIR compares two builds the same
+# way instead (both with the default placement: "new" is BUILD_DIR, "base" is OTHER_BUILD_DIR).
+# Usage: bench/watch_one_cpu.sh [BUILD_DIR]  (docs/cost.md, seventeenth and eighteenth rounds)
 set -u
 build=$(cd "${1:-build}" && pwd)
 secs=${SECONDS_MEASURED:-75}
@@ -29,22 +30,30 @@ cpu_ns() {
   for t in /proc/"$1"/task/*; do sum=$((sum + $(cut -d' ' -f1 "$t/schedstat" 2>/dev/null || echo 0))); done
   echo "$sum"
 }
+# The two modes compared: one CPU and any CPU, or (BASE set) this build and the base build.
+if [ -n "${BASE:-}" ]; then
+  base=$(cd "$BASE" && pwd)
+  a=new b=base
+else
+  a=one b=any
+fi
 # start MODE: one watch in the background, its pid appended to pids.
 start() {
-  local extra=()
+  local extra=() bin="$build/gpudoctor"
   [ "$1" = any ] && extra=(--any-cpu)
-  "$build/gpudoctor" watch --interval 1 --nvml-lib "$lib" --listen off --db "$d/$k-$1.db" \
+  [ "$1" = base ] && bin="$base/gpudoctor"
+  "$bin" watch --interval 1 --nvml-lib "$lib" --listen off --db "$d/$k-$1.db" \
     "${extra[@]}" >/dev/null 2>"$d/$k-$1.log" &
   pids+=($!)
 }
 ms_a_tick() { awk -v a="$1" -v b="$2" -v s="$secs" 'BEGIN { printf "%.3f", (b - a) / s / 1e6 }'; }
-declare -A total=([one]=0 [any]=0) count=([one]=0 [any]=0)
+declare -A total=([$a]=0 [$b]=0) count=([$a]=0 [$b]=0)
 add() {
   total[$1]=$(awk -v t="${total[$1]}" -v x="$2" 'BEGIN { print t + x }')
   count[$1]=$((count[$1] + 1))
 }
 for ((k = 0; k < runs; k++)); do
-  if ((k % 2 == 0)); then modes=(one any); else modes=(any one); fi
+  if ((k % 2 == 0)); then modes=("$a" "$b"); else modes=("$b" "$a"); fi
   [ "${BESIDE:-0}" = 1 ] || modes=("${modes[0]}")
   pids=()
   for m in "${modes[@]}"; do start "$m"; done
@@ -64,7 +73,8 @@ for ((k = 0; k < runs; k++)); do
   pids=()
   echo "$line (load $load0 -> $(cut -d' ' -f1 /proc/loadavg))"
 done
-awk -v o="${total[one]}" -v no="${count[one]}" -v a="${total[any]}" -v na="${count[any]}" 'BEGIN {
+awk -v o="${total[$a]}" -v no="${count[$a]}" -v a="${total[$b]}" -v na="${count[$b]}" \
+  -v la="$a" -v lb="$b" 'BEGIN {
   if (no == 0 || na == 0) exit
-  printf "mean: one CPU %.2f ms a tick (%d runs), any CPU %.2f ms a tick (%d runs): %.0f%% less\n",
-         o / no, no, a / na, na, 100 * (1 - (o / no) / (a / na)) }'
+  printf "mean: %s %.2f ms a tick (%d runs), %s %.2f ms a tick (%d runs): %.0f%% less\n",
+         la, o / no, no, lb, a / na, na, 100 * (1 - (o / no) / (a / na)) }'

@@ -11,4 +11,13 @@ std::shared_ptr<const ProcessScan> RoundWalk(const ProbeContext& ctx,
   return walk;
 }
 
+std::shared_ptr<const TcpTable> RoundTcpDump(const ProbeContext& ctx,
+                                             std::chrono::milliseconds max_age,
+                                             std::optional<TimePoint> newer_than) {
+  std::shared_ptr<const TcpTable> table =
+      RecentTcpDump(max_age, ctx.deadline - std::chrono::milliseconds(200), newer_than);
+  if (ctx.tick_share != nullptr) ctx.tick_share->Hold(table);
+  return table;
+}
+
 }  // namespace gpudoctor

@@ -20,6 +20,7 @@
 #include "core/root_fs.h"
 #include "core/status.h"
 #include "net/proc_scan.h"
+#include "net/recent_tcp_dump.h"
 #include "net/sock_diag.h"
 
 namespace gpudoctor {
@@ -29,10 +30,7 @@ class SharedSamples {
   SharedSamples(RootFs fs, TimePoint scan_deadline)
       : fs_(std::move(fs)), deadline_(scan_deadline) {}
 
-  struct TcpSample {
-    Result<std::vector<TcpSocketInfo>> sockets = std::vector<TcpSocketInfo>{};
-    TimePoint at{};
-  };
+  using TcpSample = TcpTable;  // the table and when its read ended
   // The socket table at the start of the window, and at its end (`window_end`: the first caller
   // sleeps until then; later callers get the same sample). The end's table is the start's
   // sockets looked up one by one (LookupTcpSockets) plus a dump of the listeners when no TCP

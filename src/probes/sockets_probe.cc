@@ -7,7 +7,8 @@
 // marked process_scan_truncated (its processes' traffic is unmapped too).
 // UDP and raw sockets: sock_diag dumps at both ends of the window (owners, peers, queue sizes;
 // the kernel counts no bytes for them) and the namespace's /proc/net/snmp datagram counters.
-// Under `watch` the suspicious probe and this one share the round's /proc walk (RecentFullScan).
+// Under `watch` the suspicious probe and this one share the round's /proc walk (RecentFullScan)
+// and its TCP table (RecentTcpDump): one walk and one dump a round.
 #include <thread>
 
 #include "net/client_networks.h"
@@ -57,7 +58,7 @@ ProbeOutput FromSharedSamples(const ProbeContext& ctx) {
 constexpr auto kSameRoundScanAge = std::chrono::milliseconds(500);
 
 struct SocketsSample {
-  std::vector<TcpSocketInfo> tcp;
+  std::shared_ptr<const TcpTable> tcp;  // the round's table (RoundTcpDump), dumped without error
   UdpSample udp;
 };
 // What the next window needs of a sample (under `watch` carried from tick to tick): the TCP
@@ -67,27 +68,30 @@ struct SocketsStart {
   UdpSample udp;
 };
 SocketsStart StartOf(SocketsSample&& sample) {
-  return {SocketBytesOf(sample.tcp), std::move(sample.udp)};
+  return {SocketBytesOf(*sample.tcp->sockets), std::move(sample.udp)};
 }
 
 }  // namespace
 
 ProbeOutput RunSocketsProbe(const ProbeContext& ctx) {
   if (ctx.shared != nullptr && !ctx.continuous) return FromSharedSamples(ctx);
-  auto read = [&ctx]() -> Result<SocketsSample> {
-    auto tcp = DumpTcpSockets();
-    if (!tcp.ok()) return tcp.status();
-    return SocketsSample{std::move(*tcp), TakeUdpSample(ctx.fs())};
+  // The TCP table is the round's (under `watch` the suspicious probe reads the same dump), one
+  // dumped after `newer_than` (this window's start) so that a window never ends where it began.
+  auto read = [&ctx](std::optional<TimePoint> newer_than) -> Result<SocketsSample> {
+    std::shared_ptr<const TcpTable> tcp = RoundTcpDump(ctx, kSameRoundScanAge, newer_than);
+    if (!tcp->sockets.ok()) return tcp->sockets.status();
+    return SocketsSample{std::move(tcp), TakeUdpSample(ctx.fs())};
   };
   auto first = TakeFirstSample<SocketsStart>(ctx, [&read]() -> Result<SocketsStart> {
-    auto sample = read();
+    auto sample = read(std::nullopt);
     if (!sample.ok()) return sample.status();
     return StartOf(std::move(*sample));
   });
   if (!first.ok()) return ProbeSkipped("sock_diag unavailable: " + first.status().message());
-  TimePoint t1 = SteadyClock::now();
-  auto second = read();
+  auto second = read(first->sample ? std::optional<TimePoint>(first->at) : std::nullopt);
   if (!second.ok()) return ProbeFailed("second sock_diag dump: " + second.status().message());
+  const TimePoint t1 = second->tcp->at;
+  const std::vector<TcpSocketInfo>& tcp_after = *second->tcp->sockets;
   // The carry takes the second dump's counters (and UDP sample) once this run is through with it.
   auto carry_of = [&] {
     return std::make_shared<SampleCarry<SocketsStart>>(StartOf(std::move(*second)), t1);
@@ -106,8 +110,8 @@ ProbeOutput RunSocketsProbe(const ProbeContext& ctx) {
                      : std::make_shared<const ProcessScan>(ScanProcesses(ctx.fs(), opts));
   const ProcessScan& scan = *walk;
   SocketTrafficFacts facts =
-      AggregateSocketTraffic(first->sample->tcp, second->tcp, scan.processes, window_s);
-  facts.client_networks = GroupClientNetworks(second->tcp);
+      AggregateSocketTraffic(first->sample->tcp, tcp_after, scan.processes, window_s);
+  facts.client_networks = GroupClientNetworks(tcp_after);
   if (second->udp.udp_ok)
     facts.udp = UdpFactsBetween(first->sample->udp, second->udp, scan.processes);
   facts.process_scan_truncated = scan.truncated;

@@ -43,21 +43,27 @@ ProbeOutput RunSuspiciousProbe(const ProbeContext& ctx) {
   // `check` shares the walks and dumps with the sockets probe and samples across its window;
   // `watch` reads once per run and diffs against the previous run's carry.
   const bool stepping = ctx.continuous || ctx.shared == nullptr;
-  auto own = stepping ? std::make_shared<SharedSamples>(ctx.fs(), scan_deadline) : ctx.shared;
+  auto own = ctx.continuous ? nullptr
+             : stepping     ? std::make_shared<SharedSamples>(ctx.fs(), scan_deadline)
+                            : ctx.shared;
   std::shared_ptr<SuspiciousCarry> carry;
   ProcessSignsBaseline baseline;  // check: built from the window's first samples
   const ProcessSignsBaseline* before = nullptr;
   TimePoint before_at{};
   std::shared_ptr<const ProcessScan> this_round;  // watch: the round's shared walk
   const ProcessScan* after_scan = nullptr;
-  const SharedSamples::TcpSample* tcp_after_sample = nullptr;
+  const TcpTable* tcp_after_sample = nullptr;
+  std::shared_ptr<const TcpTable> round_tcp;  // watch: the round's table, shared with `sockets`
   if (ctx.continuous) {
-    TimePoint now = SteadyClock::now();  // a window end already passed: no sleep
-    // Held by `own` for this run (not copied: a socket table can be megabytes).
-    const SharedSamples::TcpSample& watch_tcp = own->TcpAfter(now);
     auto* prev = dynamic_cast<SuspiciousCarry*>(ctx.previous.get());
-    std::optional<TimePoint> after_previous;
-    if (prev != nullptr) after_previous = prev->scan_started_at;
+    std::optional<TimePoint> after_previous, tcp_after_previous;
+    if (prev != nullptr) {
+      after_previous = prev->scan_started_at;
+      tcp_after_previous = prev->tcp_at;
+    }
+    // Not copied: a socket table can be megabytes.
+    round_tcp = RoundTcpDump(ctx, kSameRoundScanAge, tcp_after_previous);
+    const TcpTable& watch_tcp = *round_tcp;
     this_round = RoundWalk(ctx, kSameRoundScanAge, scan_deadline, after_previous);
     carry = std::make_shared<SuspiciousCarry>();
     carry->baseline = MakeProcessSignsBaseline(

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "net/proc_scan.h"
+#include "net/recent_tcp_dump.h"
 #include "probes/registry.h"
 #include "test_util.h"
 #include "watch/probe_scheduler.h"
@@ -221,10 +222,12 @@ namespace {
 
 // One slow-probe list: the registry's cadences; the README quotes it and a test keeps it so.
 // The sockets and suspicious probes of a slow round run one after the other on the tick's worker
-// and share one /proc walk (RecentFullScan through RoundWalk): the first one's walk is held for
-// the tick, so the second is handed it instead of walking /proc again (it walked twice a round
-// when only the probes held it). After the tick nothing holds it.
-TEST(ProbeSchedulerTest, SocketsAndSuspiciousShareOneProcWalkPerRound) {
+// and share one /proc walk (RecentFullScan through RoundWalk) and one TCP table (RecentTcpDump
+// through RoundTcpDump): the first one's are held for the tick, so the second is handed them
+// instead of walking /proc or dumping the table again (it walked twice a round when only the
+// probes held the walk; it dumped twice until the table was shared too). After the tick nothing
+// holds them.
+TEST(ProbeSchedulerTest, SocketsAndSuspiciousShareOneProcWalkAndOneTcpDumpPerRound) {
   std::string root = testing::FixturePath("suspicious");
   auto settings = std::make_shared<Settings>();
   settings->fs = RootFs(root + "/proc", root + "/sys", root);
@@ -234,6 +237,7 @@ TEST(ProbeSchedulerTest, SocketsAndSuspiciousShareOneProcWalkPerRound) {
   for (uint64_t tick = 2; tick <= 3; ++tick) {
     std::this_thread::sleep_for(milliseconds(600));  // past the round's walk age (500 ms)
     uint64_t walks_before = RecentFullScansTaken();
+    uint64_t dumps_before = RecentTcpDumpsTaken();
     Snapshot s = sched.Tick(tick, true, deadline());
     ASSERT_NE(RecordOf(s, "suspicious"), nullptr);
     EXPECT_EQ(RecordOf(s, "suspicious")->state, ProbeState::kOk)
@@ -245,10 +249,15 @@ TEST(ProbeSchedulerTest, SocketsAndSuspiciousShareOneProcWalkPerRound) {
       GTEST_SKIP() << "sockets probe: " << RecordOf(s, "sockets")->reason;  // no sock_diag
     }
     EXPECT_EQ(RecentFullScansTaken() - walks_before, 1u) << "tick " << tick;
+    EXPECT_EQ(RecentTcpDumpsTaken() - dumps_before, 1u) << "tick " << tick;
+    // Both probes saw traffic over a window of their own runs' tables, not a zero-length one.
+    ASSERT_TRUE(s.network.sockets.has_value());
+    EXPECT_GT(s.network.sockets->window_s, 0.5) << "tick " << tick;
   }
   // The tick is over: its walk is let go, so a caller now gets a new one.
   const TimePoint asked = SteadyClock::now();
   EXPECT_GE(RecentFullScan(settings->fs, std::chrono::hours(1), std::nullopt)->started_at, asked);
+  EXPECT_GE(RecentTcpDump(std::chrono::hours(1), std::nullopt)->at, asked);
 }
 
 TEST(CadencePlanTest, ReadmeListsTheRegistrysSlowProbes) {
