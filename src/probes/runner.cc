@@ -31,9 +31,18 @@ struct TimedOutput {
 // window the sampling probes wait for anyway. The lane keeps each probe's guarantees: one that
 // stalls for kLaneStall has the probes queued behind it moved to fresh workers, and each is
 // still recorded as a timeout when it has not finished by the deadline. Cheapest first.
-constexpr std::string_view kLaneProbes[] = {"pressure", "pci_gpu", "job",  "backup", "inference",
-                                            "kmsg",     "boot",    "disk", "thermal"};
+// `processes` comes last: it reads the check's shared /proc walk and returns, and waits out a
+// window of its own only while tasks are in D (then nothing is queued behind it on the lane).
+constexpr std::string_view kLaneProbes[] = {"pressure", "pci_gpu", "job",  "backup",  "inference",
+                                            "kmsg",     "boot",    "disk", "thermal", "processes"};
 constexpr auto kLaneStall = std::chrono::milliseconds(100);
+
+// Probes that sample through SharedSamples across the check's one window (the TCP table and the
+// /proc walk at both ends): one worker runs them in turn. The first takes the samples (waiting
+// out the window); the next finds them taken and only computes, so running it after the first
+// costs it no time, while a worker of its own waited on the same samples (SharedSamples'
+// call_once) for a thread's cost. Their facts are the same either way.
+constexpr std::string_view kWindowChain[] = {"sockets", "suspicious"};
 
 // The position of `name` in `list`; -1 when absent.
 template <size_t N>
@@ -43,6 +52,7 @@ int RankIn(const std::string_view (&list)[N], std::string_view name) {
 }
 
 int LaneRank(std::string_view name) { return RankIn(kLaneProbes, name); }
+int ChainRank(std::string_view name) { return RankIn(kWindowChain, name); }
 
 // Rate probes whose window `check` splits into two steps, as `watch` runs them (probe.h: a run
 // with `continuous` takes one sample and carries it; a run given that carry diffs against it
@@ -193,10 +203,10 @@ Snapshot RunProbes(const std::vector<const ProbeSpec*>& probes,
     ProbeOutput out = fn(ctx);
     into->Set(TimedOutput{std::move(out), MsSince(t0, SteadyClock::now())});
   };
-  // The sampling probes first (each on a worker of its own: they wait for the window), then the
-  // split probes (one worker for their two steps), then the lane of the others, in kLaneProbes
-  // order.
-  std::vector<size_t> lane_order, split;
+  // The sampling probes first (each on a worker of its own: they wait for the window; those of
+  // kWindowChain on one worker in turn), then the split probes (one worker for their two steps),
+  // then the lane of the others, in kLaneProbes order.
+  std::vector<size_t> lane_order, split, chain;
   for (size_t i = 0; i < probes.size(); ++i) {
     if (LaneRank(probes[i]->name) >= 0) {
       lane_order.push_back(i);
@@ -204,6 +214,10 @@ Snapshot RunProbes(const std::vector<const ProbeSpec*>& probes,
     }
     if (IsSplit(probes[i]->name)) {
       split.push_back(i);
+      continue;
+    }
+    if (ChainRank(probes[i]->name) >= 0) {
+      chain.push_back(i);
       continue;
     }
     ProbeFn fn = probes[i]->run;
@@ -216,6 +230,21 @@ Snapshot RunProbes(const std::vector<const ProbeSpec*>& probes,
   std::sort(lane_order.begin(), lane_order.end(), [&](size_t a, size_t b) {
     return LaneRank(probes[a]->name) < LaneRank(probes[b]->name);
   });
+  if (!chain.empty()) {
+    std::sort(chain.begin(), chain.end(), [&](size_t a, size_t b) {
+      return ChainRank(probes[a]->name) < ChainRank(probes[b]->name);
+    });
+    std::vector<std::pair<ProbeFn, std::shared_ptr<PendingResult<TimedOutput>>>> in_turn;
+    for (size_t i : chain) {
+      pending[i] = std::make_shared<PendingResult<TimedOutput>>();
+      in_turn.emplace_back(probes[i]->run, pending[i]);
+    }
+    if (!RunOnWorker([timed, in_turn] {
+          for (const auto& [fn, into] : in_turn) timed(fn, into);
+        })) {
+      for (size_t i : chain) pending[i] = nullptr;
+    }
+  }
   if (!split.empty()) {
     std::vector<SplitProbe> split_probes;
     for (size_t i : split) {
