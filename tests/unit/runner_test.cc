@@ -252,8 +252,15 @@ std::vector<std::pair<std::string, std::thread::id>> ran_on;
 
 template <const char* kName>
 ProbeOutput RecordThreadProbe(const ProbeContext&) {
-  std::lock_guard<std::mutex> lock(ran_mu);
-  ran_on.emplace_back(kName, std::this_thread::get_id());
+  {
+    std::lock_guard<std::mutex> lock(ran_mu);
+    ran_on.emplace_back(kName, std::this_thread::get_id());
+  }
+  // The first of the window chain waits out the window (SharedSamples): its worker is busy
+  // meanwhile, so no other probe can be handed that worker by the pool.
+  if (std::string_view(kName) == "sockets") {
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  }
   return ProbeOk({});
 }
 
@@ -262,8 +269,8 @@ constexpr char kSockets[] = "sockets", kSuspicious[] = "suspicious", kProcesses[
 
 // The sockets and suspicious probes sample one window through SharedSamples: one worker runs
 // them in turn (sockets first, whatever the order asked), and `processes` runs at the end of the
-// quick probes' lane, so the four take two workers where they took four (a thread is ~0.25 ms of
-// CPU on a PVM guest).
+// quick probes' lane, so the four take at most two workers where they took up to four (a thread
+// is ~0.25 ms of CPU on a PVM guest).
 TEST(RunnerTest, WindowChainAndProcessesShareWorkers) {
   const ProbeSpec sockets{
       "sockets", Layer::kNetwork, true, Cadence::kSlow, RecordThreadProbe<kSockets>, ""};
@@ -304,7 +311,8 @@ TEST(RunnerTest, WindowChainAndProcessesShareWorkers) {
     EXPECT_NE(thread_of[kSockets], std::this_thread::get_id());
     EXPECT_NE(thread_of[kPressure], std::this_thread::get_id());
   }
-  EXPECT_EQ(fewest, 2);
+  // The chain's worker and the lane's (the pool may hand the lane a worker that is through).
+  EXPECT_LE(fewest, 2);
 }
 
 TEST(DeadlineTest, ReturnsValueOrNulloptAtDeadline) {
