@@ -27,10 +27,33 @@ Status TooLarge(const std::string& path, size_t max_bytes) {
 }
 
 // Reads fd to EOF, at most max_bytes (one byte more is an error). Blocking: runs on a worker.
+// With the size `expected` (a regular file's), straight into the string: no 64 KiB buffer on the
+// worker's stack (on a fresh worker, 16 page faults: a PVM guest pays ~15 µs each), and a file
+// that grows while read goes on in the buffered loop below.
 Result<std::string> ReadAll(int fd, const std::string& path, size_t max_bytes,
                             size_t expected = 0) {
   std::string out;
-  out.reserve(std::min(expected, max_bytes) + 1);
+  if (expected > 0 && expected <= max_bytes) {
+    out.resize(expected + 1);  // one byte more: a file that grew shows at once
+    size_t got = 0;
+    while (got < out.size()) {
+      ssize_t n = ::read(fd, out.data() + got, out.size() - got);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return OpenError(path, errno);
+      }
+      if (n == 0) break;
+      got += static_cast<size_t>(n);
+    }
+    if (got > max_bytes) return TooLarge(path, max_bytes);
+    if (got < out.size()) {  // at EOF
+      out.resize(got);
+      return out;
+    }
+    out.resize(got);  // it grew: the rest as from a pipe
+  } else {
+    out.reserve(std::min(expected, max_bytes) + 1);
+  }
   char buf[65536];
   for (;;) {
     ssize_t n = ::read(fd, buf, sizeof buf);

@@ -60,6 +60,38 @@ TEST(ReadInputFileTest, ReadsARegularFileAndRefusesOneOverTheLimit) {
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
 }
 
+// A regular file is read straight into the string by its size (no 64 KiB stack buffer); files
+// whose size says nothing of their content still read whole: procfs says 0 bytes, sysfs 4096.
+TEST(ReadInputFileTest, ReadsWholeFilesWhateverTheirStatSizeSays) {
+  TempDir dir;
+  std::string big;
+  for (int i = 0; big.size() < 300000; ++i) big += "line " + std::to_string(i) + "\n";
+  dir.Write("big.toml", big);
+  auto r = ReadInputFile(dir.path() + "/big.toml", big.size(), In(5));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(*r, big);
+  auto over = ReadInputFile(dir.path() + "/big.toml", big.size() - 1, In(5));
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.status().code(), StatusCode::kInvalidArgument);
+  dir.Write("empty.toml", "");
+  auto empty = ReadInputFile(dir.path() + "/empty.toml", 10, In(5));
+  ASSERT_TRUE(empty.ok());
+  EXPECT_EQ(*empty, "");
+  // stat says 0 bytes: the content comes anyway.
+  auto status = ReadInputFile("/proc/self/status", 1 << 20, In(5));
+  ASSERT_TRUE(status.ok()) << status.status().message();
+  EXPECT_THAT(*status, HasSubstr("Name:"));
+  // stat says 4096 bytes, the content is a line.
+  const std::string sysfs_file = "/sys/kernel/mm/transparent_hugepage/enabled";
+  if (RootFs::Exists(sysfs_file)) {
+    auto thp = ReadInputFile(sysfs_file, 1 << 20, In(5));
+    ASSERT_TRUE(thp.ok()) << thp.status().message();
+    EXPECT_THAT(*thp, HasSubstr("["));
+    EXPECT_EQ(thp->find('\0'), std::string::npos);
+    EXPECT_EQ(thp->back(), '\n');
+  }
+}
+
 TEST(ReadInputFileTest, RequireRegularFileForLibrariesThatOpenThemselves) {
   TempDir dir;
   dir.MakeFifo("history.db");
