@@ -4,8 +4,9 @@ node_exporter's CPU per scrape in the same run.
 
 Usage: bench/check_probe_cpu.py RUNS BINARY[,BINARY...] [probe-set ...]
 Each run starts every binary once, alternating, so both see the same load. Prints the median
-and the minimum in ms for `check` with all probes and for each `--probes SET` given (default:
-config pressure sockets suspicious inference sockets,suspicious,inference; the set "config" is
+and the minimum in ms, and the median page faults and context switches, for `check` with all
+probes and for each `--probes SET` given (default: config pressure sockets suspicious inference
+sockets,suspicious,inference; the set "config" is
 every probe with the commented default config file, `config --default`, passed as --config).
 Uses the fake NVML from the first binary's build tree (FAKE_NVML_SCENARIO defaults to the
 healthy H100 scenario).
@@ -91,6 +92,8 @@ try:
         else:
             args = ["check", "--nvml-lib", nvml] + (["--probes", probes] if probes else [])
         cpu = {b: [] for b in binaries}
+        faults = {b: [] for b in binaries}
+        switches = {b: [] for b in binaries}
         for _ in range(runs):
             for b in binaries:
                 r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -98,11 +101,16 @@ try:
                                timeout=60)
                 r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
                 cpu[b].append((r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime) * 1000)
+                faults[b].append(r1.ru_minflt - r0.ru_minflt)
+                switches[b].append(r1.ru_nvcsw - r0.ru_nvcsw + r1.ru_nivcsw - r0.ru_nivcsw)
             if probes is None and ne is not None:
                 scrape_node_exporter()
         for b in binaries:
+            # Page faults and context switches are counts, steadier than CPU time on a VM whose
+            # figures move by 20% within the hour, and each is dear on one (docs/cost.md).
             print(f"{probes or 'default':32s} {b}: median {statistics.median(cpu[b]):.1f} ms, "
-                  f"min {min(cpu[b]):.1f} ms")
+                  f"min {min(cpu[b]):.1f} ms; median {statistics.median(faults[b]):.0f} page "
+                  f"faults, {statistics.median(switches[b]):.0f} context switches")
             if probes is None:
                 default_cpu[b] = statistics.median(cpu[b])
 finally:
