@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -230,6 +231,8 @@ Snapshot RunProbes(const std::vector<const ProbeSpec*>& probes,
   std::sort(lane_order.begin(), lane_order.end(), [&](size_t a, size_t b) {
     return LaneRank(probes[a]->name) < LaneRank(probes[b]->name);
   });
+  // Whether each probe of the chain (in chain order) was started; read for the record.
+  auto chain_started = std::make_shared<std::vector<std::atomic<bool>>>(chain.size());
   if (!chain.empty()) {
     std::sort(chain.begin(), chain.end(), [&](size_t a, size_t b) {
       return ChainRank(probes[a]->name) < ChainRank(probes[b]->name);
@@ -239,8 +242,14 @@ Snapshot RunProbes(const std::vector<const ProbeSpec*>& probes,
       pending[i] = std::make_shared<PendingResult<TimedOutput>>();
       in_turn.emplace_back(probes[i]->run, pending[i]);
     }
-    if (!RunOnWorker([timed, in_turn] {
-          for (const auto& [fn, into] : in_turn) timed(fn, into);
+    // None is started at or after the deadline: one queued behind a probe that overran is
+    // recorded as never started (below), and the worker is counted abandoned once.
+    if (!RunOnWorker([timed, in_turn, chain_started, deadline] {
+          for (size_t k = 0; k < in_turn.size(); ++k) {
+            if (SteadyClock::now() >= deadline) return;
+            (*chain_started)[k].store(true);
+            timed(in_turn[k].first, in_turn[k].second);
+          }
         })) {
       for (size_t i : chain) pending[i] = nullptr;
     }
@@ -286,10 +295,22 @@ Snapshot RunProbes(const std::vector<const ProbeSpec*>& probes,
       rec.ms = MsSince(start, SteadyClock::now());
       rec.reason = "did not start within the deadline (queued behind a stalled probe)";
     } else if (!pending[i]->WaitUntil(deadline)) {
-      CountAbandonedWorker();
       rec.state = ProbeState::kTimeout;
       rec.ms = MsSince(start, SteadyClock::now());
-      rec.reason = "did not finish within the deadline; abandoned";
+      auto in_chain = std::find(chain.begin(), chain.end(), i);
+      if (in_chain != chain.end() &&
+          !(*chain_started)[static_cast<size_t>(in_chain - chain.begin())].load()) {
+        // Never started: its worker is still on the probe before it (counted there), or came
+        // to it after the deadline.
+        rec.reason = "did not start within the deadline";
+        if (in_chain != chain.begin()) {
+          rec.reason += " (queued behind " + std::string(probes[*std::prev(in_chain)]->name) +
+                        " on its worker)";
+        }
+      } else {
+        CountAbandonedWorker();
+        rec.reason = "did not finish within the deadline; abandoned";
+      }
     } else {
       TimedOutput done = pending[i]->Take();
       rec.state = done.output.state;

@@ -70,6 +70,7 @@ TEST(ReadInputFileTest, ReadsWholeFilesWhateverTheirStatSizeSays) {
   auto r = ReadInputFile(dir.path() + "/big.toml", big.size(), In(5));
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(*r, big);
+  // A limit one byte under the file's size refuses it (a limit of exactly its size read it).
   auto over = ReadInputFile(dir.path() + "/big.toml", big.size() - 1, In(5));
   ASSERT_FALSE(over.ok());
   EXPECT_EQ(over.status().code(), StatusCode::kInvalidArgument);

@@ -250,7 +250,8 @@ TEST(ProbeSchedulerTest, SocketsAndSuspiciousShareOneProcWalkAndOneTcpDumpPerRou
     }
     EXPECT_EQ(RecentFullScansTaken() - walks_before, 1u) << "tick " << tick;
     EXPECT_EQ(RecentTcpDumpsTaken() - dumps_before, 1u) << "tick " << tick;
-    // Both probes saw traffic over a window of their own runs' tables, not a zero-length one.
+    // The sockets probe's window runs between its own runs' tables, not a zero-length one
+    // (RecentTcpDumpTest checks that a window's end is never its start's table).
     ASSERT_TRUE(s.network.sockets.has_value());
     EXPECT_GT(s.network.sockets->window_s, 0.5) << "tick " << tick;
   }
