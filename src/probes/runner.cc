@@ -170,24 +170,27 @@ void RunSplitProbes(const ProbeContext& ctx, const std::vector<SplitProbe>& prob
 
 }  // namespace
 
-Snapshot NewSnapshot(const Settings& settings) {
-  Snapshot snap;
-  snap.hostname = LocalHostname();
-  if (auto text = settings.fs.ReadProc("sys/kernel/random/boot_id", 128); text.ok()) {
-    snap.boot_id = Sanitize(Trim(*text), 64);
+HostIdentity ReadHostIdentity(const Settings& settings, KeptFile* boot_id) {
+  HostIdentity id;
+  id.hostname = LocalHostname();
+  if (boot_id != nullptr) {
+    std::string text;
+    if (boot_id->Read(&text, 128).ok()) id.boot_id = Sanitize(Trim(text), 64);
+  } else if (auto text = settings.fs.ReadProc("sys/kernel/random/boot_id", 128); text.ok()) {
+    id.boot_id = Sanitize(Trim(*text), 64);
   }
+  return id;
+}
+
+Snapshot NewSnapshot(const HostIdentity& id) {
+  Snapshot snap;
+  snap.hostname = id.hostname;
+  snap.boot_id = id.boot_id;
   snap.time = std::chrono::system_clock::now();
   return snap;
 }
 
-Snapshot NewSnapshot(const Settings& settings, KeptFile& boot_id) {
-  Snapshot snap;
-  snap.hostname = LocalHostname();
-  std::string text;
-  if (boot_id.Read(&text, 128).ok()) snap.boot_id = Sanitize(Trim(text), 64);
-  snap.time = std::chrono::system_clock::now();
-  return snap;
-}
+Snapshot NewSnapshot(const Settings& settings) { return NewSnapshot(ReadHostIdentity(settings)); }
 
 Snapshot RunProbes(const std::vector<const ProbeSpec*>& probes,
                    std::shared_ptr<const Settings> settings, TimePoint deadline) {

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/kept_file.h"
@@ -26,13 +27,19 @@ namespace gpudoctor {
 Snapshot RunProbes(const std::vector<const ProbeSpec*>& probes,
                    std::shared_ptr<const Settings> settings, TimePoint deadline);
 
-// A Snapshot with the host's identity, taken before any probe runs: hostname, boot id (through
-// the settings' RootFs: sys/kernel/random/boot_id, a tiny file with no lock) and the time. Both
-// runners (RunProbes for check, ProbeScheduler for watch) start from it.
+// The host's identity every Snapshot starts from.
+struct HostIdentity {
+  std::string hostname;  // uname's nodename
+  std::string boot_id;   // sys/kernel/random/boot_id, sanitized; empty when unreadable
+};
+// Read now: the hostname, and the boot id through the settings' RootFs (a tiny file with no
+// lock), or through `boot_id` when given (a KeptFile over that file that the caller keeps:
+// one pread instead of a path lookup, open and close; a fixture file is still opened afresh).
+HostIdentity ReadHostIdentity(const Settings& settings, KeptFile* boot_id = nullptr);
+// A Snapshot with `id` and the time now, before any probe runs. Both runners (RunProbes for
+// check, ProbeScheduler for watch) start from one.
+Snapshot NewSnapshot(const HostIdentity& id);
+// The same with the identity read now.
 Snapshot NewSnapshot(const Settings& settings);
-// The same with the boot id read through `boot_id` (a KeptFile over the settings' procfs
-// sys/kernel/random/boot_id that the caller keeps from tick to tick: under `watch` one pread a
-// tick instead of a path lookup, open and close; a fixture file is still opened afresh).
-Snapshot NewSnapshot(const Settings& settings, KeptFile& boot_id);
 
 }  // namespace gpudoctor

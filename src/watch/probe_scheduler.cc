@@ -74,10 +74,12 @@ void ProbeScheduler::UpdateSettings(std::shared_ptr<const Settings> settings) {
   settings_ = std::move(settings);
   std::string boot_id_path = settings_->fs.ProcPath("sys/kernel/random/boot_id");
   if (boot_id_path != boot_id_.path()) boot_id_ = KeptFile(std::move(boot_id_path));
+  identity_.reset();
 }
 
 Snapshot ProbeScheduler::Tick(uint64_t tick, bool run_slow, TimePoint deadline) {
-  Snapshot snap = NewSnapshot(*settings_, boot_id_);
+  if (run_slow || !identity_) identity_ = ReadHostIdentity(*settings_, &boot_id_);
+  Snapshot snap = NewSnapshot(*identity_);
   TimePoint start = SteadyClock::now();
 
   std::vector<Slot*> laned;         // run on the lane this tick

@@ -18,17 +18,22 @@
 //   stuck probe delays the others by that much at most; a probe still queued at the deadline
 //   did not start this tick (recorded `timeout`, "not started within the tick") and is
 //   started on the next.
+// - The host's identity (hostname, boot id) is read on the first tick, on every tick that runs
+//   the slow probes and after a settings reload, and kept in between: the running kernel's boot
+//   id cannot change under a process, and a hostname set anew shows within the slow interval.
 // Thread-safety: one thread calls Tick() (the daemon's loop). Workers touch only their own
 // captured state.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "core/kept_file.h"
 #include "facts/snapshot.h"
 #include "probes/probe.h"
+#include "probes/runner.h"
 
 namespace gpudoctor {
 
@@ -67,7 +72,8 @@ class ProbeScheduler {
   struct Slot;
   std::vector<std::unique_ptr<Slot>> slots_;
   std::shared_ptr<const Settings> settings_;
-  KeptFile boot_id_;  // sys/kernel/random/boot_id, read every tick (kept open)
+  KeptFile boot_id_;  // sys/kernel/random/boot_id (kept open), read with the identity
+  std::optional<HostIdentity> identity_;  // nullopt: read on the next tick
 };
 
 }  // namespace gpudoctor

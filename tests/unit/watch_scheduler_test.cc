@@ -179,7 +179,9 @@ TEST(ProbeSchedulerTest, ProbesThatCannotHangRunInlineTheOthersShareOneWorker) {
     EXPECT_EQ(g_where["inline"], std::this_thread::get_id());  // no hand-off
     EXPECT_NE(g_where["a"], std::this_thread::get_id());
     // After the first runs (a worker each: costs unknown), one hand-off for both.
-    if (tick > 1) EXPECT_EQ(g_where["a"], g_where["b"]);
+    if (tick > 1) {
+      EXPECT_EQ(g_where["a"], g_where["b"]);
+    }
     for (const char* name : {"inline", "a", "b"}) {
       ASSERT_NE(RecordOf(s, name), nullptr) << name;
       EXPECT_EQ(RecordOf(s, name)->state, ProbeState::kOk) << name;
@@ -227,6 +229,28 @@ namespace {
 // instead of walking /proc or dumping the table again (it walked twice a round when only the
 // probes held the walk; it dumped twice until the table was shared too). After the tick nothing
 // holds them.
+// The host's identity is read on the first tick, on slow ticks and after a reload, and kept in
+// between (a boot id cannot change under a running kernel; a pread of it every tick was ~4% of
+// watch's main thread).
+TEST(ProbeSchedulerTest, HostIdentityIsReadOnSlowTicksAndAfterAReloadOnly) {
+  testing::TempDir dir;
+  const std::string boot_id = "proc/sys/kernel/random/boot_id";
+  dir.Write(boot_id, "boot-a\n");
+  auto settings = std::make_shared<Settings>();
+  settings->fs = RootFs(dir.path() + "/proc", dir.path() + "/sys", dir.path());
+  ProbeScheduler sched({&kCounting}, settings);
+  auto deadline = [] { return SteadyClock::now() + milliseconds(2000); };
+  EXPECT_EQ(sched.Tick(1, false, deadline()).boot_id, "boot-a");  // first tick: read
+  dir.Write(boot_id, "boot-b\n");
+  Snapshot fast = sched.Tick(2, false, deadline());
+  EXPECT_EQ(fast.boot_id, "boot-a");  // kept on a fast tick
+  EXPECT_FALSE(fast.hostname.empty());
+  EXPECT_EQ(sched.Tick(3, true, deadline()).boot_id, "boot-b");  // read again on a slow tick
+  dir.Write(boot_id, "boot-c\n");
+  sched.UpdateSettings(settings);
+  EXPECT_EQ(sched.Tick(4, false, deadline()).boot_id, "boot-c");  // and after a reload
+}
+
 TEST(ProbeSchedulerTest, SocketsAndSuspiciousShareOneProcWalkAndOneTcpDumpPerRound) {
   std::string root = testing::FixturePath("suspicious");
   auto settings = std::make_shared<Settings>();
