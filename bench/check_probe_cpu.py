@@ -84,6 +84,13 @@ with open(default_config, "w") as f:
     f.write(subprocess.run([binaries[0], "config", "--default"], capture_output=True, text=True,
                            check=True, timeout=60).stdout)
 
+extra = [subprocess.Popen(["sleep", "3600"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL)
+         for _ in range(int(os.environ.get("EXTRA_PROCESSES", "0")))]
+if extra:
+    print(f"{len(extra)} extra idle processes; /proc lists "
+          f"{sum(1 for d in os.listdir('/proc') if d.isdigit())} tasks")
+
 default_cpu = {}
 try:
     for probes in [None] + sets:
@@ -114,6 +121,9 @@ try:
             if probes is None:
                 default_cpu[b] = statistics.median(cpu[b])
 finally:
+    for p in extra:
+        p.kill()
+        p.wait()
     os.unlink(default_config)
     if ne is not None:
         ne.terminate()
