@@ -9,8 +9,6 @@
 #include <atomic>
 #include <cctype>
 #include <cerrno>
-#include <climits>
-#include <cstddef>
 #include <mutex>
 #include <utility>
 
@@ -83,9 +81,6 @@ bool ReadStatLine(int dir, const char* name, std::string* out) {
   return true;
 }
 
-// The largest entry getdents64 returns: the header, a NAME_MAX name and its NUL, 8-byte aligned.
-constexpr size_t kLongestDirent64 = (offsetof(dirent64, d_name) + NAME_MAX + 1 + 7) / 8 * 8;
-
 // The target of the link `name` under `dir` into *out; false on error.
 bool ReadLinkAt(int dir, const char* name, std::string* out) {
   char buf[4096];
@@ -109,13 +104,6 @@ ProcessScan ScanProcesses(const RootFs& fs, const ProcScanOptions& opts) {
   Fd proc(::open(fs.procfs().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (proc.get() < 0) return scan;
   auto past_deadline = [&opts] { return opts.deadline && SteadyClock::now() >= *opts.deadline; };
-  // The running kernel's procfs fills a getdents64 buffer until the directory ends (fd
-  // directories: proc_readfd_common stops only when an entry does not fit), so a reply that left
-  // room for the longest entry was the last: one read of a process's fd directory instead of two
-  // (the second only returned 0). The one other short reply, a signal pending for this thread
-  // (filldir64 stops), would leave a process's later fds unread for this walk. Other trees
-  // (fixtures) are read to the end.
-  const bool procfs_fills_buffer = fs.procfs() == RootFs().procfs();
   size_t visited = 0;
   std::string text, link;
   for (const auto& name : *entries) {
@@ -217,7 +205,6 @@ ProcessScan ScanProcesses(const RootFs& fs, const ProcScanOptions& opts) {
               p.gpu_device_open = true;
             }
           }
-          if (procfs_fills_buffer && static_cast<size_t>(n) + kLongestDirent64 <= sizeof buf) break;
         }
         std::sort(p.socket_inodes.begin(), p.socket_inodes.end());
       }

@@ -421,9 +421,8 @@ TEST(ProcScanTest, ManyFdsAreAllReadAcrossDirectoryReads) {
   EXPECT_EQ(facts.processes[0].remote_ports[0], 3333);
 }
 
-// The running kernel's procfs: a fd directory read in one getdents64 when it fits (the walk
-// stops at a short reply) is still read whole when it does not: this process with 700 more
-// sockets than one 8 KiB reply holds has every one of them found.
+// The running kernel's procfs: a fd directory larger than one getdents64 reply (8 KiB) is read
+// whole: this process with 700 sockets has every one of them found.
 TEST(ProcScanTest, RealProcfsFdDirectoriesAreReadWholeWhateverTheirSize) {
   std::vector<int> fds;
   for (int i = 0; i < 700; ++i) {
