@@ -170,7 +170,14 @@ void RunSplitProbes(const ProbeContext& ctx, const std::vector<SplitProbe>& prob
 
 }  // namespace
 
+namespace {
+std::atomic<uint64_t> g_host_identity_reads{0};  // HostIdentityReads
+}  // namespace
+
+uint64_t HostIdentityReads() { return g_host_identity_reads.load(); }
+
 HostIdentity ReadHostIdentity(const Settings& settings, KeptFile* boot_id) {
+  g_host_identity_reads.fetch_add(1);
   HostIdentity id;
   id.hostname = LocalHostname();
   if (boot_id != nullptr) {

@@ -14,6 +14,7 @@
 // recorded as `timeout` and abandoned. Not re-entrant per Snapshot; safe to call concurrently.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,6 +37,8 @@ struct HostIdentity {
 // lock), or through `boot_id` when given (a KeptFile over that file that the caller keeps:
 // one pread instead of a path lookup, open and close; a fixture file is still opened afresh).
 HostIdentity ReadHostIdentity(const Settings& settings, KeptFile* boot_id = nullptr);
+// ReadHostIdentity calls in this process: for tests and cost accounting. Thread-safe.
+uint64_t HostIdentityReads();
 // A Snapshot with `id` and the time now, before any probe runs. Both runners (RunProbes for
 // check, ProbeScheduler for watch) start from one.
 Snapshot NewSnapshot(const HostIdentity& id);

@@ -58,7 +58,8 @@ struct ProbeScheduler::Slot {
 ProbeScheduler::ProbeScheduler(std::vector<const ProbeSpec*> probes,
                                std::shared_ptr<const Settings> settings)
     : settings_(std::move(settings)),
-      boot_id_(settings_->fs.ProcPath("sys/kernel/random/boot_id")) {
+      boot_id_(settings_->fs.ProcPath("sys/kernel/random/boot_id")),
+      identity_every_tick_(settings_->fs.procfs() != RootFs().procfs()) {
   for (const ProbeSpec* p : probes) {
     auto slot = std::make_unique<Slot>();
     slot->spec = p;
@@ -75,10 +76,13 @@ void ProbeScheduler::UpdateSettings(std::shared_ptr<const Settings> settings) {
   std::string boot_id_path = settings_->fs.ProcPath("sys/kernel/random/boot_id");
   if (boot_id_path != boot_id_.path()) boot_id_ = KeptFile(std::move(boot_id_path));
   identity_.reset();
+  identity_every_tick_ = settings_->fs.procfs() != RootFs().procfs();
 }
 
 Snapshot ProbeScheduler::Tick(uint64_t tick, bool run_slow, TimePoint deadline) {
-  if (run_slow || !identity_) identity_ = ReadHostIdentity(*settings_, &boot_id_);
+  if (run_slow || !identity_ || identity_every_tick_) {
+    identity_ = ReadHostIdentity(*settings_, &boot_id_);
+  }
   Snapshot snap = NewSnapshot(*identity_);
   TimePoint start = SteadyClock::now();
 

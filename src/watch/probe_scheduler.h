@@ -18,9 +18,11 @@
 //   stuck probe delays the others by that much at most; a probe still queued at the deadline
 //   did not start this tick (recorded `timeout`, "not started within the tick") and is
 //   started on the next.
-// - The host's identity (hostname, boot id) is read on the first tick, on every tick that runs
-//   the slow probes and after a settings reload, and kept in between: the running kernel's boot
-//   id cannot change under a process, and a hostname set anew shows within the slow interval.
+// - The host's identity (hostname, boot id) of the running kernel's procfs is read on the first
+//   tick, on every tick that runs the slow probes and after a settings reload, and kept in
+//   between: the running kernel's boot id cannot change under a process, and a hostname set anew
+//   shows within the slow interval. A procfs tree at another path (--path.procfs: a fixture,
+//   another host's tree) is read every tick: its boot id may change under us (a simulated reboot).
 // Thread-safety: one thread calls Tick() (the daemon's loop). Workers touch only their own
 // captured state.
 #pragma once
@@ -74,6 +76,7 @@ class ProbeScheduler {
   std::shared_ptr<const Settings> settings_;
   KeptFile boot_id_;  // sys/kernel/random/boot_id (kept open), read with the identity
   std::optional<HostIdentity> identity_;  // nullopt: read on the next tick
+  bool identity_every_tick_ = false;      // the procfs is not the running kernel's
 };
 
 }  // namespace gpudoctor
