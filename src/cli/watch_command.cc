@@ -21,6 +21,7 @@
 #include "store/expected_gpus.h"
 #include "store/history_sink.h"
 #include "store/history_store.h"
+#include "watch/ack_poll.h"
 #include "watch/cpu_placement.h"
 #include "watch/daemon.h"
 #include "watch/memory_upkeep.h"
@@ -228,6 +229,7 @@ int WatchCommand(const CliOptions& o) {
   MemoryUpkeepAfterTick(0);  // set-up is done: its code and heap are not needed again
 
   std::unique_ptr<HistoryReader> ack_reader;  // opened once, on the first ack poll
+  AckPoll ack_poll(OperatorMarksPath(settings->db_path));
   bool first = true;
   CpuPlacement placement(settings->watch_one_cpu, allowed_cpus);
   std::optional<TimePoint> last_tick_start;
@@ -268,8 +270,9 @@ int WatchCommand(const CliOptions& o) {
       if (store) store->AppendEvents(std::move(delivered), tick->mono_ms, tick->tick);
     }
     // Acknowledgements and silences written by `gpudoctor ack` / `silence` (other processes):
-    // picked up every few ticks so acked findings stop re-notifying.
-    if (store && tick->tick % 5 == 0) {
+    // picked up within a few ticks of their marks file changing, so acked findings stop
+    // re-notifying (watch/ack_poll.h).
+    if (store && ack_poll.Due(tick->tick)) {
       if (ack_reader == nullptr) {
         if (auto r = HistoryReader::Open(settings->db_path); r.ok()) ack_reader = std::move(*r);
       }

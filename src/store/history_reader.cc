@@ -1,5 +1,9 @@
 // HistoryReader (read-only connections) and the operator writes (ack, silence).
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <ctime>
 #include <filesystem>
@@ -269,6 +273,25 @@ class SqliteHistoryReader final : public HistoryReader {
   bool legacy_recent_ = false;  // samples_recent (version 2, not yet converted by a writer)
 };
 
+// Rewrites the marks file with `unix_ms`: a new file (O_EXCL, O_NOFOLLOW, mode 0600) written
+// beside it and renamed over it, so it gets a new inode and modification time whatever the
+// clock's resolution, and a link planted at either name is replaced or removed, never followed or
+// truncated. Best effort: a failure leaves `watch` to its fallback poll.
+void TouchOperatorMarks(const std::string& db_path, int64_t unix_ms) {
+  const std::string path = OperatorMarksPath(db_path);
+  const std::string tmp = path + ".tmp";
+  constexpr int kFlags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+  int fd = ::open(tmp.c_str(), kFlags, 0600);
+  if (fd < 0 && errno == EEXIST && ::unlink(tmp.c_str()) == 0) {
+    fd = ::open(tmp.c_str(), kFlags, 0600);  // a file left by a crash, or a planted link
+  }
+  if (fd < 0) return;
+  const std::string text = std::to_string(unix_ms) + "\n";
+  const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ::close(fd);
+  if (!written || ::rename(tmp.c_str(), path.c_str()) != 0) ::unlink(tmp.c_str());
+}
+
 Result<int> MarkFindings(const std::string& db_path, const std::string& id, std::optional<int> gpu,
                          bool ack, int64_t until_ms, int64_t unix_ms, const std::string& note) {
   auto db = OpenExisting(db_path, SQLITE_OPEN_READWRITE);
@@ -323,6 +346,7 @@ Result<int> MarkFindings(const std::string& db_path, const std::string& id, std:
     (void)d.Exec("ROLLBACK");
     return s;
   }
+  TouchOperatorMarks(db_path, unix_ms);
   return changed;
 }
 
@@ -334,6 +358,8 @@ Result<std::unique_ptr<HistoryReader>> HistoryReader::Open(const std::string& pa
   if (!db.ok()) return db.status();
   return std::unique_ptr<HistoryReader>(new SqliteHistoryReader(std::move(*db), deadline));
 }
+
+std::string OperatorMarksPath(const std::string& db_path) { return db_path + "-acks"; }
 
 Result<int> AckFindings(const std::string& db_path, const std::string& id, std::optional<int> gpu,
                         int64_t unix_ms, const std::string& note) {

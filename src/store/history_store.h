@@ -183,10 +183,15 @@ class HistoryReader {
 // this id (on GPU index `gpu` when given) that is not resolved (ack) or any state (silence), and
 // record an "ack" / "silence" event. Returns how many findings were marked; NotFound naming the
 // id and file when none matches or the database does not exist.
+// After a commit that marked findings, both touch OperatorMarksPath(db_path) (best effort: a
+// `watch` that sees it unchanged asks the database less often, watch/ack_poll.h).
 Result<int> AckFindings(const std::string& db_path, const std::string& id, std::optional<int> gpu,
                         int64_t unix_ms, const std::string& note);
 Result<int> SilenceFindings(const std::string& db_path, const std::string& id,
                             std::optional<int> gpu, int64_t until_unix_ms, int64_t unix_ms);
+
+// The file beside the database that `ack` and `silence` rewrite after each commit: DB_PATH-acks.
+std::string OperatorMarksPath(const std::string& db_path);
 
 // The JSON of `gpudoctor history --metric ... --json` and GET /api/v1/history:
 // {"metric","gpu","points":[[unix_seconds,value],...]} for one series; an array for several.

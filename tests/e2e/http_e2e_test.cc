@@ -206,6 +206,33 @@ TEST_F(HttpE2eTest, MetricsArePromtoolCleanAndStatusIsCheckJson) {
   EXPECT_EQ(status, 400);
 }
 
+// `gpudoctor ack` from another process while the daemon runs: the daemon sees the marks file
+// change and merges the acknowledgement within a poll (every 5 ticks), so /metrics says it.
+TEST_F(HttpE2eTest, AnAckFromAnotherProcessShowsWithinAPoll) {
+  StartWatch("ecc_dbe.scenario", "");
+  std::string metrics;
+  const std::string acked = "gpudoctor_finding_acknowledged{id=\"gpu.ecc.dbe\"";
+  auto acked_is = [&](const char* value) {
+    metrics = Get("/metrics");
+    size_t at = metrics.find(acked);
+    if (at == std::string::npos) return false;
+    size_t end = metrics.find('\n', at);
+    return metrics.substr(at, end - at).ends_with(std::string("} ") + value);
+  };
+  ASSERT_TRUE(WaitFor([&] { return acked_is("0"); }, 15)) << metrics << watch_->Log();
+  // Past the daemon's first look (tick 5, which always asks), so only the marks bring it in early.
+  ASSERT_TRUE(WaitFor([&] { return LastTick() >= 6; }, 30)) << watch_->Log();
+  auto ack =
+      RunProgram({GPUDOCTOR_BIN, "ack", "gpu.ecc.dbe", "--note", "RMA 9", "--db", dir_ + "/h.db"},
+                 std::chrono::seconds(30));
+  ASSERT_EQ(ack.exit_code, 0) << ack.out << ack.err;
+  EXPECT_TRUE(std::filesystem::exists(dir_ + "/h.db-acks"));
+  // Picked up on the next look at the marks (every 5 ticks of 1 s), not the 60-tick fallback.
+  const auto asked = std::chrono::steady_clock::now();
+  ASSERT_TRUE(WaitFor([&] { return acked_is("1"); }, 20)) << metrics << watch_->Log();
+  EXPECT_LT(std::chrono::steady_clock::now() - asked, std::chrono::seconds(15));
+}
+
 TEST_F(HttpE2eTest, PrometheusScrapesGpuSeries) {
   if (!std::filesystem::exists("/usr/bin/prometheus")) GTEST_SKIP() << "prometheus not installed";
   StartWatch("ecc_dbe.scenario", "");

@@ -793,14 +793,33 @@ TEST(StoreTest, FindingsEventsLedgerAndAcks) {
   EXPECT_EQ(CountRows(db, "SELECT count(*) FROM gpus WHERE serial='SN3' AND model='NVIDIA H100'"),
             1);
 
-  // `gpudoctor ack` from another connection while the daemon holds the store.
+  // `gpudoctor ack` from another connection while the daemon holds the store. Each write that
+  // marked something rewrites the marks file `watch` looks at (watch/ack_poll.h).
+  const std::string marks = OperatorMarksPath(db);
+  EXPECT_FALSE(std::filesystem::exists(marks));
+  // Links planted at both names (the marks file and the one written beside it): replaced or
+  // removed, their targets never written.
+  dir.Write("victim1", "precious\n");
+  dir.Write("victim2", "precious\n");
+  dir.Symlink(dir.path() + "/victim1", "history.db-acks");
+  dir.Symlink(dir.path() + "/victim2", "history.db-acks.tmp");
   auto acked = AckFindings(db, "gpu.ecc.dbe", 3, (kT0 + 5) * 1000, "RMA filed");
   ASSERT_TRUE(acked.ok()) << acked.status().ToString();
   EXPECT_EQ(*acked, 1);
+  EXPECT_EQ(testing::ReadFileOrDie(marks), std::to_string((kT0 + 5) * 1000) + "\n");
   EXPECT_FALSE(AckFindings(db, "gpu.ecc.dbe", 4, kT0 * 1000, "").ok());
+  EXPECT_EQ(testing::ReadFileOrDie(marks), std::to_string((kT0 + 5) * 1000) + "\n");
   auto silenced =
       SilenceFindings(db, "gpu.ecc.dbe", std::nullopt, (kT0 + 7200) * 1000, (kT0 + 6) * 1000);
   ASSERT_TRUE(silenced.ok());
+  EXPECT_EQ(testing::ReadFileOrDie(marks), std::to_string((kT0 + 6) * 1000) + "\n");
+  EXPECT_FALSE(std::filesystem::exists(marks + ".tmp"));
+  EXPECT_EQ(testing::ReadFileOrDie(dir.path() + "/victim1"), "precious\n");
+  EXPECT_EQ(testing::ReadFileOrDie(dir.path() + "/victim2"), "precious\n");
+  struct stat st {};
+  ASSERT_EQ(::lstat(marks.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(st.st_mode & 077, 0u);
 
   // The daemon's next tick (which does not know of the ack yet) does not undo it.
   auto tick2 = MakeTick(kT0 + 10, 50, 0);
