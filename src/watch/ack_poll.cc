@@ -4,26 +4,16 @@
 
 namespace gpudoctor {
 
-bool AckPoll::Stamp::operator==(const Stamp& o) const {
-  return exists == o.exists && inode == o.inode && size == o.size &&
-         mtime.tv_sec == o.mtime.tv_sec && mtime.tv_nsec == o.mtime.tv_nsec;
-}
-
 AckPoll::Stamp AckPoll::Look() const {
-  Stamp s;
   struct stat st {};
-  if (::stat(marks_path_.c_str(), &st) != 0) return s;
-  s.exists = true;
-  s.inode = st.st_ino;
-  s.size = st.st_size;
-  s.mtime = st.st_mtim;
-  return s;
+  if (::stat(marks_path_.c_str(), &st) != 0) return {};
+  return {st.st_ino, st.st_size, st.st_mtim.tv_sec * int64_t{1000000000} + st.st_mtim.tv_nsec};
 }
 
 bool AckPoll::Due(uint64_t tick) {
   if (tick % kEveryTicks != 0) return false;
   Stamp now = Look();
-  const bool changed = !last_ || !(now == *last_);
+  const bool changed = !last_ || now != *last_;
   if (!changed && tick - last_query_tick_ < kFallbackTicks) return false;
   last_ = now;
   last_query_tick_ = tick;

@@ -11,7 +11,6 @@
 #include <sys/types.h>
 
 #include <cstdint>
-#include <ctime>
 #include <optional>
 #include <string>
 #include <utility>
@@ -30,12 +29,11 @@ class AckPoll {
   bool Due(uint64_t tick);
 
  private:
-  struct Stamp {
-    bool exists = false;
+  struct Stamp {  // what stat(2) says of the marks file; all zero when it is not there
     ino_t inode = 0;
     off_t size = 0;
-    timespec mtime{};
-    bool operator==(const Stamp& o) const;
+    int64_t mtime_ns = -1;
+    bool operator==(const Stamp&) const = default;
   };
   Stamp Look() const;
 
