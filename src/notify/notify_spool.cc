@@ -8,6 +8,8 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "core/replace_file.h"
+
 namespace gpudoctor {
 namespace {
 
@@ -55,37 +57,9 @@ Status WriteNotifySpool(const std::string& path, const std::vector<PendingDelive
   std::string text = doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   if (text.size() > kMaxSpoolBytes) return InvalidArgument("spool larger than 4 MiB: not written");
 
-  std::string tmp = path + ".tmp";
-  // A leftover temporary (a crash while writing) or anything planted there is removed, never
-  // followed: unlink acts on the link itself.
-  if (::unlink(tmp.c_str()) != 0 && errno != ENOENT) return IoError(Errno("unlink " + tmp));
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) return IoError(Errno("create " + tmp));
-  size_t off = 0;
-  while (off < text.size()) {
-    ssize_t n = ::write(fd, text.data() + off, text.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      Status s = IoError(Errno("write " + tmp));
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return s;
-    }
-    off += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0) {
-    Status s = IoError(Errno("fsync " + tmp));
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    return s;
-  }
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    Status s = IoError(Errno("rename " + tmp));
-    ::unlink(tmp.c_str());
-    return s;
-  }
-  return Status::Ok();
+  ReplaceFileOptions replace;
+  replace.sync_data = true;  // a spool half on disk after a crash would lose deliveries
+  return ReplaceFileContents(AT_FDCWD, path, text, replace);
 }
 
 Result<std::vector<PendingDelivery>> TakeNotifySpool(const std::string& path) {

@@ -22,6 +22,7 @@
 #include <cerrno>
 #include <vector>
 
+#include "core/replace_file.h"
 #include "core/strings.h"
 #include "probes/updates_scan.h"
 
@@ -204,24 +205,9 @@ std::optional<std::string> ReadCache(int dir) {
 }
 
 bool WriteCache(int dir, const std::string& text) {
-  const std::string tmp = std::string(kUpdatesCacheFile) + ".tmp." + std::to_string(::getpid());
-  int fd = -1;
-  for (int attempt = 0; attempt < 2 && fd < 0; ++attempt) {
-    fd = ::openat(dir, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0 && errno == EEXIST) ::unlinkat(dir, tmp.c_str(), 0);  // left by a crash
-  }
-  if (fd < 0) return false;
-  size_t put = 0;
-  while (put < text.size()) {
-    ssize_t n = ::write(fd, text.data() + put, text.size() - put);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    put += static_cast<size_t>(n);
-  }
-  bool ok = put == text.size() && ::close(fd) == 0;
-  if (ok) ok = ::renameat(dir, tmp.c_str(), dir, kUpdatesCacheFile) == 0;
-  if (!ok) ::unlinkat(dir, tmp.c_str(), 0);
-  return ok;
+  ReplaceFileOptions replace;
+  replace.tmp_suffix = ".tmp." + std::to_string(::getpid());  // two processes may refresh it
+  return ReplaceFileContents(dir, kUpdatesCacheFile, text, replace).ok();
 }
 
 }  // namespace

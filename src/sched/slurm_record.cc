@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/replace_file.h"
 #include "core/root_fs.h"
 #include "core/strings.h"
 
@@ -117,43 +118,11 @@ Status WriteSlurmDrainRecord(const std::string& state_dir, const SlurmDrainRecor
     return ErrnoStatus("create state directory " + state_dir);
   }
   std::string path = SlurmDrainRecordPath(state_dir, record.node);
-  std::string tmp = path + ".tmp";
-  std::string text = FormatSlurmDrainRecord(record);
-  // A leftover temporary (a crash mid-write) or anything planted there is removed, not followed.
-  if (::unlink(tmp.c_str()) != 0 && errno != ENOENT) return ErrnoStatus("unlink " + tmp);
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoStatus("create " + tmp);
-  size_t off = 0;
-  while (off < text.size()) {
-    ssize_t n = ::write(fd, text.data() + off, text.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      Status s = ErrnoStatus("write " + tmp);
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return s;
-    }
-    off += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0) {
-    Status s = ErrnoStatus("fsync " + tmp);
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    return s;
-  }
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    Status s = ErrnoStatus("rename " + tmp + " to " + path);
-    ::unlink(tmp.c_str());
-    return s;
-  }
-  // The rename itself survives a crash once the directory is synced.
-  int dfd = ::open(state_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
-  return Status::Ok();
+  ReplaceFileOptions replace;
+  replace.mode = 0644;
+  replace.sync_data = true;
+  replace.sync_directory = true;  // the record must outlive a crash right after the drain
+  return ReplaceFileContents(AT_FDCWD, path, FormatSlurmDrainRecord(record), replace);
 }
 
 Result<SlurmDrainRecord> ReadSlurmDrainRecord(const std::string& state_dir,

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 
+#include "core/replace_file.h"
 #include "facts/gpu_facts.h"
 #include "rules/stored_action.h"
 #include "store/history_store.h"
@@ -278,18 +279,7 @@ class SqliteHistoryReader final : public HistoryReader {
 // clock's resolution, and a link planted at either name is replaced or removed, never followed or
 // truncated. Best effort: a failure leaves `watch` to its fallback poll.
 void TouchOperatorMarks(const std::string& db_path, int64_t unix_ms) {
-  const std::string path = OperatorMarksPath(db_path);
-  const std::string tmp = path + ".tmp";
-  constexpr int kFlags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-  int fd = ::open(tmp.c_str(), kFlags, 0600);
-  if (fd < 0 && errno == EEXIST && ::unlink(tmp.c_str()) == 0) {
-    fd = ::open(tmp.c_str(), kFlags, 0600);  // a file left by a crash, or a planted link
-  }
-  if (fd < 0) return;
-  const std::string text = std::to_string(unix_ms) + "\n";
-  const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  ::close(fd);
-  if (!written || ::rename(tmp.c_str(), path.c_str()) != 0) ::unlink(tmp.c_str());
+  ReplaceFileContents(AT_FDCWD, OperatorMarksPath(db_path), std::to_string(unix_ms) + "\n");
 }
 
 Result<int> MarkFindings(const std::string& db_path, const std::string& id, std::optional<int> gpu,
