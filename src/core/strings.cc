@@ -1,5 +1,6 @@
 #include "core/strings.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -171,13 +172,18 @@ std::string FormatBytes(uint64_t bytes) {
 
 std::string FormatDouble(double v, int decimals) {
   if (!std::isfinite(v)) return "nan";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  std::string s(buf);
-  if (s.find('.') != std::string::npos) {
-    while (!s.empty() && s.back() == '0') s.pop_back();
-    if (!s.empty() && s.back() == '.') s.pop_back();
+  // std::to_chars: what printf("%.*f") prints in the C locale, whatever the process's locale
+  // (the TUI sets LC_ALL from the environment), without printf's parsing and locking (rules
+  // format evidence every watch tick). The widest fixed double is 309 digits and a sign.
+  decimals = std::clamp(decimals, 0, 20);
+  char buf[352];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, decimals);
+  if (ec != std::errc()) return "nan";  // cannot happen with this buffer
+  if (decimals > 0) {
+    while (end[-1] == '0') --end;
+    if (end[-1] == '.') --end;
   }
+  std::string s(buf, end);
   if (s == "-0") s = "0";
   return s;
 }

@@ -41,7 +41,8 @@ std::string UrlOrigin(std::string_view url);
 
 // "1.5 GiB", "512 B"; IEC units.
 std::string FormatBytes(uint64_t bytes);
-// Fixed decimals without trailing zeros: 97.25 -> "97.2" with decimals=1.
+// Fixed decimals (0..20, clamped) without trailing zeros, always with a '.' whatever the locale:
+// 97.25 -> "97.2" with decimals=1; -0.04 -> "0"; NaN and infinities -> "nan".
 std::string FormatDouble(double v, int decimals = 1);
 
 }  // namespace gpudoctor

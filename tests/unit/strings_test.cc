@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 namespace gpudoctor {
 namespace {
 
@@ -80,6 +82,12 @@ TEST(StringsTest, FormatBytesAndDouble) {
   EXPECT_EQ(FormatBytes(1536), "1.5 KiB");
   EXPECT_EQ(FormatDouble(97.25, 1), "97.2");
   EXPECT_EQ(FormatDouble(3.0, 2), "3");
+  EXPECT_EQ(FormatDouble(-0.04, 1), "0");
+  EXPECT_EQ(FormatDouble(-2.5, 0), "-2");    // round half to even, as printf
+  EXPECT_EQ(FormatDouble(100.0, 0), "100");  // no '.': the zeros are digits
+  EXPECT_EQ(FormatDouble(0.000123, 6), "0.000123");
+  EXPECT_EQ(FormatDouble(1e300, 1).size(), 301u);  // every digit, not cut at a buffer's end
+  EXPECT_EQ(FormatDouble(std::numeric_limits<double>::infinity()), "nan");
 }
 
 TEST(StringsTest, UrlOriginDropsUserinfoPathAndQuery) {
