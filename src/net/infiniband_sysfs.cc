@@ -5,15 +5,6 @@
 #include "core/strings.h"
 
 namespace gpudoctor {
-namespace {
-
-std::optional<std::string> ReadTrimmed(const std::string& path) {
-  auto text = RootFs::ReadFile(path, 4096);
-  if (!text.ok()) return std::nullopt;
-  return std::string(Trim(*text));
-}
-
-}  // namespace
 
 std::string ParseIbStateName(std::string_view text) {
   text = Trim(text);
