@@ -274,12 +274,12 @@ class SqliteHistoryReader final : public HistoryReader {
   bool legacy_recent_ = false;  // samples_recent (version 2, not yet converted by a writer)
 };
 
-// Rewrites the marks file with `unix_ms`: a new file (O_EXCL, O_NOFOLLOW, mode 0600) written
-// beside it and renamed over it, so it gets a new inode and modification time whatever the
-// clock's resolution, and a link planted at either name is replaced or removed, never followed or
-// truncated. Best effort: a failure leaves `watch` to its fallback poll.
+// Rewrites the marks file with `unix_ms` (core/replace_file.h: a new inode and modification time
+// whatever the clock's resolution; a link planted at either name is replaced, never followed).
+// Best effort: a failure leaves `watch` to its fallback poll.
 void TouchOperatorMarks(const std::string& db_path, int64_t unix_ms) {
-  ReplaceFileContents(AT_FDCWD, OperatorMarksPath(db_path), std::to_string(unix_ms) + "\n");
+  static_cast<void>(
+      ReplaceFileContents(AT_FDCWD, OperatorMarksPath(db_path), std::to_string(unix_ms) + "\n"));
 }
 
 Result<int> MarkFindings(const std::string& db_path, const std::string& id, std::optional<int> gpu,
