@@ -47,9 +47,9 @@ TEST(AckPollTest, AsksWhenTheMarksChangeAndEverySixtyTicksOtherwise) {
   EXPECT_EQ(AskedOn(poll, 171, 175), (std::vector<uint64_t>{175}));
 }
 
-// `gpudoctor ack` and `silence` rewrite the marks file after their commit, and only when they
-// marked something.
-TEST(AckPollTest, AckAndSilenceRewriteTheMarksFile) {
+// `gpudoctor ack` and `silence` rewrite the marks file only when they marked something (that they
+// do rewrite it then: StoreTest.FindingsEventsLedgerAndAcks).
+TEST(AckPollTest, AnAckOrSilenceThatMarksNothingLeavesTheMarksAlone) {
   testing::TempDir dir;
   const std::string db = dir.path() + "/history.db";
   {
