@@ -44,6 +44,13 @@ double CpuSeconds() {
          ru.ru_stime.tv_usec / 1e6;
 }
 
+// A bench that timed a failed read would print figures of nothing: say so and stop.
+void RequireOk(const gpudoctor::Status& s, const char* what) {
+  if (s.ok()) return;
+  std::fprintf(stderr, "fleet_bench: %s: %s\n", what, s.ToString().c_str());
+  std::exit(1);
+}
+
 double Seconds(Clock::time_point a) {
   return std::chrono::duration<double>(Clock::now() - a).count();
 }
@@ -236,7 +243,9 @@ void Reports(int nodes, int windows, const std::string& keep_dir) {
     ReadStats st;
     auto t = Clock::now();
     double c0 = CpuSeconds();
-    ReadReports(dir.string(), 1900000000, d2, std::chrono::seconds(10), index.string(), &st);
+    RequireOk(
+        ReadReports(dir.string(), 1900000000, d2, std::chrono::seconds(10), index.string(), &st),
+        "fleet_index_build");
     std::printf(
         "bench=fleet_index_build nodes=%d seconds=%.3f cpu_seconds=%.3f parsed=%zu "
         "index_mib=%.1f\n",
@@ -247,7 +256,9 @@ void Reports(int nodes, int windows, const std::string& keep_dir) {
     ReadStats st;
     auto t = Clock::now();
     double c0 = CpuSeconds();
-    ReadReports(dir.string(), 1900000000, d3, std::chrono::seconds(10), index.string(), &st);
+    RequireOk(
+        ReadReports(dir.string(), 1900000000, d3, std::chrono::seconds(10), index.string(), &st),
+        mode);
     double read = Seconds(t), read_cpu = CpuSeconds() - c0;
     auto ledger = BuildLedger(d3);
     auto faults = HardwareFaults(d3, FindOnsets(d3));
