@@ -216,7 +216,9 @@ TEST(GpuE2eTest, NoGpuNoDriverIsInfoAndOtherLayersStillRun) {
   bool cpu_ran = false;
   for (const auto& p : j["probes"]) {
     if (p["name"] == "cpu") cpu_ran = p["status"] == "ok";
-    if (p["name"] == "nvml") EXPECT_EQ(p["status"], "skipped");
+    if (p["name"] == "nvml") {
+      EXPECT_EQ(p["status"], "skipped");
+    }
   }
   EXPECT_TRUE(cpu_ran) << j["probes"].dump();
   EXPECT_TRUE(j["gpus"].empty());

@@ -37,7 +37,9 @@ TEST(FindingVocabularyTest, WhatTakesANodeOutAndWhatCountsAgainstACard) {
     if (NeedsNodeOutOfService(a)) ++out_of_service;
     // Evidence against the hardware always needs the node out; the reverse is not true
     // (a reboot is not the card's fault).
-    if (IsHardwareAction(a)) EXPECT_TRUE(NeedsNodeOutOfService(a)) << ActionName(a);
+    if (IsHardwareAction(a)) {
+      EXPECT_TRUE(NeedsNodeOutOfService(a)) << ActionName(a);
+    }
   }
   EXPECT_EQ(out_of_service, 4);  // reset_gpu, reboot, drain_reset, inspect_hardware
   EXPECT_FALSE(IsHardwareAction(Action::kReboot));

@@ -413,7 +413,9 @@ TEST(InferenceQueueHookTest, WaitingRequestsReachTheGpuTheServerHolds) {
 
 void ExpectNear(std::optional<double> a, std::optional<double> b, const std::string& what) {
   ASSERT_EQ(a.has_value(), b.has_value()) << what;
-  if (a) EXPECT_NEAR(*a, *b, 1e-9 * std::max(1.0, std::abs(*b))) << what;
+  if (a) {
+    EXPECT_NEAR(*a, *b, 1e-9 * std::max(1.0, std::abs(*b))) << what;
+  }
 }
 
 void ExpectSameVerdicts(const GpuSampleWindow& w, const std::deque<GpuWindowSample>& mirror,

@@ -86,7 +86,9 @@ void TwoHundredTargets(bool datagram) {
       ADD_FAILURE() << h.name << ": " << h.received << "/" << h.sent << " replies";
     }
     EXPECT_EQ(h.address, h.name);
-    if (datagram) EXPECT_EQ(h.method, "icmp-dgram");
+    if (datagram) {
+      EXPECT_EQ(h.method, "icmp-dgram");
+    }
   }
   EXPECT_EQ(lossy, 0);
   std::printf("200 targets x 40 probes (%s): %.2f s, %d/%d replies, %d hosts with loss\n",

@@ -53,7 +53,9 @@ TEST(NotifyConfigTest, RejectsShellStringsAndBadValues) {
     Settings s;
     auto r = ApplyConfigText(bad, "t.toml", s);
     EXPECT_FALSE(r.ok()) << bad;
-    if (!r.ok()) EXPECT_NE(r.status().message().find("t.toml:"), std::string::npos) << bad;
+    if (!r.ok()) {
+      EXPECT_NE(r.status().message().find("t.toml:"), std::string::npos) << bad;
+    }
   }
 }
 

@@ -41,7 +41,9 @@ TEST(RunCheckTest, JudgesTheFixtureHostWithTheSelectedProbes) {
     const Finding& a = r.findings[i - 1];
     const Finding& b = r.findings[i];
     ASSERT_LE(static_cast<int>(a.layer), static_cast<int>(b.layer)) << a.id << " before " << b.id;
-    if (a.layer == b.layer) EXPECT_GE(a.severity, b.severity) << a.id << " before " << b.id;
+    if (a.layer == b.layer) {
+      EXPECT_GE(a.severity, b.severity) << a.id << " before " << b.id;
+    }
   }
   EXPECT_GT(r.duration_ms, 250) << "the CPU and memory probes sample over 300 ms";
   EXPECT_LT(r.duration_ms, 5000);

@@ -100,7 +100,9 @@ TEST(StoreDurabilityTest, KillNineMidWriteFiftyTimesLosesAtMostTheLastTick) {
     ASSERT_TRUE(WIFSIGNALED(status)) << "writer exited by itself, status " << status;
 
     // Killed before the file was created: nothing to check yet.
-    if (std::filesystem::exists(db)) ASSERT_EQ(IntegrityCheck(db), "ok") << "round " << round;
+    if (std::filesystem::exists(db)) {
+      ASSERT_EQ(IntegrityCheck(db), "ok") << "round " << round;
+    }
     int64_t last = ReadProgress(progress);
     if (last >= start) {
       ++rounds_with_progress;

@@ -195,7 +195,9 @@ TEST(StoreReliabilityTest, PathsThatAreNotOursAreRefusedAndLeftUntouched) {
     struct stat after;
     ASSERT_EQ(::lstat(path.c_str(), &after), 0);
     EXPECT_EQ(after.st_ino, before.st_ino) << c.name;
-    if (S_ISREG(before.st_mode)) EXPECT_EQ(ReadFileOrDie(path), content) << c.name;
+    if (S_ISREG(before.st_mode)) {
+      EXPECT_EQ(ReadFileOrDie(path), content) << c.name;
+    }
     // The readers (`history`, `ack`, the API) use the same check.
     EXPECT_FALSE(HistoryReader::Open(path).ok()) << c.name;
   }
