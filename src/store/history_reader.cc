@@ -1,9 +1,7 @@
 // HistoryReader (read-only connections) and the operator writes (ack, silence).
-#include <fcntl.h>
-#include <unistd.h>
+#include <fcntl.h>  // AT_FDCWD
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <ctime>
 #include <filesystem>

@@ -29,7 +29,7 @@ class AckPoll {
   bool Due(uint64_t tick);
 
  private:
-  struct Stamp {  // what stat(2) says of the marks file; all zero when it is not there
+  struct Stamp {  // what stat(2) says of the marks file; the defaults when it is not there
     ino_t inode = 0;
     off_t size = 0;
     int64_t mtime_ns = -1;

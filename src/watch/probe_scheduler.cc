@@ -42,6 +42,12 @@ double MsBetween(TimePoint a, TimePoint b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
+// A procfs tree other than the running kernel's (--path.procfs): its boot id may change under a
+// running watch, so its identity is read every tick (see the header).
+bool IsOtherHostsProcfs(const Settings& settings) {
+  return settings.fs.procfs() != RootFs().procfs();
+}
+
 }  // namespace
 
 struct ProbeScheduler::Slot {
@@ -59,7 +65,7 @@ ProbeScheduler::ProbeScheduler(std::vector<const ProbeSpec*> probes,
                                std::shared_ptr<const Settings> settings)
     : settings_(std::move(settings)),
       boot_id_(settings_->fs.ProcPath("sys/kernel/random/boot_id")),
-      identity_every_tick_(settings_->fs.procfs() != RootFs().procfs()) {
+      identity_every_tick_(IsOtherHostsProcfs(*settings_)) {
   for (const ProbeSpec* p : probes) {
     auto slot = std::make_unique<Slot>();
     slot->spec = p;
@@ -76,7 +82,7 @@ void ProbeScheduler::UpdateSettings(std::shared_ptr<const Settings> settings) {
   std::string boot_id_path = settings_->fs.ProcPath("sys/kernel/random/boot_id");
   if (boot_id_path != boot_id_.path()) boot_id_ = KeptFile(std::move(boot_id_path));
   identity_.reset();
-  identity_every_tick_ = settings_->fs.procfs() != RootFs().procfs();
+  identity_every_tick_ = IsOtherHostsProcfs(*settings_);
 }
 
 Snapshot ProbeScheduler::Tick(uint64_t tick, bool run_slow, TimePoint deadline) {
