@@ -4,17 +4,10 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 
 namespace gpudoctor {
 
 namespace {
-
-Status FromErrno(int e, const std::string& what) {
-  std::string m = what + ": " + std::strerror(e);
-  return e == EACCES || e == EPERM || e == EROFS ? PermissionDenied(std::move(m))
-                                                 : IoError(std::move(m));
-}
 
 // The directory part of `name` ("." when it has none), to fsync after the rename.
 std::string DirectoryOf(const std::string& name) {
@@ -28,7 +21,7 @@ Status WriteWhole(int fd, std::string_view text, const std::string& tmp) {
   while (off < text.size()) {
     ssize_t n = ::write(fd, text.data() + off, text.size() - off);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return FromErrno(errno, "write " + tmp);
+    if (n < 0) return StatusFromErrno(errno, "write " + tmp);
     if (n == 0) return IoError("write " + tmp + ": no progress");
     off += static_cast<size_t>(n);
   }
@@ -45,16 +38,16 @@ Status ReplaceFileContents(int dir_fd, const std::string& name, std::string_view
   if (fd < 0 && errno == EEXIST) {
     // A leftover of a crash, or anything planted there: unlink acts on a link itself.
     if (::unlinkat(dir_fd, tmp.c_str(), 0) != 0 && errno != ENOENT) {
-      return FromErrno(errno, "unlink " + tmp);
+      return StatusFromErrno(errno, "unlink " + tmp);
     }
     fd = ::openat(dir_fd, tmp.c_str(), kCreate, options.mode);
   }
-  if (fd < 0) return FromErrno(errno, "create " + tmp);
+  if (fd < 0) return StatusFromErrno(errno, "create " + tmp);
   Status s = WriteWhole(fd, text, tmp);
-  if (s.ok() && options.sync_data && ::fsync(fd) != 0) s = FromErrno(errno, "fsync " + tmp);
-  if (::close(fd) != 0 && s.ok()) s = FromErrno(errno, "close " + tmp);
+  if (s.ok() && options.sync_data && ::fsync(fd) != 0) s = StatusFromErrno(errno, "fsync " + tmp);
+  if (::close(fd) != 0 && s.ok()) s = StatusFromErrno(errno, "close " + tmp);
   if (s.ok() && ::renameat(dir_fd, tmp.c_str(), dir_fd, name.c_str()) != 0) {
-    s = FromErrno(errno, "rename " + tmp + " to " + name);
+    s = StatusFromErrno(errno, "rename " + tmp + " to " + name);
   }
   if (!s.ok()) {
     ::unlinkat(dir_fd, tmp.c_str(), 0);

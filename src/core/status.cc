@@ -1,6 +1,15 @@
 #include "core/status.h"
 
+#include <cerrno>
+#include <cstring>
+
 namespace gpudoctor {
+
+Status StatusFromErrno(int e, const std::string& what) {
+  std::string m = what + ": " + std::strerror(e);
+  return e == EACCES || e == EPERM || e == EROFS ? PermissionDenied(std::move(m))
+                                                 : IoError(std::move(m));
+}
 
 const char* StatusCodeName(StatusCode code) {
   switch (code) {

@@ -55,6 +55,9 @@ inline Status Unsupported(std::string m) { return {StatusCode::kUnsupported, std
 inline Status TimeoutError(std::string m) { return {StatusCode::kTimeout, std::move(m)}; }
 inline Status IoError(std::string m) { return {StatusCode::kIoError, std::move(m)}; }
 inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+// "`what`: strerror(e)": kPermissionDenied for EACCES, EPERM and EROFS (the operator can act on
+// those), kIoError otherwise. For a system call that failed with errno `e`.
+Status StatusFromErrno(int e, const std::string& what);
 
 // Either a T or a non-OK Status. Accessing value() of an error result is a bug and aborts.
 template <typename T>

@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 
 #include "core/replace_file.h"
 #include "core/root_fs.h"
@@ -21,12 +20,6 @@ std::string OneLine(std::string s) {
     if (c == '\n') c = ' ';
   }
   return s;
-}
-
-Status ErrnoStatus(const std::string& what) {
-  int e = errno;
-  std::string m = what + ": " + std::strerror(e);
-  return e == EACCES || e == EPERM || e == EROFS ? PermissionDenied(m) : IoError(m);
 }
 
 }  // namespace
@@ -115,7 +108,7 @@ Result<SlurmDrainRecord> ParseSlurmDrainRecord(std::string_view text) {
 
 Status WriteSlurmDrainRecord(const std::string& state_dir, const SlurmDrainRecord& record) {
   if (::mkdir(state_dir.c_str(), 0755) != 0 && errno != EEXIST) {
-    return ErrnoStatus("create state directory " + state_dir);
+    return StatusFromErrno(errno, "create state directory " + state_dir);
   }
   std::string path = SlurmDrainRecordPath(state_dir, record.node);
   ReplaceFileOptions replace;
@@ -137,7 +130,8 @@ Result<SlurmDrainRecord> ReadSlurmDrainRecord(const std::string& state_dir,
 
 Status RemoveSlurmDrainRecord(const std::string& state_dir, const std::string& node) {
   std::string path = SlurmDrainRecordPath(state_dir, node);
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT) return ErrnoStatus("remove " + path);
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT)
+    return StatusFromErrno(errno, "remove " + path);
   return Status::Ok();
 }
 

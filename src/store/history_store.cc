@@ -10,7 +10,6 @@
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
-#include <cstring>
 #include <ctime>
 #include <deque>
 #include <filesystem>
@@ -28,8 +27,6 @@
 namespace gpudoctor {
 namespace {
 
-std::string Errno(int e) { return std::strerror(e); }
-
 // Holds "<path>.lock" (flock) for the store's lifetime; the file names the holder's pid. Created
 // with O_EXCL; an existing one is opened with O_NOFOLLOW and must be a plain file of ours with one
 // link before it is written (a planted link to another file is never truncated).
@@ -42,10 +39,7 @@ class LockFile {
     if (fd < 0) {
       int e = errno;
       if (e == ELOOP) return PermissionDenied(path + ": is a symbolic link (never followed)");
-      if (e == EACCES || e == EPERM || e == EROFS) {
-        return PermissionDenied(path + ": cannot create lock file: " + Errno(e));
-      }
-      return IoError(path + ": cannot create lock file: " + Errno(e));
+      return StatusFromErrno(e, path + ": cannot create lock file");
     }
     struct stat st;
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||

@@ -290,11 +290,7 @@ Status CheckStoreCompanions(const std::string& db_path) {
 Status CreatePrivateFile(const std::string& path) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) {
-    int e = errno;
-    if (e == EACCES || e == EPERM || e == EROFS) {
-      return PermissionDenied(path + ": cannot create: " + Errno(e));
-    }
-    return IoError(path + ": cannot create: " + Errno(e));
+    return StatusFromErrno(errno, path + ": cannot create");
   }
   ::close(fd);
   return Status::Ok();
