@@ -4,7 +4,8 @@
 # (default 6: one, any, one, any, ...) of SECONDS_MEASURED (default 75) each after 8 s of
 # warm-up, as one watch runs on a node. 8 fake GPUs without FieldValues (h100_busy), every probe,
 # history on, no HTTP listener. CPU from each thread's /proc/PID/task/TID/schedstat (nanoseconds,
-# not 10-ms ticks), and the load average at both ends of each run (the machine should be idle).
+# not 10-ms ticks), also by thread name (gd-worker, gd-store, ...: core/thread_name.h), and the
+# load average at both ends of each run (the machine should be idle).
 # BESIDE=1 runs the two side by side instead, in alternating start order (two watches competing
 # for the same CPUs: not how a node runs it). BASE=OTHER_BUILD_DIR compares two builds the same
 # way instead (both with the default placement: "new" is BUILD_DIR, "base" is OTHER_BUILD_DIR).
@@ -29,6 +30,20 @@ cpu_ns() {
   local sum=0 t
   for t in /proc/"$1"/task/*; do sum=$((sum + $(cut -d' ' -f1 "$t/schedstat" 2>/dev/null || echo 0))); done
   echo "$sum"
+}
+# "ROLE NS" per thread of PID: its name (core/thread_name.h; the main thread keeps the program's
+# name) and the CPU it has used so far, in nanoseconds.
+cpu_by_role() {
+  local t
+  for t in /proc/"$1"/task/*; do
+    echo "$(cat "$t/comm" 2>/dev/null || echo gone) $(cut -d' ' -f1 "$t/schedstat" 2>/dev/null || echo 0)"
+  done
+}
+# "role ms/tick, ..." from two cpu_by_role listings (threads that left in between are not counted).
+roles_a_tick() {
+  awk -v s="$secs" 'FNR == NR { b[$1] += $2; next } { a[$1] += $2 }
+    END { for (r in a) printf "%s %.3f\n", r, (a[r] - b[r]) / s / 1e6 }' "$1" "$2" |
+    sort -k2 -nr | awk '{ printf "%s%s %s", (NR > 1 ? ", " : ""), $1, $2 } END { print "" }'
 }
 # The two modes compared: one CPU and any CPU, or (BASE set) this build and the base build.
 if [ -n "${BASE:-}" ]; then
@@ -60,18 +75,25 @@ for ((k = 0; k < runs; k++)); do
   sleep 8
   load0=$(cut -d' ' -f1 /proc/loadavg)
   before=()
-  for p in "${pids[@]}"; do before+=("$(cpu_ns "$p")"); done
+  for i in "${!pids[@]}"; do
+    before+=("$(cpu_ns "${pids[$i]}")")
+    cpu_by_role "${pids[$i]}" >"$d/roles-before-$i"
+  done
   sleep "$secs"
   line="run $((k + 1)):"
+  roles=""
   for i in "${!pids[@]}"; do
     ms=$(ms_a_tick "${before[$i]}" "$(cpu_ns "${pids[$i]}")")
+    cpu_by_role "${pids[$i]}" >"$d/roles-after-$i"
     add "${modes[$i]}" "$ms"
     line+=" ${modes[$i]} $ms ms a tick"
+    roles+="  ${modes[$i]} by thread, ms a tick: $(roles_a_tick "$d/roles-before-$i" "$d/roles-after-$i")"$'\n'
   done
   kill -INT "${pids[@]}"
   wait "${pids[@]}" 2>/dev/null
   pids=()
   echo "$line (load $load0 -> $(cut -d' ' -f1 /proc/loadavg))"
+  printf '%s' "$roles"
 done
 awk -v o="${total[$a]}" -v no="${count[$a]}" -v a="${total[$b]}" -v na="${count[$b]}" \
   -v la="$a" -v lb="$b" 'BEGIN {

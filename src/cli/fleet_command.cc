@@ -16,6 +16,7 @@
 #include "core/root_fs.h"
 #include "core/strings.h"
 #include "core/terminal_text.h"
+#include "core/thread_name.h"
 #include "fleet/analysis.h"
 #include "fleet/db_input.h"
 #include "fleet/onsets.h"
@@ -212,7 +213,10 @@ int FleetCommand(const CliOptions& o) {
     };
     if (save_query_index) {
       try {
-        ledger_worker = std::thread(build_ledger);
+        ledger_worker = std::thread([&build_ledger] {
+          NameThisThread("gd-ledger");
+          build_ledger();
+        });
       } catch (const std::system_error&) {
         build_ledger();  // no thread: on this one
       }

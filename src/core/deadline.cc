@@ -8,6 +8,7 @@
 #include <iterator>
 #include <vector>
 
+#include "core/thread_name.h"
 #include "core/worker_pool.h"
 
 namespace gpudoctor {
@@ -62,6 +63,7 @@ std::atomic<WorkerPool*>& CurrentPool() {
 }
 
 void WorkerLoop(WorkerPool* pool, std::function<void()> job, uint64_t netns) {
+  NameThisThread("gd-worker");
   auto me = std::make_shared<IdleWorker>();
   me->netns = netns;
   for (;;) {

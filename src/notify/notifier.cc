@@ -21,6 +21,7 @@
 
 #include "core/notify_target.h"
 #include "core/strings.h"
+#include "core/thread_name.h"
 #include "report/report.h"
 
 namespace gpudoctor {
@@ -438,6 +439,7 @@ class NotifierHub::Impl {
   }
 
   void Run(Worker* w) {
+    NameThisThread("gd-notify");
     for (;;) {
       {
         std::unique_lock<std::mutex> lock(mu);

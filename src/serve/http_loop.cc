@@ -20,6 +20,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "core/thread_name.h"
+
 namespace gpudoctor {
 namespace {
 
@@ -172,6 +174,7 @@ class HttpLoop::Impl {
   }
 
   void Work() {
+    NameThisThread("gd-http-work");
     for (;;) {
       Job job;
       {
@@ -445,6 +448,7 @@ class HttpLoop::Impl {
   }
 
   void Run() {
+    NameThisThread("gd-http");
     std::vector<pollfd> pfds;
     std::vector<uint64_t> ids;
     while (!stopping.load()) {

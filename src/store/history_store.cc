@@ -18,6 +18,7 @@
 #include <optional>
 #include <thread>
 
+#include "core/thread_name.h"
 #include "store/history_store_internal.h"
 #include "store/sqlite_db.h"
 #include "store/store_file.h"
@@ -357,6 +358,7 @@ class SqliteHistoryStore final : public HistoryStore {
   }
 
   void Run() {
+    NameThisThread("gd-store");
     std::vector<std::shared_ptr<const TickResult>> batch;
     for (;;) {
       {
