@@ -1,6 +1,8 @@
 #include "cli/cli_options.h"
 
 #include <algorithm>
+#include <string_view>
+#include <utility>
 
 #include "cli/commands.h"
 #include "cli/flag_scopes.h"
@@ -91,9 +93,30 @@ std::string FlagLines(std::string_view command) {
   return u;
 }
 
+namespace {
+
+// What a command takes besides its flags, as its usage line shows it ("" for nothing).
+std::string_view OperandsOf(std::string_view command) {
+  static constexpr std::pair<std::string_view, std::string_view> kOperands[] = {
+      {"explain", "ID | xid N"},         {"logs", "FILE|-"},
+      {"compare", "GOOD [NOW]"},         {"plan", "kv|batching"},
+      {"fleet", "[card SERIAL | slot NODE:BUS]"},
+      {"report", "bandwidth"},           {"mark", "step"},
+      {"ack", "ID"},                     {"silence", "ID"},
+      {"netcheck", "SERVER[:PORT]"},     {"help", "COMMAND"},
+  };
+  for (const auto& [name, operands] : kOperands) {
+    if (name == command) return operands;
+  }
+  return "";
+}
+
+}  // namespace
+
 std::string CommandUsageText(std::string_view command) {
-  return "usage: gpudoctor " + std::string(command) + " [flags]\n\nflags of " +
-         std::string(command) + ":\n" + FlagLines(command);
+  std::string operands(OperandsOf(command));
+  return "usage: gpudoctor " + std::string(command) + (operands.empty() ? "" : " " + operands) +
+         " [flags]\n\nflags of " + std::string(command) + ":\n" + FlagLines(command);
 }
 
 std::string UsageText() {

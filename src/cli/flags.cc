@@ -173,6 +173,7 @@ const std::vector<FlagSpec>& FlagTable() {
       {"--kmsg-file", "PATH", "read the kernel log from this saved file (or - for stdin)",
        [](std::string_view v, CliOptions& o) {
          if (Status s = NonEmpty(v, "kmsg file"); !s.ok()) return s;
+         o.values["--kmsg-file"] = std::string(v);  // `logs` takes it as its FILE
          o.Override([p = std::string(v)](Settings& s) { s.kmsg_file = p; });
          return Status::Ok();
        }},

@@ -3,6 +3,8 @@
 // file could not be read.
 #include <chrono>
 #include <cstdio>
+#include <optional>
+#include <string>
 
 #include "cli/commands.h"
 #include "core/strings.h"
@@ -78,9 +80,16 @@ void WriteLogsJson(const KernelLogFacts& k, const std::vector<Finding>& findings
 }  // namespace
 
 int LogsCommand(const CliOptions& o) {
-  if (o.positional.size() != 1) {
-    return CouldNotRun("logs needs exactly one FILE (or - for stdin)");
+  // The log is the one operand, or --kmsg-file (the flag check, watch and bundle take for it).
+  std::optional<std::string> flag_file = o.Value("--kmsg-file");
+  if (o.positional.size() > 1 || (o.positional.empty() && !flag_file)) {
+    return CouldNotRun("logs needs exactly one FILE (or - for stdin): gpudoctor logs FILE");
   }
+  if (!o.positional.empty() && flag_file && *flag_file != o.positional[0]) {
+    return CouldNotRun("logs got two files: " + o.positional[0] + " and --kmsg-file " +
+                       *flag_file + "; give one");
+  }
+  const std::string path = o.positional.empty() ? *flag_file : o.positional[0];
   auto settings = BuildSettings(o);
   if (!settings.ok()) return CouldNotRun(settings.status().message());
   KernelLogScanOptions options;
@@ -92,7 +101,7 @@ int LogsCommand(const CliOptions& o) {
   TimePoint deadline =
       SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(
                                std::chrono::duration<double>((*settings)->deadline_s));
-  auto facts = ScanLogPath(o.positional[0], options, deadline);
+  auto facts = ScanLogPath(path, options, deadline);
   if (!facts.ok()) return CouldNotRun(facts.status().message());
 
   Snapshot snap;

@@ -1,5 +1,6 @@
 #include "kmsg/line_format.h"
 
+#include <algorithm>
 #include <ctime>
 
 #include "core/civil_time.h"
@@ -66,8 +67,11 @@ int MonthFromName(std::string_view m) {
 
 // journalctl prints the month with strftime("%b") in the reader's LC_TIME, so a saved journal
 // can carry any locale's abbreviated month. These are glibc's abmon strings (localedata of glibc
-// 2.36, plus the older spellings fr "avr." and es "sept" of earlier releases) for the locales
-// seen in bug reports; CJK locales print "N月" (ja with a leading space for 1-9).
+// 2.36, plus the older spellings fr "avr." and es "sept" of earlier releases) of the locales seen
+// in bug reports (fr, de, es, ru; nb/nn "jan.", found in a public AER report) and of the other
+// European locales whose abbreviations differ from English (da, sv, nl, it, pt, pl, tr, cs, fi,
+// uk, hu); no name stands for two months. CJK locales print "N月" (zh, ja; ja with a leading
+// space for 1-9) or "N월" (ko, also with the space).
 struct MonthName {
   std::string_view name;
   int month;
@@ -120,19 +124,54 @@ constexpr MonthName kLocaleMonths[] = {
     {"\u043e\u043a\u0442", 10},
     {"\u043d\u043e\u044f", 11},
     {"\u0434\u0435\u043a", 12},
+    // nb_NO, nn_NO
+    {"jan.", 1}, {"feb.", 2}, {"april", 4}, {"juni", 6}, {"juli", 7}, {"aug.", 8}, {"sep.", 9},
+    {"okt.", 10}, {"des.", 12},
+    // da_DK, sv_SE
+    {"jan", 1}, {"apr", 4}, {"maj", 5}, {"aug", 8}, {"okt", 10}, {"dec", 12},
+    // nl_NL
+    {"mrt", 3}, {"mei", 5},
+    // it_IT
+    {"gen", 1}, {"mag", 5}, {"giu", 6}, {"lug", 7}, {"set", 9}, {"ott", 10},
+    // pt_BR, pt_PT
+    {"fev", 2}, {"out", 10}, {"dez", 12},
+    // pl_PL
+    {"sty", 1}, {"lut", 2}, {"kwi", 4}, {"cze", 6}, {"lip", 7}, {"sie", 8}, {"wrz", 9},
+    {"pa\u017a", 10}, {"lis", 11}, {"gru", 12},
+    // tr_TR
+    {"Oca", 1}, {"\u015eub", 2}, {"Nis", 4}, {"Haz", 6}, {"Tem", 7}, {"A\u011fu", 8},
+    {"Eyl", 9}, {"Eki", 10}, {"Kas", 11}, {"Ara", 12},
+    // cs_CZ
+    {"led", 1}, {"\u00fano", 2}, {"b\u0159e", 3}, {"dub", 4}, {"kv\u011b", 5}, {"\u010den", 6},
+    {"\u010dec", 7}, {"srp", 8}, {"z\u00e1\u0159", 9}, {"\u0159\u00edj", 10}, {"pro", 12},
+    // fi_FI
+    {"tammi", 1}, {"helmi", 2}, {"maalis", 3}, {"huhti", 4}, {"touko", 5}, {"kes\u00e4", 6},
+    {"hein\u00e4", 7}, {"elo", 8}, {"syys", 9}, {"loka", 10}, {"marras", 11}, {"joulu", 12},
+    // uk_UA
+    {"\u0441\u0456\u0447", 1}, {"\u043b\u044e\u0442", 2}, {"\u0431\u0435\u0440", 3},
+    {"\u043a\u0432\u0456", 4}, {"\u0442\u0440\u0430", 5}, {"\u0447\u0435\u0440", 6},
+    {"\u043b\u0438\u043f", 7}, {"\u0441\u0435\u0440", 8}, {"\u0432\u0435\u0440", 9},
+    {"\u0436\u043e\u0432", 10}, {"\u043b\u0438\u0441", 11}, {"\u0433\u0440\u0443", 12},
+    // hu_HU
+    {"febr", 2}, {"m\u00e1rc", 3}, {"\u00e1pr", 4}, {"m\u00e1j", 5}, {"j\u00fan", 6},
+    {"j\u00fal", 7}, {"szept", 9},
 };
 
 // Month of the syslog/journal stamp at the start of `line` and the length of its token (leading
 // space of ja included); 0 when the line does not start with a month name followed by a space.
 int SyslogMonthAt(std::string_view line, size_t& len) {
   size_t i = 0;
-  if (line.size() > 1 && line[0] == ' ' && IsDigit(line[1])) i = 1;  // ja_JP " 3月"
+  if (line.size() > 1 && line[0] == ' ' && IsDigit(line[1])) i = 1;  // ja_JP " 3月", ko " 3월"
   if (i < line.size() && IsDigit(line[i])) {
     size_t d = i;
     int m = 0;
     while (d < line.size() && IsDigit(line[d]) && d - i < 2) m = m * 10 + (line[d++] - '0');
-    constexpr std::string_view kYue = "\u6708";  // 月
-    if (m < 1 || m > 12 || line.substr(d, kYue.size()) != kYue) return 0;
+    constexpr std::string_view kYue = "\u6708";   // 月 (zh, ja)
+    constexpr std::string_view kWol = "\uc6d4";   // 월 (ko)
+    static_assert(kYue.size() == kWol.size());
+    if (m < 1 || m > 12) return 0;
+    std::string_view unit = line.substr(d, kYue.size());
+    if (unit != kYue && unit != kWol) return 0;
     len = d + kYue.size();
     return len < line.size() && line[len] == ' ' ? m : 0;
   }
@@ -402,6 +441,44 @@ bool ParseIsoLine(std::string_view line, ParsedLine& out) {
   return true;
 }
 
+// talosctl dmesg (Talos Linux, a Kubernetes OS without a shell or journal): "NODE: FACILITY:
+// LEVEL: [RFC 3339 stamp]: message", the level right-aligned in 7 columns ("kern:    info:",
+// "kern:     err:"); NODE (the address or name talosctl was given) may be absent.
+bool ParseTalos(std::string_view line, ParsedLine& out) {
+  constexpr size_t kMaxNode = 253;  // a DNS name's length
+  size_t colon = line.find(": ");
+  if (colon == std::string_view::npos || colon > kMaxNode) return false;
+  auto is_word = [](std::string_view w) {
+    return !w.empty() && std::all_of(w.begin(), w.end(), [](char ch) { return ch >= 'a' && ch <= 'z'; });
+  };
+  Cursor c{line};
+  std::string_view facility = line.substr(0, colon);
+  if (!is_word(facility)) {  // NODE first
+    if (facility.find(' ') != std::string_view::npos) return false;
+    size_t next = line.find(": ", colon + 2);
+    if (next == std::string_view::npos) return false;
+    c.i = colon + 2;
+    facility = line.substr(c.i, next - c.i);
+    colon = next;
+  }
+  if (!is_word(facility) || facility.size() > 8) return false;
+  c.i = colon + 1;
+  c.SkipSpaces();
+  size_t level_start = c.i;
+  while (c.i < line.size() && line[c.i] >= 'a' && line[c.i] <= 'z') ++c.i;
+  if (c.i == level_start || c.i - level_start > 7 || !c.Eat(':') || !c.Eat(' ') || !c.Eat('[')) {
+    return false;
+  }
+  int64_t wall;
+  if (!ReadIsoStamp(c, wall) || !c.Eat(']') || !c.Eat(':')) return false;
+  c.Eat(' ');
+  out.shape = LineShape::kTalos;
+  out.time.wall_us = wall;
+  out.kernel = facility == "kern";
+  out.message = line.substr(c.i);
+  return true;
+}
+
 // dmesg family: optional "<N>" or "kern  :warn  : " then "[stamp] ".
 bool ParseDmesg(std::string_view line, ParsedLine& out) {
   Cursor c{line};
@@ -492,6 +569,10 @@ ParsedLine ParseLinePrefix(std::string_view line, LineFormatState& state) {
   } else if (c0 == '[' || c0 == '<' || c0 == 'k' || c0 == 'u' || c0 == 'd') {
     ParsedLine p;
     if (ParseDmesg(line, p)) return p;
+  }
+  if (IsDigit(c0) || (c0 >= 'a' && c0 <= 'z') || (c0 >= 'A' && c0 <= 'Z')) {
+    ParsedLine p;
+    if (ParseTalos(line, p)) return p;
   }
   // Month names: English or another locale's (journalctl follows LC_TIME), "N月" in CJK locales.
   if ((c0 >= 'A' && c0 <= 'Z') || (c0 >= 'a' && c0 <= 'z') || IsDigit(c0) || c0 == ' ' ||

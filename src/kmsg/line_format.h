@@ -27,6 +27,7 @@ enum class LineShape {
   kDmesgIso,          // dmesg --time-format=iso
   kSyslog,            // "Mmm dd hh:mm:ss host tag: ..." (journalctl short, syslog)
   kSyslogIso,         // "yyyy-mm-ddThh:mm:ss... host tag: ..." (short-iso, rsyslog RFC 3339)
+  kTalos,             // talosctl dmesg: "NODE: kern: warning: [2026-04-22T21:26:20.5Z]: ..."
   kJournalBoot,       // journalctl "-- Boot <id> --" / "-- Reboot --"
   kJournalNote,       // other journalctl "-- ... --" lines
 };

@@ -327,8 +327,12 @@ NvrmLine ParseNvrmLine(std::string_view message) {
     out.type = NvrmLineType::kInitFailed;
     return out;
   }
+  // The RPC-timeout banner ("GPU6 _kgspLogRpcTimeout: **** GSP Timeout ****", r570+) is its own
+  // report when the driver prints no Xid for it; the "_kgspLogXid119:" banner comes with an Xid
+  // 119 line, which is counted instead.
   if (body.find("Timeout waiting for RPC from GSP") != body.npos ||
-      body.find("Heartbeat timed out") != body.npos) {
+      body.find("Heartbeat timed out") != body.npos ||
+      (body.find("_kgspLogRpcTimeout: ") != body.npos && body.find("GSP Timeout") != body.npos)) {
     GpuSubject(body, out);
     if (size_t p = body.find("Expected function "); p != body.npos) {
       std::string_view t = body.substr(p + 18);

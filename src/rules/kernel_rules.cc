@@ -315,11 +315,15 @@ void SimpleFindings(const KernelEvent& e, const Thresholds& t, const std::vector
     case KernelEventKind::kDriverInitFailed:
     case KernelEventKind::kGspTimeout: {
       bool init = e.kind == KernelEventKind::kDriverInitFailed;
-      Finding f =
-          MakeFinding(init ? "driver.init_failed" : "driver.gsp_timeout", Severity::kCrit,
-                      std::string(init ? "NVIDIA driver could not initialise GPU "
-                                       : "GSP firmware timeout on GPU ") +
-                          e.subject + (e.error_code.empty() ? "" : " (" + e.error_code + ")"));
+      // Without a bus id the subject is the driver's own instance name ("GPU6"), which is not
+      // nvidia-smi's index: say so rather than print "GPU GPU6".
+      std::string gpu = e.pci || !StartsWith(e.subject, "GPU")
+                            ? "GPU " + e.subject
+                            : e.subject + " (the driver's numbering, not nvidia-smi's index)";
+      Finding f = MakeFinding(
+          init ? "driver.init_failed" : "driver.gsp_timeout", Severity::kCrit,
+          std::string(init ? "NVIDIA driver could not initialise " : "GSP firmware timeout on ") +
+              gpu + (e.error_code.empty() ? "" : " (" + e.error_code + ")"));
       AddCommon(f, e);
       if (!e.error_code.empty()) f.Add(init ? "rm_error" : "rpc_function", e.error_code);
       AttachGpu(f, e.pci, gpus);

@@ -96,7 +96,8 @@ constexpr Row kRows[] = {
      "reboot; together with Xid 48 → drain and reset"},
     {64, 64, "RESET_GPU", A::kResetGpu, "INFOROM_DRAM_RETIREMENT_FAILURE",
      "page retirement/row remap could not be recorded", C::kHardwareMemory, S::kCritical,
-     "drain, then reboot; field diagnostics; repeats → RMA"},
+     "drain, then reset the GPU (catalog RESET_GPU); reboot if the reset fails (older A100 "
+     "advice: reboot); field diagnostics; repeats → RMA"},
     {65, 65, "CONTACT_SUPPORT", A::kRestartApp, "LEGACY_VIDEO_PROCESSOR_EXCEPTION",
      "video processor exception (legacy)", C::kHardwareMemory, S::kWarn,
      "restart the application; repeats → drain and inspect"},
@@ -227,7 +228,7 @@ constexpr Row kRows[] = {
      "reset the GPU if repeated"},
     {171, 172, "none yet", A::kDrainReset, "UNCORRECTABLE_DRAM_OR_SRAM_ERROR",
      "detail of an uncorrectable memory error (see Xid 48)", C::kHardwareMemory, S::kCritical,
-     "handle together with the Xid 48 event"},
+     "as for the Xid 48 it details: drain, then reset the GPU or reboot"},
 };
 
 }  // namespace

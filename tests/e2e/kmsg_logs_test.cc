@@ -64,6 +64,30 @@ TEST(KmsgLogsE2eTest, StdinTextAndCleanLog) {
   EXPECT_THAT(clean.out, HasSubstr("0 finding(s), verdict ok"));
 }
 
+// `logs --help` lists --kmsg-file, so it is the file as well as the operand is; both at once
+// must name the same file; the usage line shows the operand.
+TEST(KmsgLogsE2eTest, KmsgFileFlagIsTheOperandsEqual) {
+  const std::string log = FixturePath("kmsg/dmesg_r535_h100.log");
+  auto by_operand = RunGpudoctor({"logs", "--json", log});
+  auto by_flag = RunGpudoctor({"logs", "--json", "--kmsg-file", log});
+  EXPECT_EQ(by_flag.exit_code, 2) << by_flag.err;
+  EXPECT_EQ(by_flag.exit_code, by_operand.exit_code);
+  EXPECT_EQ(nlohmann::json::parse(by_flag.out)["findings"],
+            nlohmann::json::parse(by_operand.out)["findings"]);
+  auto both_same = RunGpudoctor({"logs", "--kmsg-file", log, log});
+  EXPECT_EQ(both_same.exit_code, 2) << both_same.err;
+  auto two = RunGpudoctor({"logs", "--kmsg-file", log, FixturePath("kmsg/syslog_r390_k80.log")});
+  EXPECT_EQ(two.exit_code, 3);
+  EXPECT_THAT(two.err, HasSubstr("two files"));
+  auto none = RunGpudoctor({"logs"});
+  EXPECT_EQ(none.exit_code, 3);
+  EXPECT_THAT(none.err, HasSubstr("gpudoctor logs FILE"));
+  auto help = RunGpudoctor({"logs", "--help"});
+  EXPECT_THAT(help.out, HasSubstr("usage: gpudoctor logs FILE|- [flags]"));
+  EXPECT_THAT(RunGpudoctor({"help", "compare"}).out,
+              HasSubstr("usage: gpudoctor compare GOOD [NOW] [flags]"));
+}
+
 TEST(KmsgLogsE2eTest, MissingFileExitsThree) {
   auto r = RunGpudoctor({"logs", "/nonexistent/kern.log"});
   EXPECT_EQ(r.exit_code, 3);

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <ctime>
+#include <string>
 #include <vector>
 
 #include "kmsg/kernel_signals.h"
@@ -36,6 +37,12 @@ TEST_F(KmsgShapesTest, JournalStampsInOtherLocales) {
       "3\u6708 04 12:34:56 h kernel: NVRM: x",             // zh
       " 3\u6708 04 12:34:56 h kernel: NVRM: x",            // ja
       "Mar  4 12:34:56 h kernel: NVRM: x",                 // C
+      "mrt 04 12:34:56 h kernel: NVRM: x",                 // nl
+      "b\u0159e 04 12:34:56 h kernel: NVRM: x",            // cs
+      "maalis 04 12:34:56 h kernel: NVRM: x",              // fi
+      "m\u00e1rc 04 12:34:56 h kernel: NVRM: x",           // hu
+      "\u0431\u0435\u0440 04 12:34:56 h kernel: NVRM: x",  // uk
+      " 3\uc6d4 04 12:34:56 h kernel: NVRM: x",            // ko
   };
   for (const char* line : march) {
     ParsedLine p = ParseLinePrefix(line, st);
@@ -47,10 +54,53 @@ TEST_F(KmsgShapesTest, JournalStampsInOtherLocales) {
   EXPECT_EQ(ParseLinePrefix("f\u00e9vr. 04 12:34:56 h kernel: x", st).shape, LineShape::kSyslog);
   EXPECT_EQ(ParseLinePrefix("d\u00e9c. 04 12:34:56 h kernel: x", st).shape, LineShape::kSyslog);
   EXPECT_EQ(ParseLinePrefix("12\u6708 04 12:34:56 h kernel: x", st).shape, LineShape::kSyslog);
+  // Every month of a locale that abbreviates with a period and spells some months out (nb/nn).
+  const char* nb[] = {"jan.", "feb.", "mars", "april", "mai", "juni",
+                      "juli", "aug.", "sep.", "okt.", "nov.", "des."};
+  for (int m = 0; m < 12; ++m) {
+    std::string line = std::string(nb[m]) + " 04 12:34:56 h kernel: x";
+    ParsedLine p = ParseLinePrefix(line, st);
+    ASSERT_TRUE(p.time.wall_us) << line;
+    time_t secs = static_cast<time_t>(*p.time.wall_us / 1000000);
+    std::tm tm{};
+    gmtime_r(&secs, &tm);
+    EXPECT_EQ(tm.tm_mon, m) << line;
+  }
   // Look-alikes stay unknown: no month, a month without a day, 13月.
   EXPECT_EQ(ParseLinePrefix("mars attacks 12:34:56", st).shape, LineShape::kUnknown);
   EXPECT_EQ(ParseLinePrefix("13\u6708 04 12:34:56 h kernel: x", st).shape, LineShape::kUnknown);
   EXPECT_EQ(ParseLinePrefix("   NVRM: this kernel module has", st).shape, LineShape::kUnknown);
+}
+
+// talosctl dmesg: "NODE: FACILITY: LEVEL: [RFC 3339]: message", the level right-aligned, NODE
+// optional; a user-space facility is not kernel text.
+TEST_F(KmsgShapesTest, TalosDmesgLines) {
+  LineFormatState st;
+  ParsedLine p = ParseLinePrefix(
+      "192.168.11.119: kern: warning: [2026-04-22T21:26:20.599716692Z]: NVRM: Xid (PCI:0000:48:00): "
+      "74, x",
+      st);
+  EXPECT_EQ(p.shape, LineShape::kTalos);
+  ASSERT_TRUE(p.time.wall_us);
+  EXPECT_EQ(*p.time.wall_us, int64_t{1776893180} * 1000000 + 599716);  // ns cut to us
+  EXPECT_EQ(p.message, "NVRM: Xid (PCI:0000:48:00): 74, x");
+  EXPECT_TRUE(p.kernel);
+  p = ParseLinePrefix("node-3.example: kern:     err: [2021-11-10T10:09:37.6Z]: nvidia-nvswitch1: SXid", st);
+  EXPECT_EQ(p.shape, LineShape::kTalos);
+  EXPECT_EQ(p.message, "nvidia-nvswitch1: SXid");
+  p = ParseLinePrefix("kern:    info: [2021-11-10T10:09:37.662764956Z]: Command line: x", st);
+  EXPECT_EQ(p.shape, LineShape::kTalos);
+  EXPECT_EQ(p.message, "Command line: x");
+  p = ParseLinePrefix("172.20.1.2: user: warning: [2021-11-10T10:09:37Z]: [talos] hello", st);
+  EXPECT_EQ(p.shape, LineShape::kTalos);
+  EXPECT_FALSE(p.kernel);
+  // Look-alikes: no stamp, a space in the node, a bad date.
+  EXPECT_NE(ParseLinePrefix("172.20.1.2: [talos] task setupLogger (1/1): done", st).shape,
+            LineShape::kTalos);
+  EXPECT_NE(ParseLinePrefix("a b: kern: warning: [2021-11-10T10:09:37Z]: x", st).shape,
+            LineShape::kTalos);
+  EXPECT_NE(ParseLinePrefix("n: kern: warning: [2021-13-10T10:09:37Z]: x", st).shape,
+            LineShape::kTalos);
 }
 
 TEST_F(KmsgShapesTest, ApiMismatchAsOneJournalMessage) {

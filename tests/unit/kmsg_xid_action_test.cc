@@ -3,6 +3,10 @@
 // does with them (action, evidence, a severity that agrees with the action).
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <string>
+#include <string_view>
+
 #include "kmsg/log_scanner.h"
 #include "rules/engine.h"
 #include "rules/thresholds.h"
@@ -45,6 +49,47 @@ TEST(KmsgXidActionTest, CatalogBucketsPerCode) {
   for (int code : {63, 92, 121}) EXPECT_EQ(XidDefaultAction(code), Action::kWatch) << code;
   EXPECT_EQ(XidDefaultAction(999), Action::kWatch);  // unknown: look it up, never dropped
   EXPECT_EQ(LookupXid(999).bucket, "");
+}
+
+// The advice text printed as a finding's next step must not contradict the action the finding
+// carries (an operator reads both: Xid 64 said "reset_gpu" and "drain, then reboot"). Each
+// action's own step appears in its text, and an action that keeps the node in service never
+// starts its advice with a drain.
+TEST(KmsgXidActionTest, AdviceTextAgreesWithTheAction) {
+  auto lower = [](std::string_view s) {
+    std::string out(s);
+    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+  };
+  for (int code = 1; code <= 200; ++code) {
+    XidInfo info = LookupXid(code);
+    if (!info.known) continue;
+    const std::string text = lower(info.action);
+    auto has = [&](std::string_view word) { return text.find(word) != std::string::npos; };
+    switch (info.resolution) {
+      case Action::kRestartApp:
+        EXPECT_TRUE(has("restart")) << code << ": " << info.action;
+        break;
+      case Action::kResetGpu:
+        EXPECT_TRUE(has("reset")) << code << ": " << info.action;
+        break;
+      case Action::kReboot:
+        EXPECT_TRUE(has("reboot") || has("restart the vm")) << code << ": " << info.action;
+        break;
+      case Action::kDrainReset:
+        EXPECT_TRUE(has("drain")) << code << ": " << info.action;
+        break;
+      case Action::kInspectHardware:
+        EXPECT_TRUE(has("drain") || has("inspect") || has("reseat") || has("check"))
+            << code << ": " << info.action;
+        break;
+      default:
+        break;
+    }
+    if (!NeedsNodeOutOfService(info.resolution)) {
+      EXPECT_NE(text.rfind("drain", 0), 0u) << code << ": " << info.action;
+    }
+  }
 }
 
 TEST(KmsgXidActionTest, Xid94And95Tails) {
