@@ -98,12 +98,17 @@ namespace {
 // What a command takes besides its flags, as its usage line shows it ("" for nothing).
 std::string_view OperandsOf(std::string_view command) {
   static constexpr std::pair<std::string_view, std::string_view> kOperands[] = {
-      {"explain", "ID | xid N"},         {"logs", "FILE|-"},
-      {"compare", "GOOD [NOW]"},         {"plan", "kv|batching"},
+      {"explain", "ID | xid N"},
+      {"logs", "FILE|-"},
+      {"compare", "GOOD [NOW]"},
+      {"plan", "kv|batching"},
       {"fleet", "[card SERIAL | slot NODE:BUS]"},
-      {"report", "bandwidth"},           {"mark", "step"},
-      {"ack", "ID"},                     {"silence", "ID"},
-      {"netcheck", "SERVER[:PORT]"},     {"help", "COMMAND"},
+      {"report", "bandwidth"},
+      {"mark", "step"},
+      {"ack", "ID"},
+      {"silence", "ID"},
+      {"netcheck", "SERVER[:PORT]"},
+      {"help", "COMMAND"},
   };
   for (const auto& [name, operands] : kOperands) {
     if (name == command) return operands;

@@ -86,8 +86,8 @@ int LogsCommand(const CliOptions& o) {
     return CouldNotRun("logs needs exactly one FILE (or - for stdin): gpudoctor logs FILE");
   }
   if (!o.positional.empty() && flag_file && *flag_file != o.positional[0]) {
-    return CouldNotRun("logs got two files: " + o.positional[0] + " and --kmsg-file " +
-                       *flag_file + "; give one");
+    return CouldNotRun("logs got two files: " + o.positional[0] + " and --kmsg-file " + *flag_file +
+                       "; give one");
   }
   const std::string path = o.positional.empty() ? *flag_file : o.positional[0];
   auto settings = BuildSettings(o);

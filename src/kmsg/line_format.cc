@@ -125,36 +125,104 @@ constexpr MonthName kLocaleMonths[] = {
     {"\u043d\u043e\u044f", 11},
     {"\u0434\u0435\u043a", 12},
     // nb_NO, nn_NO
-    {"jan.", 1}, {"feb.", 2}, {"april", 4}, {"juni", 6}, {"juli", 7}, {"aug.", 8}, {"sep.", 9},
-    {"okt.", 10}, {"des.", 12},
+    {"jan.", 1},
+    {"feb.", 2},
+    {"april", 4},
+    {"juni", 6},
+    {"juli", 7},
+    {"aug.", 8},
+    {"sep.", 9},
+    {"okt.", 10},
+    {"des.", 12},
     // da_DK, sv_SE
-    {"jan", 1}, {"apr", 4}, {"maj", 5}, {"aug", 8}, {"okt", 10}, {"dec", 12},
+    {"jan", 1},
+    {"apr", 4},
+    {"maj", 5},
+    {"aug", 8},
+    {"okt", 10},
+    {"dec", 12},
     // nl_NL
-    {"mrt", 3}, {"mei", 5},
+    {"mrt", 3},
+    {"mei", 5},
     // it_IT
-    {"gen", 1}, {"mag", 5}, {"giu", 6}, {"lug", 7}, {"set", 9}, {"ott", 10},
+    {"gen", 1},
+    {"mag", 5},
+    {"giu", 6},
+    {"lug", 7},
+    {"set", 9},
+    {"ott", 10},
     // pt_BR, pt_PT
-    {"fev", 2}, {"out", 10}, {"dez", 12},
+    {"fev", 2},
+    {"out", 10},
+    {"dez", 12},
     // pl_PL
-    {"sty", 1}, {"lut", 2}, {"kwi", 4}, {"cze", 6}, {"lip", 7}, {"sie", 8}, {"wrz", 9},
-    {"pa\u017a", 10}, {"lis", 11}, {"gru", 12},
+    {"sty", 1},
+    {"lut", 2},
+    {"kwi", 4},
+    {"cze", 6},
+    {"lip", 7},
+    {"sie", 8},
+    {"wrz", 9},
+    {"pa\u017a", 10},
+    {"lis", 11},
+    {"gru", 12},
     // tr_TR
-    {"Oca", 1}, {"\u015eub", 2}, {"Nis", 4}, {"Haz", 6}, {"Tem", 7}, {"A\u011fu", 8},
-    {"Eyl", 9}, {"Eki", 10}, {"Kas", 11}, {"Ara", 12},
+    {"Oca", 1},
+    {"\u015eub", 2},
+    {"Nis", 4},
+    {"Haz", 6},
+    {"Tem", 7},
+    {"A\u011fu", 8},
+    {"Eyl", 9},
+    {"Eki", 10},
+    {"Kas", 11},
+    {"Ara", 12},
     // cs_CZ
-    {"led", 1}, {"\u00fano", 2}, {"b\u0159e", 3}, {"dub", 4}, {"kv\u011b", 5}, {"\u010den", 6},
-    {"\u010dec", 7}, {"srp", 8}, {"z\u00e1\u0159", 9}, {"\u0159\u00edj", 10}, {"pro", 12},
+    {"led", 1},
+    {"\u00fano", 2},
+    {"b\u0159e", 3},
+    {"dub", 4},
+    {"kv\u011b", 5},
+    {"\u010den", 6},
+    {"\u010dec", 7},
+    {"srp", 8},
+    {"z\u00e1\u0159", 9},
+    {"\u0159\u00edj", 10},
+    {"pro", 12},
     // fi_FI
-    {"tammi", 1}, {"helmi", 2}, {"maalis", 3}, {"huhti", 4}, {"touko", 5}, {"kes\u00e4", 6},
-    {"hein\u00e4", 7}, {"elo", 8}, {"syys", 9}, {"loka", 10}, {"marras", 11}, {"joulu", 12},
+    {"tammi", 1},
+    {"helmi", 2},
+    {"maalis", 3},
+    {"huhti", 4},
+    {"touko", 5},
+    {"kes\u00e4", 6},
+    {"hein\u00e4", 7},
+    {"elo", 8},
+    {"syys", 9},
+    {"loka", 10},
+    {"marras", 11},
+    {"joulu", 12},
     // uk_UA
-    {"\u0441\u0456\u0447", 1}, {"\u043b\u044e\u0442", 2}, {"\u0431\u0435\u0440", 3},
-    {"\u043a\u0432\u0456", 4}, {"\u0442\u0440\u0430", 5}, {"\u0447\u0435\u0440", 6},
-    {"\u043b\u0438\u043f", 7}, {"\u0441\u0435\u0440", 8}, {"\u0432\u0435\u0440", 9},
-    {"\u0436\u043e\u0432", 10}, {"\u043b\u0438\u0441", 11}, {"\u0433\u0440\u0443", 12},
+    {"\u0441\u0456\u0447", 1},
+    {"\u043b\u044e\u0442", 2},
+    {"\u0431\u0435\u0440", 3},
+    {"\u043a\u0432\u0456", 4},
+    {"\u0442\u0440\u0430", 5},
+    {"\u0447\u0435\u0440", 6},
+    {"\u043b\u0438\u043f", 7},
+    {"\u0441\u0435\u0440", 8},
+    {"\u0432\u0435\u0440", 9},
+    {"\u0436\u043e\u0432", 10},
+    {"\u043b\u0438\u0441", 11},
+    {"\u0433\u0440\u0443", 12},
     // hu_HU
-    {"febr", 2}, {"m\u00e1rc", 3}, {"\u00e1pr", 4}, {"m\u00e1j", 5}, {"j\u00fan", 6},
-    {"j\u00fal", 7}, {"szept", 9},
+    {"febr", 2},
+    {"m\u00e1rc", 3},
+    {"\u00e1pr", 4},
+    {"m\u00e1j", 5},
+    {"j\u00fan", 6},
+    {"j\u00fal", 7},
+    {"szept", 9},
 };
 
 // Month of the syslog/journal stamp at the start of `line` and the length of its token (leading
@@ -166,8 +234,8 @@ int SyslogMonthAt(std::string_view line, size_t& len) {
     size_t d = i;
     int m = 0;
     while (d < line.size() && IsDigit(line[d]) && d - i < 2) m = m * 10 + (line[d++] - '0');
-    constexpr std::string_view kYue = "\u6708";   // 月 (zh, ja)
-    constexpr std::string_view kWol = "\uc6d4";   // 월 (ko)
+    constexpr std::string_view kYue = "\u6708";  // 月 (zh, ja)
+    constexpr std::string_view kWol = "\uc6d4";  // 월 (ko)
     static_assert(kYue.size() == kWol.size());
     if (m < 1 || m > 12) return 0;
     std::string_view unit = line.substr(d, kYue.size());
@@ -449,7 +517,8 @@ bool ParseTalos(std::string_view line, ParsedLine& out) {
   size_t colon = line.find(": ");
   if (colon == std::string_view::npos || colon > kMaxNode) return false;
   auto is_word = [](std::string_view w) {
-    return !w.empty() && std::all_of(w.begin(), w.end(), [](char ch) { return ch >= 'a' && ch <= 'z'; });
+    return !w.empty() &&
+           std::all_of(w.begin(), w.end(), [](char ch) { return ch >= 'a' && ch <= 'z'; });
   };
   Cursor c{line};
   std::string_view facility = line.substr(0, colon);

@@ -55,8 +55,8 @@ TEST_F(KmsgShapesTest, JournalStampsInOtherLocales) {
   EXPECT_EQ(ParseLinePrefix("d\u00e9c. 04 12:34:56 h kernel: x", st).shape, LineShape::kSyslog);
   EXPECT_EQ(ParseLinePrefix("12\u6708 04 12:34:56 h kernel: x", st).shape, LineShape::kSyslog);
   // Every month of a locale that abbreviates with a period and spells some months out (nb/nn).
-  const char* nb[] = {"jan.", "feb.", "mars", "april", "mai", "juni",
-                      "juli", "aug.", "sep.", "okt.", "nov.", "des."};
+  const char* nb[] = {"jan.", "feb.", "mars", "april", "mai",  "juni",
+                      "juli", "aug.", "sep.", "okt.",  "nov.", "des."};
   for (int m = 0; m < 12; ++m) {
     std::string line = std::string(nb[m]) + " 04 12:34:56 h kernel: x";
     ParsedLine p = ParseLinePrefix(line, st);
@@ -77,7 +77,8 @@ TEST_F(KmsgShapesTest, JournalStampsInOtherLocales) {
 TEST_F(KmsgShapesTest, TalosDmesgLines) {
   LineFormatState st;
   ParsedLine p = ParseLinePrefix(
-      "192.168.11.119: kern: warning: [2026-04-22T21:26:20.599716692Z]: NVRM: Xid (PCI:0000:48:00): "
+      "192.168.11.119: kern: warning: [2026-04-22T21:26:20.599716692Z]: NVRM: Xid "
+      "(PCI:0000:48:00): "
       "74, x",
       st);
   EXPECT_EQ(p.shape, LineShape::kTalos);
@@ -85,7 +86,8 @@ TEST_F(KmsgShapesTest, TalosDmesgLines) {
   EXPECT_EQ(*p.time.wall_us, int64_t{1776893180} * 1000000 + 599716);  // ns cut to us
   EXPECT_EQ(p.message, "NVRM: Xid (PCI:0000:48:00): 74, x");
   EXPECT_TRUE(p.kernel);
-  p = ParseLinePrefix("node-3.example: kern:     err: [2021-11-10T10:09:37.6Z]: nvidia-nvswitch1: SXid", st);
+  p = ParseLinePrefix(
+      "node-3.example: kern:     err: [2021-11-10T10:09:37.6Z]: nvidia-nvswitch1: SXid", st);
   EXPECT_EQ(p.shape, LineShape::kTalos);
   EXPECT_EQ(p.message, "nvidia-nvswitch1: SXid");
   p = ParseLinePrefix("kern:    info: [2021-11-10T10:09:37.662764956Z]: Command line: x", st);

@@ -7,8 +7,8 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <optional>
 #include <future>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
