@@ -26,6 +26,8 @@ const char* KernelEventKindName(KernelEventKind kind) {
       return "gsp_timeout";
     case KernelEventKind::kDriverMismatch:
       return "driver_mismatch";
+    case KernelEventKind::kCpuStall:
+      return "cpu_stall";
   }
   return "unknown";
 }

@@ -32,6 +32,7 @@ enum class KernelEventKind {
   kDriverInitFailed,  // NVRM RmInitAdapter failed
   kGspTimeout,        // NVRM GSP RPC timeout / heartbeat timeout outside an Xid line
   kDriverMismatch,    // "NVRM: API mismatch: the client has the version X, but ... Y"
+  kCpuStall,          // soft lockup, hard LOCKUP, RCU stall reports
 };
 const char* KernelEventKindName(KernelEventKind kind);  // "xid", "gpu_lost", "pcie_aer", ...
 
@@ -53,7 +54,7 @@ struct KernelEvent {
   std::vector<std::string> processes;  // distinct "name[pid]" (Xid, hung task, OOM), bounded
   bool processes_truncated = false;
   // Distinct small ids, bounded: MIG GPU instances (Xid), NVLink links (Xid 144-150), CPUs
-  // (thermal, MCE), banks are not kept.
+  // (thermal, MCE, CPU stalls), banks are not kept.
   std::vector<int64_t> ids;
 
   // kXid
@@ -72,7 +73,7 @@ struct KernelEvent {
   std::string aer_type;                          // "Physical Layer", "Data Link Layer", ...
   std::vector<std::string> error_names;          // "RxErr", "BadTLP", ... bounded
 
-  // kHungTask
+  // kHungTask: the longest "blocked for more than N seconds"; kCpuStall: the longest "stuck for Ns"
   std::optional<int64_t> max_blocked_s;
   bool nvidia_related = false;  // NVIDIA task name or [nvidia*] frames in its stack
 

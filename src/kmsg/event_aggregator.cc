@@ -204,6 +204,7 @@ int EventAggregator::Rank(const KernelEvent& e) {
     case KernelEventKind::kMce:
       return 3;
     case KernelEventKind::kHungTask:
+    case KernelEventKind::kCpuStall:
       return 2;
     case KernelEventKind::kPcieAer:
       return e.aer_severity == AerSeverity::kCorrected ? 1 : 2;

@@ -54,8 +54,63 @@ SignalResult Event(KernelEventKind kind, std::string subject) {
 }  // namespace
 
 bool IsNvidiaTaskName(std::string_view comm) {
+  // The driver's threaded interrupt handler is "irq/NNN-nvidia".
+  bool irq_thread =
+      StartsWith(comm, "irq/") && comm.size() > 11 && comm.substr(comm.size() - 7) == "-nvidia";
   return StartsWith(comm, "nvidia") || StartsWith(comm, "nv-") || StartsWith(comm, "nv_") ||
-         StartsWith(comm, "dcgm") || comm == "nvc" || StartsWith(comm, "nvc:");
+         StartsWith(comm, "dcgm") || comm == "nvc" || StartsWith(comm, "nvc:") || irq_thread;
+}
+
+SignalResult ParseCpuStallLine(std::string_view m) {
+  // "watchdog: BUG: soft lockup - CPU#9 stuck for 22s! [irq/162-nvidia:1307]" (older kernels:
+  // "NMI watchdog: BUG: soft lockup - CPU#2 stuck for 22s! [comm:pid]").
+  if (size_t k = m.find("BUG: soft lockup - CPU#"); k != m.npos) {
+    std::string_view t = m.substr(k + 23);
+    std::string_view cpu_text = LeadingDigits(t);
+    auto cpu = ParseBoundedDecimal(cpu_text, 6);
+    t = t.substr(cpu_text.size());
+    if (!cpu || !StartsWith(t, " stuck for ")) return {SignalVerdict::kGarbled, {}};
+    t = t.substr(11);
+    std::string_view secs_text = LeadingDigits(t);
+    auto secs = ParseBoundedDecimal(secs_text, 10);
+    t = t.substr(secs_text.size());
+    size_t open = t.find('[');
+    size_t close = t.rfind(']');
+    if (!secs || !StartsWith(t, "s!") || open == t.npos || close == t.npos || close < open) {
+      return {SignalVerdict::kGarbled, {}};
+    }
+    std::string_view who = t.substr(open + 1, close - open - 1);
+    size_t colon = who.rfind(':');
+    if (colon == who.npos || colon == 0 || colon > 64) return {SignalVerdict::kGarbled, {}};
+    auto pid = ParseBoundedDecimal(who.substr(colon + 1), 10);
+    if (!pid) return {SignalVerdict::kGarbled, {}};
+    std::string comm(who.substr(0, colon));
+    SignalResult r = Event(KernelEventKind::kCpuStall, "soft lockup");
+    r.event.max_blocked_s = *secs;
+    r.event.ids.push_back(*cpu);
+    r.event.processes.push_back(comm + "[" + std::to_string(*pid) + "]");
+    r.event.nvidia_related = IsNvidiaTaskName(comm);
+    return r;
+  }
+  // "Watchdog detected hard LOCKUP on cpu 3" (the NMI watchdog; the kernel usually panics).
+  if (size_t k = m.find("Watchdog detected hard LOCKUP on cpu "); k != m.npos) {
+    auto cpu = ParseBoundedDecimal(LeadingDigits(m.substr(k + 37)), 6);
+    if (!cpu) return {SignalVerdict::kGarbled, {}};
+    SignalResult r = Event(KernelEventKind::kCpuStall, "hard lockup");
+    r.event.ids.push_back(*cpu);
+    return r;
+  }
+  // RCU: "rcu: INFO: rcu_sched self-detected stall on CPU", "INFO: rcu_preempt detected stalls
+  // on CPUs/tasks:" (older kernels without the "rcu: " prefix). The per-CPU lines after them
+  // ("rcu:     9-....: (5249 ticks this GP) ...") are detail.
+  size_t info = m.find("INFO: rcu_");
+  if (info != m.npos && m.find("detected stall", info) != m.npos) {
+    std::string_view flavor = m.substr(info + 6);
+    flavor = flavor.substr(0, flavor.find(' '));
+    if (flavor.size() > 16) return {SignalVerdict::kGarbled, {}};
+    return Event(KernelEventKind::kCpuStall, "RCU stall (" + std::string(flavor) + ")");
+  }
+  return {};
 }
 
 SignalResult ParseAerLine(std::string_view m) {

@@ -1,6 +1,7 @@
 // Parsers of the non-NVIDIA kernel messages gpudoctor reads (signals.md §10-§11): PCIe AER
 // reports, the hung-task detector, the OOM killer, machine checks and APEI hardware errors, NIC
-// link changes and NETDEV WATCHDOG transmit timeouts, CPU thermal throttling. Input is the message
+// link changes and NETDEV WATCHDOG transmit timeouts, CPU thermal throttling, CPU stalls (soft and
+// hard lockups, RCU stalls). Input is the message
 // text after the kernel prefix. Each parser returns an event delta (count 1) that the aggregator
 // folds into the event with the same key. Pure functions; thread-safe.
 #pragma once
@@ -32,9 +33,14 @@ SignalResult ParseOomLine(std::string_view message, bool memcg);
 SignalResult ParseMceLine(std::string_view message);
 SignalResult ParseNetLinkLine(std::string_view message);
 SignalResult ParseCpuThermalLine(std::string_view message);
+// CPUs the kernel found stuck: soft lockups ("BUG: soft lockup - CPU#N stuck for Ns! [comm:pid]",
+// subject "soft lockup", the task in `processes`, the seconds in max_blocked_s, the CPU in `ids`),
+// hard lockups ("Watchdog detected hard LOCKUP on cpu N") and RCU stall reports (subject
+// "RCU stall (rcu_sched)").
+SignalResult ParseCpuStallLine(std::string_view message);
 
 // True for names of NVIDIA user-space tools and driver threads (nvidia-smi, nvidia-persistenced,
-// nv-hostengine, dcgm*, nv_queue, nvc).
+// nv-hostengine, dcgm*, nv_queue, nvc, the interrupt thread irq/NNN-nvidia).
 bool IsNvidiaTaskName(std::string_view comm);
 
 }  // namespace gpudoctor

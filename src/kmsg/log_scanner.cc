@@ -50,26 +50,23 @@ enum AnchorId : uint32_t {
   kJournalRebootAnchor,
   kNvidiaFrameAnchor,
   kLinkStatusAnchor,
+  kSoftLockupAnchor,
+  kHardLockupAnchor,
+  kRcuStallAnchor,
 };
 
 const AnchorFilter& Filter() {
   static const AnchorFilter filter({
-      {"NVRM: ", "NVR"},
-      {"AER", "AER"},
-      {"PCIe Bus Error", "e B"},
-      {"blocked for more than", "r m"},
-      {"oom-kill", "m-k"},
-      {"Killed process", "Kil"},
-      {"Hardware Error", "Har"},
-      {"Machine check events", "Mac"},
-      {"Link ", "Lin"},
-      {"Linux version ", "Lin"},
-      {"NETDEV WATCHDOG", "WAT"},
-      {"temperature", "mpe"},
-      {"-- Boot ", "-- "},
-      {"-- Reboot --", "-- "},
-      {"[nvidia", "[nv"},
-      {"link status ", "k s"},  // bonding driver
+      {"NVRM: ", "NVR"},          {"AER", "AER"},
+      {"PCIe Bus Error", "e B"},  {"blocked for more than", "r m"},
+      {"oom-kill", "m-k"},        {"Killed process", "Kil"},
+      {"Hardware Error", "Har"},  {"Machine check events", "Mac"},
+      {"Link ", "Lin"},           {"Linux version ", "Lin"},
+      {"NETDEV WATCHDOG", "WAT"}, {"temperature", "mpe"},
+      {"-- Boot ", "-- "},        {"-- Reboot --", "-- "},
+      {"[nvidia", "[nv"},         {"link status ", "k s"},  // bonding driver
+      {"soft lockup", "oft"},     {"hard LOCKUP", "CKU"},
+      {"detected stall", "tec"},  // RCU
   });
   return filter;
 }
@@ -785,14 +782,14 @@ bool KernelLogScanner::HandleSignals(std::string_view msg, const LogTime& t,
       return true;
     }
   }
-  // A stack frame of an NVIDIA module right after a hung-task report marks that task.
+  // A stack frame of an NVIDIA module right after a hung-task or CPU-stall report marks it.
   // One pass finds which anchors the message holds; each keyword test below then costs a search
   // only when its anchor is present (a NIC link line skips the AER, OOM, MCE ... searches).
   const uint32_t present = Filter().PresentMask(msg.data(), msg.data() + msg.size());
   if (Contains(present, kNvidiaFrameAnchor, msg, "[nvidia") && Contains(msg, "+0x")) {
     if (!hung_subject_.empty() && CloseInTime(hung_time_, t)) {
       KernelEvent d;
-      d.kind = KernelEventKind::kHungTask;
+      d.kind = hung_kind_;
       d.subject = hung_subject_;
       d.nvidia_related = true;
       aggregator_.Attach(d);
@@ -824,6 +821,10 @@ bool KernelLogScanner::HandleSignals(std::string_view msg, const LogTime& t,
   if (r.verdict == SignalVerdict::kNoMatch && (present & Bit(kTemperatureAnchor))) {
     r = ParseCpuThermalLine(msg);
   }
+  if (r.verdict == SignalVerdict::kNoMatch &&
+      (present & (Bit(kSoftLockupAnchor) | Bit(kHardLockupAnchor) | Bit(kRcuStallAnchor)))) {
+    r = ParseCpuStallLine(msg);
+  }
   switch (r.verdict) {
     case SignalVerdict::kNoMatch:
     case SignalVerdict::kRecognized:
@@ -835,7 +836,9 @@ bool KernelLogScanner::HandleSignals(std::string_view msg, const LogTime& t,
       aggregator_.Attach(r.event);
       return true;
     case SignalVerdict::kEvent:
-      if (r.event.kind == KernelEventKind::kHungTask) {
+      if (r.event.kind == KernelEventKind::kHungTask ||
+          r.event.kind == KernelEventKind::kCpuStall) {
+        hung_kind_ = r.event.kind;
         hung_subject_ = r.event.subject;
         hung_time_ = t;
       } else {

@@ -121,7 +121,9 @@ class KernelLogScanner {
   std::string mismatch_text_, mismatch_sample_;
   LogTime mismatch_time_;
   bool pending_memcg_ = false;
-  std::string hung_subject_;  // hung task whose stack trace may follow
+  // The hung task or CPU stall whose stack trace may follow.
+  KernelEventKind hung_kind_ = KernelEventKind::kHungTask;
+  std::string hung_subject_;
   LogTime hung_time_;
 };
 

@@ -69,6 +69,29 @@ const std::vector<CatalogueEntry>& KernelCatalogue() {
         "Tasks waiting on NFS or other network filesystems: check the storage server."},
        {{"crit_reports", 3, "hung-task reports for one task name that make it critical"}},
        {.reboot_fixable = true}},
+      {"kernel.cpu_stall",
+       Layer::kSoftware,
+       Severity::kCrit,
+       Action::kReboot,
+       "Kernel reported a stuck CPU (soft lockup, RCU stall)",
+       "The kernel's watchdogs found a CPU that did not schedule for many seconds: `BUG: soft "
+       "lockup - CPU#N stuck for Ns! [task:pid]`, `Watchdog detected hard LOCKUP on cpu N`, or an "
+       "RCU stall (`rcu: INFO: rcu_sched self-detected stall on CPU`). When the stuck task is the "
+       "NVIDIA driver's (its interrupt thread `irq/N-nvidia`, `nvidia-modeset`) or the stack "
+       "after the report is in the nvidia modules, the driver is spinning and the node does not "
+       "recover by itself; a hard lockup means the CPU stopped taking interrupts. Other soft "
+       "lockups and RCU stalls are a CPU held for seconds (storage, memory pressure, a busy "
+       "hypervisor): jobs on the node stall with it.",
+       {"Read the report and the stack after it: `dmesg -T | grep -A40 -E 'soft lockup|hard "
+        "LOCKUP|detected stall'`.",
+        "NVIDIA driver involved or a hard lockup: drain the node and reboot it; if it recurs, "
+        "update the driver or report it to NVIDIA with nvidia-bug-report.sh.",
+        "Other tasks: find the module in the RIP line; on a VM compare with the host's steal "
+        "time (`top`: st); repeated reports → reboot and update the module or kernel."},
+       {{"crit_reports", 3,
+         "soft lockup or RCU stall reports of one kind in the scanned log that make it critical "
+         "(the NVIDIA driver's and hard lockups are critical at once)"}},
+       {.reboot_fixable = true}},
       {"host.oom",
        Layer::kResources,
        Severity::kCrit,

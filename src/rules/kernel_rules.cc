@@ -245,6 +245,36 @@ void SimpleFindings(const KernelEvent& e, const Thresholds& t, const std::vector
       out.push_back(std::move(f));
       return;
     }
+    case KernelEventKind::kCpuStall: {
+      // A CPU stuck in the NVIDIA driver or a hard lockup: the node does not recover by itself.
+      // Another task's soft lockup or an RCU stall: a CPU held for seconds (storage, a slow
+      // allocation, a noisy hypervisor), which the job feels as a stall; watched unless it repeats
+      // (crit_reports).
+      const char* id = "kernel.cpu_stall";
+      const bool hard = e.subject == "hard lockup";
+      const bool crit =
+          hard || e.nvidia_related || static_cast<double>(e.count) >= t.Get(id, "crit_reports");
+      std::string what = e.subject;
+      if (e.max_blocked_s) what += ", stuck for " + std::to_string(*e.max_blocked_s) + " s";
+      if (!e.processes.empty()) what += " in " + Join(e.processes);
+      if (!e.ids.empty()) {
+        std::vector<std::string> cpus;
+        for (int64_t c : e.ids) cpus.push_back(std::to_string(c));
+        what += " on CPU " + Join(cpus);
+      }
+      Finding f = MakeFinding(id, crit ? Severity::kCrit : Severity::kWarn,
+                              "kernel reported a stuck CPU: " + what +
+                                  (e.nvidia_related ? " (NVIDIA driver involved)" : "") +
+                                  (e.count > 1 ? ", " + std::to_string(e.count) + " reports" : ""));
+      if (!crit) f.action = Action::kWatch;
+      AddCommon(f, e);
+      if (e.max_blocked_s) f.Add("max_stuck_s", *e.max_blocked_s);
+      f.AddBool("nvidia_related", e.nvidia_related);
+      f.Add("stall", e.subject);
+      if (!e.processes.empty()) f.Add("tasks", Join(e.processes));
+      out.push_back(std::move(f));
+      return;
+    }
     case KernelEventKind::kOom: {
       const char* id = "host.oom";
       bool many = static_cast<double>(e.count) >= t.Get(id, "crit_kills");

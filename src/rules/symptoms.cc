@@ -15,8 +15,8 @@ const std::vector<Symptom>& Symptoms() {
        "A hung driver (GSP timeout, Xid 119/120, a lost GPU) leaves nvidia-smi in D state; without "
        "persistence mode every call re-initialises the GPUs and takes seconds.",
        {"driver.nvml_hang", "driver.nvml_slow", "proc.dstate", "kernel.hung_task",
-        "driver.gsp_timeout", "gpu.xid", "gpu.lost", "driver.init_failed", "gpu.readings_failed",
-        "driver.persistence_off"},
+        "kernel.cpu_stall", "driver.gsp_timeout", "gpu.xid", "gpu.lost", "driver.init_failed",
+        "gpu.readings_failed", "driver.persistence_off"},
        {"gpudoctor check --probes nvml,processes,kmsg", "dmesg -T | grep -i -e xid -e nvrm",
         "ps -eo state,pid,wchan:32,comm | grep ^D"}},
       {"gpu-lost",

@@ -151,6 +151,7 @@ double FindingPrior(const std::string& id) {
       {"net.", 0.6},
       {"driver.", 0.6},
       {"kernel.hung_task", 0.6},
+      {"kernel.cpu_stall", 0.65},
       {"gpu.util", 0.3},
       {"proc.suspicious", 0.6},
   };

@@ -3,6 +3,8 @@
 
 #include <cstdlib>
 #include <ctime>
+#include <string>
+#include <vector>
 
 #include "facts/pci_tuple.h"
 #include "kmsg/kernel_signals.h"
@@ -224,6 +226,42 @@ TEST(KmsgSignalsTest, AerHungOomMceNetThermal) {
                   .event.nvidia_related);
   EXPECT_EQ(ParseHungTaskLine("INFO: task foo:abc blocked for more than 120 seconds.").verdict,
             SignalVerdict::kGarbled);
+
+  // CPU stalls (real lines: NVIDIA/open-gpu-kernel-modules#1177, deepspeedai/DeepSpeed#925,
+  // iron-fish/ironfish#701, amazonlinux/amazon-linux-2023#1037).
+  auto soft = ParseCpuStallLine(
+      "watchdog: BUG: soft lockup - CPU#2 stuck for 104s! [nvidia-modeset/:1314]");
+  ASSERT_EQ(soft.verdict, SignalVerdict::kEvent);
+  EXPECT_EQ(soft.event.kind, KernelEventKind::kCpuStall);
+  EXPECT_EQ(soft.event.subject, "soft lockup");
+  EXPECT_EQ(soft.event.max_blocked_s, 104);
+  EXPECT_EQ(soft.event.ids, std::vector<int64_t>{2});
+  EXPECT_EQ(soft.event.processes, std::vector<std::string>{"nvidia-modeset/[1314]"});
+  EXPECT_TRUE(soft.event.nvidia_related);
+  EXPECT_TRUE(
+      ParseCpuStallLine("watchdog: BUG: soft lockup - CPU#9 stuck for 22s! [irq/162-nvidia:1307]")
+          .event.nvidia_related);
+  auto pytest =
+      ParseCpuStallLine("NMI watchdog: BUG: soft lockup - CPU#7 stuck for 23s! [pytest:25222]");
+  ASSERT_EQ(pytest.verdict, SignalVerdict::kEvent);
+  EXPECT_FALSE(pytest.event.nvidia_related);
+  EXPECT_EQ(ParseCpuStallLine("watchdog: BUG: soft lockup - CPU#1 stuck for 22s! [SCTP timer:2111]")
+                .event.processes,
+            std::vector<std::string>{"SCTP timer[2111]"});
+  auto hard = ParseCpuStallLine("NMI watchdog: Watchdog detected hard LOCKUP on cpu 3");
+  ASSERT_EQ(hard.verdict, SignalVerdict::kEvent);
+  EXPECT_EQ(hard.event.subject, "hard lockup");
+  EXPECT_EQ(hard.event.ids, std::vector<int64_t>{3});
+  EXPECT_EQ(ParseCpuStallLine("rcu: INFO: rcu_sched detected stalls on CPUs/tasks:").event.subject,
+            "RCU stall (rcu_sched)");
+  EXPECT_EQ(ParseCpuStallLine("rcu: INFO: rcu_preempt self-detected stall on CPU").event.subject,
+            "RCU stall (rcu_preempt)");
+  EXPECT_EQ(ParseCpuStallLine("watchdog: BUG: soft lockup - CPU#x stuck for 22s! [a:1]").verdict,
+            SignalVerdict::kGarbled);
+  EXPECT_EQ(ParseCpuStallLine("watchdog: BUG: soft lockup - CPU#1 stuck for 22s! [a:b]").verdict,
+            SignalVerdict::kGarbled);
+  EXPECT_EQ(ParseCpuStallLine("softlockup_panic is 0").verdict, SignalVerdict::kNoMatch);
+  EXPECT_EQ(ParseCpuStallLine("rcu: INFO: this is not a stall").verdict, SignalVerdict::kNoMatch);
 
   auto oom = ParseOomLine(
       "Out of memory: Killed process 1234 (py thon) total-vm:100kB, anon-rss:2048kB, "
