@@ -94,8 +94,12 @@ TEST_F(UtcEnv, LineShapesGiveMessageAndTime) {
   EXPECT_EQ(r.time.boot_us, 12500000);
   auto x = ParseLinePrefix("kern  :warn  : [   12.5] NVRM: b", st);
   EXPECT_EQ(x.message, "NVRM: b");
-  auto unknown = ParseLinePrefix("node-7: kern: warning: [2026-04-22T21:27:51Z]: NVRM: c", st);
+  auto talos = ParseLinePrefix("node-7: kern: warning: [2026-04-22T21:27:51Z]: NVRM: c", st);
+  EXPECT_EQ(talos.shape, LineShape::kTalos);
+  EXPECT_EQ(talos.message, "NVRM: c");
+  auto unknown = ParseLinePrefix("node-7 kernel> warning {2026-04-22T21:27:51Z} NVRM: c", st);
   EXPECT_EQ(unknown.shape, LineShape::kUnknown);
+  EXPECT_EQ(unknown.message, "node-7 kernel> warning {2026-04-22T21:27:51Z} NVRM: c");
 }
 
 TEST(KmsgXidTest, AllVariants) {
