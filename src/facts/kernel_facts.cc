@@ -28,6 +28,8 @@ const char* KernelEventKindName(KernelEventKind kind) {
       return "driver_mismatch";
     case KernelEventKind::kCpuStall:
       return "cpu_stall";
+    case KernelEventKind::kNvswitchSxid:
+      return "nvswitch_sxid";
   }
   return "unknown";
 }

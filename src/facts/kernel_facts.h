@@ -33,6 +33,7 @@ enum class KernelEventKind {
   kGspTimeout,        // NVRM GSP RPC timeout / heartbeat timeout outside an Xid line
   kDriverMismatch,    // "NVRM: API mismatch: the client has the version X, but ... Y"
   kCpuStall,          // soft lockup, hard LOCKUP, RCU stall reports
+  kNvswitchSxid,      // "nvidia-nvswitchN: SXid (PCI:BDF): CODE, Fatal|Non-fatal, ..." (HGX fabric)
 };
 const char* KernelEventKindName(KernelEventKind kind);  // "xid", "gpu_lost", "pcie_aer", ...
 
@@ -59,10 +60,10 @@ struct KernelEvent {
 
   // kXid
   int xid = 0;
-  bool reset_required = false;                                // "RST: Yes" seen (Xid 94/95)
-  bool drain_reset_required = false;                          // "D-RST: Yes" seen
-  std::string nvlink_unit;                                    // NVLink5 tail: "NETIR_LINK_EVT"
-  bool nvlink_fatal = false;                                  // a "Fatal" NVLink5 line seen
+  bool reset_required = false;        // "RST: Yes" seen (Xid 94/95)
+  bool drain_reset_required = false;  // "D-RST: Yes" seen
+  std::string nvlink_unit;            // NVLink5 tail: "NETIR_LINK_EVT"
+  bool nvlink_fatal = false;          // a "Fatal" NVLink5 line seen; kNvswitchSxid: a fatal SXid
   std::optional<uint32_t> nvlink_intrinfo, nvlink_errstatus;  // last seen
   // Xid 154: distinct new recovery actions named by the lines ("GPU Reset Required"), bounded.
   std::vector<std::string> recovery_actions;

@@ -185,7 +185,7 @@ std::string EventAggregator::Key(const KernelEvent& e) {
   std::string k = KernelEventKindName(e.kind);
   k += '|';
   k += e.subject;
-  if (e.kind == KernelEventKind::kXid) {
+  if (e.kind == KernelEventKind::kXid || e.kind == KernelEventKind::kNvswitchSxid) {
     k += '|';
     k += std::to_string(e.xid);
   }
@@ -208,6 +208,8 @@ int EventAggregator::Rank(const KernelEvent& e) {
       return 2;
     case KernelEventKind::kPcieAer:
       return e.aer_severity == AerSeverity::kCorrected ? 1 : 2;
+    case KernelEventKind::kNvswitchSxid:
+      return e.nvlink_fatal ? 3 : 1;
     case KernelEventKind::kOom:
     case KernelEventKind::kNetLink:
     case KernelEventKind::kCpuThermal:

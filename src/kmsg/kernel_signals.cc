@@ -61,6 +61,49 @@ bool IsNvidiaTaskName(std::string_view comm) {
          StartsWith(comm, "dcgm") || comm == "nvc" || StartsWith(comm, "nvc:") || irq_thread;
 }
 
+SignalResult ParseSxidLine(std::string_view m) {
+  size_t k = m.find("SXid (PCI:");
+  if (k == m.npos) return {};
+  std::string_view t = m.substr(k + 10);
+  size_t close = t.find("): ");
+  if (close == t.npos || close > 16) return {SignalVerdict::kGarbled, {}};
+  auto pci = ParsePciTuple(t.substr(0, close));
+  t = t.substr(close + 3);
+  std::string_view code_text = LeadingDigits(t);
+  auto code = ParseBoundedDecimal(code_text, 6);
+  t = t.substr(code_text.size());
+  if (!pci || !code || !StartsWith(t, ", ")) return {SignalVerdict::kGarbled, {}};
+  t = t.substr(2);
+  if (StartsWith(t, "Data {")) return {SignalVerdict::kRecognized, {}};
+  SignalResult r = Event(KernelEventKind::kNvswitchSxid, pci->ToString());
+  r.event.pci = pci;
+  r.event.xid = static_cast<int>(*code);
+  if (StartsWith(t, "Severity ")) {
+    auto severity = ParseBoundedDecimal(LeadingDigits(t.substr(9)), 2);
+    if (!severity) return {SignalVerdict::kGarbled, {}};
+    r.verdict = SignalVerdict::kAttach;
+    r.event.nvlink_fatal = *severity >= 1;  // NVSWITCH_ERROR_SEVERITY_FATAL
+    return r;
+  }
+  const bool fatal = StartsWith(t, "Fatal");
+  if (!fatal && !StartsWith(t, "Non-fatal") && !StartsWith(t, "Correctable")) {
+    return {SignalVerdict::kGarbled, {}};
+  }
+  r.event.nvlink_fatal = fatal;
+  // What failed: the text after "Fatal, " and "Link NN " ("LTSSM Fault Up").
+  size_t comma = t.find(", ");
+  std::string_view what = comma == t.npos ? std::string_view{} : t.substr(comma + 2);
+  if (StartsWith(what, "Link ")) {
+    std::string_view digits = LeadingDigits(what.substr(5));
+    if (auto id = ParseBoundedDecimal(digits, 4)) r.event.ids.push_back(*id);
+    what = what.substr(5 + digits.size());
+  }
+  what = Trim(what.substr(0, 120));
+  if (size_t first = what.find(" (First)"); first != what.npos) what = what.substr(0, first);
+  if (!what.empty()) r.event.error_names.emplace_back(what);
+  return r;
+}
+
 SignalResult ParseCpuStallLine(std::string_view m) {
   // "watchdog: BUG: soft lockup - CPU#9 stuck for 22s! [irq/162-nvidia:1307]" (older kernels:
   // "NMI watchdog: BUG: soft lockup - CPU#2 stuck for 22s! [comm:pid]").

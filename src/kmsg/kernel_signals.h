@@ -39,6 +39,16 @@ SignalResult ParseCpuThermalLine(std::string_view message);
 // "RCU stall (rcu_sched)").
 SignalResult ParseCpuStallLine(std::string_view message);
 
+// The NVSwitch driver's error record, three lines per error (open-gpu-kernel-modules
+// src/common/nvswitch: NVSWITCH_PRINT_SXID): "nvidia-nvswitch1: SXid (PCI:0000:aa:00.0): 24007,
+// Fatal, Link 12 sourcetrack timeout error (First)" (also "Non-fatal, ...", "Correctable, ...",
+// device-level "Fatal, <unit>, instance=..."), then "..., Severity 1 Engine instance 12 Sub-engine
+// instance 00" (0 non-fatal, 1 fatal) and "..., Data {0x...}". The description line is kEvent
+// (subject the switch's bus id, `xid` the SXid, nvlink_fatal, the link in `ids`, the text in
+// error_names); the Severity line is kAttach (the caller counts it as the error when no
+// description line of that switch and code came before it); the Data line is kRecognized.
+SignalResult ParseSxidLine(std::string_view message);
+
 // True for names of NVIDIA user-space tools and driver threads (nvidia-smi, nvidia-persistenced,
 // nv-hostengine, dcgm*, nv_queue, nvc, the interrupt thread irq/NNN-nvidia).
 bool IsNvidiaTaskName(std::string_view comm);

@@ -53,6 +53,7 @@ enum AnchorId : uint32_t {
   kSoftLockupAnchor,
   kHardLockupAnchor,
   kRcuStallAnchor,
+  kSxidAnchor,
 };
 
 const AnchorFilter& Filter() {
@@ -67,6 +68,7 @@ const AnchorFilter& Filter() {
       {"[nvidia", "[nv"},         {"link status ", "k s"},  // bonding driver
       {"soft lockup", "oft"},     {"hard LOCKUP", "CKU"},
       {"detected stall", "tec"},  // RCU
+      {"SXid (PCI:", "SXi"},      // NVSwitch
   });
   return filter;
 }
@@ -825,6 +827,26 @@ bool KernelLogScanner::HandleSignals(std::string_view msg, const LogTime& t,
       (present & (Bit(kSoftLockupAnchor) | Bit(kHardLockupAnchor) | Bit(kRcuStallAnchor)))) {
     r = ParseCpuStallLine(msg);
   }
+  if (r.verdict == SignalVerdict::kNoMatch && (present & Bit(kSxidAnchor))) {
+    r = ParseSxidLine(msg);
+    if (r.verdict != SignalVerdict::kNoMatch && r.verdict != SignalVerdict::kGarbled &&
+        r.verdict != SignalVerdict::kRecognized) {
+      // One error is a description line, then its "Severity N" line: the second is the same
+      // error when the first came (lines of several switches interleave), else it is the error.
+      std::string key = r.event.subject + '|' + std::to_string(r.event.xid);
+      auto it = std::find(sxid_described_.begin(), sxid_described_.end(), key);
+      if (r.verdict == SignalVerdict::kEvent) {
+        if (sxid_described_.size() >= kMaxSxidDescribed)
+          sxid_described_.erase(sxid_described_.begin());
+        sxid_described_.push_back(std::move(key));
+      } else if (it != sxid_described_.end()) {
+        sxid_described_.erase(it);
+        r.verdict = SignalVerdict::kRecognized;
+      } else {
+        r.verdict = SignalVerdict::kEvent;
+      }
+    }
+  }
   switch (r.verdict) {
     case SignalVerdict::kNoMatch:
     case SignalVerdict::kRecognized:
@@ -885,6 +907,7 @@ void KernelLogScanner::OnBoot() {
   lost_stage_ = 0;
   pending_memcg_ = false;
   hung_subject_.clear();
+  sxid_described_.clear();
   last_gpu_at_.reset();
   if (options_.current_boot_only) {
     aggregator_.Clear();

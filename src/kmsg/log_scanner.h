@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/deadline.h"
 #include "core/status.h"
@@ -121,6 +122,10 @@ class KernelLogScanner {
   std::string mismatch_text_, mismatch_sample_;
   LogTime mismatch_time_;
   bool pending_memcg_ = false;
+  // NVSwitch SXid records whose description line came and whose "Severity" line has not yet
+  // ("BDF|code", oldest first, bounded).
+  static constexpr size_t kMaxSxidDescribed = 64;
+  std::vector<std::string> sxid_described_;
   // The hung task or CPU stall whose stack trace may follow.
   KernelEventKind hung_kind_ = KernelEventKind::kHungTask;
   std::string hung_subject_;

@@ -51,6 +51,25 @@ const std::vector<CatalogueEntry>& KernelCatalogue() {
        {{"warn_corrected_count", 10,
          "corrected errors of one device in the scanned log before it is a warning"}},
        {.reboot_fixable = true, .latched = true, .fleet_class = FleetClass::kNvlinkPcie}},
+      {"nvswitch.sxid",
+       Layer::kHardware,
+       Severity::kCrit,
+       Action::kReboot,
+       "NVSwitch reported an error (SXid)",
+       "On HGX/DGX systems the NVSwitch driver logs fabric errors as SXids (`nvidia-nvswitchN: "
+       "SXid (PCI:BDF): CODE, Fatal|Non-fatal, Link N ...`, then `Severity 0|1` and `Data` "
+       "lines). A fatal SXid leaves the switch or its port needing a reset: the GPUs behind it "
+       "lose NVLink (they often log Xid 74, 45 or 79) until the fabric is reset by a node reboot. "
+       "Non-fatal SXids (link-level or single-bit ECC) are corrected and the fabric keeps "
+       "working; 11004, 12028 and 19084 stall NVLink traffic while they last.",
+       {"Fatal: drain the node and reboot it (it resets the whole fabric); check that Fabric "
+        "Manager is running after the boot: `systemctl status nvidia-fabricmanager`.",
+        "The same fatal SXid after two reboots: hardware inspection of the baseboard (the "
+        "switch, its links, the GPU on that link); attach nvidia-bug-report.sh.",
+        "Non-fatal: watch how often it comes back (`dmesg -T | grep SXid`); many on one link "
+        "point at that link's GPU or cable; jobs failing with Xid 45 at the same time → reboot."},
+       {},
+       {.reboot_fixable = true, .latched = true, .fleet_class = FleetClass::kNvlinkPcie}},
       {"kernel.hung_task",
        Layer::kSoftware,
        Severity::kCrit,

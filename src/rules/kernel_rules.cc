@@ -275,6 +275,33 @@ void SimpleFindings(const KernelEvent& e, const Thresholds& t, const std::vector
       out.push_back(std::move(f));
       return;
     }
+    case KernelEventKind::kNvswitchSxid: {
+      // Fatal: the driver marks the switch or port reset-required, and only a reset of the
+      // fabric (a node reboot, or SBR of every NVSwitch and GPU) clears it. Non-fatal: NVLink
+      // keeps working (DCGM: monitor); 11004, 12028 and 19084 stall NVLink traffic (jobs see Xid
+      // 45), so they are warned about.
+      const char* id = "nvswitch.sxid";
+      const bool stalls = e.xid == 11004 || e.xid == 12028 || e.xid == 19084;
+      Severity sev =
+          e.nvlink_fatal ? Severity::kCrit : (stalls ? Severity::kWarn : Severity::kInfo);
+      std::string what = "NVSwitch " + e.subject + " SXid " + std::to_string(e.xid) +
+                         (e.nvlink_fatal ? " (fatal)" : " (non-fatal)");
+      if (!e.error_names.empty()) what += ": " + e.error_names.front();
+      if (!e.ids.empty()) {
+        std::vector<std::string> links;
+        for (int64_t l : e.ids) links.push_back(std::to_string(l));
+        what += ", link " + Join(links);
+      }
+      if (e.count > 1) what += ", " + std::to_string(e.count) + " times";
+      Finding f = MakeFinding(id, sev, what);
+      if (!e.nvlink_fatal) f.action = Action::kWatch;
+      AddCommon(f, e);
+      f.Add("sxid", static_cast<int64_t>(e.xid));
+      f.AddBool("fatal", e.nvlink_fatal);
+      f.Add("nvswitch_pci_bus_id", e.subject);
+      out.push_back(std::move(f));
+      return;
+    }
     case KernelEventKind::kOom: {
       const char* id = "host.oom";
       bool many = static_cast<double>(e.count) >= t.Get(id, "crit_kills");

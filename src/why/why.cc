@@ -141,6 +141,7 @@ double FindingPrior(const std::string& id) {
       {"gpu.lost", 0.9},
       {"gpu.pcie", 0.85},
       {"gpu.nvlink", 0.85},
+      {"nvswitch.sxid", 0.85},
       {"pcie.aer", 0.85},
       {"gpu.ecc", 0.8},
       {"gpu.remap", 0.8},

@@ -267,6 +267,42 @@ TEST(KmsgSignalsTest, AerHungOomMceNetThermal) {
   EXPECT_EQ(ParseCpuStallLine("softlockup_panic is 0").verdict, SignalVerdict::kNoMatch);
   EXPECT_EQ(ParseCpuStallLine("rcu: INFO: this is not a stall").verdict, SignalVerdict::kNoMatch);
 
+  // NVSwitch SXids (real lines: leptonai/gpud components/accelerator/nvidia/sxid/README.md,
+  // NVIDIA/nvtrust#124, NVIDIA/open-gpu-kernel-modules#446).
+  auto sxid = ParseSxidLine(
+      "nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 20034, Fatal, Link 48 LTSSM Fault Up");
+  ASSERT_EQ(sxid.verdict, SignalVerdict::kEvent);
+  EXPECT_EQ(sxid.event.kind, KernelEventKind::kNvswitchSxid);
+  EXPECT_EQ(sxid.event.subject, "0000:06:00.0");
+  EXPECT_EQ(sxid.event.xid, 20034);
+  EXPECT_TRUE(sxid.event.nvlink_fatal);
+  EXPECT_EQ(sxid.event.ids, std::vector<int64_t>{48});
+  EXPECT_EQ(sxid.event.error_names, std::vector<std::string>{"LTSSM Fault Up"});
+  auto nonfatal = ParseSxidLine(
+      "nvidia-nvswitch1: SXid (PCI:0000:02:00.0): 22013, Non-fatal, Link 00 Minion Link DLREQ "
+      "interrupt (First)");
+  ASSERT_EQ(nonfatal.verdict, SignalVerdict::kEvent);
+  EXPECT_FALSE(nonfatal.event.nvlink_fatal);
+  EXPECT_EQ(nonfatal.event.error_names, std::vector<std::string>{"Minion Link DLREQ interrupt"});
+  auto severity = ParseSxidLine(
+      "nvidia-nvswitch1: SXid (PCI:0000:aa:00.0): 24007, Severity 1 Engine instance 12 Sub-engine "
+      "instance 00");
+  ASSERT_EQ(severity.verdict, SignalVerdict::kAttach);
+  EXPECT_TRUE(severity.event.nvlink_fatal);
+  EXPECT_FALSE(ParseSxidLine("nvidia-nvswitch3: SXid (PCI:0000:04:00.0): 22013, Severity 0 Engine "
+                             "instance 44 Sub-engine instance 00")
+                   .event.nvlink_fatal);
+  EXPECT_EQ(ParseSxidLine("nvidia-nvswitch3: SXid (PCI:0000:04:00.0): 22013, Data {0x0000002b, "
+                          "0x0000002b}")
+                .verdict,
+            SignalVerdict::kRecognized);
+  EXPECT_EQ(ParseSxidLine("nvidia-nvswitch0: SXid (PCI:zz): 1, Fatal").verdict,
+            SignalVerdict::kGarbled);
+  EXPECT_EQ(ParseSxidLine("nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 12028, Weird").verdict,
+            SignalVerdict::kGarbled);
+  EXPECT_EQ(ParseSxidLine("nvidia-nvswitch: Probing device 0000:02:00.0").verdict,
+            SignalVerdict::kNoMatch);
+
   auto oom = ParseOomLine(
       "Out of memory: Killed process 1234 (py thon) total-vm:100kB, anon-rss:2048kB, "
       "file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:12kB oom_score_adj:0",
