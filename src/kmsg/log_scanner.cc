@@ -54,21 +54,32 @@ enum AnchorId : uint32_t {
   kHardLockupAnchor,
   kRcuStallAnchor,
   kSxidAnchor,
+  kGspWatchdogAnchor,
 };
 
 const AnchorFilter& Filter() {
   static const AnchorFilter filter({
-      {"NVRM: ", "NVR"},          {"AER", "AER"},
-      {"PCIe Bus Error", "e B"},  {"blocked for more than", "r m"},
-      {"oom-kill", "m-k"},        {"Killed process", "Kil"},
-      {"Hardware Error", "Har"},  {"Machine check events", "Mac"},
-      {"Link ", "Lin"},           {"Linux version ", "Lin"},
-      {"NETDEV WATCHDOG", "WAT"}, {"temperature", "mpe"},
-      {"-- Boot ", "-- "},        {"-- Reboot --", "-- "},
-      {"[nvidia", "[nv"},         {"link status ", "k s"},  // bonding driver
-      {"soft lockup", "oft"},     {"hard LOCKUP", "CKU"},
-      {"detected stall", "tec"},  // RCU
-      {"SXid (PCI:", "SXi"},      // NVSwitch
+      {"NVRM: ", "NVR"},
+      {"AER", "AER"},
+      {"PCIe Bus Error", "e B"},
+      {"blocked for more than", "r m"},
+      {"oom-kill", "m-k"},
+      {"Killed process", "Kil"},
+      {"Hardware Error", "Har"},
+      {"Machine check events", "Mac"},
+      {"Link ", "Lin"},
+      {"Linux version ", "Lin"},
+      {"NETDEV WATCHDOG", "WAT"},
+      {"temperature", "mpe"},
+      {"-- Boot ", "-- "},
+      {"-- Reboot --", "-- "},
+      {"[nvidia", "[nv"},
+      {"link status ", "k s"},  // bonding driver
+      {"soft lockup", "oft"},
+      {"hard LOCKUP", "CKU"},
+      {"detected stall", "tec"},             // RCU
+      {"SXid (PCI:", "SXi"},                 // NVSwitch
+      {"GSP task watchdog timeout", "GSP"},  // a GSP-CrashCat report's reason line
   });
   return filter;
 }
@@ -761,6 +772,14 @@ void KernelLogScanner::HandleNvrmLine(std::string_view msg, const LogTime& t,
       mismatch_sample_.assign(line.substr(0, 300));
       FinishMismatch(false);  // one-line forms (rsyslog parts are separate calls) finish later
       return;
+    case NvrmLineType::kGspCrashCat:
+      // Its reason line ("GSP task watchdog timeout @ pc:...") comes next, unprefixed.
+      crashcat_pci_ = n.pci;
+      crashcat_subject_ =
+          n.pci ? n.pci->ToString()
+                : (n.subject.empty() ? std::string("unknown-gpu") : std::string(n.subject));
+      crashcat_time_ = t;
+      return;
     case NvrmLineType::kGspTimeout: {
       KernelEvent d;
       d.kind = KernelEventKind::kGspTimeout;
@@ -796,6 +815,19 @@ bool KernelLogScanner::HandleSignals(std::string_view msg, const LogTime& t,
       d.nvidia_related = true;
       aggregator_.Attach(d);
     }
+    return true;
+  }
+  if (Contains(present, kGspWatchdogAnchor, msg, "GSP task watchdog timeout")) {
+    // The GSP firmware's watchdog fired: the reason of the CrashCat report just before (whose
+    // NVRM line names the GPU), printed by drivers that log no Xid 119/120 for it.
+    KernelEvent d;
+    d.kind = KernelEventKind::kGspTimeout;
+    const bool reported = !crashcat_subject_.empty() && CloseInTime(crashcat_time_, t);
+    d.pci = reported ? crashcat_pci_ : std::nullopt;
+    d.subject = reported ? crashcat_subject_ : std::string("unknown-gpu");
+    d.error_code = "GSP task watchdog timeout";
+    crashcat_subject_.clear();
+    Observe(d, t, line);
     return true;
   }
   if (Contains(present, kOomKillAnchor, msg, "oom-kill:constraint=")) {

@@ -122,6 +122,10 @@ class KernelLogScanner {
   std::string mismatch_text_, mismatch_sample_;
   LogTime mismatch_time_;
   bool pending_memcg_ = false;
+  // The GPU of the last GSP-CrashCat report, for its unprefixed reason line.
+  std::string crashcat_subject_;
+  std::optional<PciTuple> crashcat_pci_;
+  LogTime crashcat_time_;
   // NVSwitch SXid records whose description line came and whose "Severity" line has not yet
   // ("BDF|code", oldest first, bounded).
   static constexpr size_t kMaxSxidDescribed = 64;

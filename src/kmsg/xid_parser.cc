@@ -327,6 +327,11 @@ NvrmLine ParseNvrmLine(std::string_view message) {
     out.type = NvrmLineType::kInitFailed;
     return out;
   }
+  if (body.find("GSP-CrashCat Report") != body.npos) {
+    GpuSubject(body, out);
+    out.type = NvrmLineType::kGspCrashCat;
+    return out;
+  }
   // The RPC-timeout banner ("GPU6 _kgspLogRpcTimeout: **** GSP Timeout ****", r570+) is its own
   // report when the driver prints no Xid for it; the "_kgspLogXid119:" banner comes with an Xid
   // 119 line, which is counted instead.

@@ -47,6 +47,8 @@ enum class NvrmLineType {
   kGspTimeout,     // GSP RPC / heartbeat timeout outside an Xid line: subject, pci, code
   kApiMismatch,    // "API mismatch: the client ..." (first line; the versions may follow on the
                    // next NVRM lines): subject = the text after "API mismatch: "
+  kGspCrashCat,    // "GPU0 kgspHealthCheck_TU102: **** GSP-CrashCat Report ****": subject, pci;
+                   // the report's reason line follows without the NVRM prefix
 };
 
 struct NvrmLine {

@@ -193,8 +193,10 @@ const std::vector<CatalogueEntry>& KernelCatalogue() {
        Action::kDrainReset,
        "NVIDIA GSP firmware stopped answering",
        "The driver timed out waiting for the GPU System Processor firmware (`Timeout waiting for "
-       "RPC from GSP`, `Heartbeat timed out`). The GPU usually stays wedged: nvidia-smi hangs in "
-       "D state, and only a reboot recovers it. Often logged with Xid 119.",
+       "RPC from GSP`, `Heartbeat timed out`, the `_kgspLogRpcTimeout` GSP Timeout banner) or the "
+       "firmware's own watchdog fired (a GSP-CrashCat report whose reason is `GSP task watchdog "
+       "timeout`). The GPU usually stays wedged: nvidia-smi hangs in D state, and only a reboot "
+       "recovers it. Often logged with Xid 119; some drivers print none.",
        {"Drain the node; avoid further nvidia-smi calls (they queue up in D state).",
         "Reboot the node; if it recurs on this driver, try another driver branch or disable GSP "
         "only where NVIDIA supports it (NVreg_EnableGpuFirmware=0, pre-Blackwell)."},

@@ -382,7 +382,13 @@ void SimpleFindings(const KernelEvent& e, const Thresholds& t, const std::vector
           std::string(init ? "NVIDIA driver could not initialise " : "GSP firmware timeout on ") +
               gpu + (e.error_code.empty() ? "" : " (" + e.error_code + ")"));
       AddCommon(f, e);
-      if (!e.error_code.empty()) f.Add(init ? "rm_error" : "rpc_function", e.error_code);
+      if (!e.error_code.empty()) {
+        // A GSP timeout's code is the RPC it waited for, or the CrashCat report's reason.
+        const char* key = init                               ? "rm_error"
+                          : StartsWith(e.error_code, "GSP ") ? "gsp_report"
+                                                             : "rpc_function";
+        f.Add(key, e.error_code);
+      }
       AttachGpu(f, e.pci, gpus);
       out.push_back(std::move(f));
       return;

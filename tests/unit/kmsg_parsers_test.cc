@@ -303,6 +303,13 @@ TEST(KmsgSignalsTest, AerHungOomMceNetThermal) {
   EXPECT_EQ(ParseSxidLine("nvidia-nvswitch: Probing device 0000:02:00.0").verdict,
             SignalVerdict::kNoMatch);
 
+  // A GSP-CrashCat report's banner names the GPU for its unprefixed reason line.
+  NvrmLine crashcat = ParseNvrmLine(
+      "NVRM: GPU0 kgspHealthCheck_TU102: ****************************** GSP-CrashCat Report "
+      "*******************************");
+  EXPECT_EQ(crashcat.type, NvrmLineType::kGspCrashCat);
+  EXPECT_EQ(crashcat.subject, "GPU0");
+
   auto oom = ParseOomLine(
       "Out of memory: Killed process 1234 (py thon) total-vm:100kB, anon-rss:2048kB, "
       "file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:12kB oom_score_adj:0",
