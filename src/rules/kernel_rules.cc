@@ -22,6 +22,13 @@
 namespace gpudoctor {
 namespace {
 
+// "3,10,8": the event's small ids (links, MIG instances, CPUs) in the order first seen.
+std::string JoinIds(const std::vector<int64_t>& ids) {
+  std::string out;
+  for (int64_t id : ids) out += (out.empty() ? "" : ",") + std::to_string(id);
+  return out;
+}
+
 // The GPU table used to name GPUs in findings: NVML devices first (index, uuid, serial), then
 // what the log's own companion lines add ("GPU at PCI:...: GPU-uuid", board serials).
 std::vector<GpuBusEntry> KernelGpuTable(const Snapshot& snap) {
@@ -152,13 +159,9 @@ void XidFinding(const KernelEvent& e, const Thresholds& t, const std::vector<Gpu
     f.AddBool("nvlink_fatal", e.nvlink_fatal);
   }
   if (!e.ids.empty() && e.xid >= 144 && e.xid <= 150) {
-    std::string links;
-    for (int64_t l : e.ids) links += (links.empty() ? "" : ",") + std::to_string(l);
-    f.Add("nvlink_links", links);
+    f.Add("nvlink_links", JoinIds(e.ids));
   } else if (!e.ids.empty()) {
-    std::string gi;
-    for (int64_t l : e.ids) gi += (gi.empty() ? "" : ",") + std::to_string(l);
-    f.Add("mig_gpu_instances", gi);
+    f.Add("mig_gpu_instances", JoinIds(e.ids));
   }
   f.next_steps = XidNextSteps(e.xid, info, escalated);
   AttachGpu(f, e.pci, gpus);
@@ -257,11 +260,7 @@ void SimpleFindings(const KernelEvent& e, const Thresholds& t, const std::vector
       std::string what = e.subject;
       if (e.max_blocked_s) what += ", stuck for " + std::to_string(*e.max_blocked_s) + " s";
       if (!e.processes.empty()) what += " in " + Join(e.processes);
-      if (!e.ids.empty()) {
-        std::vector<std::string> cpus;
-        for (int64_t c : e.ids) cpus.push_back(std::to_string(c));
-        what += " on CPU " + Join(cpus);
-      }
+      if (!e.ids.empty()) what += " on CPU " + JoinIds(e.ids);
       Finding f = MakeFinding(id, crit ? Severity::kCrit : Severity::kWarn,
                               "kernel reported a stuck CPU: " + what +
                                   (e.nvidia_related ? " (NVIDIA driver involved)" : "") +
@@ -287,11 +286,7 @@ void SimpleFindings(const KernelEvent& e, const Thresholds& t, const std::vector
       std::string what = "NVSwitch " + e.subject + " SXid " + std::to_string(e.xid) +
                          (e.nvlink_fatal ? " (fatal)" : " (non-fatal)");
       if (!e.error_names.empty()) what += ": " + e.error_names.front();
-      if (!e.ids.empty()) {
-        std::vector<std::string> links;
-        for (int64_t l : e.ids) links.push_back(std::to_string(l));
-        what += ", link " + Join(links);
-      }
+      if (!e.ids.empty()) what += ", link " + JoinIds(e.ids);
       if (e.count > 1) what += ", " + std::to_string(e.count) + " times";
       Finding f = MakeFinding(id, sev, what);
       if (!e.nvlink_fatal) f.action = Action::kWatch;
