@@ -1,5 +1,8 @@
 #include "kmsg/kernel_signals.h"
 
+#include <optional>
+#include <string>
+
 #include "core/strings.h"
 #include "facts/pci_tuple.h"
 
@@ -40,6 +43,21 @@ std::string_view StripColon(std::string_view t) {
 std::optional<PciTuple> PrefixDevice(std::string_view message) {
   std::string_view t = StripColon(Token(message, 1));
   return ParsePciTuple(t);
+}
+
+// "comm:pid" as the hung-task and soft-lockup reports print a task (the name may hold ':' and
+// spaces: the pid is after the last ':'); nullopt when it does not parse.
+struct Task {
+  std::string comm;
+  int64_t pid = 0;
+  std::string Label() const { return comm + "[" + std::to_string(pid) + "]"; }
+};
+std::optional<Task> ParseTask(std::string_view who) {
+  size_t colon = who.rfind(':');
+  if (colon == who.npos || colon == 0 || colon > 64) return std::nullopt;
+  auto pid = ParseBoundedDecimal(who.substr(colon + 1), 10);
+  if (!pid) return std::nullopt;
+  return Task{std::string(who.substr(0, colon)), *pid};
 }
 
 SignalResult Event(KernelEventKind kind, std::string subject) {
@@ -122,17 +140,13 @@ SignalResult ParseCpuStallLine(std::string_view m) {
     if (!secs || !StartsWith(t, "s!") || open == t.npos || close == t.npos || close < open) {
       return {SignalVerdict::kGarbled, {}};
     }
-    std::string_view who = t.substr(open + 1, close - open - 1);
-    size_t colon = who.rfind(':');
-    if (colon == who.npos || colon == 0 || colon > 64) return {SignalVerdict::kGarbled, {}};
-    auto pid = ParseBoundedDecimal(who.substr(colon + 1), 10);
-    if (!pid) return {SignalVerdict::kGarbled, {}};
-    std::string comm(who.substr(0, colon));
+    std::optional<Task> who = ParseTask(t.substr(open + 1, close - open - 1));
+    if (!who) return {SignalVerdict::kGarbled, {}};
     SignalResult r = Event(KernelEventKind::kCpuStall, "soft lockup");
     r.event.max_blocked_s = *secs;
     r.event.ids.push_back(*cpu);
-    r.event.processes.push_back(comm + "[" + std::to_string(*pid) + "]");
-    r.event.nvidia_related = IsNvidiaTaskName(comm);
+    r.event.processes.push_back(who->Label());
+    r.event.nvidia_related = IsNvidiaTaskName(who->comm);
     return r;
   }
   // "Watchdog detected hard LOCKUP on cpu 3" (the NMI watchdog; the kernel usually panics).
@@ -227,18 +241,14 @@ SignalResult ParseHungTaskLine(std::string_view m) {
   size_t task = m.find("INFO: task ");
   size_t blocked = m.find(" blocked for more than ");
   if (task == m.npos || blocked == m.npos || blocked < task + 11) return {};
-  std::string_view who = m.substr(task + 11, blocked - task - 11);
-  size_t colon = who.rfind(':');
-  if (colon == who.npos || colon == 0 || colon > 64) return {SignalVerdict::kGarbled, {}};
-  auto pid = ParseBoundedDecimal(who.substr(colon + 1), 10);
+  std::optional<Task> who = ParseTask(m.substr(task + 11, blocked - task - 11));
   std::string_view secs = LeadingDigits(m.substr(blocked + 23));
   auto blocked_s = ParseBoundedDecimal(secs, 10);
-  if (!pid || !blocked_s) return {SignalVerdict::kGarbled, {}};
-  std::string comm(who.substr(0, colon));
-  SignalResult r = Event(KernelEventKind::kHungTask, comm);
+  if (!who || !blocked_s) return {SignalVerdict::kGarbled, {}};
+  SignalResult r = Event(KernelEventKind::kHungTask, who->comm);
   r.event.max_blocked_s = *blocked_s;
-  r.event.processes.push_back(comm + "[" + std::to_string(*pid) + "]");
-  r.event.nvidia_related = IsNvidiaTaskName(comm);
+  r.event.processes.push_back(who->Label());
+  r.event.nvidia_related = IsNvidiaTaskName(who->comm);
   return r;
 }
 

@@ -318,18 +318,16 @@ bool ParseTalos(std::string_view line, ParsedLine& out) {
     return !w.empty() &&
            std::all_of(w.begin(), w.end(), [](char ch) { return ch >= 'a' && ch <= 'z'; });
   };
-  Cursor c{line};
   std::string_view facility = line.substr(0, colon);
   if (!is_word(facility)) {  // NODE first
     if (facility.find(' ') != std::string_view::npos) return false;
     size_t next = line.find(": ", colon + 2);
     if (next == std::string_view::npos) return false;
-    c.i = colon + 2;
-    facility = line.substr(c.i, next - c.i);
+    facility = line.substr(colon + 2, next - colon - 2);
     colon = next;
   }
   if (!is_word(facility) || facility.size() > 8) return false;
-  c.i = colon + 1;
+  Cursor c{line, colon + 1};
   c.SkipSpaces();
   size_t level_start = c.i;
   while (c.i < line.size() && line[c.i] >= 'a' && line[c.i] <= 'z') ++c.i;
