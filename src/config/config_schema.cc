@@ -525,7 +525,7 @@ std::vector<SettingSpec> StaticSpecs() {
       {{"network", "probe_count"},
        SettingType::kInt,
        int64_t{Settings().net_probe_count},
-       "Probes per host.",
+       "Probes per host (the implicit default gateway stops at half when all were answered).",
        ApplyNetInt,
        "probe_count"},
       {{"network", "probe_interval_ms"},

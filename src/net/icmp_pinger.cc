@@ -108,13 +108,18 @@ struct Series {
   int in_flight = 0;  // sent and counted in `expected`, not answered yet
   int answered = 0;
   std::optional<TimePoint> first_sent;
-  TimePoint last_deadline{};  // its last probe's send time + timeout
-  bool may_give_up = false;   // opts.give_up_silent applies to this series
+  TimePoint last_deadline{};   // its last probe's send time + timeout
+  bool may_cut_short = false;  // opts.give_up_silent and opts.clean_after apply to this series
+
+  // Given up for silence or stopped clean: nothing more is sent or waited for.
+  bool Ended() const { return result.gave_up_silent || result.stopped_clean; }
 
   // When this series is to be given up for silence (`limit` after its first probe), while it may
   // be: allowed, not given up yet, started, nothing answered. nullopt otherwise.
   std::optional<TimePoint> GiveUpAt(std::chrono::milliseconds limit) const {
-    if (!may_give_up || result.gave_up_silent || answered > 0 || !first_sent) return std::nullopt;
+    if (limit.count() <= 0 || !may_cut_short || Ended() || answered > 0 || !first_sent) {
+      return std::nullopt;
+    }
     return *first_sent + limit;
   }
 };
@@ -123,7 +128,7 @@ struct Series {
 
 std::vector<Result<PingResult>> IcmpPingMany(const std::vector<ResolvedAddress>& addrs,
                                              const PingOptions& opts,
-                                             const std::vector<bool>& may_give_up) {
+                                             const std::vector<bool>& may_cut_short) {
   const size_t n = addrs.size();
   const int count = std::max(opts.count, 0);
   IcmpSocket v4, v6;
@@ -149,7 +154,7 @@ std::vector<Result<PingResult>> IcmpPingMany(const std::vector<ResolvedAddress>&
     s.sent.resize(count);
     s.rtts.resize(count);
     if (s.sock) s.result.method = s.sock->raw ? "icmp-raw" : "icmp-dgram";
-    s.may_give_up = opts.give_up_silent.count() > 0 && (may_give_up.empty() || may_give_up[i]);
+    s.may_cut_short = may_cut_short.empty() || may_cut_short[i];
   }
 
   // Slot j: probe j / n of host j % n, due at t0 + k * interval + i * interval / n.
@@ -177,7 +182,7 @@ std::vector<Result<PingResult>> IcmpPingMany(const std::vector<ResolvedAddress>&
   auto last_deadline = [&] {
     TimePoint last = t0;
     for (const Series& s : series) {
-      if (!s.result.gave_up_silent) last = std::max(last, s.last_deadline);
+      if (!s.Ended()) last = std::max(last, s.last_deadline);
     }
     return last;
   };
@@ -222,7 +227,7 @@ std::vector<Result<PingResult>> IcmpPingMany(const std::vector<ResolvedAddress>&
       uint64_t index = reply->nonce - nonce_base;
       if (index >= n) continue;  // another pinger's reply
       Series& s = series[index];
-      if (s.sock != &sock || !SameAddress(from, *s.addr) || s.result.gave_up_silent) continue;
+      if (s.sock != &sock || !SameAddress(from, *s.addr) || s.Ended()) continue;
       if (sock.raw && reply->ident != ident) continue;
       int seq = reply->seq;
       if (seq >= count || !s.sent[seq] || s.rtts[seq]) continue;  // unknown or duplicate
@@ -255,13 +260,20 @@ std::vector<Result<PingResult>> IcmpPingMany(const std::vector<ResolvedAddress>&
   while (true) {
     TimePoint now = SteadyClock::now();
     give_up_silent(now);
-    // A given-up series' slots are passed over without waiting for them.
-    while (next < slots && (due(next) <= now || series[next % n].result.gave_up_silent)) {
+    // An ended series' slots are passed over without waiting for them.
+    while (next < slots && (due(next) <= now || series[next % n].Ended())) {
       const size_t index = next % n;
       const int k = static_cast<int>(next / n);
       ++next;
       Series& s = series[index];
-      if (s.sock == nullptr || s.result.gave_up_silent) continue;
+      if (s.sock == nullptr || s.Ended()) continue;
+      if (s.may_cut_short && opts.clean_after > 0 && k >= opts.clean_after) {
+        drain(*s.sock);  // replies may wait for the next send: read them before judging
+        if (s.answered == s.result.sent) {
+          s.result.stopped_clean = true;
+          continue;
+        }
+      }
       EchoRequest req{s.addr->family() == AF_INET6, ident, static_cast<uint16_t>(k),
                       nonce_base + index};
       std::string packet = BuildEchoRequest(req);

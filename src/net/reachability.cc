@@ -130,6 +130,7 @@ std::vector<TargetProbeFacts> ProbeIcmpHosts(const std::vector<HostToProbe>& hos
   std::vector<Result<PingResult>> icmp;
   PingOptions ping = opts.ping;
   ping.give_up_silent = opts.gateway_give_up_silent;
+  ping.clean_after = GatewayCleanAfter(opts);
   std::vector<bool> gateway;
   for (size_t i : which) gateway.push_back(hosts[i].group == TargetGroup::kGateway);
   if (opts.use_icmp && !addrs.empty()) icmp = IcmpPingMany(addrs, ping, gateway);
@@ -141,7 +142,10 @@ std::vector<TargetProbeFacts> ProbeIcmpHosts(const std::vector<HostToProbe>& hos
     }
     ResolvedAddress a = addrs[k];
     ReachabilityOptions o = opts;
-    if (gateway[k]) o.ping.give_up_silent = opts.gateway_give_up_silent;
+    if (gateway[k]) {
+      o.ping.give_up_silent = opts.gateway_give_up_silent;
+      o.ping.clean_after = GatewayCleanAfter(opts);
+    }
     fallbacks.emplace_back(which[k], StartDetached([a, o] { return TcpFallback(a, o); }));
   }
   const int count = std::max(opts.ping.count, 1);
@@ -208,6 +212,10 @@ void FillFromHttp(const std::vector<HttpRequestResult>& requests, TargetProbeFac
   f.http_wait_ms = Median(wait);
   f.http_failed = failed;
   f.http_failed_pct = 100.0 * failed / f.sent;
+}
+
+int GatewayCleanAfter(const ReachabilityOptions& opts) {
+  return opts.gateway_stop_clean && opts.ping.count >= 10 ? opts.ping.count / 2 : 0;
 }
 
 TargetProbeFacts ProbeHost(const HostToProbe& host, const ReachabilityOptions& opts) {

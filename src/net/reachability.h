@@ -37,7 +37,14 @@ struct ReachabilityOptions {
   // within milliseconds or not at all, and the ARP table judges the silence either way. Configured
   // targets and references always get their whole series. 0: the gateway does too.
   std::chrono::milliseconds gateway_give_up_silent{500};
+  // The implicit gateway only: a series of 10 or more probes whose first half was answered in
+  // full, each in time, ends there (PingOptions::clean_after): 20 echoes instead of 40 on a
+  // healthy link; one lost or late and it gets the whole series. false: the whole series.
+  bool gateway_stop_clean = true;
 };
+
+// PingOptions::clean_after for the implicit gateway's series under `opts` (0: never stopped).
+int GatewayCleanAfter(const ReachabilityOptions& opts);
 
 // The implicit gateway probed over the TCP fallback with not one answer (no SYN-ACK, no RST):
 // routers silently drop SYNs to ports they do not serve, so 100% loss says nothing. Such a

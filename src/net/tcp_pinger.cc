@@ -50,12 +50,14 @@ PingResult TcpPing(const ResolvedAddress& addr_in, uint16_t port, const PingOpti
   const TimePoint t0 = SteadyClock::now();
   int next = 0;
   int finished = 0;  // attempts that got an answer: SYN-ACK, RST or an error
+  int answered = 0;  // attempts answered in time with a SYN-ACK or an RST
   std::optional<TimePoint> first_sent;
 
   auto finish = [&](const Attempt& a, int err, TimePoint now) {
     ++finished;
     if (err == 0 || err == ECONNREFUSED) {
       rtts[a.index] = MsBetween(a.start, now);
+      ++answered;
       if (err == ECONNREFUSED) result.port_closed = true;
     } else {
       result.last_error = std::strerror(err);
@@ -77,6 +79,12 @@ PingResult TcpPing(const ResolvedAddress& addr_in, uint16_t port, const PingOpti
       break;
     }
     if (next < count && now >= t0 + next * opts.interval) {
+      // A clean series (every attempt so far answered in time) ends at opts.clean_after.
+      if (opts.clean_after > 0 && next >= opts.clean_after && pending.empty() &&
+          answered == result.sent) {
+        result.stopped_clean = true;
+        break;
+      }
       Attempt a{-1, next++, now};
       a.fd = ::socket(addr.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
       if (a.fd < 0) {

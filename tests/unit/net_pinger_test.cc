@@ -492,6 +492,78 @@ TEST(TunPingTest, OnlyTheImplicitGatewayIsGivenUpWhenSilent) {
   });
 }
 
+// clean_after: a series every probe of which was answered in time up to that probe ends there;
+// one lost probe and the whole series runs, and a series not allowed to stop runs to the end.
+// The stop is judged when a probe is due, so a reply the responder thread sent late on a loaded
+// machine moves it a probe or two later: at or after clean_after, always before the end.
+TEST(TunPingTest, CleanSeriesEndsAtCleanAfterOnlyWhereAllowed) {
+  WithTun([](TunResponder& tun) {
+    tun.SetHost(91, HostBehaviour{milliseconds(1), 0, false, {}});   // answers every probe
+    tun.SetHost(90, HostBehaviour{milliseconds(1), 10, false, {}});  // drops the 10th and 20th
+    PingOptions o;
+    o.count = 20;
+    o.interval = milliseconds(20);
+    o.timeout = milliseconds(300);
+    o.clean_after = 10;
+    auto many = IcmpPingMany({Addr("192.0.2.91"), Addr("192.0.2.90"), Addr("192.0.2.91")}, o,
+                             {true, true, false});
+    ASSERT_EQ(many.size(), 3u);
+    if (!many[0].ok()) {
+      std::printf("skipped inside: %s\n", many[0].status().message().c_str());
+      return;
+    }
+    ASSERT_TRUE(many[1].ok() && many[2].ok());
+    EXPECT_TRUE(many[0]->stopped_clean);
+    EXPECT_GE(many[0]->sent, 10);
+    EXPECT_LT(many[0]->sent, 20);
+    EXPECT_EQ(many[0]->rtts_ms.size(), static_cast<size_t>(many[0]->sent));
+    EXPECT_FALSE(many[1]->stopped_clean);  // its 10th probe was lost: the whole series
+    EXPECT_EQ(many[1]->sent, 20);
+    EXPECT_EQ(many[1]->rtts_ms.size(), 18u);
+    EXPECT_FALSE(many[2]->stopped_clean);  // clean, but not allowed to stop
+    EXPECT_EQ(many[2]->sent, 20);
+    EXPECT_EQ(many[2]->rtts_ms.size(), 20u);
+
+    PingResult tcp = TcpPing(Addr("192.0.2.91"), 80, o);
+    EXPECT_TRUE(tcp.stopped_clean);
+    EXPECT_GE(tcp.sent, 10);
+    EXPECT_LT(tcp.sent, 20);
+    EXPECT_EQ(tcp.rtts_ms.size(), static_cast<size_t>(tcp.sent));
+    PingResult tcp_lossy = TcpPing(Addr("192.0.2.90"), 80, o);
+    EXPECT_FALSE(tcp_lossy.stopped_clean);
+    EXPECT_EQ(tcp_lossy.sent, 20);
+  });
+}
+
+// The reachability layer stops only the implicit gateway's clean series (at half of it); a
+// configured reference to the same host gets all its probes.
+TEST(TunPingTest, OnlyTheImplicitGatewayStopsWhenClean) {
+  WithTun([](TunResponder& tun) {
+    tun.SetHost(89, HostBehaviour{milliseconds(1), 0, false, {}});
+    ReachabilityOptions opts;
+    opts.ping.count = 24;
+    opts.ping.interval = milliseconds(20);
+    opts.ping.timeout = milliseconds(300);
+    EXPECT_EQ(GatewayCleanAfter(opts), 12);
+    auto facts = ProbeHosts({{*ParseTarget("192.0.2.89"), TargetGroup::kGateway},
+                             {*ParseTarget("192.0.2.89"), TargetGroup::kReference}},
+                            opts, SteadyClock::now() + std::chrono::seconds(5));
+    ASSERT_EQ(facts.size(), 2u);
+    EXPECT_GE(facts[0].sent, 12) << facts[0].method;
+    EXPECT_LT(facts[0].sent, 24);
+    EXPECT_EQ(facts[0].received, facts[0].sent);
+    EXPECT_DOUBLE_EQ(*facts[0].loss_pct, 0);
+    EXPECT_EQ(facts[1].sent, 24) << facts[1].method;
+    EXPECT_EQ(facts[1].received, 24);
+
+    opts.gateway_stop_clean = false;
+    EXPECT_EQ(GatewayCleanAfter(opts), 0);
+    opts.gateway_stop_clean = true;
+    opts.ping.count = 9;  // too short a series to halve
+    EXPECT_EQ(GatewayCleanAfter(opts), 0);
+  });
+}
+
 // Without ICMP, the implicit gateway is probed on the TCP fallback port; a router that drops
 // those SYNs silently is "could not be probed", not "unreachable". A configured target that
 // stays silent is still 100% loss, and a gateway that answers RST is reachable.
