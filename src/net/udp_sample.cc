@@ -19,10 +19,10 @@ UdpSample TakeUdpSample(const RootFs& fs) {
   std::string dir =
       RootFs::Exists(fs.ProcPath("thread-self/net/snmp")) ? "thread-self/net/" : "net/";
   if (auto text = fs.ReadProc(dir + "snmp", 64 * 1024); text.ok()) {
-    s.counters_ok = ParseSnmpCounters(*text, s.counters).ok();
+    s.counters_ok = ParseSnmpCounters(*text, s.counters, kUdpSenderCounters).ok();
   }
   if (auto text = fs.ReadProc(dir + "snmp6", 64 * 1024); text.ok()) {
-    (void)ParseSnmp6Counters(*text, s.counters);
+    (void)ParseSnmp6Counters(*text, s.counters, kUdpSenderCounters);
   }
   s.at = SteadyClock::now();
   return s;

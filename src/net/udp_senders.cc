@@ -8,7 +8,24 @@
 
 namespace gpudoctor {
 
-Status ParseSnmpCounters(std::string_view snmp, std::map<std::string, uint64_t>& out) {
+namespace {
+
+// `only` empty, or one of its names is "<group>.<name>".
+bool Wanted(std::span<const std::string_view> only, std::string_view group, std::string_view name) {
+  if (only.empty()) return true;
+  for (std::string_view w : only) {
+    if (w.size() == group.size() + 1 + name.size() && w.starts_with(group) &&
+        w[group.size()] == '.' && w.ends_with(name)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+Status ParseSnmpCounters(std::string_view snmp, std::map<std::string, uint64_t>& out,
+                         std::span<const std::string_view> only) {
   std::string_view header_prefix;
   std::vector<std::string_view> names;
   int line_no = 0;
@@ -40,36 +57,59 @@ Status ParseSnmpCounters(std::string_view snmp, std::map<std::string, uint64_t>&
         return ParseError("snmp line " + std::to_string(line_no) + ": '" + Sanitize(fields[i], 32) +
                           "' is not a number");
       }
-      out[std::string(prefix) + "." + std::string(names[i])] = *v;
+      if (Wanted(only, prefix, names[i])) {
+        out[std::string(prefix) + "." + std::string(names[i])] = *v;
+      }
     }
     names.clear();
   }
   return Status::Ok();
 }
 
-Status ParseSnmp6Counters(std::string_view snmp6, std::map<std::string, uint64_t>& out) {
+Status ParseSnmp6Counters(std::string_view snmp6, std::map<std::string, uint64_t>& out,
+                          std::span<const std::string_view> only) {
+  auto blank = [](char c) { return c == ' ' || c == '\t'; };
   int line_no = 0;
   for (std::string_view line : SplitLines(snmp6)) {
     ++line_no;
-    auto f = Split(line, " \t", /*skip_empty=*/true);
-    if (f.empty()) continue;
-    if (f.size() != 2) {
+    // "Name value": two words separated by blanks, split without allocating.
+    size_t b = 0;
+    while (b < line.size() && blank(line[b])) ++b;
+    if (b == line.size()) continue;
+    size_t e = b;
+    while (e < line.size() && !blank(line[e])) ++e;
+    std::string_view name = line.substr(b, e - b);
+    size_t vb = e;
+    while (vb < line.size() && blank(line[vb])) ++vb;
+    size_t ve = vb;
+    while (ve < line.size() && !blank(line[ve])) ++ve;
+    size_t rest = ve;
+    while (rest < line.size() && blank(line[rest])) ++rest;
+    if (vb == line.size() || rest != line.size()) {
       return ParseError("snmp6 line " + std::to_string(line_no) + ": expected 'Name value'");
     }
-    auto v = ParseUint64(f[1]);
+    std::string_view value = line.substr(vb, ve - vb);
+    auto v = ParseUint64(value);
     if (!v) {
-      return ParseError("snmp6 line " + std::to_string(line_no) + ": '" + Sanitize(f[1], 32) +
+      return ParseError("snmp6 line " + std::to_string(line_no) + ": '" + Sanitize(value, 32) +
                         "' is not a number");
     }
     // "Udp6OutDatagrams" → "Udp6.OutDatagrams", like the snmp groups.
-    std::string name(f[0]);
-    for (std::string_view group : {"Udp6", "UdpLite6", "Ip6", "Icmp6"}) {
-      if (StartsWith(name, group) && name.size() > group.size()) {
-        name = std::string(group) + "." + name.substr(group.size());
+    std::string_view group, rest_name = name;
+    for (std::string_view g : {"Udp6", "UdpLite6", "Ip6", "Icmp6"}) {
+      if (name.starts_with(g) && name.size() > g.size()) {
+        group = g;
+        rest_name = name.substr(g.size());
         break;
       }
     }
-    out[name] = *v;
+    if (group.empty()) {
+      if (only.empty()) out[std::string(name)] = *v;
+      continue;
+    }
+    if (Wanted(only, group, rest_name)) {
+      out[std::string(group) + "." + std::string(rest_name)] = *v;
+    }
   }
   return Status::Ok();
 }

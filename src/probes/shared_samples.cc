@@ -16,7 +16,8 @@ std::optional<std::pair<uint64_t, uint64_t>> TcpOpens(const RootFs& fs) {
   auto text = fs.ReadProc("thread-self/net/snmp", 64 * 1024);
   if (!text.ok()) return std::nullopt;
   std::map<std::string, uint64_t> counters;
-  if (!ParseSnmpCounters(*text, counters).ok()) return std::nullopt;
+  static constexpr std::string_view kOpens[] = {"Tcp.ActiveOpens", "Tcp.PassiveOpens"};
+  if (!ParseSnmpCounters(*text, counters, kOpens).ok()) return std::nullopt;
   auto active = counters.find("Tcp.ActiveOpens"), passive = counters.find("Tcp.PassiveOpens");
   if (active == counters.end() || passive == counters.end()) return std::nullopt;
   return std::make_pair(active->second, passive->second);

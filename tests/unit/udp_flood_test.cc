@@ -51,6 +51,38 @@ TEST(SnmpParserTest, ReadsGroupsAndSnmp6AndRejectsMismatchedLines) {
   EXPECT_FALSE(ParseSnmp6Counters("Udp6OutDatagrams\n", bad).ok());
 }
 
+// `only`: just the named counters are kept (the rates CollectUdpSenders computes, the TCP opens
+// the shared samples compare), and every line is still checked: a garbled line fails the parse
+// whether or not its counters are wanted.
+TEST(SnmpParserTest, OnlyTheWantedCountersAreKeptAndEveryLineIsChecked) {
+  std::map<std::string, uint64_t> c;
+  ASSERT_TRUE(ParseSnmpCounters(kSnmp, c, kUdpSenderCounters).ok());
+  ASSERT_TRUE(ParseSnmp6Counters("Udp6OutDatagrams 42\nIp6InReceives 7\nIcmp6InMsgs 3\n"
+                                 "UnknownGroupCounter 9\n",
+                                 c, kUdpSenderCounters)
+                  .ok());
+  EXPECT_EQ(c, (std::map<std::string, uint64_t>{{"Ip.OutRequests", 2000},
+                                                {"Tcp.OutSegs", 300},
+                                                {"Udp.OutDatagrams", 1500},
+                                                {"Udp6.OutDatagrams", 42}}));
+  std::map<std::string, uint64_t> all;
+  ASSERT_TRUE(ParseSnmp6Counters("Ip6InReceives 7\nUnknownGroupCounter 9\n", all).ok());
+  EXPECT_EQ(all,
+            (std::map<std::string, uint64_t>{{"Ip6.InReceives", 7}, {"UnknownGroupCounter", 9}}));
+
+  std::map<std::string, uint64_t> bad;
+  Status st = ParseSnmpCounters("Icmp: InMsgs\nIcmp: x\n", bad, kUdpSenderCounters);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("line 2"), std::string::npos) << st.message();
+  st = ParseSnmp6Counters("Udp6OutDatagrams 1\nIcmp6InMsgs 2 3\n", bad, kUdpSenderCounters);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("line 2: expected 'Name value'"), std::string::npos) << st.message();
+  st = ParseSnmp6Counters("Ip6InReceives 7x\n", bad, kUdpSenderCounters);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("'7x' is not a number"), std::string::npos) << st.message();
+  EXPECT_TRUE(ParseSnmp6Counters("  \t \n\n", bad).ok());  // blank lines are no lines
+}
+
 TcpSocketInfo Udp(uint64_t inode, const char* remote, uint32_t wqueue, bool loopback = false) {
   TcpSocketInfo s;
   s.protocol = 17;
