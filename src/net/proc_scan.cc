@@ -121,6 +121,10 @@ ProcessScan ScanProcesses(const RootFs& fs, const ProcScanOptions& opts) {
         opts.kernel_threads != nullptr &&
         std::binary_search(opts.kernel_threads->begin(), opts.kernel_threads->end(),
                            static_cast<int>(*pid));
+    if (known_kernel_thread && opts.skip_kernel_threads) {
+      ++scan.kernel_threads_skipped;
+      continue;
+    }
     const bool dir_wanted = opts.read_fds || opts.read_exe || opts.read_uid;
     Fd dir(-1);
     auto open_dir = [&] {

@@ -58,6 +58,12 @@ struct ProcScanOptions {
   // uid is 0 without a stat(2): on a many-core node most tasks are per-CPU kernel threads. A pid
   // whose stat no longer says kernel thread (reused) is read in full.
   const std::vector<int>* kernel_threads = nullptr;
+  // With kernel_threads: the pids it names are passed over without any read and are absent from
+  // the scan (ProcessScan::kernel_threads_skipped counts them), for a walk whose readers have no
+  // use for kernel threads (no files, no sockets, never a miner): `check`'s walk at the end of
+  // its window, moments after the walk that found them. A pid a process took in between is
+  // missed by that walk: pids are handed out in turn, so not within a window of a second.
+  bool skip_kernel_threads = false;
   // Stop when this passes (checked every kScanDeadlineStride /proc entries and fds); nullopt:
   // no limit.
   std::optional<TimePoint> deadline;
@@ -75,6 +81,7 @@ struct ProcessScan {
   // Kernel threads read through PID/stat alone because ProcScanOptions::kernel_threads named
   // them (and they still are): what the hint saved, for tests and cost accounting.
   int kernel_threads_hinted = 0;
+  int kernel_threads_skipped = 0;  // passed over unread (ProcScanOptions::skip_kernel_threads)
 };
 
 // Never fails: an unreadable /proc gives an empty scan.

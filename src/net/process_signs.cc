@@ -75,6 +75,7 @@ ProcessSignFacts CollectProcessSigns(const ProcessSignInputs& in) {
   std::vector<std::optional<double>> cpu(procs.size());
   for (size_t i = 0; i < procs.size(); ++i) {
     const ScannedProcess& p = procs[i];
+    if (p.kernel_thread) continue;  // never a suspect (and `check`'s walk leaves them out)
     if (auto it = ticks_before.find(p.pid); it != ticks_before.end() &&
                                             it->second.second == p.start_ticks && in.window_s > 0 &&
                                             in.ticks_per_s > 0 && p.cpu_ticks >= it->second.first) {
@@ -95,6 +96,7 @@ ProcessSignFacts CollectProcessSigns(const ProcessSignInputs& in) {
 
   for (size_t i = 0; i < procs.size(); ++i) {
     const ScannedProcess& p = procs[i];
+    if (p.kernel_thread) continue;
     ProcessSigns s;
     s.pid = p.pid;
     s.cpu_pct = cpu[i];

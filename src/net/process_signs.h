@@ -4,7 +4,8 @@
 // connection at the end of the window, the ports of its listening TCP sockets and an open NVIDIA
 // GPU device. Keeps only processes with at least one such sign or a static sign (miner name,
 // stratum port, executable under /tmp, /var/tmp, /dev/shm: facts/miner_signs.h) even when idle,
-// plus the busiest by CPU (so a miner that hides its connections is still looked at by name). A
+// plus the busiest by CPU (so a miner that hides its connections is still looked at by name).
+// Kernel threads (PF_KTHREAD: no files, no executable, set by the kernel only) are never kept. A
 // truncated scan (either one) makes the facts truncated. Pure functions; thread-safe.
 #pragma once
 

@@ -94,8 +94,12 @@ const ProcessScan& SharedSamples::ProcessesAfter(TimePoint window_end) {
     ProcScanOptions full;
     full.read_exe = true;
     full.deadline = deadline_;
-    // The walk at the window's start knows the kernel threads (when a probe asked for it).
-    if (before_done_.load()) full.kernel_threads = &kernel_threads_;
+    // The walk at the window's start knows the kernel threads (when a probe asked for it); the
+    // probes that read this walk (sockets, suspicious) have no use for them: not read again.
+    if (before_done_.load()) {
+      full.kernel_threads = &kernel_threads_;
+      full.skip_kernel_threads = true;
+    }
     proc_after_ = ScanProcesses(fs_, full);
     ++proc_walks_;
   });

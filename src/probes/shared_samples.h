@@ -42,7 +42,8 @@ class SharedSamples {
   const TcpSample& TcpBefore();
   const TcpSample& TcpAfter(TimePoint window_end);
   // /proc before the window (stat + comm, no fds, no owner uid; each process's parsed stat kept:
-  // the process probe's leaders) and after it (with fd and exe links).
+  // the process probe's leaders) and after it (with fd and exe links; without the kernel threads
+  // the walk before found, when it was taken: ProcScanOptions::skip_kernel_threads).
   const ProcessScan& ProcessesBefore();
   const ProcessScan& ProcessesAfter(TimePoint window_end);
 

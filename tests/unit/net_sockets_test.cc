@@ -335,6 +335,43 @@ TEST(ProcScanTest, KnownKernelThreadsAreReadThroughTheirStatAlone) {
   }
 }
 
+// skip_kernel_threads (`check`'s walk after its window): the hinted kernel threads are not read
+// at all and are absent; a kernel thread the hint does not name is read and listed as one; the
+// processes are read in full.
+TEST(ProcScanTest, HintedKernelThreadsAreSkippedWhenAsked) {
+  testing::TempDir dir;
+  auto stat_line = [](int pid, const char* comm, unsigned flags) {
+    return std::to_string(pid) + " (" + comm + ") S 2 0 0 0 -1 " + std::to_string(flags) +
+           " 0 0 0 0 50 50 0 0 20 0 1 0 9 0 0\n";
+  };
+  constexpr unsigned kPfKthread = 0x00200000;
+  dir.Write("proc/2/stat", stat_line(2, "kthreadd", kPfKthread));
+  dir.Write("proc/50/stat", "not a stat line: never read\n");  // hinted: passed over unread
+  dir.Write("proc/60/stat", stat_line(60, "kworker/u8:2", kPfKthread));  // new since the hint
+  dir.Write("proc/100/stat", stat_line(100, "sshd", 0));
+  dir.Symlink("socket:[999]", "proc/100/fd/4");
+  RootFs fs(dir.path() + "/proc", dir.path() + "/sys", dir.path());
+  const std::vector<int> hinted = {2, 50};
+  ProcScanOptions opts;
+  opts.read_exe = true;
+  opts.kernel_threads = &hinted;
+  opts.skip_kernel_threads = true;
+  ProcessScan scan = ScanProcesses(fs, opts);
+  EXPECT_EQ(scan.kernel_threads_skipped, 2);
+  EXPECT_EQ(scan.kernel_threads_hinted, 0);
+  std::map<int, const ScannedProcess*> by_pid;
+  for (const auto& p : scan.processes) by_pid[p.pid] = &p;
+  ASSERT_EQ(by_pid.size(), 2u);
+  EXPECT_TRUE(by_pid.at(60)->kernel_thread);
+  EXPECT_EQ(by_pid.at(100)->socket_inodes, std::vector<uint64_t>{999});
+
+  opts.skip_kernel_threads = false;  // the same hint without the skip: read through their stat
+  scan = ScanProcesses(fs, opts);
+  EXPECT_EQ(scan.kernel_threads_skipped, 0);
+  EXPECT_EQ(scan.kernel_threads_hinted, 1);  // 2; 50's stat does not parse, so it is not listed
+  EXPECT_EQ(scan.processes.size(), 3u);
+}
+
 // `watch`'s walks (RecentFullScan): each new walk of a procfs reads the kernel threads the walk
 // before it found through their stat alone; a pid that a process has taken since is read in
 // full (fds, exe), and a walk of another procfs gets no hint from this one.
@@ -558,6 +595,36 @@ TEST(ProcessSignsTest, ReusedPidGetsNoCpuShare) {
   facts = CollectProcessSigns(in);
   ASSERT_EQ(facts.processes.size(), 1u);
   EXPECT_NEAR(*facts.processes[0].cpu_pct, 4990.0 / 100 / 60 * 100, 1e-9);
+}
+
+// Kernel threads are never kept, however busy: the busiest by CPU are user processes only, the
+// same whether the walk listed the kernel threads (`watch`) or left them out (`check`).
+TEST(ProcessSignsTest, KernelThreadsAreNeverKeptHoweverBusy) {
+  ProcessScan before, after;
+  ScannedProcess kworker;
+  kworker.pid = 7;
+  kworker.comm = "kworker/0:1+events";
+  kworker.kernel_thread = true;
+  kworker.cpu_ticks = 10;
+  kworker.start_ticks = 100;
+  ScannedProcess app = kworker;
+  app.pid = 300;
+  app.comm = "python3";
+  app.kernel_thread = false;
+  before.processes = {kworker, app};
+  kworker.cpu_ticks += 5000;  // a kernel thread at 83% of a core
+  app.cpu_ticks += 60;        // a process at 1%
+  after.processes = {kworker, app};
+  ProcessSignsBaseline start = MakeProcessSignsBaseline(before, nullptr);
+  ProcessSignInputs in{&start, &after, nullptr, nullptr, 60.0, 100, 20};
+  ProcessSignFacts facts = CollectProcessSigns(in);
+  ASSERT_EQ(facts.processes.size(), 1u);
+  EXPECT_EQ(facts.processes[0].pid, 300);
+  EXPECT_NEAR(*facts.processes[0].cpu_pct, 1.0, 1e-9);
+  after.processes.erase(after.processes.begin());  // `check`'s walk after the window
+  ProcessSignFacts without = CollectProcessSigns(in);
+  ASSERT_EQ(without.processes.size(), 1u);
+  EXPECT_EQ(without.processes[0].pid, 300);
 }
 
 TEST(ProcessSignsTest, MinerNameAloneWarnsDeletedExeAloneIsNotReported) {

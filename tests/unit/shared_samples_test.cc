@@ -42,6 +42,17 @@ TEST(SharedSamplesTest, BothProbesShareOneDumpPairAndOneWalkPerSide) {
   ASSERT_TRUE(s.network.sockets);
   EXPECT_GT(s.network.sockets->processes_scanned, 0);
   ASSERT_TRUE(s.network.process_signs);
+  // The walk after the window passes over the kernel threads the walk before found (neither
+  // probe has a use for them): none of them is listed again, and where there were any (not in a
+  // container's own pid namespace) at least kthreadd, which never exits, was skipped.
+  std::set<int> kernel_before;
+  for (const auto& p : ctx.shared->ProcessesBefore().processes) {
+    if (p.kernel_thread) kernel_before.insert(p.pid);
+  }
+  const ProcessScan& after = ctx.shared->ProcessesAfter(SteadyClock::now());
+  for (const auto& p : after.processes) EXPECT_EQ(kernel_before.count(p.pid), 0u) << p.pid;
+  EXPECT_EQ(after.kernel_threads_skipped > 0, !kernel_before.empty());
+  EXPECT_LE(after.kernel_threads_skipped, static_cast<int>(kernel_before.size()));
 }
 
 // The end-of-window table from lookups (no connection opened meanwhile) lists what a dump lists:
