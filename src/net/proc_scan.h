@@ -36,7 +36,7 @@ struct ScannedProcess {
   std::optional<uint64_t> start_ticks;  // start time after boot: tells pid reuse apart
   std::optional<uint32_t> uid;
   bool kernel_thread = false;  // PF_KTHREAD in stat's flags: no files, no exe, uid 0
-  bool fds_read = false;       // false for D-state tasks and unreadable fd dirs
+  bool fds_read = false;       // false for D-state tasks, unreadable fd dirs and refused links
   std::vector<uint64_t> socket_inodes;
   bool gpu_device_open = false;
   std::string exe;  // exe link target; empty when not read
