@@ -109,10 +109,18 @@ struct Series {
   int answered = 0;
   std::optional<TimePoint> first_sent;
   TimePoint last_deadline{};   // its last probe's send time + timeout
-  bool may_cut_short = false;  // opts.give_up_silent and opts.clean_after apply to this series
+  bool may_cut_short = false;  // opts.give_up_silent, clean_after, quiet_after apply to it
+  std::optional<TimePoint> first_answer_at;  // when its first in-time reply arrived
 
   // Given up for silence or stopped clean: nothing more is sent or waited for.
   bool Ended() const { return result.gave_up_silent || result.stopped_clean; }
+
+  // Probe k, due at `due`, is passed over unsent: from probe quiet_after on, until a reply
+  // arrived (at or before `due`).
+  bool QuietAt(const PingOptions& opts, int k, TimePoint due) const {
+    return may_cut_short && opts.quiet_after > 0 && k >= opts.quiet_after &&
+           (!first_answer_at || *first_answer_at > due);
+  }
 
   // When this series is to be given up for silence (`limit` after its first probe), while it may
   // be: allowed, not given up yet, started, nothing answered. nullopt otherwise.
@@ -251,6 +259,10 @@ std::vector<Result<PingResult>> IcmpPingMany(const std::vector<ResolvedAddress>&
         ++kernel_answered;
       }
       s.rtts[seq] = rtt;
+      const TimePoint arrived =
+          s.sent[seq]->steady + std::chrono::duration_cast<SteadyClock::duration>(
+                                    std::chrono::duration<double, std::milli>(rtt));
+      if (!s.first_answer_at || arrived < *s.first_answer_at) s.first_answer_at = arrived;
       ++answered;
       ++s.answered;
       --s.in_flight;
@@ -267,6 +279,7 @@ std::vector<Result<PingResult>> IcmpPingMany(const std::vector<ResolvedAddress>&
       ++next;
       Series& s = series[index];
       if (s.sock == nullptr || s.Ended()) continue;
+      if (s.QuietAt(opts, k, due(next - 1))) continue;  // silent so far: listen, do not send
       if (s.may_cut_short && opts.clean_after > 0 && k >= opts.clean_after) {
         drain(*s.sock);  // replies may wait for the next send: read them before judging
         if (s.answered == s.result.sent) {
@@ -298,8 +311,19 @@ std::vector<Result<PingResult>> IcmpPingMany(const std::vector<ResolvedAddress>&
       now = SteadyClock::now();
     }
     give_up_silent(now);
-    if (next >= slots && (answered == expected || now >= last_deadline())) break;
-    TimePoint wake = std::min(next < slots ? due(next) : last_deadline(), next_give_up());
+    // The next slot to wake for: one whose series may send (a quiet series' slots pass unsent
+    // when due; its first reply, read by the ppoll below, lets its later slots send again).
+    size_t wake_slot = next;
+    while (wake_slot < slots) {
+      const Series& w = series[wake_slot % n];
+      const int k = static_cast<int>(wake_slot / n);
+      if (!w.Ended() && w.sock != nullptr && !w.QuietAt(opts, k, due(wake_slot))) break;
+      ++wake_slot;
+    }
+    // Done when nothing more will be sent (every slot left is a quiet series', which sends again
+    // only after a reply) and nothing sent is still awaited.
+    if (wake_slot >= slots && (answered == expected || now >= last_deadline())) break;
+    TimePoint wake = std::min(wake_slot < slots ? due(wake_slot) : last_deadline(), next_give_up());
     auto wait = std::max(SteadyClock::duration::zero(), wake - now);
     int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(wait).count();
     timespec ts{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};

@@ -131,6 +131,7 @@ std::vector<TargetProbeFacts> ProbeIcmpHosts(const std::vector<HostToProbe>& hos
   PingOptions ping = opts.ping;
   ping.give_up_silent = opts.gateway_give_up_silent;
   ping.clean_after = GatewayCleanAfter(opts);
+  ping.quiet_after = opts.gateway_quiet_after;
   std::vector<bool> gateway;
   for (size_t i : which) gateway.push_back(hosts[i].group == TargetGroup::kGateway);
   if (opts.use_icmp && !addrs.empty()) icmp = IcmpPingMany(addrs, ping, gateway);
@@ -145,6 +146,7 @@ std::vector<TargetProbeFacts> ProbeIcmpHosts(const std::vector<HostToProbe>& hos
     if (gateway[k]) {
       o.ping.give_up_silent = opts.gateway_give_up_silent;
       o.ping.clean_after = GatewayCleanAfter(opts);
+      o.ping.quiet_after = opts.gateway_quiet_after;
     }
     fallbacks.emplace_back(which[k], StartDetached([a, o] { return TcpFallback(a, o); }));
   }

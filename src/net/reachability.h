@@ -41,6 +41,10 @@ struct ReachabilityOptions {
   // full, each in time, ends there (PingOptions::clean_after): 20 echoes instead of 40 on a
   // healthy link; one lost or late and it gets the whole series. false: the whole series.
   bool gateway_stop_clean = true;
+  // The implicit gateway only: from this probe on, a probe goes out only once the gateway has
+  // answered one (PingOptions::quiet_after): a router that drops pings gets 5, not the 25 of
+  // half a second; a slow one's first reply lets the rest go. 0: every probe is sent.
+  int gateway_quiet_after = 5;
 };
 
 // PingOptions::clean_after for the implicit gateway's series under `opts` (0: never stopped).

@@ -85,6 +85,11 @@ PingResult TcpPing(const ResolvedAddress& addr_in, uint16_t port, const PingOpti
         result.stopped_clean = true;
         break;
       }
+      // Silent so far from opts.quiet_after on: this slot passes unsent (listen, do not send).
+      if (opts.quiet_after > 0 && next >= opts.quiet_after && finished == 0) {
+        ++next;
+        continue;
+      }
       Attempt a{-1, next++, now};
       a.fd = ::socket(addr.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
       if (a.fd < 0) {

@@ -484,7 +484,7 @@ TEST(TunPingTest, OnlyTheImplicitGatewayIsGivenUpWhenSilent) {
                              {*ParseTarget("192.0.2.94"), TargetGroup::kReference}},
                             opts, SteadyClock::now() + std::chrono::seconds(5));
     ASSERT_EQ(facts.size(), 2u);
-    EXPECT_LE(facts[0].sent, 12) << facts[0].method;
+    EXPECT_LE(facts[0].sent, 5) << facts[0].method;  // quiet after 5 (gateway_quiet_after)
     EXPECT_GE(facts[0].sent, 1);
     EXPECT_EQ(facts[0].received, 0);
     EXPECT_EQ(facts[1].sent, 30) << facts[1].method;
@@ -532,6 +532,51 @@ TEST(TunPingTest, CleanSeriesEndsAtCleanAfterOnlyWhereAllowed) {
     PingResult tcp_lossy = TcpPing(Addr("192.0.2.90"), 80, o);
     EXPECT_FALSE(tcp_lossy.stopped_clean);
     EXPECT_EQ(tcp_lossy.sent, 20);
+  });
+}
+
+// quiet_after: from that probe on a series with no reply yet sends nothing (its slots pass
+// unsent, not lost); the first reply, however late, lets the slots due after it go out. A series
+// not allowed to cut short sends every probe.
+TEST(TunPingTest, QuietSeriesListensBeforeSendingMore) {
+  WithTun([](TunResponder& tun) {
+    tun.SetHost(88, HostBehaviour{milliseconds(0), 0, true, {}});     // drops everything
+    tun.SetHost(87, HostBehaviour{milliseconds(150), 0, false, {}});  // a slow router
+    PingOptions o;
+    o.count = 30;
+    o.interval = milliseconds(10);
+    o.timeout = milliseconds(400);
+    o.quiet_after = 3;
+    auto start = SteadyClock::now();
+    auto many = IcmpPingMany({Addr("192.0.2.88"), Addr("192.0.2.87"), Addr("192.0.2.88")}, o,
+                             {true, true, false});
+    double s = std::chrono::duration<double>(SteadyClock::now() - start).count();
+    ASSERT_EQ(many.size(), 3u);
+    if (!many[0].ok()) {
+      std::printf("skipped inside: %s\n", many[0].status().message().c_str());
+      return;
+    }
+    ASSERT_TRUE(many[1].ok() && many[2].ok());
+    EXPECT_EQ(many[0]->sent, 3);  // silent: three probes, then only listening
+    EXPECT_TRUE(many[0]->rtts_ms.empty());
+    EXPECT_FALSE(many[0]->gave_up_silent);  // no give_up_silent: not given up, just quiet
+    // The slow router: three probes, its first reply at ~150 ms, then the slots due after it
+    // (~15 of the 27 left); every probe sent is answered, none counted lost for the pause.
+    EXPECT_GT(many[1]->sent, 6);
+    EXPECT_LT(many[1]->sent, 25);
+    EXPECT_EQ(many[1]->rtts_ms.size(), static_cast<size_t>(many[1]->sent));
+    for (double ms : many[1]->rtts_ms) EXPECT_GE(ms, 149.0);
+    EXPECT_EQ(many[2]->sent, 30);  // not allowed: the whole series, all lost
+    EXPECT_TRUE(many[2]->rtts_ms.empty());
+    EXPECT_LT(s, 1.5);  // the whole series' bound: 290 ms + the 400 ms timeout, with slack
+
+    PingResult tcp = TcpPing(Addr("192.0.2.88"), 80, o);
+    EXPECT_EQ(tcp.sent, 3);
+    EXPECT_TRUE(tcp.rtts_ms.empty());
+    PingResult tcp_slow = TcpPing(Addr("192.0.2.87"), 80, o);
+    EXPECT_GT(tcp_slow.sent, 6);
+    EXPECT_LT(tcp_slow.sent, 25);
+    EXPECT_EQ(tcp_slow.rtts_ms.size(), static_cast<size_t>(tcp_slow.sent));
   });
 }
 
