@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -15,23 +16,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)gpudoctor::ParseSnmp6Counters(text, b);
   // The filtered parse (what `check` and `watch` run) agrees with the full one on success and
   // on failure: every line is checked either way, and what it keeps is what the full one has.
-  std::map<std::string, uint64_t> fa, fb;
-  bool full_ok = gpudoctor::ParseSnmpCounters(text, fa).ok();
-  std::map<std::string, uint64_t> only;
-  if (gpudoctor::ParseSnmpCounters(text, only, gpudoctor::kUdpSenderCounters).ok() != full_ok) {
-    __builtin_trap();
-  }
-  for (const auto& [name, value] : only) {
-    if (fa.count(name) == 0 || fa[name] != value) __builtin_trap();
-  }
-  bool full6_ok = gpudoctor::ParseSnmp6Counters(text, fb).ok();
-  std::map<std::string, uint64_t> only6;
-  if (gpudoctor::ParseSnmp6Counters(text, only6, gpudoctor::kUdpSenderCounters).ok() != full6_ok) {
-    __builtin_trap();
-  }
-  for (const auto& [name, value] : only6) {
-    if (fb.count(name) == 0 || fb[name] != value) __builtin_trap();
-  }
+  auto agrees = [&](auto parse) {
+    std::map<std::string, uint64_t> full, only;
+    bool full_ok = parse(text, full, {}).ok();
+    if (parse(text, only, gpudoctor::kUdpSenderCounters).ok() != full_ok) __builtin_trap();
+    for (const auto& [name, value] : only) {
+      auto it = full.find(name);
+      if (it == full.end() || it->second != value) __builtin_trap();
+    }
+  };
+  agrees([](std::string_view t, std::map<std::string, uint64_t>& out,
+            std::span<const std::string_view> only) {
+    return gpudoctor::ParseSnmpCounters(t, out, only);
+  });
+  agrees([](std::string_view t, std::map<std::string, uint64_t>& out,
+            std::span<const std::string_view> only) {
+    return gpudoctor::ParseSnmp6Counters(t, out, only);
+  });
   gpudoctor::UdpSenderInputs in;
   in.counters_before = &b;
   in.counters_after = &a;

@@ -280,13 +280,19 @@ TEST(ProcScanTest, DStateTasksGetNoFdOrExeReads) {
 
 // Kernel threads the walk at the window's start found are read through PID/stat alone in the walk
 // after it (no directory, no stat(2): uid 0); a hinted pid that is a process's now is read in full.
+constexpr unsigned kPfKthread = 0x00200000;  // PF_KTHREAD in a stat line's flags (field 9)
+
+// A /proc/PID/stat line: state S, 50 + 50 ticks of CPU, started at tick 9.
+std::string StatLine(int pid, const char* comm, unsigned flags, int ppid = 2) {
+  return std::to_string(pid) + " (" + comm + ") S " + std::to_string(ppid) + " 0 0 0 -1 " +
+         std::to_string(flags) + " 0 0 0 0 50 50 0 0 20 0 1 0 9 0 0\n";
+}
+
 TEST(ProcScanTest, KnownKernelThreadsAreReadThroughTheirStatAlone) {
   testing::TempDir dir;
   auto stat_line = [](int pid, const char* comm, int ppid, unsigned flags) {
-    return std::to_string(pid) + " (" + comm + ") S " + std::to_string(ppid) + " 0 0 0 -1 " +
-           std::to_string(flags) + " 0 0 0 0 50 50 0 0 20 0 1 0 9 0 0\n";
+    return StatLine(pid, comm, flags, ppid);
   };
-  constexpr unsigned kPfKthread = 0x00200000;
   dir.Write("proc/2/stat", stat_line(2, "kthreadd", 0, kPfKthread));
   dir.Write("proc/50/stat", stat_line(50, "kworker/3:1", 2, kPfKthread));
   dir.Symlink("socket:[555]", "proc/50/fd/3");  // never read: a kernel thread has no files
@@ -341,10 +347,8 @@ TEST(ProcScanTest, KnownKernelThreadsAreReadThroughTheirStatAlone) {
 TEST(ProcScanTest, HintedKernelThreadsAreSkippedWhenAsked) {
   testing::TempDir dir;
   auto stat_line = [](int pid, const char* comm, unsigned flags) {
-    return std::to_string(pid) + " (" + comm + ") S 2 0 0 0 -1 " + std::to_string(flags) +
-           " 0 0 0 0 50 50 0 0 20 0 1 0 9 0 0\n";
+    return StatLine(pid, comm, flags);
   };
-  constexpr unsigned kPfKthread = 0x00200000;
   dir.Write("proc/2/stat", stat_line(2, "kthreadd", kPfKthread));
   dir.Write("proc/50/stat", "not a stat line: never read\n");  // hinted: passed over unread
   dir.Write("proc/60/stat", stat_line(60, "kworker/u8:2", kPfKthread));  // new since the hint
@@ -378,10 +382,8 @@ TEST(ProcScanTest, HintedKernelThreadsAreSkippedWhenAsked) {
 TEST(ProcScanTest, WatchWalksReadTheLastWalksKernelThreadsThroughTheirStat) {
   testing::TempDir dir;
   auto stat_line = [](int pid, const char* comm, unsigned flags) {
-    return std::to_string(pid) + " (" + comm + ") S 2 0 0 0 -1 " + std::to_string(flags) +
-           " 0 0 0 0 50 50 0 0 20 0 1 0 9 0 0\n";
+    return StatLine(pid, comm, flags);
   };
-  constexpr unsigned kPfKthread = 0x00200000;
   dir.Write("proc/2/stat", stat_line(2, "kthreadd", kPfKthread));
   dir.Write("proc/50/stat", stat_line(50, "kworker/3:1", kPfKthread));
   dir.Write("proc/60/stat", stat_line(60, "ksoftirqd/0", kPfKthread));
