@@ -3,7 +3,6 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/klog.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -14,6 +13,7 @@
 #include <ctime>
 
 #include "core/strings.h"
+#include "kmsg/mapped_pages.h"
 
 namespace gpudoctor {
 namespace {
@@ -133,32 +133,6 @@ const SyslogRingApi& KernelSyslogRing() {
   return api;
 }
 
-namespace {
-
-// `bytes` of anonymous memory in 4 KiB pages, never a transparent huge page: only the pages
-// written are faulted in (~2 µs each here). nullptr when it cannot be mapped.
-class SmallPages {
- public:
-  explicit SmallPages(size_t bytes) : bytes_(bytes) {
-    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) return;
-    (void)::madvise(p, bytes, MADV_NOHUGEPAGE);  // a kernel without THP refuses: no matter
-    data_ = static_cast<char*>(p);
-  }
-  ~SmallPages() {
-    if (data_ != nullptr) ::munmap(data_, bytes_);
-  }
-  SmallPages(const SmallPages&) = delete;
-  SmallPages& operator=(const SmallPages&) = delete;
-  char* data() const { return data_; }
-
- private:
-  size_t bytes_;
-  char* data_ = nullptr;
-};
-
-}  // namespace
-
 bool ScanSyslogRing(KernelLogScanner& scanner, const SyslogRingApi& api, int64_t first_record_us) {
   constexpr int kMaxRing = 16 << 20;
   const int ring = api.size();
@@ -171,7 +145,7 @@ bool ScanSyslogRing(KernelLogScanner& scanner, const SyslogRingApi& api, int64_t
   // scanner's 2 MiB huge page used to be zeroed whole at the first byte written: ~1 ms of a
   // `check` on this VM (6% of its samples, all under syslog(2); docs/cost.md, 22nd round).
   const int cap = 2 * ring + (64 << 10);
-  SmallPages pages(static_cast<size_t>(cap));
+  MappedPages pages(static_cast<size_t>(cap), MappedPages::Kind::kSmall);
   char* buf = pages.data();
   if (buf == nullptr) return false;
   const int n = api.read_all(buf, cap);

@@ -276,9 +276,9 @@ char* KernelLogScanner::LargeInputBuffer() {
   // The cache's table first (64-byte aligned at the region's start), the buffer after it.
   constexpr size_t kBufferAt = (XidRepeatCache::kStorageBytes + 4095) & ~size_t{4095};
   static_assert(XidRepeatCache::kStorageAlign <= 4096);
-  static_assert(kBufferAt + kLargeReadBytes <= ScanScratch::kBytes);
+  static_assert(kBufferAt + kLargeReadBytes <= MappedPages::kHugePageBytes);
   if (scratch_ == nullptr) {
-    scratch_ = std::make_unique<ScanScratch>();
+    scratch_ = std::make_unique<MappedPages>(MappedPages::kHugePageBytes, MappedPages::Kind::kHuge);
     if (scratch_->data() != nullptr) repeats_.UseStorage(scratch_->data());
   }
   return scratch_->data() == nullptr ? nullptr : scratch_->data() + kBufferAt;

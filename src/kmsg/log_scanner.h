@@ -22,7 +22,7 @@
 #include "facts/pci_tuple.h"
 #include "kmsg/event_aggregator.h"
 #include "kmsg/line_format.h"
-#include "kmsg/scan_scratch.h"
+#include "kmsg/mapped_pages.h"
 #include "kmsg/signal_memo.h"
 #include "kmsg/xid_repeat_cache.h"
 
@@ -68,7 +68,7 @@ class KernelLogScanner {
   KernelLogFacts Finish();
 
   // For a large input (ScanLogFd: a regular file of kLargeInputBytes or more): a read buffer of
-  // kLargeReadBytes in a ScanScratch (one huge page) that also holds the Xid repeat cache's
+  // kLargeReadBytes in one huge page (MappedPages) that also holds the Xid repeat cache's
   // table when it does not exist yet; the same buffer on later calls; nullptr when no region
   // could be mapped (then the caller's own buffer). Valid as long as the scanner.
   static constexpr size_t kReadBufferBytes = 128 << 10;
@@ -103,7 +103,7 @@ class KernelLogScanner {
 
   KernelLogScanOptions options_;
   // Declared before repeats_, whose table it may hold: destroyed after it.
-  std::unique_ptr<ScanScratch> scratch_;
+  std::unique_ptr<MappedPages> scratch_;
   std::string repaired_;
   LineFormatState format_state_;
   EventAggregator aggregator_;

@@ -1,17 +1,19 @@
 // A regular file of kLargeInputBytes or more is read in 1 MiB pieces into the scanner's huge
-// page (ScanScratch, with the Xid repeat cache's table); a pipe or a small file in 128 KiB
+// page (MappedPages, with the Xid repeat cache's table); a pipe or a small file in 128 KiB
 // pieces on the heap. Both give the same facts, the 128 KiB line limit included.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "kmsg/log_scanner.h"
-#include "kmsg/scan_scratch.h"
+#include "kmsg/mapped_pages.h"
 #include "kmsg/xid_repeat_cache.h"
 #include "test_util.h"
 
@@ -160,15 +162,39 @@ TEST(KmsgLargeInputTest, LargeInputBufferIsStableAndHoldsTheRepeatTable) {
   EXPECT_EQ(f.events[0].count, 300u);
 }
 
-TEST(KmsgLargeInputTest, ScanScratchIsTwoMiBAligned) {
-  ScanScratch s;
+TEST(MappedPagesTest, HugeIsWholeAlignedHugePagesAndMovesOwnership) {
+  constexpr size_t kHuge = MappedPages::kHugePageBytes;
+  MappedPages s(kHuge + 1, MappedPages::Kind::kHuge);
   ASSERT_NE(s.data(), nullptr);
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(s.data()) % ScanScratch::kBytes, 0u);
+  EXPECT_EQ(s.size(), 2 * kHuge);  // rounded up to whole huge pages
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(s.data()) % kHuge, 0u);
+  EXPECT_EQ(s.data()[kHuge], 0);  // zero-filled until written
   s.data()[0] = 1;
-  s.data()[ScanScratch::kBytes - 1] = 2;
-  ScanScratch moved(std::move(s));
+  s.data()[s.size() - 1] = 2;
+  MappedPages moved(std::move(s));
   EXPECT_EQ(s.data(), nullptr);  // NOLINT(bugprone-use-after-move): the moved-from state
-  EXPECT_EQ(moved.data()[ScanScratch::kBytes - 1], 2);
+  EXPECT_EQ(s.size(), 0u);       // NOLINT(bugprone-use-after-move)
+  EXPECT_EQ(moved.data()[2 * kHuge - 1], 2);
+  MappedPages assigned(1, MappedPages::Kind::kSmall);
+  assigned = std::move(moved);
+  EXPECT_EQ(assigned.data()[0], 1);
+  EXPECT_EQ(assigned.size(), 2 * kHuge);
+}
+
+TEST(MappedPagesTest, SmallIsTheSizeAskedAndTouchesOnlyWhatIsWritten) {
+  constexpr size_t kBytes = (size_t{4} << 20) + 100;
+  MappedPages s(kBytes, MappedPages::Kind::kSmall);
+  ASSERT_NE(s.data(), nullptr);
+  EXPECT_EQ(s.size(), kBytes);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(s.data()) % 4096, 0u);
+  s.data()[kBytes - 1] = 7;  // the last byte, past a page boundary of its own
+  EXPECT_EQ(s.data()[kBytes - 1], 7);
+  // Resident: the one page written, never a huge page of it (mincore counts 4 KiB pages).
+  std::vector<unsigned char> resident((kBytes + 4095) / 4096);
+  ASSERT_EQ(mincore(s.data(), kBytes, resident.data()), 0);
+  EXPECT_EQ(std::count_if(resident.begin(), resident.end(), [](unsigned char r) { return r & 1; }),
+            1);
+  EXPECT_EQ(MappedPages(0, MappedPages::Kind::kSmall).data(), nullptr);
 }
 
 TEST(XidRepeatCacheStorageTest, TableInGivenStorageAnswersAsOnTheHeap) {
@@ -181,7 +207,7 @@ TEST(XidRepeatCacheStorageTest, TableInGivenStorageAnswersAsOnTheHeap) {
       std::string(300, ' ');
   XidLine parsed = ParseNvrmLine(line).xid;
   ASSERT_TRUE(parsed.pid.has_value());
-  ScanScratch scratch;
+  MappedPages scratch(MappedPages::kHugePageBytes, MappedPages::Kind::kHuge);
   ASSERT_NE(scratch.data(), nullptr);
   XidRepeatCache heap, given;
   given.UseStorage(scratch.data());
