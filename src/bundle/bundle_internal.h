@@ -6,12 +6,11 @@
 #include <vector>
 
 #include "bundle/bundle.h"
+#include "core/json_text.h"
 
 namespace gpudoctor {
 
-inline std::string DumpJson(const nlohmann::ordered_json& j) {
-  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
-}
+inline std::string DumpJson(const nlohmann::ordered_json& j) { return JsonText(j, 2) + "\n"; }
 
 // history/*.json, or a note saying why there is no history.
 void AddHistoryMembers(const BundleInputs& in, std::vector<BundleMember>& out,

@@ -7,6 +7,7 @@
 #include "check/run_check.h"
 #include "cli/commands.h"
 #include "core/input_file.h"
+#include "core/json_text.h"
 #include "core/root_fs.h"
 #include "report/compare.h"
 #include "report/report.h"
@@ -45,7 +46,7 @@ int CompareCommand(const CliOptions& o) {
   }
   auto c = CompareReports(*before, after);
   if (!c.ok()) return CouldNotRun(c.status().message());
-  std::string out = o.json ? c->json.dump(2) + "\n" : RenderComparisonText(*c);
+  std::string out = o.json ? JsonText(c->json, 2) + "\n" : RenderComparisonText(*c);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return c->differences > 0 ? 1 : 0;
 }

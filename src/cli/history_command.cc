@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "core/input_file.h"
+#include "core/json_text.h"
 #include "core/strings.h"
 #include "core/time_spec.h"
 #include "store/history_store.h"
@@ -49,9 +50,7 @@ std::string Pad(std::string s, size_t w) {
 
 void Print(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); }
 
-void PrintJson(const nlohmann::ordered_json& j) {
-  Print(j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
-}
+void PrintJson(const nlohmann::ordered_json& j) { Print(JsonText(j, 2) + "\n"); }
 
 int Metric(HistoryReader& r, const CliOptions& o, const std::string& db, int64_t since,
            int64_t until) {

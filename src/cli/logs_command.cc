@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "core/json_text.h"
 #include "core/strings.h"
 #include "kmsg/log_scanner.h"
 #include "report/json_report.h"
@@ -41,7 +42,7 @@ std::string RenderLogsText(const KernelLogFacts& k, const std::vector<Finding>& 
 // Writes `j` as dump(2) would at `depth` levels of nesting (2 spaces each): every line after the
 // first indented by depth * 2 more spaces (JSON strings hold no raw newline).
 void WriteNested(const nlohmann::ordered_json& j, int depth) {
-  const std::string text = j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  const std::string text = JsonText(j, 2);
   const std::string indent(static_cast<size_t>(depth) * 2, ' ');
   size_t from = 0;
   for (;;) {

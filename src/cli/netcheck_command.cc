@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "core/hostname.h"
+#include "core/json_text.h"
 #include "core/strings.h"
 #include "core/time_spec.h"
 #include "net/netcheck.h"
@@ -94,7 +95,7 @@ int NetcheckCommand(const CliOptions& o) {
     out["advice"] = j.advice;
     out["hosts"] = nlohmann::ordered_json::array();
     for (const auto& r : results) out["hosts"].push_back(HostJson(r));
-    std::string text = out.dump(2) + "\n";
+    std::string text = JsonText(out, 2) + "\n";
     std::fwrite(text.data(), 1, text.size(), stdout);
   } else {
     std::string out =

@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/plan_options.h"
 #include "core/input_file.h"
+#include "core/json_text.h"
 #include "core/root_fs.h"
 #include "core/strings.h"
 #include "nvml/sampler.h"
@@ -208,7 +209,7 @@ int RunKv(const PlanOptions& o) {
   if (!kv.ok()) return CouldNotRun(kv.status().message());
   if (o.prefix_share && !o.compare) return CouldNotRun("--prefix-share needs --compare");
   if (!o.compare) {
-    Print(o.cli.json ? plan::KvPlanJson(s, *kv).dump(2) + "\n" : plan::KvPlanText(s, *kv));
+    Print(o.cli.json ? JsonText(plan::KvPlanJson(s, *kv), 2) + "\n" : plan::KvPlanText(s, *kv));
     return 0;
   }
   auto levers = plan::CompareKvLevers(s.input, o.prefix_share.value_or(0));
@@ -216,7 +217,7 @@ int RunKv(const PlanOptions& o) {
   if (o.cli.json) {
     auto j = plan::KvPlanJson(s, *kv);
     j["levers"] = plan::KvCompareJson(*levers);
-    Print(j.dump(2) + "\n");
+    Print(JsonText(j, 2) + "\n");
   } else {
     Print(plan::KvPlanText(s, *kv) + plan::KvCompareText(*levers));
   }
@@ -278,7 +279,7 @@ int RunBatching(const PlanOptions& o) {
   in.prefix_cache_hit = o.prefix_cache_hit;
   auto result = plan::PlanBatching(in, trace, !o.no_knobs);
   if (!result.ok()) return CouldNotRun(result.status().message());
-  Print(o.cli.json ? plan::BatchingJson(b, *result).dump(2) + "\n"
+  Print(o.cli.json ? JsonText(plan::BatchingJson(b, *result), 2) + "\n"
                    : plan::BatchingText(b, *result));
   // A policy that served nothing has no latency to report: the output says why; exit 1.
   for (const plan::PolicyResult* r : {&result->static_result, &result->continuous_result}) {
@@ -310,7 +311,7 @@ int PlanMain(int argc, const char* const* argv) {
     return CouldNotRun("plan needs a subcommand: kv or batching");
   }
   if (o.list_models) {
-    Print(o.cli.json ? plan::ModelListJson().dump(2) + "\n" : plan::ModelListText());
+    Print(o.cli.json ? JsonText(plan::ModelListJson(), 2) + "\n" : plan::ModelListText());
     return 0;
   }
   if (o.cli.positional.size() > 1) {

@@ -8,6 +8,7 @@
 
 #include "bandwidth/bandwidth_report.h"
 #include "cli/commands.h"
+#include "core/json_text.h"
 #include "core/strings.h"
 #include "core/time_spec.h"
 #include "store/history_store.h"
@@ -50,10 +51,7 @@ int ReportCommand(const CliOptions& o) {
   Result<BandwidthReport> r =
       LoadBandwidthReport(**reader, since, until, opt, &(*settings)->thresholds);
   if (!r.ok()) return CouldNotRun(r.status().message());
-  std::string out = o.json ? BandwidthReportJson(*r).dump(
-                                 2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) +
-                                 "\n"
-                           : BandwidthReportText(*r);
+  std::string out = o.json ? JsonText(BandwidthReportJson(*r), 2) + "\n" : BandwidthReportText(*r);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return 0;
 }

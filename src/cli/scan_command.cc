@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/scan_checks.h"
 #include "core/hostname.h"
+#include "core/json_text.h"
 #include "core/strings.h"
 #include "core/time_spec.h"
 #include "report/json_report.h"
@@ -71,7 +72,7 @@ int ScanCommand(const CliOptions& o) {
     }
     out["findings"] = nlohmann::ordered_json::array();
     for (const auto& f : findings) out["findings"].push_back(FindingToJson(f));
-    std::string text = out.dump(2) + "\n";
+    std::string text = JsonText(out, 2) + "\n";
     std::fwrite(text.data(), 1, text.size(), stdout);
     // stdout is for machines here: a step that did not run is also said to whoever watches.
     for (const auto& f : findings) {

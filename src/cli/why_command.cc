@@ -5,6 +5,7 @@
 #include <ctime>
 
 #include "cli/commands.h"
+#include "core/json_text.h"
 #include "core/strings.h"
 #include "core/time_spec.h"
 #include "store/history_store.h"
@@ -44,10 +45,7 @@ int WhyCommand(const CliOptions& o) {
   if (!reader.ok()) return CouldNotRun("history database " + reader.status().message());
   Result<WhyResult> r = RunWhy(**reader, req);
   if (!r.ok()) return CouldNotRun(r.status().message());
-  std::string out =
-      o.json ? WhyToJson(*r).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) +
-                   "\n"
-             : WhyToText(*r);
+  std::string out = o.json ? JsonText(WhyToJson(*r), 2) + "\n" : WhyToText(*r);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return r->onset ? 1 : 0;
 }

@@ -115,26 +115,33 @@ std::optional<double> ParseDouble(std::string_view s) {
   return v;
 }
 
-namespace {
-// Length of the valid UTF-8 sequence starting at s[i], or 0 if invalid.
 size_t Utf8SequenceLength(std::string_view s, size_t i) {
-  unsigned char c = static_cast<unsigned char>(s[i]);
+  if (i >= s.size()) return 0;
+  const unsigned char c = static_cast<unsigned char>(s[i]);
   size_t n = 0;
-  if (c >= 0xC2 && c <= 0xDF)
+  // The second byte's range (RFC 3629 §4): no overlong forms, no surrogates, nothing past U+10FFFF.
+  unsigned char lo = 0x80, hi = 0xBF;
+  if (c >= 0xC2 && c <= 0xDF) {
     n = 2;
-  else if (c >= 0xE0 && c <= 0xEF)
+  } else if (c >= 0xE0 && c <= 0xEF) {
     n = 3;
-  else if (c >= 0xF0 && c <= 0xF4)
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
     n = 4;
-  else
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else {
     return 0;
+  }
   if (i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
+  const unsigned char second = static_cast<unsigned char>(s[i + 1]);
+  if (second < lo || second > hi) return 0;
+  for (size_t k = 2; k < n; ++k) {
     if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
   }
   return n;
 }
-}  // namespace
 
 std::string Sanitize(std::string_view s, size_t max_len) {
   std::string out;

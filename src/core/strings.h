@@ -29,6 +29,11 @@ std::optional<uint64_t> ParseHex(std::string_view s);
 // Finite decimal floating point; NaN and infinities are rejected.
 std::optional<double> ParseDouble(std::string_view s);
 
+// Length of the well-formed UTF-8 sequence of two to four bytes starting at s[i] (RFC 3629:
+// no overlong forms, no surrogates, nothing past U+10FFFF); 0 when there is none there, for
+// ASCII and when i is past the end.
+size_t Utf8SequenceLength(std::string_view s, size_t i);
+
 // Replaces bytes that are not printable ASCII or valid UTF-8 with '?', and caps the length, so
 // outside text is safe to print and to embed in JSON.
 std::string Sanitize(std::string_view s, size_t max_len = 512);

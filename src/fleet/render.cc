@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "core/json_text.h"
 #include "core/strings.h"
 #include "core/terminal_text.h"
 #include "core/time_spec.h"
@@ -47,9 +48,7 @@ std::string Join(const std::vector<std::string>& v, const char* sep) {
   return out;
 }
 
-std::string Dump(const ordered_json& j) {
-  return j.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";
-}
+std::string Dump(const ordered_json& j) { return JsonText(j, 2) + "\n"; }
 
 // An array at depth 1 of a Dump()ed document, written element by element: each element is
 // dumped alone and indented as Dump would indent it there, so the text is the same. An element
@@ -57,7 +56,7 @@ std::string Dump(const ordered_json& j) {
 constexpr const char* kNodesPlaceholder = "\x01gpudoctor-nodes\x01";
 
 void AppendElement(std::string& array_text, const ordered_json& element) {
-  std::string e = element.dump(2, ' ', false, ordered_json::error_handler_t::replace);
+  std::string e = JsonText(element, 2);
   array_text += array_text.empty() ? "\n    " : ",\n    ";
   for (char c : e) {
     array_text += c;
@@ -331,7 +330,7 @@ void WriteFleetJson(const FleetData& data, const FleetAnalysis& a,
   // time between the rest of the document's two halves, never held whole (as one JSON tree it was
   // ~240 MiB, as one string with a spliced copy ~100 MiB).
   const std::string doc = Dump(j);
-  const std::string quoted = ordered_json(kNodesPlaceholder).dump(-1, ' ', false);
+  const std::string quoted = JsonText(ordered_json(kNodesPlaceholder));
   const size_t at = doc.find(quoted);
   if (at == std::string::npos) {  // cannot happen: the placeholder is a plain depth-1 string
     sink(doc);

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "core/json_text.h"
 #include "core/notify_target.h"
 #include "core/strings.h"
 #include "core/thread_name.h"
@@ -226,7 +227,7 @@ std::string WebhookPayload(const TrackedFinding& f, TransitionKind transition,
   j["commonAnnotations"] = alert["annotations"];
   j["externalURL"] = "";
   j["alerts"] = nlohmann::ordered_json::array({alert});
-  return j.dump();
+  return JsonText(j);
 }
 
 std::string AlertmanagerPayload(const std::vector<TrackedFinding>& findings,
@@ -246,7 +247,7 @@ std::string AlertmanagerPayload(const std::vector<TrackedFinding>& findings,
     a["generatorURL"] = "";
     arr.push_back(std::move(a));
   }
-  return arr.dump();
+  return JsonText(arr);
 }
 
 namespace {

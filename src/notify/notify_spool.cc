@@ -8,6 +8,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "core/json_text.h"
 #include "core/replace_file.h"
 
 namespace gpudoctor {
@@ -54,7 +55,7 @@ Status WriteNotifySpool(const std::string& path, const std::vector<PendingDelive
   }
   nlohmann::json doc = {{"version", 1}, {"pending", std::move(arr)}};
   // Invalid UTF-8 in a device value is replaced, never a reason to lose the spool.
-  std::string text = doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  std::string text = JsonText(doc) + "\n";
   if (text.size() > kMaxSpoolBytes) return InvalidArgument("spool larger than 4 MiB: not written");
 
   ReplaceFileOptions replace;

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "core/json_text.h"
 #include "core/terminal_text.h"
 #include "facts/gpu_facts.h"
 
@@ -22,12 +23,12 @@ std::string GpuKey(const json& g) {
       if (!v.empty()) return v;
     }
   }
-  return "index:" + (g.contains("index") ? g["index"].dump() : std::string("?"));
+  return "index:" + (g.contains("index") ? JsonText(g["index"]) : std::string("?"));
 }
 
 std::string Str(const json& j, const char* key) {
   if (!j.is_object() || !j.contains(key)) return "";
-  return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
+  return j[key].is_string() ? j[key].get<std::string>() : JsonText(j[key]);
 }
 
 int ActiveLinks(const json& g) {
@@ -331,7 +332,7 @@ Result<Comparison> CompareReports(const json& before, const json& after) {
 std::string RenderComparisonText(const Comparison& c) {
   const ojson& j = c.json;
   TerminalText out;
-  auto str = [](const ojson& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+  auto str = [](const ojson& v) { return v.is_string() ? v.get<std::string>() : JsonText(v); };
   out.Line("Comparing " + str(j["before"]["host"]) + " at " + str(j["before"]["time"]) + " (" +
            str(j["before"]["verdict"]) + ") with " + str(j["after"]["host"]) + " at " +
            str(j["after"]["time"]) + " (" + str(j["after"]["verdict"]) + ")");

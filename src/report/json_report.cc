@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <ctime>
 
+#include "core/json_text.h"
 #include "report/facts_json.h"
 #include "report/gpu_report.h"
 #include "report/job_label.h"
@@ -81,7 +82,7 @@ std::string RenderJson(const Report& report) { return DumpReportJson(ReportToJso
 
 std::string DumpReportJson(const nlohmann::ordered_json& j) {
   // Invalid UTF-8 from outside input is replaced, never thrown on.
-  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  return JsonText(j, 2) + "\n";
 }
 
 nlohmann::ordered_json ReportToJson(const Report& report) {

@@ -1,5 +1,6 @@
 #include "serve/bandwidth_route.h"
 
+#include "core/json_text.h"
 #include "core/strings.h"
 #include "core/time_spec.h"
 
@@ -45,9 +46,7 @@ HttpResponse ServeBandwidth(HistoryReader& reader, const BandwidthRequest& req,
                              r.status().message());
   }
   HttpResponse out;
-  out.body =
-      BandwidthReportJson(*r, true).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
-      "\n";
+  out.body = JsonText(BandwidthReportJson(*r, true)) + "\n";
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "core/strings.h"
 #include "core/version.h"
 
 namespace gpudoctor {
@@ -15,7 +16,20 @@ namespace gpudoctor {
 std::string EscapeLabelValue(std::string_view v) {
   std::string out;
   out.reserve(v.size());
-  for (char c : v) {
+  for (size_t i = 0; i < v.size();) {
+    const char c = v[i];
+    if (static_cast<unsigned char>(c) >= 0x80) {
+      // Prometheus refuses the whole page for one label value that is not UTF-8 (a mount point
+      // named with a 0xFF byte): such a byte becomes U+FFFD.
+      if (size_t n = Utf8SequenceLength(v, i); n > 0) {
+        out.append(v.substr(i, n));
+        i += n;
+      } else {
+        out += "\xEF\xBF\xBD";
+        ++i;
+      }
+      continue;
+    }
     if (c == '\\') {
       out += "\\\\";
     } else if (c == '"') {
@@ -25,6 +39,7 @@ std::string EscapeLabelValue(std::string_view v) {
     } else {
       out += c;
     }
+    ++i;
   }
   return out;
 }

@@ -30,8 +30,9 @@ struct ExporterOptions {
 
 std::string RenderMetrics(const TickResult& tick, const ExporterOptions& options);
 
-// Prometheus escaping: label values escape backslash, double quote and newline; HELP text
-// escapes backslash and newline.
+// Prometheus escaping: label values escape backslash, double quote and newline, and every byte
+// that is not part of well-formed UTF-8 becomes U+FFFD (Prometheus rejects the whole scrape for
+// one such value); HELP text escapes backslash and newline (our own texts, always UTF-8).
 std::string EscapeLabelValue(std::string_view v);
 std::string EscapeHelp(std::string_view v);
 // A sample value: integers without exponent, else shortest round-trip; NaN, +Inf, -Inf.

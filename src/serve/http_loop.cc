@@ -20,6 +20,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "core/json_text.h"
+#include "core/strings.h"
 #include "core/thread_name.h"
 
 namespace gpudoctor {
@@ -105,7 +107,7 @@ HttpResponse JsonErrorResponse(int status, std::string_view message) {
   nlohmann::ordered_json j;
   j["error"] = std::string(message);
   j["status"] = status;
-  r.body = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  r.body = JsonText(j) + "\n";
   return r;
 }
 
@@ -123,7 +125,7 @@ class HttpLoop::Impl {
     bool close_after = false;
     bool head_only = false;  // the request being answered is a HEAD
     bool keep_alive = true;
-    int64_t since_ms = 0;     // the current wait started
+    int64_t since_ms = 0;     // the current wait started (writing: the last byte sent)
     int64_t deadline_ms = 0;  // 0: none (being served)
     int requests = 0;
     size_t drained = 0;
@@ -158,9 +160,12 @@ class HttpLoop::Impl {
 
   std::mutex mu;  // jobs, done, stats_
   std::condition_variable cv;
-  std::deque<Job> jobs;
+  std::deque<Job> jobs;         // other requests, in arrival order
+  std::deque<Job> urgent_jobs;  // options.urgent's, ahead of them
+  int running_other = 0;        // `jobs` being handled now
   std::vector<Done> done;
   HttpLoopStats stats_;
+  int64_t accept_paused_until_ms = 0;  // loop thread only
 
   void Count(uint64_t HttpLoopStats::*field) {
     std::lock_guard<std::mutex> lock(mu);
@@ -173,16 +178,30 @@ class HttpLoop::Impl {
     (void)n;
   }
 
+  // Other requests that may run at once: all workers but one kept for urgent requests.
+  int MaxRunningOther() const {
+    return options.urgent && options.workers > 1 ? options.workers - 1 : options.workers;
+  }
+
+  // Under mu: whether a worker may take a job now.
+  bool Takeable() const {
+    return !urgent_jobs.empty() || (!jobs.empty() && running_other < MaxRunningOther());
+  }
+
   void Work() {
     NameThisThread("gd-http-work");
     for (;;) {
       Job job;
+      bool other = false;
       {
         std::unique_lock<std::mutex> lock(mu);
-        cv.wait(lock, [this] { return stopping.load() || !jobs.empty(); });
-        if (jobs.empty()) return;
-        job = std::move(jobs.front());
-        jobs.pop_front();
+        cv.wait(lock, [this] { return stopping.load() || Takeable(); });
+        if (stopping.load()) return;  // Stop() dropped the queues
+        std::deque<Job>& from = urgent_jobs.empty() ? jobs : urgent_jobs;
+        other = &from == &jobs;
+        job = std::move(from.front());
+        from.pop_front();
+        if (other) ++running_other;
       }
       HttpResponse r;
       try {
@@ -193,7 +212,9 @@ class HttpLoop::Impl {
       {
         std::lock_guard<std::mutex> lock(mu);
         done.push_back({job.id, std::move(r)});
+        if (other) --running_other;
       }
+      if (other) cv.notify_one();  // a waiting other request may run now
       Wake();
     }
   }
@@ -218,34 +239,48 @@ class HttpLoop::Impl {
     conns.erase(it);
   }
 
-  // The unfinished head holding the most bytes (the oldest of equals): the one to close when
-  // the heads together are over budget; 0 when none holds any.
+  // The connection whose input buffer holds the most bytes (an unfinished head, or requests
+  // pipelined behind the one being answered; the oldest of equals): the one to close when the
+  // buffers together are over budget; 0 when none holds any.
   uint64_t BiggestHead() const {
     uint64_t best = 0;
     size_t best_size = 0;
     for (const auto& [id, c] : conns) {
-      if (c->state != State::kReading || c->in.size() <= best_size) continue;
+      if (c->in.size() <= best_size) continue;
       best = id;
       best_size = c->in.size();
     }
     return best;
   }
 
-  // The connection that has waited longest for its head (or an error answer draining), the one
-  // to sacrifice for room; 0 when every connection is being answered.
-  uint64_t Victim() const {
+  // The connection to sacrifice for room: an error answer draining, else the one that has
+  // waited longest for its head, else the answer whose client has read nothing for longest
+  // (kStalledWriteMs at least); the oldest within each kind. 0 when every connection is being
+  // served or read by its client.
+  uint64_t Victim(int64_t now) const {
+    auto rank = [now](const Conn& c) {
+      switch (c.state) {
+        case State::kDraining:
+          return 3;
+        case State::kReading:
+          return 2;
+        case State::kWriting:
+          return now - c.since_ms >= kStalledWriteMs ? 1 : 0;
+        case State::kServing:
+          return 0;
+      }
+      return 0;
+    };
     uint64_t best = 0;
+    int best_rank = 0;
     int64_t best_since = 0;
-    bool best_draining = false;
     for (const auto& [id, c] : conns) {
-      bool draining = c->state == State::kDraining;
-      if (c->state != State::kReading && !draining) continue;
-      bool better = best == 0 || (draining && !best_draining) ||
-                    (draining == best_draining && c->since_ms < best_since);
-      if (better) {
+      const int r = rank(*c);
+      if (r == 0) continue;
+      if (best == 0 || r > best_rank || (r == best_rank && c->since_ms < best_since)) {
         best = id;
+        best_rank = r;
         best_since = c->since_ms;
-        best_draining = draining;
       }
     }
     return best;
@@ -264,6 +299,7 @@ class HttpLoop::Impl {
     c.out_off = 0;
     c.close_after = close;
     c.state = State::kWriting;
+    c.since_ms = now;
     c.deadline_ms = now + static_cast<int64_t>(options.write_timeout_s * 1000);
     TryWrite(c, now);
   }
@@ -286,6 +322,9 @@ class HttpLoop::Impl {
                          MSG_NOSIGNAL | MSG_DONTWAIT);
       if (n > 0) {
         c.out_off += static_cast<size_t>(n);
+        // Progress: the write deadline and the stall clock start again.
+        c.since_ms = now;
+        c.deadline_ms = now + static_cast<int64_t>(options.write_timeout_s * 1000);
         continue;
       }
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
@@ -333,12 +372,22 @@ class HttpLoop::Impl {
     c.head_only = req->method == "HEAD";
     Count(&HttpLoopStats::requests);
     if (req->has_body) {
-      // Never read a body: answer, then close, so its bytes are not taken for a request.
+      // Never read a body: answer, then close, so its bytes are not taken for a request. A POST
+      // is a method some path takes (a job's step mark): its values go in the query string.
       c.keep_alive = false;
-      bool allowed = req->method == "GET" || req->method == "HEAD";
-      HttpResponse r = allowed ? JsonErrorResponse(400, "this server takes no request bodies")
-                               : JsonErrorResponse(405, "method not allowed; only GET");
-      if (!allowed) r.headers.emplace_back("Allow", "GET, HEAD");
+      const std::string allow =
+          options.allowed_methods ? options.allowed_methods(*req) : std::string("GET, HEAD");
+      bool allowed = false;
+      for (std::string_view rest = allow; !rest.empty() && !allowed;) {
+        size_t comma = rest.find(',');
+        allowed = Trim(rest.substr(0, comma)) == req->method;
+        rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+      }
+      HttpResponse r = allowed ? JsonErrorResponse(400,
+                                                   "this server takes no request bodies; values "
+                                                   "go in the query string")
+                               : JsonErrorResponse(405, "method not allowed here; only " + allow);
+      if (!allowed) r.headers.emplace_back("Allow", allow);
       r.close = true;
       Respond(c, std::move(r), now);
       return conns.count(id) > 0;
@@ -355,9 +404,10 @@ class HttpLoop::Impl {
     }
     c.state = State::kServing;
     c.deadline_ms = 0;
+    const bool urgent = options.urgent && options.urgent(*req);
     {
       std::lock_guard<std::mutex> lock(mu);
-      jobs.push_back({c.id, std::move(*req)});
+      (urgent ? urgent_jobs : jobs).push_back({c.id, std::move(*req)});
     }
     cv.notify_one();
     return true;
@@ -408,9 +458,17 @@ class HttpLoop::Impl {
   void Accept(int64_t now) {
     for (int i = 0; i < 64; ++i) {
       int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-      if (fd < 0) return;  // EAGAIN, or out of descriptors: retried on the next poll
+      if (fd < 0) {
+        // Out of descriptors or memory: the connection stays in the backlog, and the listener
+        // would be readable again at once; rest it a little instead of spinning.
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+          accept_paused_until_ms = now + kAcceptPauseMs;
+          Count(&HttpLoopStats::accept_paused);
+        }
+        return;  // EAGAIN: nothing more waiting
+      }
       if (static_cast<int>(conns.size()) >= options.max_connections) {
-        uint64_t v = Victim();
+        uint64_t v = Victim(now);
         if (v == 0) {
           Count(&HttpLoopStats::shed);
           std::string bytes =
@@ -470,7 +528,10 @@ class HttpLoop::Impl {
       pfds.clear();
       ids.clear();
       pfds.push_back({wake_fd, POLLIN, 0});
-      pfds.push_back({listen_fd, POLLIN, 0});
+      // A resting listener is polled for nothing (fd -1 is skipped by poll) until its pause ends.
+      const bool listening = now >= accept_paused_until_ms;
+      if (!listening) next = std::min(next, accept_paused_until_ms);
+      pfds.push_back({listening ? listen_fd : -1, POLLIN, 0});
       for (const auto& [id, c] : conns) {
         short ev = c->state == State::kWriting                                   ? POLLOUT
                    : c->state == State::kReading || c->state == State::kDraining ? POLLIN
@@ -580,7 +641,13 @@ HttpLoop::~HttpLoop() { Stop(); }
 void HttpLoop::Stop() {
   if (!impl_ || impl_->stopped) return;
   impl_->stopped = true;
-  impl_->stopping.store(true);
+  {
+    // Under the lock: a worker between its wait's check and its sleep cannot miss the wake-up.
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->stopping.store(true);
+    impl_->jobs.clear();  // queued requests are dropped, not run: shutdown waits for no query
+    impl_->urgent_jobs.clear();
+  }
   impl_->Wake();
   impl_->cv.notify_all();
   if (impl_->loop_thread.joinable()) impl_->loop_thread.join();

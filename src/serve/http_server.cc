@@ -12,6 +12,7 @@
 #include <sstream>
 #include <vector>
 
+#include "core/json_text.h"
 #include "core/time_spec.h"
 #include "metrics/metric_table.h"
 #include "report/report.h"
@@ -263,7 +264,7 @@ HttpResponse WatchHttpServer::Impl::Healthz(const HttpOptions& o) const {
     if (!t->history_degraded.empty()) j["history_error"] = t->history_degraded;
     r.status = fresh ? 200 : 503;
   }
-  r.body = j.dump() + "\n";
+  r.body = JsonText(j) + "\n";
   return r;
 }
 
@@ -377,7 +378,7 @@ HttpResponse WatchHttpServer::Impl::Serve(const HttpRequest& req) const {
                      {"type", MetricTypeName(m.info->type)}});
       if (!m.info->labels.empty()) arr.back()["labels"] = m.info->labels;
     }
-    return Content(arr.dump() + "\n", "application/json");
+    return Content(JsonText(arr) + "\n", "application/json");
   }
   std::shared_ptr<const TickResult> t = latest ? latest() : nullptr;
   if (!t) return JsonErrorResponse(503, "no tick completed yet");
@@ -400,7 +401,7 @@ HttpResponse WatchHttpServer::Impl::Serve(const HttpRequest& req) const {
   }
   j["findings"] = std::move(arr);
   j["events"] = RecentEvents(t->unix_ms / 1000);
-  return Content(j.dump() + "\n", "application/json");
+  return Content(JsonText(j) + "\n", "application/json");
 }
 
 WatchHttpServer::WatchHttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -425,6 +426,11 @@ Result<std::unique_ptr<WatchHttpServer>> WatchHttpServer::Start(const HttpOption
   lo.request_timeout_s = options.request_timeout_s;
   lo.write_timeout_s = options.write_timeout_s;
   lo.keep_alive_max_requests = options.keep_alive_max_requests;
+  // The scrape never waits behind history queries (serve/http_loop.h).
+  lo.urgent = [](const HttpRequest& r) { return r.path == "/metrics"; };
+  lo.allowed_methods = [](const HttpRequest& r) {
+    return std::string(JobStepPathName(r.path) ? "POST" : "GET, HEAD");
+  };
   Impl* raw = impl.get();
   Result<std::unique_ptr<HttpLoop>> loop = HttpLoop::Start(
       addr->host, addr->port, lo, [raw](const HttpRequest& r) { return raw->Gate(r); },

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_text.h"
 #include "job/step_inbox.h"
 
 namespace gpudoctor {
@@ -27,7 +28,7 @@ HttpResponse HandleJobStep(const std::string& job, std::string_view query, int64
   HttpResponse r;
   r.status = 202;
   r.content_type = "application/json";
-  r.body = nlohmann::ordered_json{{"job", job}, {"received_unix_ms", now_unix_ms}}.dump() + "\n";
+  r.body = JsonText(nlohmann::ordered_json{{"job", job}, {"received_unix_ms", now_unix_ms}}) + "\n";
   return r;
 }
 

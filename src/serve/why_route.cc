@@ -1,5 +1,6 @@
 #include "serve/why_route.h"
 
+#include "core/json_text.h"
 #include "core/time_spec.h"
 #include "job/step_inbox.h"
 
@@ -38,7 +39,7 @@ HttpResponse ServeWhy(HistoryReader& reader, const WhyRequest& req) {
     return JsonErrorResponse(status, r.status().message());
   }
   HttpResponse out;
-  out.body = WhyToJson(*r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  out.body = JsonText(WhyToJson(*r)) + "\n";
   return out;
 }
 

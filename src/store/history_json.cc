@@ -2,6 +2,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "core/json_text.h"
 #include "report/json_report.h"
 #include "store/history_store.h"
 
@@ -39,10 +40,7 @@ nlohmann::ordered_json SeriesToJson(const std::vector<Series>& series) {
 }
 
 std::string SeriesJsonText(const std::vector<Series>& series) {
-  auto quoted = [](const std::string& text) {
-    return nlohmann::ordered_json(text).dump(-1, ' ', false,
-                                             nlohmann::ordered_json::error_handler_t::replace);
-  };
+  auto quoted = [](const std::string& text) { return JsonText(nlohmann::ordered_json(text)); };
   size_t points = 0;
   for (const auto& s : series) points += s.points.size();
   std::string out;

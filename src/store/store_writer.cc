@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
+#include "core/json_text.h"
 #include "store/history_store_internal.h"
 #include "store/sample_codec.h"
 #include "store/tick_codec.h"
@@ -65,7 +66,7 @@ std::string EvidenceToDbJson(const std::vector<EvidenceItem>& evidence) {
     std::visit([&](const auto& x) { v = x; }, e.value);
     j.push_back({e.name, v});
   }
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return JsonText(j);
 }
 
 std::vector<EvidenceItem> EvidenceFromDbJson(const std::string& text) {
@@ -91,7 +92,7 @@ std::vector<EvidenceItem> EvidenceFromDbJson(const std::string& text) {
 }
 
 std::string StepsToDbJson(const std::vector<std::string>& steps) {
-  return nlohmann::json(steps).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return JsonText(nlohmann::json(steps));
 }
 
 std::vector<std::string> StepsFromDbJson(const std::string& text) {

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/json_text.h"
 #include "core/terminal_text.h"
 
 namespace gpudoctor {
@@ -13,7 +14,7 @@ using json = nlohmann::json;
 constexpr double kMaxMagnitude = 1e18;
 
 std::string Shown(const json& v) {
-  return TerminalSafe(v.is_string() ? "\"" + v.get<std::string>() + "\"" : v.dump(), 40);
+  return TerminalSafe(v.is_string() ? "\"" + v.get<std::string>() + "\"" : JsonText(v), 40);
 }
 
 Status Bad(const std::string& where, const std::string& why) {

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 
+#include "core/json_text.h"
 #include "core/terminal_text.h"
 
 namespace gpudoctor {
@@ -129,7 +130,7 @@ std::string EvidenceText(const json& evidence) {
   if (!evidence.is_object()) return out;
   for (auto it = evidence.begin(); it != evidence.end(); ++it) {
     if (!out.empty()) out += "  ";
-    out += it.key() + "=" + (it->is_string() ? it->get<std::string>() : it->dump());
+    out += it.key() + "=" + (it->is_string() ? it->get<std::string>() : JsonText(*it));
   }
   return out;
 }

@@ -25,6 +25,15 @@ using testing::MakeTick;
 
 TEST(ExporterTest, EscapesAndFormats) {
   EXPECT_EQ(EscapeLabelValue("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+  // Well-formed UTF-8 stays; every byte of anything else becomes U+FFFD (Prometheus refuses
+  // the whole page for one label value that is not UTF-8): a lone 0xFF, a cut sequence, a
+  // surrogate, an overlong form.
+  EXPECT_EQ(EscapeLabelValue("/mnt/\xc3\xa9t\xc3\xa9 \xe2\x9c\x93"),
+            "/mnt/\xc3\xa9t\xc3\xa9 \xe2\x9c\x93");
+  EXPECT_EQ(EscapeLabelValue("a\xff"), "a\xef\xbf\xbd");
+  EXPECT_EQ(EscapeLabelValue("\xe2\x9c"), "\xef\xbf\xbd\xef\xbf\xbd");
+  EXPECT_EQ(EscapeLabelValue("\xed\xa0\x80"), "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+  EXPECT_EQ(EscapeLabelValue("\xc0\xaf"), "\xef\xbf\xbd\xef\xbf\xbd");
   EXPECT_EQ(EscapeHelp("a\\b\nc\""), "a\\\\b\\nc\"");
   EXPECT_EQ(FormatSampleValue(3), "3");
   EXPECT_EQ(FormatSampleValue(0.25), "0.25");

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "serve/http_loop.h"
 #include "serve/http_server.h"
 #include "watch_tick_util.h"
 
@@ -205,6 +206,40 @@ TEST_F(HttpAbuseTest, AtTheConnectionLimitTheSlowestIdleOneMakesRoom) {
     EXPECT_LT(s, 1.0);
   }
   EXPECT_GE(server_->stats().evicted, 12u);
+  for (int fd : fds) ::close(fd);
+}
+
+TEST_F(HttpAbuseTest, ClientsThatNeverReadTheirAnswersHoldNoSlot) {
+  HttpOptions o;
+  o.max_connections = 8;
+  StartServer(o);
+  // Every slot taken by a client that pipelines requests for the dashboard's script (served
+  // without a token, ~90 KiB) and never reads: 99 answers (under the keep-alive limit, which
+  // would close the connection) are more than the socket buffers hold, so each one stalls.
+  std::string pipelined;
+  for (int i = 0; i < 99; ++i) pipelined += "GET /assets/app.js HTTP/1.1\r\nHost: x\r\n\r\n";
+  std::vector<int> fds;
+  for (int i = 0; i < 8; ++i) {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int small = 4096;
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port()));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    Send(fd, pipelined);
+    fds.push_back(fd);
+  }
+  // Past the stall time: the scrape takes the slot of the client that read nothing longest.
+  std::this_thread::sleep_for(std::chrono::milliseconds(kStalledWriteMs + 300));
+  for (int i = 0; i < 3; ++i) {
+    double s = 0;
+    EXPECT_EQ(Get("/metrics", &s), 200);
+    EXPECT_LT(s, 1.0);
+  }
+  EXPECT_GE(server_->stats().evicted, 1u);  // a scrape's own slot is free again once it closes
+  EXPECT_EQ(server_->stats().shed, 0u);
   for (int fd : fds) ::close(fd);
 }
 

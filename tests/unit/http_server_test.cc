@@ -121,6 +121,39 @@ class HttpServerTest : public ::testing::Test {
   std::unique_ptr<httplib::Client> client_;
 };
 
+// A finding naming a mount whose name is not UTF-8 (any user can make such a FUSE mount): the
+// findings list, /healthz and the scrape still answer, with U+FFFD in its place (the strict
+// JSON dump answered 500 for as long as the finding stayed open).
+TEST_F(HttpServerTest, FindingsWithBytesThatAreNotUtf8AreStillServed) {
+  auto t = std::make_shared<TickResult>(*MakeTick());
+  t->findings.push_back(testing::MakeTracked("host.disk.full", Severity::kCrit, -1));
+  t->findings.back().last.subject = "/mnt/u\xff";
+  t->findings.back().last.summary = "/mnt/u\xff is 99% full";
+  MountFacts m;
+  m.mount_point = "/mnt/u\xff";
+  m.fs_type = "fuse.sshfs";
+  m.total_bytes = 100;
+  m.available_bytes = 1;
+  t->report.snapshot.host.mounts = std::vector<MountFacts>{m};
+  t->points = FlattenSnapshot(t->report.snapshot);
+  tick_ = t;
+  StartServer({});
+  auto r = client_->Get("/api/v1/findings");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  auto j = nlohmann::json::parse(r->body, nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_NE(r->body.find("/mnt/u\xef\xbf\xbd is 99% full"), std::string::npos) << r->body;
+  r = client_->Get("/healthz");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  r = client_->Get("/metrics");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body.find("\xff"), std::string::npos);
+  EXPECT_NE(r->body.find("mount=\"/mnt/u\xef\xbf\xbd\""), std::string::npos);
+}
+
 TEST_F(HttpServerTest, Endpoints) {
   StartServer({});
   auto r = client_->Get("/metrics");

@@ -280,5 +280,23 @@ TEST(NotifierTest, AlertmanagerPayloadEndsAt) {
   EXPECT_FALSE(j[1]["labels"].contains("gpu"));
 }
 
+// A mount any user can name (a FUSE mount point with a 0xFF byte) reaches a finding's subject and
+// summary as it is: the payloads must still be JSON (nlohmann's strict dump() threw here, on the
+// watch thread: the daemon died at the first such finding).
+TEST(NotifierTest, PayloadsOfFindingsWithBytesThatAreNotUtf8AreStillJson) {
+  TrackedFinding f = MakeTracked("host.disk.full", Severity::kCrit, -1);
+  f.last.subject = "/mnt/u\xff\xfe";
+  f.last.summary = "/mnt/u\xff\xfe is 99% full";
+  f.last.Add("mount_point", f.last.subject);
+  std::string webhook, am;
+  ASSERT_NO_THROW(webhook = WebhookPayload(f, TransitionKind::kOpened, "h\xc3", 1764000000000));
+  ASSERT_NO_THROW(am = AlertmanagerPayload({f}, "h", 1764000000000, 60));
+  for (const std::string& text : {webhook, am}) {
+    auto j = nlohmann::json::parse(text, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << text;
+    EXPECT_NE(text.find("/mnt/u\xef\xbf\xbd\xef\xbf\xbd"), std::string::npos) << text;
+  }
+}
+
 }  // namespace
 }  // namespace gpudoctor

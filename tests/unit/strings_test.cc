@@ -75,6 +75,26 @@ TEST(StringsTest, SanitizeKeepsUtf8AndReplacesBinary) {
   EXPECT_EQ(Sanitize("ok \xe2\x9c\x93"), "ok \xe2\x9c\x93");
   EXPECT_EQ(Sanitize(std::string("a\0b\xff", 4)), "a?b?");
   EXPECT_EQ(Sanitize("abcdef", 3), "abc");
+  // Not well-formed: surrogates, overlong forms, past U+10FFFF (JSON encoders refuse them).
+  EXPECT_EQ(Sanitize("\xed\xa0\x80"), "???");
+  EXPECT_EQ(Sanitize("\xe0\x80\xaf"), "???");
+  EXPECT_EQ(Sanitize("\xf4\x90\x80\x80"), "????");
+  EXPECT_EQ(Sanitize("\xf0\x9f\x98\x80 \xed\x9f\xbf"), "\xf0\x9f\x98\x80 \xed\x9f\xbf");
+}
+
+TEST(StringsTest, Utf8SequenceLengthFollowsRfc3629) {
+  EXPECT_EQ(Utf8SequenceLength("\xc3\xa9", 0), 2u);
+  EXPECT_EQ(Utf8SequenceLength("\xe0\xa0\x80", 0), 3u);      // U+0800, the first of three bytes
+  EXPECT_EQ(Utf8SequenceLength("\xe0\x9f\xbf", 0), 0u);      // overlong
+  EXPECT_EQ(Utf8SequenceLength("\xed\x9f\xbf", 0), 3u);      // U+D7FF
+  EXPECT_EQ(Utf8SequenceLength("\xed\xa0\x80", 0), 0u);      // U+D800, a surrogate
+  EXPECT_EQ(Utf8SequenceLength("\xf0\x90\x80\x80", 0), 4u);  // U+10000
+  EXPECT_EQ(Utf8SequenceLength("\xf0\x8f\xbf\xbf", 0), 0u);  // overlong
+  EXPECT_EQ(Utf8SequenceLength("\xf4\x8f\xbf\xbf", 0), 4u);  // U+10FFFF
+  EXPECT_EQ(Utf8SequenceLength("\xf4\x90\x80\x80", 0), 0u);  // past U+10FFFF
+  EXPECT_EQ(Utf8SequenceLength("\xc3", 0), 0u);              // cut
+  EXPECT_EQ(Utf8SequenceLength("a", 0), 0u);                 // ASCII
+  EXPECT_EQ(Utf8SequenceLength("a", 5), 0u);                 // past the end
 }
 
 TEST(StringsTest, FormatBytesAndDouble) {
