@@ -30,6 +30,8 @@ const char* KernelEventKindName(KernelEventKind kind) {
       return "cpu_stall";
     case KernelEventKind::kNvswitchSxid:
       return "nvswitch_sxid";
+    case KernelEventKind::kResetRequired:
+      return "reset_required";
   }
   return "unknown";
 }

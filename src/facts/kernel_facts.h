@@ -34,6 +34,7 @@ enum class KernelEventKind {
   kDriverMismatch,    // "NVRM: API mismatch: the client has the version X, but ... Y"
   kCpuStall,          // soft lockup, hard LOCKUP, RCU stall reports
   kNvswitchSxid,      // "nvidia-nvswitchN: SXid (PCI:BDF): CODE, Fatal|Non-fatal, ..." (HGX fabric)
+  kResetRequired,     // NVRM status assertion NV_ERR_RESET_REQUIRED: the GPU must be reset
 };
 const char* KernelEventKindName(KernelEventKind kind);  // "xid", "gpu_lost", "pcie_aer", ...
 

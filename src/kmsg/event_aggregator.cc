@@ -202,6 +202,7 @@ int EventAggregator::Rank(const KernelEvent& e) {
     case KernelEventKind::kGspTimeout:
     case KernelEventKind::kDriverMismatch:
     case KernelEventKind::kMce:
+    case KernelEventKind::kResetRequired:
       return 3;
     case KernelEventKind::kHungTask:
     case KernelEventKind::kCpuStall:

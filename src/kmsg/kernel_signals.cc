@@ -233,6 +233,23 @@ SignalResult ParseAerLine(std::string_view m) {
     r.event.error_names.emplace_back(name);
     return r;
   }
+  // "nvidia 0000:03:00.0: AER: can't recover (no error_detected callback)": an uncorrectable
+  // error below a port the kernel reset, and the GPU's driver has no AER recovery (NVIDIA's
+  // registers none): the GPU stays unusable until it is reset. Counted as a fatal error of the
+  // GPU itself (the port's own report names only the port); other drivers' devices are left to
+  // the port's report.
+  // Kernels before 5.x print "nvidia 0000:02:00.0: device has no AER-aware driver" instead.
+  if ((m.find("AER: can't recover") != m.npos || m.find("has no AER-aware driver") != m.npos) &&
+      Token(m, 0) == "nvidia") {
+    auto pci = PrefixDevice(m);
+    if (!pci) return {SignalVerdict::kGarbled, {}};
+    SignalResult r = Event(KernelEventKind::kPcieAer, pci->ToString());
+    r.event.pci = pci;
+    r.event.aer_severity = AerSeverity::kFatal;
+    r.event.aer_type = "not recovered";
+    r.event.vendor_id = 0x10de;
+    return r;
+  }
   if (m.find("AER:") != m.npos) return {SignalVerdict::kRecognized, {}};
   return none;
 }

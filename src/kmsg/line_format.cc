@@ -91,6 +91,26 @@ bool ReadBootStamp(Cursor& c, int64_t& boot_us) {
   return true;
 }
 
+// `dmesg -H` / `--reltime` stamps, which carry no time of their own that can be placed: the
+// delta since the previous line ("[  +0.000844]", "[+0.000001]") or the minute of the first line
+// of a group without a year ("[Jan21 10:32]", "[Jan 21 10:32]"). Cursor at '['; true when one
+// was read.
+bool ReadUntimedStamp(Cursor& c) {
+  if (!c.Eat('[')) return false;
+  c.SkipSpaces();
+  if (c.Eat('+')) {
+    uint64_t secs;
+    int64_t frac = 0;
+    return c.ReadUint(secs, 10) && c.Eat('.') && c.ReadFractionUs(frac) && c.Eat(']');
+  }
+  if (EnglishMonthFromName(c.s.substr(c.i, 3)) == 0) return false;
+  c.i += 3;
+  c.Eat(' ');
+  uint64_t day, hour, minute;
+  return c.ReadUint(day, 2) && day >= 1 && day <= 31 && c.Eat(' ') && c.ReadUint(hour, 2, 2) &&
+         hour <= 23 && c.Eat(':') && c.ReadUint(minute, 2, 2) && minute <= 59 && c.Eat(']');
+}
+
 // The caller id CONFIG_PRINTK_CALLER puts after the stamp: "[    T123]" (a task) or "[    C3]" (a
 // CPU), right after it as the kernel writes it ("[    7.634517][    T1] text", syslog(2) and
 // consoles) or after a space as util-linux dmesg >= 2.40 prints it ("[    1.791786] [    T1]
@@ -371,9 +391,14 @@ bool ParseDmesg(std::string_view line, ParsedLine& out) {
   } else {
     c.i = open + 1;
     int64_t wall;
-    if (!ReadCtimeStamp(c, wall)) return false;
-    out.shape = LineShape::kDmesgCtime;
-    out.time.wall_us = wall;
+    if (ReadCtimeStamp(c, wall)) {
+      out.shape = LineShape::kDmesgCtime;
+      out.time.wall_us = wall;
+    } else {
+      c.i = open;
+      if (!ReadUntimedStamp(c)) return false;
+      out.shape = LineShape::kUntimed;
+    }
   }
   SkipCallerId(c);
   c.Eat(' ');
@@ -438,6 +463,12 @@ ParsedLine ParseLinePrefix(std::string_view line, LineFormatState& state) {
   if (IsDigit(c0) || (c0 >= 'a' && c0 <= 'z') || (c0 >= 'A' && c0 <= 'Z')) {
     ParsedLine p;
     if (ParseTalos(line, p)) return p;
+  }
+  // A bare "kernel: " prefix (journal and syslog excerpts with the stamp and host cut off).
+  if (c0 == 'k' && line.substr(0, 8) == "kernel: ") {
+    out.shape = LineShape::kUntimed;
+    out.message = line.substr(8);
+    return out;
   }
   // Month names: English or another locale's (journalctl follows LC_TIME), "N月" in CJK locales.
   if ((c0 >= 'A' && c0 <= 'Z') || (c0 >= 'a' && c0 <= 'z') || IsDigit(c0) || c0 == ' ' ||

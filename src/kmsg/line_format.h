@@ -30,6 +30,8 @@ enum class LineShape {
   kTalos,             // talosctl dmesg: "NODE: kern: warning: [2026-04-22T21:26:20.5Z]: ..."
   kJournalBoot,       // journalctl "-- Boot <id> --" / "-- Reboot --"
   kJournalNote,       // other journalctl "-- ... --" lines
+  kUntimed,           // a kernel line whose prefix carries no usable time: `dmesg -H`/`--reltime`
+                      // ("[  +0.000844] ", "[Jan21 10:32] "), a bare "kernel: " prefix
 };
 
 struct LineFormatState {

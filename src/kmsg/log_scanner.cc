@@ -90,6 +90,10 @@ const AnchorFilter& Filter() {
 
 constexpr uint32_t Bit(AnchorId id) { return 1u << id; }
 
+// Detail lines read after a PCIe Bus Error report: the device line and up to five error bits
+// (a report rarely sets more; those past it go unnamed, the report is still counted).
+constexpr int kAerDetailLines = 6;
+
 // After "Link ": the words NIC drivers print for a state change.
 bool LooksLikeLinkChange(const char* p, const char* end) {
   static constexpr std::string_view kWords[] = {"down", "up",     "Down", "Up",
@@ -330,12 +334,29 @@ void KernelLogScanner::ScanText(std::string_view text) {
     }
     ProcessLine(std::string_view(ls, static_cast<size_t>(le - ls)));
     from = le + 1;
+    // A PCIe Bus Error report's detail lines carry no anchor: the few after it are read as they
+    // come (a line that is not one is handled as any line would be).
+    while (aer_details_left_ > 0 && from < e) {
+      --aer_details_left_;
+      const void* nl = std::memchr(from, '\n', static_cast<size_t>(e - from));
+      le = nl ? static_cast<const char*>(nl) : e;
+      aer_detail_line_ = true;
+      ProcessLine(std::string_view(from, static_cast<size_t>(le - from)));
+      aer_detail_line_ = false;
+      from = le + 1;
+    }
   }
 }
 
 void KernelLogScanner::ScanMessage(std::string_view message, const LogTime& time) {
   const char* b = message.data();
-  if (Filter().Find(b, b, b + message.size()) == nullptr) return;
+  // A PCIe Bus Error report's detail record (ScanText): read whatever its anchors.
+  const bool aer_detail = aer_details_left_ > 0;
+  if (aer_detail) {
+    --aer_details_left_;
+  } else if (Filter().Find(b, b, b + message.size()) == nullptr) {
+    return;
+  }
   if (message.size() > kMaxLineBytes) {
     ++facts_.truncated_lines;
     return;
@@ -349,7 +370,9 @@ void KernelLogScanner::ScanMessage(std::string_view message, const LogTime& time
   parsed.time = time;
   parsed.message = message;
   while (!parsed.message.empty() && parsed.message.back() == '\n') parsed.message.remove_suffix(1);
+  aer_detail_line_ = aer_detail;
   ProcessMessage(parsed, parsed.message);
+  aer_detail_line_ = false;
 }
 
 std::string_view KernelLogScanner::Repair(std::string_view line) {
@@ -784,6 +807,19 @@ void KernelLogScanner::HandleNvrmLine(std::string_view msg, const LogTime& t,
                 : (n.subject.empty() ? std::string("unknown-gpu") : std::string(n.subject));
       crashcat_time_ = t;
       return;
+    case NvrmLineType::kStatusAssert: {
+      // GPU_IS_LOST: the GPU has fallen off the bus, named by the driver's instance ("GPU0") or
+      // not at all; RESET_REQUIRED: it must be reset. No bus id in either line.
+      KernelEvent d;
+      d.kind = n.code == "NV_ERR_GPU_IS_LOST" ? KernelEventKind::kGpuLost
+                                              : KernelEventKind::kResetRequired;
+      d.pci = n.pci;
+      d.subject = n.pci ? n.pci->ToString()
+                        : (n.subject.empty() ? std::string("unknown-gpu") : std::string(n.subject));
+      d.error_code = std::string(n.code);
+      Observe(d, t, line);
+      return;
+    }
     case NvrmLineType::kGspTimeout: {
       KernelEvent d;
       d.kind = KernelEventKind::kGspTimeout;
@@ -839,7 +875,9 @@ bool KernelLogScanner::HandleSignals(std::string_view msg, const LogTime& t,
     return true;
   }
   SignalResult r;
-  if (present & (Bit(kAerAnchor) | Bit(kPcieBusErrorAnchor))) r = ParseAerLine(msg);
+  if ((present & (Bit(kAerAnchor) | Bit(kPcieBusErrorAnchor))) || aer_detail_line_) {
+    r = ParseAerLine(msg);
+  }
   if (r.verdict == SignalVerdict::kNoMatch && (present & Bit(kBlockedAnchor))) {
     r = ParseHungTaskLine(msg);
   }
@@ -909,6 +947,8 @@ bool KernelLogScanner::HandleSignals(std::string_view msg, const LogTime& t,
               0) {
         signal_memo_.Learn(msg, r.event);
       }
+      // "device [vvvv:dddd] error status/mask=" and one line per error bit follow.
+      if (r.event.kind == KernelEventKind::kPcieAer) aer_details_left_ = kAerDetailLines;
       Observe(r.event, t, line);
       return true;
   }

@@ -119,6 +119,10 @@ class KernelLogScanner {
   std::optional<size_t> last_gpu_at_;  // index into facts_.gpus for the serial line
   static constexpr int kMaxMismatchLines = 6;
   int mismatch_lines_ = 0;  // lines of the open "API mismatch" report; 0 = none open
+  // Lines after a "PCIe Bus Error" report still to read whatever their anchors: its detail lines
+  // ("device [8086:6f08] error status/mask=...", "   [14] CmpltTO") hold none.
+  int aer_details_left_ = 0;
+  bool aer_detail_line_ = false;  // the line being handled is read as such a detail line
   std::string mismatch_text_, mismatch_sample_;
   LogTime mismatch_time_;
   bool pending_memcg_ = false;

@@ -332,6 +332,20 @@ NvrmLine ParseNvrmLine(std::string_view message) {
     out.type = NvrmLineType::kGspCrashCat;
     return out;
   }
+  // An RM status check that failed with a status saying the GPU itself is gone or must be reset,
+  // printed by drivers that may log no Xid for it (a DGX Station's GPU lost with only these
+  // lines; GSP allocations failing with NV_ERR_RESET_REQUIRED until the GPU was reset).
+  if (body.find("Assertion failed") != body.npos) {
+    for (std::string_view status :
+         {std::string_view("[NV_ERR_GPU_IS_LOST]"), std::string_view("[NV_ERR_RESET_REQUIRED]")}) {
+      if (body.find(status) == body.npos) continue;
+      GpuSubject(body, out);
+      out.code = status.substr(1, status.size() - 2);
+      out.type = NvrmLineType::kStatusAssert;
+      return out;
+    }
+    return out;
+  }
   // The RPC-timeout banner ("GPU6 _kgspLogRpcTimeout: **** GSP Timeout ****", r570+) is its own
   // report when the driver prints no Xid for it; the "_kgspLogXid119:" banner comes with an Xid
   // 119 line, which is counted instead.

@@ -49,6 +49,10 @@ enum class NvrmLineType {
                    // next NVRM lines): subject = the text after "API mismatch: "
   kGspCrashCat,    // "GPU0 kgspHealthCheck_TU102: **** GSP-CrashCat Report ****": subject, pci;
                    // the report's reason line follows without the NVRM prefix
+  kStatusAssert,   // "[GPU0 ]nvAssertOkFailedNoLog: Assertion failed: GPU lost from the bus
+                   // [NV_ERR_GPU_IS_LOST] ...": code = NV_ERR_GPU_IS_LOST or
+                   // NV_ERR_RESET_REQUIRED (the two statuses that say the GPU is gone or needs
+                   // a reset; others are ignored), subject "GPU0" when given
 };
 
 struct NvrmLine {

@@ -202,6 +202,27 @@ const std::vector<CatalogueEntry>& KernelCatalogue() {
         "only where NVIDIA supports it (NVreg_EnableGpuFirmware=0, pre-Blackwell)."},
        {},
        {.reboot_fixable = true, .latched = true, .cleared_by_driver_reload = true}},
+      {"gpu.reset_required",
+       Layer::kHardware,
+       Severity::kCrit,
+       Action::kResetGpu,
+       "NVIDIA driver says a GPU must be reset",
+       "An RM status check in the NVIDIA driver failed with NV_ERR_RESET_REQUIRED (`NVRM: "
+       "nvAssertOkFailedNoLog: Assertion failed: Reset required [NV_ERR_RESET_REQUIRED]`), often "
+       "after a GSP allocation failed with status 0x62: the GPU is in a state only a reset clears, "
+       "and every new CUDA context on it fails until then. Some drivers log no Xid for it; where "
+       "an Xid 154 (GPU recovery action) is in the log, that finding says the same and this one "
+       "is not raised. The line names the GPU by the driver's own numbering (`GPU0`) or not at "
+       "all, rarely by bus id.",
+       {"Find the GPU: `nvidia-smi -q | grep -iE 'Bus Id|Recovery Action|Reset Status'` (the "
+        "one asking for a reset), and the lines before it: `dmesg -T | grep -B5 "
+        "RESET_REQUIRED`.",
+        "Stop its workloads, then reset it: `nvidia-smi -r -i N`; if that is refused or it comes "
+        "back, drain the node and reboot.",
+        "If it recurs on this driver, collect `nvidia-bug-report.sh` and check the driver "
+        "branch's release notes."},
+       {},
+       {.reboot_fixable = true, .latched = true, .cleared_by_driver_reload = true}},
       {"driver.reloaded",
        Layer::kSoftware,
        Severity::kInfo,

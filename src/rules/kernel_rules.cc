@@ -168,6 +168,13 @@ void XidFinding(const KernelEvent& e, const Thresholds& t, const std::vector<Gpu
   out.push_back(std::move(f));
 }
 
+// An Xid 154 ("GPU recovery action changed ... to ...") anywhere in the log.
+bool HasXid154(const KernelLogFacts& k) {
+  return std::any_of(k.events.begin(), k.events.end(), [](const KernelEvent& e) {
+    return e.kind == KernelEventKind::kXid && e.xid == 154;
+  });
+}
+
 void LostFindings(const Snapshot& snap, const std::vector<GpuBusEntry>& gpus,
                   std::vector<Finding>& out) {
   const KernelLogFacts& k = snap.kernel;
@@ -198,6 +205,23 @@ void LostFindings(const Snapshot& snap, const std::vector<GpuBusEntry>& gpus,
       f.Add("gpu_index", pair->nvml_index).Add("nvml_return", "NVML_ERROR_GPU_IS_LOST");
     }
     out.push_back(std::move(f));
+  }
+  // A GPU lost with no bus id in the log (the driver's NV_ERR_GPU_IS_LOST status assertions,
+  // no Xid 79 line): one finding, unless a lost GPU is already named, by the log or by NVML.
+  bool nvml_lost = false;
+  for (const auto& g : snap.gpu.gpus) nvml_lost = nvml_lost || g.lost;
+  if (!seen.empty() || nvml_lost || !pairs.empty()) return;
+  for (const auto& e : k.events) {
+    if (e.kind != KernelEventKind::kGpuLost || e.pci) continue;
+    const std::string who = StartsWith(e.subject, "GPU")
+                                ? e.subject + " (the driver's numbering, not nvidia-smi's index)"
+                                : std::string("a GPU the log does not name");
+    Finding f = MakeFinding("gpu.lost", Severity::kCrit,
+                            who + " has fallen off the bus (" + e.error_code + ")");
+    AddCommon(f, e);
+    f.Add("source", e.error_code + " assertion");
+    out.push_back(std::move(f));
+    return;
   }
 }
 
@@ -403,6 +427,19 @@ void SimpleFindings(const KernelEvent& e, const Thresholds& t, const std::vector
       out.push_back(std::move(f));
       return;
     }
+    case KernelEventKind::kResetRequired: {
+      std::string gpu = e.pci || !StartsWith(e.subject, "GPU")
+                            ? "GPU " + e.subject
+                            : e.subject + " (the driver's numbering, not nvidia-smi's index)";
+      if (e.subject == "unknown-gpu") gpu = "a GPU the log does not name";
+      Finding f =
+          MakeFinding("gpu.reset_required", Severity::kCrit,
+                      "the NVIDIA driver says " + gpu + " must be reset (NV_ERR_RESET_REQUIRED)");
+      AddCommon(f, e);
+      AttachGpu(f, e.pci, gpus);
+      out.push_back(std::move(f));
+      return;
+    }
     default:
       return;
   }
@@ -498,7 +535,7 @@ void LogCoverageFindings(const KernelLogFacts& k, std::vector<Finding>& out) {
 bool ResetByDriverLoad(KernelEventKind kind) {
   return kind == KernelEventKind::kXid || kind == KernelEventKind::kGpuLost ||
          kind == KernelEventKind::kGspTimeout || kind == KernelEventKind::kDriverInitFailed ||
-         kind == KernelEventKind::kDriverMismatch;
+         kind == KernelEventKind::kDriverMismatch || kind == KernelEventKind::kResetRequired;
 }
 
 // The module prints its "loading" banner at the end of its init, after probing the GPUs: what
@@ -589,6 +626,8 @@ void KernelRules(const Snapshot& snap_in, const Thresholds& t, std::vector<Findi
       XidFinding(e, t, gpus, out);
     } else if (e.kind == KernelEventKind::kPcieAer) {
       AerFinding(e, t, gpus, out);
+    } else if (e.kind == KernelEventKind::kResetRequired && HasXid154(k)) {
+      continue;  // Xid 154's recovery action already says what the GPU needs, and for which
     } else {
       SimpleFindings(e, t, gpus, out);
     }

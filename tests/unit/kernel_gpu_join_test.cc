@@ -113,6 +113,58 @@ TEST(KernelGpuJoinTest, LostGpuReportedOnceWhenNvmlAlsoSawIt) {
   EXPECT_EQ(ById(EvaluateRules(both, Thresholds()), "gpu.lost").size(), 1u);
 }
 
+// The driver's NV_ERR_GPU_IS_LOST assertions name no bus: one gpu.lost without a GPU, unless a
+// lost GPU is already named (an Xid 79 line, NVML).
+TEST(KernelGpuJoinTest, BuslessLostAssertionIsOneFindingUnlessALostGpuIsNamed) {
+  const char* assert_line =
+      "[ 98.1] NVRM: nvAssertOkFailedNoLog: Assertion failed: GPU lost from the bus "
+      "[NV_ERR_GPU_IS_LOST] (0x0000000F) returned from rmStatus @ kernel_ce_gv100.c:106\n";
+  const auto alone_all =
+      EvaluateRules(WithLog(std::string(assert_line) + assert_line), Thresholds());
+  auto alone = ById(alone_all, "gpu.lost");
+  ASSERT_EQ(alone.size(), 1u);
+  EXPECT_FALSE(alone[0]->gpu.has_value());
+  EXPECT_NE(alone[0]->summary.find("NV_ERR_GPU_IS_LOST"), std::string::npos);
+
+  const std::string with_xid =
+      std::string(assert_line) +
+      "[ 99.1] NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen "
+      "off the bus.\n";
+  const auto named_all = EvaluateRules(WithLog(with_xid), Thresholds());
+  auto named = ById(named_all, "gpu.lost");
+  ASSERT_EQ(named.size(), 1u);
+  ASSERT_TRUE(named[0]->gpu.has_value());
+  EXPECT_EQ(named[0]->gpu->pci_bus_id, "0000:3b:00.0");
+
+  Snapshot nvml = WithLog(assert_line);
+  GpuFacts lost = Gpu(3, "0000:3b:00.0", "GPU-ddd", "S3");
+  lost.lost = true;
+  lost.lost_call = "nvmlDeviceGetTemperature";
+  nvml.gpu.gpus = {lost};
+  const auto nvml_all = EvaluateRules(nvml, Thresholds());
+  auto by_nvml = ById(nvml_all, "gpu.lost");
+  ASSERT_EQ(by_nvml.size(), 1u);
+  EXPECT_TRUE(by_nvml[0]->gpu.has_value());
+}
+
+// NV_ERR_RESET_REQUIRED without an Xid: gpu.reset_required; with an Xid 154 in the log, that
+// finding already names the recovery action and the GPU.
+TEST(KernelGpuJoinTest, ResetRequiredAssertionUnlessAnXid154SaysIt) {
+  const char* assert_line =
+      "[ 98.1] NVRM: GPU0 nvAssertOkFailedNoLog: Assertion failed: Reset required "
+      "[NV_ERR_RESET_REQUIRED] (0x00000062) returned from status @ kernel_channel.c:2874\n";
+  const auto reset_all = EvaluateRules(WithLog(assert_line), Thresholds());
+  auto alone = ById(reset_all, "gpu.reset_required");
+  ASSERT_EQ(alone.size(), 1u);
+  EXPECT_EQ(alone[0]->action, Action::kResetGpu);
+  EXPECT_NE(alone[0]->summary.find("GPU0 (the driver's numbering"), std::string::npos);
+  const std::string with_154 =
+      "[ 97.1] NVRM: Xid (PCI:0000:0d:00): 154, GPU recovery action changed from 0x0 (None) to "
+      "0x1 (GPU Reset Required)\n" +
+      std::string(assert_line);
+  EXPECT_TRUE(ById(EvaluateRules(WithLog(with_154), Thresholds()), "gpu.reset_required").empty());
+}
+
 }  // namespace
 }  // namespace gpudoctor
 

@@ -50,6 +50,21 @@ TEST_F(UtcEnv, LineShapesGiveMessageAndTime) {
   EXPECT_EQ(d.time.boot_us, 1021553181);
   EXPECT_EQ(d.message, "NVRM: Xid (PCI:0000:18:00): 48, x");
 
+  // dmesg -H / --reltime: the message, no time (a delta, or a minute without a year).
+  for (const char* line :
+       {"[  +0.000844] nvidia 0000:03:00.0: AER: x", "[+0.000001] nvidia 0000:03:00.0: AER: x",
+        "[Jan21 10:32] nvidia 0000:03:00.0: AER: x", "[Jan 21 10:32] nvidia 0000:03:00.0: AER: x",
+        "kernel: nvidia 0000:03:00.0: AER: x"}) {
+    auto r = ParseLinePrefix(line, st);
+    EXPECT_EQ(r.shape, LineShape::kUntimed) << line;
+    EXPECT_EQ(r.message, "nvidia 0000:03:00.0: AER: x") << line;
+    EXPECT_FALSE(r.time.wall_us || r.time.boot_us) << line;
+  }
+  for (const char* line :
+       {"[  +0.x] a", "[+1] a", "[Jan21 25:32] a", "[Foo21 10:32] a", "[Jan21 10:32 a"}) {
+    EXPECT_EQ(ParseLinePrefix(line, st).shape, LineShape::kUnknown) << line;
+  }
+
   auto t = ParseLinePrefix("[Tue Jan  9 09:41:02 2024] NVRM: hello", st);
   EXPECT_EQ(t.shape, LineShape::kDmesgCtime);
   EXPECT_EQ(t.time.wall_us, int64_t{1704793262} * 1000000);
@@ -197,6 +212,24 @@ TEST(KmsgXidTest, CompanionLines) {
   auto hb = ParseNvrmLine("NVRM: GPU0 _kgspIsHeartbeatTimedOut: Heartbeat timed out, x");
   ASSERT_EQ(hb.type, NvrmLineType::kGspTimeout);
   EXPECT_EQ(hb.subject, "GPU0");
+  // RM status assertions: only the statuses that say the GPU is gone or must be reset.
+  auto gone = ParseNvrmLine(
+      "NVRM: nvAssertOkFailedNoLog: Assertion failed: GPU lost from the bus [NV_ERR_GPU_IS_LOST] "
+      "(0x0000000F) returned from rmStatus @ kernel_ce_gv100.c:106");
+  ASSERT_EQ(gone.type, NvrmLineType::kStatusAssert);
+  EXPECT_EQ(gone.code, "NV_ERR_GPU_IS_LOST");
+  EXPECT_EQ(gone.subject, "");
+  auto reset = ParseNvrmLine(
+      "NVRM: GPU0 nvAssertOkFailedNoLog: Assertion failed: Reset required [NV_ERR_RESET_REQUIRED]");
+  ASSERT_EQ(reset.type, NvrmLineType::kStatusAssert);
+  EXPECT_EQ(reset.code, "NV_ERR_RESET_REQUIRED");
+  EXPECT_EQ(reset.subject, "GPU0");
+  EXPECT_EQ(ParseNvrmLine("NVRM: GPU0 nvAssertFailedNoLog: Assertion failed: (status == NV_OK) || "
+                          "(status == NV_ERR_GPU_IN_FULLCHIP_RESET) @ rs_client.c:844")
+                .type,
+            NvrmLineType::kOther);
+  EXPECT_EQ(ParseNvrmLine("NVRM: GPU lost from the bus [NV_ERR_GPU_IS_LOST]").type,
+            NvrmLineType::kOther);  // no assertion: not this shape
 }
 
 TEST(KmsgSignalsTest, AerHungOomMceNetThermal) {
@@ -217,6 +250,21 @@ TEST(KmsgSignalsTest, AerHungOomMceNetThermal) {
   auto dev = ParseAerLine("nvidia 0000:04:00.0: AER:   device [10de:102d] error status/mask=1/0");
   EXPECT_EQ(dev.verdict, SignalVerdict::kAttach);
   EXPECT_EQ(dev.event.vendor_id, 0x10deu);
+  // The GPU's driver has no AER recovery: a fatal error of the GPU itself (nvidia only).
+  for (const char* line : {"nvidia 0000:03:00.0: AER: can't recover (no error_detected callback)",
+                           "nvidia 0000:02:00.0: device has no AER-aware driver"}) {
+    auto nr = ParseAerLine(line);
+    ASSERT_EQ(nr.verdict, SignalVerdict::kEvent) << line;
+    EXPECT_EQ(nr.event.aer_severity, AerSeverity::kFatal);
+    EXPECT_EQ(nr.event.aer_type, "not recovered");
+    EXPECT_EQ(nr.event.vendor_id, 0x10deu);
+  }
+  EXPECT_EQ(ParseAerLine("snd_hda_intel 0000:03:00.1: AER: can't recover (no error_detected "
+                         "callback)")
+                .verdict,
+            SignalVerdict::kRecognized);
+  EXPECT_EQ(ParseAerLine("nvidia 03:00.x: AER: can't recover (no error_detected callback)").verdict,
+            SignalVerdict::kGarbled);
   auto bit = ParseAerLine("nvidia 0000:04:00.0: AER:    [14] CmpltTO                (First)");
   ASSERT_EQ(bit.verdict, SignalVerdict::kAttach);
   EXPECT_EQ(bit.event.error_names.at(0), "CmpltTO");
