@@ -651,6 +651,22 @@ void KernelLogScanner::Observe(const KernelEvent& delta, const LogTime& t, std::
   aggregator_.Observe(delta, t, line);
 }
 
+namespace {
+
+// An event of `kind` about the GPU an NVRM line names (bus id, else the driver's "GPU6", else
+// "unknown-gpu") with the line's code.
+KernelEvent GpuCodeEvent(KernelEventKind kind, const NvrmLine& n) {
+  KernelEvent d;
+  d.kind = kind;
+  d.pci = n.pci;
+  d.subject = n.pci ? n.pci->ToString()
+                    : (n.subject.empty() ? std::string("unknown-gpu") : std::string(n.subject));
+  d.error_code = std::string(n.code);
+  return d;
+}
+
+}  // namespace
+
 void KernelLogScanner::HandleNvrm(std::string_view msg, const LogTime& t, std::string_view line) {
   // rsyslog writes a multi-line printk as one line, each newline escaped as "#012": handle the
   // parts as the lines they were ("...version 535.54.03, but#012NVRM: this kernel module ...").
@@ -807,29 +823,17 @@ void KernelLogScanner::HandleNvrmLine(std::string_view msg, const LogTime& t,
                 : (n.subject.empty() ? std::string("unknown-gpu") : std::string(n.subject));
       crashcat_time_ = t;
       return;
-    case NvrmLineType::kStatusAssert: {
+    case NvrmLineType::kStatusAssert:
       // GPU_IS_LOST: the GPU has fallen off the bus, named by the driver's instance ("GPU0") or
       // not at all; RESET_REQUIRED: it must be reset. No bus id in either line.
-      KernelEvent d;
-      d.kind = n.code == "NV_ERR_GPU_IS_LOST" ? KernelEventKind::kGpuLost
-                                              : KernelEventKind::kResetRequired;
-      d.pci = n.pci;
-      d.subject = n.pci ? n.pci->ToString()
-                        : (n.subject.empty() ? std::string("unknown-gpu") : std::string(n.subject));
-      d.error_code = std::string(n.code);
-      Observe(d, t, line);
+      Observe(GpuCodeEvent(n.code == "NV_ERR_GPU_IS_LOST" ? KernelEventKind::kGpuLost
+                                                          : KernelEventKind::kResetRequired,
+                           n),
+              t, line);
       return;
-    }
-    case NvrmLineType::kGspTimeout: {
-      KernelEvent d;
-      d.kind = KernelEventKind::kGspTimeout;
-      d.pci = n.pci;
-      d.subject = n.pci ? n.pci->ToString()
-                        : (n.subject.empty() ? std::string("unknown-gpu") : std::string(n.subject));
-      d.error_code = std::string(n.code);
-      Observe(d, t, line);
+    case NvrmLineType::kGspTimeout:
+      Observe(GpuCodeEvent(KernelEventKind::kGspTimeout, n), t, line);
       return;
-    }
   }
 }
 

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "loopback_client.h"
 #include "serve/http_loop.h"
 #include "serve/http_server.h"
 #include "watch_tick_util.h"
@@ -23,18 +24,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-int Connect(int port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
+int Connect(int port) { return testing::ConnectLoopback(port); }
 
 // Sends what fits without blocking for long; false once the peer is gone.
 bool Send(int fd, std::string_view data) {
@@ -220,14 +210,8 @@ TEST_F(HttpAbuseTest, ClientsThatNeverReadTheirAnswersHoldNoSlot) {
   for (int i = 0; i < 99; ++i) pipelined += "GET /assets/app.js HTTP/1.1\r\nHost: x\r\n\r\n";
   std::vector<int> fds;
   for (int i = 0; i < 8; ++i) {
-    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    int small = 4096;
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<uint16_t>(port()));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    int fd = testing::ConnectLoopback(port(), 4096);
+    ASSERT_GE(fd, 0);
     Send(fd, pipelined);
     fds.push_back(fd);
   }

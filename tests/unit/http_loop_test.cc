@@ -22,6 +22,8 @@
 #include <thread>
 #include <vector>
 
+#include "loopback_client.h"
+
 namespace gpudoctor {
 namespace {
 
@@ -31,19 +33,7 @@ double SecondsSince(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-int Connect(int port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
+int Connect(int port) { return testing::ConnectLoopback(port); }
 
 bool SendAll(int fd, std::string_view data) {
   while (!data.empty()) {
