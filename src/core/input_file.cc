@@ -58,19 +58,13 @@ Result<std::string> ReadAll(int fd, const std::string& path, size_t max_bytes,
 }
 
 Result<std::string> ReadRegular(const std::string& path, size_t max_bytes) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) return OpenError(path, errno);
   struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    int err = errno;
-    ::close(fd);
-    return OpenError(path, err);
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
+  int fd = OpenRegularFile(path, &st);
+  if (fd < 0 && errno == EINVAL && !S_ISREG(st.st_mode)) {
     return InvalidArgument(path + ": is " + FileKindName(st.st_mode) +
                            ", not a regular file; gpudoctor reads only regular files here");
   }
+  if (fd < 0) return OpenError(path, errno);
   if (static_cast<uint64_t>(st.st_size) > max_bytes) {
     ::close(fd);
     return TooLarge(path, max_bytes);
@@ -81,6 +75,39 @@ Result<std::string> ReadRegular(const std::string& path, size_t max_bytes) {
 }
 
 }  // namespace
+
+int OpenRegularFile(const std::string& path, struct stat* st) {
+  const int pinned = ::open(path.c_str(), O_PATH | O_CLOEXEC);
+  if (pinned < 0) return -1;
+  if (::fstat(pinned, st) != 0) {
+    const int err = errno;
+    ::close(pinned);
+    errno = err;
+    return -1;
+  }
+  if (!S_ISREG(st->st_mode)) {
+    ::close(pinned);
+    errno = EINVAL;
+    return -1;
+  }
+  // The pinned inode, not the path again: a rename or a swapped symlink cannot slip in.
+  const std::string self = "/proc/self/fd/" + std::to_string(pinned);
+  int fd = ::open(self.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  const int err = errno;
+  ::close(pinned);
+  if (fd < 0) {
+    errno = err;
+    return -1;
+  }
+  struct stat now {};
+  if (::fstat(fd, &now) != 0 || now.st_dev != st->st_dev || now.st_ino != st->st_ino) {
+    ::close(fd);
+    errno = EINVAL;  // cannot happen through /proc/self/fd; never read something else
+    return -1;
+  }
+  *st = now;
+  return fd;
+}
 
 const char* FileKindName(unsigned mode) {
   if (S_ISREG(mode)) return "a regular file";

@@ -4,6 +4,8 @@
 // log. Thread-safe.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <string>
 
 #include "core/deadline.h"
@@ -32,6 +34,16 @@ Status InputTimeoutError(const std::string& path);
 // what it is. The check is a stat before the library's open: it keeps a mistyped path from
 // hanging the command, not an attacker racing renames.
 Status RequireRegularFile(const std::string& path);
+// Opens `path` for reading only when it is a regular file, and opens nothing else: the path is
+// resolved once with O_PATH (which runs no driver's open: a FIFO, a socket or a device such as
+// /dev/watchdog, which starts counting down when opened, is never opened, even when whoever
+// controls the directory swaps a symlink to it in between), checked with fstat, and that same
+// inode is then opened for reading through /proc/self/fd. Every file gpudoctor opens by a path
+// others may control (job logs, fleet reports and indexes, files named on the command line)
+// goes through here. Returns the descriptor (O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY) with
+// `*st` filled; -1 with errno set otherwise: the failing call's errno, or EINVAL when the path is
+// not a regular file (`*st` then says what it is). Thread-safe.
+int OpenRegularFile(const std::string& path, struct stat* st);
 // "a FIFO", "a directory", "a character device", ... for error messages.
 const char* FileKindName(unsigned mode);
 

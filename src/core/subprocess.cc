@@ -10,8 +10,28 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <system_error>
+#include <thread>
 
 namespace gpudoctor {
+
+bool ReapKilledChild(int pid, int* status) {
+  for (int i = 0; i < 100; ++i) {
+    const pid_t w = waitpid(pid, status, WNOHANG);
+    if (w == pid || (w < 0 && errno == ECHILD)) return w == pid;
+    usleep(10000);
+  }
+  try {
+    std::thread([pid] {
+      int ignored = 0;
+      while (waitpid(pid, &ignored, 0) < 0 && errno == EINTR) {
+      }
+    }).detach();
+  } catch (const std::system_error&) {
+    // No thread: the zombie stays until this process exits; the caller still does not wait.
+  }
+  return false;
+}
 
 Result<ProcessResult> RunProcess(const std::vector<std::string>& argv, double timeout_s,
                                  size_t max_output) {
@@ -29,6 +49,11 @@ Result<ProcessResult> RunProcess(const std::vector<std::string>& argv, double ti
   pid_t pid = fork();
   if (pid < 0) return IoError("fork: " + std::string(strerror(errno)));
   if (pid == 0) {
+    // Only async-signal-safe calls from here on (a fork of a threaded process).
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    signal(SIGPIPE, SIG_DFL);
     setpgid(0, 0);
     int devnull = open("/dev/null", O_RDONLY);
     if (devnull >= 0) dup2(devnull, 0);
@@ -43,11 +68,25 @@ Result<ProcessResult> RunProcess(const std::vector<std::string>& argv, double ti
   close(out_pipe[1]);
   close(err_pipe[1]);
   close(exec_pipe[1]);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  // The exec's outcome: the pipe closes at a successful exec, or carries its errno. An exec of a
+  // program on a hung mount never returns: waited for only until the deadline.
   int exec_errno = 0;
-  bool exec_failed = read(exec_pipe[0], &exec_errno, sizeof exec_errno) == sizeof exec_errno;
+  bool exec_failed = false;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          deadline - std::chrono::steady_clock::now())
+                          .count();
+    pollfd p{exec_pipe[0], POLLIN, 0};
+    const int n = left > 0 ? poll(&p, 1, static_cast<int>(left)) : 0;
+    if (n < 0 && errno == EINTR) continue;
+    if (n > 0) {
+      exec_failed = read(exec_pipe[0], &exec_errno, sizeof exec_errno) == sizeof exec_errno;
+    }
+    break;  // read, closed, or out of time (the loop below sees the deadline passed)
+  }
   close(exec_pipe[0]);
   ProcessResult r;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
   std::string* sinks[2] = {&r.out, &r.err};
   bool* truncated[2] = {&r.out_truncated, &r.err_truncated};
@@ -85,16 +124,16 @@ Result<ProcessResult> RunProcess(const std::vector<std::string>& argv, double ti
   }
   if (timed_out) kill(-pid, SIGKILL);
   int status = 0;
-  // Reap: after SIGKILL this returns promptly; bounded anyway.
-  for (int i = 0; i < 100; ++i) {
-    pid_t w = waitpid(pid, &status, WNOHANG);
-    if (w == pid) break;
-    if (i == 99) {
-      kill(-pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      break;
-    }
-    usleep(10000);
+  // Reap: a child that exited, or one killed just now. One that closed its output but lives on
+  // gets a second, then SIGKILL; one that cannot die is left to a reaper (ReapKilledChild).
+  bool reaped = false;
+  for (int i = 0; i < 100 && !reaped; ++i) {
+    reaped = waitpid(pid, &status, WNOHANG) == pid;
+    if (!reaped) usleep(10000);
+  }
+  if (!reaped) {
+    kill(-pid, SIGKILL);
+    if (!ReapKilledChild(pid, &status)) status = SIGKILL;  // as if killed: exit_code -1
   }
   if (exec_failed) {
     return NotFound(argv[0] + ": cannot run (" + std::string(strerror(exec_errno)) + ")");

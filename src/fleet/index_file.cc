@@ -207,11 +207,11 @@ namespace {
 
 // Reads `path` into memory (new[]) and checks it: the fallback when no guard slot is free.
 Result<IndexFileText> CopyAndCheck(const std::string& path, const IndexFileKind& kind) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) return IoError(path + ": " + std::strerror(errno));
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-      static_cast<uint64_t>(st.st_size) > kMaxIndexBytes) {
+  const int fd = OpenRegularFile(path, &st);
+  if (fd < 0 && errno == EINVAL) return IoError(path + ": not a regular file of at most 1 GiB");
+  if (fd < 0) return IoError(path + ": " + std::strerror(errno));
+  if (static_cast<uint64_t>(st.st_size) > kMaxIndexBytes) {
     ::close(fd);
     return IoError(path + ": not a regular file of at most 1 GiB");
   }
@@ -233,13 +233,10 @@ Result<IndexFileText> CopyAndCheck(const std::string& path, const IndexFileKind&
 
 // Maps `path` and checks it; blocking (runs on a deadline worker).
 Result<IndexFileText> MapAndCheck(const std::string& path, const IndexFileKind& kind) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) return IoError(path + ": " + std::strerror(errno));
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return IoError(path + ": not a regular file");
-  }
+  const int fd = OpenRegularFile(path, &st);
+  if (fd < 0 && errno == EINVAL) return IoError(path + ": not a regular file");
+  if (fd < 0) return IoError(path + ": " + std::strerror(errno));
   const auto size = static_cast<uint64_t>(st.st_size);
   if (size > kMaxIndexBytes) {
     ::close(fd);

@@ -343,11 +343,10 @@ std::vector<IndexedDoc> ParseFile(std::string_view text, const std::string& file
 // Anything unusual (not a regular file, too large, a read error, a file that grows while
 // read) is left to ReadRegularInputFile, which names it.
 Result<size_t> ReadReportFile(const std::string& path, std::string& buf) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  struct stat st {};
+  const int fd = OpenRegularFile(path, &st);
   if (fd >= 0) {
-    struct stat st {};
-    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-        static_cast<uint64_t>(st.st_size) <= kMaxFileBytes) {
+    if (static_cast<uint64_t>(st.st_size) <= kMaxFileBytes) {
       const auto size = static_cast<size_t>(st.st_size);
       if (buf.size() < size + 1 + kReportParsePadding) buf.resize(size + 1 + kReportParsePadding);
       size_t got = 0;

@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/input_file.h"
+
 namespace gpudoctor {
 namespace {
 
@@ -108,15 +110,16 @@ Result<LogTailRead> LogTail::Poll(const LogTailLimits& limits) {
     if (!out.lines.empty()) return out;
     return OpenError(path_, path_errno);
   }
-  int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  // Only a regular file is opened: the log's directory is the job's, and root must not open a
+  // device a symlink swapped in after the stat above points at (core/input_file.h).
+  struct stat st {};
+  int fd = OpenRegularFile(path_, &st);
+  if (fd < 0 && errno == EINVAL) {
+    return InvalidArgument("job log " + path_ + ": not a regular file");
+  }
   if (fd < 0) {
     if (!out.lines.empty()) return out;
     return OpenError(path_, errno);
-  }
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return InvalidArgument("job log " + path_ + ": not a regular file");
   }
   fd_ = fd;
   dev_ = static_cast<uint64_t>(st.st_dev);

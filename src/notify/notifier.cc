@@ -22,6 +22,7 @@
 #include "core/json_text.h"
 #include "core/notify_target.h"
 #include "core/strings.h"
+#include "core/subprocess.h"
 #include "core/thread_name.h"
 #include "report/report.h"
 
@@ -150,19 +151,22 @@ std::vector<std::pair<std::string, std::string>> PlaceholderValues(const Tracked
                                                                    TransitionKind transition,
                                                                    const std::string& hostname) {
   const GpuRef* g = f.last.gpu ? &*f.last.gpu : nullptr;
+  // Values from outside (a mount point, a process or device name in a summary or key) may hold
+  // control characters or bytes that are not UTF-8: they become '?', so the hook still runs.
+  auto safe = [](const std::string& v) { return Sanitize(v, 4096); };
   return {{"id", f.last.id},
-          {"key", f.key},
+          {"key", safe(f.key)},
           {"status", transition == TransitionKind::kResolved ? "resolved" : "firing"},
           {"transition", TransitionText(transition)},
           {"severity", SeverityName(f.last.severity)},
           {"layer", LayerName(f.last.layer)},
           {"action", ActionName(f.last.action)},
-          {"gpu", GpuText(f)},
-          {"uuid", g ? g->uuid : ""},
-          {"pci_bus_id", g ? g->pci_bus_id : ""},
-          {"serial", g ? g->serial : ""},
-          {"summary", f.last.summary},
-          {"hostname", hostname}};
+          {"gpu", safe(GpuText(f))},
+          {"uuid", g ? safe(g->uuid) : ""},
+          {"pci_bus_id", g ? safe(g->pci_bus_id) : ""},
+          {"serial", g ? safe(g->serial) : ""},
+          {"summary", safe(f.last.summary)},
+          {"hostname", safe(hostname)}};
 }
 
 std::string Expand(std::string_view arg,
@@ -358,7 +362,7 @@ Status RunExec(const std::vector<std::string>& argv, const std::vector<std::stri
     if (aborted || std::chrono::steady_clock::now() >= deadline) {
       ::kill(-pid, SIGKILL);
       ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
+      ReapKilledChild(pid, &status);  // never blocks on a child stuck in the kernel
       if (aborted) return IoError("exec " + argv[0] + ": killed, shutting down");
       return TimeoutError("exec " + argv[0] + ": killed after " + std::to_string(timeout_s) + " s");
     }
@@ -425,7 +429,7 @@ class NotifierHub::Impl {
       }
       case NotifierKind::kExec: {
         for (const auto& [name, value] : job.values) {
-          // Deterministic: retrying cannot help.
+          // PlaceholderValues made every value safe; a check, never expected to refuse.
           if (HasControl(value)) {
             return InvalidArgument("refused: the value of {" + name +
                                    "} holds a control character");

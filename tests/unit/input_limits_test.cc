@@ -1,7 +1,11 @@
 // Reading outside input: files users name (regular files only, size limits, deadlines), HTTP
 // answers from outside servers (total deadline, body cap) and text that reaches the terminal.
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "bad_server.h"
 #include "core/http_get.h"
@@ -33,6 +37,48 @@ TEST(ReadInputFileTest, RefusesAFifoAtOnceNamingIt) {
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(r.status().message(), HasSubstr(dir.path() + "/reports.json: is a FIFO"));
   EXPECT_THAT(r.status().message(), HasSubstr("not a regular file"));
+}
+
+// A path others control (a job's log directory) may be a symlink swapped to a device or FIFO:
+// root must not even open it (opening /dev/watchdog starts its countdown). inotify reports every
+// open of the FIFO; a pinned O_PATH look is not an open.
+TEST(OpenRegularFileTest, NeverOpensWhatIsNotARegularFile) {
+  TempDir dir;
+  dir.MakeFifo("fifo");
+  dir.Symlink(dir.path() + "/fifo", "train.log");
+  const int watch = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  ASSERT_GE(watch, 0);
+  ASSERT_GE(inotify_add_watch(watch, (dir.path() + "/fifo").c_str(), IN_OPEN), 0);
+  struct stat st {};
+  errno = 0;
+  EXPECT_EQ(OpenRegularFile(dir.path() + "/train.log", &st), -1);
+  EXPECT_EQ(errno, EINVAL);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  char events[4096];
+  EXPECT_EQ(::read(watch, events, sizeof events), -1);  // no IN_OPEN
+  EXPECT_EQ(errno, EAGAIN);
+  // The same check opens the FIFO for a plain open(2), which is what the watch sees.
+  int plain = ::open((dir.path() + "/train.log").c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  ASSERT_GE(plain, 0);
+  ::close(plain);
+  EXPECT_GT(::read(watch, events, sizeof events), 0);
+  ::close(watch);
+  EXPECT_EQ(OpenRegularFile("/dev/null", &st), -1);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+  errno = 0;
+  EXPECT_EQ(OpenRegularFile(dir.path() + "/none", &st), -1);
+  EXPECT_EQ(errno, ENOENT);
+  // A regular file, through a symlink too: opened for reading, its own inode.
+  dir.Write("ok.log", "step 1\n");
+  dir.Symlink(dir.path() + "/ok.log", "latest.log");
+  int fd = OpenRegularFile(dir.path() + "/latest.log", &st);
+  ASSERT_GE(fd, 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(st.st_size, 7);
+  char buf[16];
+  EXPECT_EQ(::read(fd, buf, sizeof buf), 7);
+  EXPECT_EQ(::fcntl(fd, F_GETFL) & O_ACCMODE, O_RDONLY);
+  ::close(fd);
 }
 
 TEST(ReadInputFileTest, RefusesDevicesAndDirectories) {

@@ -244,6 +244,24 @@ TEST(NotifierTest, ExecWithPlaceholdersNoShell) {
   std::filesystem::remove_all(dir);
 }
 
+// A summary with control characters (a mount named with an escape or a newline, which any user
+// can make with FUSE) still runs the hook, with '?' in their place; it used to be refused.
+TEST(NotifierTest, ExecRunsWithControlCharactersMadeSafe) {
+  std::string dir = ::testing::TempDir() + "/exec_ctl_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  auto hub = NotifierHub::Create(
+      {{NotifierKind::kExec, "", {"/usr/bin/touch", dir + "/{summary}"}, Severity::kWarn, 5}}, {});
+  ASSERT_TRUE(hub.ok());
+  TrackedFinding f = MakeTracked("host.disk.full", Severity::kCrit, -1);
+  f.last.summary = "u\x1b[31mv\nfull \xff";
+  (*hub)->OnTransitions(Transition(TransitionKind::kOpened, f));
+  auto ev = WaitEvents(**hub, 1);
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].kind, "notify_sent") << ev[0].detail;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/u?[31mv?full ?"));
+  std::filesystem::remove_all(dir);
+}
+
 TEST(NotifierTest, ExecTimeoutKills) {
   auto hub = NotifierHub::Create(
       {{NotifierKind::kExec, "", {"/bin/sleep", "30"}, Severity::kWarn, 0.3}}, {.max_attempts = 1});
