@@ -14,8 +14,6 @@
 namespace gpudoctor {
 namespace {
 
-constexpr size_t kMaxSpoolBytes = 4 << 20;
-
 std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
 
 NotifierKind KindOf(const std::string& s) {
@@ -33,7 +31,7 @@ Status WriteNotifySpool(const std::string& path, const std::vector<PendingDelive
     if (::unlink(path.c_str()) != 0 && errno != ENOENT) return IoError(Errno("unlink " + path));
     return Status::Ok();
   }
-  nlohmann::json arr = nlohmann::json::array();
+  std::vector<std::string> entries;  // each one's JSON text, oldest first
   size_t first = pending.size() > kMaxSpooled ? pending.size() - kMaxSpooled : 0;
   for (size_t i = first; i < pending.size(); ++i) {
     const PendingDelivery& p = pending[i];
@@ -51,12 +49,25 @@ Status WriteNotifySpool(const std::string& path, const std::vector<PendingDelive
     if (p.gpu_index) j["gpu_index"] = *p.gpu_index;
     if (!p.serial.empty()) j["serial"] = p.serial;
     if (!p.pci_bus_id.empty()) j["pci_bus_id"] = p.pci_bus_id;
-    arr.push_back(std::move(j));
+    // Invalid UTF-8 in a device value is replaced, never a reason to lose the spool.
+    entries.push_back(JsonText(j));
   }
-  nlohmann::json doc = {{"version", 1}, {"pending", std::move(arr)}};
-  // Invalid UTF-8 in a device value is replaced, never a reason to lose the spool.
-  std::string text = JsonText(doc) + "\n";
-  if (text.size() > kMaxSpoolBytes) return InvalidArgument("spool larger than 4 MiB: not written");
+  // The newest entries that fit in kMaxSpoolBytes: a burst too large for the file loses its
+  // oldest deliveries, never all of them.
+  constexpr std::string_view kHead = "{\"pending\":[", kTail = "],\"version\":1}\n";
+  size_t keep_from = entries.size();
+  size_t bytes = kHead.size() + kTail.size();
+  while (keep_from > 0 && bytes + entries[keep_from - 1].size() + 1 <= kMaxSpoolBytes) {
+    bytes += entries[--keep_from].size() + 1;
+  }
+  std::string text;
+  text.reserve(bytes);
+  text += kHead;
+  for (size_t i = keep_from; i < entries.size(); ++i) {
+    if (i > keep_from) text += ',';
+    text += entries[i];
+  }
+  text += kTail;
 
   ReplaceFileOptions replace;
   replace.sync_data = true;  // a spool half on disk after a crash would lose deliveries

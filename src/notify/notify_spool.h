@@ -5,7 +5,8 @@
 //
 // Written atomically (a temporary file created O_CREAT|O_EXCL|O_NOFOLLOW mode 0600, fsync,
 // rename), so a crash leaves the old spool or the new one, and a symlink planted in the state
-// directory is never followed. At most kMaxSpooled entries (the newest kept), 4 MiB.
+// directory is never followed. At most kMaxSpooled entries and kMaxSpoolBytes: the newest that
+// fit are kept, the oldest dropped.
 // Not thread-safe (shutdown and start, main thread).
 #pragma once
 
@@ -19,6 +20,7 @@
 namespace gpudoctor {
 
 inline constexpr size_t kMaxSpooled = 1024;
+inline constexpr size_t kMaxSpoolBytes = size_t{4} << 20;
 
 std::string NotifySpoolPath(const std::string& db_path);
 

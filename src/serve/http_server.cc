@@ -296,7 +296,16 @@ std::optional<HttpResponse> WatchHttpServer::Impl::Gate(const HttpRequest& req) 
       return r;
     }
   }
-  if (job_step) return HandleJobStep(*job_step, req.query, NowMs());
+  if (job_step) {
+    // A browser sends Origin on every cross-site POST (and Sec-Fetch-Site where it can): a web
+    // page the operator visits must not push step marks to 127.0.0.1 (a forged mark raises or
+    // hides job.slowdown). Training scripts and curl send neither.
+    std::optional<std::string_view> site = req.Header("sec-fetch-site");
+    if (req.Header("origin") || (site && *site != "same-origin" && *site != "none")) {
+      return JsonErrorResponse(403, "a step mark is not taken from a web page (Origin header)");
+    }
+    return HandleJobStep(*job_step, req.query, NowMs());
+  }
   Result<std::multimap<std::string, std::string>> params = ParseQueryString(req.query);
   if (!params.ok()) return JsonErrorResponse(400, params.status().message());
   if (req.path != "/api/v1/history" && req.path != "/api/v1/why" && req.path != kBandwidthPath &&

@@ -173,6 +173,19 @@ TEST(JobWhyE2eTest, MarkStepPushesIntoHistoryAndMetrics) {
   ASSERT_TRUE(metrics);
   EXPECT_NE(metrics->body.find("job=\"ft\"} "), std::string::npos) << metrics->body.substr(0, 2000);
   EXPECT_NE(metrics->body.find("job=\"ft\"} 0.5"), std::string::npos);
+  // From a web page (a browser sends Origin with every cross-site POST): refused, token or not,
+  // the same POST without them is taken.
+  auto forged = c.Post("/api/v1/job/ft/step?seconds=2",
+                       httplib::Headers{{"Origin", "http://example.com"}}, "", "text/plain");
+  ASSERT_TRUE(forged);
+  EXPECT_EQ(forged->status, 403) << forged->body;
+  auto fetched = c.Post("/api/v1/job/ft/step?seconds=2",
+                        httplib::Headers{{"Sec-Fetch-Site", "cross-site"}}, "", "text/plain");
+  ASSERT_TRUE(fetched);
+  EXPECT_EQ(fetched->status, 403) << fetched->body;
+  auto plain = c.Post("/api/v1/job/ft/step?seconds=2", "", "text/plain");
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->status, 202) << plain->body;
   // A GET on the step path is refused; the step path is POST only.
   auto get = c.Get("/api/v1/job/ft/step");
   ASSERT_TRUE(get);

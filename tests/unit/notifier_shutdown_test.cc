@@ -169,6 +169,26 @@ TEST(NotifierShutdownTest, SpooledDeliveriesGoToTheirNotifierAtTheNextStart) {
   EXPECT_NE(rx.bodies()[0].find("gpu.ecc.dbe"), std::string::npos);
 }
 
+// A burst whose payloads together pass the spool's 4 MiB keeps its newest deliveries that fit,
+// in order; it used to write nothing, losing every one of them.
+TEST(NotifierShutdownTest, ASpoolTooLargeKeepsItsNewestDeliveries) {
+  testing::TempDir dir;
+  std::string spool = NotifySpoolPath(dir.path() + "/history.db");
+  std::vector<PendingDelivery> pending(100);
+  for (size_t i = 0; i < pending.size(); ++i) {
+    pending[i].notifier = "abc";
+    pending[i].what = "delivery " + std::to_string(i);
+    pending[i].body = std::string(100 * 1024, 'x');  // 100 x 100 KiB: about 10 MiB
+  }
+  ASSERT_TRUE(WriteNotifySpool(spool, pending).ok());
+  auto taken = TakeNotifySpool(spool);
+  ASSERT_TRUE(taken.ok()) << taken.status().message();
+  ASSERT_GE(taken->size(), 35u);
+  ASSERT_LE(taken->size(), 41u);
+  EXPECT_EQ(taken->back().what, "delivery 99");
+  EXPECT_EQ(taken->front().what, "delivery " + std::to_string(100 - taken->size()));
+}
+
 TEST(NotifierShutdownTest, SpoolNeverFollowsSymlinks) {
   testing::TempDir dir;
   std::string spool = NotifySpoolPath(dir.path() + "/history.db");
