@@ -9,6 +9,7 @@
 #include <cstring>
 #include <memory>
 
+#include "core/root_fs.h"
 #include "core/strings.h"
 
 namespace gpudoctor {
@@ -91,7 +92,7 @@ int OpenRegularFile(const std::string& path, struct stat* st) {
     return -1;
   }
   // The pinned inode, not the path again: a rename or a swapped symlink cannot slip in.
-  const std::string self = "/proc/self/fd/" + std::to_string(pinned);
+  const std::string self = OwnDescriptorPath(pinned);
   int fd = ::open(self.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   const int err = errno;
   ::close(pinned);
@@ -102,7 +103,7 @@ int OpenRegularFile(const std::string& path, struct stat* st) {
   struct stat now {};
   if (::fstat(fd, &now) != 0 || now.st_dev != st->st_dev || now.st_ino != st->st_ino) {
     ::close(fd);
-    errno = EINVAL;  // cannot happen through /proc/self/fd; never read something else
+    errno = EINVAL;  // cannot happen through our own fd path; never read something else
     return -1;
   }
   *st = now;

@@ -147,4 +147,6 @@ Result<FsUsage> RootFs::StatVfs(std::string_view mount_point) const {
   return u;
 }
 
+std::string OwnDescriptorPath(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
+
 }  // namespace gpudoctor

@@ -75,4 +75,9 @@ class RootFs {
   std::string procfs_, sysfs_, rootfs_;
 };
 
+// The path of this process's own descriptor `fd` in the kernel's /proc ("/proc/self/fd/N"):
+// this process's, never under --path.procfs (which is the observed host's). For reopening an
+// inode already pinned (core/input_file.h OpenRegularFile). Thread-safe.
+std::string OwnDescriptorPath(int fd);
+
 }  // namespace gpudoctor

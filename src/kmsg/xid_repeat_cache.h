@@ -107,8 +107,8 @@ class XidRepeatCache {
   static constexpr size_t kStorageBytes = kSlots * sizeof(Entry);
   static constexpr size_t kStorageAlign = alignof(Entry);
   // Builds the table, when the first Learn needs it, in `storage` (kStorageBytes, aligned to
-  // kStorageAlign, zero or not, owned by the caller and outliving this cache: the scanner's MappedPages)
-  // instead of on the heap. Ignored once the table exists.
+  // kStorageAlign, zero or not, owned by the caller and outliving this cache: the scanner's
+  // MappedPages) instead of on the heap. Ignored once the table exists.
   void UseStorage(void* storage) {
     if (slots_ == nullptr) storage_ = storage;
   }
