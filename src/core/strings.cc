@@ -115,31 +115,26 @@ std::optional<double> ParseDouble(std::string_view s) {
   return v;
 }
 
-size_t Utf8SequenceLength(std::string_view s, size_t i) {
+size_t Utf8SequenceLength(std::string_view s, size_t i, uint32_t* code_point) {
   if (i >= s.size()) return 0;
   const unsigned char c = static_cast<unsigned char>(s[i]);
-  size_t n = 0;
-  // The second byte's range (RFC 3629 §4): no overlong forms, no surrogates, nothing past U+10FFFF.
-  unsigned char lo = 0x80, hi = 0xBF;
-  if (c >= 0xC2 && c <= 0xDF) {
-    n = 2;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    n = 3;
-    if (c == 0xE0) lo = 0xA0;
-    if (c == 0xED) hi = 0x9F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    n = 4;
-    if (c == 0xF0) lo = 0x90;
-    if (c == 0xF4) hi = 0x8F;
-  } else {
+  const size_t n = c >= 0xC2 && c <= 0xDF   ? 2
+                   : c >= 0xE0 && c <= 0xEF ? 3
+                   : c >= 0xF0 && c <= 0xF4 ? 4
+                                            : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  uint32_t v = c & (n == 2 ? 0x1F : n == 3 ? 0x0F : 0x07);
+  for (size_t k = 1; k < n; ++k) {
+    const unsigned char b = static_cast<unsigned char>(s[i + k]);
+    if ((b & 0xC0) != 0x80) return 0;
+    v = (v << 6) | (b & 0x3F);
+  }
+  // Overlong forms (an ESC hidden in three bytes), surrogates and beyond U+10FFFF.
+  if ((n == 3 && v < 0x800) || (n == 4 && v < 0x10000) || (v >= 0xD800 && v <= 0xDFFF) ||
+      v > 0x10FFFF) {
     return 0;
   }
-  if (i + n > s.size()) return 0;
-  const unsigned char second = static_cast<unsigned char>(s[i + 1]);
-  if (second < lo || second > hi) return 0;
-  for (size_t k = 2; k < n; ++k) {
-    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
-  }
+  if (code_point != nullptr) *code_point = v;
   return n;
 }
 

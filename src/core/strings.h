@@ -30,9 +30,9 @@ std::optional<uint64_t> ParseHex(std::string_view s);
 std::optional<double> ParseDouble(std::string_view s);
 
 // Length of the well-formed UTF-8 sequence of two to four bytes starting at s[i] (RFC 3629:
-// no overlong forms, no surrogates, nothing past U+10FFFF); 0 when there is none there, for
-// ASCII and when i is past the end.
-size_t Utf8SequenceLength(std::string_view s, size_t i);
+// no overlong forms, no surrogates, nothing past U+10FFFF), and its code point in
+// `*code_point` when given; 0 when there is none there, for ASCII and when i is past the end.
+size_t Utf8SequenceLength(std::string_view s, size_t i, uint32_t* code_point = nullptr);
 
 // Replaces bytes that are not printable ASCII or valid UTF-8 with '?', and caps the length, so
 // outside text is safe to print and to embed in JSON.
