@@ -429,7 +429,8 @@ class NotifierHub::Impl {
       }
       case NotifierKind::kExec: {
         for (const auto& [name, value] : job.values) {
-          // PlaceholderValues made every value safe; a check, never expected to refuse.
+          // PlaceholderValues made every value safe; values requeued from a spool file are
+          // checked again here (a file on disk is outside input).
           if (HasControl(value)) {
             return InvalidArgument("refused: the value of {" + name +
                                    "} holds a control character");

@@ -379,12 +379,8 @@ class HttpLoop::Impl {
       c.keep_alive = false;
       const std::string allow =
           options.allowed_methods ? options.allowed_methods(*req) : std::string("GET, HEAD");
-      bool allowed = false;
-      for (std::string_view rest = allow; !rest.empty() && !allowed;) {
-        size_t comma = rest.find(',');
-        allowed = Trim(rest.substr(0, comma)) == req->method;
-        rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-      }
+      const std::vector<std::string_view> methods = Split(allow, ", ");
+      const bool allowed = std::find(methods.begin(), methods.end(), req->method) != methods.end();
       HttpResponse r = allowed ? JsonErrorResponse(400,
                                                    "this server takes no request bodies; values "
                                                    "go in the query string")
